@@ -1,0 +1,124 @@
+"""Argument checks shared by every public function and CLI command.
+
+One place for validation (in the spirit of ``sklearn.utils.validation``): each check either
+returns the value in canonical form or raises :class:`ParameterError` whose message names the
+parameter, the allowed range and the value received, e.g.
+
+    parameter 'd' must be an integer >= 2 (got 1)
+
+The CLI turns a :class:`ParameterError` into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "ParameterError",
+    "check_int",
+    "check_real",
+    "check_choice",
+    "check_matrix",
+    "check_rng",
+]
+
+
+class ParameterError(ValueError):
+    """A public argument is outside its allowed range."""
+
+    def __init__(self, name: str, requirement: str, value: object):
+        self.name = name
+        self.requirement = requirement
+        self.value = value
+        super().__init__(f"parameter '{name}' must be {requirement} (got {value!r})")
+
+
+def check_int(name: str, value: object, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
+    """Return ``value`` as ``int``; it must be integral and within ``[minimum, maximum]``."""
+    bounds = _describe_bounds(minimum, maximum)
+    requirement = "an integer" + bounds
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
+        raise ParameterError(name, requirement, value)
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        if not math.isfinite(value) or value != int(value):
+            raise ParameterError(name, requirement, value)
+    ivalue = int(value)
+    if (minimum is not None and ivalue < minimum) or (maximum is not None and ivalue > maximum):
+        raise ParameterError(name, requirement, value)
+    return ivalue
+
+
+def check_real(name: str, value: object, *, minimum: float | None = None,
+               maximum: float | None = None, strict_minimum: bool = False) -> float:
+    """Return ``value`` as a finite ``float`` within the stated bounds.
+
+    ``strict_minimum=True`` requires ``value > minimum`` instead of ``value >= minimum``.
+    """
+    if minimum is None:
+        lower = ""
+    else:
+        lower = f" {'>' if strict_minimum else '>='} {minimum:g}"
+    upper = "" if maximum is None else f" <= {maximum:g}"
+    joint = " and" if lower and upper else ""
+    requirement = f"a finite real number{lower}{joint}{upper}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(name, requirement, value)
+    fvalue = float(value)
+    if not math.isfinite(fvalue):
+        raise ParameterError(name, requirement, value)
+    if minimum is not None and (fvalue < minimum or (strict_minimum and fvalue == minimum)):
+        raise ParameterError(name, requirement, value)
+    if maximum is not None and fvalue > maximum:
+        raise ParameterError(name, requirement, value)
+    return fvalue
+
+
+def check_choice(name: str, value: object, choices) -> str:
+    """Return ``value`` if it is one of ``choices`` (strings)."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ParameterError(name, "one of " + ", ".join(repr(c) for c in choices), value)
+    return value  # type: ignore[return-value]
+
+
+def check_matrix(name: str, value: object, d: int) -> np.ndarray:
+    """Return ``value`` as a finite float64 array of shape ``(d, d)``."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(name, f"a finite real matrix of shape ({d}, {d})", value) from None
+    if array.shape != (d, d):
+        raise ParameterError(name, f"a finite real matrix of shape ({d}, {d})",
+                             f"array of shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ParameterError(name, f"a finite real matrix of shape ({d}, {d})",
+                             "matrix with non-finite entries")
+    return array
+
+
+def check_rng(rng: object) -> np.random.Generator:
+    """Return a ``numpy.random.Generator`` from a seed, a SeedSequence or a Generator.
+
+    ``None`` is refused: every number in the project must be reproducible from its seed.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and int(rng) >= 0:
+        return np.random.default_rng(int(rng))
+    raise ParameterError("rng", "a non-negative integer seed, a numpy SeedSequence or Generator", rng)
+
+
+def _describe_bounds(minimum, maximum) -> str:
+    if minimum is not None and maximum is not None:
+        return f" in [{minimum}, {maximum}]"
+    if minimum is not None:
+        return f" >= {minimum}"
+    if maximum is not None:
+        return f" <= {maximum}"
+    return ""
