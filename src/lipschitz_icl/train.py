@@ -1,0 +1,383 @@
+"""The NumPy trainer: online pretraining of one attention layer on the ICL loss, analytic gradients.
+
+Every step draws a fresh batch of ``B`` prompts from the problem (``problem.sample_prompts``), computes
+the ICL loss of ``CLAIMS.md`` section 1 on it,
+
+    loss = (1/B) sum_b (yhat_b - f_b(q_b))^2          (target: the noiseless label at the query),
+
+and its exact gradient (formulas below, no autodiff), and takes one Adam or SGD step.  All arithmetic is
+float64; the whole run (initialisation and data) draws from one ``numpy.random.Generator`` built from the
+seed, so a run is reproducible bit for bit.
+
+Two parameterisations (the conventions of :mod:`lipschitz_icl.attention`):
+
+``"M"`` (Eq. (4) form)
+    softmax:  ``yhat = sum_i y_i p_i``, ``p = softmax(s)``, ``s_i = x_i^T M q``;
+    linear:   ``yhat = (v/n) sum_i y_i x_i^T M q`` with a trained scalar value weight ``v``.
+    Parameters ``{"M"}`` (softmax) or ``{"M", "v"}`` (linear).
+``"full"`` (one layer on tokens ``z_i = [x_i; y_i]``, query token ``z_q = [q; 0]``)
+    ``s_i = z_i^T W_K^T W_Q z_q``, ``a = softmax(s)`` or ``a = s/n``, ``yhat = (sum_i a_i W_V z_i)[d]``.
+    Parameters ``{"W_K", "W_Q", "W_V"}``, each ``(d+1) x (d+1)``.
+
+Gradients, with ``e_b = 2 (yhat_b - f_b(q_b)) / B`` (the derivative of the loss in ``yhat_b``):
+
+- M-form softmax: ``dyhat/ds_i = p_i (y_i - yhat)``, so
+  ``grad_M = sum_b e_b sum_i p_bi (y_bi - yhat_b) x_bi q_b^T``.
+- M-form linear, ``g_b = (1/n) sum_i y_bi x_bi``, ``yhat_b = v g_b^T M q_b``:
+  ``grad_M = v sum_b e_b g_b q_b^T``, ``grad_v = sum_b e_b g_b^T M q_b``.
+- full layer, ``c_i = W_V[d] . z_i``, ``h = W_Q z_q``; ``dyhat/ds_i = g_i = a_i (c_i - yhat)`` (softmax) or
+  ``c_i / n`` (linear); ``u = sum_i g_i z_i``:
+  ``grad_{W_V[d]} = sum_b e_b sum_i a_bi z_bi`` (other rows of ``W_V`` never reach ``yhat``: zero),
+  ``grad_{W_K} = sum_b e_b h_b u_b^T``, ``grad_{W_Q} = sum_b e_b W_K u_b z_qb^T``.
+  Since ``z_q[d] = 0`` the last column of ``W_Q`` has zero gradient: it never reaches the prediction.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import geometry
+from .attention import ATTENTION_KINDS, Attention, AttentionLayer, softmax_weights_from_logits
+from .estimate import Estimate
+from .problem import Problem
+from .validation import ParameterError, check_choice, check_int, check_real, check_rng
+
+__all__ = [
+    "PARAMETERISATIONS",
+    "OPTIMIZERS",
+    "SCHEDULES",
+    "Adam",
+    "SGD",
+    "TrainResult",
+    "init_params",
+    "predict",
+    "loss_and_grad",
+    "m_form_loss_and_grad",
+    "full_layer_loss_and_grad",
+    "icl_loss",
+    "effective_M",
+    "train",
+]
+
+PARAMETERISATIONS = ("M", "full")
+OPTIMIZERS = ("adam", "sgd")
+SCHEDULES = ("constant", "cosine")
+
+Params = dict  # name -> float64 array (scalars as 0-d arrays)
+
+
+# --------------------------------------------------------------------------- forward and gradient
+def _m_form_forward(params: Params, x, y, q, kind: str):
+    M = params["M"]
+    if kind == "softmax":
+        s = np.einsum("bnd,bd->bn", x, q @ M.T)              # s_i = x_i^T M q
+        p = softmax_weights_from_logits(s)
+        return np.einsum("bn,bn->b", p, y), p
+    g = np.einsum("bn,bnd->bd", y, x) / x.shape[1]           # g = (1/n) sum_i y_i x_i
+    return params["v"] * np.einsum("bd,bd->b", g, q @ M.T), g
+
+
+def m_form_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
+    """Batch ICL loss ``(1/B) sum_b (yhat_b - f(q_b))^2`` of the M-form and its gradient.
+
+    softmax: ``grad_M = sum_b e_b sum_i p_bi (y_bi - yhat_b) x_bi q_b^T``;
+    linear: ``grad_M = v sum_b e_b g_b q_b^T``, ``grad_v = sum_b e_b g_b^T M q_b``,
+    with ``e_b = 2 (yhat_b - f(q_b)) / B`` and ``g_b = (1/n) sum_i y_bi x_bi``.
+    Returns ``(loss, grads)`` with ``grads`` keyed like ``params``.
+    """
+    yhat, aux = _m_form_forward(params, x, y, q, kind)
+    r = yhat - fq
+    B = r.shape[0]
+    e = 2.0 * r / B
+    if kind == "softmax":
+        p = aux
+        coef = e[:, None] * p * (y - yhat[:, None])          # e_b p_i (y_i - yhat)
+        grad_M = np.einsum("bn,bnd,be->de", coef, x, q)
+        return float(np.mean(r * r)), {"M": grad_M}
+    g = aux
+    grad_M = params["v"] * np.einsum("b,bd,be->de", e, g, q)
+    grad_v = np.einsum("b,bd,bd->", e, g, q @ params["M"].T)
+    return float(np.mean(r * r)), {"M": grad_M, "v": np.asarray(grad_v)}
+
+
+def _tokens(x, y, q):
+    z = np.concatenate([x, y[..., None]], axis=-1)                       # z_i = [x_i; y_i]
+    zq = np.concatenate([q, np.zeros(q.shape[:-1] + (1,))], axis=-1)     # z_q = [q; 0]
+    return z, zq
+
+
+def _full_forward(params: Params, x, y, q, kind: str):
+    W_K, W_Q, W_V = params["W_K"], params["W_Q"], params["W_V"]
+    z, zq = _tokens(x, y, q)
+    h = zq @ W_Q.T                                                       # h = W_Q z_q
+    s = np.einsum("bnk,bk->bn", z @ W_K.T, h)                            # s_i = (W_K z_i) . h
+    a = softmax_weights_from_logits(s) if kind == "softmax" else s / x.shape[1]
+    c = z @ W_V[-1]                                                      # c_i = W_V[d] . z_i
+    return np.einsum("bn,bn->b", a, c), (z, zq, h, a, c)
+
+
+def full_layer_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
+    """Batch ICL loss of the full layer ``(W_K, W_Q, W_V)`` and its gradient.
+
+    ``grad_{W_V[d]} = sum_b e_b sum_i a_bi z_bi`` (other rows zero), ``grad_{W_K} = sum_b e_b h_b u_b^T``,
+    ``grad_{W_Q} = sum_b e_b W_K u_b z_qb^T`` with ``h = W_Q z_q``, ``u = sum_i g_i z_i``,
+    ``g_i = a_i (c_i - yhat)`` (softmax) or ``c_i / n`` (linear), ``c_i = W_V[d] . z_i``,
+    ``e_b = 2 (yhat_b - f(q_b)) / B``.  Returns ``(loss, grads)``.
+    """
+    yhat, (z, zq, h, a, c) = _full_forward(params, x, y, q, kind)
+    r = yhat - fq
+    B = r.shape[0]
+    e = 2.0 * r / B
+    if kind == "softmax":
+        g = a * (c - yhat[:, None])
+    else:
+        g = c / x.shape[1]
+    u = np.einsum("bn,bnk->bk", g, z)
+    grad_V = np.zeros_like(params["W_V"])
+    grad_V[-1] = np.einsum("b,bn,bnk->k", e, a, z)
+    grad_K = np.einsum("b,bj,bk->jk", e, h, u)
+    grad_Q = params["W_K"] @ np.einsum("b,bk,bl->kl", e, u, zq)
+    return float(np.mean(r * r)), {"W_K": grad_K, "W_Q": grad_Q, "W_V": grad_V}
+
+
+def loss_and_grad(param: str, params: Params, x, y, q, fq, kind: str = "softmax"):
+    """Dispatch to :func:`m_form_loss_and_grad` (``param="M"``) or :func:`full_layer_loss_and_grad`."""
+    if param == "M":
+        return m_form_loss_and_grad(params, x, y, q, fq, kind)
+    return full_layer_loss_and_grad(params, x, y, q, fq, kind)
+
+
+def predict(param: str, params: Params, x, y, q, kind: str = "softmax") -> np.ndarray:
+    """``yhat`` at the query for each prompt of the batch (formulas in the module docstring)."""
+    if param == "M":
+        return _m_form_forward(params, x, y, q, kind)[0]
+    return _full_forward(params, x, y, q, kind)[0]
+
+
+def icl_loss(problem: Problem, param: str, params: Params, rng, *, kind: str = "softmax",
+             prompts: int = 20000, chunk: int = 5000) -> Estimate:
+    """Monte Carlo ICL loss ``E (yhat - f(q))^2`` on ``prompts`` fresh prompts, with its standard error
+    (the sample mean of i.i.d. squared errors; used for the held-out loss of a trained layer)."""
+    rng = check_rng(rng)
+    prompts = check_int("prompts", prompts, minimum=2)
+    errors = []
+    done = 0
+    while done < prompts:
+        m = min(chunk, prompts - done)
+        _, x, y, q, fq = problem.sample_prompts(rng, m)
+        errors.append((predict(param, params, x, y, q, kind) - fq) ** 2)
+        done += m
+    return Estimate.from_samples(np.concatenate(errors))
+
+
+# --------------------------------------------------------------------------- initialisation
+def init_params(param: str, d: int, kind: str, rng: np.random.Generator, scale: float = 1.0) -> Params:
+    """Random anisotropic start: i.i.d. ``N(0, scale^2 / d)`` entries.
+
+    M-form: ``M`` (``d x d``); linear attention adds ``v = 1``.  Full layer: ``W_K``, ``W_Q``, ``W_V``
+    (``(d+1) x (d+1)``) with ``N(0, scale^2 / (d+1))`` entries, except ``W_V[d, d] = 1`` so that the
+    prediction starts by reading the label (its sign is otherwise a coin flip that only slows training).
+    """
+    if param == "M":
+        params = {"M": scale * rng.standard_normal((d, d)) / np.sqrt(d)}
+        if kind == "linear":
+            params["v"] = np.asarray(1.0)
+        return params
+    D = d + 1
+    params = {name: scale * rng.standard_normal((D, D)) / np.sqrt(D) for name in ("W_K", "W_Q", "W_V")}
+    params["W_V"][d, d] = 1.0
+    return params
+
+
+def _check_init(init, param: str, d: int, kind: str) -> Params:
+    names = (("M", "v") if kind == "linear" else ("M",)) if param == "M" else ("W_K", "W_Q", "W_V")
+    shapes = {"M": (d, d), "v": (), "W_K": (d + 1, d + 1), "W_Q": (d + 1, d + 1), "W_V": (d + 1, d + 1)}
+    if not isinstance(init, dict) or set(init) != set(names):
+        raise ParameterError("init", f"a dict with keys {', '.join(names)}", init)
+    out = {}
+    for name in names:
+        value = np.array(init[name], dtype=np.float64)
+        if value.shape != shapes[name] or not np.all(np.isfinite(value)):
+            raise ParameterError(f"init[{name!r}]", f"a finite array of shape {shapes[name]}",
+                                 f"array of shape {value.shape}")
+        out[name] = value
+    return out
+
+
+# --------------------------------------------------------------------------- optimisers
+@dataclass
+class SGD:
+    """Plain SGD: ``theta <- theta - lr_t grad``."""
+
+    def step(self, params: Params, grads: Params, lr: float) -> None:
+        for name, g in grads.items():
+            params[name] = params[name] - lr * g
+
+
+@dataclass
+class Adam:
+    """Adam (Kingma & Ba): ``m <- b1 m + (1-b1) g``, ``s <- b2 s + (1-b2) g^2``,
+    ``theta <- theta - lr_t (m / (1 - b1^t)) / (sqrt(s / (1 - b2^t)) + eps)``."""
+
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    t: int = 0
+    m: dict = field(default_factory=dict)
+    s: dict = field(default_factory=dict)
+
+    def step(self, params: Params, grads: Params, lr: float) -> None:
+        self.t += 1
+        c1 = 1.0 - self.beta1**self.t
+        c2 = 1.0 - self.beta2**self.t
+        for name, g in grads.items():
+            m = self.m.get(name, 0.0) * self.beta1 + (1.0 - self.beta1) * g
+            s = self.s.get(name, 0.0) * self.beta2 + (1.0 - self.beta2) * g * g
+            self.m[name], self.s[name] = m, s
+            params[name] = params[name] - lr * (m / c1) / (np.sqrt(s / c2) + self.eps)
+
+
+def _learning_rate(lr: float, schedule: str, step: int, steps: int, final_fraction: float) -> float:
+    """constant: ``lr``; cosine: ``lr (f + (1 - f)(1 + cos(pi t / T)) / 2)`` from ``lr`` down to ``f lr``."""
+    if schedule == "constant":
+        return lr
+    return lr * (final_fraction + (1.0 - final_fraction) * 0.5 * (1.0 + np.cos(np.pi * step / steps)))
+
+
+# --------------------------------------------------------------------------- result
+def effective_M(param: str, params: Params, kind: str) -> np.ndarray:
+    """The ``M`` of the equivalent Eq. (4) predictor with unit value weight.
+
+    M-form softmax: ``M``.  M-form linear: ``v M`` (only the product reaches the prediction).
+    Full layer: ``A_xx = (W_K^T W_Q)[:d, :d]`` (softmax: the value weight ``W_V[d, d]`` scales the output,
+    not the exponent, so it is not folded in); linear attention: ``W_V[d, d] A_xx``, which is exactly
+    the linear predictor when ``W_V[d, :d] = 0`` and ``A[d, :d] = 0`` (Lemma B.1, Eq. (4)).
+    """
+    if param == "M":
+        return params["M"] * (float(params["v"]) if kind == "linear" else 1.0)
+    A_xx = (params["W_K"].T @ params["W_Q"])[:-1, :-1]
+    return A_xx * (float(params["W_V"][-1, -1]) if kind == "linear" else 1.0)
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What a training run returns.
+
+    ``params``: the iterate averaged over the last ``average_fraction`` of the steps (Polyak averaging;
+    the final iterate when that fraction is 0); ``last_params``: the final iterate; ``loss_curve``: the
+    batch loss at every step (before that step's update); ``seconds``: wall time; ``steps``.
+    """
+
+    params: Params
+    last_params: Params
+    loss_curve: np.ndarray
+    seconds: float
+    steps: int
+    param: str
+    kind: str
+    d: int
+
+    @property
+    def M(self) -> np.ndarray:
+        """:func:`effective_M` of the averaged parameters."""
+        return effective_M(self.param, self.params, self.kind)
+
+    @property
+    def w_trained(self) -> float:
+        """``tr(M) / d`` of :attr:`M`: the ``w`` of the closest multiple of the identity."""
+        return geometry.isotropic_scale(self.M)
+
+    @property
+    def anisotropy(self) -> float:
+        """:func:`lipschitz_icl.geometry.anisotropy` of :attr:`M`."""
+        return geometry.anisotropy(self.M)
+
+    def attention(self):
+        """The trained predictor as an :class:`Attention` (M-form) or :class:`AttentionLayer`."""
+        if self.param == "M":
+            value = float(self.params["v"]) if self.kind == "linear" else 1.0
+            return Attention(self.params["M"].copy(), self.kind, value)
+        return AttentionLayer(self.params["W_K"].copy(), self.params["W_Q"].copy(),
+                              self.params["W_V"].copy(), self.kind)
+
+
+class _Progress:
+    """A one-line progress display on stderr (``\\r``-rewritten, at most a few times per second)."""
+
+    def __init__(self, steps: int, enabled: bool):
+        self.steps, self.enabled, self.last = steps, enabled, 0.0
+
+    def update(self, step: int, loss: float) -> None:
+        now = time.monotonic()
+        if self.enabled and (now - self.last > 0.25 or step == self.steps):
+            self.last = now
+            sys.stderr.write(f"\rtrain: step {step}/{self.steps} ({100 * step // self.steps}%) "
+                             f"loss {loss:.4g}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+# --------------------------------------------------------------------------- the loop
+def train(problem: Problem, *, param: str = "M", attention: str = "softmax", steps: int = 2000,
+          batch: int = 256, lr: float = 0.01, optimizer: str = "adam", schedule: str = "constant",
+          final_lr_fraction: float = 0.01, average_fraction: float = 0.0, seed=0,
+          init: Params | None = None, init_scale: float = 1.0, progress: bool | None = None
+          ) -> TrainResult:
+    """Online pretraining: ``steps`` updates, each on ``batch`` fresh prompts from ``problem``.
+
+    ``param`` in {"M", "full"}, ``attention`` in {"softmax", "linear"}, ``optimizer`` in {"adam", "sgd"},
+    ``schedule`` in {"constant", "cosine"} (cosine decays ``lr`` to ``final_lr_fraction * lr``).
+    ``average_fraction`` in ``[0, 1)``: the returned ``params`` average the iterates of the last
+    ``ceil(average_fraction * steps)`` steps (0: the final iterate).  ``seed``: an int, SeedSequence or
+    Generator; one Generator draws the initial parameters (unless ``init`` is given) and then every batch.
+    ``progress``: ``None`` shows a stderr progress line when stderr is a terminal and the run is long.
+    """
+    if not isinstance(problem, Problem):
+        raise ParameterError("problem", "a lipschitz_icl.problem.Problem", type(problem).__name__)
+    param = check_choice("param", param, PARAMETERISATIONS)
+    kind = check_choice("attention", attention, ATTENTION_KINDS)
+    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
+    schedule = check_choice("schedule", schedule, SCHEDULES)
+    steps = check_int("steps", steps, minimum=1)
+    batch = check_int("batch", batch, minimum=1)
+    lr = check_real("lr", lr, minimum=0.0, strict_minimum=True)
+    final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
+    average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
+    init_scale = check_real("init_scale", init_scale, minimum=0.0, strict_minimum=True)
+    rng = check_rng(seed)
+    d = problem.d
+    params = (init_params(param, d, kind, rng, init_scale) if init is None
+              else _check_init(init, param, d, kind))
+    opt = Adam() if optimizer == "adam" else SGD()
+    n_avg = int(np.ceil(average_fraction * steps)) if average_fraction > 0 else 0
+    avg = {name: np.zeros_like(value) for name, value in params.items()}
+    curve = np.empty(steps)
+    show = progress if progress is not None else (sys.stderr.isatty() and steps * batch >= 200_000)
+    bar = _Progress(steps, bool(show))
+    start = time.perf_counter()
+    try:
+        for t in range(steps):
+            _, x, y, q, fq = problem.sample_prompts(rng, batch)
+            loss, grads = loss_and_grad(param, params, x, y, q, fq, kind)
+            if not np.isfinite(loss):
+                raise FloatingPointError(f"training diverged at step {t} (loss {loss}); lower lr")
+            curve[t] = loss
+            opt.step(params, grads, _learning_rate(lr, schedule, t, steps, final_lr_fraction))
+            if t >= steps - n_avg:
+                for name in avg:
+                    avg[name] += params[name] / n_avg
+            bar.update(t + 1, loss)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    last = {name: value.copy() for name, value in params.items()}
+    return TrainResult(avg if n_avg else {k: v.copy() for k, v in last.items()}, last, curve,
+                       seconds, steps, param, kind, d)
