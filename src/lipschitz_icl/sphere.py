@@ -128,6 +128,15 @@ def _quadrature_moments(d: int, w: float):
     return log_phi_v, weights @ t, weights @ (t * t)
 
 
+def log_collision_ratio(d: int, w) -> np.ndarray:
+    """``log R_d(w)``, ``R_d(w) = Phi_d(2w) / Phi_d(w)^2 = n E[sum_i p_i^2] + O(1/n)``.
+
+    ``R_d(w)`` is the inverse effective fraction of the context inside the attention window; it grows
+    like ``w^((d-1)/2)`` for large ``w``.
+    """
+    return log_phi(d, 2.0 * np.asarray(w, dtype=np.float64)) - 2.0 * log_phi(d, w)
+
+
 def cap_probability(d: int, h) -> np.ndarray:
     """``P(t >= h)`` for ``t = x . q``, ``x`` uniform on ``S^{d-1}``: ``I_{(1-h)/2}((d-1)/2, (d-1)/2)``."""
     d = check_int("d", d, minimum=2)

@@ -58,20 +58,22 @@ class Features:
 
     ``remainder`` (``(..., n)`` or ``None``) adds ``v sum_i p_i^2 remainder_i`` to (*): the part of
     the features orthogonal to the query that was averaged out exactly (affine class, reduced form).
+    ``weight`` (``(...)`` or ``None``) is an importance weight per context multiplying (*).
     """
 
     phi_x: np.ndarray
     phi_q: np.ndarray
     variance: float
     remainder: np.ndarray | None = None
+    weight: np.ndarray | None = None
 
     def bias(self, p: np.ndarray) -> np.ndarray:
-        """``v (||sum_i p_i phi(x_i) - phi(q)||^2 + sum_i p_i^2 remainder_i)`` per context."""
+        """``weight v (||sum_i p_i phi(x_i) - phi(q)||^2 + sum_i p_i^2 remainder_i)`` per context."""
         diff = np.einsum("...n,...nm->...m", p, self.phi_x) - self.phi_q
         value = np.sum(diff * diff, axis=-1)
         if self.remainder is not None:
             value = value + np.sum(p * p * self.remainder, axis=-1)
-        return self.variance * value
+        return self.variance * value if self.weight is None else self.variance * self.weight * value
 
 
 @dataclass
@@ -108,6 +110,11 @@ class TaskClass:
     def rank(self) -> int:
         """Rank ``r`` of ``B`` for low-rank classes, ``d`` otherwise."""
         return self.d if self.B is None else self.B.shape[1]
+
+    @property
+    def has_intercept(self) -> bool:
+        """True when ``f`` carries an intercept ``b ~ U[-L, L]`` (variance ``L^2/3``)."""
+        return self._link() in ("affine", "relu", "quadratic")
 
     @property
     def rotation_invariant(self) -> bool:
@@ -223,15 +230,20 @@ class TaskClass:
         s_q = self._projection(task.params, q[:, None, :])[:, 0]
         return self._scalar_features(s_x, s_q)
 
-    def reduced_features(self, rng: np.random.Generator, t: np.ndarray) -> Features:
+    def reduced_features(self, rng: np.random.Generator, t: np.ndarray, *,
+                         kink_width: float | None = None) -> Features:
         """Features of (*) for ``M = w I`` on a rotation-invariant class, from ``t_i = x_i . q`` alone.
 
         With ``q = e_1``, ``x_i = t_i e_1 + sqrt(1 - t_i^2) v_i`` (``v_i`` uniform on the unit sphere of
         ``e_1``'s complement) and the softmax weights depend on ``t`` only.  affine: averaging ``u`` and
         ``v_i`` exactly gives ``phi(t) = t``, ``phi(q) = 1``, remainder ``1 - t_i^2``, ``v = L^2/(3d)``.
-        relu, cosine: draw ``c = u . q`` (law of ``t`` in ``R^d``) and ``z_i`` (law of ``t`` in
-        ``R^{d-1}``), so ``u . x_i = c t_i + sqrt(1 - c^2) sqrt(1 - t_i^2) z_i``: cost ``O(n)`` per context
-        whatever ``d``.
+        relu, cosine: draw ``c = u . q`` (law ``p_d``) and ``z_i`` (law of ``t`` in ``R^{d-1}``), so
+        ``u . x_i = c t_i + sqrt(1 - c^2) sqrt(1 - t_i^2) z_i``: cost ``O(n)`` per context whatever ``d``.
+
+        ``kink_width`` (relu): draw ``c`` instead from ``g = (p_d + U[-delta, delta]) / 2`` with
+        ``delta = kink_width`` and weight each context by ``p_d(c) / g(c) <= 2`` (importance sampling;
+        unbiased for any ``delta``): the relu bias lives where ``|c| < ~1/sqrt(w)``, the kink of the
+        query's own value, and plain draws of ``c`` rarely land there when ``w`` is large.
         """
         if not self.rotation_invariant:
             raise ParameterError("task", "a rotation-invariant class (affine, relu, cosine) for the "
@@ -240,10 +252,22 @@ class TaskClass:
         if self.name == "affine":
             return Features(t[..., None], np.ones(t.shape[:-1] + (1,)), self.L**2 / (3.0 * self.d),
                             remainder=1.0 - t * t)
-        c = sphere.sample_t(rng, self.d, t.shape[:-1])
+        shape = t.shape[:-1]
+        weight = None
+        if self.name == "relu" and kink_width is not None:
+            delta = check_real("kink_width", kink_width, minimum=0.0, strict_minimum=True, maximum=1.0)
+            c = sphere.sample_t(rng, self.d, shape)
+            near = rng.random(shape) < 0.5
+            c = np.where(near, rng.uniform(-delta, delta, shape), c)
+            p = sphere.t_density(c, self.d)
+            weight = p / (0.5 * p + 0.5 * (np.abs(c) < delta) / (2.0 * delta))
+        else:
+            c = sphere.sample_t(rng, self.d, shape)
         z = sphere.sample_t(rng, self.d - 1, t.shape)
         s_x = c[..., None] * t + np.sqrt(1.0 - c * c)[..., None] * np.sqrt(np.clip(1.0 - t * t, 0.0, None)) * z
-        return self._scalar_features(s_x, c)
+        features = self._scalar_features(s_x, c)
+        features.weight = weight
+        return features
 
     def _scalar_features(self, s_x: np.ndarray, s_q: np.ndarray) -> Features:
         link = self._link()

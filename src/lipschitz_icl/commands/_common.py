@@ -1,0 +1,21 @@
+"""Arguments shared by the problem-based commands: ``--task --d --n --L --sigma --seed``."""
+
+from __future__ import annotations
+
+from ..problem import Problem, make_problem
+
+
+def add_problem_arguments(parser, tasks) -> None:
+    """``--task`` (one of ``tasks``), ``--d``, ``--n``, ``--L``, ``--sigma``, ``--seed``."""
+    parser.add_argument("--task", required=True, choices=tasks, help="task class")
+    parser.add_argument("--d", required=True, type=int, help="dimension d >= 2")
+    parser.add_argument("--n", required=True, type=float,
+                        help="context size n >= 1 (integral; 1e14 notation accepted)")
+    parser.add_argument("--L", required=True, type=float, help="Lipschitz bound L > 0")
+    parser.add_argument("--sigma", required=True, type=float, help="label noise sigma >= 0")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (non-negative; default 0)")
+
+
+def problem_from_args(args) -> Problem:
+    """Validated :class:`~lipschitz_icl.problem.Problem` from the parsed arguments."""
+    return make_problem(args.task, args.d, args.n, args.L, args.sigma)

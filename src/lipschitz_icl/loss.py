@@ -1,0 +1,129 @@
+"""ICL-loss estimators, all returning a :class:`~lipschitz_icl.estimate.LossEstimate`.
+
+The ICL loss of CLAIMS.md section 1 and its split (softmax weights sum to one, so the intercept of
+the task cancels; the noise is independent of everything else):
+
+    L(M) = E (yhat(q) - f(q))^2 = E (sum_i p_i f(x_i) - f(q))^2  +  sigma^2 E sum_i p_i^2
+         =            bias                                       +        noise
+
+(for linear attention the weights need not sum to one and the intercept enters the bias).
+
+Methods:
+
+``naive``       sample task, covariates, query and noise; average the squared error (the reference).
+``averaged``    task coefficients and noise integrated out exactly (Rao-Blackwellised) through the
+                feature form ``v ||sum_i p_i phi(x_i) - phi(q)||^2`` of :mod:`lipschitz_icl.tasks`;
+                for ``M = w I`` on a rotation-invariant class, reduced to ``t_i = x_i . q``
+                (:mod:`lipschitz_icl.isotropic`: cost per context independent of ``d``).
+``asymptotic``  large-``n`` loss with its ``1/n`` correction (:mod:`lipschitz_icl.asymptotic`).
+``exact``       quadrature at any ``n`` (:mod:`lipschitz_icl.exact`), where available.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import sphere
+from .attention import Attention
+from .estimate import Estimate, LossEstimate
+from .isotropic import isotropic_terms
+from .problem import Problem
+from .validation import ParameterError, check_choice, check_int, check_rng
+
+__all__ = ["METHODS", "icl_loss", "naive_loss", "averaged_loss", "make_attention"]
+
+METHODS = ("averaged", "naive", "asymptotic", "exact")
+DEFAULT_CHUNK_ELEMENTS = 1 << 22
+
+
+def make_attention(problem: Problem, w=None, M=None, attention: str = "softmax",
+                   value: float = 1.0) -> Attention:
+    """The model from exactly one of ``w`` (``M = w I``) or ``M`` (a ``d x d`` matrix)."""
+    if (w is None) == (M is None):
+        raise ParameterError("w/M", "exactly one of w (M = w I) or M given", "both" if w is not None else "neither")
+    if w is not None:
+        return Attention.isotropic(w, problem.d, attention)
+    return Attention.create(M, problem.d, attention, value)
+
+
+def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", value: float = 1.0,
+             method: str = "averaged", contexts: int = 4096, rng=0,
+             chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> LossEstimate:
+    """The ICL loss of ``problem`` at ``M = w I`` (or a general ``M``) by ``method``.
+
+    ``contexts`` is the number of sampled prompts (Monte Carlo methods); ``rng`` a seed or Generator.
+    """
+    method = check_choice("method", method, METHODS)
+    model = make_attention(problem, w, M, attention, value)
+    if method in ("asymptotic", "exact"):
+        if model.kind != "softmax" or model.w is None:
+            raise ParameterError("method", f"used with softmax attention and M = w I for {method!r}",
+                                 "a general M or linear attention")
+        if method == "asymptotic":
+            from .asymptotic import asymptotic_loss
+            return asymptotic_loss(problem, model.w)
+        from .exact import exact_loss
+        return exact_loss(problem, model.w)
+    contexts = check_int("contexts", contexts, minimum=2)
+    chunk_elements = check_int("chunk_elements", chunk_elements, minimum=1)
+    generator = check_rng(rng)
+    if method == "naive":
+        return naive_loss(problem, model, contexts, generator, chunk_elements)
+    return averaged_loss(problem, model, contexts, generator, chunk_elements)
+
+
+def _chunks(total: int, per_chunk: int):
+    for start in range(0, total, per_chunk):
+        yield min(per_chunk, total - start)
+
+
+def _estimates(bias_c, noise_c, loss_c, method: str, info: dict) -> LossEstimate:
+    return LossEstimate(Estimate.from_samples(loss_c), Estimate.from_samples(bias_c),
+                        Estimate.from_samples(noise_c), method, info)
+
+
+def naive_loss(problem: Problem, model: Attention, contexts: int, rng: np.random.Generator,
+               chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> LossEstimate:
+    """Plain Monte Carlo: per prompt ``(yhat - f(q))^2``; bias from the same prompt without noise,
+    ``(sum_i p_i f(x_i) - f(q))^2``, noise part ``(sum_i p_i eps_i)^2``."""
+    per_chunk = max(1, chunk_elements // (problem.n * problem.d))
+    parts = {"bias": [], "noise": [], "loss": []}
+    for size in _chunks(contexts, per_chunk):
+        task, x, y, q, fq = problem.sample_prompts(rng, size)
+        p = model.weights(x, q)
+        fx = task(x)
+        clean = np.einsum("cn,cn->c", p, fx) - fq
+        noisy = np.einsum("cn,cn->c", p, y - fx)
+        parts["bias"].append(clean**2)
+        parts["noise"].append(noisy**2)
+        parts["loss"].append((clean + noisy) ** 2)
+    arrays = {k: np.concatenate(v) for k, v in parts.items()}
+    return _estimates(arrays["bias"], arrays["noise"], arrays["loss"], "naive", {"contexts": contexts})
+
+
+def averaged_loss(problem: Problem, model: Attention, contexts: int, rng: np.random.Generator,
+                  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> LossEstimate:
+    """Task-averaged Monte Carlo: per context the exact conditional expectation over the task
+    coefficients and the noise, ``v ||sum p phi(x) - phi(q)||^2 + v_b (sum p - 1)^2 + sigma^2 sum p^2``
+    (``v_b = L^2/3`` the intercept variance, zero contribution for softmax)."""
+    tc = problem.task_class
+    sigma2 = problem.sigma**2
+    if model.kind == "softmax" and model.w is not None and tc.rotation_invariant:
+        bias_c, collision_c = isotropic_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
+        noise_c = sigma2 * collision_c
+        return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged",
+                          {"contexts": contexts, "form": "reduced"})
+    per_chunk = max(1, chunk_elements // (problem.n * problem.d))
+    bias_parts, noise_parts = [], []
+    intercept_variance = tc.L**2 / 3.0 if tc.has_intercept else 0.0
+    for size in _chunks(contexts, per_chunk):
+        x = sphere.uniform_sphere(rng, (size, problem.n), problem.d)
+        q = sphere.uniform_sphere(rng, size, problem.d)
+        p = model.weights(x, q)
+        bias = tc.features(rng, x, q).bias(p)
+        if model.kind == "linear" and intercept_variance:
+            bias = bias + intercept_variance * (np.sum(p, axis=-1) - 1.0) ** 2
+        bias_parts.append(bias)
+        noise_parts.append(sigma2 * np.sum(p * p, axis=-1))
+    bias_c, noise_c = np.concatenate(bias_parts), np.concatenate(noise_parts)
+    return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": "general"})

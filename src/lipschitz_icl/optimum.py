@@ -1,0 +1,247 @@
+"""The optimal window ``w*`` for ``M = w I``: ``w* = argmin_w L(w)``.
+
+``mc``          Monte Carlo on the reduced form (:mod:`lipschitz_icl.isotropic`) with common random
+                numbers: the same contexts for every ``w``.  Newton's method in ``theta = log w`` on the
+                sample-mean loss, with the per-context first and second derivatives in closed form.
+                Uncertainty by the M-estimator (sandwich) rule: with per-context gradients ``g_c`` at
+                the optimum and mean curvature ``H``, ``se(theta*) = sd(g_c) / (|H| sqrt(N))``; the
+                interval is ``exp(theta* +- z se)``.  Contexts are added (pilot, then the size the pilot
+                says is needed) until the interval's half-width is within ``rel_precision`` of ``w*``.
+``asymptotic``  minimiser of the large-``n`` loss (:mod:`lipschitz_icl.asymptotic`), bounded Brent in
+                ``theta``; the interval is the optimiser's tolerance.
+``exact``       the same on the quadrature loss (:mod:`lipschitz_icl.exact`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, stats
+
+from .estimate import Estimate
+from .isotropic import IsotropicBatch, draw_isotropic_batch
+from .problem import Problem
+from .validation import ParameterError, check_choice, check_int, check_real, check_rng
+
+__all__ = ["WStar", "wstar", "wstar_mc", "wstar_asymptotic", "wstar_exact", "WSTAR_METHODS"]
+
+WSTAR_METHODS = ("mc", "asymptotic", "exact")
+THETA_BOUNDS = (math.log(1e-3), math.log(1e8))
+
+
+@dataclass(frozen=True)
+class WStar:
+    """``w*`` (an :class:`Estimate`), its interval ``(ci_low, ci_high)``, the loss there, the method."""
+
+    w_star: Estimate
+    ci_low: float
+    ci_high: float
+    loss: Estimate
+    method: str
+    info: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"w_star": self.w_star.value, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "loss": self.loss.value, "method": self.method, **self.info}
+
+
+def wstar(problem: Problem, method: str = "mc", **kwargs) -> WStar:
+    """``w*`` of ``problem`` by ``method`` in {mc, asymptotic, exact}."""
+    method = check_choice("method", method, WSTAR_METHODS)
+    return {"mc": wstar_mc, "asymptotic": wstar_asymptotic, "exact": wstar_exact}[method](problem, **kwargs)
+
+
+def _require_isotropic(problem: Problem):
+    if not problem.task_class.rotation_invariant:
+        raise ParameterError("task", "a rotation-invariant class (affine, relu, cosine) for w*", problem.task)
+    if problem.sigma <= 0:
+        raise ParameterError("sigma", "> 0 for w* (without label noise the window need not have a finite optimum)",
+                             problem.sigma)
+
+
+def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
+    """Minimise a unimodal function of ``theta = log w``: expand a bracket from ``theta0`` in steps that
+    double (from 0.25), then bounded Brent inside the bracket.  Returns ``(theta*, evaluations)``."""
+    cache = {}
+
+    def f(theta):
+        if theta not in cache:
+            cache[theta] = loss_of_theta(theta)
+        return cache[theta]
+
+    lo_bound, hi_bound = THETA_BOUNDS
+    step = 0.25
+    mid = min(max(theta0, lo_bound + step), hi_bound - step)
+    left, right = mid - step, mid + step
+    while True:
+        if f(left) < f(mid) and left > lo_bound:
+            step *= 2.0
+            left, mid, right = max(lo_bound, mid - step), left, mid
+        elif f(right) < f(mid) and right < hi_bound:
+            step *= 2.0
+            left, mid, right = mid, right, min(hi_bound, mid + step)
+        else:
+            break
+    res = optimize.minimize_scalar(f, bounds=(left, right), method="bounded", options={"xatol": xatol})
+    return float(res.x), len(cache)
+
+
+def _leading_order_guess(problem: Problem) -> float:
+    """A starting ``theta``: the minimiser of the closed-form affine large-``n`` loss (cheap)."""
+    from .asymptotic import asymptotic_terms
+
+    def loss(theta):
+        b0, b1, R = asymptotic_terms("affine", problem.d, math.exp(theta))
+        return problem.L**2 * (b0 + b1 / problem.n) + problem.sigma**2 * R / problem.n
+
+    grid = np.linspace(*THETA_BOUNDS, 23)
+    return float(grid[int(np.argmin([loss(th) for th in grid]))])
+
+
+def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float) -> WStar:
+    _require_isotropic(problem)
+    rel_tol = check_real("rel_tol", rel_tol, minimum=0.0, strict_minimum=True)
+    start = time.perf_counter()
+    theta, evaluations = _minimise_deterministic(lambda th: loss_fn(problem, math.exp(th)).loss.value,
+                                                 _leading_order_guess(problem), rel_tol)
+    w_star = math.exp(theta)
+    at = loss_fn(problem, w_star)
+    info = {"evaluations": evaluations, "seconds": time.perf_counter() - start,
+            "at_search_bound": bool(min(abs(theta - b) for b in THETA_BOUNDS) < 1e-3)}
+    return WStar(Estimate(w_star, 0.0, 0, w_star * rel_tol), w_star * math.exp(-rel_tol),
+                 w_star * math.exp(rel_tol), at.loss, method, info)
+
+
+def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
+    """Minimiser of the large-``n`` loss ``L^2 (b0(w) + b1(w)/n) + sigma^2 R_d(w)/n``."""
+    from .asymptotic import asymptotic_loss
+    return _deterministic_wstar(problem, asymptotic_loss, "asymptotic", rel_tol)
+
+
+def wstar_exact(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
+    """Minimiser of the quadrature loss of :mod:`lipschitz_icl.exact`."""
+    from .exact import exact_loss
+    return _deterministic_wstar(problem, exact_loss, "exact", rel_tol)
+
+
+class _Bank:
+    """Common random numbers: fixed context batches, extended on demand (same seed stream)."""
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, chunk_contexts: int,
+                 w_hint: float | None = None):
+        self.problem = problem
+        self.w_hint = w_hint
+        self.rng = rng
+        self.chunk_contexts = chunk_contexts
+        self.batches: list[IsotropicBatch] = []
+
+    @property
+    def contexts(self) -> int:
+        return sum(b.contexts for b in self.batches)
+
+    def grow_to(self, contexts: int):
+        while self.contexts < contexts:
+            size = min(self.chunk_contexts, contexts - self.contexts)
+            self.batches.append(draw_isotropic_batch(self.problem.task_class, self.problem.n, size, self.rng,
+                                                     w_hint=self.w_hint))
+
+    def terms(self, w: float, order: int):
+        """Per-context loss and its theta-derivatives: ``loss_c = bias_c + sigma^2 collision_c``."""
+        s2 = self.problem.sigma**2
+        pieces = [b.terms(w, order) for b in self.batches]
+        cols = [np.concatenate([p[k] for p in pieces]) for k in range(len(pieces[0]))]
+        out = {"bias": cols[0], "loss": cols[0] + s2 * cols[1]}
+        if order >= 1:
+            out["grad"] = cols[2] + s2 * cols[3]
+        if order >= 2:
+            out["hess"] = cols[4] + s2 * cols[5]
+        return out
+
+
+def _newton(bank: _Bank, theta: float, max_iter: int = 50, tol: float = 1e-10) -> tuple[float, int]:
+    """Newton in ``theta`` on the bank's mean loss; a step that does not lower the mean loss is
+    halved, and where the curvature is not positive a bounded Brent search takes over."""
+    for iteration in range(1, max_iter + 1):
+        t = bank.terms(math.exp(theta), 2)
+        g, h, f0 = float(np.mean(t["grad"])), float(np.mean(t["hess"])), float(np.mean(t["loss"]))
+        if h <= 0:
+            res = optimize.minimize_scalar(lambda th: float(np.mean(bank.terms(math.exp(th), 0)["loss"])),
+                                           bounds=(theta - 3.0, theta + 3.0), method="bounded",
+                                           options={"xatol": 1e-6})
+            theta = float(res.x)
+            continue
+        step = -g / h
+        step = max(-2.0, min(2.0, step))
+        while abs(step) > tol:
+            candidate = theta + step
+            if float(np.mean(bank.terms(math.exp(candidate), 0)["loss"])) <= f0:
+                break
+            step *= 0.5
+        theta += step
+        if abs(step) < tol:
+            return theta, iteration
+        if abs(step) < 1e-8:
+            return theta, iteration
+    return theta, max_iter
+
+
+def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: float = 0.95,
+             pilot_contexts: int = 2000, max_contexts: int = 400_000, contexts: int | None = None,
+             w0: float | None = None, chunk_elements: int = 1 << 21) -> WStar:
+    """``w*`` by Monte Carlo with common random numbers; ``contexts`` fixes the sample size, otherwise
+    it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
+    ``max_contexts``; ``info['precision_reached']`` says whether the target was met)."""
+    _require_isotropic(problem)
+    generator = check_rng(rng)
+    rel_precision = check_real("rel_precision", rel_precision, minimum=0.0, strict_minimum=True)
+    level = check_real("level", level, minimum=0.5, maximum=0.999999)
+    pilot_contexts = check_int("pilot_contexts", pilot_contexts, minimum=10)
+    max_contexts = check_int("max_contexts", max_contexts, minimum=10)
+    if contexts is not None:
+        contexts = check_int("contexts", contexts, minimum=10)
+    start = time.perf_counter()
+    if w0 is None:
+        w0 = _initial_guess(problem)
+    w0 = check_real("w0", w0, minimum=0.0, strict_minimum=True)
+    z = float(stats.norm.ppf(0.5 + 0.5 * level))
+    bank = _Bank(problem, generator, max(1, chunk_elements // problem.n), w_hint=w0)
+    bank.grow_to(contexts if contexts is not None else min(pilot_contexts, max_contexts))
+    theta, iterations = _newton(bank, math.log(w0))
+    se = _sandwich_se(bank, theta)
+    if contexts is None:
+        needed = int(math.ceil(bank.contexts * (z * se / math.log1p(rel_precision)) ** 2 * 1.1))
+        if needed > bank.contexts:
+            bank.grow_to(min(needed, max_contexts))
+            theta, more = _newton(bank, theta)
+            iterations += more
+            se = _sandwich_se(bank, theta)
+    w_star = math.exp(theta)
+    at = bank.terms(w_star, 0)
+    half = z * se
+    info = {"contexts": bank.contexts, "newton_iterations": iterations,
+            "relative_halfwidth": math.expm1(half),
+            "precision_reached": bool(math.expm1(half) <= rel_precision * (1 + 1e-12)),
+            "seconds": time.perf_counter() - start}
+    return WStar(Estimate(w_star, w_star * se, bank.contexts), w_star * math.exp(-half),
+                 w_star * math.exp(half), Estimate.from_samples(at["loss"]), "mc", info)
+
+
+def _sandwich_se(bank: _Bank, theta: float) -> float:
+    t = bank.terms(math.exp(theta), 2)
+    g, h = t["grad"], float(np.mean(t["hess"]))
+    return float(np.std(g, ddof=1) / (abs(h) * math.sqrt(g.size)))
+
+
+def _initial_guess(problem: Problem) -> float:
+    """Start of the Newton search: the asymptotic ``w*`` where it exists, else a coarse CRN grid."""
+    from .asymptotic import ASYMPTOTIC_TASKS
+    if problem.task in ASYMPTOTIC_TASKS:
+        return wstar_asymptotic(problem, rel_tol=1e-3).w_star.value
+    probe = _Bank(problem, np.random.default_rng(12345), 1 << 30)
+    probe.grow_to(200)
+    grid = np.exp(np.linspace(math.log(1e-2), math.log(1e5), 36))
+    values = [float(np.mean(probe.terms(w, 0)["loss"])) for w in grid]
+    return float(grid[int(np.argmin(values))])
