@@ -1,0 +1,489 @@
+"""Exact ICL loss of softmax attention with ``M = w I`` (affine and relu classes), any ``n``.
+
+"Exact" means: no Monte Carlo; every expectation is a deterministic quadrature whose accuracy is
+estimated by refining all grids, and the cost does not depend on the context size ``n`` (``1`` to
+``1e14`` and beyond).
+
+Setting (query rotated to ``q = e_1``)
+--------------------------------------
+``t_i = x_i . q`` are i.i.d. with density ``p_d(t) ~ (1 - t^2)^((d-3)/2)``; in the polar angle
+``theta`` (``t = cos theta``) the law is ``mu(dtheta) = sin^(d-2) theta dtheta / B(1/2, (d-1)/2)``.
+Softmax weights ``p_i = e_i / S`` with ``e_i = exp(w (t_i - 1)) = exp(-V_i)``,
+``V_i = w (1 - t_i) = 2 w sin^2(theta_i / 2)`` in ``[0, 2w]``, and ``S = sum_i e_i``.
+
+The parts of the loss (:class:`~lipschitz_icl.estimate.LossEstimate`):
+
+* noise: ``sigma^2 E[sum_i p_i^2]``;
+* affine bias: ``(L^2/(3d)) E[sum_i p_i^2 2(1 - t_i) + sum_{i != j} p_i p_j (1 - t_i)(1 - t_j)]``
+  (equal to ``(L^2/(3d)) E[(sum_i p_i t_i - 1)^2 + sum_i p_i^2 (1 - t_i^2)]``);
+* relu bias: ``(2L^2/3) E[sum_{i,j} p_i p_j K(x_i, x_j)]``,
+  ``K(a, b) = kappa(a, b) - kappa(a, q) - kappa(b, q) + kappa(q, q)``, ``kappa`` the arc-cosine
+  kernel of :func:`lipschitz_icl.tasks.relu_kernel`; on the diagonal
+  ``K(x, x) = 1/d - 2 kappa(t) = [2 pi sin^2(theta/2) - (sin theta - theta cos theta)] / (pi d)``.
+
+Laplace transform
+-----------------
+``1/S^2 = int_0^inf lam exp(-lam S) dlam``; with ``lam = exp(s)``, ``u = s - V`` and the kernels
+``k1(u) = exp(u - e^u)``, ``k2(u) = exp(2u - e^u)``::
+
+    psi(s)     = E[exp(-lam e)]                     1 - psi(s) = E[-expm1(-e^(s - V))]
+    A_k[g](s)  = lam^k E[e^k g(t) exp(-lam e)]      = E[k_k(s - V) g(t)]
+
+    E[sum_i p_i^2 g(t_i)]                 = n       int ds A_2[g](s) psi(s)^(n-1)
+    E[sum_{i != j} p_i p_j g(t_i) g(t_j)] = n (n-1) int ds A_1[g](s)^2 psi(s)^(n-2)
+
+``psi^(n-1)`` is ``exp((n-1) log1p(-(1 - psi)))`` with ``1 - psi`` integrated directly, so
+``n = 1e14`` loses nothing.  ``g = 1`` gives the noise part, ``g = 2(1 - t)`` and ``g = 1 - t`` the
+affine bias, ``g = K(x, x)`` the relu diagonal.
+
+Relu off-diagonal term
+----------------------
+``K(a, b) = E_u[h(a) h(b)]`` with ``h(x) = (u.x)_+ - (u.q)_+`` and ``u`` uniform on the sphere;
+given ``u`` the covariates are independent, so with ``c = u.q = cos theta_c`` (law ``mu``)::
+
+    E[sum_{i != j} p_i p_j K(x_i, x_j)] = n (n-1) int ds E_c[G(c, s)^2] psi(s)^(n-2),
+    G(c, s) = E_x[k1(s - V) D(c, theta)],   D(c, theta) = E_z[(c t + sin theta_c sin theta z)_+] - c_+,
+
+``z`` the law of ``t`` one dimension down (``p_{d-1}``; Rademacher for ``d = 2``).  With
+``alpha = c t``, ``beta = sin theta_c sin theta`` and ``z0 = -alpha/beta``,
+``E_z[(alpha + beta z)_+] = beta J(z0)`` for ``z0 >= 0`` and ``alpha + beta J(-z0)`` for
+``z0 < 0``, where ``J(z0) = E[(z - z0)_+]``; with ``z = cos phi`` (density ``sin^(d-3) phi``),
+``phi0 = arccos z0`` and ``I_m(phi0) = int_0^phi0 sin^m``::
+
+    J(z0) = [sin^(d-2) phi0 / (d-2) - cos phi0 I_(d-3)(phi0)] / B(1/2, (d-2)/2)      (d >= 3),
+    J(z0) = (1 - z0) / 2                                                             (d = 2),
+
+the closed form of the regularised incomplete beta route ``z = 2 Beta(a, a) - 1``, ``a = (d-2)/2``.
+``D`` is not smooth where ``cos(theta_c +- theta) = 0`` (``theta = |pi/2 - theta_c|`` and
+``pi - |pi/2 - theta_c|``: there it behaves like ``dist^(d/2)``); the panel holding such a kink is
+integrated for each ``c`` node with the kink as a break point and the substitution
+``theta - kink = h y^2`` (which makes ``dist^(d/2) dtheta`` a polynomial in ``y``), against the
+Lagrange interpolant of ``k1(s - V)`` on that panel (product integration).  The ``theta_c`` panels
+mirror the ``theta`` panels about ``pi/2``, so ``G`` is smooth on each of them.
+
+Grids
+-----
+``s`` from ``-log n - 21`` (the ``e^(2u)`` tail) to ``V_q + 4.5`` where ``V_q`` is the quantile of
+``min_i V_i`` beyond which ``n^2 (2w + 10) P(V > V_q)^(n-2) < 1e-20``; Gauss-Legendre panels of width
+``h_s``, graded (width ``~ grade * s``) where the integrand is the slowly varying density of
+``min_i V_i`` (few points dominate ``S``).  ``theta`` panels come from ``V`` panels of width ``h_V``
+on ``[0, V_q + 12.5]`` (every kernel ``k(s - V)`` is resolved there), graded beyond up to where
+``exp(-V)`` is ``exp(-40)`` past the tilted mass, and never wider than ``max_angle`` in ``theta``.
+The cost is ``O(N_s N_V)`` (``O(N_s N_V N_c)`` for relu), independent of ``n``; it grows with ``w``
+only when ``n`` is so small that the normaliser is dominated by a few points (``V_q`` large), and a
+grid larger than the budget is refused with a clear :class:`ParameterError`.
+
+Accuracy: the result at resolution level ``k + 1`` is returned with ``abs_error`` equal to its
+difference from level ``k`` (a conservative estimate, the convergence being geometric); levels rise
+until that difference is below ``rtol`` times the value (bias and ``E[sum p^2]`` separately).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import special
+
+from .estimate import Estimate, LossEstimate
+from .problem import Problem
+from .validation import ParameterError, check_int, check_real
+
+__all__ = ["EXACT_TASKS", "exact_loss", "exact_parts"]
+
+EXACT_TASKS = ("affine", "relu")
+_TAIL = 1e-20          # target tail mass dropped by the s and V ranges
+_U_NEG = 21.0          # e^(2u) < e^-42 below s_lo
+_U_POS = 4.5           # k2(4.5) = exp(9 - e^4.5) ~ e^-81
+_V_TAIL = 40.0         # e^-40 tail of k1 beyond the fine zone
+_MAX_KERNEL = 6e7      # budget: N_s * N_V (and N_c * N_V for relu)
+_MAX_LEVEL = 4
+
+
+@dataclass(frozen=True)
+class _Level:
+    """Resolution of one level: panel widths (``h_v`` in ``V``, ``h_s`` in ``s``), grading, orders."""
+
+    h_v: float
+    q_v: int
+    h_s: float
+    q_s: int
+    grade: float
+    q_c: int
+    q_k: int
+    max_angle: float
+
+
+def _level(k: int) -> _Level:
+    f = 1.5**k
+    return _Level(h_v=1.5 / f, q_v=12 + 2 * k, h_s=2.0 / f, q_s=10 + 2 * k, grade=0.25 / f,
+                  q_c=8 + 2 * k, q_k=10 + 2 * k, max_angle=np.pi / 8.0 / f)
+
+
+@lru_cache(maxsize=None)
+def _gauss(q: int):
+    x, g = np.polynomial.legendre.leggauss(q)
+    lam = np.array([1.0 / np.prod(x[j] - np.delete(x, j)) for j in range(q)])
+    return x, g, lam
+
+
+def _panel_rule(breaks: np.ndarray, q: int):
+    """Composite Gauss-Legendre nodes and weights on the panels ``[breaks[k], breaks[k+1]]``."""
+    x, g, _ = _gauss(q)
+    half = 0.5 * np.diff(breaks)
+    mid = 0.5 * (breaks[1:] + breaks[:-1])
+    return (mid[:, None] + half[:, None] * x).ravel(), (half[:, None] * g).ravel()
+
+
+def _subdivide(breaks: np.ndarray, max_width: float) -> np.ndarray:
+    """Split every panel wider than ``max_width`` into equal parts."""
+    out = [breaks[:1]]
+    for a, b in zip(breaks[:-1], breaks[1:]):
+        k = max(1, int(math.ceil((b - a) / max_width - 1e-12)))
+        out.append(np.linspace(a, b, k + 1)[1:])
+    return np.concatenate(out)
+
+
+def _graded_breaks(lo: float, hi: float, width) -> np.ndarray:
+    """Break points from ``lo`` to ``hi`` with local panel width ``width(x)``."""
+    b = [lo]
+    x = lo
+    while x < hi:
+        x = min(x + width(x), hi)
+        if hi - x < 1e-9 * max(1.0, abs(hi)):
+            x = hi
+        b.append(x)
+    return np.array(b)
+
+
+# --------------------------------------------------------------------------- the law of t and V
+def _log_mu_density(d: int, theta: np.ndarray) -> np.ndarray:
+    """``log(sin^(d-2) theta / B(1/2, (d-1)/2))``, the density of ``mu`` in ``theta``."""
+    with np.errstate(divide="ignore"):
+        return (d - 2) * np.log(np.sin(theta)) - special.betaln(0.5, 0.5 * (d - 1))
+
+
+def _v_of_theta(w: float, theta: np.ndarray) -> np.ndarray:
+    return 2.0 * w * np.sin(0.5 * theta) ** 2
+
+
+def _theta_of_v(w: float, v: np.ndarray) -> np.ndarray:
+    return 2.0 * np.arcsin(np.sqrt(np.clip(v / (2.0 * w), 0.0, 1.0)))
+
+
+def _v_quantile(d: int, w: float, n: int) -> float:
+    """``V_q`` with ``n^2 (2w + 10) P(V > V_q)^max(n-2, 1) = _TAIL`` (``2w`` if no such point)."""
+    if w == 0.0:
+        return 0.0
+    m = max(n - 2, 1)
+    log_tail = (math.log(_TAIL) - 2.0 * math.log(n) - math.log(2.0 * w + 10.0)) / m
+    F = -math.expm1(log_tail)          # P(V <= V_q)
+    a = 0.5 * (d - 1)
+    if F >= 1.0:
+        return 2.0 * w
+    return float(2.0 * w * special.betaincinv(a, a, F))
+
+
+def _upper_tail(d: int, w: float, v: float) -> float:
+    """``P(V > v) = P(t < 1 - v/w) = I_{1 - v/(2w)}(a, a)``, ``a = (d-1)/2``."""
+    if w == 0.0 or v >= 2.0 * w:
+        return 0.0
+    a = 0.5 * (d - 1)
+    return float(special.betainc(a, a, 1.0 - v / (2.0 * w)))
+
+
+# --------------------------------------------------------------------------- one-point functions
+def _one_minus_t(theta):
+    """``1 - t = 2 sin^2(theta/2)`` (no cancellation at small ``theta``)."""
+    return 2.0 * np.sin(0.5 * theta) ** 2
+
+
+def relu_diagonal(d: int, theta) -> np.ndarray:
+    """``K(x, x) = 1/d - 2 kappa(t) = [2 pi sin^2(theta/2) - (sin theta - theta cos theta)]/(pi d)``
+    (series for ``sin theta - theta cos theta`` below ``theta = 0.01``)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    th2 = theta * theta
+    series = theta * th2 * (1.0 / 3.0 - th2 / 30.0 + th2 * th2 / 840.0)
+    direct = np.sin(theta) - theta * np.cos(theta)
+    odd = np.where(theta < 1e-2, series, direct)
+    return (2.0 * np.pi * np.sin(0.5 * theta) ** 2 - odd) / (np.pi * d)
+
+
+def _relu_J(d: int, z0: np.ndarray) -> np.ndarray:
+    """``J(z0) = E[(z - z0)_+]`` for ``z0`` in ``[0, 1]``, ``z ~ p_{d-1}`` (formula in the module doc)."""
+    if d == 2:
+        return 0.5 * (1.0 - z0)
+    phi0 = np.arccos(np.clip(z0, -1.0, 1.0))
+    s, c = np.sin(phi0), np.cos(phi0)
+    m = d - 3
+    # I_m by the stable upward recursion I_m = (-sin^(m-1) cos + (m-1) I_{m-2}) / m
+    if m % 2 == 0:
+        I, k = phi0.copy(), 0
+    else:
+        I, k = 2.0 * np.sin(0.5 * phi0) ** 2, 1
+    while k < m:
+        k += 2
+        I = (-(s ** (k - 1)) * c + (k - 1) * I) / k
+    top = s ** (m + 1) / (m + 1)
+    return (top - c * I) / math.exp(special.betaln(0.5, 0.5 * (d - 2)))
+
+
+def relu_offdiagonal_factor(d: int, theta_c, theta) -> np.ndarray:
+    """``D(c, theta) = E_z[(c t + sin theta_c sin theta z)_+] - c_+`` (broadcast), ``c = cos theta_c``,
+    ``t = cos theta``; ``E_u[h(x_i) h(x_j)] = E_c[D(c, theta_i) D(c, theta_j)]`` given ``z_i, z_j``
+    averaged out (see the module doc)."""
+    theta_c = np.asarray(theta_c, dtype=np.float64)
+    theta = np.asarray(theta, dtype=np.float64)
+    c, sc = np.cos(theta_c), np.sin(theta_c)
+    t, st = np.cos(theta), np.sin(theta)
+    alpha = c * t
+    beta = sc * st
+    c_plus = np.maximum(c, 0.0)
+    linear = np.where(c > 0.0, -c * _one_minus_t(theta), alpha)      # alpha - c_+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z0 = np.where(beta > 0.0, -alpha / np.where(beta > 0.0, beta, 1.0),
+                      np.where(alpha >= 0.0, -np.inf, np.inf))
+    out = np.where(z0 <= -1.0, linear, -c_plus)
+    low = (z0 > -1.0) & (z0 < 0.0)
+    high = (z0 >= 0.0) & (z0 < 1.0)
+    if np.any(low):
+        zb, bb, lb = np.broadcast_to(z0, out.shape), np.broadcast_to(beta, out.shape), \
+            np.broadcast_to(linear, out.shape)
+        out[low] = lb[low] + bb[low] * _relu_J(d, -zb[low])
+    if np.any(high):
+        zb, bb, cb = np.broadcast_to(z0, out.shape), np.broadcast_to(beta, out.shape), \
+            np.broadcast_to(c_plus, out.shape)
+        out[high] = bb[high] * _relu_J(d, zb[high]) - cb[high]
+    return out
+
+
+# --------------------------------------------------------------------------- one evaluation
+@dataclass
+class _Parts:
+    noise_factor: float          # E[sum_i p_i^2]
+    affine: float | None         # E[sum p^2 2(1-t) + sum_{i!=j} p p (1-t)(1-t)]
+    relu: float | None           # E[sum_{i,j} p_i p_j K(x_i, x_j)]
+    info: dict
+
+
+def _grids(d: int, w: float, n: int, lev: _Level):
+    """``s`` rule, ``theta`` break points and rule (weights include ``mu``), ``V`` top."""
+    v_q = _v_quantile(d, w, n)
+    s_lo = -math.log(n) - _U_NEG
+    s_hi = v_q + _U_POS
+    two_w = 2.0 * w
+
+    def s_width(s):
+        return max(lev.h_s, lev.grade * min(max(s - 6.0, 0.0), max(two_w - s, 0.0)))
+
+    s_breaks = _graded_breaks(s_lo, s_hi, s_width)
+    s_nodes, s_weights = _panel_rule(s_breaks, lev.q_s)
+
+    v_fine = min(two_w, s_hi + 8.0)
+    v_top = min(two_w, max(s_hi, 0.0) + 8.0 + _V_TAIL + 0.5 * (d - 1) + 12.0 * math.sqrt(d))
+    if w > 0.0 and two_w > lev.h_v:
+        def v_width(v):
+            if v < v_fine:
+                return lev.h_v
+            return min(max(lev.h_v, 2.0 * lev.grade * (v - v_fine)), 4.0)
+
+        n_fine = v_fine / lev.h_v
+        if n_fine * lev.q_v * len(s_nodes) > _MAX_KERNEL:
+            raise ParameterError(
+                "w", f"small enough for the exact grid at n = {n}, d = {d} (the normaliser is dominated "
+                f"by a few points up to V = {v_q:.3g}; use a Monte Carlo method)", w)
+        v_breaks = _graded_breaks(0.0, v_top, v_width)
+        theta_breaks = _theta_of_v(w, v_breaks)
+        theta_breaks[-1] = np.pi if v_top >= two_w else theta_breaks[-1]
+    else:
+        theta_breaks = np.array([0.0, np.pi])
+    theta_breaks = _subdivide(np.unique(theta_breaks), lev.max_angle)
+    theta, gw = _panel_rule(theta_breaks, lev.q_v)
+    weights = gw * np.exp(_log_mu_density(d, theta))
+    return dict(s=s_nodes, ws=s_weights, theta_breaks=theta_breaks, theta=theta, wt=weights,
+                v_top=min(v_top, two_w) if w > 0 else 0.0, v_q=v_q, s_lo=s_lo, s_hi=s_hi)
+
+
+def _kernels(s: np.ndarray, V: np.ndarray):
+    u = s[:, None] - V[None, :]
+    e = np.exp(np.minimum(u, 50.0))
+    k1 = np.exp(u - e)
+    k2 = k1 * np.exp(u)
+    return e, k1, k2
+
+
+def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
+    """``theta_c`` rule and the matrix ``Wmod[c, k]`` with ``G(c, s) = sum_k Wmod[c, k] k1(s - V_k)``."""
+    tb = grid["theta_breaks"]
+    theta_top = tb[-1]
+    half = 0.5 * np.pi
+    cb = np.concatenate([[0.0, half, np.pi], half + tb, half - tb, half + np.pi - tb, half - np.pi + tb])
+    cb = np.unique(np.clip(cb, 0.0, np.pi))
+    cb = cb[np.concatenate([[True], np.diff(cb) > 1e-13])]
+    cb = _subdivide(cb, lev.max_angle)
+    theta_c, gc = _panel_rule(cb, lev.q_c)
+    wc = gc * np.exp(_log_mu_density(d, theta_c))
+
+    theta, wt = grid["theta"], grid["wt"]
+    wmod = wt[None, :] * relu_offdiagonal_factor(d, theta_c[:, None], theta[None, :])
+
+    # product integration on the panels that hold a kink of D(c, .)
+    q = lev.q_v
+    x_ref, _, lam = _gauss(q)
+    y, gy, _ = _gauss(lev.q_k)
+    y, gy = 0.5 * (y + 1.0), 0.5 * gy
+    first = np.abs(half - theta_c)
+    kinks = np.stack([first, np.pi - first], axis=1)
+    tol = 1e-12
+    for m in range(theta_c.size):
+        ks = kinks[m]
+        ks = ks[(ks > tol) & (ks < theta_top - tol)]
+        if ks.size == 0:
+            continue
+        panels = np.searchsorted(tb, ks, side="right") - 1
+        for p in np.unique(panels):
+            a, b = tb[p], tb[p + 1]
+            inner = np.sort(ks[(panels == p) & (ks > a + tol) & (ks < b - tol)])
+            if inner.size == 0:
+                continue
+            pts, pw = _kink_rule(a, b, inner, y, gy)
+            dens = np.exp(_log_mu_density(d, pts)) * relu_offdiagonal_factor(d, theta_c[m], pts)
+            xi = (2.0 * pts - a - b) / (b - a)
+            ell = _lagrange(xi, x_ref, lam)            # (points, q)
+            wmod[m, p * q:(p + 1) * q] = (pw * dens) @ ell
+    return theta_c, wc, wmod
+
+
+def _kink_rule(a: float, b: float, kinks: np.ndarray, y: np.ndarray, gy: np.ndarray):
+    """Nodes and weights on ``[a, b]`` with break points at ``kinks``, graded ``theta - k = h y^2``
+    toward every kink (an interval with kinks at both ends is halved first)."""
+    edges = np.concatenate([[a], kinks, [b]])
+    is_kink = np.concatenate([[False], np.ones(kinks.size, bool), [False]])
+    pts, wts = [], []
+    for i in range(edges.size - 1):
+        lo, hi, klo, khi = edges[i], edges[i + 1], is_kink[i], is_kink[i + 1]
+        pieces = [(lo, hi, klo, khi)]
+        if klo and khi:
+            mid = 0.5 * (lo + hi)
+            pieces = [(lo, mid, True, False), (mid, hi, False, True)]
+        for l, h, kl, kh in pieces:
+            if kl:
+                pts.append(l + (h - l) * y * y)
+                wts.append(2.0 * (h - l) * y * gy)
+            elif kh:
+                pts.append(h - (h - l) * y * y)
+                wts.append(2.0 * (h - l) * y * gy)
+            else:
+                pts.append(0.5 * (l + h) + 0.5 * (h - l) * (2.0 * y - 1.0))
+                wts.append((h - l) * gy)
+    return np.concatenate(pts), np.concatenate(wts)
+
+
+def _lagrange(xi: np.ndarray, nodes: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Barycentric Lagrange basis ``ell_k(xi)`` at the Gauss nodes, shape ``(len(xi), len(nodes))``."""
+    diff = xi[:, None] - nodes[None, :]
+    hit = np.abs(diff) < 1e-14
+    diff = np.where(hit, 1.0, diff)
+    terms = lam[None, :] / diff
+    ell = terms / terms.sum(axis=1, keepdims=True)
+    rows = hit.any(axis=1)
+    if np.any(rows):
+        ell[rows] = hit[rows].astype(float)
+    return ell
+
+
+def _evaluate(task: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
+    grid = _grids(d, w, n, lev)
+    s, ws, theta, wt = grid["s"], grid["ws"], grid["theta"], grid["wt"]
+    V = _v_of_theta(w, theta)
+    e, k1, k2 = _kernels(s, V)
+
+    one_minus_psi = (-np.expm1(-e)) @ wt
+    psi_direct = np.exp(-e) @ wt + _upper_tail(d, w, grid["v_top"])
+    with np.errstate(divide="ignore"):
+        log_psi = np.where(one_minus_psi < 0.5, np.log1p(-np.minimum(one_minus_psi, 0.5)),
+                           np.log(np.maximum(psi_direct, 0.0)))
+
+    def power(k):
+        if k == 0:
+            return np.ones_like(log_psi)
+        return np.exp(k * log_psi)
+
+    diag_w = ws * n * power(n - 1)
+    off_w = ws * (float(n) * (n - 1)) * power(n - 2) if n >= 2 else np.zeros_like(ws)
+
+    noise_factor = float(diag_w @ (k2 @ wt))
+    info = dict(level=None, n_s=int(s.size), n_theta=int(theta.size), s_range=(grid["s_lo"], grid["s_hi"]),
+                v_top=grid["v_top"], v_quantile=grid["v_q"])
+    affine = relu = None
+    if task == "affine":
+        omt = _one_minus_t(theta)
+        diag = diag_w @ (k2 @ (wt * 2.0 * omt))
+        a1 = k1 @ (wt * omt)
+        affine = float(diag + off_w @ (a1 * a1))
+    else:
+        n_c_estimate = 2 * len(grid["theta_breaks"]) * lev.q_c
+        if n_c_estimate * theta.size > _MAX_KERNEL:
+            raise ParameterError("w", f"small enough for the exact relu grid at n = {n}, d = {d} "
+                                 "(use a Monte Carlo method)", w)
+        diag = diag_w @ (k2 @ (wt * relu_diagonal(d, theta)))
+        theta_c, wc, wmod = _relu_weights(d, w, grid, lev)
+        G = k1 @ wmod.T                                  # (N_s, N_c)
+        T = (G * G) @ wc
+        relu = float(diag + off_w @ T)
+        info["n_c"] = int(theta_c.size)
+    return _Parts(noise_factor, affine, relu, info)
+
+
+def exact_parts(task: str, d: int, w: float, n: int, level: int = 0) -> _Parts:
+    """The task-free expectations at one resolution ``level`` (0 = coarsest): ``E[sum p_i^2]`` and the
+    affine (``L^2/(3d)`` omitted) or relu (``2L^2/3`` omitted) bias expectation."""
+    return _evaluate(task, d, float(w), int(n), _level(level))
+
+
+def exact_loss(problem: Problem, w, *, rtol: float = 1e-6) -> LossEstimate:
+    """Exact ICL loss of ``M = w I`` for ``problem.task`` in ``('affine', 'relu')``, any ``n``.
+
+    Returns ``LossEstimate(loss, bias, noise, method="exact")``: ``bias = (L^2/(3d)) E_aff`` (affine) or
+    ``(2L^2/3) E_relu`` (relu), ``noise = sigma^2 E[sum_i p_i^2]`` (formulas in the module doc), each an
+    :class:`Estimate` with ``standard_error = 0`` and ``abs_error`` the estimated quadrature error
+    (difference between the last two resolution levels).  ``info`` records the levels and grids.
+    """
+    if not isinstance(problem, Problem):
+        raise ParameterError("problem", "a lipschitz_icl.problem.Problem", problem)
+    if problem.task not in EXACT_TASKS:
+        raise ParameterError("task", "one of 'affine', 'relu' for the exact method", problem.task)
+    w = check_real("w", w, minimum=0.0)
+    rtol = check_real("rtol", rtol, minimum=1e-13, maximum=0.1)
+    d, n, L, sigma = problem.d, problem.n, problem.L, problem.sigma
+    n = check_int("n", n, minimum=1)
+    task = problem.task
+    scale = L * L / (3.0 * d) if task == "affine" else 2.0 * L * L / 3.0
+
+    def bias_of(parts):
+        return parts.affine if task == "affine" else parts.relu
+
+    prev = _evaluate(task, d, w, n, _level(0))
+    history = [(prev.noise_factor, bias_of(prev))]
+    converged = False
+    for k in range(1, _MAX_LEVEL + 1):
+        cur = _evaluate(task, d, w, n, _level(k))
+        err_noise = abs(cur.noise_factor - prev.noise_factor)
+        err_bias = abs(bias_of(cur) - bias_of(prev))
+        history.append((cur.noise_factor, bias_of(cur)))
+        prev = cur
+        if err_noise <= rtol * abs(cur.noise_factor) and err_bias <= rtol * abs(bias_of(cur)):
+            converged = True
+            break
+    level = k
+    noise_value = sigma * sigma * cur.noise_factor
+    bias_value = scale * bias_of(cur)
+    noise = Estimate(noise_value, 0.0, 0, sigma * sigma * err_noise)
+    bias = Estimate(bias_value, 0.0, 0, scale * err_bias)
+    loss = Estimate(noise_value + bias_value, 0.0, 0, noise.abs_error + bias.abs_error)
+    info = dict(cur.info, level=level, converged=converged, rtol=rtol,
+                sum_p2=cur.noise_factor, sum_p2_abs_error=err_noise,
+                history=history)
+    return LossEstimate(loss, bias, noise, method="exact", info=info)
