@@ -34,7 +34,8 @@ ATTENTION_KINDS = ("softmax", "linear")
 def softmax_weights_from_logits(logits: np.ndarray) -> np.ndarray:
     """``p_i = exp(s_i - max_j s_j) / sum_j exp(s_j - max_j s_j)`` along the last axis (log-space
     softmax: no overflow for any finite logits)."""
-    shifted = logits - np.max(logits, axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):  # finite - finite may overflow to -inf: weight exp(-inf) = 0
+        shifted = logits - np.max(logits, axis=-1, keepdims=True)
     e = np.exp(shifted)
     return e / np.sum(e, axis=-1, keepdims=True)
 

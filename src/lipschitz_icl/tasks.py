@@ -22,10 +22,12 @@ relu               ``l1 (u.x)_+ + l2 (-u.x)_+ + b``               ``max(|l1|, |l
 cosine             ``(L/k) cos(k u.x + phi)``, ``phi ~ U[0,2pi]``  ``L``
 lowrank-linear     ``L a.(B^T x)``, ``a ~ Unif(S^{r-1})``          ``L``
 lowrank-affine     ``l a.(B^T x) + b``                            ``|l| <= L``
-lowrank-quadratic  ``(l/2) (a.(B^T x))^2 + b``                    ``|l| <= L`` on the unit ball
+lowrank-quadratic  ``l (a.(B^T x))^2 + b``                        ``|l| <= L`` on the sphere
 lowrank-cosine     ``(L/k) cos(k a.(B^T x) + phi)``               ``L``
 =================  =============================================  ==============================
 
+Lipschitz constants are on the sphere, where the covariates live (the quadratic link has ``2|l|`` on
+the ball: its gradient is radial where it is largest).
 ``B`` (``d x r``, orthonormal columns) defaults to the first ``r`` coordinate axes; ``r`` is the
 ``k`` of the paper's Theorem 4.4 and is called ``rank`` here to keep ``k`` for the cosine frequency.
 """
@@ -88,7 +90,7 @@ class Task:
 
     @property
     def lipschitz(self) -> np.ndarray:
-        """Lipschitz constant of each sampled task on the unit ball (at most ``L``)."""
+        """Lipschitz constant of each sampled task on the sphere (at most ``L``)."""
         return self.task_class.task_lipschitz(self.params)
 
 
@@ -164,14 +166,14 @@ class TaskClass:
         if link == "affine":
             return col["l"] * s + col["b"]
         if link == "quadratic":
-            return 0.5 * col["l"] * s * s + col["b"]
+            return col["l"] * s * s + col["b"]
         if link == "relu":
             return col["l1"] * np.maximum(s, 0.0) + col["l2"] * np.maximum(-s, 0.0) + col["b"]
         k = self.frequency
         return (self.L / k) * np.cos(k * s + col["phi"])
 
     def task_lipschitz(self, params: dict) -> np.ndarray:
-        """Per-task Lipschitz constant on the unit ball (the table in the module docstring)."""
+        """Per-task Lipschitz constant on the sphere (the table in the module docstring)."""
         link = self._link()
         size = params["u"].shape[0]
         if link in ("affine", "quadratic"):
@@ -188,7 +190,7 @@ class TaskClass:
         kernel :func:`relu_kernel`; cosine ``(L^2/(2k^2)) Psi_d(k ||a - b||)`` with the sphere's
         characteristic function :func:`sphere_characteristic`; low-rank classes the same with
         ``B^T a``, ``B^T b`` in ``R^r`` (quadratic:
-        ``(L^2/12)(|A|^2|C|^2 + 2 (A.C)^2)/(r(r+2)) + L^2/3``).
+        ``(L^2/3)(|A|^2|C|^2 + 2 (A.C)^2)/(r(r+2)) + L^2/3``).
         """
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
@@ -206,7 +208,7 @@ class TaskClass:
             return (2.0 * L2 / 3.0) * relu_kernel(a, b) + L2 / 3.0
         if link == "quadratic":
             na, nb = np.sum(a * a, axis=-1), np.sum(b * b, axis=-1)
-            return (L2 / 12.0) * (na * nb + 2.0 * dot**2) / (m * (m + 2.0)) + L2 / 3.0
+            return (L2 / 3.0) * (na * nb + 2.0 * dot**2) / (m * (m + 2.0)) + L2 / 3.0
         k = self.frequency
         r = np.linalg.norm(a - b, axis=-1)
         return (L2 / (2.0 * k * k)) * sphere_characteristic(m, k * r)
@@ -279,7 +281,7 @@ class TaskClass:
         if link == "affine":
             return Features(s_x[..., None], s_q[..., None], L2 / 3.0)
         if link == "quadratic":
-            return Features(0.5 * s_x[..., None] ** 2, 0.5 * s_q[..., None] ** 2, L2 / 3.0)
+            return Features(s_x[..., None] ** 2, s_q[..., None] ** 2, L2 / 3.0)
         k = self.frequency
         phi_x = np.stack([np.cos(k * s_x), np.sin(k * s_x)], axis=-1)
         phi_q = np.stack([np.cos(k * s_q), np.sin(k * s_q)], axis=-1)

@@ -1,0 +1,8 @@
+"""Shared test settings: Hypothesis profile with bounded example counts and no deadline (the
+estimators are vectorised Monte Carlo, their run time is not what these tests measure)."""
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("default", max_examples=25, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("default")

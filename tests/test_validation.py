@@ -1,0 +1,87 @@
+"""Every public entry point refuses bad input with one message naming the parameter and its range."""
+
+import numpy as np
+import pytest
+
+from lipschitz_icl import Attention, AttentionLayer, ParameterError, make_problem, make_task_class
+from lipschitz_icl.loss import icl_loss
+from lipschitz_icl.optimum import wstar
+from lipschitz_icl import sphere
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(task="affine", d=1, n=10, L=1.0, sigma=0.1), "d"),
+    (dict(task="affine", d=2.5, n=10, L=1.0, sigma=0.1), "d"),
+    (dict(task="affine", d=3, n=0, L=1.0, sigma=0.1), "n"),
+    (dict(task="affine", d=3, n=3.5, L=1.0, sigma=0.1), "n"),
+    (dict(task="affine", d=3, n=10, L=0.0, sigma=0.1), "L"),
+    (dict(task="affine", d=3, n=10, L=float("inf"), sigma=0.1), "L"),
+    (dict(task="affine", d=3, n=10, L=1.0, sigma=-0.1), "sigma"),
+    (dict(task="affine", d=3, n=10, L=1.0, sigma=float("nan")), "sigma"),
+    (dict(task="quartic", d=3, n=10, L=1.0, sigma=0.1), "task"),
+    (dict(task="lowrank-linear", d=3, n=10, L=1.0, sigma=0.1), "rank"),
+    (dict(task="lowrank-linear", d=3, n=10, L=1.0, sigma=0.1, rank=4), "rank"),
+    (dict(task="affine", d=3, n=10, L=1.0, sigma=0.1, rank=2), "rank"),
+    (dict(task="cosine", d=3, n=10, L=1.0, sigma=0.1, frequency=0.0), "frequency"),
+])
+def test_problem_arguments_are_checked(kwargs, name):
+    with pytest.raises(ParameterError) as info:
+        make_problem(**kwargs)
+    assert info.value.name == name
+    assert f"parameter '{name}'" in str(info.value)
+
+
+def test_B_must_have_orthonormal_columns():
+    with pytest.raises(ParameterError, match="orthonormal"):
+        make_task_class("lowrank-linear", 3, 1.0, B=np.ones((3, 1)))
+    with pytest.raises(ParameterError, match="'B'"):
+        make_task_class("lowrank-linear", 3, 1.0, B=np.ones((2, 1)))
+
+
+def test_loss_arguments_are_checked():
+    problem = make_problem("affine", 3, 10, 1.0, 0.1)
+    with pytest.raises(ParameterError, match="'w'"):
+        icl_loss(problem, float("inf"))
+    with pytest.raises(ParameterError, match="'M'"):
+        icl_loss(problem, M=np.eye(2))
+    with pytest.raises(ParameterError, match="'M'"):
+        icl_loss(problem, M=np.full((3, 3), np.nan))
+    with pytest.raises(ParameterError, match="'w/M'"):
+        icl_loss(problem)
+    with pytest.raises(ParameterError, match="'method'"):
+        icl_loss(problem, 1.0, method="magic")
+    with pytest.raises(ParameterError, match="'contexts'"):
+        icl_loss(problem, 1.0, contexts=1)
+    with pytest.raises(ParameterError, match="'rng'"):
+        icl_loss(problem, 1.0, rng=-3)
+    with pytest.raises(ParameterError, match="'attention'"):
+        icl_loss(problem, 1.0, attention="relu")
+    with pytest.raises(ParameterError, match="'method'"):
+        icl_loss(problem, M=np.diag([1.0, 2.0, 3.0]), method="asymptotic")
+    with pytest.raises(ParameterError, match="'task'"):
+        icl_loss(make_problem("cosine", 3, 10, 1.0, 0.1), 1.0, method="asymptotic")
+
+
+def test_wstar_arguments_are_checked():
+    with pytest.raises(ParameterError, match="'sigma'"):
+        wstar(make_problem("affine", 3, 10, 1.0, 0.0), "asymptotic")
+    with pytest.raises(ParameterError, match="'task'"):
+        wstar(make_problem("lowrank-linear", 3, 10, 1.0, 0.1, rank=1), "mc")
+    with pytest.raises(ParameterError, match="'method'"):
+        wstar(make_problem("affine", 3, 10, 1.0, 0.1), "newton")
+    with pytest.raises(ParameterError, match="'rel_precision'"):
+        wstar(make_problem("affine", 3, 10, 1.0, 0.1), "mc", rel_precision=0.0)
+
+
+def test_attention_layer_shapes_are_checked():
+    with pytest.raises(ParameterError, match="W_K, W_Q, W_V"):
+        AttentionLayer(np.eye(3), np.eye(4), np.eye(4))
+    with pytest.raises(ParameterError, match="'attention'"):
+        Attention.isotropic(1.0, 3, "tanh")
+
+
+def test_sphere_arguments_are_checked():
+    with pytest.raises(ParameterError, match="'d'"):
+        sphere.log_phi(1, 1.0)
+    with pytest.raises(ParameterError, match="'w'"):
+        sphere.polar_rule(3, -1.0)
