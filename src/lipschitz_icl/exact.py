@@ -213,50 +213,49 @@ def relu_diagonal(d: int, theta) -> np.ndarray:
 
 
 def _relu_J(d: int, z0: np.ndarray) -> np.ndarray:
-    """``J(z0) = E[(z - z0)_+]`` for ``z0`` in ``[0, 1]``, ``z ~ p_{d-1}`` (formula in the module doc)."""
+    """``J(z0) = E[(z - z0)_+]`` for ``z0`` in ``[0, 1]``, ``z ~ p_{d-1}`` (formula in the module doc);
+    ``z0 = cos phi0``, ``sin phi0 = sqrt((1 - z0)(1 + z0))``, ``I_1 = 1 - z0``, ``I_0 = phi0``."""
     if d == 2:
         return 0.5 * (1.0 - z0)
-    phi0 = np.arccos(np.clip(z0, -1.0, 1.0))
-    s, c = np.sin(phi0), np.cos(phi0)
+    s = np.sqrt((1.0 - z0) * (1.0 + z0))
+    s2 = s * s
     m = d - 3
-    # I_m by the stable upward recursion I_m = (-sin^(m-1) cos + (m-1) I_{m-2}) / m
+    # I_m by the stable upward recursion I_k = (-sin^(k-1) cos + (k-1) I_{k-2}) / k from I_0 or I_1
     if m % 2 == 0:
-        I, k = phi0.copy(), 0
+        I, k, sp = np.arccos(z0), 0, s          # sp = sin^(k+1): the power the step to k + 2 needs
     else:
-        I, k = 2.0 * np.sin(0.5 * phi0) ** 2, 1
+        I, k, sp = 1.0 - z0, 1, s2
     while k < m:
         k += 2
-        I = (-(s ** (k - 1)) * c + (k - 1) * I) / k
+        I = (-sp * z0 + (k - 1) * I) / k
+        sp = sp * s2
     top = s ** (m + 1) / (m + 1)
-    return (top - c * I) / math.exp(special.betaln(0.5, 0.5 * (d - 2)))
+    return (top - z0 * I) / math.exp(special.betaln(0.5, 0.5 * (d - 2)))
 
 
 def relu_offdiagonal_factor(d: int, theta_c, theta) -> np.ndarray:
     """``D(c, theta) = E_z[(c t + sin theta_c sin theta z)_+] - c_+`` (broadcast), ``c = cos theta_c``,
     ``t = cos theta``; ``E_u[h(x_i) h(x_j)] = E_c[D(c, theta_i) D(c, theta_j)]`` given ``z_i, z_j``
-    averaged out (see the module doc)."""
+    averaged out (see the module doc).  With ``z0 = -alpha/beta`` and ``J(1) = 0`` every branch is
+    ``D = beta J(min(|z0|, 1)) + (alpha - c_+ if z0 < 0 else -c_+)``."""
     theta_c = np.asarray(theta_c, dtype=np.float64)
     theta = np.asarray(theta, dtype=np.float64)
     c, sc = np.cos(theta_c), np.sin(theta_c)
     t, st = np.cos(theta), np.sin(theta)
-    alpha = c * t
-    beta = sc * st
-    c_plus = np.maximum(c, 0.0)
-    linear = np.where(c > 0.0, -c * _one_minus_t(theta), alpha)      # alpha - c_+
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z0 = np.where(beta > 0.0, -alpha / np.where(beta > 0.0, beta, 1.0),
-                      np.where(alpha >= 0.0, -np.inf, np.inf))
-    out = np.where(z0 <= -1.0, linear, -c_plus)
-    low = (z0 > -1.0) & (z0 < 0.0)
-    high = (z0 >= 0.0) & (z0 < 1.0)
-    if np.any(low):
-        zb, bb, lb = np.broadcast_to(z0, out.shape), np.broadcast_to(beta, out.shape), \
-            np.broadcast_to(linear, out.shape)
-        out[low] = lb[low] + bb[low] * _relu_J(d, -zb[low])
-    if np.any(high):
-        zb, bb, cb = np.broadcast_to(z0, out.shape), np.broadcast_to(beta, out.shape), \
-            np.broadcast_to(c_plus, out.shape)
-        out[high] = bb[high] * _relu_J(d, zb[high]) - cb[high]
+    # z0 = -(c t)/(sc st) = -cot(theta_c) cot(theta): an outer product of the two factors
+    cot_c = np.where(sc > 0.0, c / np.where(sc > 0.0, sc, 1.0), np.copysign(1e300, c))
+    cot_t = np.where(st > 0.0, t / np.where(st > 0.0, st, 1.0), np.copysign(1e300, t))
+    with np.errstate(over="ignore"):
+        z0 = -(cot_c * cot_t)
+    # alpha - c_+ where z0 < 0 (c t > 0), -c_+ elsewhere:  c * (-min(1 - t, 1)) for c > 0, c * min(t, 0)
+    # for c <= 0
+    base = c * np.where(c > 0.0, -np.minimum(_one_minus_t(theta), 1.0), np.minimum(t, 0.0))
+    out = np.array(np.broadcast_to(base, np.broadcast_shapes(base.shape, z0.shape)), dtype=np.float64)
+    zflat = z0.ravel()
+    inside = np.flatnonzero(np.abs(zflat) < 1.0)         # elsewhere J = 0 (no truncation)
+    if inside.size:
+        beta = np.broadcast_to(sc * st, out.shape).ravel()
+        out.ravel()[inside] += beta[inside] * _relu_J(d, np.abs(zflat[inside]))
     return out
 
 
@@ -337,12 +336,15 @@ def _relu_G(s: np.ndarray, V: np.ndarray, k1: np.ndarray, wmod: np.ndarray) -> n
 
 
 def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
-    """``theta_c`` rule and the matrix ``Wmod[c, k]`` with ``G(c, s) = sum_k Wmod[c, k] k1(s - V_k)``."""
+    """``theta_c`` rule on ``[0, pi/2]`` and the matrix ``Wmod[c, k]`` with
+    ``G(c, s) = sum_k Wmod[c, k] k1(s - V_k)``.  The half ``theta_c > pi/2`` is the mirror image:
+    ``D(-c, theta) = D(c, theta) + c (1 - t)`` (from ``x_+ - (-x)_+ = x`` and ``E z = 0``), so
+    ``G(-c, s) = G(c, s) + c A_1[1 - t](s)`` with the mirrored weight."""
     tb = grid["theta_breaks"]
     theta_top = tb[-1]
     half = 0.5 * np.pi
-    cb = np.concatenate([[0.0, half, np.pi], half + tb, half - tb, half + np.pi - tb, half - np.pi + tb])
-    cb = np.unique(np.clip(cb, 0.0, np.pi))
+    cb = np.concatenate([[0.0, half], half - tb, tb - half])
+    cb = np.unique(np.clip(cb, 0.0, half))
     cb = cb[np.concatenate([[True], np.diff(cb) > 1e-13])]
     cb = _subdivide(cb, lev.max_angle)
     theta_c, gc = _panel_rule(cb, lev.q_c)
@@ -454,16 +456,18 @@ def _evaluate(task: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
         a1 = k1 @ (wt * omt)
         affine = float(diag + off_w @ (a1 * a1))
     else:
-        n_c_estimate = 2 * len(grid["theta_breaks"]) * lev.q_c
+        n_c_estimate = len(grid["theta_breaks"]) * lev.q_c
         if n_c_estimate * theta.size > _MAX_KERNEL:
             raise ParameterError("w", f"small enough for the exact relu grid at n = {n}, d = {d} "
                                  "(use a Monte Carlo method)", w)
         diag = diag_w @ (k2 @ (wt * relu_diagonal(d, theta)))
-        theta_c, wc, wmod = _relu_weights(d, w, grid, lev)
-        G = _relu_G(s, V, k1, wmod)                      # (N_s, N_c)
-        T = (G * G) @ wc
+        theta_c, wc, wmod = _relu_weights(d, w, grid, lev)            # theta_c in [0, pi/2]
+        G = _relu_G(s, V, k1, wmod)                                     # (N_s, N_c)
+        a1 = _relu_G(s, V, k1, (wt * _one_minus_t(theta))[None, :])     # A_1[1 - t](s), (N_s, 1)
+        G_mirror = G + a1 * np.cos(theta_c)[None, :]                   # theta_c -> pi - theta_c
+        T = (G * G) @ wc + (G_mirror * G_mirror) @ wc
         relu = float(diag + off_w @ T)
-        info["n_c"] = int(theta_c.size)
+        info["n_c"] = 2 * int(theta_c.size)
     return _Parts(noise_factor, affine, relu, info)
 
 
