@@ -1,0 +1,149 @@
+"""Analytic gradients of the trainer against central finite differences (and torch autograd if present).
+
+Property: for random shapes ``(d, n, batch)``, random parameters and random prompts, every partial
+derivative of the batch ICL loss returned by :func:`lipschitz_icl.train.loss_and_grad` agrees with the
+central difference ``(loss(theta + h e) - loss(theta - h e)) / (2 h)``.  The central difference has
+truncation error ``O(h^2) ~ 1e-10`` and rounding error ``~ eps * loss / h ~ 1e-10`` at ``h = 1e-5``, so
+a tolerance of ``1e-6 (1 + |grad|)`` separates a correct gradient from a wrong one (a missing factor or
+term changes entries by ``O(|grad|)``); :func:`test_finite_differences_detect_a_wrong_gradient` shows it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lipschitz_icl.attention import Attention, AttentionLayer
+from lipschitz_icl.problem import make_problem
+from lipschitz_icl.train import init_params, loss_and_grad, predict
+
+TASKS = ("affine", "relu", "cosine", "lowrank-linear", "lowrank-affine", "lowrank-quadratic",
+         "lowrank-cosine")
+H = 1e-5
+RTOL = 1e-6
+
+
+def _prompts(task, d, n, batch, seed):
+    kwargs = {"rank": max(1, d - 1)} if task.startswith("lowrank") else {}
+    problem = make_problem(task, d, n, 1.0, 0.5, **kwargs)
+    rng = np.random.default_rng(seed)
+    return problem.sample_prompts(rng, batch)[1:], rng
+
+
+def _random_params(param, d, kind, rng, scale):
+    params = init_params(param, d, kind, rng, scale)
+    if param == "full":
+        params["W_V"][d] = scale * rng.standard_normal(d + 1)   # a generic value row, all entries live
+    elif kind == "linear":
+        params["v"] = np.asarray(rng.normal(1.0, 0.5))
+    return params
+
+
+def _finite_difference(param, params, data, kind):
+    out = {}
+    for name, value in params.items():
+        grad = np.zeros_like(value)
+        for idx in np.ndindex(value.shape):
+            plus = {k: v.copy() for k, v in params.items()}
+            minus = {k: v.copy() for k, v in params.items()}
+            plus[name][idx] += H
+            minus[name][idx] -= H
+            grad[idx] = (loss_and_grad(param, plus, *data, kind)[0]
+                         - loss_and_grad(param, minus, *data, kind)[0]) / (2 * H)
+        out[name] = grad
+    return out
+
+
+def _assert_close(analytic, numeric):
+    assert set(analytic) == set(numeric)
+    for name in numeric:
+        a, b = np.asarray(analytic[name]), numeric[name]
+        assert a.shape == b.shape, name
+        np.testing.assert_allclose(a, b, rtol=0, atol=RTOL * (1.0 + np.max(np.abs(b))), err_msg=name)
+
+
+cases = st.tuples(st.sampled_from(TASKS), st.integers(2, 4), st.integers(1, 6), st.integers(1, 5),
+                  st.integers(0, 2**32 - 1), st.sampled_from([0.3, 1.0, 2.0]))
+
+
+@pytest.mark.parametrize("param", ["M", "full"])
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+@settings(max_examples=12, deadline=None)
+@given(case=cases)
+def test_gradient_matches_central_differences(param, kind, case):
+    task, d, n, batch, seed, scale = case
+    data, rng = _prompts(task, d, n, batch, seed)
+    params = _random_params(param, d, kind, rng, scale)
+    loss, grads = loss_and_grad(param, params, *data, kind)
+    assert np.isfinite(loss) and loss >= 0
+    _assert_close(grads, _finite_difference(param, params, data, kind))
+
+
+@pytest.mark.parametrize("param", ["M", "full"])
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_predictions_follow_the_attention_module(param, kind):
+    """The trainer's forward pass is the predictor of :mod:`lipschitz_icl.attention` (same conventions)."""
+    data, rng = _prompts("relu", 3, 7, 4, 11)
+    x, y, q, _ = data
+    params = _random_params(param, 3, kind, rng, 1.0)
+    if param == "M":
+        reference = Attention(params["M"], kind, float(params.get("v", 1.0))).predict(x, y, q)
+    else:
+        reference = AttentionLayer(params["W_K"], params["W_Q"], params["W_V"], kind).predict(x, y, q)
+    np.testing.assert_allclose(predict(param, params, x, y, q, kind), reference, rtol=1e-12, atol=1e-12)
+
+
+def test_finite_differences_detect_a_wrong_gradient():
+    """The comparison can fail: a gradient off by 1% in one entry, or transposed, is rejected."""
+    data, rng = _prompts("affine", 3, 5, 4, 3)
+    params = _random_params("M", 3, "softmax", rng, 1.0)
+    _, grads = loss_and_grad("M", params, *data, "softmax")
+    numeric = _finite_difference("M", params, data, "softmax")
+    _assert_close(grads, numeric)
+    scaled = {"M": grads["M"].copy()}
+    i = np.unravel_index(np.argmax(np.abs(grads["M"])), grads["M"].shape)
+    scaled["M"][i] *= 1.01
+    with pytest.raises(AssertionError):
+        _assert_close(scaled, numeric)
+    with pytest.raises(AssertionError):
+        _assert_close({"M": grads["M"].T}, numeric)
+
+
+def test_last_column_of_W_Q_gets_no_gradient():
+    """``z_q = [q; 0]``: ``W_Q[:, d]`` never reaches the prediction, so its gradient is exactly zero
+    (why :func:`lipschitz_icl.geometry.kq_label_coupling` leaves ``(W_K^T W_Q)[:, d]`` out)."""
+    data, rng = _prompts("relu", 3, 6, 5, 8)
+    for kind in ("softmax", "linear"):
+        params = _random_params("full", 3, kind, rng, 1.0)
+        _, grads = loss_and_grad("full", params, *data, kind)
+        assert np.all(grads["W_Q"][:, -1] == 0.0)
+        assert np.all(grads["W_V"][:-1] == 0.0)
+        assert np.any(grads["W_V"][-1] != 0.0)
+
+
+@pytest.mark.parametrize("param", ["M", "full"])
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_gradient_matches_torch_autograd(param, kind):
+    torch = pytest.importorskip("torch")
+    data, rng = _prompts("lowrank-affine", 3, 6, 5, 21)
+    params = _random_params(param, 3, kind, rng, 1.0)
+    _, grads = loss_and_grad(param, params, *data, kind)
+    x, y, q, fq = (torch.tensor(a, dtype=torch.float64) for a in data)
+    tp = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in params.items()}
+    if param == "M":
+        s = torch.einsum("bnd,de,be->bn", x, tp["M"], q)
+        if kind == "softmax":
+            yhat = (torch.softmax(s, dim=-1) * y).sum(-1)
+        else:
+            yhat = tp["v"] * (s * y).sum(-1) / x.shape[1]
+    else:
+        z = torch.cat([x, y[..., None]], dim=-1)
+        zq = torch.cat([q, torch.zeros(q.shape[0], 1, dtype=torch.float64)], dim=-1)
+        s = torch.einsum("bnk,jk,jl,bl->bn", z, tp["W_K"], tp["W_Q"], zq)
+        a = torch.softmax(s, dim=-1) if kind == "softmax" else s / x.shape[1]
+        yhat = (a * (z @ tp["W_V"][-1])).sum(-1)
+    ((yhat - fq) ** 2).mean().backward()
+    for name in params:
+        np.testing.assert_allclose(grads[name], tp[name].grad.numpy(), rtol=1e-10, atol=1e-12)
