@@ -1,0 +1,119 @@
+"""``lipschitz-icl train``: pretrain one attention layer with the NumPy trainer and report its shape.
+
+JSON keys:
+
+- ``w_trained``: ``tr(M)/d`` of the effective ``M`` of the trained layer, the ``M`` of the equivalent
+  Eq. (4) predictor with unit value weight (:func:`lipschitz_icl.train.effective_M`): M-form softmax
+  ``M``; M-form linear ``v M``; full layer ``A_xx = (W_K^T W_Q)[:d, :d]`` (softmax; the label value
+  weight ``W_V[d, d]`` scales the output, not the exponent, and is reported separately) or
+  ``W_V[d, d] A_xx`` (linear attention, where only the product reaches the prediction);
+- ``anisotropy``: ``||M - (tr M/d) I||_F / ||M||_F`` of that ``M``;
+- ``rho``: ``||M - P M P||_F / ||M||_F``, ``P = B B^T``, for low-rank tasks (else null);
+- ``final_loss`` (and ``final_loss_stderr``): ICL loss of the returned parameters on fresh held-out
+  prompts (a seed stream separate from training);
+- ``steps``, ``seconds`` (training wall time); for the full layer also ``value_leak``,
+  ``label_coupling`` and ``value_weight`` (``W_V[d, d]``).
+
+``--out FILE`` writes the trained parameters (and ``M``, the loss curve) to ``FILE`` as ``.npz``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import geometry
+from ..attention import ATTENTION_KINDS
+from ..problem import make_problem
+from ..tasks import TASK_NAMES
+from ..train import OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
+from ..validation import ParameterError, check_int, check_real
+from ._common import add_problem_arguments
+
+NAME = "train"
+HELP = "pretrain one attention layer (NumPy, analytic gradients) and report the trained M"
+
+EVAL_PROMPTS = 20000
+
+
+def add_arguments(parser) -> None:
+    add_problem_arguments(parser, TASK_NAMES)
+    parser.add_argument("--k", type=int, default=None, help="rank of B for the low-rank tasks (1 <= k <= d)")
+    parser.add_argument("--param", choices=PARAMETERISATIONS, default="M",
+                        help="M (Eq. (4) form, default) or full (W_K, W_Q, W_V)")
+    parser.add_argument("--attention", choices=ATTENTION_KINDS, default="softmax",
+                        help="softmax (default) or linear")
+    parser.add_argument("--steps", type=int, default=2000, help="optimiser steps >= 1 (default 2000)")
+    parser.add_argument("--batch", type=int, default=256, help="fresh prompts per step >= 1 (default 256)")
+    parser.add_argument("--lr", type=float, default=0.02, help="learning rate > 0 (default 0.02)")
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adam", help="adam (default) or sgd")
+    parser.add_argument("--schedule", choices=SCHEDULES, default="constant",
+                        help="learning-rate schedule (default constant)")
+    parser.add_argument("--average", type=float, default=0.5,
+                        help="fraction of the last steps whose iterates are averaged, in [0, 0.999] "
+                             "(default 0.5; 0 reports the final iterate)")
+    parser.add_argument("--out", default=None, help="write the trained parameters to this .npz file")
+
+
+def _check_out(path):
+    if path is None:
+        return None
+    if os.path.isdir(path):
+        raise ParameterError("out", "a file path, not a directory", path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ParameterError("out", "a file in an existing directory", path)
+    return path
+
+
+def run(args):
+    seed = check_int("seed", args.seed, minimum=0)
+    task_kwargs = {}
+    if args.task.startswith("lowrank"):
+        if args.k is None:
+            raise ParameterError("k", f"given (an integer in [1, d]) for the low-rank task {args.task!r}", None)
+        task_kwargs["rank"] = check_int("k", args.k, minimum=1, maximum=max(1, args.d))
+    elif args.k is not None:
+        raise ParameterError("k", f"unset for the full-rank task {args.task!r}", args.k)
+    problem = make_problem(args.task, args.d, args.n, args.L, args.sigma, **task_kwargs)
+    steps = check_int("steps", args.steps, minimum=1)
+    batch = check_int("batch", args.batch, minimum=1)
+    lr = check_real("lr", args.lr, minimum=0.0, strict_minimum=True)
+    average = check_real("average", args.average, minimum=0.0, maximum=0.999)
+    out = _check_out(args.out)
+
+    train_seq, eval_seq = np.random.SeedSequence(seed).spawn(2)
+    try:
+        result = train(problem, param=args.param, attention=args.attention, steps=steps, batch=batch, lr=lr,
+                       optimizer=args.optimizer, schedule=args.schedule, average_fraction=average,
+                       seed=train_seq)
+    except FloatingPointError:
+        raise ParameterError("lr", "small enough for training to stay finite", lr) from None
+    held_out = icl_loss(problem, result.param, result.params, np.random.default_rng(eval_seq),
+                        kind=result.kind, prompts=EVAL_PROMPTS)
+    M = result.M
+    B = problem.task_class.B
+    payload = {
+        "w_trained": result.w_trained,
+        "anisotropy": geometry.anisotropy(M),
+        "rho": geometry.rho(M, B) if B is not None else None,
+        "final_loss": held_out.value,
+        "final_loss_stderr": held_out.standard_error,
+        "steps": result.steps,
+        "seconds": result.seconds,
+        "task": problem.task, "d": problem.d, "n": problem.n, "L": problem.L, "sigma": problem.sigma,
+        "k": task_kwargs.get("rank"), "param": result.param, "attention": result.kind,
+        "value_leak": None, "label_coupling": None, "value_weight": None,
+        "out": out,
+    }
+    if result.param == "full":
+        params = result.params
+        payload["value_leak"] = geometry.value_leak(params["W_V"])
+        payload["label_coupling"] = geometry.kq_label_coupling(params["W_K"], params["W_Q"])
+        payload["value_weight"] = float(params["W_V"][-1, -1])
+    if out is not None:
+        arrays = {name: np.asarray(value) for name, value in result.params.items()}
+        with open(out, "wb") as handle:
+            np.savez(handle, M_effective=M, loss_curve=result.loss_curve, **arrays)
+    return payload, 0
