@@ -1,4 +1,5 @@
-"""Analytic gradients of the trainer against central finite differences (and torch autograd if present).
+"""Analytic gradients of the trainer against central finite differences (and torch autograd if present),
+and the mechanics of the training loop (determinism, iterate averaging, argument checks, progress).
 
 Property: for random shapes ``(d, n, batch)``, random parameters and random prompts, every partial
 derivative of the batch ICL loss returned by :func:`lipschitz_icl.train.loss_and_grad` agrees with the
@@ -17,7 +18,8 @@ from hypothesis import strategies as st
 
 from lipschitz_icl.attention import Attention, AttentionLayer
 from lipschitz_icl.problem import make_problem
-from lipschitz_icl.train import init_params, loss_and_grad, predict
+from lipschitz_icl.train import effective_M, init_params, loss_and_grad, predict, train
+from lipschitz_icl.validation import ParameterError
 
 TASKS = ("affine", "relu", "cosine", "lowrank-linear", "lowrank-affine", "lowrank-quadratic",
          "lowrank-cosine")
@@ -147,3 +149,73 @@ def test_gradient_matches_torch_autograd(param, kind):
     ((yhat - fq) ** 2).mean().backward()
     for name in params:
         np.testing.assert_allclose(grads[name], tp[name].grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- trainer mechanics
+# (the loop around the gradients: determinism, iterate averaging, argument checks, progress line)
+
+SMALL = dict(steps=12, batch=8, lr=0.05)
+
+
+def _small_problem():
+    return make_problem("relu", 3, 6, 1.0, 0.3)
+
+
+@pytest.mark.parametrize("param", ["M", "full"])
+def test_training_is_reproducible_from_its_seed(param):
+    problem = _small_problem()
+    a = train(problem, param=param, seed=5, **SMALL)
+    b = train(problem, param=param, seed=np.random.SeedSequence(5), **SMALL)
+    c = train(problem, param=param, seed=6, **SMALL)
+    np.testing.assert_array_equal(a.loss_curve, b.loss_curve)
+    for name in a.params:
+        np.testing.assert_array_equal(a.params[name], b.params[name])
+    assert not np.array_equal(a.loss_curve, c.loss_curve)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_params_average_the_last_iterates(optimizer):
+    """With a constant rate a run of ``t`` steps is a prefix of a longer one (same seed, same batches),
+    so the averaged ``params`` must equal the mean of the final iterates of runs of ``T-m+1 .. T`` steps."""
+    problem = _small_problem()
+    T, fraction = 10, 0.3                                   # m = ceil(0.3 * 10) = 3 iterates
+    result = train(problem, optimizer=optimizer, steps=T, batch=8, lr=0.05, average_fraction=fraction, seed=2)
+    iterates = [train(problem, optimizer=optimizer, steps=t, batch=8, lr=0.05, seed=2).last_params["M"]
+                for t in (8, 9, 10)]
+    np.testing.assert_allclose(result.params["M"], np.mean(iterates, axis=0), rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(result.last_params["M"], iterates[-1])
+    assert result.steps == T and result.loss_curve.shape == (T,) and result.seconds > 0
+
+
+def test_effective_M_folds_the_value_weight_only_for_linear_attention():
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((3, 3))
+    assert np.array_equal(effective_M("M", {"M": M}, "softmax"), M)
+    np.testing.assert_allclose(effective_M("M", {"M": M, "v": np.asarray(2.0)}, "linear"), 2.0 * M)
+    layer = init_params("full", 3, "softmax", rng)
+    A_xx = (layer["W_K"].T @ layer["W_Q"])[:3, :3]
+    np.testing.assert_allclose(effective_M("full", layer, "softmax"), A_xx)
+    np.testing.assert_allclose(effective_M("full", layer, "linear"), layer["W_V"][3, 3] * A_xx)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"param": "W"}, "param"), ({"attention": "relu"}, "attention"), ({"optimizer": "lbfgs"}, "optimizer"),
+    ({"steps": 0}, "steps"), ({"batch": 0}, "batch"), ({"lr": 0.0}, "lr"),
+    ({"average_fraction": 1.0}, "average_fraction"), ({"schedule": "linear"}, "schedule"),
+    ({"seed": -1}, "rng"), ({"init": {"M": np.zeros((2, 2))}}, "init['M']"), ({"init": {"W": 1}}, "init"),
+    ({"betas": (0.9,)}, "betas"),
+])
+def test_bad_arguments_name_the_parameter(kwargs, name):
+    args = dict(SMALL, **kwargs)
+    with pytest.raises(ParameterError) as info:
+        train(_small_problem(), **args)
+    assert info.value.name == name
+
+
+def test_progress_line_only_when_asked_or_on_a_terminal(capsys):
+    problem = _small_problem()
+    train(problem, progress=True, **SMALL)
+    err = capsys.readouterr().err
+    assert "train: step 12/12" in err and err.endswith("\n")
+    train(problem, **SMALL)                                  # stderr is captured: not a terminal
+    assert capsys.readouterr().err == ""
