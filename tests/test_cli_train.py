@@ -78,6 +78,8 @@ def test_full_layer_reports_value_structure(capsys, tmp_path, attention):
 @pytest.mark.parametrize("extra, name", [
     (["--steps", "0"], "steps"),
     (["--batch", "0"], "batch"),
+    (["--batch", "100000000"], "batch"),          # would not fit in memory: refused up front
+    (["--n", "1e14"], "n"),
     (["--lr", "0"], "lr"),
     (["--d", "1"], "d"),
     (["--sigma", "-1"], "sigma"),

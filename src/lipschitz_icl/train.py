@@ -74,6 +74,9 @@ Params = dict  # name -> float64 array (scalars as 0-d arrays)
 # covariates and whose scores read the labels (loss about 4x the optimum); scale 0.5 has not.
 DEFAULT_INIT_SCALE = {"M": 1.0, "full": 0.5}
 
+# Largest prompt batch held in memory at once, in float64 entries ``batch * n * (d + 1)`` (400 MB).
+MAX_BATCH_ELEMENTS = 50_000_000
+
 
 # --------------------------------------------------------------------------- forward and gradient
 def _m_form_forward(params: Params, x, y, q, kind: str):
@@ -170,6 +173,7 @@ def icl_loss(problem: Problem, param: str, params: Params, rng, *, kind: str = "
     (the sample mean of i.i.d. squared errors; used for the held-out loss of a trained layer)."""
     rng = check_rng(rng)
     prompts = check_int("prompts", prompts, minimum=2)
+    chunk = max(1, min(chunk, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
     errors = []
     done = 0
     while done < prompts:
@@ -365,7 +369,11 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
     optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
     schedule = check_choice("schedule", schedule, SCHEDULES)
     steps = check_int("steps", steps, minimum=1)
-    batch = check_int("batch", batch, minimum=1)
+    if problem.n * (problem.d + 1) > MAX_BATCH_ELEMENTS:
+        raise ParameterError("n", f"at most {MAX_BATCH_ELEMENTS // (problem.d + 1)} for training in "
+                             f"d = {problem.d} (one prompt must fit in memory)", problem.n)
+    batch = check_int("batch", batch, minimum=1,
+                      maximum=max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
     lr = check_real("lr", lr, minimum=0.0, strict_minimum=True)
     final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
     average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
