@@ -34,6 +34,7 @@ __all__ = ["METHODS", "icl_loss", "naive_loss", "averaged_loss", "make_attention
 
 METHODS = ("averaged", "naive", "asymptotic", "exact")
 DEFAULT_CHUNK_ELEMENTS = 1 << 22
+MAX_MC_N = 10**7  # Monte Carlo draws every context point; beyond this use 'exact' or 'asymptotic'
 
 
 def make_attention(problem: Problem, w=None, M=None, attention: str = "softmax",
@@ -64,6 +65,9 @@ def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", va
             return asymptotic_loss(problem, model.w)
         from .exact import exact_loss
         return exact_loss(problem, model.w)
+    if problem.n > MAX_MC_N:
+        raise ParameterError("n", f"<= {MAX_MC_N:.0e} for the Monte Carlo method {method!r} "
+                             "(use method 'exact' or 'asymptotic' for larger n)", problem.n)
     contexts = check_int("contexts", contexts, minimum=2)
     chunk_elements = check_int("chunk_elements", chunk_elements, minimum=1)
     generator = check_rng(rng)

@@ -195,6 +195,9 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
     it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
     ``max_contexts``; ``info['precision_reached']`` says whether the target was met)."""
     _require_isotropic(problem)
+    from .loss import MAX_MC_N
+    if problem.n > MAX_MC_N:
+        raise ParameterError("n", f"<= {MAX_MC_N:.0e} for method 'mc' (use 'exact' or 'asymptotic')", problem.n)
     generator = check_rng(rng)
     rel_precision = check_real("rel_precision", rel_precision, minimum=0.0, strict_minimum=True)
     level = check_real("level", level, minimum=0.5, maximum=0.999999)
