@@ -219,3 +219,18 @@ def test_progress_line_only_when_asked_or_on_a_terminal(capsys):
     assert "train: step 12/12" in err and err.endswith("\n")
     train(problem, **SMALL)                                  # stderr is captured: not a terminal
     assert capsys.readouterr().err == ""
+
+
+def test_learning_rate_schedules_reach_their_stated_end_points():
+    from lipschitz_icl.train import _learning_rate
+
+    lr, T, f, switch = 0.1, 100, 0.2, 60
+    assert _learning_rate(lr, "constant", 99, T, f, switch) == lr
+    assert _learning_rate(lr, "cosine", 0, T, f, switch) == pytest.approx(lr)
+    assert _learning_rate(lr, "cosine", T, T, f, switch) == pytest.approx(f * lr)
+    assert _learning_rate(lr, "step", switch - 1, T, f, switch) == lr
+    assert _learning_rate(lr, "step", switch, T, f, switch) == pytest.approx(f * lr)
+    assert _learning_rate(lr, "inverse", 0, T, f, switch) == pytest.approx(lr)
+    assert _learning_rate(lr, "inverse", T, T, f, switch) == pytest.approx(f * lr)
+    values = [_learning_rate(lr, "inverse", t, T, f, switch) for t in range(T)]
+    assert all(a > b for a, b in zip(values, values[1:]))
