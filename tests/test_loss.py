@@ -7,7 +7,7 @@ with probability below 1%; seeds are fixed so CI is deterministic).
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from lipschitz_icl import make_problem
 from lipschitz_icl.asymptotic import asymptotic_terms
@@ -89,6 +89,19 @@ def test_asymptotic_first_correction_improves_on_the_limit():
     with_correction = b0 + b1 / n
     assert abs(with_correction - mc.bias.value) < 4 * mc.bias.standard_error
     assert abs(b0 - mc.bias.value) > 10 * mc.bias.standard_error
+
+
+@settings(max_examples=10)
+@given(st.sampled_from(["affine", "relu", "cosine"]), st.integers(2, 6), st.integers(1, 80),
+       st.floats(0.2, 3.0), st.floats(0.0, 1.0), st.floats(0.0, 60.0))
+def test_estimators_agree_on_random_problems(task, d, n, L, sigma, w):
+    """Property: naive and task-averaged estimates agree (4.5-sigma rule: ~2e-4 family-wise over
+    the 10 examples x 3 parts) for any admissible problem."""
+    problem = make_problem(task, d, n, L, sigma)
+    naive = icl_loss(problem, w, method="naive", contexts=6000, rng=31)
+    averaged = icl_loss(problem, w, method="averaged", contexts=3000, rng=32)
+    for part in ("loss", "bias", "noise"):
+        assert _z(getattr(naive, part), getattr(averaged, part)) < 4.5, part
 
 
 @given(st.sampled_from(["affine", "relu", "cosine"]), st.integers(2, 6), st.integers(1, 60),

@@ -33,7 +33,7 @@ from .validation import ParameterError, check_choice, check_int, check_rng
 __all__ = ["METHODS", "icl_loss", "naive_loss", "averaged_loss", "make_attention"]
 
 METHODS = ("averaged", "naive", "asymptotic", "exact")
-DEFAULT_CHUNK_ELEMENTS = 1 << 22
+DEFAULT_CHUNK_ELEMENTS = 1 << 20  # 8 MiB per float64 array: bounded memory at any n
 MAX_MC_N = 10**7  # Monte Carlo draws every context point; beyond this use 'exact' or 'asymptotic'
 
 
