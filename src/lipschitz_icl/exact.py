@@ -98,7 +98,8 @@ _TAIL = 1e-20          # target tail mass dropped by the s and V ranges
 _U_NEG = 21.0          # e^(2u) < e^-42 below s_lo
 _U_POS = 4.5           # k2(4.5) = exp(9 - e^4.5) ~ e^-81
 _V_TAIL = 40.0         # e^-40 tail of k1 beyond the fine zone
-_MAX_KERNEL = 6e7      # budget: N_s * N_V (and N_c * N_V for relu)
+_MAX_THETA = 2e6       # budget: theta nodes
+_MAX_RELU = 2e7        # budget: entries of the relu matrix D (N_c/2 x N_theta)
 _MAX_LEVEL = 4
 
 
@@ -275,8 +276,12 @@ def _grids(d: int, w: float, n: int, lev: _Level):
     s_hi = v_q + _U_POS
     two_w = 2.0 * w
 
+    # few points dominate S for s >> 1: the integrand follows the law of min_i V_i, whose relative
+    # width is ~ 2/(d-1) (P(V < v) ~ v^((d-1)/2) near 0), hence the d-dependent grading
+    grade = lev.grade * min(1.0, 3.0 / (d - 1))
+
     def s_width(s):
-        return max(lev.h_s, lev.grade * min(max(s - 6.0, 0.0), max(two_w - s, 0.0)))
+        return max(lev.h_s, grade * min(max(s - 6.0, 0.0), max(two_w - s, 0.0)))
 
     s_breaks = _graded_breaks(s_lo, s_hi, s_width)
     s_nodes, s_weights = _panel_rule(s_breaks, lev.q_s)
@@ -290,7 +295,7 @@ def _grids(d: int, w: float, n: int, lev: _Level):
             return min(max(lev.h_v, 2.0 * lev.grade * (v - v_fine)), 4.0)
 
         n_fine = v_fine / lev.h_v
-        if n_fine * lev.q_v * len(s_nodes) > _MAX_KERNEL:
+        if n_fine * lev.q_v > _MAX_THETA:
             raise ParameterError(
                 "w", f"small enough for the exact grid at n = {n}, d = {d} (the normaliser is dominated "
                 f"by a few points up to V = {v_q:.3g}; use a Monte Carlo method)", w)
@@ -306,33 +311,7 @@ def _grids(d: int, w: float, n: int, lev: _Level):
                 v_top=min(v_top, two_w) if w > 0 else 0.0, v_q=v_q, s_lo=s_lo, s_hi=s_hi)
 
 
-def _kernels(s: np.ndarray, V: np.ndarray):
-    u = s[:, None] - V[None, :]
-    e = np.exp(np.minimum(u, 50.0))
-    k1 = np.exp(u - e)
-    k2 = k1 * np.exp(u)
-    return e, k1, k2
-
-
-_S_SPLIT = -8.0        # below it k1(s - V) = sum_m (-1)^m e^((m+1)(s-V)) / m!, 5 terms to e^-40
-
-
-def _relu_G(s: np.ndarray, V: np.ndarray, k1: np.ndarray, wmod: np.ndarray) -> np.ndarray:
-    """``G[j, c] = sum_k wmod[c, k] k1(s_j - V_k)``; for ``s_j <= -8`` (where ``s - V <= -8``) through the
-    exponential series of ``k1``, whose terms factor in ``s`` and ``V`` (rank 5, error ``< e^-40``
-    relative), so the dense product is only over the ``s`` nodes near the peak."""
-    G = np.empty((s.size, wmod.shape[0]))
-    dense = s > _S_SPLIT
-    if np.any(dense):
-        G[dense] = k1[dense] @ wmod.T
-    low = ~dense
-    if np.any(low):
-        acc = np.zeros((int(low.sum()), wmod.shape[0]))
-        for m in range(5):
-            moment = wmod @ np.exp(-(m + 1) * V)
-            acc += ((-1) ** m / math.factorial(m)) * np.exp((m + 1) * s[low])[:, None] * moment[None, :]
-        G[low] = acc
-    return G
+_S_SPLIT = -8.0        # below it k1(s - V) = sum_m (-1)^m e^((m+1)(s-V)) / m!, 5 terms to e^-40 (V >= 0)
 
 
 def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
@@ -426,14 +405,87 @@ def _lagrange(xi: np.ndarray, nodes: np.ndarray, lam: np.ndarray) -> np.ndarray:
     return ell
 
 
+def _s_chunks(s: np.ndarray, q: int, span: float = 30.0):
+    """Slices of whole ``s`` panels (``q`` nodes each), a chunk spanning at most ``span`` in ``s`` and
+    never mixing panels below and above ``_S_SPLIT`` (fewer, larger products; narrow windows)."""
+    start = 0
+    for end in range(q, s.size + q, q):
+        if end >= s.size:
+            yield slice(start, s.size)
+            return
+        nxt = s[end:end + q]
+        if nxt.max() - s[start] > span or ((s[end - 1] <= _S_SPLIT) != (nxt.max() <= _S_SPLIT)):
+            yield slice(start, end)
+            start = end
+
+
+def _check_relu_budget(grid: dict, lev: _Level, d: int, w: float, n: int) -> None:
+    """Refuse a relu grid whose matrix ``D`` (``theta_c`` on ``[0, pi/2]`` x ``theta``) is too large."""
+    n_c_estimate = len(grid["theta_breaks"]) * lev.q_c
+    if n_c_estimate * grid["theta"].size > _MAX_RELU:
+        raise ParameterError("w", f"small enough for the exact relu grid at n = {n}, d = {d} (the "
+                             f"normaliser is dominated by a few points up to V = {grid['v_q']:.3g}; "
+                             "use a Monte Carlo method)", w)
+
+
 def _evaluate(task: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
+    """One evaluation at resolution ``lev``.
+
+    The ``s`` nodes are handled panel by panel; for a panel only the ``theta`` nodes with
+    ``V`` in ``[min s - 7, max(max s, 0) + 45 + (d-1)/2 + 12 sqrt(d)]`` enter the kernel sums (below,
+    ``k1 = k2 = 0`` and ``1 - exp(-e^u) = 1`` to ``e^-1000``, which a prefix sum of the weights gives;
+    above, the kernels are below ``e^-45`` of their scale), so the cost is ``O(N_s x window)`` even when
+    the ``theta`` grid is long (few points dominating ``S``).
+    """
     grid = _grids(d, w, n, lev)
     s, ws, theta, wt = grid["s"], grid["ws"], grid["theta"], grid["wt"]
     V = _v_of_theta(w, theta)
-    e, k1, k2 = _kernels(s, V)
+    omt = _one_minus_t(theta)
+    prefix = np.concatenate([[0.0], np.cumsum(wt)])
+    upper_extra = 45.0 + 0.5 * (d - 1) + 12.0 * math.sqrt(d)
+    upper_tail = _upper_tail(d, w, grid["v_top"])
 
-    one_minus_psi = (-np.expm1(-e)) @ wt
-    psi_direct = np.exp(-e) @ wt + _upper_tail(d, w, grid["v_top"])
+    if task == "affine":
+        g2 = wt * 2.0 * omt                                   # diagonal g = 2(1 - t)
+        g1 = wt * omt                                         # off-diagonal g = 1 - t
+    else:
+        _check_relu_budget(grid, lev, d, w, n)
+        g2 = wt * relu_diagonal(d, theta)
+        theta_c, wc, wmod = _relu_weights(d, w, grid, lev)            # theta_c in [0, pi/2]
+        wmod = np.vstack([wmod, wt * omt])                            # last row: A_1[1 - t]
+        cos_c = np.cos(theta_c)
+        moments = np.stack([wmod @ np.exp(-(m + 1) * V) for m in range(5)])   # series below s = -8
+
+    N = s.size
+    one_minus_psi, psi_direct = np.empty(N), np.empty(N)
+    a2_noise, a2_diag, second = np.empty(N), np.empty(N), np.empty(N)
+    for sl in _s_chunks(s, lev.q_s):
+        sb = s[sl]
+        lo = int(np.searchsorted(V, sb.min() - 7.0, side="left"))
+        hi = int(np.searchsorted(V, max(sb.max(), 0.0) + upper_extra, side="right"))
+        u = sb[:, None] - V[None, lo:hi]
+        e = np.exp(np.minimum(u, 50.0))
+        k1 = np.exp(u - e)
+        k2 = k1 * e                                # exp(2u - e^u); k1 = 0 beyond u = 6
+        win = slice(lo, hi)
+        one_minus_psi[sl] = prefix[lo] + (-np.expm1(-e)) @ wt[win]
+        psi_direct[sl] = np.exp(-e) @ wt[win] + (prefix[-1] - prefix[hi]) + upper_tail
+        a2_noise[sl] = k2 @ wt[win]
+        a2_diag[sl] = k2 @ g2[win]
+        if task == "affine":
+            a1 = k1 @ g1[win]
+            second[sl] = a1 * a1
+        else:
+            if sb.max() <= _S_SPLIT:
+                coef = np.stack([((-1) ** m / math.factorial(m)) * np.exp((m + 1) * sb) for m in range(5)], axis=1)
+                G = coef @ moments                                        # (q_s, N_c + 1)
+            else:
+                G = k1 @ wmod[:, win].T
+            a1 = G[:, -1:]
+            G = G[:, :-1]
+            G_mirror = G + a1 * cos_c[None, :]                            # theta_c -> pi - theta_c
+            second[sl] = (G * G) @ wc + (G_mirror * G_mirror) @ wc
+
     with np.errstate(divide="ignore"):
         log_psi = np.where(one_minus_psi < 0.5, np.log1p(-np.minimum(one_minus_psi, 0.5)),
                            np.log(np.maximum(psi_direct, 0.0)))
@@ -445,30 +497,14 @@ def _evaluate(task: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
 
     diag_w = ws * n * power(n - 1)
     off_w = ws * (float(n) * (n - 1)) * power(n - 2) if n >= 2 else np.zeros_like(ws)
-
-    noise_factor = float(diag_w @ (k2 @ wt))
-    info = dict(level=None, n_s=int(s.size), n_theta=int(theta.size), s_range=(grid["s_lo"], grid["s_hi"]),
+    noise_factor = float(diag_w @ a2_noise)
+    bias = float(diag_w @ a2_diag + off_w @ second)
+    info = dict(level=None, n_s=int(N), n_theta=int(theta.size), s_range=(grid["s_lo"], grid["s_hi"]),
                 v_top=grid["v_top"], v_quantile=grid["v_q"])
-    affine = relu = None
     if task == "affine":
-        omt = _one_minus_t(theta)
-        diag = diag_w @ (k2 @ (wt * 2.0 * omt))
-        a1 = k1 @ (wt * omt)
-        affine = float(diag + off_w @ (a1 * a1))
-    else:
-        n_c_estimate = len(grid["theta_breaks"]) * lev.q_c
-        if n_c_estimate * theta.size > _MAX_KERNEL:
-            raise ParameterError("w", f"small enough for the exact relu grid at n = {n}, d = {d} "
-                                 "(use a Monte Carlo method)", w)
-        diag = diag_w @ (k2 @ (wt * relu_diagonal(d, theta)))
-        theta_c, wc, wmod = _relu_weights(d, w, grid, lev)            # theta_c in [0, pi/2]
-        G = _relu_G(s, V, k1, wmod)                                     # (N_s, N_c)
-        a1 = _relu_G(s, V, k1, (wt * _one_minus_t(theta))[None, :])     # A_1[1 - t](s), (N_s, 1)
-        G_mirror = G + a1 * np.cos(theta_c)[None, :]                   # theta_c -> pi - theta_c
-        T = (G * G) @ wc + (G_mirror * G_mirror) @ wc
-        relu = float(diag + off_w @ T)
-        info["n_c"] = 2 * int(theta_c.size)
-    return _Parts(noise_factor, affine, relu, info)
+        return _Parts(noise_factor, bias, None, info)
+    info["n_c"] = 2 * int(theta_c.size)
+    return _Parts(noise_factor, None, bias, info)
 
 
 def exact_parts(task: str, d: int, w: float, n: int, level: int = 0) -> _Parts:
@@ -499,6 +535,10 @@ def exact_loss(problem: Problem, w, *, rtol: float = 1e-6) -> LossEstimate:
     def bias_of(parts):
         return parts.affine if task == "affine" else parts.relu
 
+    # refuse up front (not after the coarse level) when the second level cannot be afforded
+    grid = _grids(d, w, n, _level(1))
+    if task == "relu":
+        _check_relu_budget(grid, _level(1), d, w, n)
     prev = _evaluate(task, d, w, n, _level(0))
     history = [(prev.noise_factor, bias_of(prev))]
     converged = False
