@@ -76,7 +76,7 @@ def hankel_coefficients(order: int) -> tuple:
     u = 1 + sum(c * w ** (-(k + 1)) for k, c in enumerate(cs))
     y = sp.exp(w) * u / sp.sqrt(w)
     ode = w**2 * sp.diff(y, w, 2) + w * sp.diff(y, w) - (w**2 + nu**2) * y
-    reduced = sp.expand(sp.simplify(ode * sp.exp(-w) * sp.sqrt(w)))
+    reduced = sp.expand(sp.powsimp(sp.expand(ode * sp.exp(-w) * sp.sqrt(w))))
     solved = {}
     for k in range(1, order + 1):
         # the power w^(1-k) is the first one where c_k appears (through 2 w^2 u')
@@ -136,10 +136,21 @@ def _hankel_sum(nu_value, order: int) -> sp.Expr:
     return sum(c.subs(nu, nu_value) * x**k for k, c in enumerate(hankel_coefficients(order)))
 
 
+def _truncated_poly(expr, order: int) -> sp.Expr:
+    """The polynomial ``expr`` (in ``x``) with powers above ``x^order`` dropped."""
+    expr = sp.expand(expr)
+    return sum(expr.coeff(x, k) * x**k for k in range(order + 1))
+
+
 @lru_cache(maxsize=None)
 def _log_phi_tail(order: int) -> sp.Expr:
-    """``log(sum_k c_k x^k)`` at ``nu = d/2 - 1`` to ``O(x^(order+1))``, a polynomial in ``x``."""
-    tail = sp.series(sp.log(_hankel_sum(d / 2 - 1, order)), x, 0, order + 1).removeO()
+    """``log(sum_k c_k x^k)`` at ``nu = d/2 - 1`` to ``O(x^(order+1))``, a polynomial in ``x``:
+    ``log(1 + z) = sum_j (-1)^(j+1) z^j / j`` with ``z = sum_{k>=1} c_k x^k = O(x)``, truncated."""
+    z = _hankel_sum(d / 2 - 1, order) - 1
+    tail, power = 0, sp.S.One
+    for j in range(1, order + 1):
+        power = _truncated_poly(power * z, order)
+        tail += sp.Rational((-1) ** (j + 1), j) * power
     return sp.expand(tail)
 
 

@@ -117,23 +117,21 @@ def density_at_zero() -> sp.Expr:
 
 @lru_cache(maxsize=None)
 def half_moment(k: int) -> sp.Expr:
-    """``int_0^1 c^k p_d(c) dc`` (substituting ``v = c^2``: a Beta integral)."""
-    v = sp.Symbol("v", positive=True)
+    """``int_0^1 c^k p_d(c) dc``: with ``v = c^2`` it is Euler's Beta integral
+    ``(1/2) int_0^1 v^((k-1)/2) (1-v)^((d-3)/2) dv = B((k+1)/2, (d-1)/2)/2``, over ``2^(d-2) B((d-1)/2, (d-1)/2)``."""
     a = (d - 1) / 2
-    integral = sp.integrate(v ** sp.Rational(k - 1, 2) * (1 - v) ** ((d - 3) / 2) / 2, (v, 0, 1),
-                            conds="none")
-    expr = integral / (2 ** (d - 2) * sp.beta(a, a))
+    expr = sp.beta(sp.Rational(k + 1, 2), a) / 2 / (2 ** (d - 2) * sp.beta(a, a))
     return sp.simplify(sp.gammasimp(sp.combsimp(expr.rewrite(sp.gamma))))
 
 
 @lru_cache(maxsize=None)
 def perp_second_moment() -> sp.Expr:
-    """``E z^2`` for ``z ~ p_{d-1}`` (the direction of ``x`` orthogonal to ``q``): ``1/(d-1)``."""
-    z = sp.Symbol("z", real=True)
+    """``E z^2`` for ``z ~ p_{d-1}`` (the direction of ``x`` orthogonal to ``q``): the ratio of the Beta
+    integrals ``int_{-1}^1 z^2 (1-z^2)^m dz = B(3/2, m+1)`` and ``int_{-1}^1 (1-z^2)^m dz = B(1/2, m+1)``,
+    ``m = (d-4)/2``; it is ``1/(d-1)``."""
     m = (d - 4) / 2
-    ratio = (sp.integrate(z**2 * (1 - z**2) ** m, (z, -1, 1), conds="none")
-             / sp.integrate((1 - z**2) ** m, (z, -1, 1), conds="none"))
-    return sp.simplify(sp.expand_func(sp.simplify(ratio)))
+    ratio = sp.beta(sp.Rational(3, 2), m + 1) / sp.beta(sp.Rational(1, 2), m + 1)
+    return sp.simplify(sp.expand_func(sp.gammasimp(ratio.rewrite(sp.gamma))))
 
 
 # --- the relu kink ------------------------------------------------------------------------------------
@@ -383,16 +381,15 @@ def bias_finite_n_leading_expr(task: str):
     one_minus_a = S.one_minus_tilted_mean_series(2)
     if task == "affine":
         u1, u2 = one_minus_a, one_minus_a.subs(w, 2 * w)
-        bracket = (2 * u2 - 4 * u1 * u2 + 3 * u1**2) / (3 * d)
+        prefactor, bracket = 1 / (3 * d), 2 * u2 - 4 * u1 * u2 + 3 * u1**2
     else:
-        second_2w = S.second_moment_series(2).subs(w, 2 * w)
-        bracket = (sp.Rational(2, 3) * (half_moment(0) - half_moment(2)) * perp_second_moment()
-                   * (1 - second_2w))
+        prefactor = sp.Rational(2, 3) * (half_moment(0) - half_moment(2)) * perp_second_moment()
+        bracket = 1 - S.second_moment_series(2).subs(w, 2 * w)
     beta, cr = noise_leading_expr()
-    in_x = sp.series(bracket.subs(w, 1 / S.x), S.x, 0, 2).removeO()
+    in_x = sp.expand(bracket.subs(w, 1 / S.x))  # a polynomial in x = 1/w with coefficients polynomial in d
     if sp.simplify(in_x.coeff(S.x, 0)) != 0:
         raise DerivationError("the finite-n bias bracket must vanish as w -> inf")
-    coeff = sp.simplify(in_x.coeff(S.x, 1))
+    coeff = sp.simplify(prefactor * in_x.coeff(S.x, 1))
     if coeff == 0:
         raise DerivationError("the finite-n bias bracket has no 1/w term")
     return beta - 1, sp.factor(sp.simplify(cr * coeff))
@@ -735,10 +732,10 @@ def exact_foc_wstar(task: str, dim: int, rho_value: float) -> float:
 
     def foc(lw):
         wv = float(np.exp(lw))
-        with mpmath.workdps(30):
+        with mpmath.workdps(30):  # A' = 1 - (d-1)A/w - A^2 cancels ~ log10(w^2) digits
             R = S.exact_collision_ratio(dim, wv)
             Rp = R * 2 * (S.exact_tilted_mean(dim, 2 * wv) - S.exact_tilted_mean(dim, wv))
-        return float(rho_value) * exact_bias_inf_dw(task, dim, wv) + float(Rp)
+            return float(rho_value) * exact_bias_inf_dw(task, dim, wv) + float(Rp)
 
     lo, hi = np.log(guess) - 1.0, np.log(guess) + 1.0
     while foc(lo) > 0:
