@@ -61,17 +61,25 @@ integrated for each ``c`` node with the kink as a break point and the substituti
 Lagrange interpolant of ``k1(s - V)`` on that panel (product integration).  The ``theta_c`` panels
 mirror the ``theta`` panels about ``pi/2``, so ``G`` is smooth on each of them.
 
-Grids
------
+Grids and cost
+--------------
 ``s`` from ``-log n - 21`` (the ``e^(2u)`` tail) to ``V_q + 4.5`` where ``V_q`` is the quantile of
 ``min_i V_i`` beyond which ``n^2 (2w + 10) P(V > V_q)^(n-2) < 1e-20``; Gauss-Legendre panels of width
-``h_s``, graded (width ``~ grade * s``) where the integrand is the slowly varying density of
-``min_i V_i`` (few points dominate ``S``).  ``theta`` panels come from ``V`` panels of width ``h_V``
-on ``[0, V_q + 12.5]`` (every kernel ``k(s - V)`` is resolved there), graded beyond up to where
-``exp(-V)`` is ``exp(-40)`` past the tilted mass, and never wider than ``max_angle`` in ``theta``.
-The cost is ``O(N_s N_V)`` (``O(N_s N_V N_c)`` for relu), independent of ``n``; it grows with ``w``
-only when ``n`` is so small that the normaliser is dominated by a few points (``V_q`` large), and a
-grid larger than the budget is refused with a clear :class:`ParameterError`.
+``h_s``, graded (width ``~ grade * s * min(1, 3/(d-1))``) where the integrand follows the slowly
+varying law of ``min_i V_i`` (few points dominate ``S``).  ``theta`` panels come from ``V`` panels of
+width ``h_V`` on ``[0, V_q + 12.5]`` (every kernel ``k(s - V)`` is resolved there), graded beyond up
+to ``45 + (d-1)/2 + 12 sqrt(d)`` past ``V_q`` (the tilted mass and the ``e^-(V-s)`` tails), and never
+wider than ``max_angle`` in ``theta``.  For a block of ``s`` nodes only ``V`` in
+``[s - 7, s + 45 + (d-1)/2 + 12 sqrt(d)]`` enters the kernel sums (below, ``1 - psi`` takes the whole
+weight by a prefix sum); below ``s = -8`` the relu sums use the factorised series of ``k1``.
+
+Cost, independent of ``n``: when ``n E[e] >> 1`` (the normaliser concentrates; every ``n`` near the
+optimal ``w``) a few hundred nodes in each of ``s``, ``theta``, ``theta_c``: milliseconds (affine)
+to ~0.1 s (relu).  When ``n E[e] <~ 1`` (small ``n`` with large ``w``, or large ``d``) ``V_q`` is of
+order ``w`` and the ``theta`` grid has ``O(V_q)`` nodes: affine stays below seconds up to
+``w ~ 1e5``; relu needs the ``theta_c x theta`` matrix ``D`` (``O(V_q^2)``), so it is refused with a
+:class:`ParameterError` on ``w`` beyond a budget (about ``w ~ 300-1000`` at small ``n``), before
+any work is done.
 
 Accuracy: the result at resolution level ``k + 1`` is returned with ``abs_error`` equal to its
 difference from level ``k`` (a conservative estimate, the convergence being geometric); levels rise
@@ -91,7 +99,7 @@ from .estimate import Estimate, LossEstimate
 from .problem import Problem
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["EXACT_TASKS", "exact_loss", "exact_parts"]
+__all__ = ["EXACT_TASKS", "exact_loss", "exact_parts", "relu_diagonal", "relu_offdiagonal_factor"]
 
 EXACT_TASKS = ("affine", "relu")
 _TAIL = 1e-20          # target tail mass dropped by the s and V ranges
