@@ -30,9 +30,16 @@ Derived here (SymPy; ``a = (d-1)/2`` is the ``1/w`` coefficient of ``1 - A_d``, 
 * noise: ``sigma^2 c_R(d) w^((d-1)/2) / n``, ``c_R(d) = sqrt(pi)/(Gamma(d/2) 2^(d-2))``.
 * with ``bias = b L^2 w^(-p)``, the first-order condition of ``bias + noise`` gives
   ``w* = C rho^alpha``, ``rho = n L^2 / sigma^2``, ``alpha = 1/(p + (d-1)/2)``,
-  ``C = (2 p b / ((d-1) c_R))^alpha``: ``alpha = 2/(d+3)`` (affine), ``2/(d+2)`` (relu);
-  the minimal error ``E* = K L^2 rho^(-p alpha)``, ``K = b C^(-p) + c_R C^((d-1)/2)``, i.e. it decays
-  as ``n^(-4/(d+3))`` (affine) and ``n^(-3/(d+2))`` (relu) at fixed ``L, sigma``.
+  ``C = (2 p b / ((d-1) c_R))^alpha``; the minimal error ``E* = K L^2 rho^(-p alpha)``,
+  ``K = b C^(-p) + c_R C^((d-1)/2) = b C^(-p) (1 + 2p/(d-1))``.  Per class (the tests check that these
+  readable forms equal the derived expressions):
+
+      affine: alpha = 2/(d+3),  C = ((d-1) 2^(d-2) Gamma(d/2) / (3 d sqrt(pi)))^(2/(d+3)),
+              E* ~ K L^2 rho^(-4/(d+3)),  K = (d-1)(d+3)/(12 d) C^(-2)
+      relu:   alpha = 2/(d+2),  C = (2 (2 - sqrt 2) 2^(d-2) Gamma(d/2)^2 / (3 pi^(3/2) (d-1) Gamma((d-1)/2)))^(2/(d+2)),
+              E* ~ K L^2 rho^(-3/(d+2)),  K = C_b(d) (d+2)/(d-1) C^(-3/2)
+
+  i.e. the error decays as ``n^(-4/(d+3))`` (affine) and ``n^(-3/(d+2))`` (relu) at fixed ``L, sigma``.
 
 Including the next orders in ``1/w`` (but not the finite-``n`` terms), the exact minimiser of
 ``bias_inf + sigma^2 R_d/n`` is ``w* = w0 (1 + k(d) w0^-q + ...)``, ``w0 = C rho^alpha``, with ``q = 1``
@@ -75,7 +82,7 @@ __all__ = [
     "optimum_exprs", "delta_method_bias_correction", "delta_method_noise_correction",
     "bias_finite_n_leading_expr", "noise_finite_n_leading_expr",
     "bias_leading", "bias_next_order", "noise_leading", "noise_next_order", "window_law",
-    "min_error_law", "wstar_correction_expr", "wstar_correction", "bias_finite_n_leading", "noise_finite_n_leading", "dropped_terms",
+    "min_error_law", "theory_table", "wstar_correction_expr", "wstar_correction", "bias_finite_n_leading", "noise_finite_n_leading", "dropped_terms",
     "z_average", "exact_bias_inf", "exact_bias_inf_dw", "exact_bias_inf_relu_float",
     "exact_foc_wstar",
 ]
@@ -478,6 +485,32 @@ def noise_finite_n_leading(dim: int):
     power, const = noise_finite_n_leading_expr()
     dim = _check_dim(dim)
     return _f(power, dim), _f(const, dim)
+
+
+def theory_table(dims=(2, 3, 5)) -> list:
+    """One row per (task, d): every plain-float constant of this module, for reports and gates.
+
+    Keys: ``task, d, alpha, C`` (``w* = C rho^alpha``), ``bias_power, bias_constant`` (per ``L^2``),
+    ``bias_next_power, bias_next_constant``, ``noise_power, noise_constant`` (per ``sigma^2/n``),
+    ``noise_r1``, ``min_error_power, min_error_constant`` (``E* = constant L^2 rho^power``),
+    ``wstar_shift_power, wstar_shift_constant`` (``w* = C rho^alpha (1 + k w0^-q)``),
+    ``bias_finite_n_power, bias_finite_n_constant``, ``noise_finite_n_power, noise_finite_n_constant``.
+    """
+    rows = []
+    for task in TASKS:
+        for dim in dims:
+            row = {"task": task, "d": int(dim)}
+            row["alpha"], row["C"] = window_law(task, dim)
+            row["bias_power"], row["bias_constant"] = bias_leading(task, dim)
+            row["bias_next_power"], row["bias_next_constant"] = bias_next_order(task, dim)
+            row["noise_power"], row["noise_constant"] = noise_leading(dim)
+            row["noise_r1"] = noise_next_order(dim)
+            row["min_error_power"], row["min_error_constant"] = min_error_law(task, dim)
+            row["wstar_shift_power"], row["wstar_shift_constant"] = wstar_correction(task, dim)
+            row["bias_finite_n_power"], row["bias_finite_n_constant"] = bias_finite_n_leading(task, dim)
+            row["noise_finite_n_power"], row["noise_finite_n_constant"] = noise_finite_n_leading(dim)
+            rows.append(row)
+    return rows
 
 
 def dropped_terms(task: str, dim: int, rho_value: float, n_value: float) -> dict:

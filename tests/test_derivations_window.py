@@ -364,3 +364,30 @@ def test_dropped_terms_report():
                                                "bias_finite_n", "noise_finite_n"))
     with pytest.raises(ValueError):
         W.dropped_terms("quadratic", 3, 1e4, 1e3)
+
+
+def test_readable_closed_forms_in_the_docstring_equal_the_derivation():
+    """The per-class forms written in the module docstring are the derived expressions (so the docs
+    cannot drift from the derivation)."""
+    d = S.d
+    aff, rel = W.optimum_exprs("affine"), W.optimum_exprs("relu")
+    C_aff = ((d - 1) * 2 ** (d - 2) * sp.gamma(d / 2) / (3 * d * sp.sqrt(sp.pi))) ** (2 / (d + 3))
+    C_rel = (2 * (2 - sp.sqrt(2)) * 2 ** (d - 2) * sp.gamma(d / 2) ** 2
+             / (3 * sp.pi ** sp.Rational(3, 2) * (d - 1) * sp.gamma((d - 1) / 2))) ** (2 / (d + 2))
+    K_aff = (d - 1) * (d + 3) / (12 * d) * C_aff ** -2
+    K_rel = rel["b"] * (d + 2) / (d - 1) * C_rel ** sp.Rational(-3, 2)
+    for dim in (2, 3, 4, 5, 8):
+        for derived, readable in ((aff["C"], C_aff), (rel["C"], C_rel), (aff["K"], K_aff), (rel["K"], K_rel)):
+            assert abs(sp.N((derived / readable).subs(d, dim), 30) - 1) < 1e-25
+
+
+def test_theory_table_rows():
+    rows = W.theory_table((2, 3, 5))
+    assert len(rows) == 6
+    for row in rows:
+        assert (row["alpha"], row["C"]) == W.window_law(row["task"], row["d"])
+        # E* = bias + noise at w* = C rho^alpha, per L^2: K = b C^-p + c_R C^beta
+        K = (row["bias_constant"] * row["C"] ** row["bias_power"]
+             + row["noise_constant"] * row["C"] ** row["noise_power"])
+        assert row["min_error_constant"] == pytest.approx(K, rel=1e-12)
+        assert row["min_error_power"] == pytest.approx(row["bias_power"] * row["alpha"], rel=1e-12)
