@@ -116,6 +116,25 @@ def test_single_point_context(d, w):
     assert relu.bias.value == pytest.approx(2 * L**2 / 3 * (1 / d - 2 * _expected_kappa(d)), rel=1e-9)
 
 
+@pytest.mark.parametrize("d", [2, 5, 30])
+def test_single_point_context_far_in_the_few_points_regime(d):
+    """n = 1 at w = 3000: the s range reaches V ~ 2w = 6000, the windowed sums and the graded s panels
+    must still return sigma^2 and 2 L^2/(3d)."""
+    res = exact_loss(make_problem("affine", d, 1, 1.0, 1.0), 3000.0)
+    assert res.noise.value == pytest.approx(1.0, rel=1e-9)
+    assert res.bias.value == pytest.approx(2 / (3 * d), rel=1e-9)
+
+
+def test_relu_refuses_a_grid_beyond_its_budget_at_once():
+    """Few points dominating at w = 1e5, n = 1: a ParameterError naming 'w', before any work."""
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ParameterError, match="'w'"):
+        exact_loss(make_problem("relu", 2, 1, 1.0, 0.5), 1e5)
+    assert time.perf_counter() - start < 5.0
+
+
 @pytest.mark.parametrize("d", [2, 5])
 @pytest.mark.parametrize("n", [1, 7, 10**6, 10**14])
 def test_uniform_weights_at_w_zero(d, n):
@@ -213,6 +232,10 @@ MC_GRID = [(task, d, n, w, L, sigma)
            for n, ws in ((1, (5.0,)), (10, (1.0, 8.0)), (100, (3.0, 25.0)), (1000, (12.0,)))
            for w in ws
            for L, sigma in ((1.0, 0.5),)] + [
+    # few points dominate the normaliser (n E[e] << 1)
+    ("affine", 3, 5, 500.0, 1.0, 0.5), ("affine", 2, 30, 2000.0, 1.0, 0.5), ("relu", 2, 10, 150.0, 1.0, 0.5),
+    ("relu", 5, 4, 60.0, 1.0, 0.5),
+    # other (L, sigma)
     ("affine", 3, 100, 10.0, 2.0, 0.1), ("relu", 3, 100, 10.0, 2.0, 0.1),
     ("affine", 5, 10, 3.0, 0.5, 2.0), ("relu", 2, 10, 3.0, 0.5, 2.0)]
 
