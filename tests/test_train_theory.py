@@ -3,14 +3,8 @@
 Each claim is checked on matrices the NumPy trainer learns by online pretraining from a random start,
 and each check has a companion showing the same measure and threshold reject a false version.
 
-Training protocol for the M-form (fixed before looking at any result; seeds are the children of one
-``SeedSequence`` per setting, so every number is reproducible):
-plain SGD, batch 256 fresh prompts, 2000 steps, learning rate 25 for the first 500 steps (burn-in from
-the random start) and 6.25 after; the reported ``M`` of a run is its iterate averaged over the last
-1500 steps (Polyak averaging).  SGD rather than Adam because its averaged iterate's bias is the
-textbook ``O(lr / batch)`` one (the stationary spread of the iterate times the loss's third derivative);
-at ``lr / batch = 0.024`` it measured about +0.1-0.2% of ``w*`` while developing this test
-(+0.8% at ``lr / batch = 0.39``), below the resolution of the comparison.
+The training protocol, the scale rule and the shape threshold are those of
+:mod:`lipschitz_icl.pretraining` (shared with the claim gates in ``verify/``).
 """
 
 from __future__ import annotations
@@ -22,50 +16,14 @@ from scipy import stats
 from lipschitz_icl import geometry
 from lipschitz_icl.optimum import wstar_mc
 from lipschitz_icl.problem import make_problem
+from lipschitz_icl.pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs, noise_floor, scale_check
 from lipschitz_icl.train import init_params, train
 
 SIGMA = 0.3
 RUNS = 5
 LEVEL = 0.99
-M_PROTOCOL = dict(optimizer="sgd", lr=25.0, schedule="step", final_lr_fraction=0.25,
-                  average_fraction=0.75, steps=2000, batch=256)
-# Shape thresholds (scale-free ratios in [0, 1]; 0 is the paper's structure).  0.05 keeps 99.75% of
-# ||M||_F^2 in the predicted structure; a random start scores about sqrt(1 - 1/d^2) >= 0.87 on
-# anisotropy, and each test below also asserts that the run-to-run noise floor sits well under 0.05,
-# so SGD noise cannot trip the threshold while a persistent 5% off-structure component would.
-THRESHOLD = 0.05
-
-
-def _runs(problem, entropy, runs, **protocol):
-    """``runs`` independent trainings: run ``k`` draws its random start and its data from child ``k``
-    of ``SeedSequence(entropy)`` (start from one grandchild, prompts from the other)."""
-    out = []
-    for child in np.random.SeedSequence(entropy).spawn(runs):
-        init_seq, data_seq = child.spawn(2)
-        init = init_params("M", problem.d, "softmax", np.random.default_rng(init_seq), 1.0)
-        out.append((init["M"], train(problem, init=init, seed=data_seq, **protocol)))
-    return out
-
-
-def scale_check(w_runs, w_star, level=LEVEL):
-    """Is the trained scale consistent with ``w*``?
-
-    ``w_runs``: ``tr(M_k)/d`` of ``K`` independent runs; their mean ``w_tr`` has standard error
-    ``s_tr = sd / sqrt(K)`` (the spread over independent runs, so SGD noise and the random start are
-    both in it).  ``w*`` comes with its own standard error ``s_*``.  Rule: consistent iff
-    ``|w_tr - w*| <= t_{(1+level)/2, nu} sqrt(s_tr^2 + s_*^2)`` with Welch-Satterthwaite degrees of
-    freedom ``nu = (s_tr^2 + s_*^2)^2 / (s_tr^4 / (K - 1))`` (``s_*`` from ~1e4-1e5 contexts counts as
-    known).  Returns ``(difference, half_width, consistent)``.
-    """
-    w_runs = np.asarray(w_runs, dtype=float)
-    K = w_runs.size
-    s_tr = w_runs.std(ddof=1) / np.sqrt(K)
-    s_star = w_star.w_star.standard_error
-    combined = np.hypot(s_tr, s_star)
-    nu = combined**4 / (s_tr**4 / (K - 1))
-    half = stats.t.ppf(0.5 + 0.5 * level, nu) * combined
-    diff = float(w_runs.mean() - w_star.w_star.value)
-    return diff, float(half), abs(diff) <= half
+THRESHOLD = SHAPE_THRESHOLD
+_runs = independent_runs
 
 
 # ----------------------------------------------------------------------------- isotropy and scale
@@ -82,15 +40,7 @@ def isotropic(request):
             "w_star": w_star, "name": request.param}
 
 
-def _noise_floor(Ms):
-    """Run-to-run noise floor of the anisotropy: the root-mean-square off-identity part of the
-    deviations ``M_k - mean(M)`` relative to ``||mean(M)||_F`` (what a single run's anisotropy would be
-    if the truth were exactly isotropic and only SGD noise remained)."""
-    Ms = np.asarray(Ms)
-    d = Ms.shape[1]
-    dev = Ms - Ms.mean(axis=0)
-    dev = dev - np.trace(dev, axis1=1, axis2=2)[:, None, None] / d * np.eye(d)
-    return float(np.sqrt(np.mean(np.sum(dev**2, axis=(1, 2)))) / np.linalg.norm(Ms.mean(axis=0)))
+_noise_floor = noise_floor
 
 
 def test_trained_M_is_a_multiple_of_the_identity(isotropic):
