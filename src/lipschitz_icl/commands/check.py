@@ -1,0 +1,62 @@
+"""``lipschitz-icl check FILE...``: check user bound variants (TOML) over their grids.
+
+Every file is read and validated first (:func:`lipschitz_icl.variants.load_variant`); if any is bad,
+nothing is evaluated and the command exits 2 with ``<file>:<line>: <reason>`` on stderr.  Then each
+variant is evaluated (:func:`lipschitz_icl.variants.evaluate_variant`).
+
+Without ``--json``: the overall verdict and one summary line per variant.  JSON keys: ``verdict`` (overall: fails if any fails, else inconclusive if any is, else holds),
+``variants`` (one object per file: ``name``, ``verdict``, ``counterexample`` (grid point, measured,
+bound, margin) or null, ``tightest_constant`` or null, ``points``, ...), ``cache`` (hits, misses).
+Exit codes: 0 all hold, 1 some variant fails, 3 inconclusive, 2 bad file.
+"""
+
+from __future__ import annotations
+
+from .. import cache
+from ..evidence import combine_verdicts
+from ..variants import EXIT_CODES, evaluate_variant, load_variant
+
+NAME = "check"
+HELP = "check user bound variants (TOML files) against the numerics"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="variant files (TOML; format in lipschitz_icl.variants)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="recompute every w*/loss evaluation (do not read or write the disk cache)")
+
+
+def run(args):
+    variants = [load_variant(path) for path in args.files]  # all validated before anything runs
+    previous = cache.enabled()
+    cache.set_enabled(previous and not args.no_cache)
+    before = dict(cache.STATS)
+    try:
+        results = [evaluate_variant(v) for v in variants]
+    finally:
+        cache.set_enabled(previous)
+    verdict = combine_verdicts(r.verdict for r in results)
+    payload = {
+        "verdict": verdict,
+        "variants": [r.as_dict() for r in results],
+        "cache": {"enabled": not args.no_cache and previous, "dir": str(cache.cache_dir()),
+                  **{k: cache.STATS[k] - before[k] for k in cache.STATS}},
+    }
+    if not args.json:
+        payload = {"verdict": verdict, **{r.variant.name: _summary(r) for r in results}}
+    return payload, EXIT_CODES[verdict]
+
+
+def _summary(result) -> str:
+    """One line per variant for the plain-text output."""
+    text = f"{result.verdict} ({len(result.points)} grid points, {result.seconds:.2f} s)"
+    c = result.counterexample
+    if c is not None:
+        where = ", ".join(f"{k}={v:g}" for k, v in c.params.items())
+        text += (f"; counter-example at {where}: measured {c.measured:.6g} in [{c.ci_low:.6g}, {c.ci_high:.6g}], "
+                 f"bound {c.bound:.6g}, relative margin {c.relative_margin:+.3g}")
+    t = result.tightest
+    if t is not None:
+        text += (f"; tightest {t['name']} = {t['value']:.6g} in [{t['ci_low']:.6g}, {t['ci_high']:.6g}] "
+                 f"({t['kind']} over the grid; stated {t['stated']:g})")
+    return text

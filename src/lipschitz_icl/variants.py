@@ -1,0 +1,785 @@
+"""User bound variants: a claim stated in a TOML file, checked over a parameter grid.
+
+A *bound variant* (CLAIMS.md section 4) says ``quantity  <relation>  bound(params)`` at every point of
+a grid.  The file is untrusted input: its bound is read by the tokenizer and recursive-descent parser
+of this module into a small syntax tree over a whitelist (numbers, the allowed variable and constant
+names, ``+ - * / **``, parentheses and the functions :data:`FUNCTIONS`), from which the SymPy
+expression (for display) and an mpmath evaluator (for the numbers) are built.  No text of the file is
+ever passed to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.
+
+File format (one variant per file)::
+
+    name = "wstar-affine-upper"              # letters, digits, . _ - (at most 80)
+    quantity = "w_star"                      # see QUANTITIES below
+    task = "affine"                          # affine | relu   (problem quantities only)
+    method = "exact"                         # exact | asymptotic | mc   (default exact)
+    relation = "<="                          # measured <= bound, or measured >= bound
+    bound = "C * (n*L**2/sigma**2)**(2/(d+2))"
+    paper_ref = "Theorem 3.4"                # optional
+    statement = "w* grows at most like ..."  # optional (default: built from the fields)
+    tight_constant = "C"                     # optional: the constant that multiplies the bound
+    at_w = "sqrt(n)"                         # optional, bias/noise only: evaluate at this w, not w*
+    seed = 0                                 # optional, method mc only
+    contexts = 20000                         # optional, method mc only (loss contexts)
+
+    [constants]                              # optional: named numbers used in the bound
+    C = 2.0
+
+    [grid]                                   # each entry a number or a list of numbers
+    d = [3, 5]
+    n = [100, 1000, 10000]
+    L = 1.0
+    sigma = [0.25, 0.5]
+
+Quantities and their grid parameters (all of them required; they are also the variables the bound
+may use, together with the constants and ``pi``):
+
+=================== ======================== ======================================================
+``w_star``          d, n, L, sigma           optimal window ``w*`` (``M = w* I``) of the task class
+``icl_error``       d, n, L, sigma           ``min_w L(w)``: the ICL loss at ``w*``
+``bias``            d, n, L, sigma [, w]     bias part of the loss at ``w*`` (or at ``w``/``at_w``)
+``noise``           d, n, L, sigma [, w]     noise part ``sigma^2 E sum_i p_i^2`` at ``w*`` (or ``w``)
+``cap_tail``        d, h                     ``P(x . q >= h)``, exact (:func:`concentration.cap_tail`)
+``projection_tail`` d, k, s                  ``P(||P x||^2 >= s)``, ``P`` of rank ``k``, exact Beta law
+=================== ======================== ======================================================
+
+Decision rule.  At each grid point the measurement is an interval ``[lo, hi]``: for ``exact`` and
+``asymptotic`` the method's stated numerical error (the asymptotic method measures the large-``n``
+model of the loss, not the finite-``n`` loss), for the tails the relative accuracy
+:data:`~lipschitz_icl.concentration.TAIL_RTOL`, for ``mc`` a normal confidence interval at level
+``1 - 0.05/m`` (Bonferroni over the ``m`` grid points, so that the whole grid is decided at 95%).
+For ``<=`` a point *holds* when ``hi <= bound``, *fails* when ``lo > bound`` and is *inconclusive*
+otherwise (``>=`` mirrors it).  The variant fails if any point fails (the counter-example reported is
+the point with the largest relative violation), else is inconclusive if any point is, else holds.
+
+Tightest constant.  When the bound is ``C * g(params)`` for a named constant ``C`` (``tight_constant``,
+or the only constant; checked numerically: doubling ``C`` doubles the bound at every point) and the
+bound is positive on the grid, the numerics allow any ``C`` with ``C >= sup_grid measured/g``
+(``<=``) or ``C <= inf_grid measured/g`` (``>=``); that sup/inf is reported with the interval given by
+the sup/inf of the endpoint ratios ``lo/g`` and ``hi/g``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+import mpmath
+import sympy as sp
+
+from .evidence import Evidence, Quantity, combine_verdicts
+from .validation import ParameterError, check_int, check_real
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["QUANTITIES", "FUNCTIONS", "VariantFileError", "Variant", "VariantResult", "parse_expression",
+           "load_variant", "evaluate_variant", "variant_evidence", "EXIT_CODES"]
+
+PROBLEM_PARAMS = ("d", "n", "L", "sigma")
+QUANTITIES = {
+    "w_star": PROBLEM_PARAMS,
+    "icl_error": PROBLEM_PARAMS,
+    "bias": PROBLEM_PARAMS,
+    "noise": PROBLEM_PARAMS,
+    "cap_tail": ("d", "h"),
+    "projection_tail": ("d", "k", "s"),
+}
+OPTIONAL_PARAMS = {"bias": ("w",), "noise": ("w",)}
+TAIL_QUANTITIES = ("cap_tail", "projection_tail")
+TASKS = ("affine", "relu")
+METHODS = ("exact", "asymptotic", "mc")
+RELATIONS = ("<=", ">=")
+FUNCTIONS = {"sqrt": 1, "log": 1, "exp": 1, "abs": 1, "min": None, "max": None}
+BUILTIN_CONSTANTS = {"pi": (mpmath.pi, sp.pi)}
+TOP_KEYS = {"name", "quantity", "task", "method", "relation", "bound", "paper_ref", "statement",
+            "tight_constant", "at_w", "seed", "contexts", "constants", "grid"}
+MAX_FILE_BYTES = 64 * 1024
+MAX_EXPR_CHARS = 500
+MAX_TOKENS = 200
+MAX_DEPTH = 40
+MAX_GRID_POINTS = 200
+MAX_CONSTANT = 1e300
+LEVEL = 0.95
+EXIT_CODES = {"holds": 0, "fails": 1, "inconclusive": 3}
+
+
+class VariantFileError(ParameterError):
+    """A variant file that cannot be accepted: ``"<file>:<line>: <reason>"`` (CLI exit code 2)."""
+
+    def __init__(self, path, line: int, reason: str):
+        self.path, self.line, self.reason = str(path), int(line), reason
+        self.name, self.requirement, self.value = "variant file", reason, str(path)
+        ValueError.__init__(self, f"{path}:{line}: {reason}")
+
+
+class ExpressionError(ValueError):
+    """A bound expression outside the grammar or the whitelist (``column`` is 1-based)."""
+
+    def __init__(self, reason: str, column: int | None = None):
+        self.reason, self.column = reason, column
+        super().__init__(reason if column is None else f"{reason} (column {column})")
+
+
+# ------------------------------------------------------------------ expressions
+
+_TOKEN = re.compile(r"(?P<space>\s+)|(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+                    r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)|(?P<op>\*\*|[-+*/(),])")
+_HINTS = {"^": "use ** for powers", ".": "attribute access is not allowed", "[": "indexing is not allowed",
+          "'": "strings are not allowed", '"': "strings are not allowed", "=": "assignment is not allowed",
+          ";": "statements are not allowed", ":": "only arithmetic is allowed", "_": ""}
+
+
+def _tokenize(text: str) -> list[tuple[str, str, int]]:
+    """``(kind, text, column)`` tokens; anything outside the grammar raises :class:`ExpressionError`."""
+    if len(text) > MAX_EXPR_CHARS:
+        raise ExpressionError(f"expression longer than {MAX_EXPR_CHARS} characters")
+    tokens, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            ch = text[pos]
+            hint = _HINTS.get(ch, "")
+            raise ExpressionError(f"unexpected character {ch!r}" + (f": {hint}" if hint else ""), pos + 1)
+        if m.lastgroup != "space":
+            tokens.append((m.lastgroup, m.group(), pos + 1))
+        pos = m.end()
+    if len(tokens) > MAX_TOKENS:
+        raise ExpressionError(f"expression has more than {MAX_TOKENS} tokens")
+    return tokens
+
+
+class _Parser:
+    """Recursive descent over::
+
+        expr  := term (("+" | "-") term)*
+        term  := unary (("*" | "/") unary)*
+        unary := ("+" | "-") unary | power
+        power := atom ("**" unary)?                 (right-associative; -x**2 = -(x**2))
+        atom  := NUMBER | NAME | FUNC "(" expr ("," expr)* ")" | "(" expr ")"
+
+    producing tuples ``("num", Fraction) | ("var", name) | ("neg", a) | (op, a, b) | ("call", f, args)``.
+    """
+
+    def __init__(self, text: str, names: frozenset):
+        self.tokens = _tokenize(text)
+        self.names = names
+        self.pos = 0
+        self.depth = 0
+        self.end_column = len(text) + 1
+
+    def parse(self):
+        if not self.tokens:
+            raise ExpressionError("empty expression")
+        node = self.expr()
+        if self.pos < len(self.tokens):
+            kind, tok, col = self.tokens[self.pos]
+            raise ExpressionError(f"unexpected {tok!r}", col)
+        return node
+
+    def peek(self):
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else ("end", "", self.end_column)
+
+    def take(self, tok=None):
+        kind, text, col = self.peek()
+        if kind == "end":
+            raise ExpressionError("unexpected end of expression", col)
+        if tok is not None and text != tok:
+            raise ExpressionError(f"expected {tok!r}, found {text!r}", col)
+        self.pos += 1
+        return kind, text, col
+
+    def nest(self):
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ExpressionError(f"expression nested deeper than {MAX_DEPTH}", self.peek()[2])
+
+    def expr(self):
+        self.nest()
+        node = self.term()
+        while self.peek()[1] in ("+", "-"):
+            op = {"+": "add", "-": "sub"}[self.take()[1]]
+            node = _fold((op, node, self.term()))
+        self.depth -= 1
+        return node
+
+    def term(self):
+        node = self.unary()
+        while self.peek()[1] in ("*", "/"):
+            op = {"*": "mul", "/": "div"}[self.take()[1]]
+            node = _fold((op, node, self.unary()))
+        return node
+
+    def unary(self):
+        if self.peek()[1] in ("+", "-"):
+            self.nest()
+            sign = self.take()[1]
+            operand = self.unary()
+            self.depth -= 1
+            return operand if sign == "+" else _fold(("neg", operand))
+        return self.power()
+
+    def power(self):
+        base = self.atom()
+        if self.peek()[1] == "**":
+            self.take()
+            self.nest()
+            exponent = self.unary()
+            self.depth -= 1
+            return _fold(("pow", base, exponent))
+        return base
+
+    def atom(self):
+        kind, text, col = self.take()
+        if kind == "num":
+            mantissa_exp = re.search(r"[eE]([+-]?\d+)$", text)
+            if mantissa_exp and abs(int(mantissa_exp.group(1))) > 300:
+                raise ExpressionError(f"number {text} out of range", col)
+            return ("num", Fraction(text))
+        if kind == "name":
+            if text in FUNCTIONS:
+                self.take("(")
+                args = [self.expr()]
+                while self.peek()[1] == ",":
+                    self.take()
+                    args.append(self.expr())
+                self.take(")")
+                arity = FUNCTIONS[text]
+                if arity is not None and len(args) != arity:
+                    raise ExpressionError(f"{text}() takes {arity} argument(s), got {len(args)}", col)
+                if arity is None and len(args) < 2:
+                    raise ExpressionError(f"{text}() takes at least 2 arguments", col)
+                return _fold(("call", text, tuple(args)))
+            if text in self.names:
+                if self.peek()[1] == "(":
+                    raise ExpressionError(f"{text!r} is not a function", self.peek()[2])
+                return ("var", text)
+            allowed = ", ".join(sorted(self.names | set(FUNCTIONS)))
+            raise ExpressionError(f"name {text!r} is not allowed (allowed: {allowed})", col)
+        if text == "(":
+            node = self.expr()
+            self.take(")")
+            return node
+        raise ExpressionError(f"unexpected {text!r}", col)
+
+
+def _is_constant(node) -> bool:
+    if node[0] == "num":
+        return True
+    if node[0] == "var":
+        return node[1] in BUILTIN_CONSTANTS
+    if node[0] == "call":
+        return all(_is_constant(a) for a in node[2])
+    return all(_is_constant(a) for a in node[1:])
+
+
+def _fold(node):
+    """Refuse constant sub-expressions that are not finite reals of moderate size (|x| <= 1e300)."""
+    if _is_constant(node):
+        try:
+            value = _evaluate_node(node, {})
+        except ExpressionError as exc:
+            raise ExpressionError(f"constant sub-expression is undefined: {exc.reason}") from None
+        if value != 0 and not (mpmath.mpf(1) / MAX_CONSTANT <= abs(value) <= MAX_CONSTANT):
+            raise ExpressionError("constant sub-expression out of range (|value| must be in [1e-300, 1e300])")
+    return node
+
+
+def _real(value):
+    if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
+        raise ExpressionError("not a finite real number")
+    return value
+
+
+def _evaluate_node(node, env):
+    kind = node[0]
+    with mpmath.workdps(30):
+        if kind == "num":
+            return mpmath.mpf(node[1].numerator) / node[1].denominator
+        if kind == "var":
+            if node[1] in BUILTIN_CONSTANTS:
+                return +BUILTIN_CONSTANTS[node[1]][0]
+            return mpmath.mpf(env[node[1]])
+        if kind == "neg":
+            return -_evaluate_node(node[1], env)
+        if kind == "call":
+            args = [_evaluate_node(a, env) for a in node[2]]
+            name = node[1]
+            if name == "min":
+                return min(args)
+            if name == "max":
+                return max(args)
+            if name == "abs":
+                return abs(args[0])
+            if name in ("sqrt", "log") and args[0] < 0:
+                raise ExpressionError(f"{name} of a negative number")
+            if name == "log" and args[0] == 0:
+                raise ExpressionError("log of zero")
+            return _real(getattr(mpmath, name)(args[0]))
+        a, b = _evaluate_node(node[1], env), _evaluate_node(node[2], env)
+        if kind == "add":
+            return a + b
+        if kind == "sub":
+            return a - b
+        if kind == "mul":
+            return a * b
+        if kind == "div":
+            if b == 0:
+                raise ExpressionError("division by zero")
+            return a / b
+        if a == 0 and b < 0:
+            raise ExpressionError("zero to a negative power")
+        if a < 0 and b != int(b):
+            raise ExpressionError("negative number to a fractional power")
+        return _real(mpmath.power(a, b))
+
+
+def _to_sympy(node, symbols):
+    kind = node[0]
+    if kind == "num":
+        return sp.Rational(node[1].numerator, node[1].denominator)
+    if kind == "var":
+        return BUILTIN_CONSTANTS[node[1]][1] if node[1] in BUILTIN_CONSTANTS else symbols[node[1]]
+    if kind == "neg":
+        return -_to_sympy(node[1], symbols)
+    if kind == "call":
+        args = [_to_sympy(a, symbols) for a in node[2]]
+        func = {"sqrt": sp.sqrt, "log": sp.log, "exp": sp.exp, "abs": sp.Abs, "min": sp.Min, "max": sp.Max}
+        return func[node[1]](*args)
+    a, b = _to_sympy(node[1], symbols), _to_sympy(node[2], symbols)
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b,
+            "pow": lambda: a ** b}[kind]()
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A parsed bound: the syntax tree, its SymPy form (``sympy``) and its source ``text``."""
+
+    text: str
+    tree: tuple
+    sympy: sp.Expr
+    names: frozenset
+
+    def evaluate(self, env: dict) -> mpmath.mpf:
+        """Value at ``env`` (name -> number), in 30-digit mpmath arithmetic (no overflow)."""
+        return _evaluate_node(self.tree, env)
+
+
+def parse_expression(text: str, names) -> Expression:
+    """Parse ``text`` over the variables/constants ``names`` (plus ``pi``); see :class:`_Parser`."""
+    if not isinstance(text, str):
+        raise ExpressionError("the expression must be a string")
+    allowed = frozenset(names) | frozenset(BUILTIN_CONSTANTS)
+    tree = _Parser(text, allowed).parse()
+    symbols = {name: sp.Symbol(name, positive=True) for name in allowed if name not in BUILTIN_CONSTANTS}
+    return Expression(text, tree, _to_sympy(tree, symbols), allowed)
+
+
+# ------------------------------------------------------------------ the variant file
+
+@dataclass
+class Variant:
+    """A parsed, validated bound variant (see the module docstring for the file format)."""
+
+    path: str
+    name: str
+    quantity: str
+    relation: str
+    bound: Expression
+    constants: dict
+    grid: dict
+    task: str | None = None
+    method: str = "exact"
+    paper_ref: str = "user bound variant"
+    statement: str = ""
+    tight_constant: str | None = None
+    at_w: Expression | None = None
+    seed: int = 0
+    contexts: int = 20000
+
+    @property
+    def points(self) -> list[dict]:
+        """The grid: the Cartesian product of the parameter lists, in file order."""
+        keys = list(self.grid)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*(self.grid[k] for k in keys))]
+
+    def describe(self) -> str:
+        grid = ", ".join(f"{k} in {{{', '.join(_fmt(v) for v in vals)}}}" for k, vals in self.grid.items())
+        consts = ", ".join(f"{k} = {_fmt(v)}" for k, v in self.constants.items())
+        where = f"{self.quantity}" + (f" of the {self.task} class ({self.method})" if self.task else " (exact law)")
+        text = f"{where} {self.relation} {self.bound.text} for {grid}"
+        return text + (f", with {consts}" if consts else "")
+
+
+def _fmt(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _key_line(text: str, table: str | None, key: str) -> int:
+    """1-based line of ``key = ...`` inside ``[table]`` (top level when ``table`` is None); else 1."""
+    current = None
+    header_line = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = re.match(r"\s*\[\s*([A-Za-z0-9_\-\"]+)\s*\]", line)
+        if header:
+            current = header.group(1).strip('"')
+            if current == table:
+                header_line = number
+            continue
+        if current == table and re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
+            return number
+        if table is not None and current is None and re.match(rf"\s*{re.escape(table)}\s*=", line):
+            header_line = header_line or number
+    return header_line or 1
+
+
+def load_variant(path) -> Variant:
+    """Read, parse and validate one variant file; any problem raises :class:`VariantFileError`."""
+    path = Path(path)
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        raise VariantFileError(path, 0, f"cannot read the file ({exc.strerror or exc})") from None
+    if len(raw_bytes) > MAX_FILE_BYTES:
+        raise VariantFileError(path, 1, f"file larger than {MAX_FILE_BYTES} bytes")
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError:
+        raise VariantFileError(path, 1, "the file is not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise VariantFileError(path, int(m.group(1)) if m else 1, f"invalid TOML: {exc}") from None
+
+    def fail(key, reason, table=None):
+        raise VariantFileError(path, _key_line(text, table, key), reason)
+
+    for key in data:
+        if key not in TOP_KEYS:
+            fail(key, f"unknown key {key!r} (allowed: {', '.join(sorted(TOP_KEYS))})")
+
+    def string(key, required=True, default=None):
+        if key not in data:
+            if required:
+                raise VariantFileError(path, 1, f"missing key {key!r}")
+            return default
+        if not isinstance(data[key], str):
+            fail(key, f"{key!r} must be a string")
+        return data[key]
+
+    name = string("name")
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,80}", name):
+        fail("name", "'name' must be 1-80 letters, digits, '.', '_' or '-'")
+    quantity = string("quantity")
+    if quantity not in QUANTITIES:
+        fail("quantity", f"'quantity' must be one of {', '.join(QUANTITIES)} (got {quantity!r})")
+    relation = string("relation")
+    if relation not in RELATIONS:
+        fail("relation", f"'relation' must be '<=' or '>=' (got {relation!r})")
+    is_tail = quantity in TAIL_QUANTITIES
+    method = string("method", required=False, default="exact")
+    if method not in METHODS:
+        fail("method", f"'method' must be one of {', '.join(METHODS)} (got {method!r})")
+    if is_tail and method != "exact":
+        fail("method", f"'method' must be 'exact' for {quantity} (its law is known in closed form)")
+    task = string("task", required=not is_tail)
+    if is_tail and task is not None:
+        fail("task", f"'task' does not apply to {quantity}")
+    if task is not None and task not in TASKS:
+        fail("task", f"'task' must be one of {', '.join(TASKS)} (got {task!r})")
+    for key in ("seed", "contexts"):
+        if key in data and method != "mc":
+            fail(key, f"{key!r} applies to method 'mc' only")
+    seed, contexts = data.get("seed", 0), data.get("contexts", 20000)
+    try:
+        seed = check_int("seed", seed, minimum=0)
+        contexts = check_int("contexts", contexts, minimum=100, maximum=10**6)
+    except ParameterError as exc:
+        fail(exc.name, str(exc))
+
+    constants = data.get("constants", {})
+    if not isinstance(constants, dict):
+        fail("constants", "'constants' must be a table of name = number")
+    reserved = set(FUNCTIONS) | set(BUILTIN_CONSTANTS) | set(QUANTITIES[quantity]) | {"w", "k", "h", "s", "d"}
+    for cname, cvalue in constants.items():
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", cname) or cname in reserved:
+            fail(cname, f"constant name {cname!r} must be an identifier that is not a parameter or function",
+                 "constants")
+        if isinstance(cvalue, bool) or not isinstance(cvalue, (int, float)) or not math.isfinite(cvalue) \
+                or abs(cvalue) > MAX_CONSTANT:
+            fail(cname, f"constant {cname!r} must be a finite number", "constants")
+    constants = {k: float(v) for k, v in constants.items()}
+
+    grid = _load_grid(data, quantity, path, text)
+    variables = set(grid) | set(constants)
+    try:
+        bound = parse_expression(string("bound"), variables)
+    except ExpressionError as exc:
+        fail("bound", f"bad 'bound': {exc}")
+
+    at_w = None
+    if "at_w" in data:
+        if quantity not in ("bias", "noise"):
+            fail("at_w", "'at_w' applies to the quantities bias and noise only")
+        if "w" in grid:
+            fail("at_w", "give either 'at_w' or a grid entry 'w', not both")
+        try:
+            at_w = parse_expression(string("at_w"), set(PROBLEM_PARAMS) | set(constants))
+        except ExpressionError as exc:
+            fail("at_w", f"bad 'at_w': {exc}")
+
+    tight = string("tight_constant", required=False)
+    if tight is not None and tight not in constants:
+        fail("tight_constant", f"'tight_constant' must name a constant of [constants] (got {tight!r})")
+    if tight is None and len(constants) == 1:
+        tight = next(iter(constants))
+
+    points = 1
+    for values in grid.values():
+        points *= len(values)
+    if points > MAX_GRID_POINTS:
+        fail("grid", f"the grid has {points} points; at most {MAX_GRID_POINTS} are allowed", None)
+
+    variant = Variant(str(path), name, quantity, relation, bound, constants, grid, task, method,
+                      string("paper_ref", required=False, default="user bound variant"),
+                      string("statement", required=False, default=""), tight, at_w, seed, contexts)
+    if not variant.statement:
+        variant.statement = variant.describe()
+    return variant
+
+
+def _load_grid(data, quantity, path, text) -> dict:
+    grid_raw = data.get("grid")
+    if not isinstance(grid_raw, dict):
+        raise VariantFileError(path, _key_line(text, None, "grid"), "missing table [grid]")
+    required = QUANTITIES[quantity]
+    allowed = required + OPTIONAL_PARAMS.get(quantity, ())
+    for key in grid_raw:
+        if key not in allowed:
+            raise VariantFileError(path, _key_line(text, "grid", key),
+                                   f"grid parameter {key!r} does not apply to {quantity} (allowed: {', '.join(allowed)})")
+    for key in required:
+        if key not in grid_raw:
+            raise VariantFileError(path, _key_line(text, None, "grid"),
+                                   f"grid parameter {key!r} is required for {quantity}")
+    checks = {
+        "d": lambda v: check_int("d", v, minimum=2, maximum=512),
+        "n": lambda v: check_int("n", v, minimum=1, maximum=10**15),
+        "L": lambda v: check_real("L", v, minimum=0.0, strict_minimum=True),
+        "sigma": lambda v: check_real("sigma", v, minimum=0.0, strict_minimum=True),
+        "w": lambda v: check_real("w", v, minimum=0.0, strict_minimum=True, maximum=1e8),
+        "h": lambda v: check_real("h", v, minimum=-1.0, maximum=1.0),
+        "k": lambda v: check_int("k", v, minimum=1, maximum=512),
+        "s": lambda v: check_real("s", v, minimum=0.0, maximum=1.0),
+    }
+    grid = {}
+    for key in allowed:
+        if key not in grid_raw:
+            continue
+        values = grid_raw[key]
+        values = values if isinstance(values, list) else [values]
+        if not values:
+            raise VariantFileError(path, _key_line(text, "grid", key), f"grid parameter {key!r} is an empty list")
+        checked = []
+        for value in values:
+            try:
+                checked.append(checks[key](value))
+            except ParameterError as exc:
+                raise VariantFileError(path, _key_line(text, "grid", key), f"grid: {exc}") from None
+        grid[key] = checked
+    if quantity == "projection_tail" and max(grid["k"]) > min(grid["d"]):
+        raise VariantFileError(path, _key_line(text, "grid", "k"), "grid: every k must be <= every d")
+    return grid
+
+
+# ------------------------------------------------------------------ evaluation
+
+@dataclass
+class PointResult:
+    """One grid point: parameters, measured value and interval, the bound, margin and verdict."""
+
+    params: dict
+    measured: float
+    ci_low: float
+    ci_high: float
+    bound: float
+    verdict: str
+    margin: float
+    relative_margin: float
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class VariantResult:
+    """The outcome of :func:`evaluate_variant`."""
+
+    variant: Variant
+    points: list[PointResult]
+    verdict: str
+    counterexample: PointResult | None
+    tightest: dict | None
+    seconds: float
+    level: float
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        v = self.variant
+        return {"file": v.path, "name": v.name, "quantity": v.quantity, "task": v.task, "method": v.method,
+                "relation": v.relation, "bound": v.bound.text, "bound_sympy": str(v.bound.sympy),
+                "constants": v.constants, "verdict": self.verdict,
+                "counterexample": None if self.counterexample is None else self.counterexample.as_dict(),
+                "tightest_constant": self.tightest, "grid_points": len(self.points),
+                "confidence_level": self.level, "seconds": self.seconds, "notes": self.notes,
+                "points": [p.as_dict() for p in self.points]}
+
+
+def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float, float]:
+    """``(value, lo, hi)`` of the variant's quantity at ``params``."""
+    from . import cache, concentration
+    from .problem import make_problem
+
+    q = variant.quantity
+    if q == "cap_tail":
+        p = float(concentration.cap_tail(params["d"], params["h"]))
+        return p, p * (1 - concentration.TAIL_RTOL), p * (1 + concentration.TAIL_RTOL)
+    if q == "projection_tail":
+        p = float(concentration.projection_tail(params["d"], params["k"], params["s"]))
+        return p, p * (1 - concentration.TAIL_RTOL), p * (1 + concentration.TAIL_RTOL)
+    problem = make_problem(variant.task, params["d"], params["n"], params["L"], params["sigma"])
+    mc = variant.method == "mc"
+    w = params.get("w")
+    if w is None and variant.at_w is not None:
+        w = float(variant.at_w.evaluate({**params, **variant.constants}))
+        if not (w > 0 and math.isfinite(w)):
+            raise ParameterError("at_w", "positive and finite at every grid point", w)
+    ws = None
+    if w is None:
+        kwargs = {"rng": variant.seed, "level": level} if mc else {}
+        ws = cache.cached_wstar(problem, variant.method, **kwargs)
+        if q == "w_star":
+            return ws.w_star.value, ws.ci_low, ws.ci_high
+        if q == "icl_error":
+            lo, hi = ws.loss.confidence_interval(level)
+            return ws.loss.value, lo, hi
+        w = ws.w_star.value
+    if mc:
+        loss = cache.cached_loss(problem, w, "averaged", contexts=variant.contexts, rng=variant.seed)
+    else:
+        loss = cache.cached_loss(problem, w, variant.method)
+    part = loss.bias if q == "bias" else loss.noise
+    lo, hi = part.confidence_interval(level)
+    return part.value, lo, hi
+
+
+def _point_verdict(relation: str, lo: float, hi: float, bound: float) -> str:
+    if relation == "<=":
+        return "holds" if hi <= bound else ("fails" if lo > bound else "inconclusive")
+    return "holds" if lo >= bound else ("fails" if hi < bound else "inconclusive")
+
+
+class _Progress:
+    """``name: i/m grid points`` on stderr, redrawn in place, only when stderr is a terminal."""
+
+    def __init__(self, label: str, total: int, stream=None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.active = bool(getattr(self.stream, "isatty", lambda: False)()) and total > 1
+        self.label, self.total = label, total
+
+    def update(self, done: int):
+        if self.active:
+            self.stream.write(f"\r{self.label}: {done}/{self.total} grid points")
+            self.stream.flush()
+
+    def close(self):
+        if self.active:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def evaluate_variant(variant: Variant, *, progress_stream=None) -> VariantResult:
+    """Measure the quantity at every grid point, compare with the bound, decide (module docstring)."""
+    start = time.perf_counter()
+    points = variant.points
+    m = len(points)
+    level = 1.0 - (1.0 - LEVEL) / m if variant.method == "mc" else LEVEL
+    results: list[PointResult] = []
+    progress = _Progress(variant.name, m, progress_stream)
+    factor_ok = variant.tight_constant is not None
+    ratios = []
+    try:
+        for i, params in enumerate(points):
+            env = {**params, **variant.constants}
+            try:
+                bound_mp = variant.bound.evaluate(env)
+            except ExpressionError as exc:
+                raise VariantFileError(variant.path, 1, f"bound undefined at {_fmt_params(params)}: {exc.reason}") \
+                    from None
+            try:
+                value, lo, hi = _measure(variant, params, level)
+            except ParameterError as exc:
+                raise VariantFileError(variant.path, 1, f"at {_fmt_params(params)}: {exc}") from None
+            bound = float(bound_mp)
+            verdict = _point_verdict(variant.relation, lo, hi, bound)
+            margin = bound - value if variant.relation == "<=" else value - bound
+            relative = margin / abs(bound) if bound != 0 else (math.copysign(math.inf, margin) if margin else 0.0)
+            results.append(PointResult(params, value, lo, hi, bound, verdict, margin, relative))
+            if factor_ok:
+                c = variant.constants[variant.tight_constant]
+                doubled = variant.bound.evaluate({**env, variant.tight_constant: 2 * c})
+                factor_ok = c != 0 and bound_mp > 0 and abs(doubled / bound_mp - 2) < 1e-12
+                if factor_ok:
+                    g = bound_mp / c
+                    ratios.append((float(value / g), float(lo / g), float(hi / g), params))
+            progress.update(i + 1)
+    finally:
+        progress.close()
+    verdict = combine_verdicts(r.verdict for r in results)
+    failing = [r for r in results if r.verdict == "fails"]
+    counterexample = min(failing, key=lambda r: r.relative_margin) if failing else None
+    notes = []
+    tightest = None
+    if variant.tight_constant is not None and not factor_ok:
+        notes.append(f"no tightest {variant.tight_constant}: the bound is not {variant.tight_constant} times a "
+                     "positive function on the grid")
+    elif factor_ok and ratios:
+        pick = max if variant.relation == "<=" else min
+        best = pick(ratios, key=lambda r: r[0])
+        tightest = {"name": variant.tight_constant, "stated": variant.constants[variant.tight_constant],
+                    "value": best[0], "ci_low": pick(r[1] for r in ratios), "ci_high": pick(r[2] for r in ratios),
+                    "kind": "sup" if variant.relation == "<=" else "inf", "at": best[3]}
+    return VariantResult(variant, results, verdict, counterexample, tightest, time.perf_counter() - start,
+                         level, notes)
+
+
+def _fmt_params(params: dict) -> str:
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in params.items())
+
+
+def variant_evidence(result: VariantResult) -> Evidence:
+    """The :class:`Evidence` record of a checked variant (one quantity per grid point, plus the
+    tightest constant when there is one)."""
+    v = result.variant
+    interval = ("the method's numerical error bound" if v.method != "mc"
+                else f"a {result.level:.4g} normal interval (Bonferroni over {len(result.points)} points)")
+    rule = (f"measured {v.relation} bound at every grid point, each measurement an interval ({interval}): "
+            "holds if every interval lies on the bound's side, fails if any lies wholly on the wrong side, "
+            "else inconclusive")
+    quantities = [Quantity(f"{v.quantity}({_fmt_params(p.params)})", p.bound, p.measured, p.ci_low, p.ci_high,
+                           p.verdict, f"relative margin {p.relative_margin:+.3g}") for p in result.points]
+    if result.tightest is not None:
+        t = result.tightest
+        quantities.append(Quantity(f"tightest {t['name']} ({t['kind']} over the grid)", t["stated"], t["value"],
+                                   t["ci_low"], t["ci_high"], None, f"attained at {_fmt_params(t['at'])}"))
+    return Evidence(f"variant:{v.name}", v.paper_ref, v.statement, rule, quantities, result.verdict,
+                    result.seconds)
