@@ -1,12 +1,17 @@
 """pytest plugin (entry point ``pytest11``): collects each gate's evidence into ``claims.json``.
 
 Options: ``--profile {default,full}`` (size of grids and seed sweeps), ``--report-dir DIR`` (where
-``claims.json`` goes; default ``reports/``), ``--variants FILE...`` (user bound variants, run as gates).
+``claims.json`` goes; default ``reports/``), ``--variants FILE...`` (user bound variants, TOML, run as
+gates: one test ``variant[<name>]`` each; see :mod:`lipschitz_icl.variants`), ``--no-cache`` (recompute
+every cached ``w*``/loss evaluation, :mod:`lipschitz_icl.cache`).
 
-A gate calls the ``record_claim`` fixture with its :class:`~lipschitz_icl.evidence.Evidence`: the
-record is kept for the report, a ``fails`` verdict fails the test, an ``inconclusive`` one is reported
-as skipped with the word INCONCLUSIVE (never as a pass), and a false variant that was not refuted fails
-the test (the gate has lost its power).  At the end a one-screen claims summary is printed.
+A gate calls the ``record_claim`` fixture with its :class:`~lipschitz_icl.evidence.Evidence` (and,
+optionally, ``figure=`` data for the report: a dict ``{kind, x, y, ...}``, see
+:mod:`lipschitz_icl.report.figures`): the record is kept for the report, a ``fails`` verdict fails the
+test, an ``inconclusive`` one is reported as skipped with the word INCONCLUSIVE (never as a pass), and
+a false variant that was not refuted fails the test (the gate has lost its power).  At the end a
+one-screen claims summary is printed.  Records are kept on the pytest ``config`` object, so nested
+sessions (pytester) do not mix their records.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ import pytest
 from .evidence import Evidence
 
 PROFILES = ("default", "full")
-_RECORDS: list[dict] = []
+_RECORDS_KEY = pytest.StashKey[list]()
+_VARIANTS_KEY = pytest.StashKey[list]()
+_CACHE_STATE_KEY = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser):
@@ -29,7 +36,45 @@ def pytest_addoption(parser):
                     help="grid size of the claim gates: default (fast) or full (tighter grids, seed sweeps)")
     group.addoption("--report-dir", default="reports", help="directory for claims.json (default: reports/)")
     group.addoption("--variants", nargs="+", default=[], metavar="FILE",
-                    help="TOML files of user bound variants to run as gates")
+                    help="TOML files of user bound variants to run as gates (put this option last, "
+                         "or write --variants=FILE)")
+    group.addoption("--no-cache", action="store_true", dest="lipschitz_icl_no_cache",
+                    help="recompute every w*/loss evaluation instead of reading the lipschitz-icl disk cache")
+
+
+def _records(config) -> list:
+    return config.stash.setdefault(_RECORDS_KEY, [])
+
+
+def pytest_configure(config):
+    from . import cache
+
+    config.stash[_RECORDS_KEY] = []
+    config.stash[_CACHE_STATE_KEY] = cache.enabled()
+    if config.getoption("lipschitz_icl_no_cache", False):
+        cache.set_enabled(False)
+    files = config.getoption("--variants", []) or []
+    if files:
+        from .variants import VariantFileError, load_variant
+
+        variants = []
+        for name in files:
+            path = Path(name)
+            if path.is_dir() or path.suffix != ".toml":
+                raise pytest.UsageError(f"--variants: {name!r} is not a .toml variant file (put --variants "
+                                        "after the test paths, or write --variants=FILE)")
+            try:
+                variants.append(load_variant(path))
+            except VariantFileError as exc:
+                raise pytest.UsageError(f"--variants: {exc}") from None
+        config.stash[_VARIANTS_KEY] = variants
+
+
+def pytest_unconfigure(config):
+    from . import cache
+
+    if _CACHE_STATE_KEY in config.stash:
+        cache.set_enabled(config.stash[_CACHE_STATE_KEY])
 
 
 @pytest.fixture(scope="session")
@@ -38,23 +83,63 @@ def profile(request) -> str:
     return request.config.getoption("--profile")
 
 
+def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None = None) -> Evidence:
+    """Keep ``evidence`` for claims.json and turn its verdict into the test outcome."""
+    record = {**evidence.to_dict(), "test": nodeid}
+    figure = figure if figure is not None else getattr(evidence, "figure", None)
+    if figure is not None:
+        record["figure"] = figure
+    _records(config).append(record)
+    refuted, total = evidence.power
+    if evidence.verdict == "fails":
+        pytest.fail(f"claim {evidence.claim_id} FAILS: {_brief(evidence)}", pytrace=False)
+    if refuted < total:
+        missed = [v.name for v in evidence.false_variants if not v.refuted]
+        pytest.fail(f"claim {evidence.claim_id}: false variants not refuted: {missed}", pytrace=False)
+    if evidence.verdict == "inconclusive":
+        pytest.skip(f"INCONCLUSIVE: claim {evidence.claim_id}: {_brief(evidence)}")
+    return evidence
+
+
 @pytest.fixture
 def record_claim(request):
-    """Record an :class:`Evidence` and turn its verdict into the test outcome."""
+    """Record an :class:`Evidence` (optionally with ``figure=`` data) and turn its verdict into the test
+    outcome."""
 
-    def record(evidence: Evidence) -> Evidence:
-        _RECORDS.append({**evidence.to_dict(), "test": request.node.nodeid})
-        refuted, total = evidence.power
-        if evidence.verdict == "fails":
-            pytest.fail(f"claim {evidence.claim_id} FAILS: {_brief(evidence)}", pytrace=False)
-        if refuted < total:
-            missed = [v.name for v in evidence.false_variants if not v.refuted]
-            pytest.fail(f"claim {evidence.claim_id}: false variants not refuted: {missed}", pytrace=False)
-        if evidence.verdict == "inconclusive":
-            pytest.skip(f"INCONCLUSIVE: claim {evidence.claim_id}: {_brief(evidence)}")
-        return evidence
+    def record(evidence: Evidence, figure: dict | None = None) -> Evidence:
+        return record_evidence(request.config, request.node.nodeid, evidence, figure)
 
     return record
+
+
+class VariantItem(pytest.Item):
+    """One user bound variant run as a gate: its evidence is recorded like a claim's."""
+
+    def __init__(self, *, variant, **kwargs):
+        super().__init__(**kwargs)
+        self.variant = variant
+
+    def runtest(self):
+        from .variants import evaluate_variant, variant_evidence
+
+        result = evaluate_variant(self.variant)
+        evidence = variant_evidence(result)
+        c = result.counterexample
+        if c is not None:
+            where = ", ".join(f"{k}={v:g}" for k, v in c.params.items())
+            evidence.quantities.insert(0, evidence.quantities.pop(
+                next(i for i, p in enumerate(result.points) if p is c)))
+            evidence.rule += f" (counter-example at {where}: measured {c.measured:.6g}, bound {c.bound:.6g})"
+        record_evidence(self.config, self.nodeid, evidence)
+
+    def reportinfo(self):
+        return self.variant.path, None, f"variant {self.variant.name} ({self.variant.path})"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    for variant in config.stash.get(_VARIANTS_KEY, []):
+        items.append(VariantItem.from_parent(session, name=f"variant[{variant.name}]", variant=variant))
 
 
 def _brief(evidence: Evidence) -> str:
@@ -67,12 +152,13 @@ def _brief(evidence: Evidence) -> str:
 
 
 def pytest_sessionstart(session):
-    _RECORDS.clear()
+    _records(session.config).clear()
     session.config._lipschitz_icl_start = time.time()
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if not _RECORDS:
+    records = _records(session.config)
+    if not records:
         return
     out_dir = Path(session.config.getoption("--report-dir"))
     if not out_dir.is_absolute():
@@ -80,26 +166,27 @@ def pytest_sessionfinish(session, exitstatus):
     out_dir.mkdir(parents=True, exist_ok=True)
     payload = {"profile": session.config.getoption("--profile"),
                "seconds": time.time() - getattr(session.config, "_lipschitz_icl_start", time.time()),
-               "claims": _RECORDS}
+               "claims": records}
     (out_dir / "claims.json").write_text(json.dumps(payload, indent=1))
     session.config._lipschitz_icl_report = out_dir / "claims.json"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if not _RECORDS:
+    records = _records(config)
+    if not records:
         return
     tr = terminalreporter
     tr.section("lipschitz-icl claims")
-    width = max(len(r["claim_id"]) for r in _RECORDS)
+    width = max(len(r["claim_id"]) for r in records)
     refuted = total = 0
-    for r in _RECORDS:
+    for r in records:
         p_ok, p_all = r["power"]
         refuted += p_ok
         total += p_all
         tr.write_line(f"{r['claim_id']:<{width}}  {r['verdict'].upper():<12}  {r['paper_ref']:<24}  "
                       f"false variants refuted {p_ok}/{p_all}  {r['seconds']:.1f}s")
-    counts = {v: sum(r["verdict"] == v for r in _RECORDS) for v in ("holds", "fails", "inconclusive")}
-    tr.write_line(f"{len(_RECORDS)} claims: {counts['holds']} hold, {counts['fails']} fail, "
+    counts = {v: sum(r["verdict"] == v for r in records) for v in ("holds", "fails", "inconclusive")}
+    tr.write_line(f"{len(records)} claims: {counts['holds']} hold, {counts['fails']} fail, "
                   f"{counts['inconclusive']} inconclusive; false variants refuted {refuted}/{total}")
     report = getattr(config, "_lipschitz_icl_report", None)
     if report is not None:

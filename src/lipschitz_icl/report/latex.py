@@ -1,0 +1,98 @@
+"""LaTeX text helpers: escaping of special characters and ``siunitx`` numbers with uncertainties.
+
+``escape(text)`` makes any string safe to typeset as text (the ten special characters
+``\\ { } $ & # ^ _ % ~`` and the angle brackets, which T1 text fonts lack, are replaced by their
+text-mode commands).  ``num(value, low, high)`` formats a measurement for ``\\num{...}`` in the
+parenthesised-uncertainty form ``1.234(5)``: the uncertainty is the larger half-width
+``max(high - value, value - low)`` of the interval, rounded to two significant digits, and the value
+is rounded to the same decimal place (exponent form ``1.234(5)e-3`` outside ``[1e-3, 1e4)``).
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["Latex", "escape", "num", "as_float"]
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
+    "^": r"\textasciicircum{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}",
+    "<": r"\textless{}", ">": r"\textgreater{}",
+}
+
+
+class Latex(str):
+    """A string that is already LaTeX: the template engine does not escape it."""
+
+
+def escape(text) -> Latex:
+    """``text`` (any object, via ``str``) with every LaTeX special character made literal."""
+    if isinstance(text, Latex):
+        return text
+    return Latex("".join(_SPECIAL.get(ch, ch) for ch in str(text)))
+
+
+def as_float(value) -> float | None:
+    """A claims.json number: floats/ints as they are, 'inf'/'-inf'/'nan' strings decoded, else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
+        return float(value)
+    return None
+
+
+def _nonfinite(x: float) -> Latex:
+    if math.isnan(x):
+        return Latex(r"\text{NaN}")
+    return Latex(r"$\infty$" if x > 0 else r"$-\infty$")
+
+
+def _exponent(value: float) -> int:
+    if value == 0:
+        return 0
+    e = math.floor(math.log10(abs(value)))
+    return 0 if -3 <= e < 4 else e
+
+
+def num(value, low=None, high=None, *, digits: int = 6) -> Latex:
+    """``\\num{...}`` of ``value`` with the uncertainty of the interval ``[low, high]`` (if any).
+
+    Without an interval (or a zero-width one) the value is shown to ``digits`` significant digits.
+    ``None`` gives an en dash; non-finite values their symbol.
+    """
+    v = as_float(value)
+    if v is None:
+        return Latex("--")
+    if not math.isfinite(v):
+        return _nonfinite(v)
+    lo, hi = as_float(low), as_float(high)
+    u = 0.0
+    if lo is not None and hi is not None:
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return Latex(rf"\num{{{v:.{digits}g}}}\,(interval unbounded)")
+        u = max(hi - v, v - lo, 0.0)
+    if u == 0.0:
+        return Latex(rf"\num{{{v:.{digits}g}}}")
+    e = _exponent(v if v != 0 else u)
+    scale = 10.0 ** e
+    vs, us = v / scale, u / scale
+    place = math.floor(math.log10(us)) - 1  # two significant digits of the uncertainty
+    if place > 20 or place < -40:
+        return Latex(rf"\num{{{v:.{digits}g}}}")
+    step = 10.0 ** place
+    u_digits = math.ceil(us / step - 1e-9)  # round the uncertainty up, never down
+    if u_digits >= 100:  # ceil carried into a third digit
+        place += 1
+        step = 10.0 ** place
+        u_digits = math.ceil(us / step - 1e-9)
+    suffix = f"e{e}" if e else ""
+    if place >= 0:
+        value_text = f"{round(vs / step) * step:.0f}"
+        unc_text = f"{u_digits * step:.0f}"
+    else:
+        decimals = -place
+        value_text = f"{vs:.{decimals}f}"
+        unc_text = str(u_digits)
+    return Latex(rf"\num{{{value_text}({unc_text}){suffix}}}")
