@@ -63,6 +63,8 @@ class Evidence:
     verdict: str = "inconclusive"
     seconds: float = 0.0
     false_variants: list[FalseVariant] = field(default_factory=list)
+    figure: dict | None = None  # optional plot data for the report: {kind, x, y, ...}
+    extra: dict = field(default_factory=dict)  # further numbers a command or the report may show
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
