@@ -433,6 +433,8 @@ def _key_line(text: str, table: str | None, key: str) -> int:
             current = header.group(1).strip('"')
             if current == table:
                 header_line = number
+            if table is None and current == key:  # the key is itself a table: its header line
+                return number
             continue
         if current == table and re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
             return number

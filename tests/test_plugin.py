@@ -1,0 +1,119 @@
+"""The pytest plugin: claim records, verdicts as outcomes, power, figure data, --variants, --no-cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ("pytester",)
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "variants" / "examples"
+
+GATES = '''
+from lipschitz_icl import cache
+from lipschitz_icl.evidence import Evidence, FalseVariant, Quantity
+
+
+def ev(claim_id, verdict, variants=()):
+    return Evidence(claim_id, "Theorem X", "statement of " + claim_id, "rule",
+                    [Quantity("q", 1.0, 1.01, 0.99, 1.03, verdict)], verdict, 0.1, list(variants))
+
+
+def test_holds(record_claim):
+    record_claim(ev("c-holds", "holds", [FalseVariant("wrong sign", "fails")]),
+                 figure={"kind": "line", "x": [1, 2], "y": [3, 4]})
+
+
+def test_fails(record_claim):
+    record_claim(ev("c-fails", "fails"))
+
+
+def test_inconclusive(record_claim):
+    record_claim(ev("c-inconclusive", "inconclusive"))
+
+
+def test_lost_power(record_claim):
+    record_claim(ev("c-lost-power", "holds", [FalseVariant("wrong exponent", "holds")]))
+
+
+def test_cache_state():
+    assert cache.enabled() is EXPECT_CACHE
+'''
+
+
+@pytest.fixture
+def gates(pytester, tmp_path, monkeypatch):
+    from lipschitz_icl import cache
+
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))
+
+    def make(expect_cache=True):
+        pytester.makepyfile(test_gates=GATES.replace("EXPECT_CACHE", str(expect_cache)))
+
+    return make
+
+
+def run(pytester, *args):
+    """Inner pytest run confined to the pytester directory (variant paths given as option values would
+    otherwise pull the rootdir, and the default report dir, up to their common ancestor)."""
+    return pytester.runpytest("-p", "no:cacheprovider", "-ra", "--rootdir", str(pytester.path),
+                              "--report-dir", str(pytester.path / "reports"), *args)
+
+
+def _claims(pytester):
+    return {r["claim_id"]: r for r in json.loads((pytester.path / "reports" / "claims.json").read_text())["claims"]}
+
+
+def test_verdicts_become_outcomes_and_claims_json(pytester, gates):
+    gates()
+    result = run(pytester)
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*claim c-fails FAILS*", "*false variants not refuted: ?'wrong exponent'?*",
+                                 "*4 claims: 2 hold, 1 fail, 1 inconclusive; false variants refuted 1/2*",
+                                 "*INCONCLUSIVE: claim c-inconclusive*"])
+    claims = _claims(pytester)
+    assert set(claims) == {"c-holds", "c-fails", "c-inconclusive", "c-lost-power"}
+    assert claims["c-holds"]["power"] == [1, 1] and claims["c-lost-power"]["power"] == [0, 1]
+    assert claims["c-holds"]["figure"] == {"kind": "line", "x": [1, 2], "y": [3, 4]}
+    assert claims["c-fails"].get("figure") is None
+    assert claims["c-holds"]["quantities"][0]["ratio"] == pytest.approx(1.01)
+
+
+def test_variants_run_as_gates(pytester, gates):
+    ok, bad = EXAMPLES / "cap_tail_gaussian.toml", EXAMPLES / "projection_tail_fail_nomean.toml"
+    result = run(pytester, "--variants", str(ok), str(bad))
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*claim variant:projection-tail-fail-nomean FAILS*"])
+    claims = _claims(pytester)
+    assert claims["variant:cap-tail-gaussian"]["verdict"] == "holds"
+    failing = claims["variant:projection-tail-fail-nomean"]
+    assert failing["verdict"] == "fails" and "counter-example at d=10, k=5, s=0.2" in failing["rule"]
+    assert failing["quantities"][0]["verdict"] == "fails"  # the counter-example comes first
+
+
+def test_bad_variant_file_is_a_usage_error_and_runs_nothing(pytester, gates, tmp_path):
+    gates()
+    marker = tmp_path / "PWNED"
+    evil = tmp_path / "evil.toml"
+    evil.write_text(f'name = "e"\nquantity = "cap_tail"\nrelation = "<="\n'
+                    f"bound = \"__import__('os').system('touch {marker}')\"\n[grid]\nd = 3\nh = 0.5\n")
+    result = run(pytester, "--variants", str(evil))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{evil}:4: bad 'bound'*"])
+    assert not marker.exists()
+    result = run(pytester, "--variants", str(tmp_path))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*is not a .toml variant file*"])
+
+
+def test_no_cache_option_disables_the_cache_for_the_session(pytester, gates):
+    from lipschitz_icl import cache
+
+    gates(expect_cache=False)
+    result = run(pytester, "-k", "cache_state", "--no-cache")
+    result.assert_outcomes(passed=1)
+    assert cache.enabled()  # restored when the session ends
+    gates(expect_cache=True)
+    run(pytester, "-k", "cache_state").assert_outcomes(passed=1)
