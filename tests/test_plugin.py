@@ -117,3 +117,16 @@ def test_no_cache_option_disables_the_cache_for_the_session(pytester, gates):
     assert cache.enabled()  # restored when the session ends
     gates(expect_cache=True)
     run(pytester, "-k", "cache_state").assert_outcomes(passed=1)
+
+
+def test_claims_json_from_gates_feeds_the_report(pytester, gates):
+    from lipschitz_icl.report import build_report
+
+    gates()
+    run(pytester, "--variants", str(EXAMPLES / "cap_tail_gaussian.toml"))
+    result = build_report(pytester.path / "reports" / "claims.json", pytester.path / "out", compile_pdf=False)
+    tex = result.tex.read_text()
+    for claim_id in ("c-holds", "c-fails", "c-inconclusive", "c-lost-power", "variant:cap-tail-gaussian"):
+        assert f"\\section{{{claim_id}}}" in tex
+    assert (result.power["refuted"], result.power["total"]) == (1, 2)
+    assert any(p.name.endswith("-data1.pdf") for p in result.figures)  # the gate's figure= data

@@ -10,8 +10,8 @@ compiles ``report.pdf``.  The report holds:
 * one table of every compared number: theory, measured with its uncertainty (``siunitx``
   ``\\num{1.234(5)}``), ratio measured/theory (with the interval's uncertainty), verdict;
 * the power table (:func:`power_summary`): false variants refuted per claim and in total;
-* a section per claim: statement, paper reference, decision rule, verdict, its quantities, its false
-  variants and its figures (measured against theory with intervals; plus any ``figure`` data a gate
+* a section per claim: statement, paper reference, decision rule, verdict, its further numbers
+  (``extra``), its quantities, its false variants and its figures (measured against theory with intervals; plus any ``figure`` data a gate
   attached to its record).
 """
 
@@ -195,6 +195,8 @@ def render_tex(data: dict, out_dir, source: str = "claims.json") -> tuple[str, l
                                 "detail": escape(v.get("detail", ""))}
                                for v in record.get("false_variants", []) if isinstance(v, dict)],
             "figures": figures, "figure_notes": figure_notes,
+            "extra": [{"key": escape(k), "value": num(v) if as_float(v) is not None else escape(json.dumps(v))}
+                      for k, v in (record.get("extra") or {}).items()] if isinstance(record.get("extra"), dict) else [],
         })
     power_rows = [{"claim_id": escape(r["claim_id"]), "refuted": r["refuted"], "total": r["total"],
                    "unrefuted_text": escape(", ".join(r["unrefuted"]) if r["unrefuted"]
