@@ -23,6 +23,11 @@ where the average over ``z`` (the component of ``u`` along the part of ``x`` ort
 in closed form (:func:`relu_moments`) and ``c``, ``t`` are integrated by Gauss-Legendre panels
 (:func:`~lipschitz_icl.sphere.polar_rule` for ``t``; for ``c`` panels refined within
 ``10/sqrt(w)`` of ``c = 0``, where the kink of the relu is smoothed over).
+
+Accuracy of the relu quadrature at ``refine=1``: about 1e-4 relative in the worst case (d = 2, where
+the z-average has kinks in ``t`` at ``theta = gamma`` that the panels do not follow; measured 6e-5 at
+w = 20 against the exact quadrature of :mod:`lipschitz_icl.exact` at n = 1e14), 1e-6 or better for
+d >= 5.  The formula itself drops terms of order ``1/n^2``.
 """
 
 from __future__ import annotations
