@@ -264,3 +264,27 @@ def test_a_file_that_tries_to_run_code_is_refused_and_runs_nothing(tmp_path, cap
 def test_missing_file_is_a_bad_input(tmp_path, capsys):
     assert main(["check", str(tmp_path / "nope.toml")]) == 2
     assert "nope.toml" in capsys.readouterr().err
+
+
+def test_mc_method_uses_bonferroni_intervals(tmp_path):
+    text = ('name = "mc-noise"\nquantity = "noise"\ntask = "affine"\nmethod = "mc"\nrelation = ">="\n'
+            'bound = "sigma**2/n"\ncontexts = 2000\nseed = 3\n[grid]\nd = 3\nn = 100\nL = 1.0\nsigma = 0.5\n'
+            'w = [1.0, 10.0]\n')
+    result = evaluate_variant(load_variant(write(tmp_path, text)))
+    assert result.level == pytest.approx(1 - 0.05 / 2)
+    assert result.verdict == "holds"  # sum_i p_i^2 >= 1/n: the noise part is at least sigma^2/n
+    for p in result.points:
+        assert p.ci_low < p.measured < p.ci_high and p.ci_low >= p.bound
+
+
+def test_bias_at_a_stated_window(tmp_path):
+    from lipschitz_icl import make_problem
+    from lipschitz_icl.loss import icl_loss
+
+    text = ('name = "b"\nquantity = "bias"\ntask = "relu"\nrelation = "<="\nbound = "C"\nat_w = "sqrt(n)"\n'
+            '[constants]\nC = 1\n[grid]\nd = 3\nn = [100, 400]\nL = 1.0\nsigma = 0.5\n')
+    result = evaluate_variant(load_variant(write(tmp_path, text)))
+    for p in result.points:
+        expected = icl_loss(make_problem("relu", 3, p.params["n"], 1.0, 0.5), p.params["n"] ** 0.5,
+                            method="exact").bias.value
+        assert p.measured == expected
