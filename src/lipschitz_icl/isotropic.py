@@ -98,6 +98,7 @@ class IsotropicBatch:
         N, n = self.t.shape
         rows = max(1, BLOCK_ELEMENTS // n)
         scratch = np.empty((min(rows, N), n))
+        ones = np.ones(n)
         bias = np.zeros(N)
         collision = np.empty(N)
         for start in range(0, N, rows):
@@ -105,15 +106,15 @@ class IsotropicBatch:
             e = scratch[: block.stop - start]
             np.multiply(self.t_shift[block], w, out=e)
             np.exp(e, out=e)
-            inv = 1.0 / np.sum(e, axis=-1)
+            inv = 1.0 / np.vecdot(e, ones)
             for k, phi in enumerate(self.phi):
-                D = np.einsum("cn,cn->c", e, phi[block]) * inv - self.phi_q[block, k]
+                D = np.vecdot(e, phi[block]) * inv - self.phi_q[block, k]
                 bias[block] += D * D
-            np.multiply(e, e, out=e)
             inv2 = inv * inv
-            collision[block] = np.sum(e, axis=-1) * inv2
+            collision[block] = np.vecdot(e, e) * inv2
             if self.rho is not None:
-                bias[block] += np.einsum("cn,cn->c", e, self.rho[block]) * inv2
+                np.multiply(e, e, out=e)
+                bias[block] += np.vecdot(e, self.rho[block]) * inv2
         return self._scaled(bias), collision
 
     def _scaled(self, value: np.ndarray) -> np.ndarray:
