@@ -14,7 +14,7 @@ from lipschitz_icl import report as report_mod
 from lipschitz_icl.cli import main
 from lipschitz_icl.report import build_report, load_claims, power_summary, render_tex
 from lipschitz_icl.report.figures import FigureDataError, data_figure, quantities_figure
-from lipschitz_icl.report.latex import Latex, escape, num
+from lipschitz_icl.report.latex import Latex, breakable, escape, num
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "claims_example.json"
 
@@ -25,6 +25,7 @@ def test_escape_makes_every_special_character_literal():
         r"\textless{}\textgreater{}")
     assert escape(Latex(r"\num{1}")) == r"\num{1}"  # already LaTeX: untouched
     assert escape(12) == "12"
+    assert breakable("thm/a_b:c") == r"thm/\allowbreak{}a\_\allowbreak{}b:\allowbreak{}c"
 
 
 @pytest.mark.parametrize("value, low, high, expected", [
@@ -90,6 +91,8 @@ def test_tex_has_the_tables_sections_and_escaped_statements(tmp_path):
     assert notes == ["figure 1 of linear_attention/no-adapt: figure kind must be one of line, scatter, loglog, "
                      "semilogx, semilogy (got 'nonsense')"]
     assert "Figure omitted: figure 1 of linear\\_attention/no-adapt" in tex
+    # a record's extra numbers: keys escaped, numbers through siunitx
+    assert r"\item[fit\_points] \num{12}" in tex and r"\item[r\_squared\_\%] \num{0.9991}" in tex
 
 
 def test_figures_are_vector_pdfs(tmp_path):

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..evidence import VERDICTS
 from ..validation import ParameterError
 from .figures import FigureDataError, data_figure, quantities_figure
-from .latex import Latex, as_float, escape, num
+from .latex import Latex, as_float, breakable, escape, num
 
 __all__ = ["build_report", "load_claims", "power_summary", "render_tex", "ReportResult", "LATEXMK_TIMEOUT"]
 
@@ -121,10 +121,20 @@ def _ratio_cell(q: dict) -> Latex:
 
 
 def _quantity_row(claim_id: str, q: dict) -> dict:
-    return {"claim_id": escape(claim_id), "name": escape(q.get("name", "")),
+    return {"claim_id": breakable(claim_id), "name": escape(q.get("name", "")),
             "theory": num(q.get("theory")),
             "measured": num(q.get("measured"), q.get("ci_low"), q.get("ci_high")),
             "ratio": _ratio_cell(q), "verdict": escape(q.get("verdict") or "--")}
+
+
+def _extra_value(value) -> Latex:
+    """A further number of a record: a number via ``num``, a list of numbers to 4 significant digits,
+    anything else as its JSON text (escaped)."""
+    if as_float(value) is not None:
+        return num(value)
+    if isinstance(value, list) and value and all(as_float(v) is not None for v in value):
+        return escape(", ".join(f"{as_float(v):.4g}" for v in value))
+    return escape(json.dumps(value))
 
 
 def _slug(claim_id: str) -> str:
@@ -195,10 +205,10 @@ def render_tex(data: dict, out_dir, source: str = "claims.json") -> tuple[str, l
                                 "detail": escape(v.get("detail", ""))}
                                for v in record.get("false_variants", []) if isinstance(v, dict)],
             "figures": figures, "figure_notes": figure_notes,
-            "extra": [{"key": escape(k), "value": num(v) if as_float(v) is not None else escape(json.dumps(v))}
+            "extra": [{"key": escape(k), "value": _extra_value(v)}
                       for k, v in (record.get("extra") or {}).items()] if isinstance(record.get("extra"), dict) else [],
         })
-    power_rows = [{"claim_id": escape(r["claim_id"]), "refuted": r["refuted"], "total": r["total"],
+    power_rows = [{"claim_id": breakable(r["claim_id"]), "refuted": r["refuted"], "total": r["total"],
                    "unrefuted_text": escape(", ".join(r["unrefuted"]) if r["unrefuted"]
                                             else ("--" if r["total"] else "none kept"))}
                   for r in power["rows"]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Latex", "escape", "num", "as_float"]
+__all__ = ["Latex", "escape", "breakable", "num", "as_float"]
 
 _SPECIAL = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
@@ -30,6 +30,15 @@ def escape(text) -> Latex:
     if isinstance(text, Latex):
         return text
     return Latex("".join(_SPECIAL.get(ch, ch) for ch in str(text)))
+
+
+def breakable(text) -> Latex:
+    """``escape(text)`` with line-break opportunities after ``/``, ``:`` and ``_`` (for narrow table
+    columns holding long identifiers such as ``thm34/scaling/affine/d2``)."""
+    out = escape(text)
+    for mark in ("/", ":", r"\_"):
+        out = out.replace(mark, mark + r"\allowbreak{}")
+    return Latex(out)
 
 
 def as_float(value) -> float | None:
