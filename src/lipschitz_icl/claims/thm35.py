@@ -174,6 +174,7 @@ def generalisation(train_task: str, d: int, *, L: float = 1.0, sigma: float = 0.
     quantities, verdicts = [], []
     fv_frozen, fv_parametric = [], []
     series = []
+    excesses = {}
     for probe in probes:
         rows = [per_n[j][probe.name] for j in range(len(n_grid))]
         loss = [r[0]["loss"] for r in rows]
@@ -183,6 +184,7 @@ def generalisation(train_task: str, d: int, *, L: float = 1.0, sigma: float = 0.
         v_slope, s, se = slope_verdict(pair, [m for m, _ in loss[-2:]], [e for _, e in loss[-2:]], -alpha, z)
         v_bias = decrease_verdict([m for m, _ in bias], [e for _, e in bias], z)
         excess = max(r[0]["excess"] for r in rows)
+        excesses[probe.name] = excess
         v_env = "holds" if excess <= 1e-12 * L**2 else "fails"
         verdicts += [v_dec, v_slope, v_bias, v_env]
         p_probe = BIAS_POWER.get(probe.name)
@@ -239,7 +241,8 @@ def generalisation(train_task: str, d: int, *, L: float = 1.0, sigma: float = 0.
                        " (line without label: Lipschitz envelope)"}
     evidence.extra = {"n": list(n_grid), "w_star": w_grid, "alpha": alpha, "C": C, "envelope": envelope,
                       "bias": {p.name: [per_n[j][p.name][0]["bias"][0] for j in range(len(n_grid))] for p in probes},
-                      "noise": [per_n[j][probes[0].name][0]["noise"][0] for j in range(len(n_grid))]}
+                      "noise": [per_n[j][probes[0].name][0]["noise"][0] for j in range(len(n_grid))],
+                      "envelope_excess": excesses}
     return evidence
 
 
