@@ -72,3 +72,6 @@ def test_mismatch_end_to_end_is_paired_and_refutes_the_swapped_roles():
     for row in errors.values():
         assert row["L'=L/10 (affine)"] > 2 * row["affine@L"] and row["L'=10L (affine)"] > 2 * row["affine@L"]
     assert np.isfinite(ev.figure["series"][0]["y"]).all()
+    # d = 2: the derived ratio for L' = 10 L is ~2.01 < 1.25 x 2, so only "significantly worse" is asked there
+    assert ev.extra["derived_ratio"]["L'=10L (affine)"] == pytest.approx(2.0145, abs=1e-3)
+    assert ev.extra["required_factor"] == {"L'=L/10 (affine)": 2.0, "L'=10L (affine)": 1.0}
