@@ -275,7 +275,8 @@ def cannot_adapt(task: str, d: int, *, n_grid=(10, 100, 1000), L: float = 1.0, s
         quantities, verdict, time.perf_counter() - start, false_variants)
     evidence.figure = {"kind": "loglog", "x": list(map(float, n_grid)), "y": [v for v, _ in lin_e],
                        "theory_y": theory, "series": [
-                           {"label": "linear (m*)", "x": list(map(float, n_grid)), "y": [v for v, _ in lin_e]},
+                           {"label": "linear (m*)", "x": list(map(float, n_grid)), "y": [v for v, _ in lin_e],
+                            "theory_y": theory},
                            {"label": "softmax (w*)", "x": list(map(float, n_grid)), "y": [v for v, _ in soft_e]}],
                        "xlabel": "n", "ylabel": "ICL error", "title": f"{task}: linear vs softmax attention"}
     evidence.extra = {"n": list(n_grid), "m_star": ms, "w_star": ws, "linear": lin_e, "softmax": soft_e,

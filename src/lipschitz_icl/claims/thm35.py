@@ -241,9 +241,9 @@ def generalisation(train_task: str, d: int, *, L: float = 1.0, sigma: float = 0.
         generalisation.__doc__.split("\n\n", 1)[1].strip().replace("\n    ", " ")
         + f" Grid n = {list(n_grid)}, contexts {list(contexts)}, z_crit = {z:.2f}.",
         quantities, combine_verdicts(verdicts), time.perf_counter() - start, false_variants)
+    series.append({"label": "Lipschitz envelope (theory)", "x": list(map(float, n_grid)), "y": envelope})
     evidence.figure = {"kind": "loglog", "x": list(map(float, n_grid)), "y": envelope, "series": series,
-                       "xlabel": "n", "ylabel": "ICL error", "title": f"pretrained on {train_task}, tested on probes"
-                       " (line without label: Lipschitz envelope)"}
+                       "xlabel": "n", "ylabel": "ICL error", "title": f"pretrained on {train_task} (w*(n)), tested on probes"}
     evidence.extra = {"n": list(n_grid), "w_star": w_grid, "alpha": alpha, "C": C, "envelope": envelope,
                       "bias": {p.name: [per_n[j][p.name][0]["bias"][0] for j in range(len(n_grid))] for p in probes},
                       "noise": [per_n[j][probes[0].name][0]["noise"][0] for j in range(len(n_grid))],
@@ -252,6 +252,13 @@ def generalisation(train_task: str, d: int, *, L: float = 1.0, sigma: float = 0.
 
 
 # ----------------------------------------------------------------------------- (b) mismatch, Figure 5
+def _short(name: str) -> str:
+    """Compact probe name for figure axes: cosine-4 -> cos4, triangle-1 -> tri1, distance-3 -> dist3."""
+    for long, short in (("cosine-", "cos"), ("triangle-", "tri"), ("distance-", "dist")):
+        name = name.replace(long, short)
+    return name
+
+
 def _mismatch_evidence(claim_id, description, models: dict, d, n, L, sigma, contexts, seed, probes,
                        theory_lambda: dict, start) -> Evidence:
     """Shared rule of :func:`mismatch` and :func:`trained_mismatch` (see :func:`mismatch`)."""
@@ -314,7 +321,7 @@ def _mismatch_evidence(claim_id, description, models: dict, d, n, L, sigma, cont
         quantities, combine_verdicts(verdicts), time.perf_counter() - start,
         [fv for fv in false_variants if fv is not None])
     evidence.figure = {"kind": "scatter", "x": series[0]["x"], "y": series[0]["y"], "series": series,
-                       "xlabel": "test probe: " + ", ".join(f"{i}={p.name}" for i, p in enumerate(probes)),
+                       "xlabel": "test task: " + ", ".join(f"{i} {_short(p.name)}" for i, p in enumerate(probes)),
                        "ylabel": "ICL error", "title": "Figure 5: pretraining setting vs test task (same L)"}
     evidence.extra = {"probes": [p.name for p in probes], "errors": {p: {k: v[0] for k, v in row.items()}
                                                                      for p, row in table.items()},
