@@ -52,7 +52,9 @@ def test_generalisation_end_to_end_on_a_small_grid():
     ev = thm35.generalisation("affine", 2, n_grid=(30, 300), contexts=(600, 600), seed=3,
                               probe_kwargs={"cosine_frequencies": (1.0,), "triangle_frequencies": (1.0,)})
     names = ["affine", "relu", "cosine-1", "triangle-1", "distance-3"]
-    assert [s["label"] for s in ev.figure["series"]] == names
+    assert [s["label"] for s in ev.figure["series"]] == names + ["Lipschitz envelope (theory)"]
+    envelope = ev.figure["series"][-1]["y"]
+    assert all(s["y"][j] < envelope[j] for s in ev.figure["series"][:-1] for j in range(2))
     assert ev.figure["kind"] == "loglog" and len(ev.figure["y"]) == 2
     # the envelope inequality is deterministic: it holds in every context whatever the sample size
     assert set(ev.extra["envelope_excess"]) == set(names)
