@@ -171,13 +171,10 @@ def projection_tails(*, dk_grid=((3, 1), (5, 2), (10, 2), (20, 5), (50, 10)),
         f"points: (d,k) in {list(dk_grid)}, beta upper {list(beta_upper)} (s < 1), lower {list(beta_lower)}.",
         quantities, combine_verdicts([v_main, v_sharp]), time.perf_counter() - start,
         [FalseVariant("rate 1 (exponent k instead of k/2)", v_wrong, where(i_wrong))])
-    first = [(d, k) for d, k in dk_grid][2]
-    up = (d_ == first[0]) & (k_ == first[1]) & (side_ == "upper")
-    ev.figure = {"kind": "semilogy", "x": s_[up].tolist(), "y": truth[up].tolist(), "theory_y": bound[up].tolist(),
-                 "xlabel": f"s (d={first[0]}, k={first[1]})", "ylabel": "P(||Px||^2 >= s)",
-                 "series": [{"label": f"d={d}, k={k}", "x": s_[m].tolist(), "y": truth[m].tolist(),
-                             "theory_y": bound[m].tolist()}
-                            for d, k in dk_grid for m in [(d_ == d) & (k_ == k) & (side_ == "upper")] if m.any()]}
+    series = [{"label": f"d={d}, k={k}", "x": s_[m].tolist(), "y": truth[m].tolist(), "theory_y": bound[m].tolist()}
+              for d, k in dk_grid for m in [(d_ == d) & (k_ == k) & (side_ == "upper")] if m.any()]
+    ev.figure = {"kind": "semilogy", "x": series[0]["x"], "y": series[0]["y"], "theory_y": series[0]["theory_y"],
+                 "series": series, "xlabel": "s", "ylabel": "P(||Px||^2 >= s) (dashed: bound)"}
     ev.extra = {"largest_rate": rate_max, "points": len(truth)}
     return ev
 
@@ -214,8 +211,13 @@ def cap_counts(*, cap_grid=((3, 0.5), (10, 0.3), (50, 0.2), (5, 0.0)), n_grid=(1
     verdicts, variants, quantities = [], [], []
     cols = list(zip(*rows))
     d_, h_, n_, p_, side_, a_, de_, truth = (np.array(c) for c in cols)
-    for name, fn in (("Chernoff relative entropy", lambda n, p, a, de, sd, r: ineq.binomial_chernoff(n, p, a, side=sd, rate=r)),
-                     ("multiplicative Chernoff", lambda n, p, a, de, sd, r: ineq.binomial_multiplicative(n, p, de, side=sd, rate=r))):
+    def chernoff(n, p, a, de, sd, r):
+        return ineq.binomial_chernoff(n, p, a, side=sd, rate=r)
+
+    def multiplicative(n, p, a, de, sd, r):
+        return ineq.binomial_multiplicative(n, p, de, side=sd, rate=r)
+
+    for name, fn in (("Chernoff relative entropy", chernoff), ("multiplicative Chernoff", multiplicative)):
         bound = np.array([fn(int(n), p, a, de, sd, 1.0) for n, p, a, de, sd in zip(n_, p_, a_, de_, side_)], float)
         wrong = np.array([fn(int(n), p, a, de, sd, 2.0) for n, p, a, de, sd in zip(n_, p_, a_, de_, side_)], float)
         v, _ = exact_rule(bound, truth)

@@ -260,10 +260,10 @@ def direction_optimality(task: str, d: int, k: int, *, n: int = 20, L: float = 1
                                    f"bias part {r['a_bias']:.3g}, noise part {r['a_noise']:.3g}; must be > 0"))
         quantities.append(Quantity(f"exponent of Delta L in eps along {r['direction']}", 2.0, r["p"], r["p"] - tol,
                                    r["p"] + tol, None, f"tolerance {tol:.3g} (z se + 2x fitted quartic shift)"))
-    quantities.append(Quantity("best scale c* of c B B^T", None, c, None, None, None,
-                               f"loss {loss_c:.5g} on the search draw" + (f"; search edge: {edge_c}" if edge_c else "")))
-    quantities.append(Quantity("best isotropic w*", None, w, None, None, None,
-                               f"loss {loss_w:.5g} on the search draw" + (f"; search edge: {edge_w}" if edge_w else "")))
+    for name, value, loss, edge in (("best scale c* of c B B^T", c, loss_c, edge_c),
+                                    ("best isotropic w*", w, loss_w, edge_w)):
+        quantities.append(Quantity(name, None, value, None, None, None, f"loss {loss:.5g} on the search draw"
+                                   + (f"; search edge: {edge}" if edge else "")))
     verdict = combine_verdicts([v_first, v_so])
     if edge_c:
         verdict = "inconclusive" if verdict == "holds" else verdict
@@ -285,9 +285,11 @@ def direction_optimality(task: str, d: int, k: int, *, n: int = 20, L: float = 1
         quantities, verdict, time.perf_counter() - start, false_variants)
     ev.figure = {"kind": "loglog", "x": so[0]["eps"], "y": so[0]["S"],
                  "series": [{"label": r["direction"], "x": r["eps"], "y": [max(s, 1e-300) for s in r["S"]],
-                             "theory_y": [r["a"] * e * e for e in r["eps"]]} for r in so],
+                             "theory_y": [max(r["S"][0], 1e-300) * (e / r["eps"][0]) ** 2 for e in r["eps"]]}
+                            for r in so],
                  "xlabel": "eps (Frobenius size of the perturbation)",
-                 "ylabel": "symmetric second difference of the loss"}
+                 "ylabel": "symmetric second difference of the loss",
+                 "title": "dashed: the eps^2 law through the smallest eps"}
     ev.extra = {"c_star": c, "w_star": w, "second_order": [{k_: v for k_, v in r.items() if k_ not in ("S",)}
                                                            for r in so]}
     return ev
