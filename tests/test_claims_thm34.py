@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from lipschitz_icl.claims.thm34 import _minimiser_verdict, _sign_verdict, scaling_rule
+from lipschitz_icl.claims.thm34 import minimiser_verdict, sign_verdict, scaling_rule
 from lipschitz_icl.cli import main
 from lipschitz_icl.estimate import Estimate
 
@@ -22,12 +22,12 @@ def test_scaling_rule_accepts_the_law_it_was_given_and_rejects_others():
 
 def test_minimiser_and_sign_rules():
     up = [Estimate(1.0, 0.1), Estimate(2.0, 0.1)]
-    assert _minimiser_verdict(up)[0] == "holds"
-    assert _minimiser_verdict([Estimate(1.0, 0.1), Estimate(-2.0, 0.1)])[0] == "fails"
-    assert _minimiser_verdict([Estimate(0.1, 0.1)])[0] == "inconclusive"
-    assert _sign_verdict([1.1, 1.2], +1, 1e-5) == "holds"
-    assert _sign_verdict([1.1, 0.9], +1, 1e-5) == "fails"
-    assert _sign_verdict([1.0 + 1e-7], +1, 1e-5) == "inconclusive"
+    assert minimiser_verdict(up)[0] == "holds"
+    assert minimiser_verdict([Estimate(1.0, 0.1), Estimate(-2.0, 0.1)])[0] == "fails"
+    assert minimiser_verdict([Estimate(0.1, 0.1)])[0] == "inconclusive"
+    assert sign_verdict([1.1, 1.2], +1, 1e-5) == "holds"
+    assert sign_verdict([1.1, 0.9], +1, 1e-5) == "fails"
+    assert sign_verdict([1.0 + 1e-7], +1, 1e-5) == "inconclusive"
 
 
 def test_scaling_command(capsys):

@@ -33,7 +33,7 @@ from ..pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs, noise_f
 from ..problem import make_problem
 
 __all__ = ["isotropy", "trained_isotropy", "monotonicity", "window_scaling", "bias_noise_powers",
-           "scaling_rule"]
+           "scaling_rule", "minimiser_verdict", "sign_verdict"]
 
 REF_34 = "Theorem 3.4"
 REF_B5 = "Lemma B.5"
@@ -66,7 +66,7 @@ def _directions(d: int, count: int, rng: np.random.Generator):
     return out
 
 
-def _minimiser_verdict(diffs) -> tuple[str, float]:
+def minimiser_verdict(diffs) -> tuple[str, float]:
     """``M`` is a minimiser along the tested directions iff every paired difference
     ``L(M + Delta) - L(M)`` is positive.  Bonferroni over the directions at family-wise level
     :data:`FAMILY_LEVEL`: holds if all ``z > z_crit``, fails if any ``z < -z_crit``."""
@@ -100,7 +100,7 @@ def isotropy(task: str, d: int, n: int, *, L: float = 1.0, sigma: float = 0.5, d
     others += [Attention(w * (1 + relative_size) * np.eye(d)), Attention(w * (1 - relative_size) * np.eye(d))]
     names = [f"{kind} #{k}" for k, (kind, _) in enumerate(dirs)] + ["scale up", "scale down"]
     diffs = loss_differences(problem, base, others, contexts=contexts, rng=seed + 1)
-    verdict, z_crit = _minimiser_verdict(diffs)
+    verdict, z_crit = minimiser_verdict(diffs)
     quantities = [Quantity(f"Delta L along {name}", None, e.value, *e.confidence_interval(0.999),
                           verdict="holds" if e.value / e.standard_error > z_crit else "fails",
                           note="must be > 0") for name, e in zip(names, diffs)]
@@ -114,9 +114,9 @@ def isotropy(task: str, d: int, n: int, *, L: float = 1.0, sigma: float = 0.5, d
     fv2 = loss_differences(low, base, [Attention(w * np.eye(d) + eps * D / np.linalg.norm(D))],
                            contexts=contexts, rng=seed + 3)
     false_variants = [
-        FalseVariant("2 w* I is the minimiser", _minimiser_verdict(fv1)[0],
+        FalseVariant("2 w* I is the minimiser", minimiser_verdict(fv1)[0],
                      f"Delta L toward w* I = {fv1[0].value:.3e} +- {fv1[0].standard_error:.1e}"),
-        FalseVariant("w I is the minimiser for a rank-1 task", _minimiser_verdict(fv2)[0],
+        FalseVariant("w I is the minimiser for a rank-1 task", minimiser_verdict(fv2)[0],
                      f"Delta L toward B B^T = {fv2[0].value:.3e} +- {fv2[0].standard_error:.1e}"),
     ]
     return Evidence(
@@ -172,7 +172,7 @@ def trained_isotropy(task: str, d: int, n: int, *, L: float = 1.0, sigma: float 
 
 
 # ----------------------------------------------------------------------------- monotonicity
-def _sign_verdict(ratios, expected_sign: int, tol: float) -> str:
+def sign_verdict(ratios, expected_sign: int, tol: float) -> str:
     """All consecutive ratios ``w*(next)/w*(prev) - 1`` have ``expected_sign`` beyond ``tol``: holds;
     any beyond ``tol`` on the wrong side: fails; otherwise inconclusive."""
     changes = np.asarray(ratios) - 1.0
@@ -198,9 +198,9 @@ def monotonicity(task: str, d: int, *, n0: int = 1000, L0: float = 1.0, sigma0: 
             ("sigma", -1, -2 * alpha, lambda f: (n0, L0, sigma0 * f))):
         values = [_exact_wstar(task, d, *make(f)) for f in factors]
         ratios = [b / a for a, b in zip(values, values[1:])]
-        v = _sign_verdict(ratios, sign, tol)
+        v = sign_verdict(ratios, sign, tol)
         verdicts.append(v)
-        flipped.append(_sign_verdict(ratios, -sign, tol))
+        flipped.append(sign_verdict(ratios, -sign, tol))
         measured = float(np.polyfit(np.log(factors), np.log(values), 1)[0])
         quantities.append(Quantity(f"d log w*/d log {name}", elasticity, measured, None, None, v,
                                    "w* = " + ", ".join(f"{x:.4f}" for x in values)))
@@ -285,7 +285,7 @@ def window_scaling(task: str, d: int, *, n_grid=(1e2, 1e4, 1e6, 1e8, 1e10, 1e12,
         f" Grid: n = {list(n_grid)}, L = {L:g}, sigma = {sigma:g}; rule applied for n >= {asymptotic_from:g}.",
         quantities, rule["verdict"], time.perf_counter() - start, false_variants)
     evidence.figure = {"kind": "loglog", "x": rho.tolist(), "y": ws.tolist(),
-                       "theory": (C * rho**alpha).tolist(), "xlabel": "n L^2 / sigma^2", "ylabel": "w*"}
+                       "theory_y": (C * rho**alpha).tolist(), "xlabel": "n L^2 / sigma^2", "ylabel": "w*"}
     evidence.extra = {"rho": rho.tolist(), "w_star": ws.tolist(), "ratio_trend": rule["ratio"][-3:].tolist(),
                       "slope_tolerance": rule["slope_tol"], "ratio_tolerance": rule["ratio_tol"]}
     return evidence

@@ -37,7 +37,7 @@ from ..loss import general_terms, loss_differences
 from ..pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs
 from ..problem import make_problem
 from ..tasks import make_task_class
-from .thm34 import _minimiser_verdict
+from .thm34 import minimiser_verdict
 
 __all__ = ["LOWRANK_LINKS", "FAMILY_LEVEL", "SCALE_GRID", "scale_search", "outside_directions",
            "second_order", "exponent_rule", "first_size_differences", "direction_optimality", "nonlinear_scope",
@@ -219,7 +219,7 @@ def direction_optimality(task: str, d: int, k: int, *, n: int = 20, L: float = 1
     2. Finite size: along the directions of :func:`outside_directions`, the traceless direction inside
        ``col(B)`` (``k >= 2``) and the scale changes ``c* (1 +- relative_size)``, the loss changes of
        :func:`first_size_differences` at size ``relative_size ||c* P||_F`` (an independent draw, seed
-       ``seed + 2``) must all be positive: rule of :func:`lipschitz_icl.claims.thm34._minimiser_verdict`
+       ``seed + 2``) must all be positive: rule of :func:`lipschitz_icl.claims.thm34.minimiser_verdict`
        (Bonferroni over the directions, family-wise level 1e-3).
     3. Second order (seed ``seed + 3``): along the five outside directions, :func:`second_order` and
        :func:`exponent_rule` at exponent 2 (Bonferroni over the directions).  There is no first-order
@@ -242,7 +242,7 @@ def direction_optimality(task: str, d: int, k: int, *, n: int = 20, L: float = 1
     names = [nm for nm, _ in first] + [f"scale x{1 + relative_size:g}", f"scale x{1 - relative_size:g}"]
     diffs = first_size_differences(problem, M0, outs, first[len(outs):], size, relative_size,
                                    contexts=contexts, seed=seed + 2)
-    v_first, z_first = _minimiser_verdict(diffs)
+    v_first, z_first = minimiser_verdict(diffs)
     so = second_order(problem, M0, outs, eps_grid=eps_grid, contexts=contexts, seed=seed + 3)
     z_so = _z_crit(len(so))
     v_so = combine_verdicts([exponent_rule(r, z_so) for r in so])
@@ -268,7 +268,7 @@ def direction_optimality(task: str, d: int, k: int, *, n: int = 20, L: float = 1
     if edge_c:
         verdict = "inconclusive" if verdict == "holds" else verdict
     false_variants = [
-        FalseVariant("w* I is the minimiser (c I optimal for low-rank tasks)", _minimiser_verdict(fv_iso)[0],
+        FalseVariant("w* I is the minimiser (c I optimal for low-rank tasks)", minimiser_verdict(fv_iso)[0],
                      f"Delta L from w* I toward c* P: {fv_iso[0].value:.3e} +- {fv_iso[0].standard_error:.1e}"),
         FalseVariant("flat to second order along outside directions (exponent 4)",
                      combine_verdicts([exponent_rule(r, z_so, 4.0) for r in so])),
