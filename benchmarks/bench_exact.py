@@ -1,4 +1,4 @@
-"""Time of one exact loss evaluation (lipschitz_icl.exact.exact_loss), affine and relu.
+"""Time of one exact loss evaluation (lipschitz_icl.exact.exact_loss) and of an exact w*, affine and relu.
 
 For d in {2, 5, 10} and n in {1e2, 1e14} at the window w = (n L^2 / sigma^2)^(2/(d+2)) (the scale of the
 optimum; L = 1, sigma = 0.5).  Each time is the median of ``--repeats`` runs after one warm-up run; one
@@ -20,6 +20,7 @@ import statistics
 import time
 
 from lipschitz_icl.exact import exact_loss
+from lipschitz_icl.optimum import wstar
 from lipschitz_icl.problem import make_problem
 
 
@@ -47,6 +48,20 @@ def main() -> None:
                 rel = result.loss.abs_error / result.loss.value
                 print(f"{task:6} {d:3d} {n:7.0e} {w:10.4g} {result.loss.value:12.5e} {rel:9.1e} "
                       f"{result.info['level']:5d} {statistics.median(times):9.4f} {min(times):8.4f}")
+
+    print("\nexact w* (lipschitz_icl.optimum.wstar, method 'exact'; target < 2 s), median of 3 runs")
+    print(f"{'task':6} {'d':>3} {'n':>7} {'w*':>12} {'evaluations':>11} {'median s':>9}")
+    for task in ("affine", "relu"):
+        for d in (2, 5, 10):
+            for n in (10**2, 10**14):
+                problem = make_problem(task, d, n, L, sigma)
+                times = []
+                for _ in range(3):
+                    start = time.perf_counter()
+                    res = wstar(problem, "exact")
+                    times.append(time.perf_counter() - start)
+                print(f"{task:6} {d:3d} {n:7.0e} {res.w_star.value:12.6g} {res.info['evaluations']:11d} "
+                      f"{statistics.median(times):9.3f}")
 
 
 if __name__ == "__main__":
