@@ -68,7 +68,8 @@ def _exponent(value: float) -> int:
 def num(value, low=None, high=None, *, digits: int = 6) -> Latex:
     """``\\num{...}`` of ``value`` with the uncertainty of the interval ``[low, high]`` (if any).
 
-    Without an interval (or a zero-width one) the value is shown to ``digits`` significant digits.
+    Without an interval (or a zero-width one) the value is shown to ``digits`` significant digits; when
+    the interval's half-width exceeds the value itself, the value and the interval are shown as such.
     ``None`` gives an en dash; non-finite values their symbol.
     """
     v = as_float(value)
@@ -84,6 +85,8 @@ def num(value, low=None, high=None, *, digits: int = 6) -> Latex:
         u = max(hi - v, v - lo, 0.0)
     if u == 0.0:
         return Latex(rf"\num{{{v:.{digits}g}}}")
+    if u > abs(v):  # the interval dwarfs the value: show it rather than round the value away
+        return Latex(rf"\num{{{v:.4g}}}\,[\num{{{lo:.3g}}}, \num{{{hi:.3g}}}]")
     e = _exponent(v if v != 0 else u)
     scale = 10.0 ** e
     vs, us = v / scale, u / scale
