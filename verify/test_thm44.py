@@ -52,7 +52,7 @@ def test_training_finds_the_subspace(record_claim, profile, task, d, k, entropy)
 
 
 @pytest.mark.parametrize("task", THEOREM_LINKS + NONLINEAR_LINKS)
-def test_error_follows_k_not_d(record_claim, profile, task):
+def test_icl_loss_follows_k_not_d(record_claim, profile, task):
     if profile == "default":
         if task not in ("lowrank-linear", "lowrank-cosine"):
             pytest.skip("default profile: linear and cosine links (full profile: all four links, 20000 contexts)")
