@@ -120,7 +120,7 @@ def isotropy(task: str, d: int, n: int, *, L: float = 1.0, sigma: float = 0.5, d
                      f"Delta L toward B B^T = {fv2[0].value:.3e} +- {fv2[0].standard_error:.1e}"),
     ]
     return Evidence(
-        f"lemmaB5/isotropy/{task}/d{d}/n{n}", REF_B5,
+        f"lemmaB5/isotropy/{task}/d{d}/n{n}" + (f"/seed{seed}" if seed else ""), REF_B5,
         f"For {task} tasks (d={d}, n={n}, L={L:g}, sigma={sigma:g}) the optimum is isotropic: every "
         "perturbation of w* I raises the ICL loss.",
         f"paired task-averaged Monte Carlo ({contexts} contexts, common random numbers); holds iff every "
