@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lipschitz_icl import make_problem
+from lipschitz_icl import Attention, make_problem, sphere
 from lipschitz_icl.asymptotic import asymptotic_terms
 from lipschitz_icl.loss import icl_loss
 
@@ -60,8 +60,12 @@ def test_linear_attention_keeps_the_intercept_in_the_bias():
     naive = icl_loss(problem, M=np.eye(3), attention="linear", method="naive", contexts=40000, rng=6)
     averaged = icl_loss(problem, M=np.eye(3), attention="linear", method="averaged", contexts=20000, rng=7)
     assert _z(naive.bias, averaged.bias) < 4
-    without_intercept = averaged.bias.value - 1.0 / 3.0 * np.mean(1.0)  # E b^2 (sum p - 1)^2 ~ 1/3
-    assert abs(naive.bias.value - without_intercept) > 10 * naive.bias.standard_error
+    # the intercept's share, E[b^2] E[(sum_i p_i - 1)^2] with E[b^2] = L^2/3, from fresh draws
+    rng = np.random.default_rng(8)
+    x = sphere.uniform_sphere(rng, (20000, 20), 3)
+    q = sphere.uniform_sphere(rng, 20000, 3)
+    share = (1.0 / 3.0) * (np.sum(Attention(np.eye(3), "linear").weights(x, q), axis=-1) - 1.0) ** 2
+    assert share.mean() > 10 * naive.bias.standard_error
 
 
 @pytest.mark.parametrize("task", ["affine", "relu"])

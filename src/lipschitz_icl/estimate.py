@@ -38,11 +38,6 @@ class Estimate:
         half = z * self.standard_error + self.abs_error
         return (self.value - half, self.value + half)
 
-    def __add__(self, other: "Estimate") -> "Estimate":
-        """Sum of two estimates treated as independent (use only when they are)."""
-        return Estimate(self.value + other.value, float(np.hypot(self.standard_error, other.standard_error)),
-                        min(self.samples, other.samples), self.abs_error + other.abs_error)
-
 
 @dataclass(frozen=True)
 class LossEstimate:

@@ -169,9 +169,10 @@ class _Bank:
         return out
 
 
-def _newton(bank: _Bank, theta: float, max_iter: int = 50, tol: float = 1e-10) -> tuple[float, int]:
+def _newton(bank: _Bank, theta: float, max_iter: int = 50, tol: float = 1e-8) -> tuple[float, int]:
     """Newton in ``theta`` on the bank's mean loss; a step that does not lower the mean loss is
-    halved, and where the curvature is not positive a bounded Brent search takes over."""
+    halved, and where the curvature is not positive a bounded Brent search takes over.  Stops when
+    the step falls below ``tol``."""
     for iteration in range(1, max_iter + 1):
         t = bank.terms(math.exp(theta), 2)
         g, h, f0 = float(np.mean(t["grad"])), float(np.mean(t["hess"])), float(np.mean(t["loss"]))
@@ -190,8 +191,6 @@ def _newton(bank: _Bank, theta: float, max_iter: int = 50, tol: float = 1e-10) -
             step *= 0.5
         theta += step
         if abs(step) < tol:
-            return theta, iteration
-        if abs(step) < 1e-8:
             return theta, iteration
     return theta, max_iter
 

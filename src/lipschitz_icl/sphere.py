@@ -152,10 +152,9 @@ class PolarRule:
     ``exp(w cos theta) sin^(d-2) theta`` is smooth at both ends for every ``d >= 2``.
     """
 
-    def __init__(self, t: np.ndarray, weights: np.ndarray, theta: np.ndarray):
+    def __init__(self, t: np.ndarray, weights: np.ndarray):
         self.t = t
         self.weights = weights
-        self.theta = theta
 
     def expect(self, values) -> np.ndarray:
         """``sum_k weights[k] values[..., k]``."""
@@ -177,7 +176,7 @@ def polar_rule(d: int, w: float, *, panels: int = 12, order: int = 24) -> PolarR
     theta_max = np.pi if w <= 0 else min(np.pi, (np.sqrt(d) + 12.0) / np.sqrt(w))
     theta, log_mass = _polar_nodes(d, w, theta_max=theta_max, panels=panels, order=order)
     weights = np.exp(log_mass - special.logsumexp(log_mass))
-    return PolarRule(np.cos(theta), weights, theta)
+    return PolarRule(np.cos(theta), weights)
 
 
 def _polar_nodes(d: int, w: float, *, theta_max: float, panels: int, order: int):
