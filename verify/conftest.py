@@ -1,4 +1,13 @@
-"""The claim gates: ``pytest verify/`` checks the paper's claims (CLAIMS.md section 3).
+"""The gates are generated from the claims registry (:mod:`lipschitz_icl.registry`): a gate file names
+its ``GROUP`` and holds one test taking ``claim_case``; every case of that group in the chosen
+``--profile`` (grid point times replicate seed) becomes one test whose id is the claim id."""
 
-Each gate file checks one claim group and asserts its verdict; gates land with the claims' issues.
-"""
+from lipschitz_icl import registry
+
+
+def pytest_generate_tests(metafunc):
+    if "claim_case" not in metafunc.fixturenames:
+        return
+    group = getattr(metafunc.module, "GROUP")
+    found = registry.cases(metafunc.config.getoption("--profile"), group)
+    metafunc.parametrize("claim_case", found, ids=[c.claim_id for c in found])

@@ -13,10 +13,12 @@ CLASSES = ("affine", "relu")
 DIMS = (2, 3, 5)
 
 
-@pytest.mark.parametrize("task", CLASSES)
-@pytest.mark.parametrize("d", DIMS)
-def test_wstar_law(record_claim, task, d):
-    record_claim(thm34.window_scaling(task, d))
+GROUP = "thm34"
+
+
+def test_claim(claim_case, record_claim):
+    """Every thm34 claim of the registry (lipschitz_icl/claims/thm34.toml), one gate per case."""
+    record_claim(claim_case.run())
 
 
 @pytest.mark.parametrize("task", CLASSES)

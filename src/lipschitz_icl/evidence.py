@@ -1,11 +1,14 @@
 """Evidence for a claim: theory against measurement, the decision rule, the verdict.
 
-Every gate in ``verify/`` builds one :class:`Evidence` per claim it checks: the claim's id and paper
-reference, its statement, the rule that decides it (statistic, tolerance and where the tolerance comes
-from), one :class:`Quantity` per compared number (theory value from ``derivations/``, measured value
-with its interval from an estimator) and the verdict in {holds, fails, inconclusive}.  Each claim also
-carries the outcome of its *false variants* (a wrong exponent, constant, sign or direction run through
-the same machinery), which must all be refuted for the gate to have power.
+Every gate in ``verify/`` builds one :class:`Evidence` per claim case of the registry
+(:mod:`lipschitz_icl.registry`): the claim's id and paper reference, its statement and status
+(``confirmatory`` or ``exploratory``), the rule that decides it (one of
+:data:`lipschitz_icl.decision.RULES`, with its margin and where the margin comes from), one
+:class:`Quantity` per compared number (theory value from ``derivations/``, measured value with its
+interval from an estimator), the verdict in {holds, fails, inconclusive}, the claim's *resolution*
+(the smallest deviation of its natural parameter its own rule refutes) and its near-miss *false
+variants* (about two resolutions away, run through the same machinery), which must all be refuted for
+the gate to have power.
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["VERDICTS", "Quantity", "FalseVariant", "Evidence", "combine_verdicts", "interval_verdict"]
+from .decision import combine
+
+__all__ = ["VERDICTS", "STATUSES", "Quantity", "FalseVariant", "Evidence", "combine_verdicts"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
+STATUSES = ("confirmatory", "exploratory")
 
 
 @dataclass
@@ -45,6 +51,7 @@ class FalseVariant:
     name: str
     verdict: str
     detail: str = ""
+    distance: float | None = None  # how far from the claim, in resolutions (near misses: about 2)
 
     @property
     def refuted(self) -> bool:
@@ -55,20 +62,30 @@ class FalseVariant:
 class Evidence:
     """The record of one claim (one row of ``claims.json``)."""
 
-    claim_id: str
-    paper_ref: str
-    statement: str
-    rule: str
+    claim_id: str = ""
+    paper_ref: str = ""
+    statement: str = ""
+    rule: str = ""  # the rule as applied: statistic, margin value, grid
     quantities: list[Quantity] = field(default_factory=list)
     verdict: str = "inconclusive"
     seconds: float = 0.0
     false_variants: list[FalseVariant] = field(default_factory=list)
     figure: dict | None = None  # optional plot data for the report: {kind, x, y, ...}
     extra: dict = field(default_factory=dict)  # further numbers a command or the report may show
+    rule_name: str = ""  # one of lipschitz_icl.decision.RULES
+    status: str = "confirmatory"  # or "exploratory": rule set after seeing data; never counts as the paper
+    margin: str = ""  # the margin as applied (numbers), e.g. "+-0.01 on w*/law - 1"
+    margin_source: str = ""  # where the margin comes from (a derivation, or the registry's stated reason)
+    resolution: dict | None = None  # lipschitz_icl.decision.Resolution.to_dict()
+    seed: int | None = None  # replicate index of a stochastic claim (child `seed` of its SeedSequence)
+    group: str = ""  # registry group (thm34, thm35, linear, thm44, concentration, variants)
+    sharper: str = ""  # the project's sharper statement, where it has one
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
 
     @property
     def power(self) -> tuple[int, int]:
@@ -95,20 +112,6 @@ def _finite(value):
 
 
 def combine_verdicts(verdicts) -> str:
-    """``fails`` if any fails, else ``inconclusive`` if any is, else ``holds`` (empty: inconclusive)."""
-    verdicts = list(verdicts)
-    if not verdicts:
-        return "inconclusive"
-    if "fails" in verdicts:
-        return "fails"
-    if "inconclusive" in verdicts:
-        return "inconclusive"
-    return "holds"
-
-
-def interval_verdict(value: float, low: float, high: float, *, resolution: float | None = None) -> str:
-    """``holds`` when ``value`` lies in ``[low, high]``; ``fails`` when outside; ``inconclusive`` when
-    the interval is wider than ``resolution`` (too uncertain to decide anything)."""
-    if resolution is not None and high - low > resolution:
-        return "inconclusive"
-    return "holds" if low <= value <= high else "fails"
+    """``fails`` if any fails, else ``inconclusive`` if any is, else ``holds`` (see
+    :func:`lipschitz_icl.decision.combine`)."""
+    return combine(verdicts)

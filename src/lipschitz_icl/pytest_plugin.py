@@ -84,20 +84,36 @@ def profile(request) -> str:
 
 
 def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None = None) -> Evidence:
-    """Keep ``evidence`` for claims.json and turn its verdict into the test outcome."""
+    """Keep ``evidence`` for claims.json and turn its verdict into the test outcome.
+
+    Confirmatory claims: ``fails`` fails the gate; ``inconclusive`` fails it too (with its reason: a
+    confirmatory claim that cannot be decided is not shown); fewer than one false variant, or one not
+    refuted, fails it (the gate has no shown power).  Exploratory claims are recorded and reported,
+    never fail the run, and never count as the paper holding or failing.  An id recorded twice fails.
+    """
     record = {**evidence.to_dict(), "test": nodeid}
     figure = figure if figure is not None else getattr(evidence, "figure", None)
     if figure is not None:
         record["figure"] = figure
-    _records(config).append(record)
+    records = _records(config)
+    duplicate = any(r["claim_id"] == evidence.claim_id for r in records)
+    records.append(record)
+    if duplicate:
+        pytest.fail(f"claim id {evidence.claim_id!r} recorded twice (ids must carry every varying parameter "
+                    "and the seed)", pytrace=False)
+    if evidence.status == "exploratory":
+        return evidence
     refuted, total = evidence.power
     if evidence.verdict == "fails":
         pytest.fail(f"claim {evidence.claim_id} FAILS: {_brief(evidence)}", pytrace=False)
+    if evidence.verdict == "inconclusive":
+        pytest.fail(f"claim {evidence.claim_id} INCONCLUSIVE (confirmatory claims must be decided): "
+                    f"{_brief(evidence)}", pytrace=False)
+    if evidence.group != "variants" and total == 0:
+        pytest.fail(f"claim {evidence.claim_id}: no false variant (its power is not shown)", pytrace=False)
     if refuted < total:
         missed = [v.name for v in evidence.false_variants if not v.refuted]
         pytest.fail(f"claim {evidence.claim_id}: false variants not refuted: {missed}", pytrace=False)
-    if evidence.verdict == "inconclusive":
-        pytest.skip(f"INCONCLUSIVE: claim {evidence.claim_id}: {_brief(evidence)}")
     return evidence
 
 
@@ -143,7 +159,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _brief(evidence: Evidence) -> str:
-    parts = []
+    parts = [evidence.extra["decision"]] if evidence.extra.get("decision") else []
     for q in evidence.quantities[:4]:
         measured = "-" if q.measured is None else f"{q.measured:.4g}"
         theory = "-" if q.theory is None else f"{q.theory:.4g}"
@@ -171,6 +187,14 @@ def pytest_sessionfinish(session, exitstatus):
     session.config._lipschitz_icl_report = out_dir / "claims.json"
 
 
+def _resolution_text(record: dict) -> str:
+    res = record.get("resolution")
+    if not isinstance(res, dict):
+        return "resolution -"
+    value = res.get("value")
+    return f"resolution {res.get('parameter', '?')} {'not reached' if value is None else format(value, '.3g')}"
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     records = _records(config)
     if not records:
@@ -183,11 +207,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         p_ok, p_all = r["power"]
         refuted += p_ok
         total += p_all
-        tr.write_line(f"{r['claim_id']:<{width}}  {r['verdict'].upper():<12}  {r['paper_ref']:<24}  "
-                      f"false variants refuted {p_ok}/{p_all}  {r['seconds']:.1f}s")
-    counts = {v: sum(r["verdict"] == v for r in records) for v in ("holds", "fails", "inconclusive")}
-    tr.write_line(f"{len(records)} claims: {counts['holds']} hold, {counts['fails']} fail, "
-                  f"{counts['inconclusive']} inconclusive; false variants refuted {refuted}/{total}")
+        status = "" if r.get("status", "confirmatory") == "confirmatory" else " (exploratory)"
+        tr.write_line(f"{r['claim_id']:<{width}}  {r['verdict'].upper() + status:<26}  {r['paper_ref']:<24}  "
+                      f"{_resolution_text(r)}  false variants refuted {p_ok}/{p_all}  {r['seconds']:.1f}s")
+    for status in ("confirmatory", "exploratory"):
+        rows = [r for r in records if r.get("status", "confirmatory") == status]
+        if rows:
+            counts = {v: sum(r["verdict"] == v for r in rows) for v in ("holds", "fails", "inconclusive")}
+            tr.write_line(f"{len(rows)} {status} claims: {counts['holds']} hold, {counts['fails']} fail, "
+                          f"{counts['inconclusive']} inconclusive")
+    tr.write_line(f"near-miss false variants refuted {refuted}/{total}")
     report = getattr(config, "_lipschitz_icl_report", None)
     if report is not None:
         tr.write_line(f"evidence written to {report}")

@@ -22,7 +22,7 @@ from scipy import stats
 
 from derivations import window_law as law
 
-from .. import geometry
+from .. import decision, geometry
 from ..asymptotic import asymptotic_terms
 from ..attention import Attention
 from ..evidence import Evidence, FalseVariant, Quantity, combine_verdicts
@@ -33,7 +33,7 @@ from ..pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs, noise_f
 from ..problem import make_problem
 
 __all__ = ["isotropy", "trained_isotropy", "monotonicity", "window_scaling", "bias_noise_powers",
-           "scaling_rule", "minimiser_verdict", "sign_verdict"]
+           "minimiser_verdict", "sign_verdict"]
 
 REF_34 = "Theorem 3.4"
 REF_B5 = "Lemma B.5"
@@ -215,80 +215,131 @@ def monotonicity(task: str, d: int, *, n0: int = 1000, L0: float = 1.0, sigma0: 
 
 
 # ----------------------------------------------------------------------------- the w* law
-def scaling_rule(rho, w_star, alpha: float, C: float, q: float, k: float) -> dict:
-    """Decision rule for ``w* ~ C rho^alpha`` on a grid of increasing ``rho`` (exact ``w*``).
+LAW_MARGIN = 0.01  # registry thm34.window-law: w*/law - 1 within +-1% at the end of the grid
+LAW_N_MAX = 1e120  # furthest n the grid is extended to (the exact method's cost does not grow with n)
+LAW_W_MAX = 1e7  # extension stops where w* nears the search's upper bound (1e8)
 
-    ratio ``r_i = w*_i / (C rho_i^alpha)``; ``w0_i = C rho_i^alpha``; derived first correction
-    ``w* = w0 (1 + k w0^-q)``.
-    (A) the ratio tends to 1: ``|r_i - 1|`` is non-increasing along the grid (slack 1e-6) and at the
-        largest ``rho`` ``|r - 1| <= 2 |k| w0^-q + NUMERIC_SLACK`` (twice the derived first correction);
-    (B) the local slope ``s = Delta log w* / Delta log rho`` between the two largest points agrees with
-        ``alpha``: ``|s - alpha| <= 2 alpha q |k| w0^-q + NUMERIC_SLACK`` (twice the first correction's
-        effect on the slope, ``w0`` at the earlier point).
-    """
-    rho = np.asarray(rho, dtype=float)
-    w_star = np.asarray(w_star, dtype=float)
-    w0 = C * rho**alpha
-    ratio = w_star / w0
-    dev = np.abs(ratio - 1.0)
-    trend_ok = bool(np.all(np.diff(dev) <= 1e-6))
-    ratio_tol = 2 * abs(k) * w0[-1] ** (-q) + NUMERIC_SLACK
-    ratio_ok = bool(dev[-1] <= ratio_tol)
-    slope = float(np.log(w_star[-1] / w_star[-2]) / np.log(rho[-1] / rho[-2]))
-    slope_tol = 2 * alpha * q * abs(k) * w0[-2] ** (-q) + NUMERIC_SLACK
-    slope_ok = bool(abs(slope - alpha) <= slope_tol)
-    numeric = 2 * 2e-6 / np.log(rho[-1] / rho[-2])  # two w* values accurate to ~1e-6 relative each
-    return {"ratio": ratio, "trend_ok": trend_ok, "ratio_ok": ratio_ok, "ratio_tol": ratio_tol,
-            "slope": slope, "slope_tol": slope_tol, "slope_ok": slope_ok, "slope_numeric": numeric,
-            "verdict": "holds" if (trend_ok and ratio_ok and slope_ok) else "fails"}
+
+def _law_points(rho, ws, alpha: float, C: float, q: float, k: float, shift: float = 0.0, scale: float = 1.0):
+    """:class:`~lipschitz_icl.decision.AsymptoticPoint` per grid point for the law
+    ``w0 = scale C rho^(alpha + shift)``: distance ``w*/w0 - 1`` with the exact ``w*``'s interval and the
+    derived next-order term ``k w0^-q`` (:func:`derivations.window_law.wstar_correction`)."""
+    out = []
+    for r, w in zip(rho, ws):
+        w0 = scale * C * r ** (alpha + shift)
+        out.append(decision.AsymptoticPoint(r, w.ci_low / w0 - 1, w.ci_high / w0 - 1, k * w0 ** (-q)))
+    return out
+
+
+def _law_decision(rho, ws, alpha, C, q, k, shift=0.0, scale=1.0) -> decision.Decision:
+    return decision.asymptotic(_law_points(rho, ws, alpha, C, q, k, shift, scale), LAW_MARGIN)
+
+
+def _two_sided_resolution(refutes, parameter: str, start: float, limit: float) -> decision.Resolution:
+    """The larger of the resolutions for ``+delta`` and ``-delta`` (both sides must be resolved)."""
+    up = decision.resolution(lambda x: refutes(+x), parameter, start=start, limit=limit)
+    down = decision.resolution(lambda x: refutes(-x), parameter, start=start, limit=limit)
+    worst = max((up, down), key=lambda r: r.value)
+    return decision.Resolution(parameter, worst.value, worst.low, worst.high, limit,
+                               up.evaluations + down.evaluations, "max over +delta and -delta",
+                               {"plus": up.value if up.resolved else None,
+                                "minus": down.value if down.resolved else None})
+
+
+def law_grid(task: str, d: int, n_grid, L: float, sigma: float):
+    """The exact ``w*`` on ``n_grid`` extended (factor 1e4 in ``n``) while the derived next-order term
+    ``|k w0^-q|`` is at least half of :data:`LAW_MARGIN`, up to ``n <= LAW_N_MAX`` and
+    ``w0 <= LAW_W_MAX``.  Returns ``(n values, WStar results)``."""
+    alpha, C = law.window_law(task, d)
+    q, k = law.wstar_correction(task, d)
+    w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
+    n_max = min(LAW_N_MAX, (LAW_W_MAX / C) ** (1 / alpha) * sigma**2 / L**2)
+    grid = decision.extend_grid(n_grid, lambda n: k * w0(n) ** (-q), LAW_MARGIN, factor=1e4,
+                                x_max=max(n_max, max(n_grid)))
+    return grid, [wstar(make_problem(task, d, n, L, sigma), "exact") for n in grid]
 
 
 def window_scaling(task: str, d: int, *, n_grid=(1e2, 1e4, 1e6, 1e8, 1e10, 1e12, 1e14), L: float = 1.0,
                    sigma: float = 0.5, asymptotic_from: float = 1e6) -> Evidence:
-    """Theorem 3.4's law ``w* ~ C (n L^2/sigma^2)^alpha`` against the exact ``w*`` (rule:
-    :func:`scaling_rule` on the grid points with ``n >= asymptotic_from``, where the dropped terms are
-    small); the two-sided form: the constants ``min`` and ``max`` of ``w*/rho^alpha`` over the whole grid.
-    False variants: ``alpha +- 0.05``, the other class's ``(alpha, C)``, ``1.1 C``."""
+    """Theorem 3.4's law ``w* = C (n L^2/sigma^2)^alpha (1 + o(1))`` against the exact ``w*``.
+
+    Rule ``asymptotic`` (:func:`lipschitz_icl.decision.asymptotic`) on the points ``n >= asymptotic_from``
+    of the grid, extended by :func:`law_grid` until the derived next-order term ``k w0^-q`` is below
+    half the margin: the distance ``w*/w0 - 1`` (interval: the exact ``w*``'s stated accuracy) must
+    follow ``k w0^-q`` and lie within ``+-LAW_MARGIN`` at the largest ``n``.  Resolution: the exponent
+    shift ``delta`` (law ``C rho^(alpha + delta)``) the same rule refutes, by bisection, both signs;
+    the constant's resolution (law ``(1 + c) C rho^alpha``) is reported beside it.  False variants: the
+    exponent shifted by ``+-2`` resolutions, the constant changed by ``+-2`` of its resolutions.
+    """
     start = time.perf_counter()
     alpha, C = law.window_law(task, d)
     q, k = law.wstar_correction(task, d)
-    rho = np.array([n * L**2 / sigma**2 for n in n_grid])
-    ws = np.array([_exact_wstar(task, d, n, L, sigma) for n in n_grid])
-    use = np.array([n >= asymptotic_from for n in n_grid])
-    rule = scaling_rule(rho[use], ws[use], alpha, C, q, k)
-    other = "relu" if task == "affine" else "affine"
-    a_other, C_other = law.window_law(other, d)
-    q_o, k_o = law.wstar_correction(other, d)
+    grid, results = law_grid(task, d, n_grid, L, sigma)
+    rho = np.array([n * L**2 / sigma**2 for n in grid])
+    use = np.array([n >= asymptotic_from for n in grid])
+    r_use = rho[use]
+    w_use = [w for w, u in zip(results, use) if u]
+    stuck = [n for n, w in zip(grid, results) if w.info.get("at_search_bound")]
+    main = _law_decision(r_use, w_use, alpha, C, q, k)
+    if stuck:
+        main = decision.Decision("asymptotic", "inconclusive", f"w* at its search bound for n = {stuck}")
+
+    def refutes_shift(x):
+        return _law_decision(r_use, w_use, alpha, C, q, k, shift=x).refutes
+
+    def refutes_scale(x):
+        return _law_decision(r_use, w_use, alpha, C, q, k, scale=1 + x).refutes
+
+    res = _two_sided_resolution(refutes_shift, "exponent shift delta", 1e-5, 0.5)
+    res_c = _two_sided_resolution(refutes_scale, "relative change of C", 1e-4, 0.5)
     false_variants = []
-    for name, a, c, qq, kk in (("alpha + 0.05", alpha + 0.05, C, q, k), ("alpha - 0.05", alpha - 0.05, C, q, k),
-                               (f"{other} law (alpha={a_other:.4g})", a_other, C_other, q_o, k_o),
-                               ("C x 1.1", alpha, 1.1 * C, q, k)):
-        false_variants.append(FalseVariant(name, scaling_rule(rho[use], ws[use], a, c, qq, kk)["verdict"]))
+    if res.resolved and res_c.resolved:
+        for sgn in (+1, -1):
+            delta = sgn * res.near_miss()
+            false_variants.append(decision_variant(f"alpha {'+' if sgn > 0 else '-'} {abs(delta):.2g}",
+                                                   _law_decision(r_use, w_use, alpha, C, q, k, shift=delta),
+                                                   abs(delta) / res.value))
+            c = sgn * res_c.near_miss()
+            false_variants.append(decision_variant(f"C x {1 + c:.4g}",
+                                                   _law_decision(r_use, w_use, alpha, C, q, k, scale=1 + c),
+                                                   abs(c) / res_c.value))
+    ws = np.array([w.w_star.value for w in results])
     band = ws / rho**alpha
+    slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
+    last = _law_points(r_use[-1:], w_use[-1:], alpha, C, q, k)[0]
     quantities = [
-        Quantity("alpha (local slope at largest rho)", alpha, rule["slope"], rule["slope"] - rule["slope_numeric"],
-                 rule["slope"] + rule["slope_numeric"], "holds" if rule["slope_ok"] else "fails",
-                 f"tolerance +-{rule['slope_tol']:.2g} from the derived first correction"),
-        Quantity("C (w*/rho^alpha at largest rho)", C, float(band[-1]), float(band[-1] * (1 - 1e-6)),
-                 float(band[-1] * (1 + 1e-6)), "holds" if rule["ratio_ok"] else "fails",
-                 f"ratio {rule['ratio'][-1]:.6f}, tolerance +-{rule['ratio_tol']:.2g}"),
+        Quantity("w*/law - 1 at the largest n", last.next_order, 0.5 * (last.low + last.high), last.low, last.high,
+                 main.verdict, f"theory: derived next-order term k w0^-q; margin +-{LAW_MARGIN:g}"),
+        Quantity("local slope d log w*/d log rho (largest two n)", alpha, slope, None, None, None,
+                 f"next-order effect {-alpha * q * k * (C * rho[-2] ** alpha) ** (-q):.2g}"),
+        Quantity("C: w*/rho^alpha at the largest n", C, float(band[-1]), float(results[-1].ci_low / rho[-1] ** alpha),
+                 float(results[-1].ci_high / rho[-1] ** alpha), None),
         Quantity("two-sided lower constant min w*/rho^alpha", None, float(band.min()), None, None, None,
-                 f"over n in [{min(n_grid):.0e}, {max(n_grid):.0e}]"),
+                 f"over n in [{min(grid):.0e}, {max(grid):.0e}]"),
         Quantity("two-sided upper constant max w*/rho^alpha", None, float(band.max()), None, None, None,
-                 f"over n in [{min(n_grid):.0e}, {max(n_grid):.0e}]"),
+                 f"over n in [{min(grid):.0e}, {max(grid):.0e}]"),
     ]
     evidence = Evidence(
-        f"thm34/scaling/{task}/d{d}", REF_34,
-        f"For {task} tasks (d={d}) w* = C (n L^2/sigma^2)^alpha (1 + o(1)) with alpha = {alpha:.6g}, C = {C:.6g} "
-        "(derived), so c_lo rho^alpha <= w* <= c_hi rho^alpha over the grid.",
-        scaling_rule.__doc__.split("\n\n", 1)[1].strip().replace("\n    ", " ") +
-        f" Grid: n = {list(n_grid)}, L = {L:g}, sigma = {sigma:g}; rule applied for n >= {asymptotic_from:g}.",
-        quantities, rule["verdict"], time.perf_counter() - start, false_variants)
+        statement=f"For {task} tasks (d={d}) w* = C (n L^2/sigma^2)^alpha (1 + o(1)) with alpha = {alpha:.6g}, "
+                  f"C = {C:.6g} (derived), so c_lo rho^alpha <= w* <= c_hi rho^alpha over the grid.",
+        rule=f"asymptotic rule on w*/(C rho^alpha) - 1 for n >= {asymptotic_from:g}, grid n = "
+             f"{[float(f'{n:.3g}') for n in grid]} (extended from {max(n_grid):.0e} while |k w0^-q| >= "
+             f"{LAW_MARGIN / 2:g}), L = {L:g}, sigma = {sigma:g}; exact w* (interval: its stated accuracy).",
+        quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
+        false_variants=false_variants, rule_name="asymptotic", margin=f"+-{LAW_MARGIN:g} on w*/law - 1",
+        resolution=res.to_dict())
     evidence.figure = {"kind": "loglog", "x": rho.tolist(), "y": ws.tolist(),
                        "theory_y": (C * rho**alpha).tolist(), "xlabel": "n L^2 / sigma^2", "ylabel": "w*"}
-    evidence.extra = {"rho": rho.tolist(), "w_star": ws.tolist(), "ratio_trend": rule["ratio"][-3:].tolist(),
-                      "slope_tolerance": rule["slope_tol"], "ratio_tolerance": rule["ratio_tol"]}
+    evidence.extra = {"decision": main.detail, "rho": rho.tolist(), "w_star": ws.tolist(),
+                      "ratio": (ws / (C * rho**alpha)).tolist(),
+                      "next_order": [k * (C * r**alpha) ** (-q) for r in rho], "n_grid": list(grid),
+                      "constant_resolution": res_c.to_dict(), "slope": slope}
     return evidence
+
+
+def decision_variant(name: str, dec: decision.Decision, distance: float) -> FalseVariant:
+    """A near-miss false variant decided by ``dec`` (``distance`` in resolutions)."""
+    return FalseVariant(name, dec.verdict, dec.detail, distance)
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
