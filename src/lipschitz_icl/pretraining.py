@@ -27,12 +27,14 @@ M_PROTOCOL = dict(optimizer="sgd", lr=25.0, schedule="step", final_lr_fraction=0
 SHAPE_THRESHOLD = 0.05
 
 
-def independent_runs(problem, entropy: int, runs: int, **protocol):
+def independent_runs(problem, seed, runs: int, **protocol):
     """``runs`` independent trainings of the M-form: run ``k`` draws its random start and its data from
-    child ``k`` of ``SeedSequence(entropy)`` (start from one grandchild, prompts from the other).
+    the ``k``-th child spawned from ``seed`` (a ``SeedSequence``, or an integer entropy for
+    ``SeedSequence(seed)``; start from one grandchild, prompts from the other).
     Returns ``[(M_start, TrainResult), ...]``."""
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     out = []
-    for child in np.random.SeedSequence(entropy).spawn(runs):
+    for child in root.spawn(runs):
         init_seq, data_seq = child.spawn(2)
         init = init_params("M", problem.d, "softmax", np.random.default_rng(init_seq), 1.0)
         out.append((init["M"], train(problem, init=init, seed=data_seq, **protocol)))
