@@ -5,7 +5,8 @@ import pytest
 from scipy import special, stats
 
 from lipschitz_icl import inequalities as ineq
-from lipschitz_icl.claims.concentration import clopper_pearson, exact_rule, mc_rule
+from lipschitz_icl.claims.concentration import (TailComparison, chernoff_thresholds, clopper_pearson, decide,
+                                               exact_tails, near_miss, rate_resolution)
 from lipschitz_icl.concentration import cap_tail, projection_tail
 from lipschitz_icl.validation import ParameterError
 
@@ -79,12 +80,56 @@ def test_clopper_pearson_matches_scipy_binomtest():
         assert float(high) == pytest.approx(ci.high, abs=1e-12)
 
 
-def test_rules_decide_on_synthetic_inputs():
-    truth = np.array([0.1, 0.01, 0.001])
-    assert exact_rule(truth * 2, truth)[0] == "holds"
-    verdict, where = exact_rule(np.array([0.2, 0.005, 0.0005]), truth)
-    assert verdict == "fails" and where == 1  # violated point with the largest true tail
-    low, high = np.array([0.08, 0.008]), np.array([0.12, 0.012])
-    assert mc_rule(np.array([0.2, 0.02]), low, high)[0] == "holds"
-    assert mc_rule(np.array([0.2, 0.01]), low, high)[0] == "inconclusive"
-    assert mc_rule(np.array([0.2, 0.005]), low, high) == ("fails", 1)
+def _comparison(bound, low, high):
+    bound, low, high = (np.asarray(x, dtype=float) for x in (bound, low, high))
+    return TailComparison(tuple(f"p{i}" for i in range(len(bound))), np.log(bound), np.log(low),
+                          np.log(np.sqrt(low * high)), np.log(high))
+
+
+def test_one_sided_rule_on_constructed_tails():
+    bound = [0.1, 0.01, 0.001]
+    assert decide(_comparison(bound, [0.05, 0.005, 0.0001], [0.08, 0.009, 0.0009])).verdict == "holds"
+    # one interval straddles its bound: undecided, never "holds"
+    assert decide(_comparison(bound, [0.05, 0.005, 0.0001], [0.08, 0.011, 0.0009])).verdict == "inconclusive"
+    # one interval wholly above its bound: refuted, and the detail names that point
+    failed = decide(_comparison(bound, [0.05, 0.012, 0.0001], [0.08, 0.015, 0.0009]))
+    assert failed.verdict == "fails" and "p1" in failed.detail
+    # a wider interval around the same values never turns "fails" into "holds"
+    assert decide(_comparison(bound, [0.05, 0.002, 0.0001], [0.08, 0.015, 0.0009])).verdict == "inconclusive"
+
+
+def test_exact_tails_carry_the_stated_accuracy():
+    # an attained bound (tail = bound) cannot be decided within the tails' accuracy
+    assert decide(exact_tails(["a"], [0.25], [0.25])).verdict == "inconclusive"
+    assert decide(exact_tails(["a"], [0.25], [0.25 * (1 - 1e-6)])).verdict == "holds"
+    assert decide(exact_tails(["a"], [0.25], [0.25 * (1 + 1e-6)])).verdict == "fails"
+
+
+def test_rate_resolution_recovers_a_known_rate_gap():
+    # tails exactly bound^(1 + delta0) at every point: bound^(1 + delta) is refuted iff delta > delta0
+    bound = np.array([0.5, 0.1, 1e-3])
+    for delta0 in (0.05, 0.7, 4.0):
+        comparison = exact_tails(["a", "b", "c"], bound, bound ** (1 + delta0))
+        res = rate_resolution(comparison)
+        assert res.resolved and delta0 < res.value <= delta0 * 1.03
+        variant = near_miss(comparison, res, "test")
+        assert variant.refuted and variant.distance == pytest.approx(2.0)
+
+
+def test_rate_resolution_is_larger_for_a_noisier_measurement():
+    bound = np.array([0.1, 0.01])
+    truth = np.array([0.02, 0.001])
+    tight = rate_resolution(_comparison(bound, truth * 0.9, truth * 1.1))
+    loose = rate_resolution(_comparison(bound, truth * 0.5, truth * 2.0))
+    assert tight.value < loose.value
+
+
+def test_chernoff_thresholds_sit_at_the_levels_and_skip_identities():
+    n, p = 100, 0.3
+    points = chernoff_thresholds(n, p, [0.5, 1e-2, 1e-8, 1e-300])
+    assert all(1 <= a <= n - 1 for _, a in points)
+    for side, a in points:
+        bound = float(ineq.binomial_chernoff(n, p, a, side=side))
+        assert bound <= 0.5 and (a > n * p if side == "upper" else a < n * p)
+    # 1e-300 lies below p^n and (1 - p)^n: no threshold for it on either side
+    assert len(points) == len(set(points)) == len(chernoff_thresholds(n, p, [0.5, 1e-2, 1e-8]))

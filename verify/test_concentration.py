@@ -1,34 +1,14 @@
-"""Gates for the sphere concentration inequalities (CLAIMS.md section 3, "Sphere concentration").
+"""Gates for the sphere concentration inequalities (registry: lipschitz_icl/claims/concentration.toml).
 
-Each gate holds one family of bounds of :mod:`lipschitz_icl.inequalities` against the true tails with
-:mod:`lipschitz_icl.claims.concentration` (decision rules in its docstrings: exact laws where known,
-Clopper-Pearson upper confidence limits otherwise) and records the evidence; the bound of the same
-shape with a too-small constant must be refuted by the same comparison.  The full profile repeats the
-Monte Carlo gates over five seeds.
+One gate per case of the registry (grid point times replicate seed): each holds a stated bound of
+:mod:`lipschitz_icl.inequalities` against the true tails with :mod:`lipschitz_icl.claims.concentration`
+(rule one-sided; exact laws where known, Clopper-Pearson limits otherwise) and records the evidence,
+its resolution in the bound's rate and the near-miss variant two resolutions beyond it.
 """
 
-import pytest
-
-from lipschitz_icl.claims import concentration
+GROUP = "concentration"
 
 
-def test_projection_tails_dasgupta_gupta(record_claim):
-    record_claim(concentration.projection_tails())
-
-
-def test_cap_probability_and_cap_counts(record_claim):
-    record_claim(concentration.cap_counts())
-
-
-def test_lipschitz_functionals_levy(record_claim, profile):
-    seeds = (0,) if profile == "default" else (0, 1, 2, 3, 4)
-    for seed in seeds:
-        record_claim(concentration.lipschitz_functionals(seed=seed))
-
-
-def test_softmax_normaliser_bernstein(record_claim, profile):
-    if profile == "default":
-        record_claim(concentration.softmax_normaliser())
-        return
-    for seed in (0, 1, 2, 3, 4):
-        record_claim(concentration.softmax_normaliser(seed=seed, d_grid=(3, 10, 30), n_grid=(10, 100, 300)))
+def test_claim(claim_case, record_claim):
+    """Every concentration claim of the registry, one gate per case."""
+    record_claim(claim_case.run())

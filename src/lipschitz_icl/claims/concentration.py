@@ -1,60 +1,102 @@
 """Sphere concentration: the stated bounds of :mod:`lipschitz_icl.inequalities` dominate the true tails.
 
-CLAIMS.md section 3, "Sphere concentration": the proof of Theorem 4.4 rests on concentration
-inequalities for points uniform on ``S^{d-1}`` (tails of ``||P x||^2`` for a projector, cap counts,
-Lipschitz functionals of a uniform point, the softmax normaliser ``(1/n) sum_i exp(w x_i . q)``).  Each
-stated bound must dominate the true tail.
+Registry: ``lipschitz_icl/claims/concentration.toml`` (group ``concentration``).  The proofs rest on
+concentration inequalities for points uniform on ``S^{d-1}`` (tails of ``||P x||^2`` for a projector,
+the cap probability and counts of points in a cap, Lipschitz functionals of a uniform point, the softmax
+normaliser ``(1/n) sum_i exp(w x_i . q)``); each stated bound must dominate the true tail.
 
-Truth:
+True tails, each with an interval:
 
-* exact where the law is known: ``||P x||^2 ~ Beta(k/2, (d-k)/2)`` (:func:`concentration.projection_tail`
-  and ``scipy.special.betainc`` for the lower tail), ``x . q`` (:func:`concentration.cap_tail`), cap counts
-  ``~ Binomial(n, cap probability)`` (``scipy.stats.binom``), ``||P x||`` (a 1-Lipschitz functional with
-  the Beta law and the exact mean ``E||P x|| = Gamma((k+1)/2) Gamma(d/2) / (Gamma(k/2) Gamma((d+1)/2))``);
-* Monte Carlo otherwise (two further Lipschitz functionals; the softmax normaliser), with two-sided
-  Clopper-Pearson intervals (``scipy.stats.beta`` quantiles) at family-wise level
-  :data:`FAMILY_LEVEL` (Bonferroni over the grid points of one claim).
+* exact where the law is known: ``||P x||^2 ~ Beta(k/2, (d-k)/2)``, ``x . q`` (cap probability), cap
+  counts ``~ Binomial(n, cap probability)``, ``||P x||`` with its exact mean; the interval is the stated
+  relative accuracy :data:`lipschitz_icl.concentration.TAIL_RTOL` of the incomplete-beta values;
+* Monte Carlo otherwise (two further Lipschitz functionals; the softmax normaliser): two-sided
+  Clopper-Pearson intervals at family-wise level :data:`FAMILY_LEVEL` per case (Bonferroni over the
+  case's grid points).
 
-Decision rules (the same for a claim and for its false variants):
+Rule (registry: ``one-sided``, :func:`lipschitz_icl.decision.one_sided`), the same for a claim and for
+its false variants: with ``r_i = ln(tail_i / bound_i)`` at grid point ``i``, the claim is
+``max_i r_i <= 0``; the interval of ``max_i r_i`` is ``[max_i r_i^low, max_i r_i^high]`` (the tails'
+intervals), so it holds iff every tail interval lies at or below its bound, fails iff some tail interval
+lies wholly above its bound, and is inconclusive otherwise (:func:`decide`).  The margin is the bound
+itself: no slack beyond the tails' own intervals.
 
-* exact truth: a bound *holds* at a point iff ``bound >= truth (1 - TAIL_RTOL)``
-  (:data:`lipschitz_icl.concentration.TAIL_RTOL`, the accuracy of the Beta/Binomial tails); the claim
-  holds iff it holds at every grid point, and fails with the worst point as counter-example otherwise.
-* Monte Carlo truth: at each point the bound *dominates* iff ``bound >= UCL`` and is *violated* iff
-  ``bound < LCL``; the claim fails if any point is violated, holds if every point is dominated, and is
-  inconclusive otherwise.  To keep every point resolvable, the tail arguments of the Monte Carlo grids
-  are placed where the *valid* bound equals stated levels no smaller than :data:`MC_MIN_BOUND` (a
-  theory-side choice made from the bound's formula, never from the samples).
-
-Each claim reports the tightness ``bound / truth`` (min, geometric mean, max) and, for the
-``exp(-rate g)`` shapes with exact truth, the largest rate the numerics allow
-(``min over the grid of -ln(truth) / g``) beside the stated one.  False variants: the same bounds with
-a deliberately too-large rate (too-small constant), which must be refuted by the same comparison.
+Resolution (:func:`rate_resolution`): the natural parameter is the bound's rate.  Every bound here is
+``exp(-g / c)`` for a constant ``c`` (``1/rate`` of Dasgupta-Gupta, Ball, Chernoff and Levy; Bernstein's
+``2``); dividing ``c`` by ``1 + delta`` turns the bound into ``bound^(1 + delta)``.  The resolution is the
+smallest ``delta`` that the same rule, on the same tails, refutes (bisection,
+:func:`lipschitz_icl.decision.resolution`); a loose bound has a large resolution.  The near-miss false
+variant is the bound with ``delta`` at :data:`lipschitz_icl.decision.NEAR_MISS` resolutions.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 
+from .. import decision
 from .. import inequalities as ineq
 from .. import sphere
 from ..concentration import TAIL_RTOL, cap_tail, projection_tail
-from ..evidence import Evidence, FalseVariant, Quantity, combine_verdicts
+from ..evidence import Evidence, FalseVariant, Quantity
 
-__all__ = ["FAMILY_LEVEL", "MC_MIN_BOUND", "clopper_pearson", "exact_rule", "mc_rule", "projection_tails",
-           "cap_counts", "lipschitz_functionals", "softmax_normaliser"]
+__all__ = ["FAMILY_LEVEL", "PARAMETER", "TailComparison", "clopper_pearson", "exact_tails", "decide",
+           "rate_resolution", "near_miss", "projection_tails", "cap_probability", "cap_counts",
+           "levy_exact", "levy_monte_carlo", "softmax_normaliser"]
 
-REF = "Sphere concentration"
-FAMILY_LEVEL = 1e-3
-MC_MIN_BOUND = 2e-3
-BOUND_LEVELS = (0.5, 0.2, 0.05, 0.01, MC_MIN_BOUND)  # where the valid bound sits on the Monte Carlo grids
+FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo intervals of one case
+PARAMETER = "rate increase delta (bound -> bound^(1 + delta))"
+RESOLUTION_START = 1e-3  # first delta tried by the bisection
+RESOLUTION_LIMIT = 1e3  # a bound not refuted at bound^1001 is reported as unresolved
+RESOLUTION_RTOL = 0.02  # bisection stops when high/low <= 1.02
 
 
-# ----------------------------------------------------------------------------- decision rules
+# ----------------------------------------------------------------------------- the rule
+@dataclass(frozen=True)
+class TailComparison:
+    """A stated bound against the true tail at the grid points of one case, in natural logs: per point
+    the bound ``log_bound``, the true tail's interval ``[log_low, log_high]`` and value ``log_point``
+    (exact value or Monte Carlo proportion), and a label naming the point."""
+
+    labels: tuple
+    log_bound: np.ndarray
+    log_low: np.ndarray
+    log_point: np.ndarray
+    log_high: np.ndarray
+
+    def __post_init__(self):
+        sizes = {len(self.labels), *(np.shape(a)[0] for a in self.arrays)}
+        if len(sizes) != 1 or not self.labels:
+            raise ValueError(f"a comparison needs one label, bound and interval per point, got sizes {sizes}")
+        if np.any(np.isnan(self.log_bound)) or np.any(self.log_bound == -np.inf):
+            raise ValueError("a bound must be positive and finite at every grid point (no underflow)")
+
+    @property
+    def arrays(self):
+        return self.log_bound, self.log_low, self.log_point, self.log_high
+
+    def ratios(self, delta: float = 0.0):
+        """``(low, point, high)`` of ``ln(tail_i / bound_i^(1 + delta))`` per point."""
+        log_b = (1.0 + delta) * self.log_bound
+        return self.log_low - log_b, self.log_point - log_b, self.log_high - log_b
+
+
+def _log(x) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(x, dtype=float))
+
+
+def exact_tails(labels, bound, truth) -> TailComparison:
+    """Exact tails with their stated relative accuracy: ``truth (1 +- TAIL_RTOL)``."""
+    log_t = _log(truth)
+    return TailComparison(tuple(labels), _log(bound), log_t + math.log1p(-TAIL_RTOL), log_t,
+                          log_t + math.log1p(TAIL_RTOL))
+
+
 def clopper_pearson(count, total: int, level: float):
     """Two-sided Clopper-Pearson interval ``(low, high)`` for a binomial proportion at ``level``:
     ``low = Beta^{-1}(a/2; c, N - c + 1)``, ``high = Beta^{-1}(1 - a/2; c + 1, N - c)``, ``a = 1 - level``."""
@@ -65,377 +107,340 @@ def clopper_pearson(count, total: int, level: float):
     return low, high
 
 
-def exact_rule(bound, truth) -> tuple[str, int]:
-    """Exact truth: holds iff ``bound >= truth (1 - TAIL_RTOL)`` everywhere.  Returns the verdict and an
-    index: when it fails, the violated point with the largest true tail (the counter-example least
-    exposed to floating-point underflow); otherwise the point with the smallest ``bound / truth``."""
-    bound = np.asarray(bound, dtype=float).ravel()
-    truth = np.asarray(truth, dtype=float).ravel()
-    ok = bound >= truth * (1.0 - TAIL_RTOL)
-    if not np.all(ok):
-        return "fails", int(np.argmax(np.where(ok, -np.inf, truth)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(truth > 0, bound / truth, np.inf)
-    return "holds", int(np.argmin(ratio))
+def decide(comparison: TailComparison, delta: float = 0.0) -> decision.Decision:
+    """Rule one-sided on ``max_i ln(tail_i / bound_i^(1 + delta)) <= 0`` with the interval
+    ``[max_i low_i, max_i high_i]``: holds iff every tail interval is at or below its bound, fails iff
+    one lies wholly above it.  The detail names the deciding point (the one with the largest ``low``
+    when it fails, the largest ``high`` otherwise)."""
+    low, _, high = comparison.ratios(delta)
+    result = decision.one_sided(float(np.max(low)), float(np.max(high)), 0.0, "<=")
+    i = int(np.argmax(low if result.refutes else high))
+    return decision.Decision(result.rule, result.verdict,
+                             f"max ln(tail/bound^{1 + delta:.4g}) in {result.detail}; "
+                             f"deciding point {comparison.labels[i]}")
 
 
-def mc_rule(bound, low, high) -> tuple[str, int]:
-    """Monte Carlo truth with interval ``[low, high]``: fails if any ``bound < low``, holds if every
-    ``bound >= high``, else inconclusive.  Returns the verdict and an index: when it fails, the violated
-    point with the smallest ``bound / low``; otherwise the point with the smallest ``bound / high``."""
-    bound = np.asarray(bound, dtype=float).ravel()
-    low = np.asarray(low, dtype=float).ravel()
-    high = np.asarray(high, dtype=float).ravel()
-    worst = int(np.argmin(bound / np.maximum(high, 1e-300)))
-    violated = bound < low
-    if np.any(violated):
-        return "fails", int(np.argmin(np.where(violated, bound / np.maximum(low, 1e-300), np.inf)))
-    return ("holds" if np.all(bound >= high) else "inconclusive"), worst
+def rate_resolution(comparison: TailComparison) -> decision.Resolution:
+    """The smallest ``delta`` (bound raised to ``1 + delta``) that :func:`decide` refutes on the same
+    tails, by bisection."""
+    return decision.resolution(lambda x: decide(comparison, x).refutes, PARAMETER, start=RESOLUTION_START,
+                               limit=RESOLUTION_LIMIT, rel_tol=RESOLUTION_RTOL)
 
 
-def _tightness(bound, truth) -> dict:
-    bound = np.asarray(bound, dtype=float).ravel()
-    truth = np.asarray(truth, dtype=float).ravel()
-    use = (truth > 1e-300) & (bound > 0)
-    r = bound[use] / truth[use]
-    if r.size == 0:
-        return {"min": float("nan"), "geomean": float("nan"), "max": float("nan")}
-    return {"min": float(r.min()), "geomean": float(np.exp(np.mean(np.log(r)))), "max": float(r.max())}
+def near_miss(comparison: TailComparison, res: decision.Resolution, name: str) -> FalseVariant:
+    """The bound raised to ``1 + delta`` with ``delta`` at ``NEAR_MISS`` resolutions, through :func:`decide`."""
+    delta = res.near_miss()
+    verdict = decide(comparison, delta)
+    return FalseVariant(f"{name}, rate x {1 + delta:.4g} (constant / {1 + delta:.4g})", verdict.verdict,
+                        verdict.detail, delta / res.value)
 
 
-def _largest_rate(truth, g) -> float:
-    """Largest ``rate`` with ``exp(-rate g) >= truth`` at every point (``g > 0``, ``truth > 0``)."""
-    truth = np.asarray(truth, dtype=float).ravel()
-    g = np.asarray(g, dtype=float).ravel()
-    use = (truth > 1e-300) & (g > 0)
-    return float(np.min(-np.log(truth[use]) / g[use]))
+def _tightness(comparison: TailComparison) -> Quantity:
+    """``bound / tail`` over the points with a positive tail value: smallest and geometric mean."""
+    _, point, _ = comparison.ratios()
+    finite = -point[np.isfinite(point)]
+    if finite.size == 0:
+        return Quantity("tightness bound/tail", None, None, note="no point with a positive tail value")
+    return Quantity("tightness bound/tail (smallest over the grid)", 1.0, float(np.exp(finite.min())),
+                    note=f"geometric mean {float(np.exp(finite.mean())):.3g} over {finite.size} points; "
+                         "a loose bound has a large resolution")
 
 
-def _ratio_quantity(name, bound, truth, verdict, note="") -> Quantity:
-    t = _tightness(bound, truth)
-    return Quantity(f"tightness bound/true: {name}", 1.0, t["min"], t["min"], t["max"], verdict,
-                    (note + "; " if note else "") + f"geometric mean {t['geomean']:.3g}, max {t['max']:.3g}; "
-                    "must be >= 1")
+def judged(comparison: TailComparison, name: str, *, statement: str, rule: str, figure: dict | None = None,
+           extra: dict | None = None, start: float) -> Evidence:
+    """The evidence of one case: the rule's verdict, the resolution, the near-miss variant, the
+    quantities (worst tail/bound with its interval, tightness)."""
+    main = decide(comparison)
+    res = rate_resolution(comparison)
+    variants = [near_miss(comparison, res, name)] if res.resolved else []
+    low, point, high = comparison.ratios()
+    quantities = [
+        Quantity("max over the grid of tail/bound", 1.0, float(np.exp(np.max(point))), float(np.exp(np.max(low))),
+                 float(np.exp(np.max(high))), main.verdict, f"must be <= 1 at all {len(low)} points"),
+        _tightness(comparison),
+        Quantity("largest rate factor the tails allow (1 + resolution)", 1.0,
+                 1.0 + res.value if res.resolved else None, 1.0 + res.low,
+                 1.0 + res.high if res.resolved else None, None, "the stated rate is 1 x"),
+    ]
+    return Evidence(statement=statement, rule=rule, quantities=quantities, verdict=main.verdict,
+                    seconds=time.perf_counter() - start, false_variants=variants, figure=figure,
+                    extra={"decision": main.detail, "points": len(low), **(extra or {})},
+                    rule_name="one-sided", margin="none: tail <= bound at every grid point (no slack)",
+                    resolution=res.to_dict())
+
+
+def _figure(x, truth, bound, xlabel: str, ylabel: str) -> dict:
+    return {"kind": "semilogy", "x": [float(v) for v in x], "y": [float(v) for v in truth],
+            "theory_y": [float(v) for v in bound], "xlabel": xlabel, "ylabel": ylabel + " (dashed: bound)"}
+
+
+EXACT_RULE = (f"one-sided on max ln(tail/bound) <= 0; tails exact with relative accuracy {TAIL_RTOL:g} "
+              "(lipschitz_icl.concentration.TAIL_RTOL)")
 
 
 # ----------------------------------------------------------------------------- 1. projections
-def projection_tails(*, dk_grid=((3, 1), (5, 2), (10, 2), (20, 5), (50, 10)),
-                     beta_upper=(1.25, 1.5, 2.0, 3.0, 4.0), beta_lower=(0.8, 0.5, 0.25, 0.1)) -> Evidence:
+def projection_tails(d: int, k: int, *, form: str, beta_upper, beta_lower) -> Evidence:
     """Dasgupta-Gupta tails of ``||P x||^2`` (rank ``k``) against the exact ``Beta(k/2, (d-k)/2)`` law.
 
-    Grid: ``s = beta k / d`` for ``beta`` in ``beta_upper`` (upper tail, points with ``s < 1``) and
-    ``beta_lower`` (lower tail), ``(d, k)`` in ``dk_grid``.  Bounds: ``exp(k/2 (1 - beta + ln beta))``
-    (:func:`~lipschitz_icl.inequalities.projection_bound`) and the sharper
-    :func:`~lipschitz_icl.inequalities.projection_bound_dg` (upper tail).  Rule: :func:`exact_rule`.
-    False variant: rate ``1`` (exponent ``k`` instead of ``k/2``).
+    Points ``s = beta k / d``: upper tail ``P(||P x||^2 >= s)`` for ``beta`` in ``beta_upper`` with
+    ``s < 1``, lower tail ``P(||P x||^2 <= s) = I_s(k/2, (d-k)/2)`` for ``beta`` in ``beta_lower``.
+    ``form = "exponential"``: ``exp(k/2 (1 - beta + ln beta))``
+    (:func:`~lipschitz_icl.inequalities.projection_bound`); ``form = "sharp"``: Dasgupta-Gupta's form
+    before ``1 + x <= e^x`` (:func:`~lipschitz_icl.inequalities.projection_bound_dg`).
     """
     start = time.perf_counter()
-    rows = []
-    for d, k in dk_grid:
-        for side, betas in (("upper", beta_upper), ("lower", beta_lower)):
-            for beta in betas:
-                s = beta * k / d
-                if side == "upper" and s >= 1.0:
-                    continue
-                truth = float(projection_tail(d, k, s)) if side == "upper" else float(
-                    special.betainc(0.5 * k, 0.5 * (d - k), s))
-                rows.append((d, k, side, beta, s, truth))
-    d_, k_, side_, beta_, s_, truth = (np.array(c) for c in zip(*rows))
-    bound = np.array([ineq.projection_bound(d, k, s, side=sd) for d, k, sd, s in zip(d_, k_, side_, s_)], float)
-    sharp_rows = side_ == "upper"
-    sharp = np.array([ineq.projection_bound_dg(d, k, s) for d, k, s in
-                      zip(d_[sharp_rows], k_[sharp_rows], s_[sharp_rows])], float)
-    wrong = np.array([ineq.projection_bound(d, k, s, side=sd, rate=1.0) for d, k, sd, s in
-                      zip(d_, k_, side_, s_)], float)
-    v_main, i_main = exact_rule(bound, truth)
-    v_sharp, _ = exact_rule(sharp, truth[sharp_rows])
-    v_wrong, i_wrong = exact_rule(wrong, truth)
-    g = k_ * (beta_ - 1.0 - np.log(beta_))
-    rate_max = _largest_rate(truth, g)
-
-    def where(i):
-        return f"d={d_[i]}, k={k_[i]}, {side_[i]} tail, s={s_[i]:.4g}: bound {wrong[i]:.3e} < exact {truth[i]:.3e}"
-
-    quantities = [
-        _ratio_quantity("exp(k/2 (1 - beta + ln beta))", bound, truth, v_main),
-        _ratio_quantity("Dasgupta-Gupta sharp form (upper)", sharp, truth[sharp_rows], v_sharp),
-        Quantity("largest valid rate (numerics) vs stated 1/2", 0.5, rate_max, None, None,
-                 "holds" if rate_max >= 0.5 * (1 - 1e-9) else "fails",
-                 "min over the grid of -ln(exact) / (k (beta - 1 - ln beta))"),
-    ]
-    ev = Evidence(
-        "concentration/projection", REF,
-        "For x uniform on S^{d-1} and a rank-k projector P, P(||Px||^2 >= beta k/d) and P(||Px||^2 <= beta k/d) "
-        "are at most exp(k/2 (1 - beta + ln beta)) (Dasgupta-Gupta, Lemma 2.2).",
-        f"exact Beta(k/2,(d-k)/2) tails; holds iff bound >= exact (1 - {TAIL_RTOL:g}) at all {len(truth)} grid "
-        f"points: (d,k) in {list(dk_grid)}, beta upper {list(beta_upper)} (s < 1), lower {list(beta_lower)}.",
-        quantities, combine_verdicts([v_main, v_sharp]), time.perf_counter() - start,
-        [FalseVariant("rate 1 (exponent k instead of k/2)", v_wrong, where(i_wrong))])
-    series = [{"label": f"d={d}, k={k}", "x": s_[m].tolist(), "y": truth[m].tolist(), "theory_y": bound[m].tolist()}
-              for d, k in dk_grid for m in [(d_ == d) & (k_ == k) & (side_ == "upper")] if m.any()]
-    ev.figure = {"kind": "semilogy", "x": series[0]["x"], "y": series[0]["y"], "theory_y": series[0]["theory_y"],
-                 "series": series, "xlabel": "s", "ylabel": "P(||Px||^2 >= s) (dashed: bound)"}
-    ev.extra = {"largest_rate": rate_max, "points": len(truth)}
-    return ev
+    bound_fn = {"exponential": ineq.projection_bound, "sharp": ineq.projection_bound_dg}[form]
+    labels, upper, bound, truth = [], [], [], []
+    for side, betas in (("upper", beta_upper), ("lower", beta_lower)):
+        for beta in betas:
+            s = beta * k / d
+            if side == "upper" and s >= 1.0:
+                continue
+            tail = projection_tail(d, k, s) if side == "upper" else special.betainc(0.5 * k, 0.5 * (d - k), s)
+            labels.append(f"{side} tail, beta={beta:g} (s={s:.4g})")
+            bound.append(float(bound_fn(d, k, s, side=side)))
+            truth.append(float(tail))
+            if side == "upper":
+                upper.append((s, len(truth) - 1))
+    comparison = exact_tails(labels, bound, truth)
+    shape = "exp(k/2 (1 - beta + ln beta))" if form == "exponential" else \
+        "beta^(k/2) (1 + (1 - beta) k/(d - k))^((d-k)/2)"
+    return judged(
+        comparison, f"Dasgupta-Gupta ({form})",
+        statement=f"For x uniform on S^{d - 1} and a rank-{k} projector P, P(||Px||^2 >= beta k/d) (beta > 1) and "
+                  f"P(||Px||^2 <= beta k/d) (beta < 1) are at most {shape} (Dasgupta-Gupta, Lemma 2.2).",
+        rule=f"{EXACT_RULE}; Beta({k}/2, {d - k}/2) tails at beta upper {list(beta_upper)} (s < 1), lower "
+             f"{list(beta_lower)}",
+        figure=_figure([s for s, _ in upper], [truth[i] for _, i in upper], [bound[i] for _, i in upper],
+                       "s", "P(||Px||^2 >= s)"),
+        start=start)
 
 
 # ----------------------------------------------------------------------------- 2. caps and cap counts
-def cap_counts(*, cap_grid=((3, 0.5), (10, 0.3), (50, 0.2), (5, 0.0)), n_grid=(100, 1000, 10000),
-               delta_upper=(0.1, 0.3, 0.5, 1.0), delta_lower=(0.1, 0.3, 0.5, 0.8),
-               ball_d=(3, 5, 10, 20, 50, 100), ball_h=(0.1, 0.2, 0.3, 0.5, 0.7, 0.9)) -> Evidence:
-    """Cap probability (Ball's Lemma 2.2) and counts of points in a cap (Chernoff-Hoeffding).
+def cap_probability(d: int, *, h_grid) -> Evidence:
+    """Ball's cap bound ``P(x . q >= h) <= exp(-d h^2 / 2)`` against the exact cap probability
+    ``I_{(1-h)/2}((d-1)/2, (d-1)/2)`` on ``h_grid``."""
+    start = time.perf_counter()
+    h = np.asarray(h_grid, dtype=float)
+    bound, truth = ineq.cap_bound(d, h), cap_tail(d, h)
+    comparison = exact_tails([f"h={x:g}" for x in h], bound, truth)
+    return judged(
+        comparison, "Ball cap bound",
+        statement=f"For x uniform on S^{d - 1} and a unit q, P(x.q >= h) <= exp(-{d} h^2/2) for 0 <= h < 1 "
+                  "(Ball, Lemma 2.2).",
+        rule=f"{EXACT_RULE}; exact cap probabilities at h in {list(h_grid)}",
+        figure=_figure(h, truth, bound, "h", "P(x.q >= h)"), start=start)
 
-    The count ``N`` of ``n`` uniform points with ``x . q >= h`` is ``Binomial(n, p)``, ``p = cap_tail(d, h)``
-    (exact).  Upper thresholds ``a = ceil((1 + delta) n p)``, ``P(N >= a)`` = ``binom.sf(a - 1)``; lower
-    ``a = floor((1 - delta) n p)``, ``P(N <= a)`` = ``binom.cdf(a)``.  Bounds: relative-entropy Chernoff
-    at ``a`` and the multiplicative forms at ``delta_eff = |a/(n p) - 1|`` (the same event).  Ball:
-    ``P(x . q >= h) <= exp(-d h^2/2)`` on ``ball_d x ball_h``.  Rule: :func:`exact_rule`.
-    False variants: each bound with its rate doubled.
+
+def chernoff_thresholds(n: int, p: float, levels) -> list[tuple[str, int]]:
+    """Counts ``a`` where the relative-entropy Chernoff bound ``exp(-n D(a/n || p))`` equals each level:
+    ``a = ceil(n x)`` above the mean and ``floor(n x)`` below it, ``x`` the root of
+    ``n D(x || p) = ln(1/level)``.  Counts ``0`` and ``n`` are left out (there the bound is the tail
+    itself, ``(1 - p)^n`` and ``p^n``: an identity, not a comparison), as are levels below them."""
+    out = []
+    for level in levels:
+        target = math.log(1.0 / level)
+        for side, (lo, hi), rnd in (("upper", (p, 1.0), math.ceil), ("lower", (0.0, p), math.floor)):
+            edge = hi if side == "upper" else lo
+            if n * ineq.bernoulli_kl(edge, p) <= target:
+                continue
+            x = optimize.brentq(lambda y: n * float(ineq.bernoulli_kl(y, p)) - target, lo, hi, xtol=1e-14)
+            a = int(rnd(n * x))
+            if 1 <= a <= n - 1 and (side, a) not in out:
+                out.append((side, a))
+    return out
+
+
+def cap_counts(d: int, h: float, *, form: str, n_grid, levels) -> Evidence:
+    """Chernoff-Hoeffding bounds for the count ``N ~ Binomial(n, p)`` of ``n`` uniform points in the cap
+    ``x . q >= h`` (``p`` the exact cap probability), against the exact Binomial tails.
+
+    Thresholds :func:`chernoff_thresholds` (where the relative-entropy bound equals ``levels``), for
+    each ``n`` in ``n_grid``: ``P(N >= a)`` above the mean, ``P(N <= a)`` below it.
+    ``form = "relative-entropy"``: :func:`~lipschitz_icl.inequalities.binomial_chernoff` at ``a``;
+    ``form = "multiplicative"``: :func:`~lipschitz_icl.inequalities.binomial_multiplicative` at
+    ``delta = |a/(n p) - 1|`` (the same event).
     """
     start = time.perf_counter()
-    rows = []
-    for d, h in cap_grid:
-        p = float(cap_tail(d, h))
-        for n in n_grid:
-            mu = n * p
-            for side, deltas in (("upper", delta_upper), ("lower", delta_lower)):
-                for delta in deltas:
-                    if side == "upper":
-                        a = math.ceil((1 + delta) * mu)
-                        truth = float(stats.binom.sf(a - 1, n, p))
-                    else:
-                        a = math.floor((1 - delta) * mu)
-                        truth = float(stats.binom.cdf(a, n, p))
-                    rows.append((d, h, n, p, side, a, abs(a / mu - 1.0), truth))
-    results = {}
-    verdicts, variants, quantities = [], [], []
-    cols = list(zip(*rows))
-    d_, h_, n_, p_, side_, a_, de_, truth = (np.array(c) for c in cols)
-    def chernoff(n, p, a, de, sd, r):
-        return ineq.binomial_chernoff(n, p, a, side=sd, rate=r)
-
-    def multiplicative(n, p, a, de, sd, r):
-        return ineq.binomial_multiplicative(n, p, de, side=sd, rate=r)
-
-    for name, fn in (("Chernoff relative entropy", chernoff), ("multiplicative Chernoff", multiplicative)):
-        bound = np.array([fn(int(n), p, a, de, sd, 1.0) for n, p, a, de, sd in zip(n_, p_, a_, de_, side_)], float)
-        wrong = np.array([fn(int(n), p, a, de, sd, 2.0) for n, p, a, de, sd in zip(n_, p_, a_, de_, side_)], float)
-        v, _ = exact_rule(bound, truth)
-        vw, iw = exact_rule(wrong, truth)
-        verdicts.append(v)
-        results[name] = bound
-        quantities.append(_ratio_quantity(f"{name} (counts in a cap)", bound, truth, v))
-        variants.append(FalseVariant(f"{name} with rate 2", vw,
-                                     f"d={d_[iw]}, h={h_[iw]}, n={n_[iw]}, {side_[iw]} tail, a={a_[iw]}: "
-                                     f"bound {wrong[iw]:.3e} < exact {truth[iw]:.3e}"))
-    g = n_ * ineq.bernoulli_kl(a_ / n_, p_)
-    quantities.append(Quantity("largest valid Chernoff rate (numerics) vs stated 1", 1.0, _largest_rate(truth, g),
-                               None, None, None, "min over the grid of -ln(exact) / (n D(a/n || p))"))
-    # Ball's cap bound
-    dd, hh = np.meshgrid(np.array(ball_d), np.array(ball_h), indexing="ij")
-    cap_truth = np.array([float(cap_tail(int(d), h)) for d, h in zip(dd.ravel(), hh.ravel())])
-    ball = np.array([float(ineq.cap_bound(int(d), h)) for d, h in zip(dd.ravel(), hh.ravel())])
-    ball_wrong = np.array([float(ineq.cap_bound(int(d), h, rate=1.0)) for d, h in zip(dd.ravel(), hh.ravel())])
-    vb, _ = exact_rule(ball, cap_truth)
-    vbw, ibw = exact_rule(ball_wrong, cap_truth)
-    verdicts.append(vb)
-    quantities.append(_ratio_quantity("Ball cap bound exp(-d h^2/2)", ball, cap_truth, vb))
-    quantities.append(Quantity("largest valid Ball rate (numerics) vs stated 1/2", 0.5,
-                               _largest_rate(cap_truth, dd.ravel() * hh.ravel() ** 2), None, None, None,
-                               "min over the grid of -ln P(x.q >= h) / (d h^2)"))
-    variants.append(FalseVariant("Ball cap bound with rate 1 (exp(-d h^2))", vbw,
-                                 f"d={dd.ravel()[ibw]}, h={hh.ravel()[ibw]}: bound {ball_wrong[ibw]:.3e} < "
-                                 f"exact {cap_truth[ibw]:.3e}"))
-    ev = Evidence(
-        "concentration/caps", REF,
-        "For n uniform points on S^{d-1}, the cap probability P(x.q >= h) is at most exp(-d h^2/2) (Ball, Lemma 2.2) "
-        "and the count in a cap obeys the Chernoff-Hoeffding bounds around n P(cap).",
-        f"exact Binomial(n, cap probability) tails and exact cap probabilities; holds iff every bound >= exact "
-        f"(1 - {TAIL_RTOL:g}) at all {len(truth)} count points ((d,h) in {list(cap_grid)}, n in {list(n_grid)}, "
-        f"delta upper {list(delta_upper)}, lower {list(delta_lower)}) and {cap_truth.size} cap points.",
-        quantities, combine_verdicts(verdicts), time.perf_counter() - start, variants)
-    m = (d_ == cap_grid[1][0]) & (n_ == n_grid[1]) & (side_ == "upper")
-    ev.figure = {"kind": "semilogy", "x": a_[m].astype(float).tolist(), "y": truth[m].tolist(),
-                 "theory_y": results["Chernoff relative entropy"][m].tolist(),
-                 "xlabel": f"a (d={cap_grid[1][0]}, h={cap_grid[1][1]}, n={n_grid[1]})", "ylabel": "P(N >= a)"}
-    return ev
+    p = float(cap_tail(d, h))
+    labels, bound, truth = [], [], []
+    for n in n_grid:
+        for side, a in chernoff_thresholds(n, p, levels):
+            if form == "relative-entropy":
+                b = ineq.binomial_chernoff(n, p, a, side=side)
+            else:
+                b = ineq.binomial_multiplicative(n, p, abs(a / (n * p) - 1.0), side=side)
+            tail = stats.binom.sf(a - 1, n, p) if side == "upper" else stats.binom.cdf(a, n, p)
+            labels.append(f"n={n}, {side} tail, a={a}")
+            bound.append(float(b))
+            truth.append(float(tail))
+    comparison = exact_tails(labels, bound, truth)
+    shape = ("exp(-n D(a/n || p))" if form == "relative-entropy" else
+             "exp(-delta^2 mu/(2 + delta)) (upper), exp(-delta^2 mu/2) (lower), mu = n p")
+    return judged(
+        comparison, f"Chernoff ({form})",
+        statement=f"The number N of n uniform points of S^{d - 1} in the cap x.q >= {h:g} (probability p = {p:.4g}) "
+                  f"has P(N >= a) and P(N <= a) at most {shape} on the respective side of n p.",
+        rule=f"{EXACT_RULE}; exact Binomial(n, p) tails, n in {list(n_grid)}, thresholds where "
+             f"exp(-n D(a/n || p)) equals {list(levels)}",
+        extra={"cap_probability": p}, start=start)
 
 
 # ----------------------------------------------------------------------------- 3. Lipschitz functionals
-def _t_for_levels(d: int, levels) -> np.ndarray:
-    """``t`` where the valid Levy bound ``exp(-(d-2) t^2/2)`` equals each level."""
-    return np.sqrt(2.0 * np.log(1.0 / np.asarray(levels)) / (d - 2))
+def levy_t(d: int, levels) -> np.ndarray:
+    """``t`` where the Levy bound ``exp(-(d-2) t^2/2)`` equals each level."""
+    return np.sqrt(2.0 * np.log(1.0 / np.asarray(levels, dtype=float)) / (d - 2))
 
 
-def _mc_functionals(d: int, rng: np.random.Generator, anchors: int = 4):
-    """Two 1-Lipschitz functionals without a closed-form law: the distance to the nearest of
-    ``anchors`` fixed uniform points, ``min_j ||x - a_j||``, and ``||x||_1 / sqrt(d)``
-    (``|  ||x||_1 - ||y||_1 | <= ||x - y||_1 <= sqrt(d) ||x - y||``)."""
-    a = sphere.uniform_sphere(rng, anchors, d)
+def norm_mean(d: int, k: int) -> float:
+    """``E||P x|| = Gamma((k+1)/2) Gamma(d/2) / (Gamma(k/2) Gamma((d+1)/2))`` for a rank-``k`` ``P``."""
+    return math.exp(special.gammaln(0.5 * (k + 1)) + special.gammaln(0.5 * d)
+                    - special.gammaln(0.5 * k) - special.gammaln(0.5 * (d + 1)))
+
+
+def levy_exact(d: int, *, levels) -> Evidence:
+    """Levy-type concentration for 1-Lipschitz functionals with an exact law: ``f = x . q`` (``E f = 0``,
+    tail the cap probability) and ``f = ||P x||``, ``P`` of rank ``k = max(1, d // 4)``, both tails
+    (Beta law, exact mean :func:`norm_mean`).  Points: ``t`` where the bound equals ``levels``
+    (:func:`levy_t`), where ``f - E f >= t`` (or ``<= -t``) is possible: beyond the functional's range the
+    tail is 0 and the point says nothing."""
+    start = time.perf_counter()
+    t = levy_t(d, levels)
+    k = max(1, d // 4)
+    mean = norm_mean(d, k)
+    tails = {
+        "x.q": (t < 1.0, lambda u: cap_tail(d, u)),
+        f"||Px|| (k={k}), upper": (mean + t < 1.0, lambda u: projection_tail(d, k, (mean + u) ** 2)),
+        f"||Px|| (k={k}), lower": (mean - t > 0.0,
+                                   lambda u: special.betainc(0.5 * k, 0.5 * (d - k), (mean - u) ** 2)),
+    }
+    labels, bound, truth = [], [], []
+    for name, (possible, tail) in tails.items():
+        for ti in t[possible]:
+            labels.append(f"{name}, t={ti:.4g}")
+            bound.append(float(ineq.levy_bound(d, ti)))
+            truth.append(float(tail(ti)))
+    comparison = exact_tails(labels, bound, truth)
+    use = t < 1.0
+    return judged(
+        comparison, "Levy bound",
+        statement=f"For 1-Lipschitz f on S^{d - 1}, P(f - E f >= t) <= exp(-{d - 2} t^2/2) (log-Sobolev with Ricci "
+                  "curvature d-2, Herbst), here for f = x.q and f = +-||Px|| (exact laws).",
+        rule=f"{EXACT_RULE}; t where the bound equals {list(levels)} (inside the functional's range)",
+        figure=_figure(t[use], cap_tail(d, t[use]), ineq.levy_bound(d, t[use]), "t", "P(x.q >= t)"),
+        start=start)
+
+
+def monte_carlo_functionals(d: int, anchors: np.ndarray) -> dict:
+    """Two 1-Lipschitz functionals without a closed-form law: the distance to the nearest anchor,
+    ``min_j ||x - a_j||``, and ``||x||_1 / sqrt(d)`` (``| ||x||_1 - ||y||_1 | <= sqrt(d) ||x - y||``)."""
 
     def nearest(x):
-        return np.min(np.linalg.norm(x[:, None, :] - a[None, :, :], axis=-1), axis=1)
+        return np.min(np.linalg.norm(x[:, None, :] - anchors[None, :, :], axis=-1), axis=1)
 
     def l1(x):
         return np.sum(np.abs(x), axis=-1) / np.sqrt(d)
 
-    return {"distance to nearest of 4 points": nearest, "||x||_1/sqrt(d)": l1}
+    return {f"distance to nearest of {len(anchors)} points": nearest, "||x||_1/sqrt(d)": l1}
 
 
-def lipschitz_functionals(*, d_grid=(3, 10, 50), samples: int = 40000, mean_samples: int = 200000,
-                          seed: int = 0) -> Evidence:
-    """Levy-type concentration ``P(f - E f >= t) <= exp(-(d-2) t^2/2)`` for 1-Lipschitz ``f`` on ``S^{d-1}``.
+def levy_monte_carlo(d: int, *, levels, samples: int, mean_samples: int, anchors: int,
+                     seed: np.random.SeedSequence) -> Evidence:
+    """Levy-type concentration for the two functionals of :func:`monte_carlo_functionals`, by Monte Carlo.
 
-    Exact functionals: ``f = x . q`` (``E f = 0``, tail :func:`concentration.cap_tail`) and ``f = ||P x||``,
-    ``P`` of rank ``k = max(1, d // 4)`` (both tails, from the Beta law and the exact mean).  Monte Carlo
-    functionals (:func:`_mc_functionals`): ``E f`` from ``mean_samples`` independent draws with a normal
-    interval ``[m_lo, m_hi]`` at level ``1 - FAMILY_LEVEL/2``; the tail at ``t`` lies between the
-    proportions of ``f >= m_hi + t`` and ``f >= m_lo + t`` among ``samples`` draws, so the Clopper-Pearson
-    lower limit of the first and upper limit of the second bracket it (level ``1 - FAMILY_LEVEL/(2 G)``,
-    ``G`` the number of Monte Carlo points).  Grid: ``t`` where the valid bound equals
-    :data:`BOUND_LEVELS`.  Rules: :func:`exact_rule`, :func:`mc_rule`.  False variant: rate ``1``
-    (``exp(-(d-2) t^2)``).
+    Streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for the
+    tails.  ``E f`` gets a normal interval ``[m_lo, m_hi]``; the tail at ``t`` then lies between the
+    proportions of ``f >= m_hi + t`` and of ``f >= m_lo + t``, bracketed by the Clopper-Pearson lower limit
+    of the first and upper limit of the second.  Family-wise level :data:`FAMILY_LEVEL`: half for the
+    ``M`` mean intervals (``FAMILY_LEVEL / (2M)`` each), half for the ``2G`` Clopper-Pearson intervals
+    (``FAMILY_LEVEL / (4G)`` each, ``G`` grid points).  Points: ``t`` where the bound equals ``levels``.
     """
     start = time.perf_counter()
-    rng = np.random.default_rng(seed)
-    ex_bound, ex_truth, ex_wrong, ex_where = [], [], [], []
-    mc = []  # (d, name, t, count_low_event, count_high_event)
-    figure_series = []
-    for d in d_grid:
-        t = _t_for_levels(d, BOUND_LEVELS)
-        bound = ineq.levy_bound(d, t)
-        wrong = ineq.levy_bound(d, t, rate=1.0)
-        k = max(1, d // 4)
-        mean_norm = math.exp(special.gammaln(0.5 * (k + 1)) + special.gammaln(0.5 * d)
-                             - special.gammaln(0.5 * k) - special.gammaln(0.5 * (d + 1)))
-        exact = {"x.q": cap_tail(d, t),
-                 f"||Px|| (k={k}), upper": projection_tail(d, k, (mean_norm + t) ** 2),
-                 f"||Px|| (k={k}), lower": np.where(mean_norm - t > 0, special.betainc(
-                     0.5 * k, 0.5 * (d - k), np.clip(mean_norm - t, 0, None) ** 2), 0.0)}
-        for name, truth in exact.items():
-            ex_bound.append(bound)
-            ex_wrong.append(wrong)
-            ex_truth.append(np.asarray(truth, dtype=float))
-            ex_where += [f"{name}, d={d}, t={ti:.3g}" for ti in t]
-        figure_series.append({"label": f"x.q, d={d}", "x": t.tolist(), "y": np.asarray(exact["x.q"]).tolist(),
-                              "theory_y": bound.tolist()})
-        for name, f in _mc_functionals(d, rng).items():
-            m_values = f(sphere.uniform_sphere(rng, mean_samples, d))
-            m, se = float(m_values.mean()), float(m_values.std(ddof=1) / math.sqrt(mean_samples))
-            zm = stats.norm.ppf(1 - FAMILY_LEVEL / 4)
-            values = f(sphere.uniform_sphere(rng, samples, d))
-            for ti, bi, wi in zip(t, bound, wrong):
-                mc.append((d, name, ti, bi, wi, int(np.sum(values >= m + zm * se + ti)),
-                           int(np.sum(values >= m - zm * se + ti))))
-    ex_bound, ex_truth, ex_wrong = (np.concatenate(a) for a in (ex_bound, ex_truth, ex_wrong))
-    v_ex, _ = exact_rule(ex_bound, ex_truth)
-    vw_ex, iw_ex = exact_rule(ex_wrong, ex_truth)
-    G = len(mc)
-    level = 1 - FAMILY_LEVEL / (2 * G)
-    md, mname, mt, mb, mw, c_lo_event, c_hi_event = (np.array(c, dtype=object) for c in zip(*mc))
-    mb, mw = mb.astype(float), mw.astype(float)
-    low, _ = clopper_pearson(c_lo_event.astype(float), samples, level)
-    _, high = clopper_pearson(c_hi_event.astype(float), samples, level)
-    v_mc, _ = mc_rule(mb, low, high)
-    vw_mc, iw_mc = mc_rule(mw, low, high)
-    g = np.concatenate([(d - 2) * _t_for_levels(d, BOUND_LEVELS) ** 2 for d in d_grid for _ in range(3)])
-    quantities = [
-        _ratio_quantity("Levy bound, exact functionals (x.q, ||Px||)", ex_bound, ex_truth, v_ex),
-        Quantity("largest valid Levy rate, exact functionals (numerics) vs stated 1/2", 0.5,
-                 _largest_rate(ex_truth, g), None, None, None, "min over the grid of -ln(tail) / ((d-2) t^2)"),
-        Quantity("min bound / UCL, Monte Carlo functionals", 1.0, float(np.min(mb / high)), None, None, v_mc,
-                 f"{G} points, {samples} draws each, Clopper-Pearson level {level:.6f}; must be >= 1"),
-    ]
-    verdict = combine_verdicts([v_ex, v_mc])
-    wrong_detail = (f"{ex_where[iw_ex]}: bound {ex_wrong[iw_ex]:.3e} < exact {ex_truth[iw_ex]:.3e}"
-                    if vw_ex == "fails" else
-                    f"{mname[iw_mc]}, d={md[iw_mc]}, t={mt[iw_mc]:.3g}: bound {mw[iw_mc]:.3e} vs LCL {low[iw_mc]:.3e}")
-    ev = Evidence(
-        "concentration/lipschitz", REF,
-        "For a 1-Lipschitz f on S^{d-1} (d >= 3), P(f - E f >= t) <= exp(-(d-2) t^2 / 2) (log-Sobolev, Ricci "
-        "curvature d-2, Herbst).",
-        f"d in {list(d_grid)}, t where the bound equals {list(BOUND_LEVELS)}; exact tails for x.q and ||Px|| "
-        f"(rule: bound >= exact (1 - {TAIL_RTOL:g})); Monte Carlo for two functionals with Clopper-Pearson "
-        f"intervals at family-wise level {FAMILY_LEVEL:g} (rule: holds iff bound >= UCL everywhere, fails if "
-        "bound < LCL anywhere).",
-        quantities, verdict, time.perf_counter() - start,
-        [FalseVariant("Levy bound with rate 1 (exp(-(d-2) t^2))", combine_verdicts([vw_ex, vw_mc]), wrong_detail)])
-    ev.figure = {"kind": "semilogy", "x": figure_series[-1]["x"], "y": figure_series[-1]["y"],
-                 "theory_y": figure_series[-1]["theory_y"], "series": figure_series,
-                 "xlabel": "t", "ylabel": "P(x.q >= t)"}
-    ev.extra = {"monte_carlo": [{"d": int(d), "functional": str(nm), "t": float(t), "bound": float(b),
-                                 "lcl": float(lo), "ucl": float(hi)}
-                                for d, nm, t, b, lo, hi in zip(md, mname, mt, mb, low, high)]}
-    return ev
+    anchor_stream, mean_stream, tail_stream = (np.random.default_rng(s) for s in seed.spawn(3))
+    functionals = monte_carlo_functionals(d, sphere.uniform_sphere(anchor_stream, anchors, d))
+    t = levy_t(d, levels)
+    G, M = len(functionals) * len(t), len(functionals)
+    z = stats.norm.ppf(1.0 - FAMILY_LEVEL / (4 * M))
+    mean_draws = sphere.uniform_sphere(mean_stream, mean_samples, d)
+    tail_draws = sphere.uniform_sphere(tail_stream, samples, d)
+    labels, hi_counts, lo_counts = [], [], []
+    for name, f in functionals.items():
+        m_values = f(mean_draws)
+        m, se = float(m_values.mean()), float(m_values.std(ddof=1) / math.sqrt(mean_samples))
+        values = f(tail_draws)
+        for ti in t:
+            labels.append(f"{name}, t={ti:.4g}")
+            lo_counts.append(int(np.sum(values >= m + z * se + ti)))
+            hi_counts.append(int(np.sum(values >= m - z * se + ti)))
+    level = 1.0 - FAMILY_LEVEL / (4 * G)
+    low, _ = clopper_pearson(lo_counts, samples, level)
+    _, high = clopper_pearson(hi_counts, samples, level)
+    point = 0.5 * (np.asarray(lo_counts) + np.asarray(hi_counts)) / samples
+    bound = np.tile(ineq.levy_bound(d, t), M)
+    comparison = TailComparison(tuple(labels), _log(bound), _log(low), _log(point), _log(high))
+    return judged(
+        comparison, "Levy bound (Monte Carlo functionals)",
+        statement=f"For 1-Lipschitz f on S^{d - 1}, P(f - E f >= t) <= exp(-{d - 2} t^2/2), here for the distance "
+                  f"to the nearest of {anchors} random points and for ||x||_1/sqrt(d).",
+        rule=f"one-sided on max ln(tail/bound) <= 0; {samples} draws per tail, E f from {mean_samples} draws "
+             f"(normal interval at {1 - FAMILY_LEVEL / (2 * M):.6g}), Clopper-Pearson at {level:.8f} ({G} points, "
+             f"family-wise {FAMILY_LEVEL:g}); t where the bound equals {list(levels)}",
+        extra={"monte_carlo": [{"point": lab, "lcl": float(lo), "ucl": float(hi), "bound": float(b)}
+                               for lab, lo, hi, b in zip(labels, low, high, bound)]},
+        start=start)
 
 
 # ----------------------------------------------------------------------------- 4. the softmax normaliser
-def _t_for_bernstein(n: int, v: float, b: float, level: float, constant: float = 2.0) -> float:
+def bernstein_t(n: int, variance: float, b: float, level: float, constant: float = 2.0) -> float:
     """``t`` solving ``exp(-n t^2 / (constant (v + b t/3))) = level`` (positive root of the quadratic)."""
     c = constant * math.log(1.0 / level)
-    return (c * b / 3.0 + math.sqrt((c * b / 3.0) ** 2 + 4.0 * n * c * v)) / (2.0 * n)
+    return (c * b / 3.0 + math.sqrt((c * b / 3.0) ** 2 + 4.0 * n * c * variance)) / (2.0 * n)
 
 
-def softmax_normaliser(*, d_grid=(3, 10), w_grid=(1.0, 4.0), n_grid=(10, 100), replicates: int = 40000,
-                       seed: int = 0) -> Evidence:
+def normaliser_draws(rng: np.random.Generator, d: int, w: float, n: int, replicates: int) -> np.ndarray:
+    """``replicates`` independent draws of ``Z_n = (1/n) sum_i exp(w t_i)``, ``t_i = x_i . q`` from its
+    exact law (:func:`lipschitz_icl.sphere.sample_t`), in blocks of about 2^20 summands."""
+    Z = np.empty(replicates)
+    per = max(1, (1 << 20) // n)
+    for s0 in range(0, replicates, per):
+        s1 = min(replicates, s0 + per)
+        Z[s0:s1] = np.mean(np.exp(w * sphere.sample_t(rng, d, (s1 - s0, n))), axis=1)
+    return Z
+
+
+def softmax_normaliser(d: int, w: float, n: int, *, levels, replicates: int,
+                       seed: np.random.SeedSequence) -> Evidence:
     """Bernstein bound for ``Z_n = (1/n) sum_i exp(w x_i . q)`` around ``Phi_d(w)``, both tails.
 
-    ``replicates`` independent draws of ``Z_n`` (``t_i = x_i . q`` from its exact law,
-    :func:`lipschitz_icl.sphere.sample_t`); ``Phi_d(w)`` and the variance ``Phi_d(2w) - Phi_d(w)^2`` exact
-    (:func:`lipschitz_icl.inequalities.normaliser_moments`).  Grid: ``t`` where the valid bound equals
-    :data:`BOUND_LEVELS`, per ``(d, w, n, side)``.  Clopper-Pearson at family-wise level
-    :data:`FAMILY_LEVEL` (Bonferroni over all points); rule :func:`mc_rule`.
-    False variant: ``constant = 1`` (the exponent doubled).
+    ``replicates`` draws of ``Z_n`` (:func:`normaliser_draws`, one stream spawned from ``seed``);
+    ``Phi_d(w)``, the summand variance and ranges exact
+    (:func:`~lipschitz_icl.inequalities.normaliser_moments`).  Points: ``t`` where the bound equals
+    ``levels`` on each side.  Clopper-Pearson at family-wise level :data:`FAMILY_LEVEL`, Bonferroni over
+    the ``G`` points (``FAMILY_LEVEL / G`` each).
     """
     start = time.perf_counter()
-    rng = np.random.default_rng(seed)
-    rows = []
-    series = []
-    for d in d_grid:
-        for w in w_grid:
-            mom = ineq.normaliser_moments(d, w)
-            for n in n_grid:
-                Z = np.empty(replicates)
-                per = max(1, (1 << 20) // n)
-                for s0 in range(0, replicates, per):
-                    s1 = min(replicates, s0 + per)
-                    Z[s0:s1] = np.mean(np.exp(w * sphere.sample_t(rng, d, (s1 - s0, n))), axis=1)
-                dev = Z - mom["phi"]
-                for side, sign, b in (("upper", 1.0, mom["range_upper"]), ("lower", -1.0, mom["range_lower"])):
-                    ts = [_t_for_bernstein(n, mom["variance"], b, lv) for lv in BOUND_LEVELS]
-                    for t in ts:
-                        rows.append((d, w, n, side, t, float(ineq.bernstein_normaliser(d, w, n, t, side=side)),
-                                     float(ineq.bernstein_normaliser(d, w, n, t, side=side, constant=1.0)),
-                                     int(np.sum(sign * dev >= t))))
-                    if side == "upper" and d == d_grid[0] and n == n_grid[-1]:
-                        series.append({"label": f"d={d}, w={w:g}, n={n}", "x": ts,
-                                       "y": [float(np.mean(dev >= t)) for t in ts],
-                                       "theory_y": [float(ineq.bernstein_normaliser(d, w, n, t)) for t in ts]})
-    d_, w_, n_, side_, t_, bound, wrong, count = (np.array(c, dtype=object) for c in zip(*rows))
-    bound, wrong, count = bound.astype(float), wrong.astype(float), count.astype(float)
-    G = len(rows)
-    level = 1 - FAMILY_LEVEL / G
-    low, high = clopper_pearson(count, replicates, level)
-    v, _ = mc_rule(bound, low, high)
-    vw, iw = mc_rule(wrong, low, high)
-    truth = count / replicates
-    quantities = [
-        Quantity("min bound / UCL", 1.0, float(np.min(bound / high)), None, None, v,
-                 f"{G} points, {replicates} replicates each, Clopper-Pearson level {level:.6f}; must be >= 1"),
-        _ratio_quantity("Bernstein bound / Monte Carlo tail", bound, truth, None,
-                        "points with a positive count"),
-    ]
-    ev = Evidence(
-        "concentration/softmax-normaliser", REF,
-        "The softmax normaliser (1/n) sum_i exp(w x_i.q) concentrates around Phi_d(w) = E exp(w t): "
-        "P(+-(Z_n - Phi_d(w)) >= t) <= exp(-n t^2 / (2 (v + b t/3))), v = Phi_d(2w) - Phi_d(w)^2, b <= e^w.",
-        f"Monte Carlo ({replicates} replicates per (d, w, n)), d in {list(d_grid)}, w in {list(w_grid)}, n in "
-        f"{list(n_grid)}, both tails, t where the bound equals {list(BOUND_LEVELS)}; Clopper-Pearson at "
-        f"family-wise level {FAMILY_LEVEL:g}: holds iff bound >= UCL at every point, fails if bound < LCL anywhere.",
-        quantities, v, time.perf_counter() - start,
-        [FalseVariant("Bernstein with constant 1 (exponent doubled)", vw,
-                      f"d={d_[iw]}, w={w_[iw]:g}, n={n_[iw]}, {side_[iw]} tail, t={t_[iw]:.3g}: bound {wrong[iw]:.3e}"
-                      f" vs Monte Carlo [{low[iw]:.3e}, {high[iw]:.3e}]")])
-    ev.figure = {"kind": "semilogy", "x": series[0]["x"], "y": series[0]["y"], "theory_y": series[0]["theory_y"],
-                 "series": series, "xlabel": "t", "ylabel": "P(Z_n - Phi_d(w) >= t)"}
-    return ev
+    (stream,) = seed.spawn(1)
+    mom = ineq.normaliser_moments(d, w)
+    deviation = normaliser_draws(np.random.default_rng(stream), d, w, n, replicates) - mom["phi"]
+    labels, bound, counts, ts = [], [], [], []
+    for side, sgn, b in (("upper", 1.0, mom["range_upper"]), ("lower", -1.0, mom["range_lower"])):
+        for level in levels:
+            t = bernstein_t(n, mom["variance"], b, level)
+            labels.append(f"{side} tail, t={t:.4g}")
+            bound.append(float(ineq.bernstein_normaliser(d, w, n, t, side=side)))
+            counts.append(int(np.sum(sgn * deviation >= t)))
+            ts.append(t)
+    level = 1.0 - FAMILY_LEVEL / len(labels)
+    low, high = clopper_pearson(counts, replicates, level)
+    point = np.asarray(counts, dtype=float) / replicates
+    comparison = TailComparison(tuple(labels), _log(bound), _log(low), _log(point), _log(high))
+    up = slice(0, len(levels))
+    return judged(
+        comparison, "Bernstein",
+        statement=f"The softmax normaliser Z_n = (1/n) sum_i exp(w x_i.q) (d={d}, w={w:g}, n={n}) has "
+                  "P(+-(Z_n - Phi_d(w)) >= t) <= exp(-n t^2 / (2 (v + b t/3))), v = Phi_d(2w) - Phi_d(w)^2, "
+                  "b the one-sided range of exp(w x.q) (Bernstein).",
+        rule=f"one-sided on max ln(tail/bound) <= 0; {replicates} replicates, Clopper-Pearson at {level:.6f} "
+             f"({len(labels)} points, family-wise {FAMILY_LEVEL:g}); t where the bound equals {list(levels)}",
+        figure=_figure(ts[up], point[up], bound[up], "t", "P(Z_n - Phi_d(w) >= t)"),
+        extra={"phi": mom["phi"], "variance": mom["variance"]}, start=start)
