@@ -1,8 +1,8 @@
 """Probe function families for Theorem 3.5 (generalisation to unseen ``L``-Lipschitz tasks).
 
-Theorem 3.5 (CLAIMS.md section 3; paper Section 3.2 and Figure 5): attention pretrained on an
-``L``-class keeps a small ICL error on *any* ``L``-Lipschitz task.  The gates test that on tasks the
-attention never saw.  Each probe family is a small class with ``name``, ``d``, ``L`` and
+Theorem 3.5 (registry: ``lipschitz_icl/claims/thm35.toml``; paper Section 3.2 and Figure 5): attention
+pretrained on an ``L``-class keeps a small ICL error on *any* ``L``-Lipschitz task.  The gates test that
+on tasks the attention never saw.  Each probe family is a small class with ``name``, ``d``, ``L`` and
 ``sample(rng, size)`` returning a callable batch of tasks (``task(x)`` for ``x`` of shape
 ``(batch, ..., d)``, as :class:`lipschitz_icl.tasks.Task`) with ``task.lipschitz`` the per-task
 Lipschitz constant on the sphere, always ``<= L``.  Lipschitz constants are with respect to the
@@ -31,7 +31,8 @@ affine tasks, and neither is in any pretraining class.
 
 :func:`probe_terms` is the estimator the gates use: per context the bias ``(sum_i p_i f(x_i) - f(q))^2``
 for a sampled task and the noise part ``sigma^2 sum_i p_i^2`` (the label noise integrated out exactly),
-for several models on *common* covariates, queries and tasks, so differences between models are paired.
+for several models on *common* covariates, queries and tasks, so differences between models are paired;
+:func:`noise_terms` is its noise part alone (no task is needed: the weights do not depend on it).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from .tasks import make_task_class
 from .validation import check_int, check_real, check_rng
 
 __all__ = ["ProbeTask", "TriangleProbe", "DistanceProbe", "CosineProbe", "probe_suite", "probe_terms",
-           "PROBE_KINDS", "triangle_wave"]
+           "noise_terms", "PROBE_KINDS", "triangle_wave"]
 
 PROBE_KINDS = ("affine", "relu", "cosine", "triangle", "distance")
 
@@ -222,3 +223,26 @@ def probe_terms(probes, models, n: int, sigma: float, contexts: int, rng, *,
                 noise_parts.append(sigma2 * np.sum(p * p, axis=-1))
     result = {name: [(np.concatenate(b), np.concatenate(nz)) for b, nz in parts] for name, parts in out.items()}
     return (result, [np.concatenate(e) for e in env]) if envelope else result
+
+
+def noise_terms(models, d: int, n: int, sigma: float, contexts: int, rng, *, chunk_elements: int = 1 << 20):
+    """Per-context noise part ``noise_c = sigma^2 sum_i p_i^2`` of each model, on common covariates and
+    queries uniform on ``S^{d-1}`` (what :func:`probe_terms` returns as the noise part on every probe: the
+    weights do not depend on the task).  Returns one array of length ``contexts`` per model."""
+    d = check_int("d", d, minimum=2)
+    n = check_int("n", n, minimum=1)
+    contexts = check_int("contexts", contexts, minimum=2)
+    sigma2 = check_real("sigma", sigma, minimum=0.0) ** 2
+    generator = check_rng(rng)
+    per_chunk = max(1, chunk_elements // (n * d))
+    out = [[] for _ in models]
+    done = 0
+    while done < contexts:
+        size = min(per_chunk, contexts - done)
+        done += size
+        x = sphere.uniform_sphere(generator, (size, n), d)
+        q = sphere.uniform_sphere(generator, size, d)
+        for model, parts in zip(models, out):
+            p = model.weights(x, q)
+            parts.append(sigma2 * np.sum(p * p, axis=-1))
+    return [np.concatenate(parts) for parts in out]
