@@ -20,7 +20,7 @@ from scipy import stats
 
 from .train import init_params, train
 
-__all__ = ["M_PROTOCOL", "SHAPE_THRESHOLD", "independent_runs", "scale_check", "noise_floor"]
+__all__ = ["M_PROTOCOL", "SHAPE_THRESHOLD", "independent_runs", "scale_interval", "noise_floor"]
 
 M_PROTOCOL = dict(optimizer="sgd", lr=25.0, schedule="step", final_lr_fraction=0.25,
                   average_fraction=0.75, steps=2000, batch=256)
@@ -41,15 +41,15 @@ def independent_runs(problem, seed, runs: int, **protocol):
     return out
 
 
-def scale_check(w_runs, w_star, level: float = 0.99):
-    """Is the trained scale consistent with ``w*``?
+def scale_interval(w_runs, w_star, target: float | None = None, level: float = 0.99) -> tuple[float, float]:
+    """Interval of ``mean(w_runs) - target`` (``target`` defaults to ``w_star``'s value).
 
-    ``w_runs``: ``tr(M_k)/d`` of ``K`` independent runs; their mean ``w_tr`` has standard error
+    ``w_runs``: ``tr(M_k)/d`` of ``K`` independent runs; their mean has standard error
     ``s_tr = sd / sqrt(K)`` (the spread over independent runs, so SGD noise and the random start are
     both in it).  ``w_star`` (a :class:`~lipschitz_icl.optimum.WStar`) comes with its standard error
-    ``s_*``.  Rule: consistent iff ``|w_tr - w*| <= t_{(1+level)/2, nu} sqrt(s_tr^2 + s_*^2)`` with
-    Welch-Satterthwaite degrees of freedom ``nu = (s_tr^2 + s_*^2)^2 / (s_tr^4 / (K - 1))``.
-    Returns ``(difference, half_width, consistent)``.
+    ``s_*``.  Half-width ``t_{(1+level)/2, nu} sqrt(s_tr^2 + s_*^2)`` with Welch-Satterthwaite degrees
+    of freedom ``nu = (s_tr^2 + s_*^2)^2 / (s_tr^4 / (K - 1))``.  The decision (equivalence with a
+    stated margin) is the caller's: a wide interval is never evidence of agreement.
     """
     w_runs = np.asarray(w_runs, dtype=float)
     K = w_runs.size
@@ -57,9 +57,9 @@ def scale_check(w_runs, w_star, level: float = 0.99):
     s_star = w_star.w_star.standard_error
     combined = np.hypot(s_tr, s_star)
     nu = combined**4 / (s_tr**4 / (K - 1))
-    half = stats.t.ppf(0.5 + 0.5 * level, nu) * combined
-    diff = float(w_runs.mean() - w_star.w_star.value)
-    return diff, float(half), abs(diff) <= half
+    half = float(stats.t.ppf(0.5 + 0.5 * level, nu) * combined)
+    diff = float(w_runs.mean() - (w_star.w_star.value if target is None else target))
+    return diff - half, diff + half
 
 
 def noise_floor(Ms) -> float:
