@@ -31,9 +31,9 @@ variant is the bound with ``delta`` at :data:`lipschitz_icl.decision.NEAR_MISS` 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -56,7 +56,7 @@ RESOLUTION_RTOL = 0.02  # bisection stops when high/low <= 1.02
 
 
 # ----------------------------------------------------------------------------- the rule
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class TailComparison:
     """A stated bound against the true tail at the grid points of one case, in natural logs: per point
     the bound ``log_bound``, the true tail's interval ``[log_low, log_high]`` and value ``log_point``
@@ -122,9 +122,12 @@ def decide(comparison: TailComparison, delta: float = 0.0) -> decision.Decision:
 
 def rate_resolution(comparison: TailComparison) -> decision.Resolution:
     """The smallest ``delta`` (bound raised to ``1 + delta``) that :func:`decide` refutes on the same
-    tails, by bisection."""
-    return decision.resolution(lambda x: decide(comparison, x).refutes, PARAMETER, start=RESOLUTION_START,
-                               limit=RESOLUTION_LIMIT, rel_tol=RESOLUTION_RTOL)
+    tails, by bisection; ``extra["constant_shrinkage"] = delta / (1 + delta)`` is the same deviation as
+    the relative shrinkage of the constant ``c`` of ``exp(-g/c)``."""
+    res = decision.resolution(lambda x: decide(comparison, x).refutes, PARAMETER, start=RESOLUTION_START,
+                              limit=RESOLUTION_LIMIT, rel_tol=RESOLUTION_RTOL)
+    shrinkage = res.value / (1.0 + res.value) if res.resolved else None
+    return dataclasses.replace(res, extra={"constant_shrinkage": shrinkage})
 
 
 def near_miss(comparison: TailComparison, res: decision.Resolution, name: str) -> FalseVariant:
@@ -263,9 +266,11 @@ def cap_counts(d: int, h: float, *, form: str, n_grid, levels) -> Evidence:
     """
     start = time.perf_counter()
     p = float(cap_tail(d, h))
-    labels, bound, truth = [], [], []
+    labels, bound, truth, shown = [], [], [], []
     for n in n_grid:
         for side, a in chernoff_thresholds(n, p, levels):
+            if n == n_grid[len(n_grid) // 2] and side == "upper":
+                shown.append((a, len(truth)))
             if form == "relative-entropy":
                 b = ineq.binomial_chernoff(n, p, a, side=side)
             else:
@@ -283,6 +288,8 @@ def cap_counts(d: int, h: float, *, form: str, n_grid, levels) -> Evidence:
                   f"has P(N >= a) and P(N <= a) at most {shape} on the respective side of n p.",
         rule=f"{EXACT_RULE}; exact Binomial(n, p) tails, n in {list(n_grid)}, thresholds where "
              f"exp(-n D(a/n || p)) equals {list(levels)}",
+        figure=_figure([a for a, _ in shown], [truth[i] for _, i in shown], [bound[i] for _, i in shown],
+                       f"a (n = {n_grid[len(n_grid) // 2]})", "P(N >= a)"),
         extra={"cap_probability": p}, start=start)
 
 
