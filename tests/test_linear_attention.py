@@ -1,5 +1,6 @@
 """derivations/linear_attention.py: the quadratic, its optimum and limits, the per-class moments
-(against quadrature of the library's covariance kernels), and the linear-attention claim rules."""
+(against quadrature of the library's covariance kernels), and the decision rules of the linear-attention
+claims (registry: lipschitz_icl/claims/linear.toml) on constructed inputs."""
 
 import math
 
@@ -10,9 +11,10 @@ from scipy import integrate
 
 from derivations import linear_attention as lin
 from lipschitz_icl import make_task_class, sphere
-from lipschitz_icl.claims.linear import _cap_share, drop_verdict, equivalence_verdict, minimiser_verdict
+from lipschitz_icl.attention import Attention
+from lipschitz_icl.claims import linear as lin_claims
 from lipschitz_icl.estimate import Estimate
-from lipschitz_icl.loss import icl_loss
+from lipschitz_icl.loss import general_terms, icl_loss
 from lipschitz_icl.problem import make_problem
 
 
@@ -75,23 +77,95 @@ def test_derived_loss_matches_monte_carlo_at_small_n(task):
         assert abs(est.value - (m * m * a2 - 2 * m * a1 + a0)) < 4.5 * est.standard_error
 
 
-def test_linear_claim_rules():
-    assert drop_verdict((1.0, 0.01), (0.1, 0.01), 3.0) == "holds"
-    assert drop_verdict((1.0, 0.01), (0.9, 0.01), 3.0) == "fails"
-    assert drop_verdict((1.0, 0.3), (0.5, 0.3), 3.0) == "inconclusive"
-    assert equivalence_verdict([1.0, 1.001, 0.999, 1.0005], 1.0)[0] == "holds"
-    assert equivalence_verdict([1.2, 1.201, 1.199, 1.2005], 1.0)[0] == "fails"
-    assert equivalence_verdict([0.9, 1.1, 0.95, 1.05], 1.0)[0] == "inconclusive"
-    assert minimiser_verdict([Estimate(1.0, 0.1), Estimate(2.0, 0.1)], 3.0) == "holds"
-    assert minimiser_verdict([Estimate(1.0, 0.1), Estimate(-2.0, 0.1)], 3.0) == "fails"
+def test_optimum_rule_is_an_equivalence_with_margins():
+    m_star, e_star = [2.0], [0.4]
+    holds = lin_claims.optimum_decision([(2.01, 0.01)], m_star, [(0.401, 0.001)], e_star, 3.0)
+    assert holds.verdict == "holds" and holds.rule == "equivalence"
+    # m_hat 20% off with a tight interval: wholly outside the 5% margin
+    assert lin_claims.optimum_decision([(2.4, 0.01)], m_star, [(0.401, 0.001)], e_star, 3.0).verdict == "fails"
+    # a noisier run of the same centre cannot pass: the wide interval straddles the margin
+    assert lin_claims.optimum_decision([(2.01, 0.05)], m_star, [(0.401, 0.001)], e_star, 3.0).verdict == "inconclusive"
+    # the shifted claim (resolution, near misses) is decided on the same numbers
+    assert lin_claims.optimum_decision([(2.01, 0.01)], m_star, [(0.401, 0.001)], e_star, 3.0,
+                                       m_shift=0.2).verdict == "fails"
+    assert lin_claims.optimum_decision([(2.01, 0.01)], m_star, [(0.401, 0.001)], e_star, 3.0,
+                                       e_shift=-0.2).verdict == "fails"
 
 
-def test_linear_weight_share_is_scale_free_and_softmax_share_is_not():
+def test_perturbation_rule_is_a_sign_rule():
+    labels = ["a", "b"]
+    assert lin_claims.perturbation_decision([Estimate(1.0, 0.1), Estimate(2.0, 0.1)], 3.0, labels).verdict == "holds"
+    assert lin_claims.perturbation_decision([Estimate(1.0, 0.1), Estimate(-2.0, 0.1)], 3.0, labels).verdict == "fails"
+    assert lin_claims.perturbation_decision([Estimate(1.0, 0.1), Estimate(0.1, 0.1)], 3.0,
+                                            labels).verdict == "inconclusive"
+
+
+def test_shifted_base_differences_are_exact_on_the_same_draws():
+    """``D0 + delta (D1 - D0)`` equals the re-measured differences at ``(1 + delta) m* I`` on the same draws."""
+    problem = make_problem("relu", 3, 50, 1.0, 0.5)
+    m = lin.linear_optimum("relu", 3, 50, 1.0, 0.5)[0]
+    P = [-0.3 * m * np.eye(3) / 3, 0.4 * np.diag([1.0, -1.0, 0.0])]
+    D0, D1 = lin_claims._shifted_differences(problem, m, P, 500, np.random.default_rng(5))
+    delta = 0.37
+    base = (1 + delta) * m * np.eye(3)
+    models = [Attention(base, "linear")] + [Attention(base + Q, "linear") for Q in P]
+    losses = [b + nz for b, nz in general_terms(problem, models, 500, np.random.default_rng(5))]
+    for j in range(len(P)):
+        np.testing.assert_allclose(losses[j + 1] - losses[0], D0[j] + delta * (D1[j] - D0[j]), atol=1e-12)
+
+
+def test_error_rule_is_asymptotic():
+    grid, limit, z = [100, 300], 1.0, 3.0
+    next_orders = [0.06, 0.02]
+    good = [(1.06, 0.001), (1.02, 0.001)]
+    assert lin_claims.error_decision(grid, good, next_orders, limit, z).verdict == "holds"
+    # converging to a limit 10% higher: in range, residual outside the 5% margin
+    assert lin_claims.error_decision(grid, [(1.16, 0.001), (1.12, 0.001)], next_orders, limit, z).verdict == "fails"
+    # the claimed law scaled by 1.1 is refuted on the good data (the near-miss machinery)
+    assert lin_claims.error_decision(grid, good, next_orders, limit, z, scale=1.1).verdict == "fails"
+    # not yet in range: the derived next-order term is above the margin
+    assert lin_claims.error_decision(grid, [(1.3, 0.001), (1.1, 0.001)], [0.3, 0.1], limit, z).verdict == "inconclusive"
+    # noisy: the interval at the last point straddles the margin
+    assert lin_claims.error_decision(grid, [(1.06, 0.001), (1.02, 0.02)], next_orders, limit, z).verdict == "inconclusive"
+
+
+def test_window_rule_and_elasticity():
+    lo = np.array([1.0, 2.0, 3.0])
+    e = lin_claims.elasticity(lo, lo.copy(), 0.1, 10.0, 3.0)
+    assert e == (0.0, 0.0, 0.0)
+    assert lin_claims.window_decision(e, 0.3).verdict == "holds"
+    assert lin_claims.window_decision(e, 0.3, shift=0.5).verdict == "fails"
+    hi = lo / 10.0  # width falls 10x over a 100x range of L: elasticity -1/2
+    e2 = lin_claims.elasticity(lo, hi, 0.1, 10.0, 3.0)
+    assert e2[0] == pytest.approx(-0.5) and lin_claims.window_decision(e2, 0.3).verdict == "fails"
+    # paired widths that scatter: elasticity 0.21 with interval [-0.14, 0.55], straddling the margin
+    noisy = lin_claims.elasticity(np.ones(4), np.array([0.2, 5.0, 0.2, 5.0]), 0.1, 10.0, 3.0)
+    assert noisy[1] < 0.3 < noisy[2]
+    assert lin_claims.window_decision(noisy, 0.3).verdict == "inconclusive"
+
+
+def test_trained_rule():
+    assert lin_claims.trained_decision([1.0, 1.001, 0.999, 1.0005], 1.0)[0].verdict == "holds"
+    assert lin_claims.trained_decision([1.2, 1.201, 1.199, 1.2005], 1.0)[0].verdict == "fails"
+    assert lin_claims.trained_decision([0.9, 1.1, 0.95, 1.05], 1.0)[0].verdict == "inconclusive"
+
+
+def test_linear_window_width_is_scale_free_and_softmax_width_shrinks_as_1_over_w():
     rng = np.random.default_rng(32)
-    x = sphere.uniform_sphere(rng, (500, 50), 3)
-    q = sphere.uniform_sphere(rng, 500, 3)
+    d = 3
+    x = sphere.uniform_sphere(rng, (500, 50), d)
+    q = sphere.uniform_sphere(rng, 500, d)
     t = np.einsum("cnd,cd->cn", x, q)
-    lin_share = [_cap_share(m * t / 50, t, 0.8) for m in (0.3, 3.0, 30.0)]
-    assert np.allclose(lin_share[0], lin_share[1]) and np.allclose(lin_share[0], lin_share[2])
-    soft = [_cap_share(np.exp(w * t) / np.exp(w * t).sum(-1, keepdims=True), t, 0.8).mean() for w in (1, 10, 50)]
-    assert soft[0] < soft[1] < soft[2]
+    widths = [lin_claims.window_width(m * t / 50, t) for m in (0.3, 3.0, 30.0)]
+    assert np.allclose(widths[0], widths[1]) and np.allclose(widths[0], widths[2])
+    soft = [lin_claims.window_width(np.exp(w * t) / np.exp(w * t).sum(-1, keepdims=True), t).mean() for w in (1, 10, 50)]
+    assert soft[0] > soft[1] > soft[2]
+
+
+def test_softmax_width_at_large_w_is_its_derived_value():
+    """Under weights ~ exp(w t) on S^{d-1}, 1 - t is Gamma((d-1)/2, 1/w) as w -> inf: width (d-1)/(2w)."""
+    d, w = 3, 400.0
+    grid = np.linspace(-1, 1, 200001)[1:-1]
+    dens = np.asarray(sphere.t_density(grid, d)) * np.exp(w * (grid - 1))
+    width = integrate.trapezoid(dens * (1 - grid), grid) / integrate.trapezoid(dens, grid)
+    assert width == pytest.approx((d - 1) / (2 * w), rel=1e-2)
