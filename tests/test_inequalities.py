@@ -5,8 +5,9 @@ import pytest
 from scipy import special, stats
 
 from lipschitz_icl import inequalities as ineq
-from lipschitz_icl.claims.concentration import (TailComparison, chernoff_thresholds, clopper_pearson, decide,
-                                               exact_tails, near_miss, rate_resolution)
+from lipschitz_icl.claims.concentration import (TailComparison, bernstein_t, chernoff_thresholds, clopper_pearson,
+                                               decide, exact_tails, levy_monte_carlo, levy_t, near_miss,
+                                               rate_resolution)
 from lipschitz_icl.concentration import cap_tail, projection_tail
 from lipschitz_icl.validation import ParameterError
 
@@ -133,3 +134,21 @@ def test_chernoff_thresholds_sit_at_the_levels_and_skip_identities():
         assert bound <= 0.5 and (a > n * p if side == "upper" else a < n * p)
     # 1e-300 lies below p^n and (1 - p)^n: no threshold for it on either side
     assert len(points) == len(set(points)) == len(chernoff_thresholds(n, p, [0.5, 1e-2, 1e-8]))
+
+
+def test_monte_carlo_grids_sit_where_the_bound_equals_the_levels():
+    levels = np.array([0.5, 0.01, 2e-3])
+    assert np.allclose(ineq.levy_bound(10, levy_t(10, levels)), levels, rtol=1e-12)
+    m = ineq.normaliser_moments(5, 2.0)
+    for side, b in (("upper", m["range_upper"]), ("lower", m["range_lower"])):
+        t = [bernstein_t(50, m["variance"], b, lv) for lv in levels]
+        assert np.allclose([ineq.bernstein_normaliser(5, 2.0, 50, x, side=side) for x in t], levels, rtol=1e-12)
+
+
+def test_monte_carlo_claims_depend_only_on_their_seed_sequence():
+    kwargs = dict(levels=[0.5, 0.05], samples=2000, mean_samples=4000, anchors=4)
+    a = levy_monte_carlo(5, seed=np.random.SeedSequence(7, spawn_key=(0,)), **kwargs)
+    b = levy_monte_carlo(5, seed=np.random.SeedSequence(7, spawn_key=(0,)), **kwargs)
+    c = levy_monte_carlo(5, seed=np.random.SeedSequence(7, spawn_key=(1,)), **kwargs)
+    assert a.extra["monte_carlo"] == b.extra["monte_carlo"]
+    assert a.extra["monte_carlo"] != c.extra["monte_carlo"]
