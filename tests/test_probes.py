@@ -1,4 +1,5 @@
-"""Probe families of Theorem 3.5: Lipschitz constants, formulas, and the shared-context estimator."""
+"""Probe families of Theorem 3.5 (registry group thm35): Lipschitz constants, formulas, and the
+shared-context estimator."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,8 @@ from lipschitz_icl import sphere
 from lipschitz_icl.attention import Attention
 from lipschitz_icl.loss import naive_loss
 from lipschitz_icl.problem import Problem, make_problem
-from lipschitz_icl.probes import CosineProbe, DistanceProbe, TriangleProbe, probe_suite, probe_terms, triangle_wave
+from lipschitz_icl.probes import (CosineProbe, DistanceProbe, TriangleProbe, noise_terms, probe_suite, probe_terms,
+                                  triangle_wave)
 from lipschitz_icl.validation import ParameterError
 
 D, L = 4, 1.7
@@ -107,3 +109,14 @@ def test_envelope_bounds_every_context_and_has_power():
     # a 3L-Lipschitz task is not held by the L envelope in every context
     loud, env = probe_terms([CosineProbe(d, 3.0, 4.0)], models, n, sigma, 3000, 9, envelope=True)
     assert np.any(loud["cosine-4"][0][0] > env[0])
+
+
+def test_noise_terms_are_the_noise_part_of_probe_terms():
+    """Same generator state and one chunk: the same covariates and queries, so the same noise part."""
+    d, n, sigma = 3, 40, 0.5
+    models = [Attention(w * np.eye(d)) for w in (3.0, 9.0)]
+    terms = probe_terms(probe_suite(d, 1.0), models, n, sigma, 500, np.random.default_rng(11))
+    noise = noise_terms(models, d, n, sigma, 500, np.random.default_rng(11))
+    for k, samples in enumerate(noise):
+        assert np.array_equal(samples, terms["affine"][k][1])
+    assert not np.array_equal(noise[0], noise[1])
