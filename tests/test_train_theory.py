@@ -1,4 +1,4 @@
-"""Trained attention agrees with the paper's structure theorems (CLAIMS.md section 3).
+"""Trained attention agrees with the paper's structure theorems (registry: thm34.trained-isotropy, thm44).
 
 Each claim is checked on matrices the NumPy trainer learns by online pretraining from a random start,
 and each check has a companion showing the same measure and threshold reject a false version.
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lipschitz_icl import geometry
+from lipschitz_icl import decision, geometry
 from lipschitz_icl.optimum import wstar_mc
 from lipschitz_icl.problem import make_problem
-from lipschitz_icl.pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs, noise_floor, scale_check
+from lipschitz_icl.pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs, noise_floor, scale_interval
 from lipschitz_icl.train import init_params, train
 
 SIGMA = 0.3

@@ -1,0 +1,91 @@
+"""The claims registry: every entry is valid and runnable, ids are unique in each profile and carry
+their seed, replicate streams are independent SeedSequence children, and bad entries are refused."""
+
+import numpy as np
+import pytest
+
+from lipschitz_icl import decision, registry
+from lipschitz_icl.claims import thm34  # noqa: F401  (measure modules import cleanly)
+
+
+def test_every_entry_names_a_rule_a_status_and_an_existing_measure():
+    import importlib
+
+    specs = registry.load()
+    assert {s.group for s in specs} >= {"thm34"}
+    for s in specs:
+        assert s.rule in decision.RULES and s.status in ("confirmatory", "exploratory")
+        module = importlib.import_module(f"lipschitz_icl.claims.{s.group}")
+        assert callable(getattr(module, s.measure)), s.key
+        assert s.margin and s.margin_source and s.parameter and s.statement
+
+
+@pytest.mark.parametrize("profile", registry.PROFILES)
+def test_ids_unique_and_carry_the_seed(profile):
+    cases = registry.cases(profile)
+    ids = [c.claim_id for c in cases]
+    assert len(ids) == len(set(ids))
+    for c in cases:
+        assert (c.seed is None) == (not c.spec.stochastic)
+        if c.seed is not None:
+            assert c.claim_id.endswith(f"/seed{c.seed}")
+
+
+def test_full_profile_runs_ten_seeds_of_every_stochastic_claim():
+    for s in registry.specs():
+        if s.stochastic:
+            assert s.seeds["full"] == 10, s.key
+
+
+def test_replicate_streams_are_spawned_children_and_independent():
+    spec = next(s for s in registry.specs() if s.stochastic)
+    cases = [c for c in spec.cases("full") if c.params == spec.cases("full")[0].params]
+    seqs = [c.seed_sequence() for c in cases]
+    root = np.random.SeedSequence(seqs[0].entropy)
+    for k, (seq, child) in enumerate(zip(seqs, root.spawn(len(seqs)))):
+        assert seq.spawn_key == child.spawn_key == (k,)
+        assert np.array_equal(seq.generate_state(4), child.generate_state(4))
+    states = {tuple(s.generate_state(4)) for s in seqs}
+    assert len(states) == len(seqs)
+    other = [c for c in spec.cases("full") if c.params != cases[0].params]
+    if other:
+        assert other[0].seed_sequence().entropy != seqs[0].entropy
+
+
+def _write(tmp_path, body):
+    path = tmp_path / "grp.toml"
+    path.write_text('[group]\nname = "grp"\n' + body)
+    return path
+
+
+ENTRY = '''
+[[claim]]
+name = "c"
+id = "grp/c/{task}"
+paper_ref = "Theorem X"
+statement = "s"
+status = "confirmatory"
+measure = "m"
+rule = "sign"
+margin = "0"
+margin_source = "reason"
+parameter = "p"
+[[claim.grid.default]]
+task = ["a", "b"]
+'''
+
+
+def test_a_valid_file_loads(tmp_path):
+    (spec,) = registry._load_file(_write(tmp_path, ENTRY))
+    assert [c.claim_id for c in spec.cases("full")] == ["grp/c/a", "grp/c/b"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (('rule = "sign"', 'rule = "eyeball"'), "rule"),
+    (('status = "confirmatory"', 'status = "exploratory"'), "exploratory_reason"),
+    (('id = "grp/c/{task}"', 'id = "grp/c"'), "misses varying"),
+    (('margin_source = "reason"', 'margin_source = ""'), "missing"),
+])
+def test_bad_entries_are_refused(tmp_path, change, message):
+    with pytest.raises(registry.RegistryError, match=message):
+        registry._load_file(_write(tmp_path, ENTRY.replace(*change)))
