@@ -16,9 +16,9 @@ from lipschitz_icl import cache
 from lipschitz_icl.evidence import Evidence, FalseVariant, Quantity
 
 
-def ev(claim_id, verdict, variants=()):
+def ev(claim_id, verdict, variants=(), status="confirmatory"):
     return Evidence(claim_id, "Theorem X", "statement of " + claim_id, "rule",
-                    [Quantity("q", 1.0, 1.01, 0.99, 1.03, verdict)], verdict, 0.1, list(variants))
+                    [Quantity("q", 1.0, 1.01, 0.99, 1.03, verdict)], verdict, 0.1, list(variants), status=status)
 
 
 def test_holds(record_claim):
@@ -36,6 +36,19 @@ def test_inconclusive(record_claim):
 
 def test_lost_power(record_claim):
     record_claim(ev("c-lost-power", "holds", [FalseVariant("wrong exponent", "holds")]))
+
+
+def test_no_false_variant(record_claim):
+    record_claim(ev("c-no-variant", "holds"))
+
+
+def test_exploratory_fails_but_never_fails_the_run(record_claim):
+    record_claim(ev("c-exploratory", "fails", status="exploratory"))
+
+
+def test_duplicate_id(record_claim):
+    record_claim(ev("c-dup", "holds", [FalseVariant("near miss", "fails")]))
+    record_claim(ev("c-dup", "holds", [FalseVariant("near miss", "fails")]))
 
 
 def test_cache_state():
@@ -69,12 +82,17 @@ def _claims(pytester):
 def test_verdicts_become_outcomes_and_claims_json(pytester, gates):
     gates()
     result = run(pytester)
-    result.assert_outcomes(passed=2, failed=2, skipped=1)
-    result.stdout.fnmatch_lines(["*claim c-fails FAILS*", "*false variants not refuted: ?'wrong exponent'?*",
-                                 "*4 claims: 2 hold, 1 fail, 1 inconclusive; false variants refuted 1/2*",
-                                 "*INCONCLUSIVE: claim c-inconclusive*"])
+    result.assert_outcomes(passed=3, failed=5)
+    result.stdout.fnmatch_lines(["*claim c-fails FAILS*",
+                                 "*claim c-inconclusive INCONCLUSIVE (confirmatory claims must be decided)*",
+                                 "*false variants not refuted: ?'wrong exponent'?*",
+                                 "*claim c-no-variant: no false variant*", "*claim id 'c-dup' recorded twice*",
+                                 "*6 confirmatory claims: 4 hold, 1 fail, 1 inconclusive*",
+                                 "*1 exploratory claims: 0 hold, 1 fail, 0 inconclusive*"])
     claims = _claims(pytester)
-    assert set(claims) == {"c-holds", "c-fails", "c-inconclusive", "c-lost-power"}
+    assert set(claims) == {"c-holds", "c-fails", "c-inconclusive", "c-lost-power", "c-no-variant",
+                           "c-exploratory", "c-dup"}
+    assert claims["c-exploratory"]["status"] == "exploratory"
     assert claims["c-holds"]["power"] == [1, 1] and claims["c-lost-power"]["power"] == [0, 1]
     assert claims["c-holds"]["figure"] == {"kind": "line", "x": [1, 2], "y": [3, 4]}
     assert claims["c-fails"].get("figure") is None
@@ -128,5 +146,5 @@ def test_claims_json_from_gates_feeds_the_report(pytester, gates):
     tex = result.tex.read_text()
     for claim_id in ("c-holds", "c-fails", "c-inconclusive", "c-lost-power", "variant:cap-tail-gaussian"):
         assert f"\\section{{{claim_id}}}" in tex
-    assert (result.power["refuted"], result.power["total"]) == (1, 2)
+    assert (result.power["refuted"], result.power["total"]) == (2, 3)
     assert any(p.name.endswith("-data1.pdf") for p in result.figures)  # the gate's figure= data

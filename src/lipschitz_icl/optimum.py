@@ -214,7 +214,7 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
         contexts = check_int("contexts", contexts, minimum=10)
     start = time.perf_counter()
     if w0 is None:
-        w0 = _initial_guess(problem)
+        w0 = _initial_guess(problem, generator)
     w0 = check_real("w0", w0, minimum=0.0, strict_minimum=True)
     z = float(stats.norm.ppf(0.5 + 0.5 * level))
     bank = _Bank(problem, generator, max(1, chunk_elements // problem.n), w_hint=w0)
@@ -245,12 +245,13 @@ def _sandwich_se(bank: _Bank, theta: float) -> float:
     return float(np.std(g, ddof=1) / (abs(h) * math.sqrt(g.size)))
 
 
-def _initial_guess(problem: Problem) -> float:
-    """Start of the Newton search: the asymptotic ``w*`` where it exists, else a coarse CRN grid."""
+def _initial_guess(problem: Problem, rng: np.random.Generator) -> float:
+    """Start of the Newton search: the asymptotic ``w*`` where it exists, else a coarse CRN grid drawn
+    from a stream spawned from the caller's generator (``rng.spawn``: its own state is not advanced)."""
     from .asymptotic import ASYMPTOTIC_TASKS
     if problem.task in ASYMPTOTIC_TASKS:
         return wstar_asymptotic(problem, rel_tol=1e-3).w_star.value
-    probe = _Bank(problem, np.random.default_rng(12345), 1 << 30)
+    probe = _Bank(problem, rng.spawn(1)[0], 1 << 30)
     probe.grow_to(200)
     grid = np.exp(np.linspace(math.log(1e-2), math.log(1e5), 36))
     values = [float(np.mean(probe.terms(w, 0)["loss"])) for w in grid]
