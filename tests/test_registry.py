@@ -89,3 +89,25 @@ def test_a_valid_file_loads(tmp_path):
 def test_bad_entries_are_refused(tmp_path, change, message):
     with pytest.raises(registry.RegistryError, match=message):
         registry._load_file(_write(tmp_path, ENTRY.replace(*change)))
+
+
+def test_claims_command_lists_the_registry_with_last_resolutions(tmp_path, capsys):
+    import json
+
+    from lipschitz_icl.cli import main
+
+    case = registry.cases("default")[0]
+    last = {"claims": [{"claim_id": case.claim_id, "verdict": "holds",
+                        "resolution": {"parameter": "p", "value": 0.01}}]}
+    (tmp_path / "claims.json").write_text(json.dumps(last))
+    assert main(["claims", "--json", "--claims", str(tmp_path / "claims.json")]) == 0
+    rows = json.loads(capsys.readouterr().out)["claims"]
+    assert len(rows) == len(registry.cases("default"))
+    keys = {"claim_id", "paper_ref", "statement", "status", "rule", "margin", "resolution"}
+    assert all(keys <= set(r) for r in rows)
+    assert rows[0]["claim_id"] == case.claim_id and rows[0]["resolution"]["value"] == 0.01
+    assert all(r["resolution"] is None for r in rows[1:])
+    assert main(["claims", "--claims", str(tmp_path / "missing.json")]) == 0  # before any run: no resolutions
+    assert "resolution: -" in capsys.readouterr().out
+    (tmp_path / "bad.json").write_text("{not json")
+    assert main(["claims", "--claims", str(tmp_path / "bad.json")]) == 2

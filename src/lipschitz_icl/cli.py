@@ -19,7 +19,7 @@ from .validation import ParameterError
 
 __all__ = ["main", "build_parser"]
 
-COMMAND_MODULES = ("wstar", "loss", "train", "check", "report", "scaling")
+COMMAND_MODULES = ("wstar", "loss", "train", "check", "report", "scaling", "claims")
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         command.add_argument("--json", action="store_true", help="print one JSON object on stdout")
         module.add_arguments(command)
-        command.set_defaults(_run=module.run)
+        command.set_defaults(_run=module.run, _format=getattr(module, "format_text", None))
     return parser
 
 
@@ -77,6 +77,8 @@ def main(argv=None) -> int:
     payload = _jsonable(payload)
     if args.json:
         print(json.dumps(payload))
+    elif args._format is not None:
+        print(args._format(payload))
     else:
         for key, value in payload.items():
             print(f"{key}: {value}")

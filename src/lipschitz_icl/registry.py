@@ -60,6 +60,7 @@ except ModuleNotFoundError:  # pragma: no cover
 __all__ = ["PROFILES", "ClaimSpec", "ClaimCase", "RegistryError", "load", "groups", "specs", "cases", "find"]
 
 PROFILES = ("default", "full")
+GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the paper's order; others follow
 REGISTRY_DIR = Path(__file__).resolve().parent / "claims"
 _FIELDS = ("name", "id", "paper_ref", "statement", "status", "measure", "rule", "margin", "margin_source",
            "parameter")
@@ -234,7 +235,8 @@ def _load_file(path: Path) -> list[ClaimSpec]:
 def load() -> tuple[ClaimSpec, ...]:
     """Every claim of every ``claims/*.toml``, validated; keys and ids unique in each profile."""
     out = []
-    for path in sorted(REGISTRY_DIR.glob("*.toml")):
+    rank = {name: i for i, name in enumerate(GROUP_ORDER)}
+    for path in sorted(REGISTRY_DIR.glob("*.toml"), key=lambda p: (rank.get(p.stem, len(rank)), p.stem)):
         out.extend(_load_file(path))
     keys = [s.key for s in out]
     if len(set(keys)) != len(keys):
