@@ -182,7 +182,7 @@ def pytest_sessionfinish(session, exitstatus):
     out_dir.mkdir(parents=True, exist_ok=True)
     payload = {"profile": session.config.getoption("--profile"),
                "seconds": time.time() - getattr(session.config, "_lipschitz_icl_start", time.time()),
-               "claims": records}
+               "replicates": replicate_summary(records), "claims": records}
     (out_dir / "claims.json").write_text(json.dumps(payload, indent=1))
     session.config._lipschitz_icl_report = out_dir / "claims.json"
 
@@ -193,6 +193,31 @@ def _resolution_text(record: dict) -> str:
         return "resolution -"
     value = res.get("value")
     return f"resolution {res.get('parameter', '?')} {'not reached' if value is None else format(value, '.3g')}"
+
+
+def replicate_summary(records) -> dict:
+    """``base id -> {verdict: count}`` over the replicate seeds of each stochastic claim (records with a
+    ``seed``; the base id is the claim id without its ``/seed{k}``)."""
+    out: dict = {}
+    for r in records:
+        if r.get("seed") is None:
+            continue
+        base = r["claim_id"].rsplit("/seed", 1)[0]
+        counts = out.setdefault(base, {"holds": 0, "fails": 0, "inconclusive": 0})
+        counts[r["verdict"]] += 1
+    return out
+
+
+def _replicate_lines(records) -> list[str]:
+    summary = {k: v for k, v in replicate_summary(records).items() if sum(v.values()) > 1}
+    if not summary:
+        return []
+    lines = ["seed sweeps (independent replicates):"]
+    for base, counts in summary.items():
+        lines.append(f"  {base}: {counts['holds']}/{sum(counts.values())} seeds hold"
+                     + (f", {counts['fails']} fail" if counts["fails"] else "")
+                     + (f", {counts['inconclusive']} inconclusive" if counts["inconclusive"] else ""))
+    return lines
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -216,6 +241,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             counts = {v: sum(r["verdict"] == v for r in rows) for v in ("holds", "fails", "inconclusive")}
             tr.write_line(f"{len(rows)} {status} claims: {counts['holds']} hold, {counts['fails']} fail, "
                           f"{counts['inconclusive']} inconclusive")
+    for line in _replicate_lines(records):
+        tr.write_line(line)
     tr.write_line(f"near-miss false variants refuted {refuted}/{total}")
     report = getattr(config, "_lipschitz_icl_report", None)
     if report is not None:
