@@ -1,6 +1,6 @@
 """Softmax attention with ``M = w I`` on the sphere is a Gaussian-kernel smoother.
 
-Paper: Lemma B.5 / Eqs. (7)-(8) (CLAIMS.md section 3, "isotropy and the kernel").  For unit vectors
+Paper: Lemma B.5 / Eqs. (7)-(8) (registry: thm34.isotropy).  For unit vectors
 ``x, y`` in R^d,
 
     ||x - y||^2 = x.x + y.y - 2 x.y = 2 - 2 x.y,     hence

@@ -1,4 +1,4 @@
-"""The optimal linear attention and its ICL error (CLAIMS.md section 3, "linear attention cannot adapt";
+"""The optimal linear attention and its ICL error (registry: the linear group, lipschitz_icl/claims/linear.toml;
 the paper's linear-attention section and Figure 1).
 
 Predictor: ``yhat(q) = (1/n) sum_i y_i x_i^T M q`` (the value weight absorbed into ``M``), ``y_i = f(x_i) +

@@ -1,7 +1,7 @@
 """Large-``w`` expansions of the exponential moments of ``t = x . q`` on ``S^{d-1}``.
 
 Paper: these are the moment estimates behind the bias/variance bounds of Lemmas C.3-C.9 and
-Assumption B.4 (CLAIMS.md section 3), which Theorem 3.4 balances.  Project definitions
+Assumption B.4 (registry: thm34.bias-noise), which Theorem 3.4 balances.  Project definitions
 (``src/lipschitz_icl/sphere.py``):
 
     p_d(t)   = (1 - t^2)^((d-3)/2) / (2^(d-2) B((d-1)/2, (d-1)/2)),       t in [-1, 1]

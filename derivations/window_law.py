@@ -1,7 +1,7 @@
 """The window law of Theorem 3.4: leading bias and noise, the optimal ``w`` and the minimal ICL error.
 
 Paper: Theorem 3.4 (``w_KQ`` is a power of ``n L^2 / sigma^2``), built on the bias/variance bounds of
-Lemmas C.3-C.9 and Assumption B.4 (CLAIMS.md section 3).  The paper bounds the optimum between
+Lemmas C.3-C.9 and Assumption B.4 (registry: thm34.window-law, thm34.bias-noise).  The paper bounds the optimum between
 powers; here the project's *exact* definitions give the exponent and the constant, at leading order.
 
 Setting (``M = w I``, query ``q``, ``t_i = x_i . q``, softmax weights ``p_i``, ``n`` context points):

@@ -1,5 +1,5 @@
 """Tests of derivations.kernel_identity: softmax attention with M = wI on the sphere is a Gaussian-kernel
-smoother with bandwidth 1/sqrt(w) (Lemma B.5 / Eqs. (7)-(8); CLAIMS.md section 3)."""
+smoother with bandwidth 1/sqrt(w) (Lemma B.5 / Eqs. (7)-(8); registry: thm34.isotropy)."""
 
 import mpmath
 import numpy as np

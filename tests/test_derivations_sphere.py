@@ -1,5 +1,5 @@
 """Tests of derivations.sphere_asymptotics: the large-w expansions of log Phi_d, A_d, E_w[t^2] and
-R_d = Phi_d(2w)/Phi_d(w)^2 (the moment estimates behind Lemmas C.3-C.9; CLAIMS.md section 3).
+R_d = Phi_d(2w)/Phi_d(w)^2 (the moment estimates behind Lemmas C.3-C.9; registry: thm34.bias-noise).
 
 Symbolic checks: the Hankel coefficients solved from the Bessel ODE equal DLMF 10.40.1; Watson's lemma on
 the project's density p_d gives the same series (so the Bessel form of Phi_d is right); two routes to A_d

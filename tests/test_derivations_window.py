@@ -1,4 +1,4 @@
-"""Tests of derivations.window_law: the window law of Theorem 3.4 (CLAIMS.md section 3; Lemmas C.3-C.9,
+"""Tests of derivations.window_law: the window law of Theorem 3.4 (registry: thm34.window-law; Lemmas C.3-C.9,
 Assumption B.4) for the affine and relu classes.
 
 Decision rules (each can fail; each has a false variant that must fail it):
