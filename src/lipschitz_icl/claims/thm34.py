@@ -448,8 +448,13 @@ def _slope_points(w, values, power: float, next_coef: float, next_q: float, accu
     return out
 
 
-def _direction(values, errors, expected: int) -> decision.Decision:
-    """``sign`` on the smallest consecutive change of ``values`` (each with absolute ``errors``)."""
+def _direction(estimates, part: str, expected: int) -> decision.Decision:
+    """``sign`` on the smallest consecutive change of the ``part`` (bias or noise) of exact-loss
+    ``estimates``, each with its stated ``abs_error``; inconclusive if any quadrature did not converge."""
+    if not all(e.info.get("converged", False) for e in estimates):
+        return decision.Decision("sign", "inconclusive", f"{part}: an exact quadrature did not converge")
+    values = [getattr(e, part).value for e in estimates]
+    errors = [getattr(e, part).abs_error for e in estimates]
     changes = [(expected * (b - a) - ea - eb, expected * (b - a) + ea + eb)
                for a, b, ea, eb in zip(values, values[1:], errors, errors[1:])]
     low, high = min(changes)
@@ -492,10 +497,10 @@ def bias_noise_powers(task: str, d: int, *, w_grid=(1e3, 1e4, 1e5, 1e6), n_large
     db, dn = powers()
     w_small = [0.5, 1, 2, 4, 8, 16, 32]
     large = [exact_loss(make_problem(task, d, n_large, L, sigma), wi) for wi in w_small]
-    directions = [_direction([e.bias.value for e in large], [e.bias.abs_error for e in large], -1)]
+    directions = [_direction(large, "bias", -1)]
     for n in n_finite:
         fin = [exact_loss(make_problem(task, d, n, L, sigma), wi) for wi in w_small]
-        directions.append(_direction([e.noise.value for e in fin], [e.noise.abs_error for e in fin], +1))
+        directions.append(_direction(fin, "noise", +1))
     res = _two_sided_resolution(lambda x: powers(shift_b=x)[0].refutes, "bias power shift", 1e-4, 1.0)
     res_n = _two_sided_resolution(lambda x: powers(shift_n=x)[1].refutes, "noise power shift", 1e-4, 1.0)
     false_variants = []
