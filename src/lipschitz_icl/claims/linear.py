@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats
@@ -59,6 +60,12 @@ def _z_crit(tests: int) -> float:
     return float(stats.norm.ppf(1 - FAMILY_LEVEL / (2 * max(tests, 1))))
 
 
+@lru_cache(maxsize=None)
+def _exact_wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
+    """Softmax attention's ``w*`` by the exact quadrature (deterministic: cached across seeds)."""
+    return wstar(make_problem(task, d, n, L, sigma), "exact").w_star.value
+
+
 def _frequency_kwargs(task: str) -> dict:
     return {"frequency": 1.0} if task == "cosine" else {}
 
@@ -66,6 +73,13 @@ def _frequency_kwargs(task: str) -> dict:
 def relative_interval(value: float, half_width: float, target: float) -> tuple[float, float]:
     """``[value - half, value + half] / target - 1`` (``target > 0``)."""
     return (value - half_width) / target - 1.0, (value + half_width) / target - 1.0
+
+
+def _sample_size(relative_sd: float, z: float, target: float, bounds: tuple[int, int]) -> int:
+    """Contexts for a ``z`` interval of relative half-width ``target``: ``ceil((z relative_sd / target)^2)``
+    clipped to ``bounds``; ``relative_sd`` (per-context spread over the mean) comes from an independent
+    pilot sample, so the size depends on the spread only, never on where the estimate lies."""
+    return int(min(max(math.ceil((z * relative_sd / target) ** 2), bounds[0]), bounds[1]))
 
 
 def _combined(rule: str, decisions, labels) -> decision.Decision:
@@ -135,29 +149,34 @@ def optimum_decision(m_hats, m_stars, losses, e_stars, z: float, *, m_shift: flo
 
 
 def optimum(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 100, 1000), L: float = 1.0,
-            sigma: float = 0.5, contexts=(80000, 20000, 4000)) -> Evidence:
+            sigma: float = 0.5, pilot: int = 4000, contexts=(4000, 300000)) -> Evidence:
     """Registry ``linear.optimum``: the optimal ``m I`` is the derived ``m*`` and its error the derived
     ``E_lin(n)``.
 
-    At each ``n``: ``m_hat`` (:func:`_m_hat`) and the Monte Carlo loss at ``m* I`` (independent streams),
-    decided by :func:`optimum_decision` with Bonferroni ``z`` over all intervals.  Resolution: the
-    relative change of the claimed ``m*`` (both signs) the rule refutes; the same for ``E_lin``
-    (reported in ``extra``).  False variants: ``m* (1 +- 2 res)`` and ``E_lin (1 +- 2 res_E)``.
+    At each ``n``: ``m_hat`` (:func:`_m_hat`) on a sample sized (:func:`_sample_size`, within ``contexts``)
+    from an independent ``pilot`` so that its interval's half-width is about half of :data:`M_MARGIN`, and
+    the Monte Carlo loss at ``m* I`` on as many contexts (independent streams); decided by
+    :func:`optimum_decision` with Bonferroni ``z`` over all intervals.  Resolution: the relative change of
+    the claimed ``m*`` (both signs) the rule refutes; the same for ``E_lin`` (reported in ``extra``).
+    False variants: ``m* (1 +- 2 res)`` and ``E_lin (1 +- 2 res_E)``.
     """
     start = time.perf_counter()
     fk = _frequency_kwargs(task)
-    streams = seed.spawn(2 * len(n_grid))
+    streams = seed.spawn(3 * len(n_grid))
     z = _z_crit(2 * len(n_grid))
-    m_hats, m_stars, losses, e_stars = [], [], [], []
-    for k, (n, c) in enumerate(zip(n_grid, contexts)):
+    m_hats, m_stars, losses, e_stars, sizes = [], [], [], [], []
+    for k, n in enumerate(n_grid):
         problem = make_problem(task, d, n, L, sigma, **fk)
         m_star, e_star = lin.linear_optimum(task, d, n, L, sigma, **fk)
-        m_hats.append(_m_hat(problem, c, np.random.default_rng(streams[2 * k])))
+        m_pilot, se_pilot = _m_hat(problem, pilot, np.random.default_rng(streams[3 * k]))
+        c = _sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, M_MARGIN / 2, contexts)
+        m_hats.append(_m_hat(problem, c, np.random.default_rng(streams[3 * k + 1])))
         est = icl_loss(problem, M=m_star * np.eye(d), attention="linear", contexts=c,
-                       rng=np.random.default_rng(streams[2 * k + 1])).loss
+                       rng=np.random.default_rng(streams[3 * k + 2])).loss
         losses.append((est.value, est.standard_error))
         m_stars.append(m_star)
         e_stars.append(e_star)
+        sizes.append(c)
 
     def decide(m_shift=0.0, e_shift=0.0):
         return optimum_decision(m_hats, m_stars, losses, e_stars, z, m_shift=m_shift, e_shift=e_shift)
@@ -182,11 +201,12 @@ def optimum(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 100,
                   "m = m* = a1/a2 and error E_lin = a0 - a1^2/a2 (derivations.linear_attention).",
         rule=f"equivalence (TOST) at n = {list(n_grid)}: m_hat/m* - 1 within +-{M_MARGIN:g} and E(m* I)/E_lin - 1 "
              f"within +-{ERROR_MARGIN:g}, intervals +-z se with z = {z:.2f} (Bonferroni, family-wise "
-             f"{FAMILY_LEVEL:g}); contexts {list(contexts)}.",
+             f"{FAMILY_LEVEL:g}); contexts {sizes} (sized from a {pilot}-context pilot for a half-width of "
+             f"{M_MARGIN / 2:g} on m_hat/m* - 1).",
         quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
         false_variants=false_variants, rule_name="equivalence",
         margin=f"+-{M_MARGIN:g} on m_hat/m* - 1, +-{ERROR_MARGIN:g} on E/E_lin - 1", resolution=res.to_dict(),
-        extra={"decision": main.detail, "m_star": m_stars, "m_hat": m_hats, "E_lin": e_stars, "E": losses,
+        extra={"decision": main.detail, "m_star": m_stars, "m_hat": m_hats, "E_lin": e_stars, "E": losses, "contexts": sizes,
                "E_resolution": res_e.to_dict()})
 
 
@@ -302,39 +322,48 @@ def _softmax_series(task, d, n_grid, L, sigma, contexts, stream) -> list | None:
     out = []
     for n, s in zip(n_grid, stream.spawn(len(n_grid))):
         problem = make_problem(task, d, n, L, sigma)
-        w = wstar(problem, "exact").w_star.value
+        w = _exact_wstar(task, d, n, L, sigma)
         out.append(icl_loss(problem, w, contexts=contexts, rng=np.random.default_rng(s)).loss.value)
     return out
 
 
-def cannot_adapt(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 30, 100), L: float = 1.0,
-                 sigma: float = 0.5, contexts: int = 8000, n_max: float = 10000) -> Evidence:
+def cannot_adapt(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 20, 40, 80), L: float = 1.0,
+                 sigma: float = 0.5, n_max: float = 5000, reach: float = 0.7, pilot: int = 2000,
+                 contexts=(2000, 60000)) -> Evidence:
     """Registry ``linear.cannot-adapt``: the optimal linear attention's error does not vanish: it tends
     to the derived ``k(1) - d B > 0`` as ``n`` grows.
 
-    ``n_grid`` extended by factors of 3 (:func:`lipschitz_icl.decision.extend_grid`) until the derived
-    next-order term ``E_lin(n)/limit - 1`` is below half of :data:`ERROR_MARGIN`; at each ``n`` the Monte
-    Carlo error at ``m*(n) I`` (independent streams), decided by :func:`error_decision`.  Resolution: the
-    relative change ``c`` of the claimed law ``(1 + c) E_lin(n)`` (so of the limit) the rule refutes, both
-    signs.  False variants: the limit is ``(1 +- 2 res) (k(1) - d B)``.
+    ``n_grid`` extended by doubling (:func:`lipschitz_icl.decision.extend_grid`) until the derived
+    next-order term ``T(n) = E_lin(n)/limit - 1`` is below ``reach`` times :data:`ERROR_MARGIN`; at each
+    ``n`` the Monte Carlo error at ``m*(n) I`` on a sample sized (:func:`_sample_size`, within ``contexts``)
+    from an independent ``pilot`` so that the interval's relative half-width is ``0.3 max(T(n), 0.1
+    margin)`` (the asymptotic rule asks the distance to follow ``T`` within half of it); decided by
+    :func:`error_decision`.  Resolution: the relative change ``c`` of the claimed law ``(1 + c) E_lin(n)``
+    (so of the limit) the rule refutes, both signs.  False variants: the limit is ``(1 +- 2 res) (k(1) - d B)``.
     """
     start = time.perf_counter()
     fk = _frequency_kwargs(task)
     next_order = _linear_error_next_order(task, d, L, sigma, fk)
-    grid = decision.extend_grid(n_grid, next_order, ERROR_MARGIN, factor=3, x_max=n_max)
+    grid = decision.extend_grid(n_grid, next_order, ERROR_MARGIN, factor=2, x_max=n_max, reach=reach)
     grid = [int(round(n)) for n in grid]
-    streams = seed.spawn(len(grid) + 1)
+    streams = seed.spawn(2 * len(grid) + 1)
     _, e_lim = lin.linear_limit(task, d, L, **fk)
     z = _z_crit(len(grid))
-    errors, theory, next_orders = [], [], []
-    for n, s in zip(grid, streams):
+    errors, theory, next_orders, sizes = [], [], [], []
+    for k, n in enumerate(grid):
         problem = make_problem(task, d, n, L, sigma, **fk)
         m_star, e_star = lin.linear_optimum(task, d, n, L, sigma, **fk)
-        est = icl_loss(problem, M=m_star * np.eye(d), attention="linear", contexts=contexts,
-                       rng=np.random.default_rng(s)).loss
+        t = e_star / e_lim - 1.0
+        first = icl_loss(problem, M=m_star * np.eye(d), attention="linear", contexts=pilot,
+                         rng=np.random.default_rng(streams[2 * k])).loss
+        c = _sample_size(first.standard_error * math.sqrt(pilot) / e_lim, z,
+                         0.3 * max(abs(t), 0.1 * ERROR_MARGIN), contexts)
+        est = icl_loss(problem, M=m_star * np.eye(d), attention="linear", contexts=c,
+                       rng=np.random.default_rng(streams[2 * k + 1])).loss
         errors.append((est.value, est.standard_error))
         theory.append(e_star)
-        next_orders.append(e_star / e_lim - 1.0)
+        next_orders.append(t)
+        sizes.append(c)
 
     def decide(c):
         return error_decision(grid, errors, next_orders, e_lim, z, scale=1 + c)
@@ -349,20 +378,21 @@ def cannot_adapt(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10,
         Quantity("linear error limit k(1) - d B (n -> inf)", e_lim, errors[-1][0], errors[-1][0] - z * errors[-1][1],
                  errors[-1][0] + z * errors[-1][1], None, f"measured at n={grid[-1]}; E_lin there {theory[-1]:.5g}"),
     ]
-    soft = _softmax_series(task, d, grid, L, sigma, contexts, streams[-1])
+    soft = _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
     series = [{"label": "linear (m*)", "x": list(map(float, grid)), "y": [v for v, _ in errors], "theory_y": theory}]
     if soft is not None:
         series.append({"label": "softmax (w*)", "x": list(map(float, grid)), "y": soft})
     evidence = Evidence(
         statement=f"For {task} tasks (d={d}, L={L:g}, sigma={sigma:g}) the optimal linear attention's ICL error does "
                   f"not vanish as n grows: it tends to k(1) - d B = {e_lim:.5g} > 0 (derived).",
-        rule=f"asymptotic rule on E(n)/(k(1) - d B) - 1 over n = {grid} (extended by x3 while the derived "
-             f"next-order term >= {ERROR_MARGIN / 2:g}), intervals E +- z se, z = {z:.2f}; {contexts} contexts per n.",
+        rule=f"asymptotic rule on E(n)/(k(1) - d B) - 1 over n = {grid} (extended by x2 while the derived "
+             f"next-order term >= {reach * ERROR_MARGIN:g}), intervals E +- z se, z = {z:.2f}; contexts {sizes} "
+             f"(sized from {pilot}-context pilots).",
         quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
         false_variants=false_variants, rule_name="asymptotic", margin=f"+-{ERROR_MARGIN:g} on E/(k(1) - d B) - 1",
         resolution=res.to_dict(),
         extra={"decision": main.detail, "n": grid, "linear": errors, "linear_theory": theory, "linear_limit": e_lim,
-               "next_order": next_orders, "softmax": soft})
+               "next_order": next_orders, "contexts": sizes, "softmax": soft})
     evidence.figure = {"kind": "loglog", "x": list(map(float, grid)), "y": [v for v, _ in errors],
                        "theory_y": theory, "series": series, "xlabel": "n", "ylabel": "ICL error",
                        "title": f"{task}: linear vs softmax attention"}
@@ -412,7 +442,7 @@ def window(d: int, *, seed: np.random.SeedSequence, task: str = "affine", n: int
     rng = np.random.default_rng(seed.spawn(1)[0])
     L_grid = list(L_grid)
     alpha = law.window_law(task, d)[0]
-    ws = [wstar(make_problem(task, d, n, LL, sigma), "exact").w_star.value for LL in L_grid]
+    ws = [_exact_wstar(task, d, n, LL, sigma) for LL in L_grid]
     ms = [lin.linear_optimum(task, d, n, LL, sigma)[0] for LL in L_grid]
     x = sphere.uniform_sphere(rng, (contexts, n), d)
     q = sphere.uniform_sphere(rng, contexts, d)
