@@ -148,3 +148,22 @@ def test_claims_json_from_gates_feeds_the_report(pytester, gates):
         assert f"\\section{{{claim_id}}}" in tex
     assert (result.power["refuted"], result.power["total"]) == (2, 3)
     assert any(p.name.endswith("-data1.pdf") for p in result.figures)  # the gate's figure= data
+
+
+def test_xdist_workers_merge_into_one_claims_json_equal_to_serial(pytester, gates):
+    """``-n 2``: every worker's records reach the controller, which writes one claims.json with the same
+    ids and verdicts, in the same order, as a serial run, and prints the summary once."""
+    pytest.importorskip("xdist")
+    gates()
+    serial = run(pytester)
+    expected = [(r["claim_id"], r["verdict"]) for r in _claims_list(pytester)]
+    (pytester.path / "reports" / "claims.json").unlink()
+    parallel = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--rootdir", str(pytester.path),
+                                             "--report-dir", str(pytester.path / "reports"))
+    assert [(r["claim_id"], r["verdict"]) for r in _claims_list(pytester)] == expected
+    assert parallel.ret == serial.ret
+    assert sum("lipschitz-icl claims" in line for line in parallel.outlines) == 1
+
+
+def _claims_list(pytester):
+    return json.loads((pytester.path / "reports" / "claims.json").read_text())["claims"]

@@ -1,5 +1,9 @@
 """pytest plugin (entry point ``pytest11``): collects each gate's evidence into ``claims.json``.
 
+Runs serially or under pytest-xdist (``-n auto``): each worker hands its records to the controller
+(``workeroutput``), which orders them as the registry does, writes one ``claims.json`` and prints the
+summary once.
+
 Options: ``--profile {default,full}`` (size of grids and seed sweeps), ``--report-dir DIR`` (where
 ``claims.json`` goes; default ``reports/``), ``--variants FILE...`` (user bound variants, TOML, run as
 gates: one test ``variant[<name>]`` each; see :mod:`lipschitz_icl.variants`), ``--no-cache`` (recompute
@@ -28,6 +32,7 @@ PROFILES = ("default", "full")
 _RECORDS_KEY = pytest.StashKey[list]()
 _VARIANTS_KEY = pytest.StashKey[list]()
 _CACHE_STATE_KEY = pytest.StashKey[bool]()
+_WORKER_KEY = "lipschitz_icl_records"  # pytest-xdist workeroutput key (JSON text of the worker's records)
 
 
 def pytest_addoption(parser):
@@ -172,19 +177,51 @@ def pytest_sessionstart(session):
     session.config._lipschitz_icl_start = time.time()
 
 
+def _is_worker(config) -> bool:
+    """A pytest-xdist worker process (it hands its records to the controller instead of writing)."""
+    return hasattr(config, "workeroutput")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist controller: collect the records a worker handed over when it finished."""
+    records = (getattr(node, "workeroutput", None) or {}).get(_WORKER_KEY)
+    if records:
+        _records(node.config).extend(json.loads(records))
+
+
+def _ordered(records: list) -> list:
+    """Records in registry order (then the others in id order), whatever order workers finished in."""
+    from . import registry
+
+    rank = {}
+    for profile in registry.PROFILES:
+        for case in registry.cases(profile):
+            rank.setdefault(case.claim_id, len(rank))
+    return sorted(records, key=lambda r: (rank.get(r["claim_id"], len(rank)), r["claim_id"]))
+
+
 def pytest_sessionfinish(session, exitstatus):
-    records = _records(session.config)
+    config = session.config
+    records = _records(config)
+    if _is_worker(config):
+        config.workeroutput[_WORKER_KEY] = json.dumps(records)
+        return
     if not records:
         return
-    out_dir = Path(session.config.getoption("--report-dir"))
-    if not out_dir.is_absolute():
-        out_dir = Path(session.config.rootpath) / out_dir
+    records[:] = _ordered(records)
+    out_dir = _report_dir(config)
     out_dir.mkdir(parents=True, exist_ok=True)
-    payload = {"profile": session.config.getoption("--profile"),
-               "seconds": time.time() - getattr(session.config, "_lipschitz_icl_start", time.time()),
+    payload = {"profile": config.getoption("--profile"),
+               "seconds": time.time() - getattr(config, "_lipschitz_icl_start", time.time()),
                "replicates": replicate_summary(records), "claims": records}
     (out_dir / "claims.json").write_text(json.dumps(payload, indent=1))
-    session.config._lipschitz_icl_report = out_dir / "claims.json"
+    config._lipschitz_icl_report = out_dir / "claims.json"
+
+
+def _report_dir(config) -> Path:
+    out_dir = Path(config.getoption("--report-dir"))
+    return out_dir if out_dir.is_absolute() else Path(config.rootpath) / out_dir
 
 
 def _resolution_text(record: dict) -> str:
@@ -222,7 +259,7 @@ def _replicate_lines(records) -> list[str]:
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     records = _records(config)
-    if not records:
+    if not records or _is_worker(config):
         return
     tr = terminalreporter
     tr.section("lipschitz-icl claims")
