@@ -31,6 +31,13 @@ def test_fixed_draw_replays_general_terms():
     for got, (b, nz) in zip(draw.losses(Ms), terms):
         assert np.array_equal(got, b + nz)
     assert np.array_equal(draw.losses(Ms[:1])[0], draw.losses(Ms[:1])[0])  # the same draw at every call
+    # with a logit basis: matrices in its span from the stored logits, others contracted directly
+    spanned = thm44.FixedDraw(problem, 700, seed, basis=[P, np.eye(5)])
+    assert spanned._coefficients(3.0 * P - 0.5 * np.eye(5)) == pytest.approx([3.0, -0.5])
+    assert spanned._coefficients(np.diag([1.0, 2, 3, 4, 5])) is None
+    for M in (3.0 * P - 0.5 * np.eye(5), np.diag([1.0, 2, 3, 4, 5])):
+        (direct,), (from_basis,) = draw.losses([M]), spanned.losses([M])
+        assert np.allclose(from_basis, direct, rtol=1e-12, atol=1e-15)
 
 
 def test_scale_search_returns_the_minimiser_on_its_own_draw():

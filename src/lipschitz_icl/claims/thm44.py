@@ -78,9 +78,12 @@ def _two_sided_resolution(refutes, parameter: str, start: float, limit: float) -
                                 "minus": down.value if down.resolved else None})
 
 
-def _variant(name: str, verdicts, distance: float, detail: str = "") -> FalseVariant:
-    """A near-miss false variant decided by the combined ``verdicts`` (``distance`` in resolutions)."""
-    return FalseVariant(name, decision.combine(verdicts), detail, distance)
+def _variant(name: str, decisions, distance: float | None) -> FalseVariant:
+    """A near-miss false variant decided by the combined ``decisions`` (``distance`` in resolutions); the
+    detail lists the intervals that refute it (or all of them if none does)."""
+    decisions = list(decisions)
+    shown = [dec for dec in decisions if dec.refutes] or decisions
+    return FalseVariant(name, decision.combine(decisions), "; ".join(dec.detail for dec in shown), distance)
 
 
 # ----------------------------------------------------------------------------- one draw, many models
@@ -91,9 +94,13 @@ class FixedDraw:
     same chunks, covariates, queries and task features, in the same order), so ``losses(Ms)`` equals the
     per-context ``bias + noise`` that ``general_terms`` returns for ``Ms`` on that seed; drawing once
     instead of at every call is what makes the many re-decisions of a resolution affordable.
+
+    ``basis`` (optional): matrices whose logits ``x_i^T B_j q`` are computed once.  The logits are linear
+    in ``M``, so an ``M`` in their span (least-squares coefficients reproducing ``M`` to rounding) gets
+    ``sum_j a_j (x_i^T B_j q)`` instead of a new contraction; any other ``M`` is contracted directly.
     """
 
-    def __init__(self, problem, contexts: int, seed):
+    def __init__(self, problem, contexts: int, seed, basis=()):
         rng = np.random.default_rng(seed)
         self.problem = problem
         per_chunk = max(1, DEFAULT_CHUNK_ELEMENTS // (problem.n * problem.d))
@@ -103,16 +110,35 @@ class FixedDraw:
             x = sphere.uniform_sphere(rng, (size, problem.n), problem.d)
             q = sphere.uniform_sphere(rng, size, problem.d)
             self.chunks.append((x, q, problem.task_class.features(rng, x, q)))
+        self.basis = np.array([np.asarray(B, dtype=float).ravel() for B in basis]).reshape(len(basis), problem.d**2)
+        self.basis_logits = [[self._contract(x, q, B) for B in basis] for x, q, _ in self.chunks]
+
+    @staticmethod
+    def _contract(x, q, M) -> np.ndarray:
+        return np.einsum("...nd,...d->...n", x, q @ np.asarray(M).T)
+
+    def _coefficients(self, M) -> np.ndarray | None:
+        """Coefficients of ``M`` in the basis if they reproduce it to rounding, else ``None``."""
+        if not len(self.basis):
+            return None
+        flat = np.asarray(M, dtype=float).ravel()
+        coef = np.linalg.lstsq(self.basis.T, flat, rcond=None)[0]
+        exact = np.linalg.norm(self.basis.T @ coef - flat) <= 1e-12 * max(np.linalg.norm(flat), 1.0)
+        return coef if exact else None
 
     def losses(self, Ms) -> list[np.ndarray]:
         """Per-context ``bias_c + noise_c`` of softmax attention ``M`` for each ``M`` in ``Ms``."""
         sigma2 = self.problem.sigma**2
         out = []
         for M in Ms:
-            model = Attention(M)
+            coef = self._coefficients(M)
             parts = []
-            for x, q, features in self.chunks:
-                p = model.weights(x, q)
+            for (x, q, features), logits in zip(self.chunks, self.basis_logits):
+                if coef is None:
+                    s = self._contract(x, q, M)
+                else:
+                    s = sum((a * g for a, g in zip(coef, logits) if a != 0.0), np.zeros_like(logits[0]))
+                p = softmax_weights_from_logits(s)
                 parts.append(features.bias(p) + sigma2 * np.sum(p * p, axis=-1))
             out.append(np.concatenate(parts))
         return out
@@ -246,12 +272,12 @@ def direction_optimality(task: str, d: int, k: int, *, seed: np.random.SeedSeque
     problem = matched_problem(task, d, k, n=n, L0=L, sigma=sigma)
     B = problem.task_class.B
     P = B @ B.T
-    search = FixedDraw(problem, search_contexts, search_seed)
+    search = FixedDraw(problem, search_contexts, search_seed, basis=[P])
     c, loss_c, edge_c = scale_search(search, P, grid=SCALE_GRID[::2], refine=(0.3, 0.1, 0.03))
-    test = FixedDraw(problem, contexts, test_seed)
     rng = np.random.default_rng(direction_seed)
     outside = outside_directions(B, rng)
     inside = [_inside_direction(B, rng)] if k >= 2 else []
+    test = FixedDraw(problem, contexts, test_seed, basis=[P] + [D for _, D in inside + outside])
     moves = (scale_changes(test, c, P, scale_step) + inside_changes(test, c * P, inside, step)
              + outside_changes(test, c * P, outside, 0.0, step))
     count = len(moves)
@@ -260,31 +286,29 @@ def direction_optimality(task: str, d: int, k: int, *, seed: np.random.SeedSeque
     if edge_c:
         verdict = "inconclusive" if verdict == "holds" else verdict
 
-    def scale_rule(eps: float) -> str:
-        changes = scale_changes(test, (1 + eps) * c, P, scale_step)
-        return decision.combine(sign_decisions(changes, count))
+    def scale_rule(eps: float) -> list[decision.Decision]:
+        return sign_decisions(scale_changes(test, (1 + eps) * c, P, scale_step), count)
 
-    def outside_rule(t: float) -> list[str]:
-        changes = outside_changes(test, c * P, outside, t, step)
-        return [dec.verdict for dec in sign_decisions(changes, count)]
+    def outside_rule(t: float) -> list[decision.Decision]:
+        return sign_decisions(outside_changes(test, c * P, outside, t, step), count)
 
-    res_c = _two_sided_resolution(lambda eps: scale_rule(eps) == "fails", "scale factor eps on c: base (1 + eps) c*",
+    res_c = _two_sided_resolution(lambda eps: decision.combine(scale_rule(eps)) == "fails", "scale factor eps on c: base (1 + eps) c*",
                                   scale_step / 2, 0.5)
-    res_t = decision.resolution(lambda t: all(v == "fails" for v in outside_rule(t)),
+    res_t = decision.resolution(lambda t: all(dec.refutes for dec in outside_rule(t)),
                                 "relative size t of an outside component (angle arctan t out of col(B))",
                                 start=step / 2, limit=1.0, rel_tol=0.25, note="worst of the outside directions")
     false_variants = []
     if res_c.resolved:
         for sgn in (+1, -1):
             eps = sgn * res_c.near_miss()
-            false_variants.append(_variant(f"{1 + eps:.4g} c* B B^T is the minimiser", [scale_rule(eps)], 2.0))
-    false_variants.append(_variant(f"{1 + REFUTE_SCALE:g} c* B B^T is the minimiser", [scale_rule(REFUTE_SCALE)],
+            false_variants.append(_variant(f"{1 + eps:.4g} c* B B^T is the minimiser", scale_rule(eps), 2.0))
+    false_variants.append(_variant(f"{1 + REFUTE_SCALE:g} c* B B^T is the minimiser", scale_rule(REFUTE_SCALE),
                                    REFUTE_SCALE / res_c.value if res_c.resolved else None))
     if res_t.resolved:
         t = res_t.near_miss()
-        for (name, _), v in zip(outside, outside_rule(t)):
+        for (name, _), dec in zip(outside, outside_rule(t)):
             false_variants.append(_variant(f"c* B B^T + {t:.3g} ||c* B B^T|| ({name}) is the minimiser "
-                                           f"(angle {math.degrees(math.atan(t)):.2g} deg out of col(B))", [v], 2.0))
+                                           f"(angle {math.degrees(math.atan(t)):.2g} deg out of col(B))", [dec], 2.0))
     quantities = [Quantity(f"Delta L along {name}", None, e.value, *interval(e, count), dec.verdict,
                            "must be > 0 on the whole interval")
                   for (name, e), dec in zip(moves, decisions)]
@@ -373,7 +397,7 @@ def trained_direction(task: str, d: int, k: int, *, seed: np.random.SeedSequence
         false_variants.append(FalseVariant(f"training ends on col(B) tilted by {math.degrees(theta):.3g} deg",
                                            dec.verdict, dec.detail, 2.0))
     scales = [float(np.trace(P @ M @ P) / k) for M in Ms]
-    c, _, _ = scale_search(FixedDraw(problem, 6000, search_seed), P)
+    c, _, _ = scale_search(FixedDraw(problem, 6000, search_seed, basis=[P]), P)
     quantities = [
         Quantity("rho(M, B) of the trained M (range over runs)", 0.0, max(rhos), min(rhos), max(rhos), main.verdict,
                  f"bound {SHAPE_THRESHOLD}; runs: {', '.join(f'{x:.4f}' for x in rhos)}; random starts "
@@ -463,7 +487,7 @@ def _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, search_seed, eval_s
     for d, eval_seed in zip(d_grid, eval_seeds):
         problem = matched_problem(task, d, k, n=n, L0=L0, sigma=sigma)
         P = problem.task_class.B @ problem.task_class.B.T
-        search = FixedDraw(problem, contexts, search_seed)
+        search = FixedDraw(problem, contexts, search_seed, basis=[P, np.eye(d)])
         c, _, edge_c = scale_search(search, P, grid=SCALE_GRID[::2], refine=(0.3, 0.1))
         w, _, edge_w = scale_search(search, np.eye(d), grid=SCALE_GRID[::2], refine=(0.3, 0.1))
         (bP, nP), (bI, nI) = general_terms(problem, [Attention(c * P), Attention(w * np.eye(d))], contexts,
