@@ -1,4 +1,5 @@
-"""Trained attention agrees with the paper's structure theorems (registry: thm34.trained-isotropy, thm44).
+"""Trained attention agrees with the paper's structure theorems (registry: thm34.trained-isotropy, thm44;
+the full-layer form of Lemma B.1 and Eq. (4) is the registry group lemmaB1).
 
 Each claim is checked on matrices the NumPy trainer learns by online pretraining from a random start,
 and each check has a companion showing the same measure and threshold reject a false version.
@@ -17,7 +18,6 @@ from lipschitz_icl import decision, geometry
 from lipschitz_icl.optimum import wstar_mc
 from lipschitz_icl.problem import make_problem
 from lipschitz_icl.pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs, noise_floor, scale_interval
-from lipschitz_icl.train import init_params, train
 
 SIGMA = 0.3
 RUNS = 5
@@ -119,51 +119,3 @@ def test_anisotropy_flags_the_low_rank_optimum(lowrank):
     ``R^4`` (the low-rank optimum, where Lemma B.5's symmetry does not apply) scores far above 0.05."""
     values = [r.anisotropy for r in lowrank["results"]]
     assert min(values) > THRESHOLD, values
-
-
-# ----------------------------------------------------------------------------- full layer (Lemma B.1, Eq. (4))
-FULL_PROTOCOL = dict(param="full", optimizer="adam", lr=0.02, schedule="constant", average_fraction=0.5,
-                     steps=2000, batch=256)
-FULL_SETTINGS = {"affine-d2": ("affine", 2, 20, 404), "relu-d3": ("relu", 3, 30, 505)}
-
-
-@pytest.fixture(scope="module", params=sorted(FULL_SETTINGS))
-def full_layer(request):
-    task, d, n, entropy = FULL_SETTINGS[request.param]
-    problem = make_problem(task, d, n, 1.0, SIGMA)
-    init_seq, data_seq = np.random.SeedSequence(entropy).spawn(2)
-    start = init_params("full", d, "softmax", np.random.default_rng(init_seq), 0.5)
-    result = train(problem, init={k: v.copy() for k, v in start.items()}, seed=data_seq, **FULL_PROTOCOL)
-    return {"name": request.param, "start": start, "result": result}
-
-
-def _full_measures(params):
-    return (geometry.value_leak(params["W_V"]), geometry.kq_label_coupling(params["W_K"], params["W_Q"]))
-
-
-def test_full_layer_takes_the_eq4_structure(full_layer):
-    """Lemma B.1 and Eq. (4) on a full ``(W_K, W_Q, W_V)`` layer trained with Adam (lr 0.02, 2000 steps
-    of 256 prompts, iterate averaged over the last 1000 steps), from a random start of scale 0.5:
-
-    - value leak ``||W_V[d, :d]|| / ||W_V[d, :]|| < 0.05`` (the prediction reads the labels only);
-    - label coupling ``||A[d, :d]|| / ||A[:, :d]||_F < 0.05``, ``A = W_K^T W_Q`` (the scores do not read
-      the context labels; ``A[:, d]`` multiplies the query's zero label slot and never reaches the
-      output, see :func:`lipschitz_icl.geometry.kq_label_coupling`);
-    - and the x-x block ``A[:d, :d]`` is isotropic (anisotropy < 0.05).
-    """
-    result = full_layer["result"]
-    leak, coupling = _full_measures(result.params)
-    A_xx = (result.params["W_K"].T @ result.params["W_Q"])[:-1, :-1]
-    aniso = geometry.anisotropy(A_xx)
-    start = _full_measures(full_layer["start"])
-    print(f"\n{full_layer['name']} full layer: value leak {start[0]:.3f} -> {leak:.4f}, label coupling "
-          f"{start[1]:.3f} -> {coupling:.4f}, A_xx anisotropy {aniso:.4f}, tr(A_xx)/d "
-          f"{np.trace(A_xx) / A_xx.shape[0]:.3f}, W_V[d, d] {result.params['W_V'][-1, -1]:.4f}")
-    assert leak < THRESHOLD and coupling < THRESHOLD and aniso < THRESHOLD, (leak, coupling, aniso)
-
-
-def test_full_layer_measures_flag_the_random_start(full_layer):
-    """False version: the random start of the same run (covariates in the value row, labels in the
-    scores) is rejected by both measures at the same threshold."""
-    leak, coupling = _full_measures(full_layer["start"])
-    assert leak > THRESHOLD and coupling > THRESHOLD, (leak, coupling)
