@@ -133,15 +133,19 @@ def test_window_rule_and_elasticity():
     lo = np.array([1.0, 2.0, 3.0])
     e = lin_claims.elasticity(lo, lo.copy(), 0.1, 10.0, 3.0)
     assert e == (0.0, 0.0, 0.0)
-    assert lin_claims.window_decision(e, 0.3).verdict == "holds"
-    assert lin_claims.window_decision(e, 0.3, shift=0.5).verdict == "fails"
     hi = lo / 10.0  # width falls 10x over a 100x range of L: elasticity -1/2
-    e2 = lin_claims.elasticity(lo, hi, 0.1, 10.0, 3.0)
-    assert e2[0] == pytest.approx(-0.5) and lin_claims.window_decision(e2, 0.3).verdict == "fails"
+    soft = lin_claims.elasticity(lo, hi, 0.1, 10.0, 3.0)
+    assert soft[0] == pytest.approx(-0.5)
+    alpha = 0.25  # softmax's derived width elasticity -2 alpha = -0.5
+    assert lin_claims.window_decision(e, soft, alpha).verdict == "holds"
+    assert lin_claims.window_decision(e, soft, alpha, shift=0.3).verdict == "fails"
+    # a linear window narrowing like softmax's, or a softmax window that does not narrow: fails
+    assert lin_claims.window_decision(soft, soft, alpha).verdict == "fails"
+    assert lin_claims.window_decision(e, e, alpha).verdict == "fails"
     # paired widths that scatter: elasticity 0.21 with interval [-0.14, 0.55], straddling the margin
     noisy = lin_claims.elasticity(np.ones(4), np.array([0.2, 5.0, 0.2, 5.0]), 0.1, 10.0, 3.0)
     assert noisy[1] < 0.3 < noisy[2]
-    assert lin_claims.window_decision(noisy, 0.3).verdict == "inconclusive"
+    assert lin_claims.window_decision(noisy, soft, 0.3).verdict == "inconclusive"
 
 
 def test_trained_rule():
