@@ -129,8 +129,9 @@ def fig9(data: dict) -> Figure:
 
 def eq4(data: dict) -> Figure:
     """Rebuttal figure (keys ``d``, ``matrices`` (``W_K^T W_Q`` per ``d``), ``distance`` (per ``d``, one per
-    run)): heat maps of the trained ``W_K^T W_Q`` with the label row and column marked, titled with the
-    distance to the Eq. (4) form."""
+    run)): heat maps of the trained ``W_K^T W_Q`` (rows: the context token's entries, columns: the query
+    token's) with the label row and column marked, titled with the mean distance to the Eq. (4) form over
+    the runs."""
     ds = data["d"]
     fig, ax = _figure(1, len(ds), 2.9 * len(ds), 3.0)
     for a, d, A, dist in zip(ax[0], ds, data["matrices"], data["distance"]):
@@ -142,7 +143,9 @@ def eq4(data: dict) -> Figure:
         a.set_yticks(range(d + 1), labels, fontsize=7)
         a.axhline(d - 0.5, color="black", lw=0.8)
         a.axvline(d - 0.5, color="black", lw=0.8)
-        a.set_title(f"d = {d}: distance {np.mean(dist):.3f}", fontsize=9)
+        a.set_xlabel("query token entry")
+        a.set_ylabel("context token entry")
+        a.set_title(f"d = {d}: distance to Eq. (4) {np.mean(dist):.3f}", fontsize=9)
         fig.colorbar(image, ax=a, fraction=0.046, pad=0.04)
     return fig
 
