@@ -19,7 +19,7 @@ from .validation import ParameterError
 
 __all__ = ["main", "build_parser"]
 
-COMMAND_MODULES = ("wstar", "loss", "train", "check", "report", "scaling", "claims")
+COMMAND_MODULES = ("wstar", "loss", "train", "check", "report", "scaling", "claims", "figures")
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
