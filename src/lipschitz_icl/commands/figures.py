@@ -2,7 +2,7 @@
 the paper's figures from the project's own computations (registry group ``figures``).
 
 Each figure is one claim of ``claims/figures.toml``: its gate's measure function computes the data and
-decides the claim; :mod:`lipschitz_icl.paperfigs` draws it.  Per figure three files are written in
+decides the claim (replicate seed 0 of the chosen profile); :mod:`lipschitz_icl.paperfigs` draws it.  Per figure three files are written in
 ``DIR`` (and nowhere else): ``<name>.pdf`` (vector), ``<name>.png`` and ``<name>.json`` (the figure data
 with its settings, claim id and verdict).  A progress bar goes to stderr when it is a terminal and
 ``--json`` is not given.
@@ -89,7 +89,8 @@ def run(args):
     out = Path(args.out)
     _check_out(out, names, args.force)
     out.mkdir(parents=True, exist_ok=True)
-    cases = [c for c in registry.cases(args.profile, "figures") if c.spec.name in names]
+    # one figure per claim: replicate seed 0 (the full profile's other seeds are the gates' seed sweep)
+    cases = [c for c in registry.cases(args.profile, "figures") if c.spec.name in names and c.seed in (None, 0)]
     show = not args.json and sys.stderr.isatty()
     figures = [make_figure(case, out) for case in _progress(cases, show)]
     verdicts = [f["verdict"] for f in figures]
