@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from lipschitz_icl import registry
+from lipschitz_icl import decision, registry
 from lipschitz_icl.claims import thm35
 from lipschitz_icl.claims.thm35 import (class_decision, envelope_decision, factor_decision, log_ratio,
                                         mismatch_ratio_theory, noise_decision, sign_decision, slope,
-                                        slope_decision, two_sided_resolution)
+                                        slope_decision)
 
 
 def test_slope_and_its_standard_error():
@@ -81,7 +81,7 @@ def test_log_ratio_is_paired():
 
 def test_two_sided_resolution_takes_the_worse_side():
     """A rule refuting shifts beyond +0.1 and below -0.3: resolution 0.3 (to the bisection's 10%)."""
-    res = two_sided_resolution(lambda x: x > 0.1 or x < -0.3, "shift", 1e-3, 1.0)
+    res = decision.two_sided_resolution(lambda x: x > 0.1 or x < -0.3, "shift", start=1e-3, limit=1.0)
     assert 0.3 <= res.value <= 0.3 * 1.1 and 0.1 <= res.extra["plus"] <= 0.11
 
 

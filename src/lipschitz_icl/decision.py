@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 __all__ = ["RULES", "NEAR_MISS", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
-           "sign", "asymptotic", "extend_grid", "combine", "resolution"]
+           "sign", "asymptotic", "extend_grid", "combine", "combined", "resolution",
+           "two_sided_resolution"]
 
 RULES = ("equivalence", "one-sided", "sign", "asymptotic")
 NEAR_MISS = 2.0  # false variants sit about NEAR_MISS resolutions away from the claim
@@ -165,6 +166,15 @@ def extend_grid(grid: Sequence[float], next_order: Callable[[float], float], mar
     return out
 
 
+def combined(rule: str, decisions: Sequence[Decision]) -> Decision:
+    """One decision from several of the same ``rule`` (:func:`combine`); the detail names the count and
+    the first comparison that decided (failing, else inconclusive, else holding)."""
+    verdict = combine(decisions)
+    first = next((d for d in decisions if d.verdict == verdict), None)
+    detail = f"{len(decisions)} comparisons, {verdict}" + (f"; e.g. {first.detail}" if first else "")
+    return Decision(rule, verdict, detail)
+
+
 def combine(verdicts) -> str:
     """``fails`` if any fails, else ``inconclusive`` if any is, else ``holds`` (empty: inconclusive)."""
     verdicts = [v.verdict if isinstance(v, Decision) else v for v in verdicts]
@@ -207,6 +217,17 @@ class Resolution:
         return {"parameter": self.parameter, "value": value, "low": self.low,
                 "high": self.high if math.isfinite(self.high) else None, "limit": self.limit,
                 "evaluations": self.evaluations, "note": self.note, **self.extra}
+
+
+def two_sided_resolution(refutes: Callable[[float], bool], parameter: str, *, start: float,
+                         limit: float) -> Resolution:
+    """The larger of the resolutions for ``+delta`` and ``-delta`` (both sides must be resolved for the
+    claim to be); ``extra`` keeps each side's value."""
+    up = resolution(lambda x: refutes(+x), parameter, start=start, limit=limit)
+    down = resolution(lambda x: refutes(-x), parameter, start=start, limit=limit)
+    worst = up if up.value >= down.value else down
+    return Resolution(parameter, worst.value, worst.low, worst.high, limit, up.evaluations + down.evaluations,
+                      "larger of the + and - sides", {"plus": up.to_dict()["value"], "minus": down.to_dict()["value"]})
 
 
 def resolution(refutes: Callable[[float], bool], parameter: str, *, start: float, limit: float,

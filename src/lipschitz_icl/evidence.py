@@ -57,6 +57,12 @@ class FalseVariant:
     def refuted(self) -> bool:
         return self.verdict == "fails"
 
+    @classmethod
+    def decided(cls, name: str, decision, distance: float | None) -> "FalseVariant":
+        """A false variant decided by a :class:`lipschitz_icl.decision.Decision` (``distance`` in
+        resolutions; near misses sit at :data:`lipschitz_icl.decision.NEAR_MISS`)."""
+        return cls(name, decision.verdict, decision.detail, distance)
+
 
 @dataclass
 class Evidence:

@@ -151,20 +151,20 @@ def isotropy(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: floa
     diffs += [e for _, e in scale]
     names += ["scale up", "scale down"]
     verdict = decision.combine(decisions)
-    res = _two_sided_resolution(lambda x: _scale_refutes(problem, batch, w, x, tests).refutes,
-                                "log scale factor eps on the base e^eps w* I", 1e-3, 1.0)
+    res = decision.two_sided_resolution(lambda x: _scale_refutes(problem, batch, w, x, tests).refutes,
+                                        "log scale factor eps on the base e^eps w* I", start=1e-3, limit=1.0)
     D0 = dirs[0][1]
     res_a = decision.resolution(lambda x: _anisotropy_refutes(problem, w, x, D0, **kw).refutes,
                                 "anisotropic part of the base, relative to ||w* I||_F", start=1e-3, limit=1.0)
-    false_variants = [decision_variant("1.05 w* I is a minimiser", _scale_refutes(problem, batch, w, math.log(1.05), tests),
+    false_variants = [FalseVariant.decided("1.05 w* I is a minimiser", _scale_refutes(problem, batch, w, math.log(1.05), tests),
                                        math.log(1.05) / res.value if res.resolved else None)]
     if res.resolved:
         for sgn in (+1, -1):
             eps = sgn * res.near_miss()
-            false_variants.append(decision_variant(f"{math.exp(eps):.4g} w* I is a minimiser",
+            false_variants.append(FalseVariant.decided(f"{math.exp(eps):.4g} w* I is a minimiser",
                                                    _scale_refutes(problem, batch, w, eps, tests), decision.NEAR_MISS))
     if res_a.resolved:
-        false_variants.append(decision_variant(
+        false_variants.append(FalseVariant.decided(
             f"w* (I + {res_a.near_miss():.3g} sqrt(d) D) is a minimiser",
             _anisotropy_refutes(problem, w, res_a.near_miss(), D0, **kw), decision.NEAR_MISS))
     level = 1 - FAMILY_LEVEL / tests
@@ -211,8 +211,8 @@ def trained_isotropy(task: str, d: int, n: int, *, seed: np.random.SeedSequence,
         return decision.equivalence(low, high, margin * w0)
 
     scale = scale_decision(0.0)
-    res = _two_sided_resolution(lambda x: scale_decision(x).refutes, "relative change of w*", 1e-3, 1.0)
-    false_variants = [decision_variant(f"trained scale is {1 + sgn * res.near_miss():.4g} w*",
+    res = decision.two_sided_resolution(lambda x: scale_decision(x).refutes, "relative change of w*", start=1e-3, limit=1.0)
+    false_variants = [FalseVariant.decided(f"trained scale is {1 + sgn * res.near_miss():.4g} w*",
                                        scale_decision(sgn * res.near_miss()), decision.NEAR_MISS)
                       for sgn in (+1, -1)] if res.resolved else []
     low, high = scale_interval(w_runs, ws, target=w0)
@@ -282,7 +282,7 @@ def monotonicity(task: str, d: int, *, n0: int = 1000, L0: float = 1.0, sigma0: 
                                   f"elasticity beyond zero on the wrong side ({name})", start=1e-8, limit=1.0)
         resolutions.append(res)
         if res.resolved:
-            variants.append(decision_variant(
+            variants.append(FalseVariant.decided(
                 f"a window with elasticity {-sgn * res.near_miss():+.2g} in {name} (the wrong way by 2 resolutions)",
                 rule(res.near_miss(), to_boundary=True), decision.NEAR_MISS))
         low, mid, high = min(x[0] for x in steps), float(np.mean([x[1] for x in steps])), max(x[2] for x in steps)
@@ -320,17 +320,6 @@ def _law_points(rho, ws, alpha: float, C: float, q: float, k: float, shift: floa
 
 def _law_decision(rho, ws, alpha, C, q, k, shift=0.0, scale=1.0) -> decision.Decision:
     return decision.asymptotic(_law_points(rho, ws, alpha, C, q, k, shift, scale), LAW_MARGIN)
-
-
-def _two_sided_resolution(refutes, parameter: str, start: float, limit: float) -> decision.Resolution:
-    """The larger of the resolutions for ``+delta`` and ``-delta`` (both sides must be resolved)."""
-    up = decision.resolution(lambda x: refutes(+x), parameter, start=start, limit=limit)
-    down = decision.resolution(lambda x: refutes(-x), parameter, start=start, limit=limit)
-    worst = max((up, down), key=lambda r: r.value)
-    return decision.Resolution(parameter, worst.value, worst.low, worst.high, limit,
-                               up.evaluations + down.evaluations, "max over +delta and -delta",
-                               {"plus": up.value if up.resolved else None,
-                                "minus": down.value if down.resolved else None})
 
 
 def law_grid(task: str, d: int, n_grid, L: float, sigma: float):
@@ -377,17 +366,17 @@ def window_scaling(task: str, d: int, *, n_grid=(1e2, 1e4, 1e6, 1e8, 1e10, 1e12,
     def refutes_scale(x):
         return _law_decision(r_use, w_use, alpha, C, q, k, scale=1 + x).refutes
 
-    res = _two_sided_resolution(refutes_shift, "exponent shift delta", 1e-5, 0.5)
-    res_c = _two_sided_resolution(refutes_scale, "relative change of C", 1e-4, 0.5)
+    res = decision.two_sided_resolution(refutes_shift, "exponent shift delta", start=1e-5, limit=0.5)
+    res_c = decision.two_sided_resolution(refutes_scale, "relative change of C", start=1e-4, limit=0.5)
     false_variants = []
     if res.resolved and res_c.resolved:
         for sgn in (+1, -1):
             delta = sgn * res.near_miss()
-            false_variants.append(decision_variant(f"alpha {'+' if sgn > 0 else '-'} {abs(delta):.2g}",
+            false_variants.append(FalseVariant.decided(f"alpha {'+' if sgn > 0 else '-'} {abs(delta):.2g}",
                                                    _law_decision(r_use, w_use, alpha, C, q, k, shift=delta),
                                                    abs(delta) / res.value))
             c = sgn * res_c.near_miss()
-            false_variants.append(decision_variant(f"C x {1 + c:.4g}",
+            false_variants.append(FalseVariant.decided(f"C x {1 + c:.4g}",
                                                    _law_decision(r_use, w_use, alpha, C, q, k, scale=1 + c),
                                                    abs(c) / res_c.value))
     ws = np.array([w.w_star.value for w in results])
@@ -422,11 +411,6 @@ def window_scaling(task: str, d: int, *, n_grid=(1e2, 1e4, 1e6, 1e8, 1e10, 1e12,
                       "next_order": [k * (C * r**alpha) ** (-q) for r in rho], "n_grid": list(grid),
                       "constant_resolution": res_c.to_dict(), "slope": slope}
     return evidence
-
-
-def decision_variant(name: str, dec: decision.Decision, distance: float) -> FalseVariant:
-    """A near-miss false variant decided by ``dec`` (``distance`` in resolutions)."""
-    return FalseVariant(name, dec.verdict, dec.detail, distance)
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
@@ -501,8 +485,8 @@ def bias_noise_powers(task: str, d: int, *, w_grid=(1e3, 1e4, 1e5, 1e6), n_large
     for n in n_finite:
         fin = [exact_loss(make_problem(task, d, n, L, sigma), wi) for wi in w_small]
         directions.append(_direction(fin, "noise", +1))
-    res = _two_sided_resolution(lambda x: powers(shift_b=x)[0].refutes, "bias power shift", 1e-4, 1.0)
-    res_n = _two_sided_resolution(lambda x: powers(shift_n=x)[1].refutes, "noise power shift", 1e-4, 1.0)
+    res = decision.two_sided_resolution(lambda x: powers(shift_b=x)[0].refutes, "bias power shift", start=1e-4, limit=1.0)
+    res_n = decision.two_sided_resolution(lambda x: powers(shift_n=x)[1].refutes, "noise power shift", start=1e-4, limit=1.0)
     false_variants = []
     for r, which in ((res, "bias"), (res_n, "noise")):
         if not r.resolved:
@@ -511,7 +495,7 @@ def bias_noise_powers(task: str, d: int, *, w_grid=(1e3, 1e4, 1e5, 1e6), n_large
             shift = sgn * r.near_miss()
             dec = powers(shift_b=shift)[0] if which == "bias" else powers(shift_n=shift)[1]
             base = p_pow if which == "bias" else beta
-            false_variants.append(decision_variant(f"{which} power {base + shift:+.4f}", dec, decision.NEAR_MISS))
+            false_variants.append(FalseVariant.decided(f"{which} power {base + shift:+.4f}", dec, decision.NEAR_MISS))
     pb, pn = _slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc)[-1], _slope_points(w, R, beta, r1, 1.0, 1e-12)[-1]
     quantities = [
         Quantity("bias power (slope at largest w)", p_pow, p_pow + 0.5 * (pb.low + pb.high), p_pow + pb.low,

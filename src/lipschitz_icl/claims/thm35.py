@@ -49,7 +49,7 @@ from ..problem import make_problem
 
 __all__ = ["generalisation", "envelope", "noise_part", "mismatch", "mismatch_marked", "same_l_classes",
            "trained_mismatch", "log_ratio", "slope", "slope_decision", "envelope_decision", "noise_decision",
-           "sign_decision", "factor_decision", "class_decision", "two_sided_resolution",
+           "sign_decision", "factor_decision", "class_decision",
            "mismatch_ratio_theory", "SWEEP_N", "MARKED_FACTOR", "NOISE_MARGIN", "FIGURE5_CLASSES"]
 
 FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
@@ -105,14 +105,14 @@ def _slope_decisions(slopes, bound: float, z: float) -> list:
 def slope_decision(slopes, bound: float, z: float) -> decision.Decision:
     """One-sided rule on every probe's slope interval ``s +- z se``: ``s <= bound`` (the error falls at
     least as fast as ``n^bound``); combined over probes (fails if any fails)."""
-    return _combined("one-sided", _slope_decisions(slopes, bound, z))
+    return decision.combined("one-sided", _slope_decisions(slopes, bound, z))
 
 
 def envelope_decision(ratios, tightening: float = 0.0) -> decision.Decision:
     """One-sided rule on every probe's ``max_c bias_c / (L^2 env_c)`` interval ``[low, high]``: at most
     ``1/(1 + tightening)`` (``tightening = 0``: the Lipschitz envelope itself)."""
     decisions = [decision.one_sided(low, high, 1 / (1 + tightening), "<=") for low, high in ratios]
-    return _combined("one-sided", decisions)
+    return decision.combined("one-sided", decisions)
 
 
 def noise_decision(rows, margin: float, scale: float = 1.0) -> decision.Decision:
@@ -120,51 +120,28 @@ def noise_decision(rows, margin: float, scale: float = 1.0) -> decision.Decision
     ``(measured, se, theory)`` rows and a ``z`` in each row, lies within ``+-margin``."""
     decisions = [decision.equivalence((m - z * se) / (scale * th) - 1, (m + z * se) / (scale * th) - 1, margin)
                  for m, se, th, z in rows]
-    return _combined("equivalence", decisions)
+    return decision.combined("equivalence", decisions)
 
 
 def sign_decision(ratios, z: float, shift: float = 0.0) -> decision.Decision:
     """Sign rule on every log error ratio interval ``r +- z se`` (mismatched over matched): ``r > shift``
     (``shift = 0``: the mismatched error is larger)."""
     decisions = [decision.sign(r - z * se - shift, r + z * se - shift, +1) for r, se in ratios]
-    return _combined("sign", decisions)
+    return decision.combined("sign", decisions)
 
 
 def factor_decision(ratios, factors, z: float, shift: float = 0.0) -> decision.Decision:
     """One-sided rule on every log error ratio interval: ``r >= log(factor) + shift``."""
     decisions = [decision.one_sided(r - z * se, r + z * se, math.log(f) + shift, ">=")
                  for (r, se), f in zip(ratios, factors)]
-    return _combined("one-sided", decisions)
+    return decision.combined("one-sided", decisions)
 
 
 def class_decision(ratios, z: float, margin: float, shift: float = 0.0) -> decision.Decision:
     """Equivalence on every log error ratio interval (other class over matched class at the same ``L``)
     less ``shift``: within ``+-margin``."""
     decisions = [decision.equivalence(r - z * se - shift, r + z * se - shift, margin) for r, se in ratios]
-    return _combined("equivalence", decisions)
-
-
-def _combined(rule: str, decisions) -> decision.Decision:
-    """One decision from several of the same rule: :func:`lipschitz_icl.decision.combine`; the detail is
-    the first deciding (failing, else inconclusive, else holding) comparison."""
-    verdict = decision.combine(decisions)
-    first = next(d for d in decisions if d.verdict == verdict) if decisions else None
-    detail = f"{len(decisions)} comparisons, {verdict}" + (f"; e.g. {first.detail}" if first else "")
-    return decision.Decision(rule, verdict, detail)
-
-
-def two_sided_resolution(refutes, parameter: str, start: float, limit: float) -> decision.Resolution:
-    """The larger of the resolutions for ``+delta`` and ``-delta`` (both sides must be resolved)."""
-    up = decision.resolution(lambda x: refutes(+x), parameter, start=start, limit=limit)
-    down = decision.resolution(lambda x: refutes(-x), parameter, start=start, limit=limit)
-    worst = up if up.value >= down.value else down
-    return decision.Resolution(parameter, worst.value, worst.low, worst.high, limit,
-                               up.evaluations + down.evaluations, "larger of the + and - sides",
-                               {"plus": up.to_dict()["value"], "minus": down.to_dict()["value"]})
-
-
-def _variant(name: str, dec: decision.Decision, distance: float) -> FalseVariant:
-    return FalseVariant(name, dec.verdict, dec.detail, distance)
+    return decision.combined("equivalence", decisions)
 
 
 def mismatch_ratio_theory(lam: float, p: float, beta: float) -> float:
@@ -218,7 +195,7 @@ def generalisation(train_task: str, d: int, *, seed: np.random.SeedSequence, L: 
     def decide(delta: float = 0.0) -> decision.Decision:
         falls = _slope_decisions([s for name in slopes for s in slopes[name][:-1]], 0.0, z)
         rate = _slope_decisions([slopes[name][-1] for name in slopes], -(alpha + delta), z)
-        return _combined("one-sided", falls + rate)
+        return decision.combined("one-sided", falls + rate)
 
     main = decide()
     res = decision.resolution(lambda x: decide(x).refutes, "exponent shift delta: error <= n^-(alpha + delta)",
@@ -226,7 +203,7 @@ def generalisation(train_task: str, d: int, *, seed: np.random.SeedSequence, L: 
     false_variants = []
     if res.resolved:
         delta = res.near_miss()
-        false_variants.append(_variant(f"the error falls at least as fast as n^-(alpha + {delta:.3g})",
+        false_variants.append(FalseVariant.decided(f"the error falls at least as fast as n^-(alpha + {delta:.3g})",
                                        decide(delta), delta / res.value))
     quantities = []
     for probe in probes:
@@ -289,7 +266,7 @@ def envelope(train_task: str, d: int, *, seed: np.random.SeedSequence, n: int = 
     false_variants = []
     if res.resolved:
         delta = res.near_miss()
-        false_variants.append(_variant(f"bias_c <= L^2 env_c / {1 + delta:.4g} in every context",
+        false_variants.append(FalseVariant.decided(f"bias_c <= L^2 env_c / {1 + delta:.4g} in every context",
                                        envelope_decision(intervals, delta), delta / res.value))
     quantities = [Quantity(f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)", 1.0, r, low, high,
                            decision.one_sided(low, high, 1.0).verdict, "must be <= 1 (theory: the bound)")
@@ -327,14 +304,14 @@ def noise_part(train_task: str, d: int, *, seed: np.random.SeedSequence, L: floa
         rows.append((*_mean_se(samples), _noise_theory(d, w, n, sigma), z))
         w_grid.append(w)
     main = noise_decision(rows, NOISE_MARGIN)
-    res = two_sided_resolution(lambda x: noise_decision(rows, NOISE_MARGIN, 1 + x).refutes,
+    res = decision.two_sided_resolution(lambda x: noise_decision(rows, NOISE_MARGIN, 1 + x).refutes,
                                "relative change c of the theory: (1 + c) sigma^2 (R_d/n + c_q w^(d-1)/n^2)",
                                start=1e-3, limit=0.9)
     false_variants = []
     if res.resolved:
         for sgn in (+1, -1):
             c = sgn * res.near_miss()
-            false_variants.append(_variant(f"noise part = {1 + c:.4g} x the derived series",
+            false_variants.append(FalseVariant.decided(f"noise part = {1 + c:.4g} x the derived series",
                                            noise_decision(rows, NOISE_MARGIN, 1 + c), abs(c) / res.value))
     quantities = [Quantity(f"noise part at n={n} (w*={w:.4g})", th, m, m - zz * se, m + zz * se,
                            decision.equivalence((m - zz * se) / th - 1, (m + zz * se) / th - 1, NOISE_MARGIN).verdict,
@@ -413,7 +390,7 @@ def _sign_claim(measured: dict, keys, z: float, description: str, rule: str, sta
     false_variants = []
     if res.resolved:
         s = res.near_miss()
-        false_variants.append(_variant(f"the mismatched error exceeds {math.exp(s):.3g} x the matched one",
+        false_variants.append(FalseVariant.decided(f"the mismatched error exceeds {math.exp(s):.3g} x the matched one",
                                        sign_decision(gated, z, s), s / res.value))
     quantities = _ratio_quantities(measured, keys, z, FIGURE5_CLASSES,
                                    lambda r, se: decision.sign(r - z * se, r + z * se, +1).verdict)
@@ -488,7 +465,7 @@ def mismatch_marked(d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: f
     false_variants = []
     if res.resolved:
         s = res.near_miss()
-        false_variants.append(_variant(f"the required factors times {math.exp(s):.3g}", decide(s), s / res.value))
+        false_variants.append(FalseVariant.decided(f"the required factors times {math.exp(s):.3g}", decide(s), s / res.value))
     quantities = []
     for probe, row in log_r.items():
         for k in lam:
@@ -530,13 +507,13 @@ def same_l_classes(d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: fl
     margin = math.log(MARKED_FACTOR)
     gated = [measured["log_ratio"][p]["relu@L"] for p in FIGURE5_CLASSES]
     main = class_decision(gated, z, margin)
-    res = two_sided_resolution(lambda s: class_decision(gated, z, margin, s).refutes,
+    res = decision.two_sided_resolution(lambda s: class_decision(gated, z, margin, s).refutes,
                                "shift s of the claimed log error ratio (relu@L over affine@L)", start=1e-3, limit=10.0)
     false_variants = []
     if res.resolved:
         for sgn in (+1, -1):
             s = sgn * res.near_miss()
-            false_variants.append(_variant(f"E(relu@L) = {math.exp(s):.3g} x E(affine@L)",
+            false_variants.append(FalseVariant.decided(f"E(relu@L) = {math.exp(s):.3g} x E(affine@L)",
                                            class_decision(gated, z, margin, s), abs(s) / res.value))
     quantities = _ratio_quantities(measured["log_ratio"], ["relu@L"], z, FIGURE5_CLASSES,
                                    lambda r, se: decision.equivalence(r - z * se, r + z * se, margin).verdict,
