@@ -8,8 +8,9 @@ A full attention layer ``(W_K, W_Q, W_V)`` on tokens ``z_i = [x_i; y_i]`` with q
 (b) ``A = W_K^T W_Q`` takes the block form ``[[M, 0], [0, 0]]`` on the part that reaches the prediction:
     ``A[d, :d] = 0`` (:func:`lipschitz_icl.geometry.kq_label_coupling`; the column ``A[:, d]`` multiplies the
     query's zero label slot and is not decided by the loss);
-(c) the top-left block ``M = A[:d, :d]`` is ``w* I``: anisotropy below the shape threshold and
-    ``tr(M)/d`` equal to the exact ``w*`` within the stated margin.
+(c) the top-left block ``M = A[:d, :d]`` is ``w* I``: anisotropy below the shape threshold
+    (:func:`block_isotropy`) and ``tr(M)/d`` equal to the exact ``w*`` within the stated margin
+    (:func:`block_scale`, which also checks the anisotropy).
 
 Each case trains :data:`RUNS` independent layers (:func:`trained_layers`, protocol :data:`FULL_PROTOCOL`,
 run ``k`` from child ``k`` of the case's ``SeedSequence``); intervals are 99% t-intervals over the runs.
@@ -33,7 +34,7 @@ from ..problem import make_problem
 from ..train import init_params, train
 
 __all__ = ["FULL_PROTOCOL", "RUNS", "SCALE_MARGIN", "LEVEL", "trained_layers", "upper_interval",
-           "shape_decision", "floor_resolution", "value_leak", "label_coupling", "block_scale",
+           "shape_decision", "floor_resolution", "value_leak", "label_coupling", "block_isotropy", "block_scale",
            "block_distance", "kq_matrix"]
 
 # Protocol of the full-layer runs (fixed before the claims were decided): Adam, lr 0.05 for the first
@@ -163,6 +164,16 @@ def label_coupling(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L
                       lambda p: geometry.kq_label_coupling(p["W_K"], p["W_Q"]), "label coupling",
                       "label coupling", "The trained W_K^T W_Q takes the block form [[M, 0], [0, 0]]: the scores "
                       "do not read the context labels (A[d, :d] = 0)")
+
+
+def block_isotropy(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float = 1.0,
+                   sigma: float = 0.3, runs: int = RUNS) -> Evidence:
+    """(c, shape) Eq. (4) with Lemma B.5: the top-left block ``M = A[:d, :d]`` of the trained ``W_K^T W_Q``
+    is a multiple of the identity: :func:`lipschitz_icl.geometry.anisotropy` of each trained ``M``, decided
+    by :func:`shape_decision`; resolution and near miss as for (a)."""
+    return _structure(task, d, n, seed, L, sigma, runs,
+                      lambda p: geometry.anisotropy(kq_matrix(p)[:d, :d]), "anisotropy of M", "anisotropy of M",
+                      "The top-left block M of the trained W_K^T W_Q is a multiple of the identity")
 
 
 def block_scale(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float = 1.0, sigma: float = 0.3,
