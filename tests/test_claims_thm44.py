@@ -116,7 +116,10 @@ def test_scale_rule_refutes_an_offset_base_on_a_parabola():
             return [(M[0, 0] - 1.0) ** 2 + g * (M[0, 0] - 1.0) for M in Ms]
 
     P = np.eye(1)
-    rule = lambda eps: [d.verdict for d in thm44.sign_decisions(thm44.scale_changes(Toy(), 1 + eps, P, 0.04), 2)]  # noqa
+
+    def rule(eps):
+        return [d.verdict for d in thm44.sign_decisions(thm44.scale_changes(Toy(), 1 + eps, P, 0.04), 2)]
+
     assert rule(0.0) == ["holds", "holds"]
     assert "fails" in rule(0.05) and "fails" in rule(-0.05)
     assert "fails" not in rule(0.01)

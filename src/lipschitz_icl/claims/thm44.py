@@ -247,6 +247,38 @@ def outside_changes(draw: FixedDraw, M0: np.ndarray, outside, t: float, step: fl
             for j, (name, _) in enumerate(outside)]
 
 
+def _direction_variants(scale_rule, outside_rule, res_c, res_t, outside_names) -> list[FalseVariant]:
+    """Near misses of :func:`direction_optimality`, each decided by the same rule: the bases
+    ``(1 +- 2 res_c) c* P`` and ``(1 + REFUTE_SCALE) c* P``, and ``c* P + 2 res_t ||c* P|| D`` for each
+    outside ``D`` (``scale_rule(eps)``, ``outside_rule(t)``: the rule's decisions at those bases)."""
+    out = []
+    if res_c.resolved:
+        for sgn in (+1, -1):
+            eps = sgn * res_c.near_miss()
+            out.append(_variant(f"{1 + eps:.4g} c* B B^T is the minimiser", scale_rule(eps), 2.0))
+    out.append(_variant(f"{1 + REFUTE_SCALE:g} c* B B^T is the minimiser", scale_rule(REFUTE_SCALE),
+                        REFUTE_SCALE / res_c.value if res_c.resolved else None))
+    if res_t.resolved:
+        t = res_t.near_miss()
+        angle = math.degrees(math.atan(t))
+        for name, dec in zip(outside_names, outside_rule(t)):
+            out.append(_variant(f"c* B B^T + {t:.3g} ||c* B B^T|| ({name}) is the minimiser "
+                                f"(angle {angle:.2g} deg out of col(B))", [dec], 2.0))
+    return out
+
+
+def _direction_summary(c, loss_c, edge_c, res_c, res_t) -> list[Quantity]:
+    """The reported numbers of :func:`direction_optimality` beside the moves: ``c*`` and both resolutions."""
+    angle = f"angle {math.degrees(math.atan(res_t.value)):.3g} deg" if res_t.resolved else "not resolved"
+    return [
+        Quantity("best scale c* of c B B^T", None, c, None, None, None,
+                 f"loss {loss_c:.5g} on the search draw" + (f"; search edge: {edge_c}" if edge_c else "")),
+        Quantity("resolution: scale factor eps on c*", None, res_c.value, res_c.low, res_c.high, None,
+                 f"the base {1 + REFUTE_SCALE:g} c* must be refuted"),
+        Quantity("resolution: relative outside component t", None, res_t.value, res_t.low, res_t.high, None, angle),
+    ]
+
+
 def direction_optimality(task: str, d: int, k: int, *, seed: np.random.SeedSequence, n: int = 20, L: float = 1.0,
                          sigma: float = 0.3, scale_step: float = SCALE_STEP, step: float = OUTSIDE_STEP,
                          contexts: int = 40000, search_contexts: int = 20000) -> Evidence:
@@ -254,18 +286,18 @@ def direction_optimality(task: str, d: int, k: int, *, seed: np.random.SeedSeque
 
     Streams spawned from ``seed``: the search draw, the random directions, the test draw.
     1. ``c*`` by :func:`scale_search` (:func:`matched_problem`, ``L0 = L``) on the search draw
-       (coarse grid, ratio 1.78, refined by parabolas).  A ``c*`` on an edge of the grid leaves the claim inconclusive.
+       (coarse grid, ratio 1.78, refined by parabolas); a ``c*`` on an edge of the grid leaves the claim
+       inconclusive.
     2. Rule ``sign`` on the independent test draw: every move (:func:`scale_changes`, ``1 +- s`` with
        ``s = scale_step``; :func:`inside_changes`, the traceless direction inside ``col(B)`` both ways,
-       ``k >= 2``; :func:`outside_changes`, the five outside directions) raises the loss, each change's interval (Bonferroni over the moves, level
-       :data:`FAMILY_LEVEL`) wholly above 0.
+       ``k >= 2``; :func:`outside_changes`, the five outside directions) raises the loss, each change's
+       interval (Bonferroni over the moves, level :data:`FAMILY_LEVEL`) wholly above 0.
     Resolution (same rule, same test draw, bases re-measured on common random numbers):
     the scale factor ``eps`` of the base ``(1 + eps) c* P`` whose moves the rule refutes (both signs;
     the move back toward ``c*`` lowers the loss once ``eps > s/2`` plus the noise), and the relative
     size ``t`` of an outside component (base ``M0 + t ||M0|| D``, worst of the five directions;
     angle ``arctan t`` out of ``col(B)``).
-    False variants (same rule): the bases ``(1 +- 2 res) c* P`` and ``1.05 c* P``, and
-    ``M0 + 2 res_t ||M0|| D`` for each outside ``D``: each "is the minimiser", each must be refuted.
+    False variants: :func:`_direction_variants` (each "is the minimiser", each must be refuted).
     """
     start = time.perf_counter()
     search_seed, direction_seed, test_seed = seed.spawn(3)
@@ -292,34 +324,16 @@ def direction_optimality(task: str, d: int, k: int, *, seed: np.random.SeedSeque
     def outside_rule(t: float) -> list[decision.Decision]:
         return sign_decisions(outside_changes(test, c * P, outside, t, step), count)
 
-    res_c = _two_sided_resolution(lambda eps: decision.combine(scale_rule(eps)) == "fails", "scale factor eps on c: base (1 + eps) c*",
-                                  scale_step / 2, 0.5)
+    res_c = _two_sided_resolution(lambda eps: decision.combine(scale_rule(eps)) == "fails",
+                                  "scale factor eps on c: base (1 + eps) c*", scale_step / 2, 0.5)
     res_t = decision.resolution(lambda t: all(dec.refutes for dec in outside_rule(t)),
                                 "relative size t of an outside component (angle arctan t out of col(B))",
                                 start=step / 2, limit=1.0, rel_tol=0.25, note="worst of the outside directions")
-    false_variants = []
-    if res_c.resolved:
-        for sgn in (+1, -1):
-            eps = sgn * res_c.near_miss()
-            false_variants.append(_variant(f"{1 + eps:.4g} c* B B^T is the minimiser", scale_rule(eps), 2.0))
-    false_variants.append(_variant(f"{1 + REFUTE_SCALE:g} c* B B^T is the minimiser", scale_rule(REFUTE_SCALE),
-                                   REFUTE_SCALE / res_c.value if res_c.resolved else None))
-    if res_t.resolved:
-        t = res_t.near_miss()
-        for (name, _), dec in zip(outside, outside_rule(t)):
-            false_variants.append(_variant(f"c* B B^T + {t:.3g} ||c* B B^T|| ({name}) is the minimiser "
-                                           f"(angle {math.degrees(math.atan(t)):.2g} deg out of col(B))", [dec], 2.0))
+    false_variants = _direction_variants(scale_rule, outside_rule, res_c, res_t, [nm for nm, _ in outside])
     quantities = [Quantity(f"Delta L along {name}", None, e.value, *interval(e, count), dec.verdict,
                            "must be > 0 on the whole interval")
                   for (name, e), dec in zip(moves, decisions)]
-    quantities += [
-        Quantity("best scale c* of c B B^T", None, c, None, None, None,
-                 f"loss {loss_c:.5g} on the search draw" + (f"; search edge: {edge_c}" if edge_c else "")),
-        Quantity("resolution: scale factor eps on c*", None, res_c.value, res_c.low, res_c.high, None,
-                 f"must be below {REFUTE_SCALE:g}"),
-        Quantity("resolution: relative outside component t", None, res_t.value, res_t.low, res_t.high, None,
-                 f"angle {math.degrees(math.atan(res_t.value)):.3g} deg" if res_t.resolved else "not resolved"),
-    ]
+    quantities += _direction_summary(c, loss_c, edge_c, res_c, res_t)
     failing = [name for (name, _), dec in zip(moves, decisions) if dec.verdict != "holds"]
     detail = (f"{sum(dec.verdict == 'holds' for dec in decisions)}/{count} moves raise the loss"
               + (f"; not: {failing}" if failing else "") + (f"; c* on the search edge ({edge_c})" if edge_c else ""))
