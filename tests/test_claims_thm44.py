@@ -99,12 +99,6 @@ def test_sign_decisions_on_constructed_changes():
     assert lo9 < lo1 < 0
 
 
-def test_two_sided_resolution_finds_the_larger_side():
-    res = thm44._two_sided_resolution(lambda x: x > 0.03 or x < -0.05, "x", 0.01, 0.5)
-    assert 0.05 <= res.value <= 0.05 * 1.1 and res.extra["plus"] <= 0.03 * 1.1
-    assert not thm44._two_sided_resolution(lambda x: x > 0.03, "x", 0.01, 0.5).resolved
-
-
 def test_scale_rule_refutes_an_offset_base_on_a_parabola():
     # toy loss per prompt l_c(c) = (c - 1)^2 + g_c (c - 1) with E g = 0: a base off by eps is refuted
     # once eps exceeds s/2 plus the noise; the exact base holds

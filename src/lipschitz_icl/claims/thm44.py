@@ -67,25 +67,6 @@ def sign_decisions(changes, count: int) -> list[decision.Decision]:
     return [decision.sign(*interval(e, count), +1) for _, e in changes]
 
 
-def _two_sided_resolution(refutes, parameter: str, start: float, limit: float) -> decision.Resolution:
-    """The larger of the resolutions for ``+delta`` and ``-delta`` (:func:`lipschitz_icl.decision.resolution`)."""
-    up = decision.resolution(lambda x: refutes(+x), parameter, start=start, limit=limit)
-    down = decision.resolution(lambda x: refutes(-x), parameter, start=start, limit=limit)
-    worst = max((up, down), key=lambda r: r.value)
-    return decision.Resolution(parameter, worst.value, worst.low, worst.high, limit,
-                               up.evaluations + down.evaluations, "max over +delta and -delta",
-                               {"plus": up.value if up.resolved else None,
-                                "minus": down.value if down.resolved else None})
-
-
-def _variant(name: str, decisions, distance: float | None) -> FalseVariant:
-    """A near-miss false variant decided by the combined ``decisions`` (``distance`` in resolutions); the
-    detail lists the intervals that refute it (or all of them if none does)."""
-    decisions = list(decisions)
-    shown = [dec for dec in decisions if dec.refutes] or decisions
-    return FalseVariant(name, decision.combine(decisions), "; ".join(dec.detail for dec in shown), distance)
-
-
 # ----------------------------------------------------------------------------- one draw, many models
 class FixedDraw:
     """One draw of prompts kept in memory, on which any number of models is evaluated.
@@ -255,15 +236,17 @@ def _direction_variants(scale_rule, outside_rule, res_c, res_t, outside_names) -
     if res_c.resolved:
         for sgn in (+1, -1):
             eps = sgn * res_c.near_miss()
-            out.append(_variant(f"{1 + eps:.4g} c* B B^T is the minimiser", scale_rule(eps), 2.0))
-    out.append(_variant(f"{1 + REFUTE_SCALE:g} c* B B^T is the minimiser", scale_rule(REFUTE_SCALE),
-                        REFUTE_SCALE / res_c.value if res_c.resolved else None))
+            out.append(FalseVariant.decided(f"{1 + eps:.4g} c* B B^T is the minimiser",
+                                            decision.combined("sign", scale_rule(eps)), 2.0))
+    out.append(FalseVariant.decided(f"{1 + REFUTE_SCALE:g} c* B B^T is the minimiser",
+                                    decision.combined("sign", scale_rule(REFUTE_SCALE)),
+                                    REFUTE_SCALE / res_c.value if res_c.resolved else None))
     if res_t.resolved:
         t = res_t.near_miss()
         angle = math.degrees(math.atan(t))
         for name, dec in zip(outside_names, outside_rule(t)):
-            out.append(_variant(f"c* B B^T + {t:.3g} ||c* B B^T|| ({name}) is the minimiser "
-                                f"(angle {angle:.2g} deg out of col(B))", [dec], 2.0))
+            out.append(FalseVariant.decided(f"c* B B^T + {t:.3g} ||c* B B^T|| ({name}) is the minimiser "
+                                            f"(angle {angle:.2g} deg out of col(B))", dec, 2.0))
     return out
 
 
@@ -324,8 +307,9 @@ def direction_optimality(task: str, d: int, k: int, *, seed: np.random.SeedSeque
     def outside_rule(t: float) -> list[decision.Decision]:
         return sign_decisions(outside_changes(test, c * P, outside, t, step), count)
 
-    res_c = _two_sided_resolution(lambda eps: decision.combine(scale_rule(eps)) == "fails",
-                                  "scale factor eps on c: base (1 + eps) c*", scale_step / 2, 0.5)
+    res_c = decision.two_sided_resolution(lambda eps: decision.combine(scale_rule(eps)) == "fails",
+                                          "scale factor eps on c: base (1 + eps) c*", start=scale_step / 2,
+                                          limit=0.5)
     res_t = decision.resolution(lambda t: all(dec.refutes for dec in outside_rule(t)),
                                 "relative size t of an outside component (angle arctan t out of col(B))",
                                 start=step / 2, limit=1.0, rel_tol=0.25, note="worst of the outside directions")
@@ -408,8 +392,8 @@ def trained_direction(task: str, d: int, k: int, *, seed: np.random.SeedSequence
     if res.resolved:
         theta = res.near_miss()
         dec = _rho_decision(Ms, rotated_basis(B, theta, u))
-        false_variants.append(FalseVariant(f"training ends on col(B) tilted by {math.degrees(theta):.3g} deg",
-                                           dec.verdict, dec.detail, 2.0))
+        false_variants.append(FalseVariant.decided(f"training ends on col(B) tilted by {math.degrees(theta):.3g} deg",
+                                                   dec, 2.0))
     scales = [float(np.trace(P @ M @ P) / k) for M in Ms]
     c, _, _ = scale_search(FixedDraw(problem, 6000, search_seed, basis=[P]), P)
     quantities = [
@@ -578,8 +562,9 @@ def dimension_dependence(task: str, k: int, *, seed: np.random.SeedSequence, d_g
     false_variants = []
     if res.resolved:
         g = res.near_miss()
-        false_variants.append(_variant(f"the low-rank error falls like d^-{g:.3g} below its d-free limit",
-                                       _dimension_decisions(rows, bL, lossL, count, g).values(), 2.0))
+        shifted = list(_dimension_decisions(rows, bL, lossL, count, g).values())
+        false_variants.append(FalseVariant.decided(f"the low-rank error falls like d^-{g:.3g} below its d-free "
+                                                   "limit", decision.combined("one-sided", shifted), 2.0))
     quantities = [Quantity(name, None, None, None, None, dec.verdict, dec.detail) for name, dec in tests.items()]
     for r in rows:
         eP, eI = _est(r["bP"] + r["nP"]), _est(r["bI"] + r["nI"])
