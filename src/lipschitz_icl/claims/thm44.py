@@ -41,7 +41,8 @@ from ..pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs
 from ..problem import make_problem
 from ..tasks import make_task_class
 
-__all__ = ["FAMILY_LEVEL", "FixedDraw", "SCALE_GRID", "SCALE_STEP", "OUTSIDE_STEP", "REFUTE_SCALE", "DIMENSION_MARGIN",
+__all__ = ["FAMILY_LEVEL", "FixedDraw", "SCALE_GRID", "SCALE_STEP", "OUTSIDE_STEP", "REFUTE_SCALE", "OUTSIDE_LIMIT",
+           "DIMENSION_MARGIN",
            "scale_search", "outside_directions", "interval", "sign_decisions", "scale_changes",
            "inside_changes", "outside_changes",
            "direction_optimality", "rotated_basis", "trained_direction", "matched_problem", "limit_terms",
@@ -52,6 +53,7 @@ SCALE_GRID = np.logspace(-2.0, 2.5, 37)  # scales tried by scale_search (ratio 1
 SCALE_STEP = 0.04  # registry thm44.direction: relative size s of the scale moves c (1 +- s)
 OUTSIDE_STEP = 0.04  # registry thm44.direction: Frobenius size of the other moves, relative to ||c P||_F
 REFUTE_SCALE = 0.05  # registry thm44.direction: the base 1.05 c* must be refuted (the referee's resolution)
+OUTSIDE_LIMIT = 0.25  # largest outside component searched by the resolution (about 14 degrees out of col(B))
 DIMENSION_MARGIN = 0.05  # registry thm44.dimension: low-rank error at most 5% above its d-free limit
 
 
@@ -312,7 +314,8 @@ def direction_optimality(task: str, d: int, k: int, *, seed: np.random.SeedSeque
                                           limit=0.5)
     res_t = decision.resolution(lambda t: all(dec.refutes for dec in outside_rule(t)),
                                 "relative size t of an outside component (angle arctan t out of col(B))",
-                                start=step / 2, limit=1.0, rel_tol=0.25, note="worst of the outside directions")
+                                start=step / 2, limit=OUTSIDE_LIMIT, rel_tol=0.25,
+                                note="worst of the outside directions")
     false_variants = _direction_variants(scale_rule, outside_rule, res_c, res_t, [nm for nm, _ in outside])
     quantities = [Quantity(f"Delta L along {name}", None, e.value, *interval(e, count), dec.verdict,
                            "must be > 0 on the whole interval")
