@@ -65,9 +65,11 @@ def _z_crit(tests: int) -> float:
 
 
 @lru_cache(maxsize=None)
-def _exact_wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
-    """Softmax attention's ``w*`` by the exact quadrature (deterministic: cached across seeds)."""
-    return wstar(make_problem(task, d, n, L, sigma), "exact").w_star.value
+def _exact_wstar(task: str, d: int, n: int, L: float, sigma: float) -> tuple[float, bool]:
+    """Softmax attention's ``w*`` by the exact quadrature (deterministic: cached across seeds) and whether
+    the search stopped at its bound (then ``w*`` is not found)."""
+    result = wstar(make_problem(task, d, n, L, sigma), "exact")
+    return result.w_star.value, bool(result.info.get("at_search_bound"))
 
 
 def _frequency_kwargs(task: str) -> dict:
@@ -326,7 +328,7 @@ def _softmax_series(task, d, n_grid, L, sigma, contexts, stream) -> list | None:
     out = []
     for n, s in zip(n_grid, stream.spawn(len(n_grid))):
         problem = make_problem(task, d, n, L, sigma)
-        w = _exact_wstar(task, d, n, L, sigma)
+        w, _ = _exact_wstar(task, d, n, L, sigma)
         out.append(icl_loss(problem, w, contexts=contexts, rng=np.random.default_rng(s)).loss.value)
     return out
 
@@ -446,7 +448,8 @@ def window(d: int, *, seed: np.random.SeedSequence, task: str = "affine", n: int
     rng = np.random.default_rng(seed.spawn(1)[0])
     L_grid = list(L_grid)
     alpha = law.window_law(task, d)[0]
-    ws = [_exact_wstar(task, d, n, LL, sigma) for LL in L_grid]
+    found = [_exact_wstar(task, d, n, LL, sigma) for LL in L_grid]
+    ws = [w for w, _ in found]
     ms = [lin.linear_optimum(task, d, n, LL, sigma)[0] for LL in L_grid]
     x = sphere.uniform_sphere(rng, (contexts, n), d)
     q = sphere.uniform_sphere(rng, contexts, d)
@@ -457,6 +460,9 @@ def window(d: int, *, seed: np.random.SeedSequence, task: str = "affine", n: int
     e_lin = elasticity(linear[0], linear[-1], L_grid[0], L_grid[-1], z)
     e_soft = elasticity(soft[0], soft[-1], L_grid[0], L_grid[-1], z)
     main = window_decision(e_lin, e_soft, alpha)
+    stuck = [LL for LL, (_, at_bound) in zip(L_grid, found) if at_bound]
+    if stuck:
+        main = decision.Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
     res = _two_sided_resolution(lambda x: window_decision(e_lin, e_soft, alpha, x).refutes,
                                 "elasticity of the linear window width in L", 1e-3, 4.0)
     false_variants = _near_misses(lambda x: f"the linear window width scales as L^({x:+.3g})",
