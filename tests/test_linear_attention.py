@@ -126,7 +126,8 @@ def test_error_rule_is_asymptotic():
     # not yet in range: the derived next-order term is above the margin
     assert lin_claims.error_decision(grid, [(1.3, 0.001), (1.1, 0.001)], [0.3, 0.1], limit, z).verdict == "inconclusive"
     # noisy: the interval at the last point straddles the margin
-    assert lin_claims.error_decision(grid, [(1.06, 0.001), (1.02, 0.02)], next_orders, limit, z).verdict == "inconclusive"
+    noisy = [(1.06, 0.001), (1.02, 0.02)]
+    assert lin_claims.error_decision(grid, noisy, next_orders, limit, z).verdict == "inconclusive"
 
 
 def test_window_rule_and_elasticity():
@@ -162,7 +163,8 @@ def test_linear_window_width_is_scale_free_and_softmax_width_shrinks_as_1_over_w
     t = np.einsum("cnd,cd->cn", x, q)
     widths = [lin_claims.window_width(m * t / 50, t) for m in (0.3, 3.0, 30.0)]
     assert np.allclose(widths[0], widths[1]) and np.allclose(widths[0], widths[2])
-    soft = [lin_claims.window_width(np.exp(w * t) / np.exp(w * t).sum(-1, keepdims=True), t).mean() for w in (1, 10, 50)]
+    soft = [lin_claims.window_width(np.exp(w * t) / np.exp(w * t).sum(-1, keepdims=True), t).mean()
+            for w in (1, 10, 50)]
     assert soft[0] > soft[1] > soft[2]
 
 

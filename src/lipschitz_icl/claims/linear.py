@@ -88,22 +88,9 @@ def _sample_size(relative_sd: float, z: float, target: float, bounds: tuple[int,
     return int(min(max(math.ceil((z * relative_sd / target) ** 2), bounds[0]), bounds[1]))
 
 
-def _combined(rule: str, decisions, labels) -> decision.Decision:
-    """One decision of ``rule`` from several: :func:`lipschitz_icl.decision.combine` of the verdicts,
-    the details joined with their labels."""
-    detail = "; ".join(f"{label}: {dec.detail}" for label, dec in zip(labels, decisions))
-    return decision.Decision(rule, decision.combine(decisions), detail)
-
-
-def _two_sided_resolution(refutes, parameter: str, start: float, limit: float) -> decision.Resolution:
-    """The larger of the resolutions for ``+delta`` and ``-delta`` (:func:`lipschitz_icl.decision.resolution`)."""
-    up = decision.resolution(lambda x: refutes(+x), parameter, start=start, limit=limit)
-    down = decision.resolution(lambda x: refutes(-x), parameter, start=start, limit=limit)
-    worst = max((up, down), key=lambda r: r.value)
-    return decision.Resolution(parameter, worst.value, worst.low, worst.high, limit,
-                               up.evaluations + down.evaluations, "max over +delta and -delta",
-                               {"plus": up.value if up.resolved else None,
-                                "minus": down.value if down.resolved else None})
+def _labelled(label: str, dec: decision.Decision) -> decision.Decision:
+    """``dec`` with ``label`` in front of its detail (so a combined detail says which comparison decided)."""
+    return decision.Decision(dec.rule, dec.verdict, f"{label}: {dec.detail}")
 
 
 def _near_misses(label, decide, res: decision.Resolution, signs=(+1, -1)) -> list[FalseVariant]:
@@ -112,12 +99,8 @@ def _near_misses(label, decide, res: decision.Resolution, signs=(+1, -1)) -> lis
     then has no shown power and fails)."""
     if not res.resolved:
         return []
-    out = []
-    for s in signs:
-        delta = s * res.near_miss()
-        dec = decide(delta)
-        out.append(FalseVariant(label(delta), dec.verdict, dec.detail, abs(delta) / res.value))
-    return out
+    return [FalseVariant.decided(label(s * res.near_miss()), decide(s * res.near_miss()), decision.NEAR_MISS)
+            for s in signs]
 
 
 # ----------------------------------------------------------------------------- the optimum m* I
@@ -151,7 +134,7 @@ def optimum_decision(m_hats, m_stars, losses, e_stars, z: float, *, m_shift: flo
         decisions.append(decision.equivalence(*relative_interval(mh, z * ms, m_star * (1 + m_shift)), M_MARGIN))
         decisions.append(decision.equivalence(*relative_interval(e, z * es, e_star * (1 + e_shift)), ERROR_MARGIN))
         labels += [f"m #{k}", f"E #{k}"]
-    return _combined("equivalence", decisions, labels)
+    return decision.combined("equivalence", [_labelled(label, dec) for label, dec in zip(labels, decisions)])
 
 
 def optimum(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 100, 1000), L: float = 1.0,
@@ -188,8 +171,10 @@ def optimum(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 100,
         return optimum_decision(m_hats, m_stars, losses, e_stars, z, m_shift=m_shift, e_shift=e_shift)
 
     main = decide()
-    res = _two_sided_resolution(lambda x: decide(m_shift=x).refutes, "relative change of m*", 1e-3, 1.0)
-    res_e = _two_sided_resolution(lambda x: decide(e_shift=x).refutes, "relative change of E_lin", 1e-3, 1.0)
+    res = decision.two_sided_resolution(lambda x: decide(m_shift=x).refutes, "relative change of m*",
+                                        start=1e-3, limit=1.0)
+    res_e = decision.two_sided_resolution(lambda x: decide(e_shift=x).refutes, "relative change of E_lin",
+                                          start=1e-3, limit=1.0)
     false_variants = (_near_misses(lambda x: f"m* x {1 + x:.4g} at every n", lambda x: decide(m_shift=x), res)
                       + _near_misses(lambda x: f"E_lin x {1 + x:.4g} at every n", lambda x: decide(e_shift=x), res_e))
     quantities = []
@@ -212,7 +197,8 @@ def optimum(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 100,
         quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
         false_variants=false_variants, rule_name="equivalence",
         margin=f"+-{M_MARGIN:g} on m_hat/m* - 1, +-{ERROR_MARGIN:g} on E/E_lin - 1", resolution=res.to_dict(),
-        extra={"decision": main.detail, "m_star": m_stars, "m_hat": m_hats, "E_lin": e_stars, "E": losses, "contexts": sizes,
+        extra={"decision": main.detail, "m_star": m_stars, "m_hat": m_hats, "E_lin": e_stars, "E": losses,
+               "contexts": sizes,
                "E_resolution": res_e.to_dict()})
 
 
@@ -232,8 +218,9 @@ def _directions(d: int, rng: np.random.Generator):
 
 def perturbation_decision(diffs, z: float, labels) -> decision.Decision:
     """Sign rule: every paired difference ``L(M + eps D) - L(M)`` (interval ``value +- z se``) is > 0."""
-    return _combined("sign", [decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1)
-                              for e in diffs], labels)
+    return decision.combined("sign", [
+        _labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
+        for label, e in zip(labels, diffs)])
 
 
 def _shifted_differences(problem, m_star: float, perturbations, contexts: int, rng: np.random.Generator):
@@ -282,7 +269,8 @@ def isotropic(task: str, d: int, *, seed: np.random.SeedSequence, n: int = 100, 
 
     diffs = measure(0.0)
     main = perturbation_decision(diffs, z, labels)
-    res = _two_sided_resolution(lambda x: decide(x).refutes, "relative shift of the base point m* I", 0.01, 2.0)
+    res = decision.two_sided_resolution(lambda x: decide(x).refutes, "relative shift of the base point m* I",
+                                        start=0.01, limit=2.0)
     false_variants = _near_misses(lambda x: f"{1 + x:.3g} m* I is the minimiser", decide, res)
     quantities = []
     for (name, _), e in zip(dirs, diffs):
@@ -343,8 +331,9 @@ def cannot_adapt(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10,
     next-order term ``T(n) = E_lin(n)/limit - 1`` is below ``reach`` times :data:`ERROR_MARGIN`; at each
     ``n`` the Monte Carlo error at ``m*(n) I`` on a sample sized (:func:`_sample_size`, within ``contexts``)
     from an independent ``pilot`` so that the interval's relative half-width is :data:`FOLLOW_PRECISION`
-    ``max(T(n), 0.1 margin)``; decided by :func:`error_decision`.  Resolution: the relative change ``c`` of the claimed law ``(1 + c) E_lin(n)``
-    (so of the limit) the rule refutes, both signs.  False variants: the limit is ``(1 +- 2 res) (k(1) - d B)``.
+    ``max(T(n), 0.1 margin)``; decided by :func:`error_decision`.  Resolution: the relative change ``c``
+    of the claimed law ``(1 + c) E_lin(n)`` (so of the limit) the rule refutes, both signs.  False
+    variants: the limit is ``(1 +- 2 res) (k(1) - d B)``.
     """
     start = time.perf_counter()
     fk = _frequency_kwargs(task)
@@ -374,7 +363,8 @@ def cannot_adapt(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10,
         return error_decision(grid, errors, next_orders, e_lim, z, scale=1 + c)
 
     main = decide(0.0)
-    res = _two_sided_resolution(lambda c: decide(c).refutes, "relative change of the limit k(1) - d B", 1e-3, 1.0)
+    res = decision.two_sided_resolution(lambda c: decide(c).refutes, "relative change of the limit k(1) - d B",
+                                        start=1e-3, limit=1.0)
     false_variants = _near_misses(lambda c: f"the limit is {1 + c:.4g} (k(1) - d B)", decide, res)
     last = error_points(grid[-1:], errors[-1:], next_orders[-1:], e_lim, z)[0]
     quantities = [
@@ -427,9 +417,9 @@ def elasticity(lo: np.ndarray, hi: np.ndarray, L_lo: float, L_hi: float, z: floa
 def window_decision(linear, softmax, alpha: float, shift: float = 0.0) -> decision.Decision:
     """Equivalence within ``+-alpha``: the linear width's ``L``-elasticity (interval ``linear``) with
     ``shift`` (the claim: 0), and softmax's (interval ``softmax``) with its derived ``-2 alpha``."""
-    return _combined("equivalence", [decision.equivalence(linear[1] - shift, linear[2] - shift, alpha),
-                                     decision.equivalence(softmax[1] + 2 * alpha, softmax[2] + 2 * alpha, alpha)],
-                     ["linear", "softmax"])
+    return decision.combined("equivalence", [
+        _labelled("linear", decision.equivalence(linear[1] - shift, linear[2] - shift, alpha)),
+        _labelled("softmax", decision.equivalence(softmax[1] + 2 * alpha, softmax[2] + 2 * alpha, alpha))])
 
 
 def window(d: int, *, seed: np.random.SeedSequence, task: str = "affine", n: int = 1000, L_grid=(0.1, 1.0, 10.0),
@@ -463,8 +453,8 @@ def window(d: int, *, seed: np.random.SeedSequence, task: str = "affine", n: int
     stuck = [LL for LL, (_, at_bound) in zip(L_grid, found) if at_bound]
     if stuck:
         main = decision.Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
-    res = _two_sided_resolution(lambda x: window_decision(e_lin, e_soft, alpha, x).refutes,
-                                "elasticity of the linear window width in L", 1e-3, 4.0)
+    res = decision.two_sided_resolution(lambda x: window_decision(e_lin, e_soft, alpha, x).refutes,
+                                        "elasticity of the linear window width in L", start=1e-3, limit=4.0)
     false_variants = _near_misses(lambda x: f"the linear window width scales as L^({x:+.3g})",
                                   lambda x: window_decision(e_lin, e_soft, alpha, x), res)
     quantities = [
@@ -535,12 +525,13 @@ def trained(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float
     shape_dec = decision.one_sided(0.0, max(aniso), SHAPE_THRESHOLD, "<=")
     if floor >= SHAPE_THRESHOLD / 3:
         shape_dec = decision.Decision("one-sided", "inconclusive", f"noise floor {floor:.4f} >= threshold/3")
-    main = _combined("equivalence", [scale_dec, shape_dec], ["scale", "shape"])
+    main = decision.combined("equivalence", [_labelled("scale", scale_dec), _labelled("shape", shape_dec)])
 
     def decide(x):
         return trained_decision(scales, m_star * (1 + x))[0]
 
-    res = _two_sided_resolution(lambda x: decide(x).refutes, "relative change of m*", 1e-3, 1.0)
+    res = decision.two_sided_resolution(lambda x: decide(x).refutes, "relative change of m*",
+                                        start=1e-3, limit=1.0)
     false_variants = _near_misses(lambda x: f"the trained scale is m* x {1 + x:.4g}", decide, res)
     quantities = [
         Quantity("tr(v M)/d / m* - 1", 0.0, float(np.mean(scales)) / m_star - 1, *interval, scale_dec.verdict,
