@@ -52,17 +52,13 @@ CROSS_MARGIN = 0.10  # registry figures.fig5: E_class / E_cosine - 1 on cosine t
 # training in segments is the same as one run), lr / batch as in lipschitz_icl.pretraining.M_PROTOCOL's
 # burn-in (25 / 256).
 SEGMENT_PROTOCOL = dict(optimizer="sgd", lr=12.5, batch=128, schedule="constant")
+# Linear attention (fig9): Adam at the rate of lipschitz_icl.claims.linear.LINEAR_PROTOCOL; its moment
+# estimates restart at each segment (train keeps no optimiser state between calls).
 LINEAR_SEGMENT_PROTOCOL = dict(optimizer="adam", lr=0.05, batch=128, schedule="constant")
 
 
 def _z(tests: int) -> float:
     return float(stats.norm.ppf(1 - FAMILY_LEVEL / (2 * max(tests, 1))))
-
-
-def _t_half(values, tests: int) -> float:
-    """Half-width of the two-sided t-interval of the mean of ``values`` at level ``1 - FAMILY_LEVEL/tests``."""
-    v = np.asarray(values, dtype=float)
-    return float(stats.t.ppf(1 - FAMILY_LEVEL / (2 * tests), v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
 
 
 def _variant(name: str, dec: decision.Decision, distance: float = decision.NEAR_MISS) -> FalseVariant:
@@ -453,7 +449,8 @@ def figure9(*, links=("affine", "quadratic", "cosine"), d: int = 4, rank: int = 
                                        g.verdict, g.detail))
     settings = {"d": d, "rank": rank, "B": "first rank coordinate axes", "n": n, "L": L, "sigma": sigma,
                 "links": links, "runs": runs, "softmax training": f"{segments} x {segment_steps} steps, {SEGMENT_PROTOCOL}",
-                "linear training": f"{segments} x {segment_steps} steps, {LINEAR_SEGMENT_PROTOCOL}, value weight v",
+                "linear training": f"{segments} x {segment_steps} steps, {LINEAR_SEGMENT_PROTOCOL} (Adam restarted at "
+                                   "each segment), value weight v",
                 "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
                 "cosine frequency": 1.0, "rho of linear attention": "rho(v M, B)"}
     evidence = Evidence(
