@@ -37,7 +37,7 @@ from scipy import special
 
 from . import sphere
 from .estimate import Estimate, LossEstimate
-from .problem import Problem
+from .problem import MAX_W, Problem
 from .validation import ParameterError, check_real
 
 __all__ = ["asymptotic_loss", "asymptotic_terms", "relu_moments", "ASYMPTOTIC_TASKS"]
@@ -130,7 +130,7 @@ def asymptotic_loss(problem: Problem, w: float, *, refine: int = 1) -> LossEstim
     {affine, relu}; deterministic (standard error 0); ``info`` keeps the three terms."""
     if problem.task not in ASYMPTOTIC_TASKS:
         raise ParameterError("task", "affine or relu for the asymptotic loss", problem.task)
-    w = check_real("w", w, minimum=0.0)
+    w = check_real("w", w, minimum=0.0, maximum=MAX_W)
     bias0, bias1, R = asymptotic_terms(problem.task, problem.d, w, refine=refine)
     L2, n = problem.L**2, problem.n
     bias = L2 * (bias0 + bias1 / n)
