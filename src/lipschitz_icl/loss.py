@@ -38,6 +38,7 @@ DEFAULT_CHUNK_ELEMENTS = 1 << 20  # 8 MiB per float64 array: bounded memory at a
 MAX_MC_N = 10**7  # Monte Carlo draws every context point; beyond this use 'exact' or 'asymptotic'
 MAX_CONTEXTS = 10**6  # sampled prompts per Monte Carlo estimate
 MEMORY_BUDGET = 2 * 1024**3  # bytes a Monte Carlo loss may hold at once (checked before allocating)
+WORK_BUDGET = 10**10  # sampled coordinates (contexts * n * d, or contexts * n reduced) per estimate: ~minutes
 _ARRAYS_PER_CHUNK = 8  # float64 arrays of one chunk's size alive at once (x, p, features, temporaries)
 
 
@@ -83,6 +84,7 @@ def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", va
     reduced = method == "averaged" and model.kind == "softmax" and model.w is not None \
         and problem.task_class.rotation_invariant
     check_memory(problem, chunk_elements, reduced)
+    check_work(problem, contexts, reduced)
     generator = check_rng(rng)
     if method == "naive":
         return naive_loss(problem, model, contexts, generator, chunk_elements)
@@ -99,6 +101,15 @@ def check_memory(problem: Problem, chunk_elements: int, reduced: bool) -> None:
         raise ParameterError("n", f"small enough that one prompt fits the memory budget of "
                              f"{MEMORY_BUDGET / 1024**3:g} GiB (n d <= {MEMORY_BUDGET // (8 * _ARRAYS_PER_CHUNK)} "
                              f"here; d = {problem.d})", problem.n)
+
+
+def check_work(problem: Problem, contexts: int, reduced: bool, name: str = "contexts") -> None:
+    """Refuse (naming ``name``) a Monte Carlo estimate that would sample more than :data:`WORK_BUDGET`
+    coordinates (``contexts * n``, times ``d`` unless ``reduced``): it would run for hours."""
+    per_context = problem.n * (1 if reduced else problem.d)
+    if contexts * per_context > WORK_BUDGET:
+        raise ParameterError(name, f"at most {max(1, WORK_BUDGET // per_context)} at n = {problem.n}, d = {problem.d} "
+                             f"(work budget: {name} * n{'' if reduced else ' * d'} <= {WORK_BUDGET:.0e})", contexts)
 
 
 def _chunks(total: int, per_chunk: int):

@@ -39,6 +39,7 @@ WSTAR_METHODS = ("mc", "asymptotic", "exact")
 W_SEARCH = (1e-3, 1e8)
 THETA_BOUNDS = (math.log(W_SEARCH[0]), math.log(W_SEARCH[1]))
 REL_PRECISION_RANGE = (1e-4, 0.5)
+BANK_BYTES = 40  # bytes the mc bank holds per context point (t, features, temporaries of one evaluation)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,11 @@ class WStar:
     def as_dict(self) -> dict:
         return {"w_star": self.w_star.value, "ci_low": self.ci_low, "ci_high": self.ci_high,
                 "loss": self.loss.value, "method": self.method, **self.info}
+
+
+def _w_of(theta: float) -> float:
+    """``exp(theta)`` kept inside :data:`W_SEARCH` (the optimiser may step a rounding error beyond)."""
+    return min(max(math.exp(theta), W_SEARCH[0]), W_SEARCH[1])
 
 
 def _at_bound(theta: float) -> bool:
@@ -123,7 +129,9 @@ def _leading_order_guess(problem: Problem) -> float:
         return problem.L**2 * (b0 + b1 / problem.n) + problem.sigma**2 * R / problem.n
 
     grid = np.linspace(*THETA_BOUNDS, 23)
-    return float(grid[int(np.argmin([loss(th) for th in grid]))])
+    with np.errstate(over="ignore"):  # R_d(w) overflows at large w and d: such w is not the minimiser
+        values = [loss(th) for th in grid]
+    return float(grid[int(np.argmin(values))])
 
 
 def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
@@ -131,9 +139,9 @@ def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
     _require_isotropic(problem)
     rel_tol = check_real("rel_tol", rel_tol, minimum=0.0, strict_minimum=True)
     start = time.perf_counter()
-    theta, evaluations = _minimise_deterministic(lambda th: loss_fn(problem, math.exp(th)).loss.value,
+    theta, evaluations = _minimise_deterministic(lambda th: loss_fn(problem, _w_of(th)).loss.value,
                                                  _leading_order_guess(problem), rel_tol)
-    w_star = math.exp(theta)
+    w_star = _w_of(theta)
     at = loss_fn(problem, w_star)
     info = {"evaluations": evaluations, "seconds": time.perf_counter() - start,
             "at_search_bound": _at_bound(theta)}
@@ -229,7 +237,7 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
     it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
     ``max_contexts``; ``info['precision_reached']`` says whether the target was met)."""
     _require_isotropic(problem)
-    from .loss import MAX_MC_N
+    from .loss import MAX_MC_N, MEMORY_BUDGET, WORK_BUDGET
     if problem.n > MAX_MC_N:
         raise ParameterError("n", f"<= {MAX_MC_N:.0e} for method 'mc' (use 'exact' or 'asymptotic')", problem.n)
     generator = check_rng(rng)
@@ -240,6 +248,15 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
     max_contexts = check_int("max_contexts", max_contexts, minimum=10)
     if contexts is not None:
         contexts = check_int("contexts", contexts, minimum=10)
+    # the bank keeps every drawn context (t and the reduced features: about BANK_BYTES per point)
+    affordable = min(WORK_BUDGET // problem.n, MEMORY_BUDGET // (BANK_BYTES * problem.n))
+    if (contexts or 10) > affordable:
+        raise ParameterError("contexts" if contexts else "n",
+                             f"such that contexts * n <= {affordable * problem.n:.3g} for method 'mc' (memory "
+                             f"{MEMORY_BUDGET / 1024**3:g} GiB, work {WORK_BUDGET:.0e}; use 'exact' for large n)",
+                             contexts or problem.n)
+    max_contexts = min(max_contexts, affordable)
+    pilot_contexts = min(pilot_contexts, max_contexts)
     start = time.perf_counter()
     if w0 is None:
         w0 = _initial_guess(problem)
