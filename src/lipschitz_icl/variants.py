@@ -323,9 +323,12 @@ def _checked_power(a, b):
     return _real(mpmath.power(a, b))
 
 
-def _evaluate_node(node, env):
+EVAL_DPS = 30  # working digits of a bound's value; checked against twice that (ill-conditioning)
+
+
+def _evaluate_node(node, env, dps: int = EVAL_DPS):
     kind = node[0]
-    with mpmath.workdps(30):
+    with mpmath.workdps(dps):
         if kind == "num":
             return mpmath.mpf(node[1].numerator) / node[1].denominator
         if kind == "var":
@@ -333,9 +336,9 @@ def _evaluate_node(node, env):
                 return +BUILTIN_CONSTANTS[node[1]][0]
             return mpmath.mpf(env[node[1]])
         if kind == "neg":
-            return -_evaluate_node(node[1], env)
+            return -_evaluate_node(node[1], env, dps)
         if kind == "call":
-            args = [_evaluate_node(a, env) for a in node[2]]
+            args = [_evaluate_node(a, env, dps) for a in node[2]]
             name = node[1]
             if name == "min":
                 return min(args)
@@ -350,7 +353,7 @@ def _evaluate_node(node, env):
             if name == "exp" and abs(args[0]) > MAX_MAGNITUDE_LOG10 * 2.302585:
                 raise ExpressionError(f"exp() argument out of range (|x| <= {MAX_MAGNITUDE_LOG10 * 2.302585:.0f})")
             return _real(getattr(mpmath, name)(args[0]))
-        a, b = _evaluate_node(node[1], env), _evaluate_node(node[2], env)
+        a, b = _evaluate_node(node[1], env, dps), _evaluate_node(node[2], env, dps)
         if kind == "add":
             return _real(a + b)
         if kind == "sub":
@@ -377,8 +380,13 @@ def _to_sympy(node, symbols):
         func = {"sqrt": sp.sqrt, "log": sp.log, "exp": sp.exp, "abs": sp.Abs, "min": sp.Min, "max": sp.Max}
         return func[node[1]](*args)
     a, b = _to_sympy(node[1], symbols), _to_sympy(node[2], symbols)
-    if kind == "pow":  # never an exact rational power: (1 + 1e-30)**(1e30) would not finish
-        return sp.Pow(a, b, evaluate=not (a.is_Number and b.is_Number))
+    if kind == "pow" and a.is_Rational and b.is_Rational:
+        # never SymPy's exact rational power: (1+1e-30)**(1e30) would not finish; a 30-digit float
+        with mpmath.workdps(2 * EVAL_DPS):
+            value = _checked_power(mpmath.mpf(a.p) / a.q, mpmath.mpf(b.p) / b.q)
+        return sp.Float(mpmath.nstr(value, 30), 30)
+    if kind == "pow":
+        return a ** b
     return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b}[kind]()
 
 
@@ -392,8 +400,15 @@ class Expression:
     names: frozenset
 
     def evaluate(self, env: dict) -> mpmath.mpf:
-        """Value at ``env`` (name -> number), in 30-digit mpmath arithmetic (no overflow)."""
-        return _evaluate_node(self.tree, env)
+        """Value at ``env`` (name -> number) in 30-digit mpmath arithmetic, within the budget
+        ``|x| in [1e-1000, 1e1000]`` for every intermediate; the value is recomputed with 60 digits and
+        an expression whose two values differ beyond 1e-15 relative is refused as ill-conditioned
+        (``(1+1e-30)**(1e30)`` is not ``e`` at 30 digits)."""
+        value = _evaluate_node(self.tree, env)
+        check = _evaluate_node(self.tree, env, 2 * EVAL_DPS)
+        if abs(value - check) > mpmath.mpf("1e-15") * abs(check):
+            raise ExpressionError("ill-conditioned: its value changes beyond 1e-15 between 30 and 60 digits")
+        return value
 
 
 def parse_expression(text: str, names) -> Expression:
@@ -616,7 +631,7 @@ def _check_expressions_on_grid(variant: Variant, fail) -> None:
             try:
                 value = expr.evaluate(env)
             except ExpressionError as exc:
-                fail(key, f"{key!r} is undefined at {_fmt_params(params)}: {exc.reason}")
+                fail(key, f"{key!r} cannot be evaluated at {_fmt_params(params)}: {exc.reason}")
             if value != 0 and not (mpmath.mpf(1) / MAX_CONSTANT <= abs(value) <= MAX_CONSTANT):
                 fail(key, f"{key!r} is out of range at {_fmt_params(params)} (|value| must be 0 or in [1e-300, 1e300])")
             if key == "at_w" and not 0 < value <= 1e8:
