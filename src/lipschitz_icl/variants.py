@@ -76,6 +76,7 @@ import mpmath
 import sympy as sp
 
 from .evidence import Evidence, Quantity, combine_verdicts
+from .problem import L_RANGE, SIGMA_MAX
 from .validation import ParameterError, check_int, check_real
 
 try:  # Python >= 3.11
@@ -655,8 +656,8 @@ def _load_grid(data, quantity, path, text) -> dict:
     checks = {
         "d": lambda v: check_int("d", v, minimum=2, maximum=512),
         "n": lambda v: check_int("n", v, minimum=1, maximum=10**15),
-        "L": lambda v: check_real("L", v, minimum=0.0, strict_minimum=True),
-        "sigma": lambda v: check_real("sigma", v, minimum=0.0, strict_minimum=True),
+        "L": lambda v: check_real("L", v, minimum=L_RANGE[0], maximum=L_RANGE[1]),
+        "sigma": lambda v: check_real("sigma", v, minimum=0.0, strict_minimum=True, maximum=SIGMA_MAX),
         "w": lambda v: check_real("w", v, minimum=0.0, strict_minimum=True, maximum=1e8),
         "h": lambda v: check_real("h", v, minimum=-1.0, maximum=1.0),
         "k": lambda v: check_int("k", v, minimum=1, maximum=512),
