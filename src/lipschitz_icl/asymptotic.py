@@ -32,6 +32,8 @@ d >= 5.  The formula itself drops terms of order ``1/n^2``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import special
 
@@ -48,7 +50,11 @@ ASYMPTOTIC_TASKS = ("affine", "relu")
 def asymptotic_terms(task: str, d: int, w: float, *, refine: int = 1):
     """``(bias0, bias1, collision1)`` per unit ``L^2``: bias ~ ``L^2 (bias0 + bias1 / n)``,
     ``E sum p^2 ~ collision1 / n``."""
-    R = float(np.exp(sphere.log_collision_ratio(d, w)))
+    log_R = float(sphere.log_collision_ratio(d, w))
+    if log_R > 700.0:  # R_d(w) ~ w^((d-1)/2) beyond the double range: no finite large-n model at any n
+        raise ParameterError("w", f"small enough that R_d(w) = Phi_d(2w)/Phi_d(w)^2 fits a double at d = {d} "
+                             f"(log R = {log_R:.4g} > 700; use a smaller w or the exact method)", w)
+    R = math.exp(log_R)
     mu = float(sphere.tilted_mean(d, w))
     if task == "affine":
         mu2 = float(sphere.tilted_mean(d, 2.0 * w))

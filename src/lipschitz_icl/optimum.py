@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from .estimate import Estimate
+from .estimate import Estimate, LossEstimate
 from .isotropic import IsotropicBatch, draw_isotropic_batch
 from .problem import Problem
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
@@ -125,12 +125,14 @@ def _leading_order_guess(problem: Problem) -> float:
     from .asymptotic import asymptotic_terms
 
     def loss(theta):
-        b0, b1, R = asymptotic_terms("affine", problem.d, math.exp(theta))
+        try:
+            b0, b1, R = asymptotic_terms("affine", problem.d, math.exp(theta))
+        except ParameterError:  # R_d(w) beyond the double range at large w and d: not the minimiser
+            return math.inf
         return problem.L**2 * (b0 + b1 / problem.n) + problem.sigma**2 * R / problem.n
 
     grid = np.linspace(*THETA_BOUNDS, 23)
-    with np.errstate(over="ignore"):  # R_d(w) overflows at large w and d: such w is not the minimiser
-        values = [loss(th) for th in grid]
+    values = [loss(th) for th in grid]
     return float(grid[int(np.argmin(values))])
 
 
@@ -159,7 +161,15 @@ def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
     from .asymptotic import asymptotic_loss
     # relu: the 2-D quadrature's error (~1e-5 of the loss, smooth in w only at that level) moves the
     # minimiser by ~1e-5 (measured 1.1e-5 between problems that differ by a joint scaling of L, sigma)
-    return _deterministic_wstar(problem, asymptotic_loss, "asymptotic", rel_tol,
+    def loss(problem, w):
+        try:
+            return asymptotic_loss(problem, w)
+        except ParameterError as exc:  # R_d(w) beyond the double range (large w and d): infinite loss there
+            if exc.name != "w":
+                raise
+            return LossEstimate(Estimate(math.inf), Estimate(math.inf), Estimate(math.inf), "asymptotic")
+
+    return _deterministic_wstar(problem, loss, "asymptotic", rel_tol,
                                 loss_accuracy=3e-5 if problem.task == "relu" else 2e-6)
 
 
