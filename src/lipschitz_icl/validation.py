@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 MAX_ECHO = 100  # characters of a received value repeated in a message
-MAX_NUMBER_TEXT = 40  # characters of a number given as text (the CLI)
+MAX_NUMBER_TEXT = 200  # characters of a number given as text (the CLI; 1e150 written out has 151)
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:\.0*)?(?:[eE]\+?[0-9]{1,3})?", re.ASCII)
 _REAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
 
