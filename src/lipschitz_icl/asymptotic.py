@@ -39,7 +39,7 @@ from scipy import special
 
 from . import sphere
 from .estimate import Estimate, LossEstimate
-from .problem import MAX_W, Problem
+from .problem import MAX_W, Problem, check_problem
 from .validation import ParameterError, check_real
 
 __all__ = ["asymptotic_loss", "asymptotic_terms", "relu_moments", "ASYMPTOTIC_TASKS"]
@@ -134,6 +134,7 @@ def relu_moments(d: int, alpha, beta):
 def asymptotic_loss(problem: Problem, w: float, *, refine: int = 1) -> LossEstimate:
     """``L(w) ~ L^2 (bias0(w) + bias1(w)/n) + sigma^2 R_d(w)/n`` for ``problem.task`` in
     {affine, relu}; deterministic (standard error 0); ``info`` keeps the three terms."""
+    problem = check_problem(problem)
     if problem.task not in ASYMPTOTIC_TASKS:
         raise ParameterError("task", "affine or relu for the asymptotic loss", problem.task)
     w = check_real("w", w, minimum=0.0, maximum=MAX_W)

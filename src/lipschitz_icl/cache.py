@@ -209,16 +209,20 @@ def _write(path: Path, ident: dict, value) -> None:
         return
     entry = {"ident": ident, "checksum": _checksum(payload_text), "payload": payload_text,
              "mac": _mac(key, ident, payload_text)}
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w") as handle:
             json.dump(entry, handle)
         os.replace(tmp, path)
+        tmp = None
     except OSError:
-        # An unwritable cache costs speed, never correctness: the value is returned regardless.
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(tmp)
+        pass  # an unwritable cache costs speed, never correctness: the value is returned regardless
+    finally:  # also on Ctrl-C: no temporary file is left behind, the entry is old or new, never partial
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 # ------------------------------------------------------------------ the cached evaluations

@@ -27,7 +27,7 @@ from . import sphere
 from .attention import Attention
 from .estimate import Estimate, LossEstimate
 from .isotropic import isotropic_terms
-from .problem import MAX_W, Problem
+from .problem import MAX_W, Problem, check_problem
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
 __all__ = ["METHODS", "icl_loss", "naive_loss", "averaged_loss", "general_terms", "loss_differences",
@@ -62,6 +62,7 @@ def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", va
     :data:`MEMORY_BUDGET` bytes (estimated and refused before allocating); ``exact``/``asymptotic``
     any ``n`` of a :class:`~lipschitz_icl.problem.Problem` (``<= 1e150``).
     """
+    problem = check_problem(problem)
     method = check_choice("method", method, METHODS)
     if w is not None:
         w = check_real("w", w, minimum=0.0, maximum=MAX_W)

@@ -30,7 +30,7 @@ from scipy import optimize, stats
 
 from .estimate import Estimate, LossEstimate
 from .isotropic import IsotropicBatch, draw_isotropic_batch
-from .problem import Problem
+from .problem import Problem, check_problem
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
 __all__ = ["WStar", "wstar", "wstar_mc", "wstar_asymptotic", "wstar_exact", "WSTAR_METHODS"]
@@ -79,11 +79,13 @@ def _open_interval(w_star: float) -> tuple[float, float]:
 
 def wstar(problem: Problem, method: str = "mc", **kwargs) -> WStar:
     """``w*`` of ``problem`` by ``method`` in {mc, asymptotic, exact}."""
+    problem = check_problem(problem)
     method = check_choice("method", method, WSTAR_METHODS)
     return {"mc": wstar_mc, "asymptotic": wstar_asymptotic, "exact": wstar_exact}[method](problem, **kwargs)
 
 
 def _require_isotropic(problem: Problem):
+    check_problem(problem)
     if not problem.task_class.rotation_invariant:
         raise ParameterError("task", "a rotation-invariant class (affine, relu, cosine) for w*", problem.task)
     if problem.sigma <= 0:

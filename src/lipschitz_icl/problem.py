@@ -14,7 +14,7 @@ from . import sphere
 from .tasks import TaskClass, make_task_class
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["Problem", "make_problem", "MAX_D", "MAX_N", "L_RANGE", "SIGMA_MAX", "MAX_W"]
+__all__ = ["Problem", "make_problem", "check_problem", "MAX_D", "MAX_N", "L_RANGE", "SIGMA_MAX", "MAX_W"]
 
 # Supported ranges of every problem (each method may narrow them; see its docstring):
 MAX_D = 512            # the quadratures and the Monte Carlo reductions are tested up to d = 512
@@ -75,3 +75,10 @@ def _check_B(B, d: int) -> np.ndarray:
         return np.asarray(B, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
         raise ParameterError("B", f"a finite real matrix of shape ({d}, k)", B) from None
+
+
+def check_problem(problem) -> Problem:
+    """``problem`` if it is a :class:`Problem` (else a :class:`ParameterError` on ``problem``)."""
+    if not isinstance(problem, Problem):
+        raise ParameterError("problem", "a lipschitz_icl.problem.Problem (see make_problem)", type(problem).__name__)
+    return problem

@@ -77,7 +77,7 @@ DEFAULT_INIT_SCALE = {"M": 1.0, "full": 0.5}
 # Largest prompt batch held in memory at once, in float64 entries ``batch * n * (d + 1)`` (400 MB).
 MAX_BATCH_ELEMENTS = 50_000_000
 MAX_STEPS = 10**6   # optimiser steps per run (about a day at the default batch)
-MAX_LR = 10.0       # beyond, every optimiser diverges on these losses (the parameters leave any sane scale)
+MAX_LR = 1000.0     # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
 
 
 # --------------------------------------------------------------------------- forward and gradient

@@ -699,7 +699,11 @@ class PointResult:
     relative_margin: float
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        """JSON-ready: ``relative_margin`` is null where it is undefined (a bound of 0)."""
+        out = dict(self.__dict__)
+        if not math.isfinite(self.relative_margin):
+            out["relative_margin"] = None
+        return out
 
 
 @dataclass

@@ -16,7 +16,7 @@ JSON keys:
 
 ``--out FILE.npz`` writes the trained parameters (and ``M``, the loss curve) to ``FILE.npz``; the path is
 checked before training (name ends in ``.npz``, directory exists and is writable, name length), and an
-existing file (or symlink) is refused unless ``--force``.  Limits: ``steps <= 1e6``, ``0 < lr <= 10``,
+existing file (or symlink) is refused unless ``--force``.  Limits: ``steps <= 1e6``, ``0 < lr <= 1000``,
 ``batch * n * (d + 1) <= 5e7`` (memory), ``n <= 1e7``.
 """
 
