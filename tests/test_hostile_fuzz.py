@@ -38,7 +38,7 @@ def expressions(draw, depth=0):
     return draw(st.sampled_from(["(", "-", ""])) + draw(expressions(depth + 1)) + draw(st.sampled_from([")", "", "^2"]))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=expressions(), d=st.sampled_from([2, 3, 10, 512]), n=st.sampled_from([1, 100, 10**15]))
 def test_expression_grammar_fuzz(text, d, n):
     start = time.perf_counter()
@@ -79,7 +79,7 @@ ARG = st.one_of(st.sampled_from(["1", "3", "200", "1e14", "1e150", "1e151", "1e3
                 st.integers(-10**20, 10**20).map(str))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(d=ARG, n=ARG, L=ARG, sigma=ARG, w=ARG)
 def test_numeric_cli_arguments_fuzz(capsys, d, n, L, sigma, w):
     start = time.perf_counter()
