@@ -49,8 +49,25 @@ def _records(config) -> list:
 def pytest_configure(config):
     from . import cache
 
+    import os
+
     config.stash[_RECORDS_KEY] = []
-    _check_report_dir(config)
+    # --report-dir must be a directory or creatable as one, with no directory named claims.json in it:
+    # checked before any gate runs (it used to fail after every gate had run)
+    option = config.getoption("--report-dir", "reports")
+    out_dir = Path(option) if Path(option).is_absolute() else Path(config.rootpath) / option
+    existing = out_dir
+    while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if existing == out_dir and not out_dir.is_dir():
+        problem = "exists and is not a directory"
+    elif not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"cannot be written ({existing} is not a writable directory)"
+    elif (out_dir / "claims.json").is_dir():
+        problem = "holds a directory named claims.json"
+    if problem:
+        raise pytest.UsageError(f"--report-dir: {option!r} {problem}")
     config.stash[_CACHE_STATE_KEY] = cache.enabled()
     if config.getoption("lipschitz_icl_no_cache", False):
         cache.set_enabled(False)
@@ -69,33 +86,6 @@ def pytest_configure(config):
             except VariantFileError as exc:
                 raise pytest.UsageError(f"--variants: {exc}") from None
         config.stash[_VARIANTS_KEY] = variants
-
-
-def _check_report_dir(config) -> None:
-    """``--report-dir`` must be a directory or creatable as one, and ``claims.json`` in it writable --
-    checked before any gate runs (it used to fail after every gate had run)."""
-    import os
-
-    option = config.getoption("--report-dir", "reports")
-    out_dir = Path(option)
-    if not out_dir.is_absolute():
-        out_dir = Path(config.rootpath) / out_dir
-    existing = out_dir
-    while not existing.exists() and existing != existing.parent:
-        if existing.is_symlink():
-            break
-        existing = existing.parent
-    problem = None
-    if existing == out_dir and not out_dir.is_dir():
-        problem = "exists and is not a directory"
-    elif existing != out_dir and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
-        problem = f"cannot be created ({existing} is not a writable directory)"
-    elif existing == out_dir and not os.access(out_dir, os.W_OK | os.X_OK):
-        problem = "is not writable"
-    elif (out_dir / "claims.json").is_dir():
-        problem = "holds a directory named claims.json"
-    if problem:
-        raise pytest.UsageError(f"--report-dir: {option!r} {problem}")
 
 
 def pytest_unconfigure(config):
