@@ -161,7 +161,7 @@ CASES = [
     ("train-out-symlink", ["train", *B, "--steps", "1000000", "--out", "{tmp}/link.npz"], 2, "--out"),
     ("train-out-directory", ["train", *B, "--steps", "1000000", "--out", "{tmp}/adir.npz"], 2, "--out"),
     ("train-out-no-dir", ["train", *B, "--steps", "1000000", "--out", "{tmp}/nodir/x.npz"], 2, "--out"),
-    ("train-out-system-file", ["train", *B, "--steps", "1000000", "--out", "/etc/passwd"], 2, "--out"),
+    ("train-out-system-file", ["train", *B, "--steps", "1000000", "--out", "{tmp}/passwd"], 2, "--out"),
     ("train-out-force", [*TRAIN, "--out", "{tmp}/forced.npz", "--force", "--json"], 0, None),
     ("train-out-new", [*TRAIN, "--out", "{tmp}/new.npz", "--json"], 0, None),
     # --- scaling
@@ -255,6 +255,7 @@ def _prepare(tmp: Path) -> None:
     """The files the table refers to."""
     files = {
         "existing.npz": "not an npz, but it exists",
+        "passwd": "root:x:0:0:root:/root:/bin/bash\n",  # stands for a system file (never /etc/passwd in a test)
         "big.toml": "# " + "x" * (70 * 1024),
         "tower.toml": _variant("d**d**d**d"),
         "ratpow.toml": _variant("(1+1e-30)**(1e30) * d"),
@@ -417,6 +418,7 @@ def test_integral_spellings_of_n_give_the_same_number(results):
 def test_train_out_wrote_only_what_it_was_allowed_to(results):
     tmp = results["_tmp"]
     assert (tmp / "existing.npz").read_text() == "not an npz, but it exists"
+    assert (tmp / "passwd").read_text() == "root:x:0:0:root:/root:/bin/bash\n"
     assert (tmp / "link.npz").is_symlink()
     assert (tmp / "forced.npz").read_bytes()[:2] == b"PK" and (tmp / "new.npz").read_bytes()[:2] == b"PK"
     assert not list(tmp.glob(".train-*"))
