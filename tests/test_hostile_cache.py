@@ -150,3 +150,19 @@ def test_bad_loss_entry_is_recomputed(root):
     path = _entry(root, "loss")
     _forge(root, path, _set(["bias", "value"], "abc"), signed=True)
     assert cache.cached_loss(PROBLEM, 3.0, "asymptotic").loss.value == true.loss.value
+
+
+def test_ctrl_c_while_writing_leaves_the_cache_intact(root, monkeypatch):
+    true, path = _truth(root)
+    old = path.read_bytes()
+    import lipschitz_icl.cache as module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module.json, "dump", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        module._write(path, json.loads(old)["ident"], {"anything": 1})
+    monkeypatch.undo()
+    assert path.read_bytes() == old and not list(root.rglob(".tmp-*"))
+    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
