@@ -147,3 +147,10 @@ def test_no_runtime_warning_for_valid_input():
         wstar(problem(d=512, n=1000), "exact")
         with pytest.raises(ParameterError, match="'w'"):  # R_d(w) = e^843 here: refused, not inf
             asymptotic_loss(problem(d=512), 1e4)
+
+
+def test_mc_precision_not_reached_is_inconclusive():
+    r = wstar_mc(problem(), rng=3, rel_precision=1e-4, pilot_contexts=200, max_contexts=400)
+    assert r.info["precision_reached"] is False and r.inconclusive
+    ok = wstar_mc(problem(), rng=3, rel_precision=0.05)
+    assert ok.info["precision_reached"] is True and not ok.inconclusive
