@@ -166,3 +166,17 @@ def test_ctrl_c_while_writing_leaves_the_cache_intact(root, monkeypatch):
     monkeypatch.undo()
     assert path.read_bytes() == old and not list(root.rglob(".tmp-*"))
     assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
+
+
+@pytest.mark.parametrize("cid", ["fifo", "symlink", "directory"])
+def test_special_files_at_an_entry_path_do_not_block_or_crash(root, tmp_path, cid):
+    true, path = _truth(root)
+    path.unlink()
+    if cid == "fifo":
+        os.mkfifo(path)
+    elif cid == "symlink":
+        (tmp_path / "elsewhere.json").write_text(json.dumps({"payload": "{}"}))
+        os.symlink(tmp_path / "elsewhere.json", path)
+    else:
+        path.mkdir()
+    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value

@@ -176,8 +176,11 @@ def _safe_validate(validate, value) -> bool:
 
 
 def _read(path: Path, ident: dict):
-    try:
-        with open(path, "rb") as handle:
+    try:  # non-blocking and regular files only: a FIFO planted in a shared directory must not hang us
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise IsADirectoryError(path)
             raw = handle.read(MAX_ENTRY_BYTES + 1)
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         return _MISSING
