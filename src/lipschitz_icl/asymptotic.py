@@ -133,7 +133,11 @@ def relu_moments(d: int, alpha, beta):
 
 def asymptotic_loss(problem: Problem, w: float, *, refine: int = 1) -> LossEstimate:
     """``L(w) ~ L^2 (bias0(w) + bias1(w)/n) + sigma^2 R_d(w)/n`` for ``problem.task`` in
-    {affine, relu}; deterministic (standard error 0); ``info`` keeps the three terms."""
+    {affine, relu}; deterministic (standard error 0); ``info`` keeps the three terms.
+
+    Supported: the problem's ranges (``2 <= d <= 512``, ``n <= 1e150``; a large-``n`` model, it drops
+    ``O(1/n^2)``), ``0 <= w <= 1e8`` and ``log R_d(w) <= 700`` (large ``w`` at large ``d``: refused on ``w``);
+    ``R_d(w)`` comes from scaled Bessel functions, without cancellation at any ``w``."""
     problem = check_problem(problem)
     if problem.task not in ASYMPTOTIC_TASKS:
         raise ParameterError("task", "affine or relu for the asymptotic loss", problem.task)
