@@ -34,19 +34,19 @@ def test_loss_json_keys(capsys, method):
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["loss", "--task", "affine", "--d", "1", "--n", "10", "--L", "1", "--sigma", "0", "--w", "1"], "'d'"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "0", "--L", "1", "--sigma", "0", "--w", "1"], "'n'"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "0", "--sigma", "0", "--w", "1"], "'L'"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "-1", "--w", "1"], "'sigma'"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "nan"], "'w'"),
+    (["loss", "--task", "affine", "--d", "1", "--n", "10", "--L", "1", "--sigma", "0", "--w", "1"], "--d"),
+    (["loss", "--task", "affine", "--d", "3", "--n", "0", "--L", "1", "--sigma", "0", "--w", "1"], "--n"),
+    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "0", "--sigma", "0", "--w", "1"], "--L"),
+    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "-1", "--w", "1"], "--sigma"),
+    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "nan"], "--w"),
     (["loss", "--task", "sine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1"], "--task"),
     (["loss", "--task", "affine", "--d", "x", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1"], "--d"),
     (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1",
-      "--contexts", "1"], "'contexts'"),
-    (["wstar", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "0"], "'sigma'"),
-    (["wstar", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--seed", "-2"], "'rng'"),
+      "--contexts", "1"], "--contexts"),
+    (["wstar", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "0"], "--sigma"),
+    (["wstar", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--seed", "-2"], "--seed"),
     (["wstar", "--task", "cosine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1",
-      "--method", "asymptotic"], "'task'"),
+      "--method", "asymptotic"], "--task"),
     (["frobnicate"], "COMMAND"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):

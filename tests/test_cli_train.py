@@ -92,7 +92,7 @@ def test_bad_input_is_one_line_naming_the_parameter(capsys, extra, name):
     code, out, err = _run(capsys, BASE + extra + ["--json"])
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and f"'{name}'" in lines[0], err
+    assert len(lines) == 1 and f"--{name}" in lines[0], err
 
 
 @pytest.mark.parametrize("argv, word", [
@@ -111,12 +111,12 @@ def test_low_rank_task_needs_k_in_range(capsys):
             "--steps", "5", "--json"]
     for extra in ([], ["--k", "0"], ["--k", "4"]):
         code, _, err = _run(capsys, base + extra)
-        assert code == 2 and "'k'" in err and len(err.strip().splitlines()) == 1
+        assert code == 2 and "--k" in err and len(err.strip().splitlines()) == 1
 
 
 def test_out_into_a_directory_is_refused(capsys, tmp_path):
     code, _, err = _run(capsys, BASE + ["--out", str(tmp_path), "--json"])
-    assert code == 2 and "'out'" in err
+    assert code == 2 and "--out" in err
 
 
 def test_module_entry_point_subprocess(tmp_path):

@@ -32,12 +32,14 @@ d >= 5.  The formula itself drops terms of order ``1/n^2``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import special
 
 from . import sphere
 from .estimate import Estimate, LossEstimate
-from .problem import Problem
+from .problem import MAX_W, Problem, check_problem
 from .validation import ParameterError, check_real
 
 __all__ = ["asymptotic_loss", "asymptotic_terms", "relu_moments", "ASYMPTOTIC_TASKS"]
@@ -48,7 +50,11 @@ ASYMPTOTIC_TASKS = ("affine", "relu")
 def asymptotic_terms(task: str, d: int, w: float, *, refine: int = 1):
     """``(bias0, bias1, collision1)`` per unit ``L^2``: bias ~ ``L^2 (bias0 + bias1 / n)``,
     ``E sum p^2 ~ collision1 / n``."""
-    R = float(np.exp(sphere.log_collision_ratio(d, w)))
+    log_R = float(sphere.log_collision_ratio(d, w))
+    if log_R > 700.0:  # R_d(w) ~ w^((d-1)/2) beyond the double range: no finite large-n model at any n
+        raise ParameterError("w", f"small enough that R_d(w) = Phi_d(2w)/Phi_d(w)^2 fits a double at d = {d} "
+                             f"(log R = {log_R:.4g} > 700; use a smaller w or the exact method)", w)
+    R = math.exp(log_R)
     mu = float(sphere.tilted_mean(d, w))
     if task == "affine":
         mu2 = float(sphere.tilted_mean(d, 2.0 * w))
@@ -127,10 +133,15 @@ def relu_moments(d: int, alpha, beta):
 
 def asymptotic_loss(problem: Problem, w: float, *, refine: int = 1) -> LossEstimate:
     """``L(w) ~ L^2 (bias0(w) + bias1(w)/n) + sigma^2 R_d(w)/n`` for ``problem.task`` in
-    {affine, relu}; deterministic (standard error 0); ``info`` keeps the three terms."""
+    {affine, relu}; deterministic (standard error 0); ``info`` keeps the three terms.
+
+    Supported: the problem's ranges (``2 <= d <= 512``, ``n <= 1e150``; a large-``n`` model, it drops
+    ``O(1/n^2)``), ``0 <= w <= 1e8`` and ``log R_d(w) <= 700`` (large ``w`` at large ``d``: refused on ``w``);
+    ``R_d(w)`` comes from scaled Bessel functions, without cancellation at any ``w``."""
+    problem = check_problem(problem)
     if problem.task not in ASYMPTOTIC_TASKS:
         raise ParameterError("task", "affine or relu for the asymptotic loss", problem.task)
-    w = check_real("w", w, minimum=0.0)
+    w = check_real("w", w, minimum=0.0, maximum=MAX_W)
     bias0, bias1, R = asymptotic_terms(problem.task, problem.d, w, refine=refine)
     L2, n = problem.L**2, problem.n
     bias = L2 * (bias0 + bias1 / n)

@@ -8,10 +8,21 @@ checksum of the payload; the key is the SHA-256 of the canonical JSON of
 
 where the code version (:func:`code_version`) is the package ``__version__`` plus a hash of every
 ``.py`` source file of the package, so any edit of the code invalidates every entry.  Entries are
-JSON (never pickle): reading a cache directory cannot run code.  An entry that is not valid JSON,
-whose checksum does not match its payload, or whose stored key parts differ from the request is
-*corrupt*: it is ignored, recomputed and overwritten.  Writes are atomic (temporary file, then
-``os.replace``).
+JSON (never pickle): reading a cache directory cannot run code.  Writes are atomic (temporary
+file, then ``os.replace``), so concurrent writers never leave a half-written entry.
+
+Threat model.  (1) Accidental corruption: truncated or flipped bytes, a disk full, an entry of an
+older layout.  (2) Hostile entries: the directory may be shared (``$LIPSCHITZ_ICL_CACHE`` on a group
+or world-writable path), so anyone who can write there can plant an entry with a correctly
+recomputed SHA-256 and plausible but wrong numbers.  Defences: every entry carries an HMAC-SHA256
+of its ident and payload under a per-user key (``<cache dir>/.key``, 32 random bytes, created with
+mode 0600; a key file not owned by this user, readable by others, or not a regular file disables
+reading the cache, so an attacker who can replace the key gains nothing); and every value read is
+validated (decodes as UTF-8 JSON, at most :data:`MAX_ENTRY_BYTES`, the expected keys and types,
+finite numbers, ``ci_low <= w* <= ci_high``, ``w* > 0``, non-negative losses) by the caller's
+``validate``.  Anything that fails is *corrupt*: counted, ignored, recomputed and overwritten --
+never trusted and never a traceback.  Not covered: an attacker who can read this user's files (and
+so the key).
 
 Bypass: ``set_enabled(False)`` (the ``--no-cache`` flag of ``lipschitz-icl check`` and the pytest
 option ``--no-cache``), or the context manager :func:`disabled`.  :data:`STATS` counts hits, misses
@@ -22,9 +33,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import math
 import os
+import secrets
+import stat
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -35,6 +49,8 @@ __all__ = ["cache_dir", "code_version", "cached", "cached_wstar", "cached_loss",
            "disabled", "STATS", "ENV_VAR"]
 
 ENV_VAR = "LIPSCHITZ_ICL_CACHE"
+MAX_ENTRY_BYTES = 1 << 20
+KEY_FILE = ".key"
 STATS = {"hits": 0, "misses": 0, "corrupt": 0}
 _ENABLED = [True]
 
@@ -97,12 +113,39 @@ def _checksum(payload_text: str) -> str:
     return hashlib.sha256(payload_text.encode()).hexdigest()
 
 
-def cached(key_parts, compute, *, namespace: str = "default"):
+def _key() -> bytes | None:
+    """This user's HMAC key (created on first use); ``None`` when it cannot be trusted or made."""
+    path = cache_dir() / KEY_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(secrets.token_bytes(32))
+        except FileExistsError:
+            pass
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+                return None
+            key = handle.read(64)
+    except OSError:
+        return None
+    return key if len(key) == 32 else None
+
+
+def _mac(key: bytes, ident: dict, payload_text: str) -> str:
+    return hmac.new(key, (_canonical(ident) + "\0" + payload_text).encode(), hashlib.sha256).hexdigest()
+
+
+def cached(key_parts, compute, *, namespace: str = "default", validate=None):
     """``compute()`` memoised on disk under ``key_parts`` (JSON-serialisable) and the code version.
 
     ``compute`` must return a JSON-serialisable value (dicts, lists, numbers, strings; non-finite
-    floats are kept).  A hit returns the stored value; a miss or a corrupt entry calls ``compute``
-    and stores its result.  With the cache disabled, ``compute()`` is returned directly.
+    floats are kept).  A hit returns the stored value if it is authentic (HMAC) and
+    ``validate(value)`` is true; a miss or a corrupt entry calls ``compute`` and stores its result.
+    With the cache disabled, ``compute()`` is returned directly.
     """
     if not enabled():
         return compute()
@@ -110,6 +153,9 @@ def cached(key_parts, compute, *, namespace: str = "default"):
     key = hashlib.sha256(_canonical(ident).encode()).hexdigest()
     path = cache_dir() / namespace / f"{key[:2]}" / f"{key}.json"
     stored = _read(path, ident)
+    if stored is not _MISSING and validate is not None and not _safe_validate(validate, stored):
+        STATS["corrupt"] += 1
+        stored = _MISSING
     if stored is not _MISSING:
         STATS["hits"] += 1
         return stored
@@ -122,21 +168,36 @@ def cached(key_parts, compute, *, namespace: str = "default"):
 _MISSING = object()
 
 
-def _read(path: Path, ident: dict):
+def _safe_validate(validate, value) -> bool:
     try:
-        text = path.read_text()
+        return bool(validate(value))
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+        return False
+
+
+def _read(path: Path, ident: dict):
+    try:  # non-blocking and regular files only: a FIFO planted in a shared directory must not hang us
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise IsADirectoryError(path)
+            raw = handle.read(MAX_ENTRY_BYTES + 1)
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         return _MISSING
     except OSError:
         STATS["corrupt"] += 1
         return _MISSING
+    key = _key()
     try:
-        entry = json.loads(text)
+        if len(raw) > MAX_ENTRY_BYTES or key is None:
+            raise ValueError("too large or no trusted key")
+        entry = json.loads(raw.decode("utf-8"))
         payload_text = entry["payload"]
         ok = (isinstance(payload_text, str) and entry.get("checksum") == _checksum(payload_text)
-              and entry.get("ident") == ident)
+              and entry.get("ident") == ident
+              and hmac.compare_digest(str(entry.get("mac", "")), _mac(key, ident, payload_text)))
         value = json.loads(payload_text) if ok else _MISSING
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         ok, value = False, _MISSING
     if not ok:
         STATS["corrupt"] += 1
@@ -146,17 +207,25 @@ def _read(path: Path, ident: dict):
 
 def _write(path: Path, ident: dict, value) -> None:
     payload_text = json.dumps(value, default=_json_default)
-    entry = {"ident": ident, "checksum": _checksum(payload_text), "payload": payload_text}
+    key = _key()
+    if key is None:
+        return
+    entry = {"ident": ident, "checksum": _checksum(payload_text), "payload": payload_text,
+             "mac": _mac(key, ident, payload_text)}
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w") as handle:
             json.dump(entry, handle)
         os.replace(tmp, path)
+        tmp = None
     except OSError:
-        # An unwritable cache costs speed, never correctness: the value is returned regardless.
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(tmp)
+        pass  # an unwritable cache costs speed, never correctness: the value is returned regardless
+    finally:  # also on Ctrl-C: no temporary file is left behind, the entry is old or new, never partial
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 # ------------------------------------------------------------------ the cached evaluations
@@ -171,6 +240,36 @@ def problem_key(problem) -> dict:
 def _estimate_to_dict(e: Estimate) -> dict:
     return {"value": e.value, "standard_error": e.standard_error, "samples": e.samples,
             "abs_error": e.abs_error}
+
+
+def _finite(x, minimum=-math.inf) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= minimum
+
+
+def _valid_estimate(raw) -> bool:
+    """An :class:`Estimate` dict: finite value and ``abs_error >= 0``, standard error ``>= 0`` (``inf`` only
+    from a single sample), integer ``samples >= 0``."""
+    se = raw["standard_error"]
+    return (_finite(raw["value"]) and _finite(raw["abs_error"], 0.0)
+            and isinstance(se, (int, float)) and not isinstance(se, bool) and se >= 0
+            and (math.isfinite(se) or raw["samples"] <= 1)
+            and isinstance(raw["samples"], int) and not isinstance(raw["samples"], bool) and raw["samples"] >= 0)
+
+
+def _valid_wstar(raw, method: str) -> bool:
+    """A stored ``w*``: valid estimates, ``0 < w*``, ``0 <= ci_low <= w* <= ci_high`` (``ci_high = inf`` only
+    for a search that ended at its bound), non-negative loss, the requested method, an ``info`` dict."""
+    w, lo, hi = raw["w_star"]["value"], raw["ci_low"], raw["ci_high"]
+    open_ok = hi == math.inf and raw["info"].get("at_search_bound") is True
+    return (_valid_estimate(raw["w_star"]) and _valid_estimate(raw["loss"]) and raw["loss"]["value"] >= 0
+            and _finite(w, 0.0) and w > 0 and _finite(lo, 0.0) and (_finite(hi) or open_ok) and lo <= w <= hi
+            and raw["method"] == method and isinstance(raw["info"], dict))
+
+
+def _valid_loss(raw, method: str) -> bool:
+    """A stored loss: valid, non-negative estimates of loss, bias and noise, the requested method."""
+    return (all(_valid_estimate(raw[k]) and raw[k]["value"] >= -1e-300 for k in ("loss", "bias", "noise"))
+            and raw["method"] == method and isinstance(raw["info"], dict))
 
 
 def _estimate_from_dict(raw: dict) -> Estimate:
@@ -199,7 +298,7 @@ def cached_wstar(problem, method: str, **kwargs):
                 "loss": _estimate_to_dict(r.loss), "method": r.method, "info": _clean_info(r.info)}
 
     raw = cached({"problem": problem_key(problem), "method": method, "kwargs": kwargs}, compute,
-                 namespace="wstar")
+                 namespace="wstar", validate=lambda raw: _valid_wstar(raw, method))
     return WStar(_estimate_from_dict(raw["w_star"]), float(raw["ci_low"]), float(raw["ci_high"]),
                  _estimate_from_dict(raw["loss"]), raw["method"], raw["info"])
 
@@ -218,6 +317,6 @@ def cached_loss(problem, w: float, method: str, **kwargs) -> LossEstimate:
                 "noise": _estimate_to_dict(r.noise), "method": r.method, "info": _clean_info(r.info)}
 
     raw = cached({"problem": problem_key(problem), "w": w, "method": method, "kwargs": kwargs}, compute,
-                 namespace="loss")
+                 namespace="loss", validate=lambda raw: _valid_loss(raw, method))
     return LossEstimate(_estimate_from_dict(raw["loss"]), _estimate_from_dict(raw["bias"]),
                         _estimate_from_dict(raw["noise"]), raw["method"], raw["info"])

@@ -2,9 +2,17 @@
 
 Each sub-command lives in :mod:`lipschitz_icl.commands` as a module with ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> (payload: dict, exit_code: int)``.  Exit codes (contract):
-0 success, 1 a checked claim or variant fails, 2 bad input (one line on stderr naming the parameter and
-the allowed range, never a traceback), 3 inconclusive.  With ``--json`` the payload is printed as one
-JSON object on stdout; without it, as ``key: value`` lines.
+0 success, 1 a checked claim or variant fails, 2 bad input (one line on stderr naming the option and
+the allowed range, never a traceback), 3 inconclusive, 130 interrupted (Ctrl-C; one line).  With
+``--json`` the payload is printed as one JSON object on stdout; without it, as ``key: value`` lines.
+
+Input rules: options are never abbreviated and never repeated; numbers are ASCII text, integers read
+exactly (``--n 9007199254740993`` stays itself; ``1e14`` is accepted as it is integral).
+
+Numbers in the output (one convention, also in the README): finite numbers are JSON numbers; an
+infinite end of an interval is the string ``"inf"`` or ``"-inf"`` and appears only with exit code 3
+(inconclusive); NaN is never printed: a result holding NaN, or an infinity with exit code 0, is an
+error (one line, exit 2: the inputs are outside the range the method computes).
 """
 
 from __future__ import annotations
@@ -15,24 +23,47 @@ import json
 import math
 import sys
 
-from .validation import ParameterError
+from .validation import ParameterError, shorten
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "jsonable", "NonFiniteResult"]
 
 COMMAND_MODULES = ("wstar", "loss", "train", "check", "report", "scaling", "claims", "figures")
 
-EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+ALIASES = {"rng": "seed"}  # library parameter names that a command fills from another option
+
+
+class _UsageError(Exception):
+    pass
+
+
+class NonFiniteResult(ValueError):
+    """A result that would leave as NaN (or as an infinity with exit code 0)."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad arguments as one line and exit code 2 (no usage dump)."""
+    """argparse without abbreviations, reporting bad arguments as one line and exit code 2."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message):  # noqa: D401 - argparse hook
         raise _UsageError(message)
 
 
-class _UsageError(Exception):
-    pass
+def _once(action: argparse.Action) -> None:
+    """Make a repeated option an error instead of silently keeping the last value."""
+    base = type(action)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_seen_options", set())
+        if self.dest in seen:
+            raise _UsageError(f"argument {'/'.join(self.option_strings)}: given more than once")
+        seen.add(self.dest)
+        base.__call__(self, parser, namespace, values, option_string)
+
+    action.__class__ = type(f"Once{base.__name__}", (base,), {"__call__": __call__})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,45 +74,76 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         command.add_argument("--json", action="store_true", help="print one JSON object on stdout")
         module.add_arguments(command)
-        command.set_defaults(_run=module.run, _format=getattr(module, "format_text", None))
+        options = {}
+        for action in command._actions:
+            if action.option_strings and not isinstance(action, argparse._HelpAction):
+                _once(action)
+                options[action.dest] = action.option_strings[0]
+        command.set_defaults(_run=module.run, _options=options, _format=getattr(module, "format_text", None))
     return parser
 
 
-def _jsonable(value):
+def jsonable(value, *, allow_infinite: bool = True, where: str = "result"):
+    """The output convention: finite numbers unchanged, infinities as ``"inf"``/``"-inf"`` (only when
+    ``allow_infinite``), NaN refused (:class:`NonFiniteResult` naming the key ``where``)."""
+    if hasattr(value, "item") and not isinstance(value, (dict, list, tuple)):
+        value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        if math.isnan(value) or not allow_infinite:
+            raise NonFiniteResult(f"the result {where!r} is not finite ({value}) for these inputs: "
+                                  "they are outside the range this method computes")
+        return "inf" if value > 0 else "-inf"
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v, allow_infinite=allow_infinite, where=str(k)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item"):
-        return _jsonable(value.item())
+        return [jsonable(v, allow_infinite=allow_infinite, where=where) for v in value]
     return value
+
+
+def _option_message(exc: ParameterError, options: dict) -> str:
+    """``--sigma: must be ... (got ...)`` when the parameter is an option of the command, else the
+    library's own message."""
+    name = ALIASES.get(exc.name, exc.name)
+    option = options.get(name) or options.get(str(name).replace("-", "_"))
+    if option is None:
+        return str(exc)
+    return f"{option}: must be {exc.requirement} (got {shorten(exc.value)})"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def main(argv=None) -> int:
     """Run the CLI; returns the exit code."""
-    parser = build_parser()
+    args = None
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
         if getattr(args, "_run", None) is None:
-            parser.print_help(sys.stderr)
+            print("lipschitz-icl: error: a COMMAND is required (one of "
+                  + ", ".join(COMMAND_MODULES) + "; see --help)", file=sys.stderr)
             return EXIT_BAD_INPUT
         payload, code = args._run(args)
+        payload = jsonable(payload, allow_infinite=code != EXIT_OK)
+    except KeyboardInterrupt:
+        print("lipschitz-icl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except _UsageError as exc:
-        print(f"lipschitz-icl: error: {exc}", file=sys.stderr)
+        print(f"lipschitz-icl: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ParameterError as exc:
-        print(f"lipschitz-icl: error: {exc}", file=sys.stderr)
+        print(f"lipschitz-icl: error: {_one_line(_option_message(exc, args._options))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    payload = _jsonable(payload)
+    except NonFiniteResult as exc:
+        print(f"lipschitz-icl: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.json:
-        print(json.dumps(payload))
+        text = json.dumps(payload, allow_nan=False)
     elif args._format is not None:
-        print(args._format(payload))
+        text = args._format(payload)
     else:
-        for key, value in payload.items():
-            print(f"{key}: {value}")
+        text = "\n".join(f"{key}: {value}" for key, value in payload.items())
+    print(text)
     return code
 
 

@@ -27,8 +27,8 @@ from . import sphere
 from .attention import Attention
 from .estimate import Estimate, LossEstimate
 from .isotropic import isotropic_terms
-from .problem import Problem
-from .validation import ParameterError, check_choice, check_int, check_rng
+from .problem import MAX_W, Problem, check_problem
+from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
 __all__ = ["METHODS", "icl_loss", "naive_loss", "averaged_loss", "general_terms", "loss_differences",
            "make_attention"]
@@ -36,6 +36,10 @@ __all__ = ["METHODS", "icl_loss", "naive_loss", "averaged_loss", "general_terms"
 METHODS = ("averaged", "naive", "asymptotic", "exact")
 DEFAULT_CHUNK_ELEMENTS = 1 << 20  # 8 MiB per float64 array: bounded memory at any n
 MAX_MC_N = 10**7  # Monte Carlo draws every context point; beyond this use 'exact' or 'asymptotic'
+MAX_CONTEXTS = 10**6  # sampled prompts per Monte Carlo estimate
+MEMORY_BUDGET = 2 * 1024**3  # bytes a Monte Carlo loss may hold at once (checked before allocating)
+WORK_BUDGET = 10**10  # sampled coordinates (contexts * n * d, or contexts * n reduced) per estimate: ~minutes
+_ARRAYS_PER_CHUNK = 8  # float64 arrays of one chunk's size alive at once (x, p, features, temporaries)
 
 
 def make_attention(problem: Problem, w=None, M=None, attention: str = "softmax",
@@ -53,9 +57,16 @@ def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", va
              chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> LossEstimate:
     """The ICL loss of ``problem`` at ``M = w I`` (or a general ``M``) by ``method``.
 
-    ``contexts`` is the number of sampled prompts (Monte Carlo methods); ``rng`` a seed or Generator.
+    ``contexts`` is the number of sampled prompts (Monte Carlo methods, ``2 <= contexts <= 1e6``);
+    ``rng`` a seed or Generator.  Supported: ``0 <= w <= 1e8``; Monte Carlo ``n <= 1e7`` and at most
+    :data:`MEMORY_BUDGET` bytes (estimated and refused before allocating); ``exact``/``asymptotic``
+    any ``n`` of a :class:`~lipschitz_icl.problem.Problem` (``<= 1e150``).
     """
+    problem = check_problem(problem)
     method = check_choice("method", method, METHODS)
+    if w is not None:
+        w = check_real("w", w, minimum=0.0, maximum=MAX_W)
+    value = check_real("value", value)
     model = make_attention(problem, w, M, attention, value)
     if method in ("asymptotic", "exact"):
         if model.kind != "softmax" or model.w is None:
@@ -69,12 +80,37 @@ def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", va
     if problem.n > MAX_MC_N:
         raise ParameterError("n", f"<= {MAX_MC_N:.0e} for the Monte Carlo method {method!r} "
                              "(use method 'exact' or 'asymptotic' for larger n)", problem.n)
-    contexts = check_int("contexts", contexts, minimum=2)
+    contexts = check_int("contexts", contexts, minimum=2, maximum=MAX_CONTEXTS)
     chunk_elements = check_int("chunk_elements", chunk_elements, minimum=1)
+    reduced = method == "averaged" and model.kind == "softmax" and model.w is not None \
+        and problem.task_class.rotation_invariant
+    check_memory(problem, chunk_elements, reduced)
+    check_work(problem, contexts, reduced)
     generator = check_rng(rng)
     if method == "naive":
         return naive_loss(problem, model, contexts, generator, chunk_elements)
     return averaged_loss(problem, model, contexts, generator, chunk_elements)
+
+
+def check_memory(problem: Problem, chunk_elements: int, reduced: bool) -> None:
+    """Refuse (``n``, naming the budget) a Monte Carlo loss whose smallest chunk, one prompt of
+    ``n`` points (``n d`` coordinates unless ``reduced`` to ``t_i = x_i . q``), exceeds
+    :data:`MEMORY_BUDGET` with its temporaries."""
+    per_prompt = problem.n * (1 if reduced else problem.d)
+    needed = 8 * _ARRAYS_PER_CHUNK * max(per_prompt, min(chunk_elements, per_prompt * MAX_CONTEXTS))
+    if needed > MEMORY_BUDGET:
+        raise ParameterError("n", f"small enough that one prompt fits the memory budget of "
+                             f"{MEMORY_BUDGET / 1024**3:g} GiB (n d <= {MEMORY_BUDGET // (8 * _ARRAYS_PER_CHUNK)} "
+                             f"here; d = {problem.d})", problem.n)
+
+
+def check_work(problem: Problem, contexts: int, reduced: bool, name: str = "contexts") -> None:
+    """Refuse (naming ``name``) a Monte Carlo estimate that would sample more than :data:`WORK_BUDGET`
+    coordinates (``contexts * n``, times ``d`` unless ``reduced``): it would run for hours."""
+    per_context = problem.n * (1 if reduced else problem.d)
+    if contexts * per_context > WORK_BUDGET:
+        raise ParameterError(name, f"at most {max(1, WORK_BUDGET // per_context)} at n = {problem.n}, d = {problem.d} "
+                             f"(work budget: {name} * n{'' if reduced else ' * d'} <= {WORK_BUDGET:.0e})", contexts)
 
 
 def _chunks(total: int, per_chunk: int):

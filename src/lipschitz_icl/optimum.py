@@ -10,6 +10,13 @@
 ``asymptotic``  minimiser of the large-``n`` loss (:mod:`lipschitz_icl.asymptotic`), bounded Brent in
                 ``theta``; the interval is the optimiser's tolerance.
 ``exact``       the same on the quadrature loss (:mod:`lipschitz_icl.exact`).
+
+Supported range: ``n >= 2`` (at ``n = 1`` the loss does not depend on ``w``), ``sigma > 0``, the
+problem's ranges (:mod:`lipschitz_icl.problem`), ``mc`` ``n <= 1e7``.  The search covers
+:data:`W_SEARCH` = ``[1e-3, 1e8]``: a ``w*`` that ends within a factor ``exp(1e-3)`` of an end is not a
+minimiser that was found, so it is returned with the open interval ``(0, w]`` or ``[w, inf)`` and
+:attr:`WStar.inconclusive` set (the CLI exits 3); so is an ``mc`` result whose interval did not reach
+``rel_precision``.
 """
 
 from __future__ import annotations
@@ -21,15 +28,18 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from .estimate import Estimate
+from .estimate import Estimate, LossEstimate
 from .isotropic import IsotropicBatch, draw_isotropic_batch
-from .problem import Problem
+from .problem import Problem, check_problem
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
 __all__ = ["WStar", "wstar", "wstar_mc", "wstar_asymptotic", "wstar_exact", "WSTAR_METHODS"]
 
 WSTAR_METHODS = ("mc", "asymptotic", "exact")
-THETA_BOUNDS = (math.log(1e-3), math.log(1e8))
+W_SEARCH = (1e-3, 1e8)
+THETA_BOUNDS = (math.log(W_SEARCH[0]), math.log(W_SEARCH[1]))
+REL_PRECISION_RANGE = (1e-4, 0.5)
+BANK_BYTES = 40  # bytes the mc bank holds per context point (t, features, temporaries of one evaluation)
 
 
 @dataclass(frozen=True)
@@ -43,23 +53,46 @@ class WStar:
     method: str
     info: dict = field(default_factory=dict)
 
+    @property
+    def inconclusive(self) -> bool:
+        """The search ended at a bound of :data:`W_SEARCH`, or ``mc`` missed its precision target."""
+        return bool(self.info.get("at_search_bound")) or self.info.get("precision_reached") is False
+
     def as_dict(self) -> dict:
         return {"w_star": self.w_star.value, "ci_low": self.ci_low, "ci_high": self.ci_high,
                 "loss": self.loss.value, "method": self.method, **self.info}
 
 
+def _w_of(theta: float) -> float:
+    """``exp(theta)`` kept inside :data:`W_SEARCH` (the optimiser may step a rounding error beyond)."""
+    return min(max(math.exp(theta), W_SEARCH[0]), W_SEARCH[1])
+
+
+def _at_bound(theta: float) -> bool:
+    return not (THETA_BOUNDS[0] + 1e-3 < theta < THETA_BOUNDS[1] - 1e-3)
+
+
+def _open_interval(w_star: float) -> tuple[float, float]:
+    """The interval a search that ended at a bound supports: everything beyond that bound."""
+    return (0.0, w_star) if math.log(w_star) < sum(THETA_BOUNDS) / 2 else (w_star, math.inf)
+
+
 def wstar(problem: Problem, method: str = "mc", **kwargs) -> WStar:
     """``w*`` of ``problem`` by ``method`` in {mc, asymptotic, exact}."""
+    problem = check_problem(problem)
     method = check_choice("method", method, WSTAR_METHODS)
     return {"mc": wstar_mc, "asymptotic": wstar_asymptotic, "exact": wstar_exact}[method](problem, **kwargs)
 
 
 def _require_isotropic(problem: Problem):
+    check_problem(problem)
     if not problem.task_class.rotation_invariant:
         raise ParameterError("task", "a rotation-invariant class (affine, relu, cosine) for w*", problem.task)
     if problem.sigma <= 0:
         raise ParameterError("sigma", "> 0 for w* (without label noise the window need not have a finite optimum)",
                              problem.sigma)
+    if problem.n < 2:
+        raise ParameterError("n", ">= 2 for w* (with one context point the loss does not depend on w)", problem.n)
 
 
 def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
@@ -94,11 +127,15 @@ def _leading_order_guess(problem: Problem) -> float:
     from .asymptotic import asymptotic_terms
 
     def loss(theta):
-        b0, b1, R = asymptotic_terms("affine", problem.d, math.exp(theta))
+        try:
+            b0, b1, R = asymptotic_terms("affine", problem.d, math.exp(theta))
+        except ParameterError:  # R_d(w) beyond the double range at large w and d: not the minimiser
+            return math.inf
         return problem.L**2 * (b0 + b1 / problem.n) + problem.sigma**2 * R / problem.n
 
     grid = np.linspace(*THETA_BOUNDS, 23)
-    return float(grid[int(np.argmin([loss(th) for th in grid]))])
+    values = [loss(th) for th in grid]
+    return float(grid[int(np.argmin(values))])
 
 
 def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
@@ -106,17 +143,19 @@ def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
     _require_isotropic(problem)
     rel_tol = check_real("rel_tol", rel_tol, minimum=0.0, strict_minimum=True)
     start = time.perf_counter()
-    theta, evaluations = _minimise_deterministic(lambda th: loss_fn(problem, math.exp(th)).loss.value,
+    theta, evaluations = _minimise_deterministic(lambda th: loss_fn(problem, _w_of(th)).loss.value,
                                                  _leading_order_guess(problem), rel_tol)
-    w_star = math.exp(theta)
+    w_star = _w_of(theta)
     at = loss_fn(problem, w_star)
     info = {"evaluations": evaluations, "seconds": time.perf_counter() - start,
-            "at_search_bound": bool(min(abs(theta - b) for b in THETA_BOUNDS) < 1e-3)}
+            "at_search_bound": _at_bound(theta)}
     # accuracy: the optimiser's tolerance plus the shift of the minimiser that the loss's own numerical
     # error allows (``loss_accuracy``, relative in w*)
     accuracy = rel_tol + loss_accuracy
-    return WStar(Estimate(w_star, 0.0, 0, w_star * accuracy), w_star * math.exp(-accuracy),
-                 w_star * math.exp(accuracy), at.loss, method, info)
+    low, high = w_star * math.exp(-accuracy), w_star * math.exp(accuracy)
+    if info["at_search_bound"]:
+        low, high = _open_interval(w_star)
+    return WStar(Estimate(w_star, 0.0, 0, w_star * accuracy), low, high, at.loss, method, info)
 
 
 def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
@@ -124,7 +163,15 @@ def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
     from .asymptotic import asymptotic_loss
     # relu: the 2-D quadrature's error (~1e-5 of the loss, smooth in w only at that level) moves the
     # minimiser by ~1e-5 (measured 1.1e-5 between problems that differ by a joint scaling of L, sigma)
-    return _deterministic_wstar(problem, asymptotic_loss, "asymptotic", rel_tol,
+    def loss(problem, w):
+        try:
+            return asymptotic_loss(problem, w)
+        except ParameterError as exc:  # R_d(w) beyond the double range (large w and d): infinite loss there
+            if exc.name != "w":
+                raise
+            return LossEstimate(Estimate(math.inf), Estimate(math.inf), Estimate(math.inf), "asymptotic")
+
+    return _deterministic_wstar(problem, loss, "asymptotic", rel_tol,
                                 loss_accuracy=3e-5 if problem.task == "relu" else 2e-6)
 
 
@@ -202,16 +249,26 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
     it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
     ``max_contexts``; ``info['precision_reached']`` says whether the target was met)."""
     _require_isotropic(problem)
-    from .loss import MAX_MC_N
+    from .loss import MAX_MC_N, MEMORY_BUDGET, WORK_BUDGET
     if problem.n > MAX_MC_N:
         raise ParameterError("n", f"<= {MAX_MC_N:.0e} for method 'mc' (use 'exact' or 'asymptotic')", problem.n)
     generator = check_rng(rng)
-    rel_precision = check_real("rel_precision", rel_precision, minimum=0.0, strict_minimum=True)
+    rel_precision = check_real("rel_precision", rel_precision, minimum=REL_PRECISION_RANGE[0],
+                               maximum=REL_PRECISION_RANGE[1])
     level = check_real("level", level, minimum=0.5, maximum=0.999999)
     pilot_contexts = check_int("pilot_contexts", pilot_contexts, minimum=10)
     max_contexts = check_int("max_contexts", max_contexts, minimum=10)
     if contexts is not None:
         contexts = check_int("contexts", contexts, minimum=10)
+    # the bank keeps every drawn context (t and the reduced features: about BANK_BYTES per point)
+    affordable = min(WORK_BUDGET // problem.n, MEMORY_BUDGET // (BANK_BYTES * problem.n))
+    if (contexts or 10) > affordable:
+        raise ParameterError("contexts" if contexts else "n",
+                             f"such that contexts * n <= {affordable * problem.n:.3g} for method 'mc' (memory "
+                             f"{MEMORY_BUDGET / 1024**3:g} GiB, work {WORK_BUDGET:.0e}; use 'exact' for large n)",
+                             contexts or problem.n)
+    max_contexts = min(max_contexts, affordable)
+    pilot_contexts = min(pilot_contexts, max_contexts)
     start = time.perf_counter()
     if w0 is None:
         w0 = _initial_guess(problem, generator)
@@ -228,15 +285,20 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
             theta, more = _newton(bank, theta)
             iterations += more
             se = _sandwich_se(bank, theta)
+    theta = min(max(theta, THETA_BOUNDS[0]), THETA_BOUNDS[1])
     w_star = math.exp(theta)
     at = bank.terms(w_star, 0)
     half = z * se
+    reached = bool(math.isfinite(half) and math.expm1(half) <= rel_precision * (1 + 1e-12))
     info = {"contexts": bank.contexts, "newton_iterations": iterations,
-            "relative_halfwidth": math.expm1(half),
-            "precision_reached": bool(math.expm1(half) <= rel_precision * (1 + 1e-12)),
+            "relative_halfwidth": math.expm1(half) if math.isfinite(half) else math.inf,
+            "precision_reached": reached, "at_search_bound": _at_bound(theta),
             "seconds": time.perf_counter() - start}
-    return WStar(Estimate(w_star, w_star * se, bank.contexts), w_star * math.exp(-half),
-                 w_star * math.exp(half), Estimate.from_samples(at["loss"]), "mc", info)
+    low, high = (w_star * math.exp(-half), w_star * math.exp(half)) if math.isfinite(half) else (0.0, math.inf)
+    if info["at_search_bound"]:
+        low, high = _open_interval(w_star)
+    return WStar(Estimate(w_star, w_star * se, bank.contexts), low, high, Estimate.from_samples(at["loss"]),
+                 "mc", info)
 
 
 def _sandwich_se(bank: _Bank, theta: float) -> float:

@@ -54,7 +54,25 @@ def _records(config) -> list:
 def pytest_configure(config):
     from . import cache
 
+    import os
+
     config.stash[_RECORDS_KEY] = []
+    # --report-dir must be a directory or creatable as one, with no directory named claims.json in it:
+    # checked before any gate runs (it used to fail after every gate had run)
+    option = config.getoption("--report-dir", "reports")
+    out_dir = Path(option) if Path(option).is_absolute() else Path(config.rootpath) / option
+    existing = out_dir
+    while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if existing == out_dir and not out_dir.is_dir():
+        problem = "exists and is not a directory"
+    elif not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"cannot be written ({existing} is not a writable directory)"
+    elif (out_dir / "claims.json").is_dir():
+        problem = "holds a directory named claims.json"
+    if problem:
+        raise pytest.UsageError(f"--report-dir: {option!r} {problem}")
     config.stash[_CACHE_STATE_KEY] = cache.enabled()
     if config.getoption("lipschitz_icl_no_cache", False):
         cache.set_enabled(False)
@@ -140,9 +158,15 @@ class VariantItem(pytest.Item):
         self.variant = variant
 
     def runtest(self):
+        from .validation import ParameterError
         from .variants import evaluate_variant, variant_evidence
 
-        result = evaluate_variant(self.variant)
+        try:
+            result = evaluate_variant(self.variant)
+        except ParameterError as exc:  # the variant cannot be evaluated: an error, never a refutation
+            message = " ".join(str(exc).split())
+            pytest.fail(f"ERROR (not a refutation): variant {self.variant.name} cannot be evaluated: {message}",
+                        pytrace=False)
         evidence = variant_evidence(result)
         evidence.group = "variants"  # a user's bound: its power is its tightest constant, not false variants
         c = result.counterexample

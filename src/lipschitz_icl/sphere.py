@@ -133,8 +133,26 @@ def log_collision_ratio(d: int, w) -> np.ndarray:
 
     ``R_d(w)`` is the inverse effective fraction of the context inside the attention window; it grows
     like ``w^((d-1)/2)`` for large ``w``.
+
+    Computed without cancellation at any ``w``: with ``nu = d/2 - 1`` and the exponentially scaled
+    Bessel function ``ive``, the ``exp(2|w|)`` factors of numerator and denominator cancel
+    analytically, ``log R = -log Gamma(d/2) + nu log(|w|/4) + log ive(nu, 2|w|) - 2 log ive(nu, |w|)``
+    (the difference ``log Phi_d(2w) - 2 log Phi_d(w)`` loses all digits once ``|w|`` is far above
+    ``1/eps``).  Where ``ive`` underflows (large ``d``, ``|w|`` well below ``d``) or near ``w = 0`` the
+    difference of :func:`log_phi` is used; it has no cancellation there (both terms are small).
     """
-    return log_phi(d, 2.0 * np.asarray(w, dtype=np.float64)) - 2.0 * log_phi(d, w)
+    d = check_int("d", d, minimum=2)
+    w = np.abs(np.asarray(w, dtype=np.float64))
+    nu = 0.5 * d - 1.0
+    safe = np.where(w > 1.0, w, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        i1, i2 = special.ive(nu, safe), special.ive(nu, 2.0 * safe)
+        scaled = -special.gammaln(0.5 * d) + nu * np.log(safe / 4.0) + np.log(i2) - 2.0 * np.log(i1)
+    good = (w > 1.0) & (i1 > 1e-280) & (i2 > 1e-280) & np.isfinite(scaled)
+    if np.all(good):
+        return scaled
+    direct = log_phi(d, 2.0 * np.where(good, 1.0, w)) - 2.0 * log_phi(d, np.where(good, 1.0, w))
+    return np.where(good, scaled, direct)
 
 
 def cap_probability(d: int, h) -> np.ndarray:

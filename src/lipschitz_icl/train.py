@@ -76,6 +76,8 @@ DEFAULT_INIT_SCALE = {"M": 1.0, "full": 0.5}
 
 # Largest prompt batch held in memory at once, in float64 entries ``batch * n * (d + 1)`` (400 MB).
 MAX_BATCH_ELEMENTS = 50_000_000
+MAX_STEPS = 10**6   # optimiser steps per run (about a day at the default batch)
+MAX_LR = 1000.0     # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
 
 
 # --------------------------------------------------------------------------- forward and gradient
@@ -368,13 +370,13 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
     kind = check_choice("attention", attention, ATTENTION_KINDS)
     optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
     schedule = check_choice("schedule", schedule, SCHEDULES)
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
     if problem.n * (problem.d + 1) > MAX_BATCH_ELEMENTS:
         raise ParameterError("n", f"at most {MAX_BATCH_ELEMENTS // (problem.d + 1)} for training in "
                              f"d = {problem.d} (one prompt must fit in memory)", problem.n)
     batch = check_int("batch", batch, minimum=1,
                       maximum=max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
-    lr = check_real("lr", lr, minimum=0.0, strict_minimum=True)
+    lr = check_real("lr", lr, minimum=0.0, strict_minimum=True, maximum=MAX_LR)
     final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
     average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
     if init_scale is None:

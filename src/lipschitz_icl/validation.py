@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -23,7 +25,23 @@ __all__ = [
     "check_choice",
     "check_matrix",
     "check_rng",
+    "parse_int",
+    "parse_real",
+    "shorten",
 ]
+
+MAX_ECHO = 100  # characters of a received value repeated in a message
+MAX_NUMBER_TEXT = 200  # characters of a number given as text (the CLI; 1e150 written out has 151)
+_INT_TEXT = re.compile(r"[+-]?[0-9]+(?:\.0*)?(?:[eE]\+?[0-9]{1,3})?", re.ASCII)
+_REAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
+
+
+def shorten(value: object) -> str:
+    """``repr(value)`` cut to :data:`MAX_ECHO` characters (the rest counted), for messages."""
+    text = repr(value)
+    if len(text) <= MAX_ECHO:
+        return text
+    return f"{text[:MAX_ECHO - 20]}... ({len(text)} characters)"
 
 
 class ParameterError(ValueError):
@@ -33,7 +51,7 @@ class ParameterError(ValueError):
         self.name = name
         self.requirement = requirement
         self.value = value
-        super().__init__(f"parameter '{name}' must be {requirement} (got {value!r})")
+        super().__init__(f"parameter '{name}' must be {requirement} (got {shorten(value)})")
 
 
 def check_int(name: str, value: object, *, minimum: int | None = None,
@@ -114,11 +132,43 @@ def check_rng(rng: object) -> np.random.Generator:
     raise ParameterError("rng", "a non-negative integer seed, a numpy SeedSequence or Generator", rng)
 
 
+def parse_int(name: str, text: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """The integer written in ``text`` (ASCII digits; ``1e14`` or ``100.0`` when integral), read exactly
+    (never through a float: ``9007199254740993`` stays itself), within ``[minimum, maximum]``."""
+    requirement = "an integer" + _describe_bounds(minimum, maximum) + " written in ASCII digits"
+    if not isinstance(text, str) or len(text) > MAX_NUMBER_TEXT or not _INT_TEXT.fullmatch(text):
+        raise ParameterError(name, requirement, text)
+    try:
+        number = Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only valid decimals
+        raise ParameterError(name, requirement, text) from None
+    if number != number.to_integral_value():
+        raise ParameterError(name, requirement, text)
+    return check_int(name, int(number), minimum=minimum, maximum=maximum)
+
+
+def parse_real(name: str, text: str, **bounds) -> float:
+    """The finite real written in ``text`` (ASCII decimal or exponent notation; no ``inf``/``nan``,
+    no hex), checked by :func:`check_real` with ``bounds``."""
+    requirement = "a finite real number written in ASCII decimal notation"
+    if not isinstance(text, str) or len(text) > MAX_NUMBER_TEXT or not _REAL_TEXT.fullmatch(text):
+        raise ParameterError(name, requirement, text)
+    value = float(text)
+    if not math.isfinite(value) or (value == 0 and Decimal(text) != 0):
+        raise ParameterError(name, "a finite real number that a double can hold (|x| in [1e-300, 1e300])", text)
+    return check_real(name, value, **bounds)
+
+
 def _describe_bounds(minimum, maximum) -> str:
     if minimum is not None and maximum is not None:
-        return f" in [{minimum}, {maximum}]"
+        return f" in [{_int_text(minimum)}, {_int_text(maximum)}]"
     if minimum is not None:
-        return f" >= {minimum}"
+        return f" >= {_int_text(minimum)}"
     if maximum is not None:
-        return f" <= {maximum}"
+        return f" <= {_int_text(maximum)}"
     return ""
+
+
+def _int_text(value: int) -> str:
+    """Bounds such as ``10**150`` written short."""
+    return str(value) if abs(value) < 10**7 else f"{value:.0e}".replace("+", "")

@@ -63,7 +63,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -74,6 +76,7 @@ import mpmath
 import sympy as sp
 
 from .evidence import Evidence, Quantity, combine_verdicts
+from .problem import L_RANGE, SIGMA_MAX
 from .validation import ParameterError, check_int, check_real
 
 try:  # Python >= 3.11
@@ -108,6 +111,7 @@ MAX_TOKENS = 200
 MAX_DEPTH = 40
 MAX_GRID_POINTS = 200
 MAX_CONSTANT = 1e300
+MAX_MAGNITUDE_LOG10 = 1000  # budget: every intermediate value of a bound has |x| in [1e-1000, 1e1000] or 0
 LEVEL = 0.95
 EXIT_CODES = {"holds": 0, "fails": 1, "inconclusive": 3}
 
@@ -241,9 +245,13 @@ class _Parser:
         kind, text, col = self.take()
         if kind == "num":
             mantissa_exp = re.search(r"[eE]([+-]?\d+)$", text)
-            if mantissa_exp and abs(int(mantissa_exp.group(1))) > 300:
-                raise ExpressionError(f"number {text} out of range", col)
-            return ("num", Fraction(text))
+            if len(text) > 40 or (mantissa_exp and abs(int(mantissa_exp.group(1))) > 300):
+                raise ExpressionError(f"number {text[:20]}{'...' if len(text) > 20 else ''} out of range "
+                                      "(at most 40 characters, |x| in [1e-300, 1e300])", col)
+            value = Fraction(text)
+            if value != 0 and not (Fraction(1, 10**300) <= abs(value) <= 10**300):
+                raise ExpressionError(f"number {text} out of range (|x| in [1e-300, 1e300])", col)
+            return ("num", value)
         if kind == "name":
             if text in FUNCTIONS:
                 self.take("(")
@@ -294,14 +302,34 @@ def _fold(node):
 
 
 def _real(value):
+    """``value`` if it is a finite real within the budget ``|x| in [1e-1000, 1e1000]`` (or 0)."""
     if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
         raise ExpressionError("not a finite real number")
+    if value != 0 and abs(mpmath.log10(abs(value))) > MAX_MAGNITUDE_LOG10:
+        raise ExpressionError(f"an intermediate value is out of range (|x| must stay within "
+                              f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])")
     return value
 
 
-def _evaluate_node(node, env):
+def _checked_power(a, b):
+    """``a ** b``, refused before it is computed when ``|log10 |a ** b||`` would exceed the budget
+    (so ``d**d**d**d`` or ``(1+1e-30)**(1e30)`` cost nothing)."""
+    if a == 0 and b < 0:
+        raise ExpressionError("zero to a negative power")
+    if a < 0 and b != int(b):
+        raise ExpressionError("negative number to a fractional power")
+    if a != 0 and abs(b * mpmath.log10(abs(a))) > MAX_MAGNITUDE_LOG10:
+        raise ExpressionError(f"a power is out of range (|x| must stay within "
+                              f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])")
+    return _real(mpmath.power(a, b))
+
+
+EVAL_DPS = 30  # working digits of a bound's value; checked against twice that (ill-conditioning)
+
+
+def _evaluate_node(node, env, dps: int = EVAL_DPS):
     kind = node[0]
-    with mpmath.workdps(30):
+    with mpmath.workdps(dps):
         if kind == "num":
             return mpmath.mpf(node[1].numerator) / node[1].denominator
         if kind == "var":
@@ -309,9 +337,9 @@ def _evaluate_node(node, env):
                 return +BUILTIN_CONSTANTS[node[1]][0]
             return mpmath.mpf(env[node[1]])
         if kind == "neg":
-            return -_evaluate_node(node[1], env)
+            return -_evaluate_node(node[1], env, dps)
         if kind == "call":
-            args = [_evaluate_node(a, env) for a in node[2]]
+            args = [_evaluate_node(a, env, dps) for a in node[2]]
             name = node[1]
             if name == "min":
                 return min(args)
@@ -323,23 +351,21 @@ def _evaluate_node(node, env):
                 raise ExpressionError(f"{name} of a negative number")
             if name == "log" and args[0] == 0:
                 raise ExpressionError("log of zero")
+            if name == "exp" and abs(args[0]) > MAX_MAGNITUDE_LOG10 * 2.302585:
+                raise ExpressionError(f"exp() argument out of range (|x| <= {MAX_MAGNITUDE_LOG10 * 2.302585:.0f})")
             return _real(getattr(mpmath, name)(args[0]))
-        a, b = _evaluate_node(node[1], env), _evaluate_node(node[2], env)
+        a, b = _evaluate_node(node[1], env, dps), _evaluate_node(node[2], env, dps)
         if kind == "add":
-            return a + b
+            return _real(a + b)
         if kind == "sub":
-            return a - b
+            return _real(a - b)
         if kind == "mul":
-            return a * b
+            return _real(a * b)
         if kind == "div":
             if b == 0:
                 raise ExpressionError("division by zero")
-            return a / b
-        if a == 0 and b < 0:
-            raise ExpressionError("zero to a negative power")
-        if a < 0 and b != int(b):
-            raise ExpressionError("negative number to a fractional power")
-        return _real(mpmath.power(a, b))
+            return _real(a / b)
+        return _checked_power(a, b)
 
 
 def _to_sympy(node, symbols):
@@ -355,8 +381,14 @@ def _to_sympy(node, symbols):
         func = {"sqrt": sp.sqrt, "log": sp.log, "exp": sp.exp, "abs": sp.Abs, "min": sp.Min, "max": sp.Max}
         return func[node[1]](*args)
     a, b = _to_sympy(node[1], symbols), _to_sympy(node[2], symbols)
-    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b,
-            "pow": lambda: a ** b}[kind]()
+    if kind == "pow" and a.is_Rational and b.is_Rational:
+        # never SymPy's exact rational power: (1+1e-30)**(1e30) would not finish; a 30-digit float
+        with mpmath.workdps(2 * EVAL_DPS):
+            value = _checked_power(mpmath.mpf(a.p) / a.q, mpmath.mpf(b.p) / b.q)
+        return sp.Float(mpmath.nstr(value, 30), 30)
+    if kind == "pow":
+        return a ** b
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b}[kind]()
 
 
 @dataclass(frozen=True)
@@ -369,8 +401,15 @@ class Expression:
     names: frozenset
 
     def evaluate(self, env: dict) -> mpmath.mpf:
-        """Value at ``env`` (name -> number), in 30-digit mpmath arithmetic (no overflow)."""
-        return _evaluate_node(self.tree, env)
+        """Value at ``env`` (name -> number) in 30-digit mpmath arithmetic, within the budget
+        ``|x| in [1e-1000, 1e1000]`` for every intermediate; the value is recomputed with 60 digits and
+        an expression whose two values differ beyond 1e-15 relative is refused as ill-conditioned
+        (``(1+1e-30)**(1e30)`` is not ``e`` at 30 digits)."""
+        value = _evaluate_node(self.tree, env)
+        check = _evaluate_node(self.tree, env, 2 * EVAL_DPS)
+        if abs(value - check) > mpmath.mpf("1e-15") * abs(check):
+            raise ExpressionError("ill-conditioned: its value changes beyond 1e-15 between 30 and 60 digits")
+        return value
 
 
 def parse_expression(text: str, names) -> Expression:
@@ -404,6 +443,7 @@ class Variant:
     at_w: Expression | None = None
     seed: int = 0
     contexts: int = 20000
+    lines: dict = field(default_factory=dict)  # key -> line of the file, for errors found later
 
     @property
     def points(self) -> list[dict]:
@@ -443,15 +483,34 @@ def _key_line(text: str, table: str | None, key: str) -> int:
     return header_line or 1
 
 
+def _read_limited(path: Path) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most :data:`MAX_FILE_BYTES` bytes;
+    never blocks (FIFOs, devices are refused from ``stat`` and opened non-blocking) and never reads
+    more than ``MAX_FILE_BYTES + 1`` bytes."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise VariantFileError(path, 0, "not a regular file (devices, FIFOs and directories are refused)")
+        if info.st_size > MAX_FILE_BYTES:
+            raise VariantFileError(path, 0, f"file larger than {MAX_FILE_BYTES} bytes")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise VariantFileError(path, 0, "not a regular file")
+            data = os.read(fd, MAX_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise VariantFileError(path, 0, f"cannot read the file ({exc.strerror or exc})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise VariantFileError(path, 0, f"file larger than {MAX_FILE_BYTES} bytes")
+    return data
+
+
 def load_variant(path) -> Variant:
     """Read, parse and validate one variant file; any problem raises :class:`VariantFileError`."""
     path = Path(path)
-    try:
-        raw_bytes = path.read_bytes()
-    except OSError as exc:
-        raise VariantFileError(path, 0, f"cannot read the file ({exc.strerror or exc})") from None
-    if len(raw_bytes) > MAX_FILE_BYTES:
-        raise VariantFileError(path, 1, f"file larger than {MAX_FILE_BYTES} bytes")
+    raw_bytes = _read_limited(path)
     try:
         text = raw_bytes.decode("utf-8")
     except UnicodeDecodeError:
@@ -553,10 +612,31 @@ def load_variant(path) -> Variant:
 
     variant = Variant(str(path), name, quantity, relation, bound, constants, grid, task, method,
                       string("paper_ref", required=False, default="user bound variant"),
-                      string("statement", required=False, default=""), tight, at_w, seed, contexts)
+                      string("statement", required=False, default=""), tight, at_w, seed, contexts,
+                      {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid")})
+    _check_expressions_on_grid(variant, fail)
     if not variant.statement:
         variant.statement = variant.describe()
     return variant
+
+
+def _check_expressions_on_grid(variant: Variant, fail) -> None:
+    """Evaluate ``bound`` (and ``at_w``) at every grid point before anything is measured: an expression
+    that is undefined, outside the evaluation budget or outside the double range there is a file error
+    at its own line (``fail(key, reason)``)."""
+    for params in variant.points:
+        env = {**params, **variant.constants}
+        for key, expr in (("bound", variant.bound), ("at_w", variant.at_w)):
+            if expr is None:
+                continue
+            try:
+                value = expr.evaluate(env)
+            except ExpressionError as exc:
+                fail(key, f"{key!r} cannot be evaluated at {_fmt_params(params)}: {exc.reason}")
+            if value != 0 and not (mpmath.mpf(1) / MAX_CONSTANT <= abs(value) <= MAX_CONSTANT):
+                fail(key, f"{key!r} is out of range at {_fmt_params(params)} (|value| must be 0 or in [1e-300, 1e300])")
+            if key == "at_w" and not 0 < value <= 1e8:
+                fail(key, f"'at_w' must be in (0, 1e8] at every grid point (at {_fmt_params(params)}: {float(value):g})")
 
 
 def _load_grid(data, quantity, path, text) -> dict:
@@ -576,8 +656,8 @@ def _load_grid(data, quantity, path, text) -> dict:
     checks = {
         "d": lambda v: check_int("d", v, minimum=2, maximum=512),
         "n": lambda v: check_int("n", v, minimum=1, maximum=10**15),
-        "L": lambda v: check_real("L", v, minimum=0.0, strict_minimum=True),
-        "sigma": lambda v: check_real("sigma", v, minimum=0.0, strict_minimum=True),
+        "L": lambda v: check_real("L", v, minimum=L_RANGE[0], maximum=L_RANGE[1]),
+        "sigma": lambda v: check_real("sigma", v, minimum=0.0, strict_minimum=True, maximum=SIGMA_MAX),
         "w": lambda v: check_real("w", v, minimum=0.0, strict_minimum=True, maximum=1e8),
         "h": lambda v: check_real("h", v, minimum=-1.0, maximum=1.0),
         "k": lambda v: check_int("k", v, minimum=1, maximum=512),
@@ -619,7 +699,11 @@ class PointResult:
     relative_margin: float
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        """JSON-ready: ``relative_margin`` is null where it is undefined (a bound of 0)."""
+        out = dict(self.__dict__)
+        if not math.isfinite(self.relative_margin):
+            out["relative_margin"] = None
+        return out
 
 
 @dataclass
@@ -725,12 +809,13 @@ def evaluate_variant(variant: Variant, *, progress_stream=None) -> VariantResult
             try:
                 bound_mp = variant.bound.evaluate(env)
             except ExpressionError as exc:
-                raise VariantFileError(variant.path, 1, f"bound undefined at {_fmt_params(params)}: {exc.reason}") \
-                    from None
+                raise VariantFileError(variant.path, variant.lines.get("bound", 1),
+                                       f"bound undefined at {_fmt_params(params)}: {exc.reason}") from None
             try:
                 value, lo, hi = _measure(variant, params, level)
             except ParameterError as exc:
-                raise VariantFileError(variant.path, 1, f"at {_fmt_params(params)}: {exc}") from None
+                raise VariantFileError(variant.path, variant.lines.get("grid", 1),
+                                       f"cannot be evaluated at {_fmt_params(params)}: {exc}") from None
             bound = float(bound_mp)
             verdict = _point_verdict(variant.relation, lo, hi, bound)
             margin = bound - value if variant.relation == "<=" else value - bound

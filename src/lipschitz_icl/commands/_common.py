@@ -1,19 +1,53 @@
-"""Arguments shared by the problem-based commands: ``--task --d --n --L --sigma --seed``."""
+"""Arguments shared by the commands: typed options (ASCII numbers, exact integers, ranges checked
+while parsing) and ``--task --d --n --L --sigma --seed`` of the problem-based commands."""
 
 from __future__ import annotations
 
-from ..problem import Problem, make_problem
+import argparse
+
+from ..problem import L_RANGE, MAX_D, MAX_N, SIGMA_MAX, Problem, make_problem
+from ..validation import ParameterError, parse_int, parse_real, shorten
+
+
+def _typed(parse, name, **bounds):
+    """An argparse ``type``: ``parse(name, text, **bounds)``, a failure as one argparse message."""
+
+    def convert(text):
+        try:
+            return parse(name, text, **bounds)
+        except ParameterError as exc:
+            raise argparse.ArgumentTypeError(f"must be {exc.requirement} (got {shorten(exc.value)})") from None
+
+    convert.__name__ = name
+    return convert
+
+
+def integer(name: str, minimum=None, maximum=None):
+    """argparse type: an exact integer in ``[minimum, maximum]`` (``1e14`` accepted when integral)."""
+    return _typed(parse_int, name, minimum=minimum, maximum=maximum)
+
+
+def real(name: str, **bounds):
+    """argparse type: a finite real within ``bounds`` (those of :func:`~lipschitz_icl.validation.check_real`)."""
+    return _typed(parse_real, name, **bounds)
+
+
+MAX_SEED = 2**63 - 1
 
 
 def add_problem_arguments(parser, tasks) -> None:
     """``--task`` (one of ``tasks``), ``--d``, ``--n``, ``--L``, ``--sigma``, ``--seed``."""
     parser.add_argument("--task", required=True, choices=tasks, help="task class")
-    parser.add_argument("--d", required=True, type=int, help="dimension d >= 2")
-    parser.add_argument("--n", required=True, type=float,
-                        help="context size n >= 1 (integral; 1e14 notation accepted)")
-    parser.add_argument("--L", required=True, type=float, help="Lipschitz bound L > 0")
-    parser.add_argument("--sigma", required=True, type=float, help="label noise sigma >= 0")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (non-negative; default 0)")
+    parser.add_argument("--d", required=True, type=integer("d", 2, MAX_D), help=f"dimension, 2 <= d <= {MAX_D}")
+    parser.add_argument("--n", required=True, type=integer("n", 1, MAX_N),
+                        help="context size, an integer 1 <= n <= 1e150 (1e14 notation accepted; "
+                             "each method narrows this, see --method)")
+    parser.add_argument("--L", required=True, type=real("L", minimum=L_RANGE[0], maximum=L_RANGE[1]),
+                        help=f"Lipschitz bound, {L_RANGE[0]:g} <= L <= {L_RANGE[1]:g}")
+    parser.add_argument("--sigma", required=True, type=real("sigma", minimum=0.0, maximum=SIGMA_MAX),
+                        help=f"label noise, 0 <= sigma <= {SIGMA_MAX:g}")
+    parser.add_argument("--seed", type=integer("seed", 0, MAX_SEED), default=0,
+                        help="random seed, 0 <= seed < 2^63 (default 0)")
 
 
 def problem_from_args(args) -> Problem:

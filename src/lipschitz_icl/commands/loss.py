@@ -1,13 +1,16 @@
 """``lipschitz-icl loss``: the ICL loss at ``M = w I`` and its bias and noise parts (CLI contract).
 
 JSON keys: ``loss``, ``ci_low``, ``ci_high``, ``bias``, ``noise`` (plus standard errors, ``method``).
+Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
+Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipschitz_icl.loss.MEMORY_BUDGET`);
+``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``).
 """
 
 from __future__ import annotations
 
-from ..loss import METHODS, icl_loss
+from ..loss import MAX_CONTEXTS, MAX_W, METHODS, icl_loss
 from ..tasks import TASK_NAMES
-from ._common import add_problem_arguments, problem_from_args
+from ._common import add_problem_arguments, integer, problem_from_args, real
 
 NAME = "loss"
 HELP = "ICL loss at M = w I with its bias and noise parts"
@@ -15,11 +18,14 @@ HELP = "ICL loss at M = w I with its bias and noise parts"
 
 def add_arguments(parser) -> None:
     add_problem_arguments(parser, TASK_NAMES[:3])
-    parser.add_argument("--w", required=True, type=float, help="attention scale w (M = w I), finite")
+    parser.add_argument("--w", required=True, type=real("w", minimum=0.0, maximum=MAX_W),
+                        help=f"attention scale w (M = w I), 0 <= w <= {MAX_W:g}")
     parser.add_argument("--method", choices=METHODS, default="averaged",
-                        help="averaged (task-averaged Monte Carlo, default), naive, asymptotic, exact")
-    parser.add_argument("--contexts", type=int, default=20000,
-                        help="Monte Carlo: number of sampled prompts (default 20000)")
+                        help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
+                             "asymptotic (large n), exact (quadrature; n <= 1e150)")
+    parser.add_argument("--contexts", type=integer("contexts", 2, MAX_CONTEXTS), default=20000,
+                        help=f"Monte Carlo: number of sampled prompts, 2 <= contexts <= {MAX_CONTEXTS:.0e} "
+                             "(default 20000)")
 
 
 def run(args):

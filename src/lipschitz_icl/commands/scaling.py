@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..claims.thm34 import window_scaling
 from ..validation import check_int
+from ._common import integer
 
 NAME = "scaling"
 HELP = "check the w* law of Theorem 3.4 (exponent and constant) against the exact w*"
@@ -21,7 +22,7 @@ EXIT = {"holds": 0, "fails": 1, "inconclusive": 3}
 
 def add_arguments(parser) -> None:
     parser.add_argument("--task", required=True, choices=("affine", "relu"), help="task class")
-    parser.add_argument("--d", required=True, type=int, help="dimension d in [2, 64]")
+    parser.add_argument("--d", required=True, type=integer("d", 2, 64), help="dimension, 2 <= d <= 64")
 
 
 def run(args):

@@ -14,12 +14,18 @@ JSON keys:
 - ``steps``, ``seconds`` (training wall time); for the full layer also ``value_leak``,
   ``label_coupling`` and ``value_weight`` (``W_V[d, d]``).
 
-``--out FILE`` writes the trained parameters (and ``M``, the loss curve) to ``FILE`` as ``.npz``.
+``--out FILE.npz`` writes the trained parameters (and ``M``, the loss curve) to ``FILE.npz``; the path is
+checked before training (name ends in ``.npz``, directory exists and is writable, name length), and an
+existing file (or symlink) is refused unless ``--force``.  Limits: ``steps <= 1e6``, ``0 < lr <= 1000``,
+``batch * n * (d + 1) <= 5e7`` (memory), ``n <= 1e7``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+import tempfile
 
 import numpy as np
 
@@ -28,8 +34,9 @@ from ..attention import ATTENTION_KINDS
 from ..problem import make_problem
 from ..tasks import TASK_NAMES
 from ..train import OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
+from ..train import MAX_LR, MAX_STEPS
 from ..validation import ParameterError, check_int, check_real
-from ._common import add_problem_arguments
+from ._common import add_problem_arguments, integer, real
 
 NAME = "train"
 HELP = "pretrain one attention layer (NumPy, analytic gradients) and report the trained M"
@@ -39,32 +46,74 @@ EVAL_PROMPTS = 20000
 
 def add_arguments(parser) -> None:
     add_problem_arguments(parser, TASK_NAMES)
-    parser.add_argument("--k", type=int, default=None, help="rank of B for the low-rank tasks (1 <= k <= d)")
+    parser.add_argument("--k", type=integer("k", 1, 512), default=None,
+                        help="rank of B for the low-rank tasks (1 <= k <= d)")
     parser.add_argument("--param", choices=PARAMETERISATIONS, default="M",
                         help="M (Eq. (4) form, default) or full (W_K, W_Q, W_V)")
     parser.add_argument("--attention", choices=ATTENTION_KINDS, default="softmax",
                         help="softmax (default) or linear")
-    parser.add_argument("--steps", type=int, default=2000, help="optimiser steps >= 1 (default 2000)")
-    parser.add_argument("--batch", type=int, default=256, help="fresh prompts per step >= 1 (default 256)")
-    parser.add_argument("--lr", type=float, default=0.02, help="learning rate > 0 (default 0.02)")
+    parser.add_argument("--steps", type=integer("steps", 1, MAX_STEPS), default=2000,
+                        help=f"optimiser steps, 1 <= steps <= {MAX_STEPS:.0e} (default 2000)")
+    parser.add_argument("--batch", type=integer("batch", 1, 10**6), default=256,
+                        help="fresh prompts per step >= 1, batch * n * (d+1) <= 5e7 (default 256)")
+    parser.add_argument("--lr", type=real("lr", minimum=0.0, strict_minimum=True, maximum=MAX_LR), default=0.02,
+                        help=f"learning rate, 0 < lr <= {MAX_LR:g} (default 0.02)")
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adam", help="adam (default) or sgd")
     parser.add_argument("--schedule", choices=SCHEDULES, default="constant",
                         help="learning-rate schedule (default constant)")
-    parser.add_argument("--average", type=float, default=0.5,
+    parser.add_argument("--average", type=real("average", minimum=0.0, maximum=0.999), default=0.5,
                         help="fraction of the last steps whose iterates are averaged, in [0, 0.999] "
                              "(default 0.5; 0 reports the final iterate)")
-    parser.add_argument("--out", default=None, help="write the trained parameters to this .npz file")
+    parser.add_argument("--out", default=None,
+                        help="write the trained parameters to this new .npz file (checked before training)")
+    parser.add_argument("--force", action="store_true", help="allow --out to replace an existing file")
 
 
-def _check_out(path):
+MAX_PATH = 4096
+
+
+def _check_out(path, force: bool):
+    """``path`` if training may write it: ends in ``.npz``, in an existing writable directory, a name
+    the file system accepts, and (unless ``force``) nothing there yet -- all before any training."""
     if path is None:
         return None
-    if os.path.isdir(path):
-        raise ParameterError("out", "a file path, not a directory", path)
+    requirement = "a path ending in .npz, in an existing writable directory"
+    if not path.endswith(".npz") or len(os.path.basename(path)) <= 4 or len(path) > MAX_PATH:
+        raise ParameterError("out", requirement, path)
     directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise ParameterError("out", "a file in an existing directory", path)
+    if not os.path.isdir(directory) or not os.access(directory, os.W_OK | os.X_OK):
+        raise ParameterError("out", requirement, path)
+    try:
+        name_max = os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    if len(os.fsencode(os.path.basename(path))) > name_max:
+        raise ParameterError("out", f"a file name of at most {name_max} bytes", path)
+    if os.path.lexists(path):
+        if os.path.isdir(path) or not force:
+            raise ParameterError("out", "a path where no file exists yet (or give --force to replace a file)", path)
     return path
+
+
+def _write_npz(path: str, force: bool, arrays: dict) -> None:
+    """Write ``arrays`` to ``path`` atomically (temporary file in the same directory, then rename);
+    without ``force`` an existing file at the last moment is still refused (hard link, never replace)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".train-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, **arrays)
+        if force:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise ParameterError("out", "a path where no file exists yet (it appeared during training)",
+                                     path) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def run(args):
@@ -81,7 +130,7 @@ def run(args):
     batch = check_int("batch", args.batch, minimum=1)
     lr = check_real("lr", args.lr, minimum=0.0, strict_minimum=True)
     average = check_real("average", args.average, minimum=0.0, maximum=0.999)
-    out = _check_out(args.out)
+    out = _check_out(args.out, args.force)
 
     train_seq, eval_seq = np.random.SeedSequence(seed).spawn(2)
     try:
@@ -112,8 +161,9 @@ def run(args):
         payload["value_leak"] = geometry.value_leak(params["W_V"])
         payload["label_coupling"] = geometry.kq_label_coupling(params["W_K"], params["W_Q"])
         payload["value_weight"] = float(params["W_V"][-1, -1])
+    if not all(math.isfinite(v) for v in (held_out.value, result.w_trained)):
+        raise ParameterError("lr", "small enough for training to stay finite", lr)
     if out is not None:
         arrays = {name: np.asarray(value) for name, value in result.params.items()}
-        with open(out, "wb") as handle:
-            np.savez(handle, M_effective=M, loss_curve=result.loss_curve, **arrays)
+        _write_npz(out, args.force, {"M_effective": M, "loss_curve": result.loss_curve, **arrays})
     return payload, 0

@@ -29,6 +29,7 @@ from ..evidence import VERDICTS
 from ..validation import ParameterError
 from .figures import FigureDataError, data_figure, quantities_figure
 from .latex import Latex, as_float, breakable, escape, num
+from .schema import MAX_FILE_BYTES, reject_constant, validate_claims
 
 __all__ = ["build_report", "load_claims", "power_summary", "render_tex", "ReportResult", "LATEXMK_TIMEOUT"]
 
@@ -58,27 +59,21 @@ class ReportResult:
 
 
 def load_claims(path) -> dict:
-    """Read and check ``claims.json``: an object with a ``claims`` list of records, each with a string
-    ``claim_id`` and a ``verdict`` in holds/fails/inconclusive.  Problems raise :class:`ParameterError`."""
+    """Read ``claims.json`` (a regular file of at most 64 MiB) and check it against the schema of
+    :mod:`lipschitz_icl.report.schema`.  Problems raise :class:`ParameterError` (parameter ``claims``)."""
     path = Path(path)
     if not path.is_file():
         raise ParameterError("claims", "an existing claims.json file (run `pytest verify/` first)", str(path))
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ParameterError("claims", f"a readable JSON file ({type(exc).__name__})", str(path)) from None
-    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
-        raise ParameterError("claims", "a JSON object with a 'claims' list", str(path))
-    for i, record in enumerate(data["claims"]):
-        if not isinstance(record, dict) or not isinstance(record.get("claim_id"), str):
-            raise ParameterError("claims", f"records with a string 'claim_id' (record {i} has none)", str(path))
-        if record.get("verdict") not in VERDICTS:
-            raise ParameterError("claims", f"records with a verdict in {VERDICTS} (record {i}: "
-                                 f"{record.get('verdict')!r})", str(path))
-        for key in ("quantities", "false_variants"):
-            if not isinstance(record.get(key, []), list):
-                raise ParameterError("claims", f"records whose {key!r} is a list (record {i})", str(path))
-    return data
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+        data = json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())[:120]
+        raise ParameterError("claims", f"a readable JSON file ({type(exc).__name__}: {reason})", str(path)) from None
+    return validate_claims(data, str(path))
 
 
 def _power(record: dict) -> tuple[int, int, list[str]]:
@@ -239,9 +234,14 @@ def build_report(claims_path, out_dir, *, compile_pdf: bool = True) -> ReportRes
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError:
         raise ParameterError("out", "a directory that can be created", str(out_dir)) from None
-    tex, figures, notes, power = render_tex(data, out_dir, source=Path(claims_path).name)
     tex_path = out_dir / "report.tex"
-    tex_path.write_text(tex)
+    if not out_dir.is_dir() or tex_path.is_dir() or (out_dir / "figures").is_file():
+        raise ParameterError("out", "a directory where report.tex and figures/ can be written", str(out_dir))
+    tex, figures, notes, power = render_tex(data, out_dir, source=Path(claims_path).name)
+    try:
+        tex_path.write_text(tex, encoding="utf-8")
+    except OSError as exc:
+        raise ParameterError("out", f"a writable directory ({exc.strerror})", str(out_dir)) from None
     counts = {v: sum(r["verdict"] == v for r in data["claims"]) for v in VERDICTS}
     result = ReportResult(tex_path, None, figures, False, "", power, counts, len(data["claims"]), notes)
     latexmk = shutil.which("latexmk")
@@ -254,7 +254,8 @@ def build_report(claims_path, out_dir, *, compile_pdf: bool = True) -> ReportRes
         return result
     cmd = [latexmk, "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error", "report.tex"]
     try:
-        proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True, timeout=LATEXMK_TIMEOUT)
+        proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, encoding="utf-8", errors="replace",
+                              timeout=LATEXMK_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"latexmk did not finish within {LATEXMK_TIMEOUT} s (log: {out_dir / 'report.log'})") \
             from None

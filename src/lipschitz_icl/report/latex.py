@@ -1,8 +1,13 @@
 """LaTeX text helpers: escaping of special characters and ``siunitx`` numbers with uncertainties.
 
-``escape(text)`` makes any string safe to typeset as text (the ten special characters
+``escape(text)`` makes any string safe to typeset as text with pdfLaTeX (the ten special characters
 ``\\ { } $ & # ^ _ % ~`` and the angle brackets, which T1 text fonts lack, are replaced by their
-text-mode commands).  ``num(value, low, high)`` formats a measurement for ``\\num{...}`` in the
+text-mode commands; line breaks and other control characters become spaces, so no blank line can end
+a paragraph inside a table cell or a heading).  Unicode: ASCII and Latin-1/Latin Extended-A letters
+pass through (pdfLaTeX's UTF-8 input with T1 fonts typesets them); Greek letters, common math
+symbols (``≥ ≤ ≠ ≈ ± × ∞ → ∈ ∑ √ ·`` ...) and typographic punctuation (``— – ‘ ’ “ ” … •``) are
+mapped to their LaTeX commands (:data:`UNICODE`); any other character is shown as its code point
+``[U+XXXX]`` -- the report always compiles.  ``num(value, low, high)`` formats a measurement for ``\\num{...}`` in the
 parenthesised-uncertainty form ``1.234(5)``: the uncertainty is the larger half-width
 ``max(high - value, value - low)`` of the interval, rounded to two significant digits, and the value
 is rounded to the same decimal place (exponent form ``1.234(5)e-3`` outside ``[1e-3, 1e4)``).
@@ -21,6 +26,42 @@ _SPECIAL = {
 }
 
 
+_GREEK = ("alpha beta gamma delta varepsilon zeta eta theta iota kappa lambda mu nu xi o pi rho varsigma sigma "
+          "tau upsilon varphi chi psi omega").split()
+_GREEK_UPPER = "A B Gamma Delta E Z H Theta I K Lambda M N Xi O Pi P - Sigma T Upsilon Phi X Psi Omega".split()
+UNICODE = {
+    **{chr(0x3B1 + i): (rf"$\{g}$" if g != "o" else "o") for i, g in enumerate(_GREEK)},
+    **{chr(0x391 + i): (rf"$\{g}$" if len(g) > 1 else g) for i, g in enumerate(_GREEK_UPPER) if g != "-"},
+    "\u03d5": r"$\phi$", "\u03f5": r"$\epsilon$", "\u03d1": r"$\vartheta$",
+    "≥": r"$\geq$", "≤": r"$\leq$", "≠": r"$\neq$", "≈": r"$\approx$", "±": r"$\pm$", "×": r"$\times$",
+    "÷": r"$\div$", "∞": r"$\infty$", "→": r"$\to$", "←": r"$\leftarrow$", "⇒": r"$\Rightarrow$",
+    "⇔": r"$\Leftrightarrow$", "↔": r"$\leftrightarrow$", "∈": r"$\in$", "∉": r"$\notin$", "⊂": r"$\subset$",
+    "⊆": r"$\subseteq$", "∪": r"$\cup$", "∩": r"$\cap$", "∑": r"$\sum$", "∏": r"$\prod$", "∫": r"$\int$",
+    "∂": r"$\partial$", "∇": r"$\nabla$", "√": r"$\surd$", "·": r"$\cdot$", "∼": r"$\sim$", "≪": r"$\ll$",
+    "≫": r"$\gg$", "∝": r"$\propto$", "∀": r"$\forall$", "∃": r"$\exists$", "′": r"$'$", "−": r"$-$",
+    "∘": r"$\circ$", "≡": r"$\equiv$", "µ": r"$\mu$", "²": r"$^2$", "³": r"$^3$", "¹": r"$^1$",
+    "—": "---", "–": "--", "‘": "`", "’": "'", "“": "``", "”": "''", "…": r"\ldots{}", "•": r"\textbullet{}",
+    "\u00a0": "~", "°": r"\textdegree{}", "§": r"\S{}", "¶": r"\P{}", "©": r"\textcopyright{}",
+    "€": r"\texteuro{}", "«": r"\guillemotleft{}", "»": r"\guillemotright{}",
+}
+
+
+def _char(ch: str) -> str:
+    """One character as LaTeX text (module docstring)."""
+    if ch in _SPECIAL:
+        return _SPECIAL[ch]
+    code = ord(ch)
+    if code < 0x20 or 0x7F <= code < 0xA0 or ch in "\u2028\u2029":
+        return " "
+    if code < 0x7F:
+        return ch
+    if ch in UNICODE:
+        return UNICODE[ch]
+    if 0xC0 <= code <= 0x17F and code not in (0xD7, 0xF7, 0x138, 0x149, 0x17F):
+        return ch
+    return f"[U+{code:04X}]"
+
+
 class Latex(str):
     """A string that is already LaTeX: the template engine does not escape it."""
 
@@ -29,7 +70,7 @@ def escape(text) -> Latex:
     """``text`` (any object, via ``str``) with every LaTeX special character made literal."""
     if isinstance(text, Latex):
         return text
-    return Latex("".join(_SPECIAL.get(ch, ch) for ch in str(text)))
+    return Latex("".join(_char(ch) for ch in str(text)))
 
 
 def breakable(text) -> Latex:
