@@ -64,7 +64,9 @@ def test_variant_that_cannot_be_measured_is_an_error_not_a_refutation(pytester, 
                        + 'at_w = "1e6"\n[grid]\nd = 20\nn = 100\nL = 1.0\nsigma = 1.0\n')
     result = _run(pytester, "--report-dir", str(pytester.path / "reports"), f"--variants={variant}")
     out = result.stdout.str()
-    assert "ERROR (not a refutation): variant relu-w cannot be evaluated" in out and "Traceback" not in out
+    outcomes = result.parseoutcomes()  # pytest's ERROR (setup failed), never FAILED
+    assert outcomes.get("errors") == 1 and "failed" not in outcomes, outcomes
+    assert "variant relu-w cannot be evaluated (not a refutation)" in out and "Traceback" not in out
     claims_path = pytester.path / "reports" / "claims.json"  # written only when something was recorded
     claims = json.loads(claims_path.read_text())["claims"] if claims_path.exists() else []
     assert all(not r["claim_id"].startswith("variant:") for r in claims)  # nothing recorded as 'fails'

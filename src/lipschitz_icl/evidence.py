@@ -107,9 +107,12 @@ class Evidence:
 
 
 def _finite(value):
-    """JSON-safe copy: non-finite floats become strings ('inf', '-inf', 'nan')."""
+    """JSON-safe copy: infinite floats become the strings ``"inf"``/``"-inf"``; NaN is refused (a failed
+    measurement never reaches claims.json, README "Numbers in JSON")."""
     if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        if math.isnan(value):
+            raise ValueError("evidence holds NaN (a failed measurement); claims.json never carries NaN")
+        return "inf" if value > 0 else "-inf"
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -150,23 +150,40 @@ def record_claim(request):
     return record
 
 
+class VariantError(Exception):
+    """A user variant that cannot be evaluated (reported as a setup error, one line)."""
+
+
 class VariantItem(pytest.Item):
     """One user bound variant run as a gate: its evidence is recorded like a claim's."""
 
     def __init__(self, *, variant, **kwargs):
         super().__init__(**kwargs)
         self.variant = variant
+        self.result = None
 
-    def runtest(self):
+    def setup(self):
+        """Measure the variant over its grid.  A variant that cannot be evaluated raises here, so pytest
+        reports an ERROR (setup failed), never a FAILED gate, which would read as a refutation."""
         from .validation import ParameterError
-        from .variants import evaluate_variant, variant_evidence
+        from .variants import evaluate_variant
 
         try:
-            result = evaluate_variant(self.variant)
-        except ParameterError as exc:  # the variant cannot be evaluated: an error, never a refutation
+            self.result = evaluate_variant(self.variant)
+        except ParameterError as exc:
             message = " ".join(str(exc).split())
-            pytest.fail(f"ERROR (not a refutation): variant {self.variant.name} cannot be evaluated: {message}",
-                        pytrace=False)
+            raise VariantError(f"variant {self.variant.name} cannot be evaluated (not a refutation): {message}") \
+                from None
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, VariantError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def runtest(self):
+        from .variants import variant_evidence
+
+        result = self.result
         evidence = variant_evidence(result)
         evidence.group = "variants"  # a user's bound: its power is its tightest constant, not false variants
         c = result.counterexample
@@ -239,7 +256,7 @@ def pytest_sessionfinish(session, exitstatus):
     payload = {"profile": config.getoption("--profile"),
                "seconds": time.time() - getattr(config, "_lipschitz_icl_start", time.time()),
                "replicates": replicate_summary(records), "claims": records}
-    (out_dir / "claims.json").write_text(json.dumps(payload, indent=1))
+    (out_dir / "claims.json").write_text(json.dumps(payload, indent=1, allow_nan=False))
     config._lipschitz_icl_report = out_dir / "claims.json"
 
 
