@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 from lipschitz_icl import report as report_mod
 from lipschitz_icl.cli import main
 from lipschitz_icl.report import build_report, load_claims, power_summary, render_tex
-from lipschitz_icl.report.figures import FigureDataError, data_figure, quantities_figure
+from lipschitz_icl.report.figures import FigureDataError, data_figure
 from lipschitz_icl.report.latex import Latex, breakable, escape, num
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "claims_example.json"
@@ -65,48 +64,44 @@ def test_load_claims_rejects_malformed_files(tmp_path):
 def test_power_summary_counts_refuted_false_variants():
     claims = load_claims(FIXTURE)["claims"]
     power = power_summary(claims)
-    assert [(r["claim_id"], r["refuted"], r["total"], r["unrefuted"]) for r in power["rows"]] == [
-        ("thm3.4-window_affine", 2, 2, []), ("linear_attention/no-adapt", 0, 1, ["error vanishes"]),
-        ("sphere:cap_tail", 0, 0, [])]
-    assert (power["refuted"], power["total"], power["all_refuted"]) == (2, 3, False)
-    assert power["claims_without_false_variants"] == ["sphere:cap_tail"]
-    refuted_all = [dict(claims[0])]
-    assert power_summary(refuted_all)["all_refuted"] is True
+    assert [(r["refuted"], r["total"], r["unrefuted"]) for r in power["rows"]] == [
+        (4, 4, []), (3, 3, []), (2, 2, []), (1, 1, []), (1, 1, []), (3, 3, [])]
+    assert (power["refuted"], power["total"], power["all_refuted"]) == (14, 14, True)
+    lost = [dict(claims[0], false_variants=[dict(claims[0]["false_variants"][0], verdict="holds")])]
+    summary = power_summary(lost)
+    assert summary["all_refuted"] is False and summary["rows"][0]["unrefuted"] == [claims[0]["false_variants"][0]["name"]]
+    none = [dict(claims[0], false_variants=[], power=[0, 0])]
+    assert power_summary(none)["claims_without_false_variants"] == [claims[0]["claim_id"]]
 
 
-def test_tex_has_the_tables_sections_and_escaped_statements(tmp_path):
+def test_tex_has_the_summary_sections_and_escaped_statements(tmp_path):
     data = load_claims(FIXTURE)
     tex, figures, notes, _ = render_tex(data, tmp_path)
     for package in ("booktabs", "siunitx", "longtable", "graphicx"):
         assert rf"\usepackage{{{package}}}" in tex
-    assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
-    assert r"\num{0.3341(30)}" in tex  # measured alpha with its interval
-    assert r"\section{thm3.4-window\_affine}" in tex and r"\section{sphere:cap\_tail}" in tex
-    # the statement's special characters are escaped, never live LaTeX
+    summary = tex[tex.index(r"\section*{Summary}"):tex.index(r"\clearpage")]
+    for group in ("Theorem 3.4", "Theorem 3.5", "Sphere concentration"):  # one summary row per group present
+        assert rf"\textbf{{{group}}}" in summary and rf"\section{{{group}}}" in tex
+    assert "Confirmatory: 3 hold, 1 fail, 1 inconclusive" in summary.replace("\n", " ")
+    assert "Exploratory" in summary and "(1 hold)" in summary  # the exploratory record is counted apart
+    assert r"\appendix" in tex and r"\paragraph{thm34.window-law}" in tex
+    # the statement's special characters are escaped, never live LaTeX; Unicode is mapped
     assert r"\& C from derivations/ (100\% of the grid; x\_i \textasciitilde{} Unif, \$not math\$ " \
            r"\{braces\} \#hash \textasciitilde{}tilde \textbackslash{}backslash \textless{}less\textgreater{})" in tex
-    assert "$not math$" not in tex
-    assert re.search(r"total & 2 & 3", tex)  # the power table's total row
-    assert len(figures) == 3 and all(p.is_file() for p in figures)
-    assert notes == ["figure 1 of linear_attention/no-adapt: figure kind must be one of line, scatter, loglog, "
-                     "semilogx, semilogy (got 'nonsense')"]
-    assert "Figure omitted: figure 1 of linear\\_attention/no-adapt" in tex
-    # a record's extra numbers: keys escaped, numbers through siunitx
-    assert r"\item[fit\_points] \num{12}" in tex and r"\item[r\_squared\_\%] \num{0.9991}" in tex
+    assert r"--- holds for t $\geq$ 0 with $\alpha$" in tex and "$not math$" not in tex
+    # figures: one per set of axes per claim (cases overlaid), the malformed one noted, never drawn
+    assert figures and all(p.is_file() and p.read_bytes().startswith(b"%PDF") for p in figures)
+    assert any("thm34-window-law" in p.name for p in figures)
+    assert notes == ["figure 1 of concentration.made-up-bound: figure kind must be one of line, scatter, "
+                     "loglog, semilogx, semilogy (got 'nonsense')"]
 
 
 def test_figures_are_vector_pdfs(tmp_path):
-    record = load_claims(FIXTURE)["claims"][0]
-    path = tmp_path / "q.pdf"
-    assert quantities_figure(record, path)
-    data = path.read_bytes()
-    assert data.startswith(b"%PDF") and b"/Subtype /Image" not in data
-    spec = dict(record["figure"], series=[{"label": "a", "x": [1, 2], "y": [1, 4]},
-                                          {"label": "b", "x": [1, 2], "y": [2, 3], "theory_y": [2, 2.9]}])
+    spec = {"kind": "loglog", "series": [{"label": "a", "x": [1, 2], "y": [1, 4]},
+                                         {"label": "b", "x": [1, 2], "y": [2, 3], "theory_y": [2, 2.9]}]}
     data_figure(spec, tmp_path / "s.pdf")
-    assert (tmp_path / "s.pdf").read_bytes().startswith(b"%PDF")
-    assert not quantities_figure({"claim_id": "x", "quantities": []}, tmp_path / "none.pdf")
-    assert not (tmp_path / "none.pdf").exists()
+    data = (tmp_path / "s.pdf").read_bytes()
+    assert data.startswith(b"%PDF") and b"/Subtype /Image" not in data
     for bad, reason in [({"kind": "line", "x": [1, 2], "y": [1]}, "expected 2"),
                         ({"kind": "line", "x": [1, "a"], "y": [1, 2]}, "numbers only"),
                         ({"kind": "pie", "x": [1], "y": [1]}, "kind must be"), ([1, 2], "must be an object")]:
@@ -122,9 +117,8 @@ def test_report_without_latexmk_writes_tex_and_says_so(tmp_path, monkeypatch, ca
     assert payload["pdf"] is None and payload["compiled"] is False
     assert (tmp_path / "report.tex").is_file() and not (tmp_path / "report.pdf").exists()
     assert captured.err.count("\n") == 1 and "latexmk not found on PATH" in captured.err
-    assert payload["power"]["refuted"] == 2 and payload["power"]["total"] == 3
-    assert payload["power"]["all_refuted"] is False
-    assert payload["verdicts"] == {"holds": 1, "fails": 1, "inconclusive": 1}
+    assert payload["power"]["refuted"] == payload["power"]["total"] == 14
+    assert payload["verdicts"] == {"holds": 4, "fails": 1, "inconclusive": 1}
 
 
 def test_report_bad_claims_file_is_exit_2(tmp_path, capsys):

@@ -86,6 +86,7 @@ class Evidence:
     seed: int | None = None  # replicate index of a stochastic claim (child `seed` of its SeedSequence)
     group: str = ""  # registry group (thm34, thm35, linear, thm44, concentration, variants)
     sharper: str = ""  # the project's sharper statement, where it has one
+    key: str = ""  # registry key <group>.<name> of the claim this record is a case of
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:

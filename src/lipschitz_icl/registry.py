@@ -38,6 +38,7 @@ a stream.  Ids carry every varying parameter and ``/seed{k}``: unique across a p
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import importlib
 import itertools
@@ -57,7 +58,8 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["PROFILES", "ClaimSpec", "ClaimCase", "RegistryError", "load", "groups", "specs", "cases", "find"]
+__all__ = ["PROFILES", "ClaimSpec", "ClaimCase", "RegistryError", "Section", "load", "groups", "specs", "cases",
+           "find", "sections", "section_of"]
 
 PROFILES = ("default", "full")
 GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the paper's order; others follow
@@ -165,6 +167,7 @@ class ClaimCase:
         evidence.margin_source = spec.margin_source
         evidence.sharper = evidence.sharper or spec.sharper
         evidence.group = spec.group
+        evidence.key = spec.key
         evidence.seed = self.seed
         evidence.seconds = evidence.seconds or seconds
         if spec.status == "exploratory":
@@ -236,7 +239,8 @@ def load() -> tuple[ClaimSpec, ...]:
     """Every claim of every ``claims/*.toml``, validated; keys and ids unique in each profile."""
     out = []
     rank = {name: i for i, name in enumerate(GROUP_ORDER)}
-    for path in sorted(REGISTRY_DIR.glob("*.toml"), key=lambda p: (rank.get(p.stem, len(rank)), p.stem)):
+    paths = [p for p in REGISTRY_DIR.glob("*.toml") if not p.name.startswith("_")]
+    for path in sorted(paths, key=lambda p: (rank.get(p.stem, len(rank)), p.stem)):
         out.extend(_load_file(path))
     keys = [s.key for s in out]
     if len(set(keys)) != len(keys):
@@ -247,6 +251,41 @@ def load() -> tuple[ClaimSpec, ...]:
             raise RegistryError(f"duplicate claim ids in profile {profile}: "
                                 f"{sorted({i for i in ids if ids.count(i) > 1})[:5]}")
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section of the report (``claims/_sections.toml``): the claims whose keys match ``members``
+    (shell patterns), with the paper's statement and the project's sharper result in one line each."""
+
+    name: str
+    paper_ref: str
+    statement: str
+    sharper: str
+    members: tuple
+
+    def contains(self, key: str) -> bool:
+        return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.members)
+
+
+@lru_cache(maxsize=1)
+def sections() -> tuple[Section, ...]:
+    """The report's sections in order (``claims/_sections.toml``); the user variants section last."""
+    with (REGISTRY_DIR / "_sections.toml").open("rb") as handle:
+        data = tomllib.load(handle)
+    out = []
+    for raw in data.get("section", []):
+        missing = [f for f in ("name", "paper_ref", "statement", "members") if not raw.get(f)]
+        if missing:
+            raise RegistryError(f"_sections.toml: section {raw.get('name', '?')!r} misses {missing}")
+        out.append(Section(raw["name"], raw["paper_ref"], raw["statement"], raw.get("sharper", ""),
+                           tuple(raw["members"])))
+    return tuple(out)
+
+
+def section_of(key: str) -> Section | None:
+    """The first section whose members match the claim ``key`` (``variants.<name>`` for user bounds)."""
+    return next((s for s in sections() if s.contains(key)), None)
 
 
 def groups() -> list[str]:

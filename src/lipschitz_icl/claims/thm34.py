@@ -181,7 +181,11 @@ def isotropy(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: floa
         false_variants=false_variants, rule_name="sign", margin="0 (every Delta L interval above zero)",
         resolution=res.to_dict(),
         extra={"decision": "; ".join(f"{nm}: {dec.verdict}" for nm, dec in zip(names, decisions)),
-               "anisotropic_resolution": res_a.to_dict(), "w_star": w})
+               "anisotropic_resolution": res_a.to_dict(), "w_star": w},
+        figure={"kind": "scatter", "x": list(range(1, len(diffs) + 1)), "y": [e.value for e in diffs],
+                "y_low": [q.ci_low for q in quantities], "y_high": [q.ci_high for q in quantities],
+                "xlabel": f"probe (1-{directions}: +D, {directions + 1}-{2 * directions}: -D, then scale up, down)",
+                "ylabel": "Delta L = L(w* I + probe) - L(w* I)"})
 
 
 def trained_isotropy(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float = 1.0,
@@ -260,13 +264,14 @@ def monotonicity(task: str, d: int, *, n0: int = 1000, L0: float = 1.0, sigma0: 
     """
     start = time.perf_counter()
     alpha, _ = law.window_law(task, d)
-    decisions, quantities, variants, resolutions = [], [], [], []
+    decisions, quantities, variants, resolutions, series = [], [], [], [], []
     for name, sgn, elasticity, make in (
             ("L", +1, 2 * alpha, lambda f: (n0, L0 * f, sigma0)),
             ("n", +1, alpha, lambda f: (int(round(n0 * f)), L0, sigma0)),
             ("sigma", -1, -2 * alpha, lambda f: (n0, L0, sigma0 * f))):
         results = [wstar(make_problem(task, d, *make(f)), "exact") for f in factors]
         steps = _elasticities(factors, results)
+        series.append({"label": name, "x": list(factors), "y": [r.w_star.value / results[1].w_star.value for r in results]})
 
         def rule(shift, steps=steps, sgn=sgn, to_boundary=False):
             """sign rule on every step, each moved by ``shift`` toward the wrong side (first to elasticity
@@ -298,7 +303,9 @@ def monotonicity(task: str, d: int, *, n0: int = 1000, L0: float = 1.0, sigma0: 
         quantities=quantities, verdict=decision.combine(decisions), seconds=time.perf_counter() - start,
         false_variants=variants, rule_name="sign", margin="0 (each elasticity interval on its predicted side)",
         resolution=worst.to_dict(), extra={"decision": "; ".join(d.detail for d in decisions),
-                                           "resolutions": [r.to_dict() for r in resolutions]})
+                                           "resolutions": [r.to_dict() for r in resolutions]},
+        figure={"kind": "loglog", "series": series, "xlabel": "factor on L, n or sigma",
+                "ylabel": "w* / w* at the base point"})
 
 
 # ----------------------------------------------------------------------------- the w* law
@@ -404,9 +411,11 @@ def window_scaling(task: str, d: int, *, n_grid=(1e2, 1e4, 1e6, 1e8, 1e10, 1e12,
         quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
         false_variants=false_variants, rule_name="asymptotic", margin=f"+-{LAW_MARGIN:g} on w*/law - 1",
         resolution=res.to_dict())
-    evidence.figure = {"kind": "loglog", "x": rho.tolist(), "y": ws.tolist(),
-                       "theory_y": (C * rho**alpha).tolist(), "xlabel": "n L^2 / sigma^2", "ylabel": "w*"}
-    evidence.extra = {"decision": main.detail, "rho": rho.tolist(), "w_star": ws.tolist(),
+    evidence.figure = {"kind": "semilogx", "x": rho.tolist(), "y": (ws / (C * rho**alpha)).tolist(),
+                       "theory_y": [1 + k * (C * r**alpha) ** (-q) for r in rho],
+                       "xlabel": "n L^2 / sigma^2", "ylabel": "w* / (C rho^alpha) (dashed: 1 + k w0^-q)"}
+    evidence.extra = {"decision": main.detail, "derived": {"alpha": alpha, "C": C}, "rho": rho.tolist(),
+                      "w_star": ws.tolist(),
                       "ratio": (ws / (C * rho**alpha)).tolist(),
                       "next_order": [k * (C * r**alpha) ** (-q) for r in rho], "n_grid": list(grid),
                       "constant_resolution": res_c.to_dict(), "slope": slope}
@@ -516,4 +525,9 @@ def bias_noise_powers(task: str, d: int, *, w_grid=(1e3, 1e4, 1e5, 1e6), n_large
         quantities=quantities, verdict=decision.combine(all_decisions), seconds=time.perf_counter() - start,
         false_variants=false_variants, rule_name="asymptotic", margin=f"+-{POWER_MARGIN:g} on each power",
         resolution=res.to_dict(),
-        extra={"decision": "; ".join(x.detail for x in all_decisions), "noise_resolution": res_n.to_dict()})
+        extra={"decision": "; ".join(x.detail for x in all_decisions), "noise_resolution": res_n.to_dict(),
+               "derived": {"p": -p_pow, "b": b_const, "beta": beta, "c_R": c_R}},
+        figure=[{"kind": "loglog", "x": w.tolist(), "y": bias.tolist(), "theory_y": (b_const * L**2 * w**p_pow).tolist(),
+                 "xlabel": "w", "ylabel": "large-n bias part (dashed: b L^2 w^-p)"},
+                {"kind": "loglog", "x": w.tolist(), "y": R.tolist(), "theory_y": (c_R * w**beta).tolist(),
+                 "xlabel": "w", "ylabel": "n E sum p_i^2 (dashed: c_R w^beta)"}])

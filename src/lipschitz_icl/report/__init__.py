@@ -3,16 +3,17 @@
 ``build_report(claims_path, out_dir)`` renders ``report.tex`` from the Jinja2 template
 ``templates/report.tex.j2`` (LaTeX-safe delimiters ``\\VAR{...}``, ``\\BLOCK{...}``; every printed
 string is escaped unless it is already :class:`~lipschitz_icl.report.latex.Latex`), writes the figures
-(:mod:`lipschitz_icl.report.figures`) into ``out_dir/figures/`` and, when ``latexmk`` is on ``PATH``,
-compiles ``report.pdf``.  The report holds:
+(:mod:`lipschitz_icl.report.figures`, :mod:`lipschitz_icl.paperfigs`) into ``out_dir/figures/`` and,
+when ``latexmk`` is on ``PATH``, compiles ``report.pdf``.  The report holds, in the order a referee
+reads it (structure: :mod:`lipschitz_icl.report.sections`, sections from ``claims/_sections.toml``):
 
-* a summary (verdict counts, false variants refuted in total);
-* one table of every compared number: theory, measured with its uncertainty (``siunitx``
-  ``\\num{1.234(5)}``), ratio measured/theory (with the interval's uncertainty), verdict;
-* the power table (:func:`power_summary`): false variants refuted per claim and in total;
-* a section per claim: statement, paper reference, decision rule, verdict, its further numbers
-  (``extra``), its quantities, its false variants and its figures (measured against theory with intervals; plus any ``figure`` data a gate
-  attached to its record).
+* a summary: one row per claim group with the paper's statement, the confirmatory verdict counts,
+  the exploratory ones apart, the project's sharper result (with the derived constants the records
+  carry) and the resolutions;
+* one section per group: its claims (status, rule, margin and its source, cases, verdicts,
+  resolution, near misses refuted) and its figures, each with one quantity per axis: the cases of a
+  claim that share their axes overlaid, and the paper's figures from the ``figures`` gates;
+* an appendix with every case (verdict, resolution, near misses) and the compared numbers.
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ from pathlib import Path
 
 from ..evidence import VERDICTS
 from ..validation import ParameterError
-from .figures import FigureDataError, data_figure, quantities_figure
+from .figures import FigureDataError, data_figure
 from .latex import Latex, as_float, breakable, escape, num
+from .sections import Claim, SectionView, build_sections, near_misses, resolution_text, verdict_counts
 from .schema import MAX_FILE_BYTES, reject_constant, validate_claims
+
+MAX_SERIES = 8  # cases drawn in one overlaid figure
 
 __all__ = ["build_report", "load_claims", "power_summary", "render_tex", "ReportResult", "LATEXMK_TIMEOUT"]
 
@@ -102,34 +106,11 @@ def power_summary(claims: list[dict]) -> dict:
             "claims_without_false_variants": [r["claim_id"] for r in rows if r["total"] == 0]}
 
 
-def _ratio_cell(q: dict) -> Latex:
-    theory, lo, hi = as_float(q.get("theory")), as_float(q.get("ci_low")), as_float(q.get("ci_high"))
-    ratio = as_float(q.get("ratio"))
-    if ratio is None:
-        measured = as_float(q.get("measured"))
-        if measured is None or not theory:
-            return Latex("--")
-        ratio = measured / theory
-    if theory and theory > 0 and lo is not None and hi is not None:
-        return num(ratio, lo / theory, hi / theory)
-    return num(ratio)
-
-
 def _quantity_row(claim_id: str, q: dict) -> dict:
     return {"claim_id": breakable(claim_id), "name": escape(q.get("name", "")),
             "theory": num(q.get("theory")),
             "measured": num(q.get("measured"), q.get("ci_low"), q.get("ci_high")),
-            "ratio": _ratio_cell(q), "verdict": escape(q.get("verdict") or "--")}
-
-
-def _extra_value(value) -> Latex:
-    """A further number of a record: a number via ``num``, a list of numbers to 4 significant digits,
-    anything else as its JSON text (escaped)."""
-    if as_float(value) is not None:
-        return num(value)
-    if isinstance(value, list) and value and all(as_float(v) is not None for v in value):
-        return escape(", ".join(f"{as_float(v):.4g}" for v in value))
-    return escape(json.dumps(value))
+            "verdict": escape(q.get("verdict") or "--")}
 
 
 def _slug(claim_id: str) -> str:
@@ -137,30 +118,128 @@ def _slug(claim_id: str) -> str:
     return f"{base}-{hashlib.sha256(claim_id.encode()).hexdigest()[:8]}"
 
 
-def _figures(record: dict, fig_dir: Path, notes: list[str]) -> tuple[list[dict], list[str], list[Path]]:
-    slug = _slug(record["claim_id"])
-    figures, figure_notes, paths = [], [], []
-    path = fig_dir / f"{slug}-quantities.pdf"
-    if quantities_figure(record, path):
-        paths.append(path)
-        figures.append({"file": Latex(f"figures/{path.name}"),
-                        "caption": escape(f"{record['claim_id']}: measured (with interval) against theory "
-                                          "for each compared quantity.")})
-    specs = record.get("figure")
-    specs = [] if specs is None else (specs if isinstance(specs, list) else [specs])
-    for i, spec in enumerate(specs):
-        path = fig_dir / f"{slug}-data{i + 1}.pdf"
+def _case_label(claim: Claim, record: dict) -> str:
+    """The part of a case's id that tells it from the claim's other cases (e.g. ``relu/d3``)."""
+    parts = str(record["claim_id"]).split("/")
+    return "/".join(p for p in parts[2:] if not p.startswith("seed")) or parts[-1]
+
+
+def _first_seed(claim: Claim) -> list:
+    return [r for r in claim.records if r.get("seed") in (None, 0)] or claim.records[:1]
+
+
+def _specs(record: dict) -> list:
+    spec = record.get("figure")
+    return [] if spec is None else (spec if isinstance(spec, list) else [spec])
+
+
+def _paper_figures(claim: Claim, fig_dir: Path, notes: list) -> tuple[list, list]:
+    """The paper's figures a ``figures`` gate attached (``figure['name']`` in
+    :data:`lipschitz_icl.paperfigs.RENDERERS`), rendered as PDF and PNG."""
+    from .. import paperfigs
+
+    figures, paths = [], []
+    for record in _first_seed(claim):
+        for spec in _specs(record):
+            if not (isinstance(spec, dict) and spec.get("name") in paperfigs.RENDERERS):
+                continue
+            stem = _slug(f"{record['claim_id']}-{spec['name']}")
+            try:
+                files = paperfigs.write(paperfigs.render(spec), fig_dir, stem)
+            except (KeyError, TypeError, ValueError) as exc:
+                notes.append(f"figure {spec['name']} of {record['claim_id']}: {exc}")
+                continue
+            pdf = next(Path(f) for f in files if str(f).endswith(".pdf"))
+            paths.extend(Path(f) for f in files)
+            figures.append({"file": Latex(f"figures/{pdf.name}"), "wide": True,
+                            "caption": escape(f"{record['claim_id']} ({record['verdict']}). "
+                                              f"{paperfigs.caption(spec)}")})
+    return figures, paths
+
+
+def _overlay_specs(claim: Claim) -> list[tuple[tuple, list]]:
+    """The single-quantity figure data of the claim's cases (first seed), grouped by axes
+    ``(kind, xlabel, ylabel)``: one series per case (a case's own series keep their labels)."""
+    groups: dict[tuple, list] = {}
+    for record in _first_seed(claim):
+        label = _case_label(claim, record)
+        for spec in _specs(record):
+            if not isinstance(spec, dict) or "name" in spec:
+                continue
+            axes = (spec.get("kind", "line"), str(spec.get("xlabel", "")), str(spec.get("ylabel", "")))
+            inner = spec.get("series") if isinstance(spec.get("series"), list) else [spec]
+            for s in inner:
+                if isinstance(s, dict):
+                    sub = s.get("label")
+                    groups.setdefault(axes, []).append({**s, "label": f"{label} {sub}" if sub and s is not spec
+                                                        else label})
+    return list(groups.items())
+
+
+def _claim_figures(claim: Claim, fig_dir: Path, notes: list) -> tuple[list, list]:
+    """One figure per set of axes of the claim: the cases' series overlaid (at most
+    :data:`MAX_SERIES`), or the paper's figures the claim carries."""
+    figures, paths = _paper_figures(claim, fig_dir, notes)
+    for i, ((kind, xlabel, ylabel), series) in enumerate(_overlay_specs(claim)):
+        shown = series[:MAX_SERIES]
+        path = fig_dir / f"{_slug(claim.key)}-{i + 1}.pdf"
+        spec = {"kind": kind, "xlabel": xlabel, "ylabel": ylabel, "series": shown, "title": claim.key}
         try:
-            data_figure(spec, path, title=record["claim_id"])
+            data_figure(spec, path, title=claim.key)
         except FigureDataError as exc:
-            message = f"figure {i + 1} of {record['claim_id']}: {exc}"
-            figure_notes.append(escape(message))
-            notes.append(message)
+            notes.append(f"figure {i + 1} of {claim.key}: {exc}")
             continue
         paths.append(path)
-        caption = spec.get("caption") or spec.get("title") or f"{record['claim_id']}: figure data of the gate."
-        figures.append({"file": Latex(f"figures/{path.name}"), "caption": escape(caption)})
-    return figures, figure_notes, paths
+        more = f" ({len(series) - len(shown)} further cases not drawn)" if len(series) > len(shown) else ""
+        figures.append({"file": Latex(f"figures/{path.name}"), "wide": False,
+                        "caption": escape(f"{claim.key}: {ylabel} against {xlabel}, one series per case{more} "
+                                          "(dashed: theory or bound).")})
+    return figures, paths
+
+
+def _derived_text(claim: Claim) -> str:
+    """The derived constants the claim's records carry (``extra['derived']``), case by case."""
+    parts = []
+    for record in _first_seed(claim):
+        derived = (record.get("extra") or {}).get("derived")
+        if isinstance(derived, dict) and derived:
+            values = ", ".join(f"{k} {as_float(v):.4g}" for k, v in derived.items() if as_float(v) is not None)
+            parts.append(f"{_case_label(claim, record)}: {values}")
+    return "; ".join(parts)
+
+
+def _claim_row(claim: Claim) -> dict:
+    conf = verdict_counts(claim.records, claim.status)
+    refuted, total = near_misses(claim.records)
+    return {"name": escape(claim.name), "status": escape(claim.status), "rule": escape(claim.rule),
+            "margin": escape(claim.margin), "margin_source": escape(claim.margin_source),
+            "cases": len(claim.records), "holds": conf["holds"], "fails": conf["fails"],
+            "inconclusive": conf["inconclusive"], "resolution": escape(resolution_text(claim.records)),
+            "near_misses": escape(f"{refuted}/{total}"),
+            "reason": escape((claim.records[0].get("extra") or {}).get("exploratory_reason", ""))}
+
+
+def _summary_row(view: SectionView) -> dict:
+    conf = verdict_counts(view.records, "confirmatory")
+    expl = verdict_counts(view.records, "exploratory")
+    n_expl = sum(expl.values())
+    derived = "; ".join(t for t in (_derived_text(c) for c in view.claims) if t)
+    resolutions = "; ".join(f"{c.name} {resolution_text(c.records, with_parameter=False)}" for c in view.claims
+                            if c.status == "confirmatory")
+    return {"name": escape(view.name), "statement": escape(view.statement), "holds": conf["holds"],
+            "fails": conf["fails"], "inconclusive": conf["inconclusive"],
+            "exploratory": escape(f"{n_expl} ({expl['holds']} hold)" if n_expl else "--"),
+            "sharper": escape(view.sharper + (f" [derived: {derived}]" if derived else "") or "--"),
+            "resolution": escape(resolutions or "--")}
+
+
+def _case_row(record: dict) -> dict:
+    refuted, total = near_misses([record])
+    seconds = as_float(record.get("seconds"))
+    return {"claim_id": breakable(record["claim_id"]), "verdict": escape(record["verdict"]),
+            "status": escape("expl." if record.get("status") == "exploratory" else ""),
+            "resolution": escape(resolution_text([record])), "near_misses": escape(f"{refuted}/{total}"),
+            "seconds": escape(f"{seconds:.1f}" if seconds is not None else "--")}
 
 
 def render_tex(data: dict, out_dir, source: str = "claims.json") -> tuple[str, list[Path], list[str], dict]:
@@ -177,37 +256,24 @@ def render_tex(data: dict, out_dir, source: str = "claims.json") -> tuple[str, l
     power = power_summary(claims)
     notes: list[str] = []
     figure_paths: list[Path] = []
-    table_rows, sections = [], []
-    for record, prow in zip(claims, power["rows"]):
-        rows = [_quantity_row(record["claim_id"], q) for q in record.get("quantities", []) if isinstance(q, dict)]
-        table_rows.extend(rows)
-        figures, figure_notes, paths = _figures(record, fig_dir, notes)
-        figure_paths.extend(paths)
-        if prow["total"] == 0:
-            power_text = "none kept (the gate's power is not shown)"
-        else:
-            power_text = f"{prow['refuted']} of {prow['total']} refuted"
-            if prow["unrefuted"]:
-                power_text += "; not refuted: " + ", ".join(prow["unrefuted"])
-        seconds = as_float(record.get("seconds"))
-        sections.append({
-            "claim_id": escape(record["claim_id"]), "paper_ref": escape(record.get("paper_ref", "")),
-            "statement": escape(record.get("statement", "")), "rule": escape(record.get("rule", "")),
-            "verdict": escape(record["verdict"]), "seconds": escape(f"{seconds:.2f}" if seconds is not None else "--"),
-            "test": escape(record.get("test", "")), "power_text": escape(power_text),
-            "quantities": [{k: v for k, v in r.items() if k != "claim_id"} for r in rows],
-            "false_variants": [{"name": escape(v.get("name", "")), "verdict": escape(v.get("verdict", "")),
-                                "detail": escape(v.get("detail", ""))}
-                               for v in record.get("false_variants", []) if isinstance(v, dict)],
-            "figures": figures, "figure_notes": figure_notes,
-            "extra": [{"key": escape(k), "value": _extra_value(v)}
-                      for k, v in (record.get("extra") or {}).items()] if isinstance(record.get("extra"), dict) else [],
-        })
-    power_rows = [{"claim_id": breakable(r["claim_id"]), "refuted": r["refuted"], "total": r["total"],
-                   "unrefuted_text": escape(", ".join(r["unrefuted"]) if r["unrefuted"]
-                                            else ("--" if r["total"] else "none kept"))}
-                  for r in power["rows"]]
-    counts = {v: sum(r["verdict"] == v for r in claims) for v in VERDICTS}
+    views = build_sections(claims)
+    sections = []
+    for view in views:
+        figures = []
+        for claim in view.claims:
+            found, paths = _claim_figures(claim, fig_dir, notes)
+            figures.extend(found)
+            figure_paths.extend(paths)
+        sections.append({"name": escape(view.name), "paper_ref": escape(view.paper_ref),
+                         "statement": escape(view.statement), "sharper": escape(view.sharper),
+                         "claims": [_claim_row(c) for c in view.claims], "figures": figures,
+                         "appendix": [{"key": escape(c.key), "statement": escape(c.records[0].get("statement", "")),
+                                       "cases": [_case_row(r) for r in c.records],
+                                       "quantities": [_quantity_row(r["claim_id"], q) for r in _first_seed(c)
+                                                      for q in r.get("quantities", []) if isinstance(q, dict)]}
+                                      for c in view.claims]})
+    conf = verdict_counts(claims, "confirmatory")
+    expl = verdict_counts(claims, "exploratory")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("lipschitz_icl.report", "templates"),
         block_start_string=r"\BLOCK{", block_end_string="}",
@@ -219,8 +285,9 @@ def render_tex(data: dict, out_dir, source: str = "claims.json") -> tuple[str, l
     )
     tex = env.get_template("report.tex.j2").render(
         title="lipschitz-icl: claims of Softmax Attention Adapts to Function Lipschitzness",
-        profile=str(data.get("profile", "?")), source=source, n_claims=len(claims), counts=counts,
-        power={**power, "rows": power_rows}, table_rows=table_rows, claims=sections)
+        profile=str(data.get("profile", "?")), source=source, n_claims=len(claims), confirmatory=conf,
+        exploratory=expl, n_exploratory=sum(expl.values()), power=power,
+        summary=[_summary_row(v) for v in views], sections=sections, notes=[escape(n) for n in notes])
     return tex, figure_paths, notes, power
 
 

@@ -1,11 +1,7 @@
 """Figures of the report (vector PDF via matplotlib; Agg canvas, no display needed).
 
-Two kinds of figure:
-
-* :func:`quantities_figure`: for one claim, every quantity of its claims.json record with a measured
-  value, drawn as the measured value with its interval (error bar) against the theory value (open
-  marker); a log axis when all values are positive and span more than two decades.
-* :func:`data_figure`: a figure a gate attached to its record (the optional ``figure`` field), a dict
+:func:`data_figure` draws figure data a gate attached to its record (the optional ``figure`` field;
+the report overlays the cases of one claim that share their axes), a dict
 
       {"kind": "line" | "scatter" | "loglog" | "semilogx" | "semilogy",
        "x": [...], "y": [...],                      # required, same length
@@ -22,14 +18,12 @@ backend is touched) and written without a creation date, so the same data give t
 
 from __future__ import annotations
 
-import math
-
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .latex import as_float
 
-__all__ = ["FigureDataError", "quantities_figure", "data_figure", "FIGURE_KINDS"]
+__all__ = ["FigureDataError", "data_figure", "FIGURE_KINDS"]
 
 FIGURE_KINDS = ("line", "scatter", "loglog", "semilogx", "semilogy")
 _PDF_METADATA = {"CreationDate": None, "Creator": "lipschitz-icl report", "Producer": None}
@@ -48,45 +42,6 @@ def _new_figure(width=5.0, height=3.2):
 def _save(fig, path) -> None:
     fig.tight_layout()
     fig.savefig(path, format="pdf", metadata=_PDF_METADATA)
-
-
-def quantities_figure(record: dict, path) -> bool:
-    """Measured (with interval) against theory for each quantity of ``record``; False if none has a
-    finite measured value (no file written)."""
-    rows = []
-    for q in record.get("quantities", []):
-        measured = as_float(q.get("measured"))
-        if measured is None or not math.isfinite(measured):
-            continue
-        theory = as_float(q.get("theory"))
-        lo, hi = as_float(q.get("ci_low")), as_float(q.get("ci_high"))
-        rows.append((str(q.get("name", "")), measured, lo, hi, theory))
-    if not rows:
-        return False
-    fig, ax = _new_figure(width=max(5.0, min(9.0, 0.35 * len(rows) + 3.0)))
-    xs = list(range(len(rows)))
-    for x, (name, m, lo, hi, th) in zip(xs, rows):
-        if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
-            ax.errorbar([x], [m], yerr=[[max(m - lo, 0.0)], [max(hi - m, 0.0)]], fmt="o", color="C0",
-                        capsize=3, label="measured (interval)" if x == 0 else None)
-        else:
-            ax.plot([x], [m], "o", color="C0", label="measured" if x == 0 else None)
-    theory_pts = [(x, r[4]) for x, r in zip(xs, rows) if r[4] is not None and math.isfinite(r[4])]
-    if theory_pts:
-        ax.plot([p[0] for p in theory_pts], [p[1] for p in theory_pts], "s", mfc="none", color="C3",
-                label="theory / bound")
-    values = [r[1] for r in rows] + [p[1] for p in theory_pts]
-    if all(v > 0 for v in values) and max(values) / min(values) > 100:
-        ax.set_yscale("log")
-    ax.set_xticks(xs)
-    labels = [r[0] if len(r[0]) <= 28 else r[0][:26] + "..." for r in rows]
-    ax.set_xticklabels(labels, rotation=60 if len(rows) > 3 else 0, ha="right" if len(rows) > 3 else "center",
-                       fontsize=6 if len(rows) > 8 else 8)
-    ax.set_ylabel("value")
-    ax.set_title(str(record.get("claim_id", "")), fontsize=9)
-    ax.legend(fontsize=7)
-    _save(fig, path)
-    return True
 
 
 def _vector(spec: dict, key: str, length: int | None, required: bool):
