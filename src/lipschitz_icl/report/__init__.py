@@ -128,6 +128,18 @@ def _first_seed(claim: Claim) -> list:
     return [r for r in claim.records if r.get("seed") in (None, 0)] or claim.records[:1]
 
 
+def _pairs(items: list) -> list[list]:
+    """``items`` two by two (the last alone when odd): figures set side by side."""
+    return [items[i:i + 2] for i in range(0, len(items), 2)]
+
+
+def _shown_cases(claim: Claim) -> list:
+    """The cases whose compared numbers the appendix prints: the claim's first case, and every case
+    that does not hold."""
+    first = claim.records[0]
+    return [first] + [r for r in claim.records[1:] if r.get("verdict") != "holds"]
+
+
 def _specs(record: dict) -> list:
     spec = record.get("figure")
     return [] if spec is None else (spec if isinstance(spec, list) else [spec])
@@ -266,10 +278,12 @@ def render_tex(data: dict, out_dir, source: str = "claims.json") -> tuple[str, l
             figure_paths.extend(paths)
         sections.append({"name": escape(view.name), "paper_ref": escape(view.paper_ref),
                          "statement": escape(view.statement), "sharper": escape(view.sharper),
-                         "claims": [_claim_row(c) for c in view.claims], "figures": figures,
+                         "claims": [_claim_row(c) for c in view.claims],
+                         "wide_figures": [f for f in figures if f["wide"]],
+                         "figure_pairs": _pairs([f for f in figures if not f["wide"]]),
                          "appendix": [{"key": escape(c.key), "statement": escape(c.records[0].get("statement", "")),
                                        "cases": [_case_row(r) for r in c.records],
-                                       "quantities": [_quantity_row(r["claim_id"], q) for r in _first_seed(c)
+                                       "quantities": [_quantity_row(r["claim_id"], q) for r in _shown_cases(c)
                                                       for q in r.get("quantities", []) if isinstance(q, dict)]}
                                       for c in view.claims]})
     conf = verdict_counts(claims, "confirmatory")
