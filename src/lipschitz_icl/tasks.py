@@ -1,4 +1,4 @@
-"""Task classes of ``CLAIMS.md`` section 2: samplers, Lipschitz constants, exact task moments.
+"""Task classes (the canonical distributions below): samplers, Lipschitz constants, exact task moments.
 
 Every class has the form ``f(x) = theta . phi_u(x) + b``: a random *direction* ``u`` (or ``a``), a
 feature map ``phi_u``, coefficients ``theta`` with ``E[theta] = 0`` and ``E[theta theta^T] = v I``,

@@ -1,7 +1,7 @@
 """The NumPy trainer: online pretraining of one attention layer on the ICL loss, analytic gradients.
 
 Every step draws a fresh batch of ``B`` prompts from the problem (``problem.sample_prompts``), computes
-the ICL loss of ``CLAIMS.md`` section 1 on it,
+the ICL loss (README "Conventions") on it,
 
     loss = (1/B) sum_b (yhat_b - f_b(q_b))^2          (target: the noiseless label at the query),
 

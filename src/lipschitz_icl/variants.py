@@ -1,6 +1,6 @@
 """User bound variants: a claim stated in a TOML file, checked over a parameter grid.
 
-A *bound variant* (CLAIMS.md section 4) says ``quantity  <relation>  bound(params)`` at every point of
+A *bound variant* (the section "User bound variants" of the report; README "Bound variants") says ``quantity  <relation>  bound(params)`` at every point of
 a grid.  The file is untrusted input: its bound is read by the tokenizer and recursive-descent parser
 of this module into a small syntax tree over a whitelist (numbers, the allowed variable and constant
 names, ``+ - * / **``, parentheses and the functions :data:`FUNCTIONS`), from which the SymPy
