@@ -185,8 +185,6 @@ class VariantItem(pytest.Item):
 
         result = self.result
         evidence = variant_evidence(result)
-        evidence.group = "variants"  # a user's bound: its power is its tightest constant, not false variants
-        evidence.key = f"variants.{self.variant.name}"
         c = result.counterexample
         if c is not None:
             where = ", ".join(f"{k}={v:g}" for k, v in c.params.items())

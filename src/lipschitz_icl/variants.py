@@ -75,7 +75,8 @@ from pathlib import Path
 import mpmath
 import sympy as sp
 
-from .evidence import Evidence, Quantity, combine_verdicts
+from . import decision
+from .evidence import Evidence, Quantity
 from .problem import L_RANGE, SIGMA_MAX
 from .validation import ParameterError, check_int, check_real
 
@@ -768,12 +769,6 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
     return part.value, lo, hi
 
 
-def _point_verdict(relation: str, lo: float, hi: float, bound: float) -> str:
-    if relation == "<=":
-        return "holds" if hi <= bound else ("fails" if lo > bound else "inconclusive")
-    return "holds" if lo >= bound else ("fails" if hi < bound else "inconclusive")
-
-
 class _Progress:
     """``name: i/m grid points`` on stderr, redrawn in place, only when stderr is a terminal."""
 
@@ -817,7 +812,7 @@ def evaluate_variant(variant: Variant, *, progress_stream=None) -> VariantResult
                 raise VariantFileError(variant.path, variant.lines.get("grid", 1),
                                        f"cannot be evaluated at {_fmt_params(params)}: {exc}") from None
             bound = float(bound_mp)
-            verdict = _point_verdict(variant.relation, lo, hi, bound)
+            verdict = decision.one_sided(lo, hi, bound, variant.relation).verdict
             margin = bound - value if variant.relation == "<=" else value - bound
             relative = margin / abs(bound) if bound != 0 else (math.copysign(math.inf, margin) if margin else 0.0)
             results.append(PointResult(params, value, lo, hi, bound, verdict, margin, relative))
@@ -831,7 +826,7 @@ def evaluate_variant(variant: Variant, *, progress_stream=None) -> VariantResult
             progress.update(i + 1)
     finally:
         progress.close()
-    verdict = combine_verdicts(r.verdict for r in results)
+    verdict = decision.combine(r.verdict for r in results)
     failing = [r for r in results if r.verdict == "fails"]
     counterexample = min(failing, key=lambda r: r.relative_margin) if failing else None
     notes = []
@@ -869,4 +864,5 @@ def variant_evidence(result: VariantResult) -> Evidence:
         quantities.append(Quantity(f"tightest {t['name']} ({t['kind']} over the grid)", t["stated"], t["value"],
                                    t["ci_low"], t["ci_high"], None, f"attained at {_fmt_params(t['at'])}"))
     return Evidence(f"variant:{v.name}", v.paper_ref, v.statement, rule, quantities, result.verdict,
-                    result.seconds)
+                    result.seconds, rule_name="one-sided", margin=f"none: measured {v.relation} bound",
+                    margin_source="the user's bound, stated in its file", group="variants", key=f"variants.{v.name}")
