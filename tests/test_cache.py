@@ -10,16 +10,6 @@ from lipschitz_icl import cache, make_problem
 from lipschitz_icl import optimum
 
 
-@pytest.fixture
-def cache_root(tmp_path, monkeypatch):
-    root = tmp_path / "cache"
-    monkeypatch.setenv(cache.ENV_VAR, str(root))
-    previous = cache.enabled()
-    cache.set_enabled(True)
-    yield root
-    cache.set_enabled(previous)
-
-
 class Counter:
     def __init__(self, value):
         self.calls = 0

@@ -17,13 +17,8 @@ PROBLEM = make_problem("affine", 3, 200, 1.0, 0.5)
 
 
 @pytest.fixture
-def root(tmp_path, monkeypatch):
-    root = tmp_path / "cache"
-    monkeypatch.setenv(cache.ENV_VAR, str(root))
-    previous = cache.enabled()
-    cache.set_enabled(True)
-    yield root
-    cache.set_enabled(previous)
+def root(cache_root):
+    return cache_root
 
 
 def _entry(root, namespace="wstar"):
