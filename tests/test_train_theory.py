@@ -26,7 +26,8 @@ _runs = independent_runs
 
 
 # ----------------------------------------------------------------------------- isotropy and scale
-SETTINGS = {"affine-d2": ("affine", 2, 20, 101), "relu-d3": ("relu", 3, 30, 202)}
+# affine d = 2 here; relu d = 3 (about 30 s of training) is gated by thm34.trained-isotropy in the full profile
+SETTINGS = {"affine-d2": ("affine", 2, 20, 101)}
 
 
 @pytest.fixture(scope="module", params=sorted(SETTINGS))
