@@ -148,7 +148,12 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0) -> ZonalP
         if degree > MAX_DEGREE:
             raise ParameterError("w", f"small enough for the exact zonal series at n = {n}, d = {d} "
                                  f"(it needs {degree} > {MAX_DEGREE} Gegenbauer terms)", w)
-        a = _coefficients(kernel, degree)
+        probe = _coefficients(kernel, min(degree, 64))
+        above = np.flatnonzero(np.abs(probe) > _rounding_floor(kernel, probe.size - 1))
+        if degree > 64 and above.size and above.max() >= 16:
+            a = _coefficients(kernel, degree)
+        else:                      # fast decay already visible in the first 64 coefficients
+            a, degree = probe, probe.size - 1
         # coefficients below the quadrature's rounding level end the sum: the terms beyond enter the
         # tail T (their per-term deviation from B_inf is bounded below)
         floor = _rounding_floor(kernel, degree)

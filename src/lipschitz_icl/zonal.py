@@ -194,8 +194,16 @@ def _cosine_gap(d: int, L: float, k: float):
 
 
 def builtin_kernel(name: str, d: int, L: float = 1.0, frequency: float = 1.0) -> ZonalKernel:
-    """The kernel of the built-in class ``name`` (table in the module docstring)."""
+    """The kernel of the built-in class ``name`` (table in the module docstring); one object per
+    argument tuple (its Gegenbauer coefficients are cached on it)."""
     d = check_int("d", d, minimum=2)
+    L = check_real("L", L, minimum=0.0, strict_minimum=True)
+    frequency = check_real("frequency", frequency, minimum=0.0, strict_minimum=True, maximum=1e3)
+    return _builtin_kernel(name, d, L, frequency)
+
+
+@lru_cache(maxsize=256)
+def _builtin_kernel(name: str, d: int, L: float, frequency: float) -> ZonalKernel:
     L = check_real("L", L, minimum=0.0, strict_minimum=True)
     t = sp.Symbol("t")
     if name == "affine":
@@ -208,7 +216,7 @@ def builtin_kernel(name: str, d: int, L: float = 1.0, frequency: float = 1.0) ->
         return ZonalKernel("relu", d, L * L / 3.0 * (1.0 / d + 1.0), _relu_gap(d, L),
                            sp.Float(L) ** 2 * (sp.Rational(2, 3) * kappa + sp.Rational(1, 3)))
     if name == "cosine":
-        k = check_real("frequency", frequency, minimum=0.0, strict_minimum=True, maximum=1e3)
+        k = frequency
         nu = sp.Rational(d - 2, 2)
         r = sp.Float(k) * sp.sqrt(2 - 2 * t)
         omega = sp.gamma(sp.Rational(d, 2)) * (2 / r) ** nu * sp.besselj(nu, r)

@@ -14,7 +14,7 @@ HELP = "ICL loss at M = w I with its bias and noise parts"
 
 
 def add_arguments(parser) -> None:
-    add_problem_arguments(parser, TASK_NAMES[:3])
+    add_problem_arguments(parser, TASK_NAMES[:3], zonal=True)
     parser.add_argument("--w", required=True, type=float, help="attention scale w (M = w I), finite")
     parser.add_argument("--method", choices=METHODS, default="averaged",
                         help="averaged (task-averaged Monte Carlo, default), naive, asymptotic, exact")

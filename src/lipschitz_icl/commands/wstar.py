@@ -14,7 +14,7 @@ HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exac
 
 
 def add_arguments(parser) -> None:
-    add_problem_arguments(parser, ROTATION_INVARIANT)
+    add_problem_arguments(parser, ROTATION_INVARIANT, zonal=True)
     parser.add_argument("--method", choices=WSTAR_METHODS, default="mc",
                         help="mc (default; 95%% interval), asymptotic (large n), exact (quadrature)")
     parser.add_argument("--rel-precision", type=float, default=0.005,

@@ -1,0 +1,80 @@
+"""A task class defined by its covariance kernel alone (a zonal task prior), and its problems.
+
+:class:`ZonalTaskClass` carries a :class:`~lipschitz_icl.zonal.ZonalKernel` and answers what the
+loss, ``w*`` and claim machinery ask of a rotation-invariant class (``d``, ``rotation_invariant``,
+``covariance``); a kernel prior defines no sampler, so the methods that draw tasks refuse it with a
+:class:`ParameterError` (use ``exact``, or ``averaged``: the pairwise-kernel Monte Carlo of
+:mod:`lipschitz_icl.pairwise`).  ``L`` is a nominal scale, ``sqrt(3 K(1) d / (d + 1))`` (the ``L`` of
+the affine class with the same ``K(1)``), used only to start the ``w*`` search: the kernel carries the
+scale.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .problem import Problem
+from .validation import ParameterError, check_int, check_real
+from .zonal import ZonalKernel, expression_kernel, parse_task
+
+__all__ = ["ZonalTaskClass", "zonal_problem", "kernel_problem", "mixture_problem"]
+
+
+@dataclass(frozen=True)
+class ZonalTaskClass:
+    """A zonal task prior: ``kernel`` (``E_f[f(x) f(y)] = K(x.y)``) on ``S^(d-1)``."""
+
+    kernel: ZonalKernel
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name if self.kernel.name.startswith("mix:") else f"kernel:{self.kernel.name}"
+
+    @property
+    def d(self) -> int:
+        return self.kernel.d
+
+    @property
+    def L(self) -> float:
+        d = self.kernel.d
+        return math.sqrt(3.0 * self.kernel.k1 * d / (d + 1.0))
+
+    rotation_invariant = True
+    has_intercept = False
+    B = None
+    frequency = 1.0
+
+    @property
+    def rank(self) -> int:
+        return self.kernel.d
+
+    def covariance(self, a, b) -> np.ndarray:
+        """``K(a.b)``."""
+        return self.kernel(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float), axis=-1))
+
+    def _no_sampler(self, *args, **kwargs):
+        raise ParameterError("method", "exact or averaged for a task prior given by its kernel "
+                             "(it defines no sampler of tasks)", self.name)
+
+    sample = features = reduced_features = _no_sampler
+
+
+def zonal_problem(kernel: ZonalKernel, n, sigma) -> Problem:
+    """A :class:`~lipschitz_icl.problem.Problem` for ``kernel``: ``n >= 1``, ``sigma >= 0``."""
+    if not isinstance(kernel, ZonalKernel):
+        raise ParameterError("kernel", "a lipschitz_icl.zonal.ZonalKernel", kernel)
+    return Problem(ZonalTaskClass(kernel), check_int("n", n, minimum=1), check_real("sigma", sigma, minimum=0.0))
+
+
+def kernel_problem(text: str, d: int, n, sigma, constants: dict | None = None) -> Problem:
+    """The problem of the user kernel ``text`` (an expression in ``t``, ``d`` and ``constants``),
+    Schoenberg-checked (:func:`lipschitz_icl.zonal.expression_kernel`)."""
+    return zonal_problem(expression_kernel(text, d, constants), n, sigma)
+
+
+def mixture_problem(task: str, d: int, n, L: float, sigma, frequency: float = 1.0) -> Problem:
+    """The problem of ``mix:NAME=WEIGHT,...`` (:func:`lipschitz_icl.zonal.parse_task`)."""
+    return zonal_problem(parse_task(task, d, L, frequency), n, sigma)
