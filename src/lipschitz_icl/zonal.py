@@ -22,9 +22,9 @@ Schoenberg: ``K`` is a covariance on ``S^(d-1)`` iff ``K(t) = sum_l a_l P_l(t)``
 (Legendre for ``d = 3``, Chebyshev for ``d = 2``).  ``a_l = N(d, l) E_t[K(t) P_l(t)]``, ``t ~ p_d``,
 ``N(d, l)`` the dimension of the degree-``l`` spherical harmonics; computed by composite
 Gauss-Legendre quadrature in the polar angle (the built-in and distance-based kernels are analytic in
-``theta``), resolving every ``P_l`` used.  The check refuses a coefficient below
-``-SCHOENBERG_TOL * K(1)`` (the quadrature's rounding level, a few ``1e-15 K(1) sqrt(N(d, l))``, is far
-below it).
+``theta``), resolving every ``P_l`` used.  The check (degrees ``0 .. 64``) refuses a
+coefficient below ``-max(SCHOENBERG_TOL K(1), r_l)``, ``SCHOENBERG_TOL = 1e-10`` and ``r_l`` the
+quadrature's rounding level (:func:`rounding_floor`, at most ``3e-11 K(1)`` for ``d <= 6``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from .validation import ParameterError, check_int, check_real
 
 __all__ = ["ZonalKernel", "BUILTIN_KERNELS", "SCHOENBERG_TOL", "builtin_kernel", "mixture_kernel",
            "expression_kernel", "callable_kernel", "parse_task", "gegenbauer_table", "harmonic_dimension",
-           "gegenbauer_coefficients", "check_schoenberg"]
+           "gegenbauer_coefficients", "check_schoenberg", "rounding_floor"]
 
 BUILTIN_KERNELS = ("affine", "relu", "cosine")
 SCHOENBERG_TOL = 1e-10         # a_l < -SCHOENBERG_TOL K(1) refutes a kernel
@@ -150,13 +150,22 @@ def _coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
     return out * harmonic_dimension(d, np.arange(degree + 1))
 
 
+def rounding_floor(kernel: ZonalKernel, degree: int) -> np.ndarray:
+    """The rounding level of the computed ``a_l``, ``4e-16 K(1) (l + 1) sqrt(N(d, l))`` for ``l = 0 ..
+    degree`` (measured on the affine kernel, whose ``a_l``, ``l >= 2``, vanish:
+    ``|a_l| <= 5e-17 K(1) (l + 1) sqrt(N(d, l))`` up to ``l = 4096``, ``d = 2, 3``)."""
+    l = np.arange(degree + 1)
+    return 4e-16 * kernel.k1 * (l + 1) * np.sqrt(harmonic_dimension(kernel.d, l))
+
+
 def check_schoenberg(kernel: ZonalKernel, degree: int = SCHOENBERG_DEGREE, tol: float = SCHOENBERG_TOL) -> np.ndarray:
     """The coefficients ``a_0 .. a_degree``; :class:`ParameterError` naming the first ``l`` with
-    ``a_l < -tol K(1)`` (``K`` is then not a covariance on ``S^(d-1)``), or if ``K(1) <= 0``."""
+    ``a_l < -max(tol K(1), r_l)``, ``r_l`` the quadrature's :func:`rounding_floor` (``K`` is then not a
+    covariance on ``S^(d-1)``), or if ``K(1) <= 0``."""
     if not kernel.k1 > 0:
         raise ParameterError("kernel", "a covariance with K(1) > 0", kernel.name)
     a = _coefficients(kernel, degree)
-    bad = np.flatnonzero(a < -tol * kernel.k1)
+    bad = np.flatnonzero(a < -np.maximum(tol * kernel.k1, rounding_floor(kernel, degree)))
     if bad.size:
         l = int(bad[0])
         raise ParameterError("kernel", f"a valid covariance on S^{kernel.d - 1} (Schoenberg: every Gegenbauer "
