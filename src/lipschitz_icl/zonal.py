@@ -226,9 +226,8 @@ def _builtin_kernel(name: str, d: int, L: float, frequency: float) -> ZonalKerne
                            sp.Float(L) ** 2 * (sp.Rational(2, 3) * kappa + sp.Rational(1, 3)))
     if name == "cosine":
         k = frequency
-        nu = sp.Rational(d - 2, 2)
-        r = sp.Float(k) * sp.sqrt(2 - 2 * t)
-        omega = sp.gamma(sp.Rational(d, 2)) * (2 / r) ** nu * sp.besselj(nu, r)
+        # Omega_d(r) = Gamma(d/2) (2/r)^(d/2-1) J_(d/2-1)(r) = 0F1(; d/2; -r^2/4), r^2 = 2 k^2 (1 - t)
+        omega = sp.hyper([], [sp.Rational(d, 2)], -sp.Float(k) ** 2 * (1 - t) / 2)
         return ZonalKernel(f"cosine(k={k:g})", d, L * L / (2.0 * k * k), _cosine_gap(d, L, k),
                            sp.Float(L) ** 2 / (2 * sp.Float(k) ** 2) * omega)
     raise ParameterError("task", "one of " + ", ".join(BUILTIN_KERNELS) + " or mix:NAME=WEIGHT,...", name)
