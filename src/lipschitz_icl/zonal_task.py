@@ -55,6 +55,12 @@ class ZonalTaskClass:
         """``K(a.b)``."""
         return self.kernel(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float), axis=-1))
 
+    def wstar_guess(self, n: int, sigma: float) -> float:
+        """A start for the ``w*`` search (not a result): the minimiser over a log grid of the leading-order
+        model ``2 E_(u~Gamma(m, w))[D(u)] - E_(u~Gamma(m, w/2))[D(u)] + D'(0) m^2/w^2 + sigma^2 c_R w^m/n``
+        (:mod:`derivations.regularity`, evaluated numerically: generalised Gauss-Laguerre in ``w u``)."""
+        return _leading_order_wstar(self.kernel, n, sigma)
+
     def _no_sampler(self, *args, **kwargs):
         raise ParameterError("method", "exact or averaged for a task prior given by its kernel "
                              "(it defines no sampler of tasks)", self.name)
@@ -78,3 +84,19 @@ def kernel_problem(text: str, d: int, n, sigma, constants: dict | None = None) -
 def mixture_problem(task: str, d: int, n, L: float, sigma, frequency: float = 1.0) -> Problem:
     """The problem of ``mix:NAME=WEIGHT,...`` (:func:`lipschitz_icl.zonal.parse_task`)."""
     return zonal_problem(parse_task(task, d, L, frequency), n, sigma)
+
+
+def _leading_order_wstar(kernel: ZonalKernel, n: int, sigma: float) -> float:
+    from scipy import special
+
+    d = kernel.d
+    m = 0.5 * (d - 1)
+    x, g = special.roots_genlaguerre(40, m - 1.0)
+    g = g / special.gamma(m)
+    c_r = math.sqrt(math.pi) / (special.gamma(0.5 * d) * 2.0 ** (d - 2))
+    d1 = float(kernel.gap(np.array([1e-7]))[0]) / 1e-7
+    w = np.exp(np.linspace(math.log(1e-2), math.log(1e8), 201))
+    u = x[None, :] / w[:, None]
+    bias = 2.0 * (kernel.gap(np.minimum(u, 2.0)) @ g) - kernel.gap(np.minimum(2.0 * u, 2.0)) @ g + d1 * m * m / w**2
+    loss = bias + sigma * sigma * c_r * w**m / n
+    return float(w[int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))])
