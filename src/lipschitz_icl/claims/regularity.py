@@ -143,15 +143,23 @@ def window_law(kernel: str, d: int, extended: bool = False) -> Evidence:
     stated accuracy; inconclusive if the loss at ``w*`` did not converge).  Resolution: the exponent shift
     ``delta`` in ``C rho^(alpha + delta)`` the rule refutes; near misses ``alpha +- 2 res`` and
     ``C (1 +- 2 res_C)``."""
-    start = time.perf_counter()
     n_grid = LAW_N_EXTENDED.get(kernel, LAW_N[kernel]) if extended else LAW_N[kernel]
     k, _ = kernel_and_problem(kernel, d, 1)
+    return law_evidence(kernel, k, lambda n: kernel_and_problem(kernel, d, n)[1], n_grid)
+
+
+def law_evidence(label: str, k, problem_of, n_grid) -> Evidence:
+    """The window-law evidence of :func:`window_law` for the kernel ``k`` (``problem_of(n)`` its problem
+    at ``n``, ``sigma = SIGMA``) on ``n_grid``."""
+    start = time.perf_counter()
+    d = k.d
+    kernel = label
     reg = law.regularity_of_kernel(k)
-    results = [wstar(kernel_and_problem(kernel, d, int(n))[1], "exact") for n in n_grid]
+    results = [wstar(problem_of(int(n)), "exact") for n in n_grid]
     rho = np.array([n / SIGMA**2 for n in n_grid])
     ws = np.array([r.w_star.value for r in results])
     acc = [r.w_star.abs_error / r.w_star.value for r in results]
-    at = [exact_loss(kernel_and_problem(kernel, d, int(n))[1], wv) for n, wv in zip(n_grid, ws)]
+    at = [exact_loss(problem_of(int(n)), wv) for n, wv in zip(n_grid, ws)]
     converged = all(a.info.get("converged", False) for a in at) and not any(r.info["at_search_bound"] for r in results)
 
     # beta < 1 with no derived next order: the finite-n part of the bias shifts w* by a relative
@@ -193,4 +201,22 @@ def window_law(kernel: str, d: int, extended: bool = False) -> Evidence:
         false_variants=false_variants, rule_name="asymptotic", margin=f"+-{LAW_MARGIN:g} on w*/law - 1",
         resolution=res.to_dict(), extra={"decision": main.detail, "rho": rho.tolist(), "w_star": ws.tolist(),
                                         "ratio": (ws / (reg.C * rho**reg.alpha)).tolist(),
+                                        "next_order": [p.next_order for p in _law_points(rho, ws, acc, reg)],
+                                        "n_grid": [float(n) for n in n_grid], "regularity": reg,
                                         "constant_resolution": res_c.to_dict(), "slope": slope})
+
+
+SCALING_W0 = (1e3, 1e4, 1e5)   # lipschitz-icl scaling --kernel: n with leading-order w* at these values
+SCALING_N_MAX = 1e14
+
+
+def kernel_scaling(k, problem_of, label: str) -> Evidence:
+    """The window law for any zonal kernel ``k`` (``lipschitz-icl scaling --kernel``): ``n`` chosen so
+    that the derived leading-order ``w0 = C (n/sigma^2)^alpha`` is ``1e3, 1e4, 1e5`` (capped at
+    ``n = 1e14``), ``sigma = SIGMA``; the rule and resolution of :func:`window_law`."""
+    reg = law.regularity_of_kernel(k)
+    grid = sorted({min(SCALING_N_MAX, max(1.0, round(SIGMA**2 * (w0 / reg.C) ** (1 / reg.alpha))))
+                   for w0 in SCALING_W0})
+    if len(grid) < 2:
+        grid = [SCALING_N_MAX / 1e6, SCALING_N_MAX]
+    return law_evidence(label, k, problem_of, grid)
