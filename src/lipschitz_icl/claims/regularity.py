@@ -213,7 +213,8 @@ SCALING_N_MAX = 1e14
 def kernel_scaling(k, problem_of, label: str) -> Evidence:
     """The window law for any zonal kernel ``k`` (``lipschitz-icl scaling --kernel``): ``n`` chosen so
     that the derived leading-order ``w0 = C (n/sigma^2)^alpha`` is ``1e3, 1e4, 1e5`` (capped at
-    ``n = 1e14``), ``sigma = SIGMA``; the rule and resolution of :func:`window_law`."""
+    ``n = 1e14``; no further: past ``w ~ 1e5`` the zonal series of rough kernels stops converging to
+    ``1e-6``), ``sigma = SIGMA``; the rule and resolution of :func:`window_law`."""
     reg = law.regularity_of_kernel(k)
     grid = sorted({min(SCALING_N_MAX, max(1.0, round(SIGMA**2 * (w0 / reg.C) ** (1 / reg.alpha))))
                    for w0 in SCALING_W0})

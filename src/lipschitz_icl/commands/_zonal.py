@@ -95,10 +95,13 @@ def zonal_scaling(args, d: int):
     from ..zonal import expression_kernel, parse_task
     from ..zonal_task import zonal_problem
 
-    if args.kernel is not None:
+    if args.kernel is not None or args.kernel_file is not None:
         if args.task is not None or args.frequency is not None:
             raise ParameterError("task", "unset with --kernel (the kernel carries the scale)", args.task)
-        kernel = expression_kernel(args.kernel, d)
+        if args.kernel is not None and args.kernel_file is not None:
+            raise ParameterError("kernel", "given once (--kernel or --kernel-file)", "both")
+        text, constants = (args.kernel, {}) if args.kernel is not None else load_kernel_file(args.kernel_file)
+        kernel = expression_kernel(text, d, constants)
     elif args.task is None:
         raise ParameterError("task", "given: affine, relu, cosine, mix:NAME=WEIGHT,... or --kernel", None)
     else:

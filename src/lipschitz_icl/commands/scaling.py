@@ -28,11 +28,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--kernel", default=None, help="covariance K(t) as an expression in t and d: the "
                         "regularity law of that prior (lipschitz_icl.claims.regularity)")
     parser.add_argument("--frequency", type=float, default=None, help="cosine frequency (cosine and mixtures)")
+    parser.add_argument("--kernel-file", default=None, help="TOML file with 'kernel' = EXPR and optional [constants]")
 
 
 def run(args):
     d = check_int("d", args.d, minimum=2, maximum=64)
-    if args.kernel is not None or args.task not in ("affine", "relu"):
+    if args.kernel is not None or args.kernel_file is not None or args.task not in ("affine", "relu"):
         from ._zonal import zonal_scaling
         return zonal_scaling(args, d)
     if args.frequency is not None:
