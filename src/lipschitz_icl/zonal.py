@@ -60,6 +60,7 @@ class ZonalKernel:
     k1: float
     gap: Callable = field(compare=False)
     sympy: object = field(default=None, compare=False)
+    parts: tuple = field(default=(), compare=False)   # mixtures: ((name, weight, L, frequency), ...)
 
     def __call__(self, t) -> np.ndarray:
         """``K(t)``."""
@@ -249,7 +250,8 @@ def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
 
     label = "mix:" + ",".join(f"{k.name}={w:g}" for k, w in zip(kernels, weights))
     expr = sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
-    return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr)
+    parts = tuple((name, w, L, frequency) for (name, _), w in zip(parts, ws))
+    return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr, parts)
 
 
 def parse_task(task: str, d: int, L: float = 1.0, frequency: float = 1.0) -> ZonalKernel:

@@ -11,6 +11,8 @@ Kernel file (TOML; read by the project's safe expression parser, never evaluated
 
 from __future__ import annotations
 
+import argparse
+
 try:  # Python >= 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover
@@ -26,7 +28,13 @@ __all__ = ["add_zonal_arguments", "zonal_problem_from_args", "load_kernel_file"]
 
 def add_zonal_arguments(parser, tasks) -> None:
     """``--task`` (one of ``tasks`` or ``mix:...``), ``--frequency``, ``--kernel``, ``--kernel-file``."""
-    parser.add_argument("--task", default=None,
+    def task_type(value: str) -> str:
+        if value in tasks or value.startswith("mix:"):
+            return value
+        raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from {', '.join(tasks)} "
+                                         "or mix:NAME=WEIGHT,...)")
+
+    parser.add_argument("--task", default=None, type=task_type,
                         help=f"task class: {', '.join(tasks)} or mix:NAME=WEIGHT,... (NAME in "
                              f"{', '.join(BUILTIN_KERNELS)}); not with --kernel")
     parser.add_argument("--frequency", type=float, default=None,
