@@ -136,3 +136,23 @@ def test_cli_wstar_and_loss_for_the_new_classes(tmp_path, capsys):
                 ["--task", "mix:affine=1,sine=1", "--L", "1"], ["--task", "cosine"], []):
         assert main(["loss", *bad, "--w", "4", *base]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_mixture_sampler_agrees_with_the_exact_mixture_loss():
+    """Sampling the mixture (naive Monte Carlo: tasks, covariates, noise) against the class-by-class
+    exact loss: an independent check of the mixture's sampler and of the weights."""
+    from lipschitz_icl.loss import icl_loss
+    problem = mixture_problem("mix:affine=1,relu=2,cosine=1", 3, 20, 1.0, 0.5)
+    exact = zonal_loss(problem, 8.0)
+    mc = icl_loss(problem, 8.0, method="naive", contexts=40000, rng=_seed("naive mixture"))
+    assert abs(mc.loss.value - exact.loss.value) <= Z_TWO_SIDED * mc.loss.standard_error + exact.loss.abs_error
+
+
+def test_cli_train_accepts_mixtures_and_cosine_frequency(capsys):
+    base = ["--d", "3", "--n", "10", "--L", "1", "--sigma", "0.5", "--steps", "20", "--json"]
+    assert main(["train", "--task", "mix:affine=1,cosine=1", *base]) == 0
+    assert json.loads(capsys.readouterr().out)["task"].startswith("mix:")
+    assert main(["train", "--task", "cosine", "--frequency", "2", *base]) == 0
+    capsys.readouterr()
+    assert main(["train", "--kernel", "exp(-sqrt(2-2*t))", "--d", "3", "--n", "10", "--sigma", "0.5"]) == 2
+    assert "sampler" in capsys.readouterr().err

@@ -2,9 +2,9 @@
 
 :class:`ZonalTaskClass` carries a :class:`~lipschitz_icl.zonal.ZonalKernel` and answers what the
 loss, ``w*`` and claim machinery ask of a rotation-invariant class (``d``, ``rotation_invariant``,
-``covariance``); a kernel prior defines no sampler, so the methods that draw tasks refuse it with a
-:class:`ParameterError` (use ``exact``, or ``averaged``: the pairwise-kernel Monte Carlo of
-:mod:`lipschitz_icl.pairwise`).  ``L`` is a nominal scale, ``sqrt(3 K(1) d / (d + 1))`` (the ``L`` of
+``covariance``); a prior given by its kernel alone defines no sampler, so the methods that draw tasks
+refuse it with a :class:`ParameterError` (use ``exact``, or ``averaged``: the pairwise-kernel Monte
+Carlo of :mod:`lipschitz_icl.pairwise`); mixtures of the built-in classes sample (``naive``, ``train``).  ``L`` is a nominal scale, ``sqrt(3 K(1) d / (d + 1))`` (the ``L`` of
 the affine class with the same ``K(1)``), used only to start the ``w*`` search: the kernel carries the
 scale.
 """
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .problem import Problem
+from .tasks import Task, make_task_class
 from .validation import ParameterError, check_int, check_real
 from .zonal import ZonalKernel, expression_kernel, parse_task
 
@@ -65,7 +66,29 @@ class ZonalTaskClass:
         raise ParameterError("method", "exact or averaged for a task prior given by its kernel "
                              "(it defines no sampler of tasks)", self.name)
 
-    sample = features = reduced_features = _no_sampler
+    features = reduced_features = _no_sampler
+
+    def sample(self, rng: np.random.Generator, size: int) -> Task:
+        """Mixtures of the built-in classes: each task draws its class with probability its weight, then
+        a task of that class (covariance ``sum_c w_c K_c``, mean zero); other kernels have no sampler."""
+        if not self.kernel.parts:
+            raise ParameterError("task", "a class with a sampler of tasks (the built-in classes and their "
+                                 "mixtures); a prior given by its kernel alone has none: use method exact "
+                                 "or averaged", self.name)
+        classes = [make_task_class(name, self.d, L, frequency=f) for name, _, L, f in self.kernel.parts]
+        weights = np.array([w for _, w, _, _ in self.kernel.parts])
+        component = rng.choice(len(classes), size=size, p=weights / weights.sum())
+        return Task(self, {"component": component, "subs": [c.sample(rng, size) for c in classes]})
+
+    def evaluate(self, params: dict, x: np.ndarray) -> np.ndarray:
+        """``f(x)`` of each sampled task: the value of its drawn class's task."""
+        values = np.stack([sub(x) for sub in params["subs"]])
+        index = params["component"].reshape((1, -1) + (1,) * (values.ndim - 2))
+        return np.take_along_axis(values, index, axis=0)[0]
+
+    def task_lipschitz(self, params: dict) -> np.ndarray:
+        values = np.stack([sub.lipschitz for sub in params["subs"]])
+        return np.take_along_axis(values, params["component"][None, :], axis=0)[0]
 
 
 def zonal_problem(kernel: ZonalKernel, n, sigma) -> Problem:
