@@ -241,7 +241,8 @@ def zonal_loss(problem, w, *, rtol: float = 1e-6) -> LossEstimate:
             converged = True
             break
     if not (math.isfinite(cur.bias) and math.isfinite(cur.noise_factor)):
-        raise FloatingPointError(f"non-finite exact zonal loss at w = {w}, n = {n}")
+        raise ParameterError("w", f"a window at which the exact zonal loss is finite (n = {n}, kernel "
+                             f"{kernel.name!r})", w)
     noise_value = sigma * sigma * cur.noise_factor
     noise = Estimate(noise_value, 0.0, 0, sigma * sigma * err_noise)
     bias = Estimate(cur.bias, 0.0, 0, err_bias)

@@ -51,7 +51,8 @@ def pairwise_terms(kernel, n: int, w: float, contexts: int, rng, chunk_elements:
         done += size
     bias_c, collision_c = np.concatenate(bias), np.concatenate(collision)
     if not (np.all(np.isfinite(bias_c)) and np.all(np.isfinite(collision_c))):
-        raise FloatingPointError("non-finite pairwise Monte Carlo terms")
+        raise ParameterError("kernel", f"finite on [-1, 1] (non-finite pairwise Monte Carlo terms at w = {w})",
+                             getattr(kernel, "name", kernel))
     return bias_c, collision_c
 
 
