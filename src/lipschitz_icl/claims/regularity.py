@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import lru_cache
 
 import numpy as np
 
@@ -58,8 +59,14 @@ def kernel_and_problem(name: str, d: int, n: int):
     """``(kernel, problem)`` of the named prior (L = 1 for the built-in classes, ``sigma = SIGMA``)."""
     if name in ("affine", "relu", "cosine"):
         return builtin_kernel(name, d, 1.0), make_problem(name, d, n, 1.0, SIGMA)
-    kernel = expression_kernel(KERNELS[name], d)
+    kernel = _user_kernel(name, d)
     return kernel, zonal_problem(kernel, n, SIGMA)
+
+
+@lru_cache(maxsize=None)
+def _user_kernel(name: str, d: int):
+    """One kernel object per (name, d): its Gegenbauer coefficients are cached on it."""
+    return expression_kernel(KERNELS[name], d)
 
 
 def _slope_points(w, values, errors, reg, shift=0.0):
