@@ -76,11 +76,11 @@ class Regularity:
     r_1: float
 
     def wstar_next_order(self, w0: float) -> float | None:
-        """Relative next-order shift of ``w*`` at the leading-order ``w0`` (module doc); ``None`` where the
-        bias's next-order coefficient is not derived."""
+        """Relative next-order shift of ``w*`` at the leading-order ``w0`` (module doc); where the bias's
+        next-order coefficient is not derived only the noise's term (its order ``1/w``) is returned."""
         noise = -((self.m - 1) / self.m) * self.r_1 / (w0 * (self.beta + self.m))
         if self.k is None:
-            return None
+            return noise
         return ((self.beta + self.q) / self.beta) * self.k * w0 ** (-self.q) / (self.beta + self.m) + noise
 
     def bias_slope_next_order(self, w: float) -> float | None:
