@@ -37,7 +37,7 @@ def _expected_kappa(d):
 # --------------------------------------------------------------------------- argument checks
 def test_rejects_other_tasks_and_bad_w():
     with pytest.raises(ParameterError, match="'task'"):
-        exact_loss(make_problem("cosine", 3, 10, 1.0, 0.5), 1.0)
+        exact_loss(make_problem("lowrank-linear", 3, 10, 1.0, 0.5, rank=2), 1.0)   # cosine: exact_zonal
     problem = make_problem("affine", 3, 10, 1.0, 0.5)
     for bad in (-1.0, float("nan"), float("inf"), "2"):
         with pytest.raises(ParameterError, match="'w'"):

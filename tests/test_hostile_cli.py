@@ -168,7 +168,7 @@ CASES = [
     ("scaling-d-1", ["scaling", "--task", "affine", "--d", "1"], 2, "--d"),
     ("scaling-d-100", ["scaling", "--task", "affine", "--d", "100"], 2, "--d"),
     ("scaling-d-text", ["scaling", "--task", "affine", "--d", "x"], 2, "--d"),
-    ("scaling-task", ["scaling", "--task", "cosine", "--d", "3"], 2, "--task"),
+    ("scaling-task", ["scaling", "--task", "sawtooth", "--d", "3"], 2, "--task"),
     # --- check: variant files (the file and its line are named)
     ("check-dev-zero", ["check", "/dev/zero"], 2, "not a regular file"),
     ("check-fifo", ["check", "{tmp}/fifo.toml"], 2, "not a regular file"),

@@ -534,6 +534,9 @@ def exact_loss(problem: Problem, w, *, rtol: float = 1e-6) -> LossEstimate:
     """
     if not isinstance(problem, Problem):
         raise ParameterError("problem", "a lipschitz_icl.problem.Problem", problem)
+    if getattr(problem.task_class, "kernel", None) is not None or problem.task == "cosine":
+        from .exact_zonal import zonal_loss   # any zonal prior: cosine, mixtures, user kernels
+        return zonal_loss(problem, w, rtol=rtol)
     if problem.task not in EXACT_TASKS:
         raise ParameterError("task", "one of 'affine', 'relu' for the exact method", problem.task)
     w = check_real("w", w, minimum=0.0, maximum=MAX_W)

@@ -149,6 +149,9 @@ def averaged_loss(problem: Problem, model: Attention, contexts: int, rng: np.ran
     (``v_b = L^2/3`` the intercept variance, zero contribution for softmax)."""
     tc = problem.task_class
     sigma2 = problem.sigma**2
+    if getattr(tc, "kernel", None) is not None and model.kind == "softmax" and model.w is not None:
+        from .pairwise import pairwise_loss   # a prior given by its kernel: the pairwise-kernel form
+        return pairwise_loss(problem, model.w, contexts=contexts, rng=rng)
     if model.kind == "softmax" and model.w is not None and tc.rotation_invariant:
         bias_c, collision_c = isotropic_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
         noise_c = sigma2 * collision_c

@@ -123,7 +123,11 @@ def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
 
 
 def _leading_order_guess(problem: Problem) -> float:
-    """A starting ``theta``: the minimiser of the closed-form affine large-``n`` loss (cheap)."""
+    """A starting ``theta``: the minimiser of the closed-form affine large-``n`` loss (cheap); a class
+    given by its kernel supplies its own leading-order start (``task_class.wstar_guess``)."""
+    guess = getattr(problem.task_class, "wstar_guess", None)
+    if guess is not None and problem.sigma > 0:
+        return math.log(guess(problem.n, problem.sigma))
     from .asymptotic import asymptotic_terms
 
     def loss(theta):

@@ -17,7 +17,7 @@ HELP = "ICL loss at M = w I with its bias and noise parts"
 
 
 def add_arguments(parser) -> None:
-    add_problem_arguments(parser, TASK_NAMES[:3])
+    add_problem_arguments(parser, TASK_NAMES[:3], zonal=True)
     parser.add_argument("--w", required=True, type=real("w", minimum=0.0, maximum=MAX_W),
                         help=f"attention scale w (M = w I), 0 <= w <= {MAX_W:g}")
     parser.add_argument("--method", choices=METHODS, default="averaged",

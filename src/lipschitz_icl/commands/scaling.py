@@ -7,12 +7,14 @@ slope of the exact ``w*`` between the two largest grid points), ``ratio_trend`` 
 there), ``n_max`` (the grid is extended past 1e14 while that term is above half the margin),
 ``resolution`` (the exponent shift the rule refutes), ``decision``, ``verdict``.
 Exit 0 holds, 1 fails, 3 inconclusive (e.g. not yet in the asymptotic range within the reachable n).
+With ``--kernel EXPR`` or ``--task cosine|mix:...`` the regularity law of that prior
+(:func:`lipschitz_icl.claims.regularity.kernel_scaling`; keys also ``gamma``, ``beta``).
 """
 
 from __future__ import annotations
 
 from ..claims.thm34 import window_scaling
-from ..validation import check_int
+from ..validation import ParameterError, check_int
 from ._common import integer
 
 NAME = "scaling"
@@ -21,12 +23,22 @@ EXIT = {"holds": 0, "fails": 1, "inconclusive": 3}
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--task", required=True, choices=("affine", "relu"), help="task class")
+    parser.add_argument("--task", default=None, help="task class: affine, relu (Theorem 3.4 law), or cosine, "
+                        "mix:NAME=WEIGHT,... (regularity law); not with --kernel")
     parser.add_argument("--d", required=True, type=integer("d", 2, 64), help="dimension, 2 <= d <= 64")
+    parser.add_argument("--kernel", default=None, help="covariance K(t) as an expression in t and d: the "
+                        "regularity law of that prior (lipschitz_icl.claims.regularity)")
+    parser.add_argument("--frequency", type=float, default=None, help="cosine frequency (cosine and mixtures)")
+    parser.add_argument("--kernel-file", default=None, help="TOML file with 'kernel' = EXPR and optional [constants]")
 
 
 def run(args):
     d = check_int("d", args.d, minimum=2, maximum=64)
+    if args.kernel is not None or args.kernel_file is not None or args.task not in ("affine", "relu"):
+        from ._zonal import zonal_scaling
+        return zonal_scaling(args, d)
+    if args.frequency is not None:
+        raise ParameterError("frequency", "unset for the affine and relu classes", args.frequency)
     ev = window_scaling(args.task, d)
     alpha_q, c_q = ev.quantities[1], ev.quantities[2]
     payload = {"alpha_derived": alpha_q.theory, "C_derived": c_q.theory, "alpha_measured": alpha_q.measured,

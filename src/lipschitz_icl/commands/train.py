@@ -36,7 +36,7 @@ from ..tasks import TASK_NAMES
 from ..train import OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
 from ..train import MAX_LR, MAX_STEPS
 from ..validation import ParameterError, check_int, check_real
-from ._common import add_problem_arguments, integer, real
+from ._common import add_problem_arguments, integer, problem_from_args, real
 
 NAME = "train"
 HELP = "pretrain one attention layer (NumPy, analytic gradients) and report the trained M"
@@ -45,7 +45,7 @@ EVAL_PROMPTS = 20000
 
 
 def add_arguments(parser) -> None:
-    add_problem_arguments(parser, TASK_NAMES)
+    add_problem_arguments(parser, TASK_NAMES, zonal=True)
     parser.add_argument("--k", type=integer("k", 1, 512), default=None,
                         help="rank of B for the low-rank tasks (1 <= k <= d)")
     parser.add_argument("--param", choices=PARAMETERISATIONS, default="M",
@@ -119,13 +119,24 @@ def _write_npz(path: str, force: bool, arrays: dict) -> None:
 def run(args):
     seed = check_int("seed", args.seed, minimum=0)
     task_kwargs = {}
-    if args.task.startswith("lowrank"):
+    if args.task is None or args.task.startswith("mix:") or args.task == "cosine":
+        if args.k is not None:
+            raise ParameterError("k", f"unset for the full-rank task {args.task!r}", args.k)
+        problem = problem_from_args(args)       # cosine --frequency, mix:..., (kernels: refused, no sampler)
+        problem.task_class.sample(np.random.default_rng(0), 1)
+    elif args.task.startswith("lowrank"):
         if args.k is None:
             raise ParameterError("k", f"given (an integer in [1, d]) for the low-rank task {args.task!r}", None)
         task_kwargs["rank"] = check_int("k", args.k, minimum=1, maximum=max(1, args.d))
     elif args.k is not None:
         raise ParameterError("k", f"unset for the full-rank task {args.task!r}", args.k)
-    problem = make_problem(args.task, args.d, args.n, args.L, args.sigma, **task_kwargs)
+    if args.task is not None and not (args.task.startswith("mix:") or args.task == "cosine"):
+        if args.L is None:
+            raise ParameterError("L", "given (a finite real number > 0) with --task", None)
+        for name in ("frequency", "kernel", "kernel_file"):
+            if getattr(args, name) is not None:
+                raise ParameterError(name.replace("_", "-"), f"unset for the task {args.task!r}", getattr(args, name))
+        problem = make_problem(args.task, args.d, args.n, args.L, args.sigma, **task_kwargs)
     steps = check_int("steps", args.steps, minimum=1)
     batch = check_int("batch", args.batch, minimum=1)
     lr = check_real("lr", args.lr, minimum=0.0, strict_minimum=True)

@@ -20,7 +20,7 @@ HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exac
 
 
 def add_arguments(parser) -> None:
-    add_problem_arguments(parser, ROTATION_INVARIANT)
+    add_problem_arguments(parser, ROTATION_INVARIANT, zonal=True)
     parser.add_argument("--method", choices=WSTAR_METHODS, default="mc",
                         help="mc (default; 95%% interval; n <= 1e7 within a memory/work budget), asymptotic "
                              "(large n), exact (quadrature; n <= 1e150); w* searched in [1e-3, 1e8]: exit 3 with an "
