@@ -189,7 +189,7 @@ def isotropy(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: floa
 
 
 def trained_isotropy(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float = 1.0,
-                     sigma: float = 0.3, runs: int = 5, margin: float = 0.01) -> Evidence:
+                     sigma: float = 0.3, runs: int = 8, margin: float = 0.01) -> Evidence:
     """Lemma B.5 on what training finds: from random anisotropic starts the trained ``M`` is isotropic
     and its scale ``tr(M)/d`` is ``w*``.
 
