@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from .decision import combine
+from .decision import NEAR_MISS, combine
 
 __all__ = ["VERDICTS", "STATUSES", "Quantity", "FalseVariant", "Evidence", "combine_verdicts"]
 
@@ -58,9 +58,9 @@ class FalseVariant:
         return self.verdict == "fails"
 
     @classmethod
-    def decided(cls, name: str, decision, distance: float | None) -> "FalseVariant":
+    def decided(cls, name: str, decision, distance: float | None = NEAR_MISS) -> "FalseVariant":
         """A false variant decided by a :class:`lipschitz_icl.decision.Decision` (``distance`` in
-        resolutions; near misses sit at :data:`lipschitz_icl.decision.NEAR_MISS`)."""
+        resolutions; near misses sit at :data:`lipschitz_icl.decision.NEAR_MISS`, the default)."""
         return cls(name, decision.verdict, decision.detail, distance)
 
 

@@ -61,21 +61,6 @@ def _z(tests: int) -> float:
     return float(stats.norm.ppf(1 - FAMILY_LEVEL / (2 * max(tests, 1))))
 
 
-def _variant(name: str, dec: decision.Decision, distance: float = decision.NEAR_MISS) -> FalseVariant:
-    return FalseVariant(name, dec.verdict, dec.detail, distance)
-
-
-def _two_sided(refutes, parameter: str, start: float, limit: float) -> decision.Resolution:
-    """The larger of the resolutions for ``+delta`` and ``-delta``."""
-    up = decision.resolution(lambda x: refutes(+x), parameter, start=start, limit=limit)
-    down = decision.resolution(lambda x: refutes(-x), parameter, start=start, limit=limit)
-    worst = max((up, down), key=lambda r: r.value)
-    return decision.Resolution(parameter, worst.value, worst.low, worst.high, limit,
-                               up.evaluations + down.evaluations, "max over +delta and -delta",
-                               {"plus": up.value if up.resolved else None,
-                                "minus": down.value if down.resolved else None})
-
-
 def _floats(values) -> list:
     return [float(v) for v in values]
 
@@ -152,7 +137,7 @@ def figure1(*, task: str = "affine", L_grid=(0.5, 2.0, 8.0), n: int = 20, sigma:
     verdict = decision.combine([window, *gaps])
     res = decision.resolution(lambda x: window_rule(x, True).refutes,
                               "elasticity of the window width beyond zero on the wrong side", start=1e-8, limit=1.0)
-    variants = [_variant(f"the softmax window width grows as L^{res.near_miss():.2g}",
+    variants = [FalseVariant.decided(f"the softmax window width grows as L^{res.near_miss():.2g}",
                          window_rule(res.near_miss(), True))] if res.resolved else []
     ws = [w.w_star.value for w in w_n]
     quantities = [Quantity(f"window 1/sqrt(w*) at L={L:g}", None, 1 / math.sqrt(w), 1 / math.sqrt(w_.ci_high),
@@ -288,8 +273,8 @@ def figure3(*, task: str = "affine", d: int = 2, L_grid=(0.25, 0.5, 1.0), settin
             rising.append(decision.sign(diff - half, diff + half, +1))
     main = agree()
     verdict = decision.combine([main, *rising])
-    res = _two_sided(lambda x: agree(x).refutes, "relative change of w*", 1e-3, 0.9)
-    variants = [_variant(f"||M||_2 is {1 + sg * res.near_miss():.4g} w*", agree(sg * res.near_miss()))
+    res = decision.two_sided_resolution(lambda x: agree(x).refutes, "relative change of w*", start=1e-3, limit=0.9)
+    variants = [FalseVariant.decided(f"||M||_2 is {1 + sg * res.near_miss():.4g} w*", agree(sg * res.near_miss()))
                 for sg in (+1, -1)] if res.resolved else []
     quantities = [Quantity(f"||M||_2 at n={n}, sigma={s:g}, L={L:g}", w_stars[(n, s, L)].w_star.value,
                            float(np.mean(norms[(n, s, L)])), None, None, None,
@@ -354,8 +339,8 @@ def figure5(*, classes=("affine", "relu", "cosine"), d: int = 2, n: int = 20, L:
 
     main = cross()
     verdict = decision.combine([main, *drops])
-    res = _two_sided(lambda x: cross(x).refutes, "change of E_class / E_cosine", 1e-3, 2.0)
-    variants = [_variant(f"E_class / E_cosine = {1 + sg * res.near_miss():.4g}", cross(sg * res.near_miss()))
+    res = decision.two_sided_resolution(lambda x: cross(x).refutes, "change of E_class / E_cosine", start=1e-3, limit=2.0)
+    variants = [FalseVariant.decided(f"E_class / E_cosine = {1 + sg * res.near_miss():.4g}", cross(sg * res.near_miss()))
                 for sg in (+1, -1)] if res.resolved else []
     quantities = [Quantity(f"test error of {c}: start -> end", None, curves[c]["error"][-1], None, None, dec.verdict,
                            f"start {curves[c]['error'][0]:.4g}") for c, dec in zip(classes, drops)]
@@ -432,7 +417,7 @@ def figure9(*, links=("affine", "quadratic", "cosine"), d: int = 4, rank: int = 
     falls = fall_rule()
     verdict = decision.combine([falls, *gaps])
     res = decision.resolution(lambda x: fall_rule(x).refutes, "rise of softmax's rho beyond zero", start=1e-4, limit=2.0)
-    variants = [_variant(f"softmax's rho(M, B) rises by {res.near_miss():.3g} during pretraining",
+    variants = [FalseVariant.decided(f"softmax's rho(M, B) rises by {res.near_miss():.3g} during pretraining",
                          fall_rule(res.near_miss()))] if res.resolved else []
     quantities = []
     for i, link in enumerate(links):
