@@ -295,3 +295,37 @@ def test_bias_at_a_stated_window(tmp_path):
         expected = icl_loss(make_problem("relu", 3, p.params["n"], 1.0, 0.5), p.params["n"] ** 0.5,
                             method="exact").bias.value
         assert p.measured == expected
+
+
+ZONAL = """name = "zonal"
+quantity = "w_star"
+task = "{task}"
+{extra}relation = "<="
+bound = "{bound}"
+[grid]
+d = 3
+n = 100
+L = 1.0
+sigma = 0.5
+"""
+
+
+@pytest.mark.parametrize("task, extra", [("cosine", "frequency = 2.0\n"), ("mix:affine=1,relu=1,cosine=1", "")])
+def test_zonal_tasks_are_checked_against_the_exact_zonal_wstar(tmp_path, task, extra):
+    """Cosine (any frequency) and mixtures: the variant measures the exact zonal w*, and a bound just
+    above / below it holds / fails."""
+    from lipschitz_icl.optimum import wstar
+
+    variant = load_variant(write(tmp_path, ZONAL.format(task=task, extra=extra, bound="1e6")))
+    w = wstar(variant.problem({"d": 3, "n": 100, "L": 1.0, "sigma": 0.5}), "exact").w_star.value
+    assert evaluate_variant(variant).verdict == "holds"
+    above = load_variant(write(tmp_path, ZONAL.format(task=task, extra=extra, bound=f"{1.01 * w}"), "a.toml"))
+    below = load_variant(write(tmp_path, ZONAL.format(task=task, extra=extra, bound=f"{0.99 * w}"), "b.toml"))
+    assert evaluate_variant(above).verdict == "holds" and evaluate_variant(below).verdict == "fails"
+
+
+def test_frequency_only_for_cosine_and_mixtures(tmp_path):
+    with pytest.raises(VariantFileError, match="'frequency' applies to the cosine class and mixtures only"):
+        load_variant(write(tmp_path, ZONAL.format(task="affine", extra="frequency = 2.0\n", bound="1")))
+    with pytest.raises(VariantFileError, match=r"'frequency' must be a number in \(0, 1000\]"):
+        load_variant(write(tmp_path, ZONAL.format(task="cosine", extra="frequency = -1\n", bound="1")))

@@ -11,7 +11,8 @@ File format (one variant per file)::
 
     name = "wstar-affine-upper"              # letters, digits, . _ - (at most 80)
     quantity = "w_star"                      # see QUANTITIES below
-    task = "affine"                          # affine | relu   (problem quantities only)
+    task = "affine"                          # affine | relu | cosine | mix:affine=1,relu=2,...
+    frequency = 1.0                          # optional, cosine and mixtures only (default 1)
     method = "exact"                         # exact | asymptotic | mc   (default exact)
     relation = "<="                          # measured <= bound, or measured >= bound
     bound = "C * (n*L**2/sigma**2)**(2/(d+2))"
@@ -100,11 +101,12 @@ QUANTITIES = {
 OPTIONAL_PARAMS = {"bias": ("w",), "noise": ("w",)}
 TAIL_QUANTITIES = ("cap_tail", "projection_tail")
 TASKS = ("affine", "relu")
+ZONAL_TASKS = ("cosine",)  # and mixtures "mix:NAME=WEIGHT,...": exact by the zonal series (lipschitz_icl.exact_zonal)
 METHODS = ("exact", "asymptotic", "mc")
 RELATIONS = ("<=", ">=")
 FUNCTIONS = {"sqrt": 1, "log": 1, "exp": 1, "abs": 1, "min": None, "max": None}
 BUILTIN_CONSTANTS = {"pi": (mpmath.pi, sp.pi)}
-TOP_KEYS = {"name", "quantity", "task", "method", "relation", "bound", "paper_ref", "statement",
+TOP_KEYS = {"name", "quantity", "task", "frequency", "method", "relation", "bound", "paper_ref", "statement",
             "tight_constant", "at_w", "seed", "contexts", "constants", "grid"}
 MAX_FILE_BYTES = 64 * 1024
 MAX_EXPR_CHARS = 500
@@ -445,6 +447,19 @@ class Variant:
     seed: int = 0
     contexts: int = 20000
     lines: dict = field(default_factory=dict)  # key -> line of the file, for errors found later
+    frequency: float = 1.0  # cosine class and mixtures
+
+    def problem(self, params: dict):
+        """The :class:`~lipschitz_icl.problem.Problem` of the variant's task at grid point ``params``."""
+        from .problem import make_problem
+        from .zonal_task import mixture_problem
+
+        d, n, L, sigma = params["d"], params["n"], params["L"], params["sigma"]
+        if self.task.startswith("mix:"):
+            return mixture_problem(self.task, d, n, L, sigma, self.frequency)
+        if self.task == "cosine":
+            return make_problem("cosine", d, n, L, sigma, frequency=self.frequency)
+        return make_problem(self.task, d, n, L, sigma)
 
     @property
     def points(self) -> list[dict]:
@@ -556,8 +571,13 @@ def load_variant(path) -> Variant:
     task = string("task", required=not is_tail)
     if is_tail and task is not None:
         fail("task", f"'task' does not apply to {quantity}")
-    if task is not None and task not in TASKS:
-        fail("task", f"'task' must be one of {', '.join(TASKS)} (got {task!r})")
+    if task is not None and task not in TASKS + ZONAL_TASKS and not task.startswith("mix:"):
+        fail("task", f"'task' must be one of {', '.join(TASKS + ZONAL_TASKS)} or mix:NAME=WEIGHT,... (got {task!r})")
+    frequency = data.get("frequency", 1.0)
+    if "frequency" in data and (task is None or not (task == "cosine" or task.startswith("mix:"))):
+        fail("frequency", "'frequency' applies to the cosine class and mixtures only")
+    if isinstance(frequency, bool) or not isinstance(frequency, (int, float)) or not 0 < frequency <= 1e3:
+        fail("frequency", f"'frequency' must be a number in (0, 1000] (got {frequency!r})")
     for key in ("seed", "contexts"):
         if key in data and method != "mc":
             fail(key, f"{key!r} applies to method 'mc' only")
@@ -614,7 +634,7 @@ def load_variant(path) -> Variant:
     variant = Variant(str(path), name, quantity, relation, bound, constants, grid, task, method,
                       string("paper_ref", required=False, default="user bound variant"),
                       string("statement", required=False, default=""), tight, at_w, seed, contexts,
-                      {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid")})
+                      {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid")}, float(frequency))
     _check_expressions_on_grid(variant, fail)
     if not variant.statement:
         variant.statement = variant.describe()
@@ -734,7 +754,6 @@ class VariantResult:
 def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float, float]:
     """``(value, lo, hi)`` of the variant's quantity at ``params``."""
     from . import cache, concentration
-    from .problem import make_problem
 
     q = variant.quantity
     if q == "cap_tail":
@@ -743,7 +762,7 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
     if q == "projection_tail":
         p = float(concentration.projection_tail(params["d"], params["k"], params["s"]))
         return p, p * (1 - concentration.TAIL_RTOL), p * (1 + concentration.TAIL_RTOL)
-    problem = make_problem(variant.task, params["d"], params["n"], params["L"], params["sigma"])
+    problem = variant.problem(params)
     mc = variant.method == "mc"
     w = params.get("w")
     if w is None and variant.at_w is not None:
