@@ -122,7 +122,7 @@ def test_valid_file_is_loaded(tmp_path):
      "does not apply"),
     ('name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "n*d"\n[grid]\nd = 3\nh = 0.5\n', 4,
      "name 'n' is not allowed"),
-    ('name = "x"\nquantity = "w_star"\nrelation = "<="\ntask = "cosine"\n', 4, "'task' must be one of"),
+    ('name = "x"\nquantity = "w_star"\nrelation = "<="\ntask = "sawtooth"\n', 4, "'task' must be one of"),
     ('name = "x"\nquantity = \n', 2, "invalid TOML"),
     ('name = "x y"\n', 1, "'name' must be"),
     ('name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\n[grid]\nd = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n'
