@@ -310,7 +310,9 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
             out = np.broadcast_to(np.asarray(fn(values), dtype=np.float64), values.shape)
         return np.array(out, dtype=np.float64)
 
-    kernel = ZonalKernel(text, d, k1, gap, k_t)
+    # the name keys the on-disk cache (lipschitz_icl.cache.problem_key): it carries the constants too
+    name = text + ("" if not constants else " with " + ", ".join(f"{k}={v!r}" for k, v in sorted(constants.items())))
+    kernel = ZonalKernel(name, d, k1, gap, k_t)
     if not math.isfinite(k1):
         raise ParameterError("kernel", "finite at t = 1", text)
     if check:
