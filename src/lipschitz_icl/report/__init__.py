@@ -34,6 +34,7 @@ from .sections import Claim, SectionView, build_sections, near_misses, resolutio
 from .schema import MAX_FILE_BYTES, reject_constant, validate_claims
 
 MAX_SERIES = 8  # cases drawn in one overlaid figure
+MAX_QUANTITY_ROWS = 8  # compared numbers printed per shown case in the appendix
 
 __all__ = ["build_report", "load_claims", "power_summary", "render_tex", "ReportResult", "LATEXMK_TIMEOUT"]
 
@@ -111,6 +112,18 @@ def _quantity_row(claim_id: str, q: dict) -> dict:
             "theory": num(q.get("theory")),
             "measured": num(q.get("measured"), q.get("ci_low"), q.get("ci_high")),
             "verdict": escape(q.get("verdict") or "--")}
+
+
+def _quantity_rows(record: dict) -> list[dict]:
+    """The appendix rows of a case's compared numbers: at most :data:`MAX_QUANTITY_ROWS`, then one row
+    saying how many more ``claims.json`` holds."""
+    rows = [_quantity_row(record["claim_id"], q) for q in record.get("quantities", []) if isinstance(q, dict)]
+    if len(rows) <= MAX_QUANTITY_ROWS:
+        return rows
+    more = {"claim_id": breakable(record["claim_id"]), "name": escape(f"... {len(rows) - MAX_QUANTITY_ROWS} more "
+                                                                       "(claims.json)"),
+            "theory": Latex(""), "measured": Latex(""), "verdict": Latex("")}
+    return rows[:MAX_QUANTITY_ROWS] + [more]
 
 
 def _slug(claim_id: str) -> str:
@@ -283,8 +296,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json") -> tuple[str, l
                          "figure_pairs": _pairs([f for f in figures if not f["wide"]]),
                          "appendix": [{"key": escape(c.key), "statement": escape(c.records[0].get("statement", "")),
                                        "cases": [_case_row(r) for r in c.records],
-                                       "quantities": [_quantity_row(r["claim_id"], q) for r in _shown_cases(c)
-                                                      for q in r.get("quantities", []) if isinstance(q, dict)]}
+                                       "quantities": [row for r in _shown_cases(c) for row in _quantity_rows(r)]}
                                       for c in view.claims]})
     conf = verdict_counts(claims, "confirmatory")
     expl = verdict_counts(claims, "exploratory")
