@@ -30,12 +30,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["RULES", "NEAR_MISS", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
+__all__ = ["RULES", "NEAR_MISS", "FAMILY_LEVEL", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
            "sign", "asymptotic", "extend_grid", "combine", "combined", "resolution",
            "two_sided_resolution"]
 
 RULES = ("equivalence", "one-sided", "sign", "asymptotic")
 NEAR_MISS = 2.0  # false variants sit about NEAR_MISS resolutions away from the claim
+FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,14 @@ class Decision:
     @property
     def refutes(self) -> bool:
         return self.verdict == "fails"
+
+
+def bonferroni_z(tests: int, family_level: float = FAMILY_LEVEL) -> float:
+    """Normal quantile of each of ``tests`` two-sided intervals at family-wise level ``family_level``:
+    ``z_{1 - family_level / (2 tests)}``."""
+    from scipy import stats
+
+    return float(stats.norm.ppf(1 - family_level / (2 * max(tests, 1))))
 
 
 def _interval(low: float, high: float) -> tuple[float, float]:

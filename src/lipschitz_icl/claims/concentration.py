@@ -48,7 +48,7 @@ __all__ = ["FAMILY_LEVEL", "PARAMETER", "TailComparison", "clopper_pearson", "ex
            "rate_resolution", "near_miss", "projection_tails", "cap_probability", "cap_counts",
            "levy_exact", "levy_monte_carlo", "softmax_normaliser"]
 
-FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo intervals of one case
+FAMILY_LEVEL = decision.FAMILY_LEVEL  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
 PARAMETER = "rate increase delta (bound -> bound^(1 + delta))"
 RESOLUTION_START = 1e-3  # first delta tried by the bisection
 RESOLUTION_LIMIT = 1e3  # a bound not refuted at bound^1001 is reported as unresolved

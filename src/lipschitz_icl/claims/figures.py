@@ -44,7 +44,6 @@ from . import lemmaB1
 __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "pretraining_curve", "paired_ratio",
            "FIG3_MARGIN", "CROSS_MARGIN", "SEGMENT_PROTOCOL"]
 
-FAMILY_LEVEL = 1e-3  # family-wise error of the intervals within one figure's claim (Bonferroni)
 FIG3_MARGIN = 0.05  # registry figures.fig3: ||M||_2 / w* - 1 within +-5%
 FIG3_LEVEL = 0.99  # registry figures.fig3: level of each interval
 CROSS_MARGIN = 0.10  # registry figures.fig5: E_class / E_cosine - 1 on cosine tasks within +-10%
@@ -55,10 +54,6 @@ SEGMENT_PROTOCOL = dict(optimizer="sgd", lr=12.5, batch=128, schedule="constant"
 # Linear attention (fig9): Adam at the rate of lipschitz_icl.claims.linear.LINEAR_PROTOCOL; its moment
 # estimates restart at each segment (train keeps no optimiser state between calls).
 LINEAR_SEGMENT_PROTOCOL = dict(optimizer="adam", lr=0.05, batch=128, schedule="constant")
-
-
-def _z(tests: int) -> float:
-    return float(stats.norm.ppf(1 - FAMILY_LEVEL / (2 * max(tests, 1))))
 
 
 def _floats(values) -> list:
@@ -317,7 +312,7 @@ def figure5(*, classes=("affine", "relu", "cosine"), d: int = 2, n: int = 20, L:
     streams = seed.spawn(len(classes) + 1)
     curves, finals, drops = {}, {}, []
     tests = 2 * len(classes)
-    z = _z(tests)
+    z = decision.bonferroni_z(tests)
     for task, stream in zip(classes, streams):
         problem = make_problem(task, d, n, L, sigma)
         steps, errors, ses, Ms, _ = pretraining_curve(problem, stream, segments=segments, segment_steps=segment_steps,
@@ -383,7 +378,7 @@ def figure9(*, links=("affine", "quadratic", "cosine"), d: int = 4, rank: int = 
     resolutions."""
     start = time.perf_counter()
     links = list(links)
-    z = _z(len(links) * runs)
+    z = decision.bonferroni_z(len(links) * runs)
     series, changes, gaps = {}, [], []  # changes: (mean, half-width) per link
     for link, ls in zip(links, seed.spawn(len(links))):
         problem = make_problem(f"lowrank-{link}", d, n, L, sigma, rank=rank)

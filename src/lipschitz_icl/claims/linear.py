@@ -44,7 +44,7 @@ __all__ = ["optimum", "isotropic", "cannot_adapt", "window", "trained", "optimum
            "error_points", "error_decision", "window_width", "elasticity", "window_decision", "trained_decision",
            "relative_interval", "LINEAR_PROTOCOL", "M_MARGIN", "ERROR_MARGIN", "TRAINED_MARGIN"]
 
-FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
+FAMILY_LEVEL = decision.FAMILY_LEVEL  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
 # Margins (registry: linear.toml, each entry's margin_source gives the reason).
 M_MARGIN = 0.05  # relative, on m_hat / m* - 1 (linear.optimum)
 ERROR_MARGIN = 0.05  # relative, on E / E_lin - 1 (linear.optimum) and E / (k(1) - d B) - 1 (linear.cannot-adapt)
@@ -57,11 +57,6 @@ TRAINED_MARGIN = 0.02  # relative, on tr(v M)/d / m* - 1; set after exploratory 
 # to follow the next-order term T within 0.5 T; with z se = 0.2 T the centre may stray 0.3 T = 1.5 z se
 # (about 4.5 standard errors) before a true law is left undecided (0.3 T left ~5% of true cases so).
 FOLLOW_PRECISION = 0.2
-
-
-def _z_crit(tests: int) -> float:
-    """Normal quantile of a two-sided Bonferroni interval: ``z_{1 - FAMILY_LEVEL / (2 tests)}``."""
-    return float(stats.norm.ppf(1 - FAMILY_LEVEL / (2 * max(tests, 1))))
 
 
 @lru_cache(maxsize=None)
@@ -152,7 +147,7 @@ def optimum(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 100,
     start = time.perf_counter()
     fk = _frequency_kwargs(task)
     streams = seed.spawn(3 * len(n_grid))
-    z = _z_crit(2 * len(n_grid))
+    z = decision.bonferroni_z(2 * len(n_grid))
     m_hats, m_stars, losses, e_stars, sizes = [], [], [], [], []
     for k, n in enumerate(n_grid):
         problem = make_problem(task, d, n, L, sigma, **fk)
@@ -257,7 +252,7 @@ def isotropic(task: str, d: int, *, seed: np.random.SeedSequence, n: int = 100, 
     dirs = _directions(d, np.random.default_rng(dir_stream))
     labels = [name for name, _ in dirs]
     eps = relative_size * m_star * math.sqrt(d)
-    z = _z_crit(len(dirs))
+    z = decision.bonferroni_z(len(dirs))
     D0, D1 = _shifted_differences(problem, m_star, [eps * D for _, D in dirs], contexts,
                                   np.random.default_rng(data_stream))
 
@@ -342,7 +337,7 @@ def cannot_adapt(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10,
     grid = [int(round(n)) for n in grid]
     streams = seed.spawn(2 * len(grid) + 1)
     _, e_lim = lin.linear_limit(task, d, L, **fk)
-    z = _z_crit(len(grid))
+    z = decision.bonferroni_z(len(grid))
     errors, theory, next_orders, sizes = [], [], [], []
     for k, n in enumerate(grid):
         problem = make_problem(task, d, n, L, sigma, **fk)
@@ -446,7 +441,7 @@ def window(d: int, *, seed: np.random.SeedSequence, task: str = "affine", n: int
     t = np.einsum("cnd,cd->cn", x, q)
     linear = [window_width(Attention(mm * np.eye(d), "linear").weights(x, q), t) for mm in ms]
     soft = [window_width(Attention(w * np.eye(d)).weights(x, q), t) for w in ws]
-    z = _z_crit(2)
+    z = decision.bonferroni_z(2)
     e_lin = elasticity(linear[0], linear[-1], L_grid[0], L_grid[-1], z)
     e_soft = elasticity(soft[0], soft[-1], L_grid[0], L_grid[-1], z)
     main = window_decision(e_lin, e_soft, alpha)

@@ -47,7 +47,7 @@ def _exact_wstar(task, d, n, L, sigma) -> float:
 
 
 # ----------------------------------------------------------------------------- Lemma B.5: isotropy
-FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo sign decisions within one claim (Bonferroni)
+FAMILY_LEVEL = decision.FAMILY_LEVEL  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
 ANISOTROPIC_STEP = 0.1  # size of the anisotropic probes, relative to ||w* I||_F (registry thm34.isotropy)
 SCALE_STEP = 0.03  # size of the scale probes, in log w (registry thm34.isotropy)
 SCALE_CONTEXTS = 100_000  # contexts of the reduced-form scale probes (registry thm34.isotropy)

@@ -34,7 +34,6 @@ import math
 import time
 
 import numpy as np
-from scipy import stats
 
 from derivations import sphere_asymptotics as sph
 from derivations import window_law as law
@@ -52,7 +51,7 @@ __all__ = ["generalisation", "envelope", "noise_part", "mismatch", "mismatch_mar
            "sign_decision", "factor_decision", "class_decision",
            "mismatch_ratio_theory", "SWEEP_N", "MARKED_FACTOR", "NOISE_MARGIN", "FIGURE5_CLASSES"]
 
-FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
+FAMILY_LEVEL = decision.FAMILY_LEVEL  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
 SWEEP_N = (100, 1000, 10000)
 NOISE_MARGIN = 0.02  # registry thm35.noise-part: relative deviation from the derived series
 MARKED_FACTOR = 2.0  # registry thm35.same-l-classes / mismatch-marked: "markedly" = a factor of 2
@@ -63,11 +62,6 @@ FIGURE5_CLASSES = ("affine", "relu", "cosine-1")  # the paper's Figure 5 classes
 
 
 # ----------------------------------------------------------------------------- estimators
-def _z_crit(tests: int) -> float:
-    """Bonferroni ``z`` for ``tests`` two-sided intervals at family-wise level :data:`FAMILY_LEVEL`."""
-    return float(stats.norm.ppf(1 - FAMILY_LEVEL / (2 * max(tests, 1))))
-
-
 def _mean_se(samples) -> tuple[float, float]:
     samples = np.asarray(samples, dtype=float)
     return float(samples.mean()), float(samples.std(ddof=1) / math.sqrt(samples.size))
@@ -188,7 +182,7 @@ def generalisation(train_task: str, d: int, *, seed: np.random.SeedSequence, L: 
             loss[name].append(_mean_se(b + nz))
             bias[name].append(_mean_se(b))
     pairs = list(zip(n_grid[:-1], n_grid[1:]))
-    z = _z_crit(len(probes) * len(pairs))
+    z = decision.bonferroni_z(len(probes) * len(pairs))
     slopes = {name: [slope(pair, [rows[j][0] for j in (k, k + 1)], [rows[j][1] for j in (k, k + 1)])
                      for k, pair in enumerate(pairs)] for name, rows in loss.items()}
 
@@ -296,7 +290,7 @@ def noise_part(train_task: str, d: int, *, seed: np.random.SeedSequence, L: floa
     """
     start = time.perf_counter()
     streams = seed.spawn(len(n_grid))
-    z = _z_crit(len(n_grid))
+    z = decision.bonferroni_z(len(n_grid))
     rows, w_grid = [], []
     for n, c, stream in zip(n_grid, contexts, streams):
         w = _wstar(train_task, d, n, L, sigma)
@@ -422,7 +416,7 @@ def mismatch(d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: float = 
     start = time.perf_counter()
     probes, ws, measured = _mismatch_measure(d, n, L, sigma, contexts, seed, factor, probe_kwargs)
     keys = [f"L'=L/{factor:g}", f"L'={factor:g}L"]
-    z = _z_crit(len(FIGURE5_CLASSES) * len(keys))
+    z = decision.bonferroni_z(len(FIGURE5_CLASSES) * len(keys))
     evidence = _sign_claim(
         measured["log_ratio"], keys, z,
         f"Pretrained on affine tasks with L' = L/{factor:g} or {factor:g} L the attention has a larger ICL error on "
@@ -452,7 +446,7 @@ def mismatch_marked(d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: f
     lam = {f"L'=L/{factor:g}": factor ** (-2 * alpha), f"L'={factor:g}L": factor ** (2 * alpha)}
     derived = {k: mismatch_ratio_theory(v, p_aff, beta) for k, v in lam.items()}
     required = {k: MARKED_FACTOR if derived[k] >= MARKED_MARGIN * MARKED_FACTOR else 1.0 for k in lam}
-    z = _z_crit(len(FIGURE5_CLASSES) * len(lam))
+    z = decision.bonferroni_z(len(FIGURE5_CLASSES) * len(lam))
     log_r = measured["log_ratio"]
     pairs = [(log_r[p][k], required[k]) for p in FIGURE5_CLASSES for k in lam]
 
@@ -503,7 +497,7 @@ def same_l_classes(d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: fl
     ws = {k: _wstar(k.split("@")[0], d, n, L, sigma) for k in ("affine@L", "relu@L")}
     models = {k: Attention(w * np.eye(d)) for k, w in ws.items()}
     measured = _ratios(models, probes, n, sigma, contexts, stream)
-    z = _z_crit(len(FIGURE5_CLASSES))
+    z = decision.bonferroni_z(len(FIGURE5_CLASSES))
     margin = math.log(MARKED_FACTOR)
     gated = [measured["log_ratio"][p]["relu@L"] for p in FIGURE5_CLASSES]
     main = class_decision(gated, z, margin)
@@ -546,7 +540,7 @@ def trained_mismatch(d: int, *, seed: np.random.SeedSequence, n: int = 50, L: fl
         models[key] = Attention(result.M)
         ws[key] = result.w_trained
     measured = _ratios(models, probes, n, sigma, contexts, streams[3])
-    z = _z_crit(len(FIGURE5_CLASSES) * 2)
+    z = decision.bonferroni_z(len(FIGURE5_CLASSES) * 2)
     evidence = _sign_claim(
         measured["log_ratio"], keys[1:], z,
         f"Trained attention (M-form, affine tasks) pretrained at L' = L/{factor:g} or {factor:g} L has a larger ICL "

@@ -48,7 +48,7 @@ __all__ = ["FAMILY_LEVEL", "FixedDraw", "SCALE_GRID", "SCALE_STEP", "OUTSIDE_STE
            "direction_optimality", "rotated_basis", "trained_direction", "matched_problem", "limit_terms",
            "dimension_dependence"]
 
-FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo decisions of one claim (Bonferroni)
+FAMILY_LEVEL = decision.FAMILY_LEVEL  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
 SCALE_GRID = np.logspace(-2.0, 2.5, 37)  # scales tried by scale_search (ratio 1.33 between neighbours)
 SCALE_STEP = 0.04  # registry thm44.direction: relative size s of the scale moves c (1 +- s)
 OUTSIDE_STEP = 0.04  # registry thm44.direction: Frobenius size of the other moves, relative to ||c P||_F
