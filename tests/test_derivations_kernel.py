@@ -1,4 +1,4 @@
-"""Tests of derivations.kernel_identity: softmax attention with M = wI on the sphere is a Gaussian-kernel
+"""Tests of lipschitz_icl.derivations.kernel_identity: softmax attention with M = wI on the sphere is a Gaussian-kernel
 smoother with bandwidth 1/sqrt(w) (Lemma B.5 / Eqs. (7)-(8); registry: thm34.isotropy)."""
 
 import mpmath
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations import kernel_identity as K
+from lipschitz_icl.derivations import kernel_identity as K
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 6])
@@ -53,3 +53,19 @@ def test_numerical_spot_check_high_precision():
                 dist2_raw = mpmath.fsum((p - q) ** 2 for p, q in zip(x, y))
                 off = mpmath.exp(wv * dot_raw) / (mpmath.exp(wv) * mpmath.exp(-wv * dist2_raw / 2))
                 assert abs(off - 1) > mpmath.mpf(10) ** -3
+
+
+def test_derivations_live_in_the_package_namespace():
+    """The derivations install as ``lipschitz_icl.derivations``; no generic top-level ``derivations``."""
+    import importlib.util
+    import tomllib
+    from pathlib import Path
+
+    import lipschitz_icl.derivations as pkg
+
+    assert Path(pkg.__file__).parent.parent.name == "lipschitz_icl"
+    assert importlib.util.find_spec("derivations") is None
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    packages = pyproject["tool"]["setuptools"]["packages"]
+    assert "lipschitz_icl.derivations" in packages
+    assert all(p == "lipschitz_icl" or p.startswith("lipschitz_icl.") for p in packages)

@@ -1,9 +1,9 @@
-"""derivations/ratio_expansion.py: the 1/n term of the asymptotic loss."""
+"""lipschitz_icl/derivations/ratio_expansion.py: the 1/n term of the asymptotic loss."""
 
 import numpy as np
 import sympy as sp
 
-from derivations import ratio_expansion as rx
+from lipschitz_icl.derivations import ratio_expansion as rx
 
 
 def test_taylor_expansion_equals_the_code_form():

@@ -1,4 +1,4 @@
-"""Tests of derivations.sphere_asymptotics: the large-w expansions of log Phi_d, A_d, E_w[t^2] and
+"""Tests of lipschitz_icl.derivations.sphere_asymptotics: the large-w expansions of log Phi_d, A_d, E_w[t^2] and
 R_d = Phi_d(2w)/Phi_d(w)^2 (the moment estimates behind Lemmas C.3-C.9; registry: thm34.bias-noise).
 
 Symbolic checks: the Hankel coefficients solved from the Bessel ODE equal DLMF 10.40.1; Watson's lemma on
@@ -15,7 +15,7 @@ import mpmath
 import pytest
 import sympy as sp
 
-from derivations import sphere_asymptotics as S
+from lipschitz_icl.derivations import sphere_asymptotics as S
 
 W_GRID = (50, 100, 200, 400, 800, 1600)
 

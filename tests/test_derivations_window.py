@@ -1,4 +1,4 @@
-"""Tests of derivations.window_law: the window law of Theorem 3.4 (registry: thm34.window-law; Lemmas C.3-C.9,
+"""Tests of lipschitz_icl.derivations.window_law: the window law of Theorem 3.4 (registry: thm34.window-law; Lemmas C.3-C.9,
 Assumption B.4) for the affine and relu classes.
 
 Decision rules (each can fail; each has a false variant that must fail it):
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations import sphere_asymptotics as S
-from derivations import window_law as W
+from lipschitz_icl.derivations import sphere_asymptotics as S
+from lipschitz_icl.derivations import window_law as W
 
 
 def approaches(xs, scaled, k, tol):

@@ -292,7 +292,7 @@ def _prepare(tmp: Path) -> None:
         "c-verdict.json": _claims({"verdict": "probably"}),
         "c-newfields.json": _claims({"status": "exploratory", "resolution": {"parameter": "n", "value": None,
                                                                              "note": "x"},
-                                     "margin": "3 s.e.", "margin_source": "derivations/x.py", "seed": 4,
+                                     "margin": "3 s.e.", "margin_source": "lipschitz_icl/derivations/x.py", "seed": 4,
                                      "group": "thm34", "future_field": {"nested": [1, "inf", None]}}),
     }
     for name, text in files.items():

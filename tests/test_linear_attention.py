@@ -1,4 +1,4 @@
-"""derivations/linear_attention.py: the quadratic, its optimum and limits, the per-class moments
+"""lipschitz_icl/derivations/linear_attention.py: the quadratic, its optimum and limits, the per-class moments
 (against quadrature of the library's covariance kernels), and the decision rules of the linear-attention
 claims (registry: lipschitz_icl/claims/linear.toml) on constructed inputs."""
 
@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 from scipy import integrate
 
-from derivations import linear_attention as lin
+from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl import make_task_class, sphere
 from lipschitz_icl.attention import Attention
 from lipschitz_icl.claims import linear as lin_claims

@@ -4,7 +4,7 @@ both are deterministic; comparisons allow the accuracy each result states (``w_s
 
 from hypothesis import given, settings, strategies as st
 
-from derivations import window_law as law
+from lipschitz_icl.derivations import window_law as law
 from lipschitz_icl import make_problem
 from lipschitz_icl.optimum import wstar
 
@@ -44,7 +44,7 @@ def test_wstar_is_invariant_under_joint_scaling_of_L_and_sigma(problem, c):
 @given(problems)
 def test_wstar_lies_in_the_derived_envelope(problem):
     """|w*/(C rho^alpha) - 1| <= 2 (|first-order w* shift| + largest dropped term), both derived in
-    derivations/window_law.py for this (d, rho, n)."""
+    lipschitz_icl/derivations/window_law.py for this (d, rho, n)."""
     task, d, n, L, sigma = problem
     alpha, C = law.window_law(task, d)
     rho = n * L**2 / sigma**2

@@ -1,7 +1,7 @@
 """Large-``n`` ICL loss for ``M = w I`` with its first correction in ``1/n`` (affine and relu).
 
 Write ``sum_i p_i h_i = A / S`` with ``A = (1/n) sum_i e_i h_i``, ``S = (1/n) sum_i e_i``,
-``e_i = exp(w t_i)``.  The second-order delta method (``derivations/ratio_expansion.py``) gives
+``e_i = exp(w t_i)``.  The second-order delta method (``lipschitz_icl/derivations/ratio_expansion.py``) gives
 
     E[(A/S)^2] = r^2 + (R_d(w) / n) (E_2w[(h - r)^2] - 2 r E_2w[h - r]) + O(1/n^2),
     E[sum_i p_i^2] = R_d(w) / n + O(1/n^2),

@@ -4,7 +4,7 @@ Every gate in ``verify/`` builds one :class:`Evidence` per claim case of the reg
 (:mod:`lipschitz_icl.registry`): the claim's id and paper reference, its statement and status
 (``confirmatory`` or ``exploratory``), the rule that decides it (one of
 :data:`lipschitz_icl.decision.RULES`, with its margin and where the margin comes from), one
-:class:`Quantity` per compared number (theory value from ``derivations/``, measured value with its
+:class:`Quantity` per compared number (theory value from ``lipschitz_icl/derivations/``, measured value with its
 interval from an estimator), the verdict in {holds, fails, inconclusive}, the claim's *resolution*
 (the smallest deviation of its natural parameter its own rule refutes) and its near-miss *false
 variants* (about two resolutions away, run through the same machinery), which must all be refuted for

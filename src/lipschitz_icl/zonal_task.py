@@ -59,7 +59,7 @@ class ZonalTaskClass:
     def wstar_guess(self, n: int, sigma: float) -> float:
         """A start for the ``w*`` search (not a result): the minimiser over a log grid of the leading-order
         model ``2 E_(u~Gamma(m, w))[D(u)] - E_(u~Gamma(m, w/2))[D(u)] + D'(0) m^2/w^2 + sigma^2 c_R w^m/n``
-        (:mod:`derivations.regularity`, evaluated numerically: generalised Gauss-Laguerre in ``w u``)."""
+        (:mod:`lipschitz_icl.derivations.regularity`, evaluated numerically: generalised Gauss-Laguerre in ``w u``)."""
         return _leading_order_wstar(self.kernel, n, sigma)
 
     def _no_sampler(self, *args, **kwargs):

@@ -28,7 +28,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from derivations import linear_attention as lin
+from lipschitz_icl.derivations import linear_attention as lin
 
 from .. import decision, geometry, sphere
 from ..attention import Attention
@@ -144,7 +144,7 @@ def figure1(*, task: str = "affine", L_grid=(0.5, 2.0, 8.0), n: int = 20, sigma:
                    for k, (L, g) in enumerate(zip(L_grid, gaps))]
     settings = {"task": task, "d": d, "n (top and middle rows)": n, "sigma": sigma, "L": L_grid,
                 "n grid (bottom row)": list(n_grid), "softmax": "M = w* I, w* exact (quadrature)",
-                "linear": "M = m* I, m* derived (derivations.linear_attention)",
+                "linear": "M = m* I, m* derived (lipschitz_icl.derivations.linear_attention)",
                 "softmax error": "exact quadrature", "linear error": "derived E_lin(n)",
                 "window shaded": "query angle +- 1/sqrt(w*)", "context draw": "one task at L = 1 scaled by L"}
     evidence = Evidence(

@@ -3,7 +3,7 @@ paper's linear-attention section, Figure 1).
 
 With the identity activation, ``yhat(q) = (1/n) sum_i y_i x_i^T M q`` (value weight absorbed), the optimum
 over ``M`` is ``m* I`` with ``m* = a1/a2`` from the quadratic ``E_lin(m) = m^2 a2 - 2 m a1 + a0`` derived in
-:mod:`derivations.linear_attention`; as ``n -> inf`` ``m* -> d`` for every ``L`` and ``sigma`` and the
+:mod:`lipschitz_icl.derivations.linear_attention`; as ``n -> inf`` ``m* -> d`` for every ``L`` and ``sigma`` and the
 error tends to ``k(1) - d B > 0`` (the part of the task no homogeneous linear function explains).  The
 weights ``(m/n) x_i . q`` are a fixed linear profile in ``x_i . q``: changing ``m`` scales them, so no
 choice of ``m`` concentrates them near the query, and the optimum does not narrow a window as ``L``
@@ -27,8 +27,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from derivations import linear_attention as lin
-from derivations import window_law as law
+from lipschitz_icl.derivations import linear_attention as lin
+from lipschitz_icl.derivations import window_law as law
 
 from .. import decision, geometry, sphere
 from ..attention import Attention
@@ -184,7 +184,7 @@ def optimum(task: str, d: int, *, seed: np.random.SeedSequence, n_grid=(10, 100,
     quantities.append(Quantity("lim m* (n -> inf)", m_lim, None, note="derived; equals d for every L and sigma"))
     return Evidence(
         statement=f"For {task} tasks (d={d}, L={L:g}, sigma={sigma:g}) the optimal linear attention m I has "
-                  "m = m* = a1/a2 and error E_lin = a0 - a1^2/a2 (derivations.linear_attention).",
+                  "m = m* = a1/a2 and error E_lin = a0 - a1^2/a2 (lipschitz_icl.derivations.linear_attention).",
         rule=f"equivalence (TOST) at n = {list(n_grid)}: m_hat/m* - 1 within +-{M_MARGIN:g} and E(m* I)/E_lin - 1 "
              f"within +-{ERROR_MARGIN:g}, intervals +-z se with z = {z:.2f} (Bonferroni, family-wise "
              f"{FAMILY_LEVEL:g}); contexts {sizes} (sized from a {pilot}-context pilot for a half-width of "
@@ -424,7 +424,7 @@ def window(d: int, *, seed: np.random.SeedSequence, task: str = "affine", n: int
     On common contexts (``x_i``, ``q`` uniform), :func:`window_width` of the optimal linear attention
     ``m*(L) I`` and of softmax attention at its exact ``w*(L)``, at the smallest and largest ``L``; their
     ``L``-elasticities (:func:`elasticity`) must be 0 (linear) and the derived ``-2 alpha`` of softmax's
-    width ``~ 1/w*`` (``w* ~ L^(2 alpha)``, :func:`derivations.window_law.window_law`), each within
+    width ``~ 1/w*`` (``w* ~ L^(2 alpha)``, :func:`lipschitz_icl.derivations.window_law.window_law`), each within
     ``+-alpha`` (:func:`window_decision`).  Resolution: the claimed linear elasticity shifted by
     ``epsilon`` (both signs) that the rule refutes; false variants: the linear window width scales as
     ``L^(+-2 res)`` (a window narrowing about as softmax's does).

@@ -4,7 +4,7 @@ kernel at ``t = 1`` sets the bias power and the window law.  Registry: ``claims/
 Statements: if ``K(1) - K(1 - u)`` has its leading non-integer power ``c u^gamma`` the large-``n`` bias
 falls as ``b w^-beta``, ``beta = min(gamma, 2)`` (analytic kernels: 2), and
 ``w* = C (n/sigma^2)^alpha (1 + next order)``, ``alpha = 2/(2 beta + d - 1)``; ``gamma, c, b, C`` and the
-next-order terms (where derived) come from :mod:`derivations.regularity`.  Measured: the exact method
+next-order terms (where derived) come from :mod:`lipschitz_icl.derivations.regularity`.  Measured: the exact method
 (:func:`lipschitz_icl.exact.exact_loss`, which for the relu class is the relu quadrature of
 :mod:`lipschitz_icl.exact` and for every other class the zonal series of
 :mod:`lipschitz_icl.exact_zonal`), far into the asymptotic range (``n = 1e14`` for the bias; ``n`` up
@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from derivations import regularity as law
+from lipschitz_icl.derivations import regularity as law
 
 from .. import decision
 from ..evidence import Evidence, FalseVariant, Quantity

@@ -4,7 +4,7 @@ bias and noise parts of the loss (Assumption B.4, Lemmas C.3-C.9).  Registry: ``
 Statements (the registry holds them in full): for the affine and relu classes ``M* = w* I``
 (isotropy, also for what training finds); ``w*`` increases with ``L`` and ``n`` and decreases with
 ``sigma``; ``w* = C (n L^2 / sigma^2)^alpha (1 + k w0^-q + ...)`` with ``alpha``, ``C``, ``q``, ``k`` derived
-in ``derivations/window_law.py`` (affine ``alpha = 2/(d+3)``, relu ``2/(d+2)``); the bias part falls as
+in ``lipschitz_icl/derivations/window_law.py`` (affine ``alpha = 2/(d+3)``, relu ``2/(d+2)``); the bias part falls as
 ``w^-p`` (affine ``p = 2``, relu ``3/2``) and the noise part grows as ``w^((d-1)/2) / n``.
 
 Every measure function returns an :class:`~lipschitz_icl.evidence.Evidence` decided by a rule of
@@ -23,7 +23,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from derivations import window_law as law
+from lipschitz_icl.derivations import window_law as law
 
 from .. import decision, geometry
 from ..asymptotic import asymptotic_terms
@@ -317,7 +317,7 @@ LAW_W_MAX = 1e7  # extension stops where w* nears the search's upper bound (1e8)
 def _law_points(rho, ws, alpha: float, C: float, q: float, k: float, shift: float = 0.0, scale: float = 1.0):
     """:class:`~lipschitz_icl.decision.AsymptoticPoint` per grid point for the law
     ``w0 = scale C rho^(alpha + shift)``: distance ``w*/w0 - 1`` with the exact ``w*``'s interval and the
-    derived next-order term ``k w0^-q`` (:func:`derivations.window_law.wstar_correction`)."""
+    derived next-order term ``k w0^-q`` (:func:`lipschitz_icl.derivations.window_law.wstar_correction`)."""
     out = []
     for r, w in zip(rho, ws):
         w0 = scale * C * r ** (alpha + shift)
@@ -457,7 +457,7 @@ def _direction(estimates, part: str, expected: int) -> decision.Decision:
 def bias_noise_powers(task: str, d: int, *, w_grid=(1e3, 1e4, 1e5, 1e6), n_large: float = 1e14,
                       n_finite=(100, 1000), L: float = 1.0, sigma: float = 0.5) -> Evidence:
     """The bias part falls as ``b L^2 w^-p`` and the noise part grows as ``sigma^2 c_R w^beta / n``
-    (derived ``p, b, beta, c_R`` and next-order terms, :mod:`derivations.window_law`): a wider window
+    (derived ``p, b, beta, c_R`` and next-order terms, :mod:`lipschitz_icl.derivations.window_law`): a wider window
     (smaller ``w``) raises the bias and lowers the noise.
 
     Rule ``asymptotic`` on the local slopes of the large-``n`` limits of the two parts on ``w_grid`` (by

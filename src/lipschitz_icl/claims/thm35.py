@@ -7,7 +7,7 @@ class at ``(n, L, sigma)`` (:func:`lipschitz_icl.optimum.wstar`), or the ``M`` f
 is tested on the probe suite of :mod:`lipschitz_icl.probes` (affine, relu, cosine and triangle waves,
 distance to random points; all ``L``-Lipschitz on the sphere, most never seen in pretraining).
 
-Theory side (derived, :mod:`derivations.window_law` and :mod:`derivations.sphere_asymptotics`):
+Theory side (derived, :mod:`lipschitz_icl.derivations.window_law` and :mod:`lipschitz_icl.derivations.sphere_asymptotics`):
 
 * Lipschitz envelope of the bias.  For a task with per-task Lipschitz constant ``<= L`` and weights
   ``p >= 0`` summing to one, ``|sum_i p_i f(x_i) - f(q)| <= L sum_i p_i ||x_i - q||``, so by Jensen
@@ -35,8 +35,8 @@ import time
 
 import numpy as np
 
-from derivations import sphere_asymptotics as sph
-from derivations import window_law as law
+from lipschitz_icl.derivations import sphere_asymptotics as sph
+from lipschitz_icl.derivations import window_law as law
 
 from .. import decision
 from ..attention import Attention

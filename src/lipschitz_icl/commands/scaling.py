@@ -1,7 +1,7 @@
 """``lipschitz-icl scaling``: the w* law of Theorem 3.4 for one class and dimension (registry:
 ``thm34.window-law``).
 
-Keys: ``alpha_derived``, ``C_derived`` (from ``derivations/window_law.py``), ``alpha_measured`` (local
+Keys: ``alpha_derived``, ``C_derived`` (from ``lipschitz_icl/derivations/window_law.py``), ``alpha_measured`` (local
 slope of the exact ``w*`` between the two largest grid points), ``ratio_trend`` (``w*_exact /
 (C rho^alpha)`` at the three largest grid points), ``next_order_trend`` (the derived next-order term
 there), ``n_max`` (the grid is extended past 1e14 while that term is above half the margin),

@@ -14,7 +14,7 @@ Setting (``M = w I``, query ``q``, ``t_i = x_i . q``, softmax weights ``p_i``, `
                  ``u.x = c t + sqrt(1-c^2) sqrt(1-t^2) z``, ``t`` tilted, ``z ~ p_{d-1}``.
 
 Derived here (SymPy; ``a = (d-1)/2`` is the ``1/w`` coefficient of ``1 - A_d``, from
-:mod:`derivations.sphere_asymptotics`):
+:mod:`lipschitz_icl.derivations.sphere_asymptotics`):
 
 * affine: ``bias_inf(w) = (L^2/(3d)) ((d-1)/(2w))^2 (1 + O(1/w))``  -- power ``-2``.
 * relu:   ``bias_inf(w) = C_b(d) L^2 w^(-3/2) (1 + kappa(d) w^(-1/2) + O(1/w))``,

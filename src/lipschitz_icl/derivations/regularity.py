@@ -23,7 +23,7 @@ Hence, with ``gamma`` the smallest non-integer power of ``u`` in ``D`` (its coef
   ``k = b_gamma/b_an`` when ``2 < gamma < 3``, else ``q = 1`` (coefficient not derived).
 
 So ``beta = min(gamma, 2)``.  With the noise ``sigma^2 c_R w^m / n (1 + r_1/w)``
-(:func:`derivations.window_law.noise_leading`) the first-order condition gives
+(:func:`lipschitz_icl.derivations.window_law.noise_leading`) the first-order condition gives
 ``w* = C (n/sigma^2)^alpha``, ``alpha = 1/(beta + m) = 2/(2 beta + d - 1)``,
 ``C = (beta b / (m c_R))^alpha``; the bias's next order shifts ``w*`` by the relative amount
 ``((beta + q)/beta) k w*^-q / (beta + m)`` and the noise's by ``-((m - 1)/m) r_1 / (w* (beta + m))``
