@@ -23,6 +23,7 @@ import json
 import math
 import sys
 
+from . import progress
 from .validation import ParameterError, shorten
 
 __all__ = ["main", "build_parser", "jsonable", "NonFiniteResult"]
@@ -123,7 +124,8 @@ def main(argv=None) -> int:
             print("lipschitz-icl: error: a COMMAND is required (one of "
                   + ", ".join(COMMAND_MODULES) + "; see --help)", file=sys.stderr)
             return EXIT_BAD_INPUT
-        payload, code = args._run(args)
+        with progress.silenced(args.json):
+            payload, code = args._run(args)
         payload = jsonable(payload, allow_infinite=code != EXIT_OK)
     except KeyboardInterrupt:
         print("lipschitz-icl: interrupted", file=sys.stderr)

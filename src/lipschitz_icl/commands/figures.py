@@ -15,10 +15,9 @@ an existing output file without ``--force``.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from .. import paperfigs, registry
+from .. import paperfigs, progress, registry
 from ..validation import ParameterError
 
 NAME = "figures"
@@ -60,14 +59,6 @@ def _check_out(out: Path, names, force: bool) -> None:
         raise ParameterError("--force", f"given to overwrite existing output files ({', '.join(existing)})", False)
 
 
-def _progress(items, enabled: bool):
-    if not enabled:
-        return items
-    from tqdm import tqdm
-
-    return tqdm(items, desc="figures", unit="figure", file=sys.stderr)
-
-
 def make_figure(case, out: Path) -> dict:
     """Run ``case`` (a figures claim case), draw and write its figure; returns ``{name, files, settings,
     verdict}``."""
@@ -91,8 +82,7 @@ def run(args):
     out.mkdir(parents=True, exist_ok=True)
     # one figure per claim: replicate seed 0 (the full profile's other seeds are the gates' seed sweep)
     cases = [c for c in registry.cases(args.profile, "figures") if c.spec.name in names and c.seed in (None, 0)]
-    show = not args.json and sys.stderr.isatty()
-    figures = [make_figure(case, out) for case in _progress(cases, show)]
+    figures = [make_figure(case, out) for case in progress.bar(cases, desc="figures", unit="figure")]
     verdicts = [f["verdict"] for f in figures]
     code = EXIT["fails"] if "fails" in verdicts else EXIT["inconclusive"] if "inconclusive" in verdicts else 0
     return {"figures": figures}, code
