@@ -1,11 +1,11 @@
 """User bound variants: a claim stated in a TOML file, checked over a parameter grid.
 
 A *bound variant* (the section "User bound variants" of the report; README "Bound variants") says ``quantity  <relation>  bound(params)`` at every point of
-a grid.  The file is untrusted input: its bound is read by the tokenizer and recursive-descent parser
-of this module into a small syntax tree over a whitelist (numbers, the allowed variable and constant
-names, ``+ - * / **``, parentheses and the functions :data:`FUNCTIONS`), from which the SymPy
-expression (for display) and an mpmath evaluator (for the numbers) are built.  No text of the file is
-ever passed to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.
+a grid.  The file is untrusted input: its bound is read by :mod:`lipschitz_icl.expression` (a
+whitelist walk of ``ast.parse(mode="eval")``) into a small syntax tree over numbers, the allowed
+variable and constant names, ``+ - * / **``, parentheses and the functions :data:`FUNCTIONS`, from
+which the SymPy expression (for display) and an mpmath evaluator (for the numbers) are built.  No text
+of the file is ever passed to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.
 
 File format (one variant per file)::
 
@@ -70,14 +70,14 @@ import stat
 import sys
 import time
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 
 import mpmath
-import sympy as sp
 
 from . import decision
 from .evidence import Evidence, Quantity
+from .expression import (BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, MAX_DEPTH, MAX_EXPR_CHARS,  # noqa: F401 (re-exported)
+                         MAX_MAGNITUDE_LOG10, MAX_TOKENS, Expression, ExpressionError, parse_expression)
 from .problem import L_RANGE, SIGMA_MAX
 from .validation import ParameterError, check_int, check_real
 
@@ -104,17 +104,10 @@ TASKS = ("affine", "relu")
 ZONAL_TASKS = ("cosine",)  # and mixtures "mix:NAME=WEIGHT,...": exact by the zonal series (lipschitz_icl.exact_zonal)
 METHODS = ("exact", "asymptotic", "mc")
 RELATIONS = ("<=", ">=")
-FUNCTIONS = {"sqrt": 1, "log": 1, "exp": 1, "abs": 1, "min": None, "max": None}
-BUILTIN_CONSTANTS = {"pi": (mpmath.pi, sp.pi)}
 TOP_KEYS = {"name", "quantity", "task", "frequency", "method", "relation", "bound", "paper_ref", "statement",
             "tight_constant", "at_w", "seed", "contexts", "constants", "grid"}
 MAX_FILE_BYTES = 64 * 1024
-MAX_EXPR_CHARS = 500
-MAX_TOKENS = 200
-MAX_DEPTH = 40
 MAX_GRID_POINTS = 200
-MAX_CONSTANT = 1e300
-MAX_MAGNITUDE_LOG10 = 1000  # budget: every intermediate value of a bound has |x| in [1e-1000, 1e1000] or 0
 LEVEL = 0.95
 EXIT_CODES = {"holds": 0, "fails": 1, "inconclusive": 3}
 
@@ -126,303 +119,6 @@ class VariantFileError(ParameterError):
         self.path, self.line, self.reason = str(path), int(line), reason
         self.name, self.requirement, self.value = "variant file", reason, str(path)
         ValueError.__init__(self, f"{path}:{line}: {reason}")
-
-
-class ExpressionError(ValueError):
-    """A bound expression outside the grammar or the whitelist (``column`` is 1-based)."""
-
-    def __init__(self, reason: str, column: int | None = None):
-        self.reason, self.column = reason, column
-        super().__init__(reason if column is None else f"{reason} (column {column})")
-
-
-# ------------------------------------------------------------------ expressions
-
-_TOKEN = re.compile(r"(?P<space>\s+)|(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
-                    r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)|(?P<op>\*\*|[-+*/(),])")
-_HINTS = {"^": "use ** for powers", ".": "attribute access is not allowed", "[": "indexing is not allowed",
-          "'": "strings are not allowed", '"': "strings are not allowed", "=": "assignment is not allowed",
-          ";": "statements are not allowed", ":": "only arithmetic is allowed", "_": ""}
-
-
-def _tokenize(text: str) -> list[tuple[str, str, int]]:
-    """``(kind, text, column)`` tokens; anything outside the grammar raises :class:`ExpressionError`."""
-    if len(text) > MAX_EXPR_CHARS:
-        raise ExpressionError(f"expression longer than {MAX_EXPR_CHARS} characters")
-    tokens, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            ch = text[pos]
-            hint = _HINTS.get(ch, "")
-            raise ExpressionError(f"unexpected character {ch!r}" + (f": {hint}" if hint else ""), pos + 1)
-        if m.lastgroup != "space":
-            tokens.append((m.lastgroup, m.group(), pos + 1))
-        pos = m.end()
-    if len(tokens) > MAX_TOKENS:
-        raise ExpressionError(f"expression has more than {MAX_TOKENS} tokens")
-    return tokens
-
-
-class _Parser:
-    """Recursive descent over::
-
-        expr  := term (("+" | "-") term)*
-        term  := unary (("*" | "/") unary)*
-        unary := ("+" | "-") unary | power
-        power := atom ("**" unary)?                 (right-associative; -x**2 = -(x**2))
-        atom  := NUMBER | NAME | FUNC "(" expr ("," expr)* ")" | "(" expr ")"
-
-    producing tuples ``("num", Fraction) | ("var", name) | ("neg", a) | (op, a, b) | ("call", f, args)``.
-    """
-
-    def __init__(self, text: str, names: frozenset):
-        self.tokens = _tokenize(text)
-        self.names = names
-        self.pos = 0
-        self.depth = 0
-        self.end_column = len(text) + 1
-
-    def parse(self):
-        if not self.tokens:
-            raise ExpressionError("empty expression")
-        node = self.expr()
-        if self.pos < len(self.tokens):
-            kind, tok, col = self.tokens[self.pos]
-            raise ExpressionError(f"unexpected {tok!r}", col)
-        return node
-
-    def peek(self):
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else ("end", "", self.end_column)
-
-    def take(self, tok=None):
-        kind, text, col = self.peek()
-        if kind == "end":
-            raise ExpressionError("unexpected end of expression", col)
-        if tok is not None and text != tok:
-            raise ExpressionError(f"expected {tok!r}, found {text!r}", col)
-        self.pos += 1
-        return kind, text, col
-
-    def nest(self):
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise ExpressionError(f"expression nested deeper than {MAX_DEPTH}", self.peek()[2])
-
-    def expr(self):
-        self.nest()
-        node = self.term()
-        while self.peek()[1] in ("+", "-"):
-            op = {"+": "add", "-": "sub"}[self.take()[1]]
-            node = _fold((op, node, self.term()))
-        self.depth -= 1
-        return node
-
-    def term(self):
-        node = self.unary()
-        while self.peek()[1] in ("*", "/"):
-            op = {"*": "mul", "/": "div"}[self.take()[1]]
-            node = _fold((op, node, self.unary()))
-        return node
-
-    def unary(self):
-        if self.peek()[1] in ("+", "-"):
-            self.nest()
-            sign = self.take()[1]
-            operand = self.unary()
-            self.depth -= 1
-            return operand if sign == "+" else _fold(("neg", operand))
-        return self.power()
-
-    def power(self):
-        base = self.atom()
-        if self.peek()[1] == "**":
-            self.take()
-            self.nest()
-            exponent = self.unary()
-            self.depth -= 1
-            return _fold(("pow", base, exponent))
-        return base
-
-    def atom(self):
-        kind, text, col = self.take()
-        if kind == "num":
-            mantissa_exp = re.search(r"[eE]([+-]?\d+)$", text)
-            if len(text) > 40 or (mantissa_exp and abs(int(mantissa_exp.group(1))) > 300):
-                raise ExpressionError(f"number {text[:20]}{'...' if len(text) > 20 else ''} out of range "
-                                      "(at most 40 characters, |x| in [1e-300, 1e300])", col)
-            value = Fraction(text)
-            if value != 0 and not (Fraction(1, 10**300) <= abs(value) <= 10**300):
-                raise ExpressionError(f"number {text} out of range (|x| in [1e-300, 1e300])", col)
-            return ("num", value)
-        if kind == "name":
-            if text in FUNCTIONS:
-                self.take("(")
-                args = [self.expr()]
-                while self.peek()[1] == ",":
-                    self.take()
-                    args.append(self.expr())
-                self.take(")")
-                arity = FUNCTIONS[text]
-                if arity is not None and len(args) != arity:
-                    raise ExpressionError(f"{text}() takes {arity} argument(s), got {len(args)}", col)
-                if arity is None and len(args) < 2:
-                    raise ExpressionError(f"{text}() takes at least 2 arguments", col)
-                return _fold(("call", text, tuple(args)))
-            if text in self.names:
-                if self.peek()[1] == "(":
-                    raise ExpressionError(f"{text!r} is not a function", self.peek()[2])
-                return ("var", text)
-            allowed = ", ".join(sorted(self.names | set(FUNCTIONS)))
-            raise ExpressionError(f"name {text!r} is not allowed (allowed: {allowed})", col)
-        if text == "(":
-            node = self.expr()
-            self.take(")")
-            return node
-        raise ExpressionError(f"unexpected {text!r}", col)
-
-
-def _is_constant(node) -> bool:
-    if node[0] == "num":
-        return True
-    if node[0] == "var":
-        return node[1] in BUILTIN_CONSTANTS
-    if node[0] == "call":
-        return all(_is_constant(a) for a in node[2])
-    return all(_is_constant(a) for a in node[1:])
-
-
-def _fold(node):
-    """Refuse constant sub-expressions that are not finite reals of moderate size (|x| <= 1e300)."""
-    if _is_constant(node):
-        try:
-            value = _evaluate_node(node, {})
-        except ExpressionError as exc:
-            raise ExpressionError(f"constant sub-expression is undefined: {exc.reason}") from None
-        if value != 0 and not (mpmath.mpf(1) / MAX_CONSTANT <= abs(value) <= MAX_CONSTANT):
-            raise ExpressionError("constant sub-expression out of range (|value| must be in [1e-300, 1e300])")
-    return node
-
-
-def _real(value):
-    """``value`` if it is a finite real within the budget ``|x| in [1e-1000, 1e1000]`` (or 0)."""
-    if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
-        raise ExpressionError("not a finite real number")
-    if value != 0 and abs(mpmath.log10(abs(value))) > MAX_MAGNITUDE_LOG10:
-        raise ExpressionError(f"an intermediate value is out of range (|x| must stay within "
-                              f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])")
-    return value
-
-
-def _checked_power(a, b):
-    """``a ** b``, refused before it is computed when ``|log10 |a ** b||`` would exceed the budget
-    (so ``d**d**d**d`` or ``(1+1e-30)**(1e30)`` cost nothing)."""
-    if a == 0 and b < 0:
-        raise ExpressionError("zero to a negative power")
-    if a < 0 and b != int(b):
-        raise ExpressionError("negative number to a fractional power")
-    if a != 0 and abs(b * mpmath.log10(abs(a))) > MAX_MAGNITUDE_LOG10:
-        raise ExpressionError(f"a power is out of range (|x| must stay within "
-                              f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])")
-    return _real(mpmath.power(a, b))
-
-
-EVAL_DPS = 30  # working digits of a bound's value; checked against twice that (ill-conditioning)
-
-
-def _evaluate_node(node, env, dps: int = EVAL_DPS):
-    kind = node[0]
-    with mpmath.workdps(dps):
-        if kind == "num":
-            return mpmath.mpf(node[1].numerator) / node[1].denominator
-        if kind == "var":
-            if node[1] in BUILTIN_CONSTANTS:
-                return +BUILTIN_CONSTANTS[node[1]][0]
-            return mpmath.mpf(env[node[1]])
-        if kind == "neg":
-            return -_evaluate_node(node[1], env, dps)
-        if kind == "call":
-            args = [_evaluate_node(a, env, dps) for a in node[2]]
-            name = node[1]
-            if name == "min":
-                return min(args)
-            if name == "max":
-                return max(args)
-            if name == "abs":
-                return abs(args[0])
-            if name in ("sqrt", "log") and args[0] < 0:
-                raise ExpressionError(f"{name} of a negative number")
-            if name == "log" and args[0] == 0:
-                raise ExpressionError("log of zero")
-            if name == "exp" and abs(args[0]) > MAX_MAGNITUDE_LOG10 * 2.302585:
-                raise ExpressionError(f"exp() argument out of range (|x| <= {MAX_MAGNITUDE_LOG10 * 2.302585:.0f})")
-            return _real(getattr(mpmath, name)(args[0]))
-        a, b = _evaluate_node(node[1], env, dps), _evaluate_node(node[2], env, dps)
-        if kind == "add":
-            return _real(a + b)
-        if kind == "sub":
-            return _real(a - b)
-        if kind == "mul":
-            return _real(a * b)
-        if kind == "div":
-            if b == 0:
-                raise ExpressionError("division by zero")
-            return _real(a / b)
-        return _checked_power(a, b)
-
-
-def _to_sympy(node, symbols):
-    kind = node[0]
-    if kind == "num":
-        return sp.Rational(node[1].numerator, node[1].denominator)
-    if kind == "var":
-        return BUILTIN_CONSTANTS[node[1]][1] if node[1] in BUILTIN_CONSTANTS else symbols[node[1]]
-    if kind == "neg":
-        return -_to_sympy(node[1], symbols)
-    if kind == "call":
-        args = [_to_sympy(a, symbols) for a in node[2]]
-        func = {"sqrt": sp.sqrt, "log": sp.log, "exp": sp.exp, "abs": sp.Abs, "min": sp.Min, "max": sp.Max}
-        return func[node[1]](*args)
-    a, b = _to_sympy(node[1], symbols), _to_sympy(node[2], symbols)
-    if kind == "pow" and a.is_Rational and b.is_Rational:
-        # never SymPy's exact rational power: (1+1e-30)**(1e30) would not finish; a 30-digit float
-        with mpmath.workdps(2 * EVAL_DPS):
-            value = _checked_power(mpmath.mpf(a.p) / a.q, mpmath.mpf(b.p) / b.q)
-        return sp.Float(mpmath.nstr(value, 30), 30)
-    if kind == "pow":
-        return a ** b
-    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b}[kind]()
-
-
-@dataclass(frozen=True)
-class Expression:
-    """A parsed bound: the syntax tree, its SymPy form (``sympy``) and its source ``text``."""
-
-    text: str
-    tree: tuple
-    sympy: sp.Expr
-    names: frozenset
-
-    def evaluate(self, env: dict) -> mpmath.mpf:
-        """Value at ``env`` (name -> number) in 30-digit mpmath arithmetic, within the budget
-        ``|x| in [1e-1000, 1e1000]`` for every intermediate; the value is recomputed with 60 digits and
-        an expression whose two values differ beyond 1e-15 relative is refused as ill-conditioned
-        (``(1+1e-30)**(1e30)`` is not ``e`` at 30 digits)."""
-        value = _evaluate_node(self.tree, env)
-        check = _evaluate_node(self.tree, env, 2 * EVAL_DPS)
-        if abs(value - check) > mpmath.mpf("1e-15") * abs(check):
-            raise ExpressionError("ill-conditioned: its value changes beyond 1e-15 between 30 and 60 digits")
-        return value
-
-
-def parse_expression(text: str, names) -> Expression:
-    """Parse ``text`` over the variables/constants ``names`` (plus ``pi``); see :class:`_Parser`."""
-    if not isinstance(text, str):
-        raise ExpressionError("the expression must be a string")
-    allowed = frozenset(names) | frozenset(BUILTIN_CONSTANTS)
-    tree = _Parser(text, allowed).parse()
-    symbols = {name: sp.Symbol(name, positive=True) for name in allowed if name not in BUILTIN_CONSTANTS}
-    return Expression(text, tree, _to_sympy(tree, symbols), allowed)
 
 
 # ------------------------------------------------------------------ the variant file

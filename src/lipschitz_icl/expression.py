@@ -1,0 +1,443 @@
+"""Bound expressions: untrusted arithmetic text read into a small syntax tree, evaluated in mpmath.
+
+A bound of a variant file (:mod:`lipschitz_icl.variants`) or a user kernel
+(:func:`lipschitz_icl.zonal.expression_kernel`) is text from outside.  It is read in four steps,
+each with a budget, and never passed to ``eval``, ``exec``, ``compile``, ``sympify`` or
+``parse_expr``:
+
+1. *screen* (before any parsing): at most :data:`MAX_EXPR_CHARS` characters, every character in the
+   alphabet ``A-Z a-z 0-9 _ . + - * / ( ) ,`` or white space (each white-space character becomes one
+   space, so a column is a character), no Python keyword, balanced parentheses nested at most
+   :data:`MAX_DEPTH` deep;
+2. *parse* with :func:`ast.parse` in ``"eval"`` mode (the screened text is short, ASCII and shallow);
+3. *count*: at most :data:`MAX_TOKENS` tokens (names, numbers, operators, parentheses, commas);
+4. *walk* the syntax tree over a whitelist -- numbers written in decimal (``12``, ``.5``, ``1.``,
+   ``2.5e-3``; not ``01``, ``1_0``, ``0x10``, ``1j``), the allowed names, ``+ - * / **`` (binary) and ``+ -`` (unary), calls of the functions
+   :data:`FUNCTIONS` by name with their arity -- into tuples ``("num", Fraction) | ("var", name) |
+   ("neg", a) | (op, a, b) | ("call", f, args)``, ``op`` in ``add sub mul div pow``.  Any other node
+   (attribute, subscript, string, comparison, boolean operator, lambda, comprehension, starred
+   argument, keyword argument, tuple, ...) is refused.  The depth of a node is ``1 +`` the
+   parentheses around it ``+`` the unary signs and power exponents above it; at most
+   :data:`MAX_DEPTH`.
+
+Precedence is Python's: ``-x**2 = -(x**2)``, ``2**3**2 = 2**9``, ``**`` binds tighter than a unary
+sign on its left and looser than one on its right (``2**-1 = 0.5``); ``^`` is refused (``use **``).
+
+A number has at most 40 characters and ``|x|`` in ``[1e-300, 1e300]`` (or 0) and is read exactly as a
+:class:`~fractions.Fraction`; every constant sub-expression is folded while walking and refused unless
+its value is 0 or in ``[1e-300, 1e300]`` (:data:`MAX_CONSTANT`).  Evaluation (:meth:`Expression.evaluate`)
+keeps every intermediate ``|x|`` within ``[1e-1000, 1e1000]`` (:data:`MAX_MAGNITUDE_LOG10`), checking
+a power's magnitude ``|b log10 |a||`` before computing it.  Every refusal is an
+:class:`ExpressionError` naming its 1-based column when it has one.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+import string
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+import sympy as sp
+
+__all__ = ["ExpressionError", "Expression", "parse_expression", "FUNCTIONS", "BUILTIN_CONSTANTS",
+           "MAX_EXPR_CHARS", "MAX_TOKENS", "MAX_DEPTH", "MAX_CONSTANT", "MAX_MAGNITUDE_LOG10", "EVAL_DPS"]
+
+FUNCTIONS = {"sqrt": 1, "log": 1, "exp": 1, "abs": 1, "min": None, "max": None}  # name -> arity (None: >= 2)
+BUILTIN_CONSTANTS = {"pi": (mpmath.pi, sp.pi)}
+MAX_EXPR_CHARS = 500
+MAX_TOKENS = 200
+MAX_DEPTH = 40
+MAX_CONSTANT = 1e300
+MAX_MAGNITUDE_LOG10 = 1000  # budget: every intermediate value of a bound has |x| in [1e-1000, 1e1000] or 0
+EVAL_DPS = 30  # working digits of a bound's value; checked against twice that (ill-conditioning)
+
+
+class ExpressionError(ValueError):
+    """A bound expression outside the grammar or the whitelist (``column`` is 1-based)."""
+
+    def __init__(self, reason: str, column: int | None = None):
+        self.reason, self.column = reason, column
+        super().__init__(reason if column is None else f"{reason} (column {column})")
+
+
+# ------------------------------------------------------------------ 1. screen
+
+_ALPHABET = frozenset(string.ascii_letters + string.digits + "_.+-*/(),")
+_HINTS = {"^": "use ** for powers", ".": "attribute access is not allowed", "[": "indexing is not allowed",
+          "'": "strings are not allowed", '"': "strings are not allowed", "=": "assignment is not allowed",
+          ";": "statements are not allowed", ":": "only arithmetic is allowed"}
+_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_WORD = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*", re.ASCII)
+_TOKEN_AT = re.compile(rf" *({_NUMBER.pattern}|[A-Za-z_][A-Za-z_0-9]*|\*\*|//|\S)")  # for messages only
+
+
+def _not_allowed(name: str, names: frozenset) -> str:
+    return f"name {name!r} is not allowed (allowed: {', '.join(sorted(names | set(FUNCTIONS)))})"
+
+
+def _screen(text: str, names: frozenset) -> str:
+    """``text`` with every white-space character replaced by a space, once it passed step 1 but the
+    parentheses (see :func:`_open_parens`)."""
+    if len(text) > MAX_EXPR_CHARS:
+        raise ExpressionError(f"expression longer than {MAX_EXPR_CHARS} characters")
+    source = re.sub(r"\s", " ", text)
+    for column, ch in enumerate(source, start=1):
+        if ch != " " and ch not in _ALPHABET:
+            hint = _HINTS.get(ch, "")
+            raise ExpressionError(f"unexpected character {ch!r}" + (f": {hint}" if hint else ""), column)
+    if not source.strip():
+        raise ExpressionError("empty expression")
+    for word in _WORD.finditer(source):
+        if keyword.iskeyword(word.group()):
+            raise ExpressionError(_not_allowed(word.group(), names), word.start() + 1)
+    return source
+
+
+def _open_parens(source: str) -> list[int]:
+    """``opened[i]``: the parentheses open before position ``i``; refuses an unmatched ``)``, an
+    unclosed ``(`` and parentheses nested beyond :data:`MAX_DEPTH`."""
+    opened, depth = [], 0
+    for i, ch in enumerate(source):
+        opened.append(depth)
+        if ch == "(":
+            depth += 1
+            if 1 + depth > MAX_DEPTH:
+                raise ExpressionError(f"expression nested deeper than {MAX_DEPTH}", i + 2)
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise ExpressionError("unexpected ')'", i + 1)
+    if depth:
+        raise ExpressionError("unexpected end of expression", len(source) + 1)
+    return opened
+
+
+# ------------------------------------------------------------------ 2. parse, 3. count
+
+def _token_at(source: str, pos: int):
+    """``(token, position)`` of the first token at or after ``pos``, or ``(None, len(source))``."""
+    m = _TOKEN_AT.match(source, pos)
+    return (m.group(1), m.start(1)) if m else (None, len(source))
+
+
+def _unexpected(source: str, pos: int) -> ExpressionError:
+    token, at = _token_at(source, pos)
+    if token is None:
+        return ExpressionError("unexpected end of expression", len(source) + 1)
+    return ExpressionError(f"unexpected {token!r}", at + 1)
+
+
+def _syntax_error(source: str, lead: int, exc: SyntaxError) -> ExpressionError:
+    """``unexpected <token>`` at the token Python stopped at (past the number, for ``2n``), with
+    Python's reason unless it is plain ``invalid syntax``."""
+    if not exc.offset or exc.lineno != 1:
+        return ExpressionError("unexpected end of expression", len(source) + 1)
+    pos = lead + exc.offset - 1
+    if exc.msg == "invalid decimal literal":
+        pos = next((m.end() for m in _NUMBER.finditer(source) if m.start() <= pos <= m.end()), pos)
+    error = _unexpected(source, pos)
+    if exc.msg.startswith(("invalid syntax", "invalid decimal literal")) or error.column > len(source):
+        return error
+    return ExpressionError(f"{error.reason} ({exc.msg.split(';')[0]})", error.column)
+
+
+def _parse(source: str) -> ast.expr:
+    """The body of ``ast.parse(source, mode="eval")`` (leading spaces skipped; every ``col_offset`` is
+    a position in ``source``); a syntax error names the token Python stopped at."""
+    lead = len(source) - len(source.lstrip(" "))
+    try:
+        tree = ast.parse(source[lead:], mode="eval")
+    except SyntaxError as exc:
+        raise _syntax_error(source, lead, exc) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ExpressionError("expression too complex to parse") from None
+    for node in ast.walk(tree):
+        if hasattr(node, "col_offset"):
+            node.col_offset += lead
+            node.end_col_offset += lead
+    return tree.body
+
+
+_ONE_TOKEN = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp)
+
+
+def _check_tokens(body: ast.expr, source: str) -> None:
+    """Tokens = names + numbers + operators (one per ``BinOp``/``UnaryOp``) + ``(`` ``)`` ``,``."""
+    count = sum(isinstance(node, _ONE_TOKEN) for node in ast.walk(body)) + sum(map(source.count, "(),"))
+    if count > MAX_TOKENS:
+        raise ExpressionError(f"expression has more than {MAX_TOKENS} tokens")
+
+
+# ------------------------------------------------------------------ 4. walk
+
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow"}
+_REFUSED = {ast.Subscript: "indexing is not allowed", ast.Lambda: "only arithmetic is allowed",
+            ast.Compare: "comparisons are not allowed", ast.BoolOp: "boolean operators are not allowed",
+            ast.IfExp: "conditional expressions are not allowed", ast.NamedExpr: "assignment is not allowed",
+            ast.JoinedStr: "strings are not allowed", ast.List: "containers are not allowed",
+            ast.Set: "containers are not allowed", ast.Dict: "containers are not allowed",
+            ast.ListComp: "comprehensions are not allowed", ast.SetComp: "comprehensions are not allowed",
+            ast.DictComp: "comprehensions are not allowed", ast.GeneratorExp: "comprehensions are not allowed"}
+
+
+class _Walk:
+    """The whitelist walk of step 4 over the parsed ``source`` (``opened`` from :func:`_open_parens`)."""
+
+    def __init__(self, source: str, names: frozenset, opened: list[int]):
+        self.source, self.names, self.opened = source, names, opened
+
+    def node(self, node: ast.AST, level: int):
+        """The tuple tree of ``node``; ``level`` counts the unary signs and exponents above it."""
+        self._nest(node, level)
+        rule = getattr(self, "_" + type(node).__name__, None)
+        if rule is None:
+            raise self._refusal(node)
+        return rule(node, level)
+
+    def _nest(self, node: ast.AST, level: int) -> None:
+        if 1 + self.opened[node.col_offset] + level > MAX_DEPTH:
+            raise ExpressionError(f"expression nested deeper than {MAX_DEPTH}", node.col_offset + 1)
+
+    def _refusal(self, node: ast.AST) -> ExpressionError:
+        column = node.col_offset + 1
+        if isinstance(node, ast.Attribute):
+            dot = self.source.index(".", node.value.end_col_offset)
+            return ExpressionError("unexpected character '.': attribute access is not allowed", dot + 1)
+        if isinstance(node, ast.Tuple):
+            return ExpressionError("unexpected ','", self.source.index(",", node.elts[0].end_col_offset) + 1)
+        if isinstance(node, ast.Starred):
+            return ExpressionError("unexpected '*'", column)
+        reason = _REFUSED.get(type(node), "only arithmetic is allowed")
+        return ExpressionError(f"{type(node).__name__} is not allowed: {reason}", column)
+
+    def _Constant(self, node: ast.Constant, level: int):
+        text = self.source[node.col_offset:node.end_col_offset]
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)) or not _NUMBER.fullmatch(text):
+            raise ExpressionError(f"unexpected {text!r}: numbers are written in decimal", node.col_offset + 1)
+        return ("num", _number(text, node.col_offset + 1))
+
+    def _Name(self, node: ast.Name, level: int):
+        if node.id in FUNCTIONS:   # a function that is not called
+            token, at = _token_at(self.source, node.end_col_offset)
+            if token is None:
+                raise _unexpected(self.source, at)
+            raise ExpressionError(f"expected '(', found {token!r}", at + 1)
+        if node.id in self.names:
+            return ("var", node.id)
+        raise ExpressionError(_not_allowed(node.id, self.names), node.col_offset + 1)
+
+    def _UnaryOp(self, node: ast.UnaryOp, level: int):
+        self._nest(node, level + 1)         # the sign itself opens a level
+        if isinstance(node.op, ast.UAdd):
+            return self.node(node.operand, level + 1)
+        if isinstance(node.op, ast.USub):
+            return _fold(("neg", self.node(node.operand, level + 1)))
+        raise _unexpected(self.source, node.col_offset)
+
+    def _BinOp(self, node: ast.BinOp, level: int):
+        kind = _BINARY.get(type(node.op))
+        if kind is None:
+            raise _unexpected(self.source, self._after(node.left.end_col_offset, ")"))
+        left = self.node(node.left, level)
+        right = self.node(node.right, level + (kind == "pow"))
+        return _fold((kind, left, right))
+
+    def _Call(self, node: ast.Call, level: int):
+        func = node.func
+        paren = self._after(func.end_col_offset, ")")   # the call's "(", past the parentheses around func
+        if not isinstance(func, ast.Name):
+            self.node(func, level)           # refuses what is not arithmetic, e.g. an attribute
+            raise _unexpected(self.source, paren)
+        name = func.id
+        if name not in FUNCTIONS:
+            if name in self.names:
+                raise ExpressionError(f"{name!r} is not a function", paren + 1)
+            raise ExpressionError(_not_allowed(name, self.names), func.col_offset + 1)
+        if self.source[self._after(func.end_col_offset, "")] != "(":       # (sqrt)(x)
+            return self._Name(func, level)
+        if node.keywords:
+            raise _unexpected(self.source, node.keywords[0].col_offset)
+        close = node.end_col_offset - 1
+        if not node.args or "," in self.source[node.args[-1].end_col_offset:close]:
+            raise ExpressionError("unexpected ')'", close + 1)
+        args = [self.node(arg, level) for arg in node.args]
+        arity = FUNCTIONS[name]
+        if arity is not None and len(args) != arity:
+            raise ExpressionError(f"{name}() takes {arity} argument(s), got {len(args)}", func.col_offset + 1)
+        if arity is None and len(args) < 2:
+            raise ExpressionError(f"{name}() takes at least 2 arguments", func.col_offset + 1)
+        return _fold(("call", name, tuple(args)))
+
+    def _after(self, pos: int, skip: str) -> int:
+        """The first position at or after ``pos`` holding neither a space nor a character of ``skip``."""
+        while pos < len(self.source) and self.source[pos] in " " + skip:
+            pos += 1
+        return pos
+
+
+def _number(text: str, column: int) -> Fraction:
+    """The decimal literal ``text`` as an exact fraction, at most 40 characters, ``|x|`` in
+    ``[1e-300, 1e300]`` or 0."""
+    mantissa_exp = re.search(r"[eE]([+-]?\d+)$", text)
+    if len(text) > 40 or (mantissa_exp and abs(int(mantissa_exp.group(1))) > 300):
+        raise ExpressionError(f"number {text[:20]}{'...' if len(text) > 20 else ''} out of range "
+                              "(at most 40 characters, |x| in [1e-300, 1e300])", column)
+    value = Fraction(text)
+    if value != 0 and not (Fraction(1, 10**300) <= abs(value) <= 10**300):
+        raise ExpressionError(f"number {text} out of range (|x| in [1e-300, 1e300])", column)
+    return value
+
+
+def _tree(text: str, names: frozenset):
+    """Steps 1-4 of the module docstring: the tuple tree of ``text`` over ``names``."""
+    source = _screen(text, names)
+    opened = _open_parens(source)
+    body = _parse(source)
+    _check_tokens(body, source)
+    return _Walk(source, names, opened).node(body, 0)
+
+
+# ------------------------------------------------------------------ folding and evaluation
+
+def _is_constant(node) -> bool:
+    if node[0] == "num":
+        return True
+    if node[0] == "var":
+        return node[1] in BUILTIN_CONSTANTS
+    if node[0] == "call":
+        return all(_is_constant(a) for a in node[2])
+    return all(_is_constant(a) for a in node[1:])
+
+
+def _fold(node):
+    """Refuse constant sub-expressions that are not finite reals of moderate size (|x| <= 1e300)."""
+    if _is_constant(node):
+        try:
+            value = _evaluate_node(node, {})
+        except ExpressionError as exc:
+            raise ExpressionError(f"constant sub-expression is undefined: {exc.reason}") from None
+        if value != 0 and not (mpmath.mpf(1) / MAX_CONSTANT <= abs(value) <= MAX_CONSTANT):
+            raise ExpressionError("constant sub-expression out of range (|value| must be in [1e-300, 1e300])")
+    return node
+
+
+def _real(value):
+    """``value`` if it is a finite real within the budget ``|x| in [1e-1000, 1e1000]`` (or 0)."""
+    if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
+        raise ExpressionError("not a finite real number")
+    if value != 0 and abs(mpmath.log10(abs(value))) > MAX_MAGNITUDE_LOG10:
+        raise ExpressionError(f"an intermediate value is out of range (|x| must stay within "
+                              f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])")
+    return value
+
+
+def _checked_power(a, b):
+    """``a ** b``, refused before it is computed when ``|log10 |a ** b||`` would exceed the budget
+    (so ``d**d**d**d`` or ``(1+1e-30)**(1e30)`` cost nothing)."""
+    if a == 0 and b < 0:
+        raise ExpressionError("zero to a negative power")
+    if a < 0 and b != int(b):
+        raise ExpressionError("negative number to a fractional power")
+    if a != 0 and abs(b * mpmath.log10(abs(a))) > MAX_MAGNITUDE_LOG10:
+        raise ExpressionError(f"a power is out of range (|x| must stay within "
+                              f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])")
+    return _real(mpmath.power(a, b))
+
+
+def _evaluate_node(node, env, dps: int = EVAL_DPS):
+    kind = node[0]
+    with mpmath.workdps(dps):
+        if kind == "num":
+            return mpmath.mpf(node[1].numerator) / node[1].denominator
+        if kind == "var":
+            if node[1] in BUILTIN_CONSTANTS:
+                return +BUILTIN_CONSTANTS[node[1]][0]
+            return mpmath.mpf(env[node[1]])
+        if kind == "neg":
+            return -_evaluate_node(node[1], env, dps)
+        if kind == "call":
+            args = [_evaluate_node(a, env, dps) for a in node[2]]
+            name = node[1]
+            if name == "min":
+                return min(args)
+            if name == "max":
+                return max(args)
+            if name == "abs":
+                return abs(args[0])
+            if name in ("sqrt", "log") and args[0] < 0:
+                raise ExpressionError(f"{name} of a negative number")
+            if name == "log" and args[0] == 0:
+                raise ExpressionError("log of zero")
+            if name == "exp" and abs(args[0]) > MAX_MAGNITUDE_LOG10 * 2.302585:
+                raise ExpressionError(f"exp() argument out of range (|x| <= {MAX_MAGNITUDE_LOG10 * 2.302585:.0f})")
+            return _real(getattr(mpmath, name)(args[0]))
+        a, b = _evaluate_node(node[1], env, dps), _evaluate_node(node[2], env, dps)
+        if kind == "add":
+            return _real(a + b)
+        if kind == "sub":
+            return _real(a - b)
+        if kind == "mul":
+            return _real(a * b)
+        if kind == "div":
+            if b == 0:
+                raise ExpressionError("division by zero")
+            return _real(a / b)
+        return _checked_power(a, b)
+
+
+def _to_sympy(node, symbols):
+    kind = node[0]
+    if kind == "num":
+        return sp.Rational(node[1].numerator, node[1].denominator)
+    if kind == "var":
+        return BUILTIN_CONSTANTS[node[1]][1] if node[1] in BUILTIN_CONSTANTS else symbols[node[1]]
+    if kind == "neg":
+        return -_to_sympy(node[1], symbols)
+    if kind == "call":
+        args = [_to_sympy(a, symbols) for a in node[2]]
+        func = {"sqrt": sp.sqrt, "log": sp.log, "exp": sp.exp, "abs": sp.Abs, "min": sp.Min, "max": sp.Max}
+        return func[node[1]](*args)
+    a, b = _to_sympy(node[1], symbols), _to_sympy(node[2], symbols)
+    if kind == "pow" and a.is_Rational and b.is_Rational:
+        # never SymPy's exact rational power: (1+1e-30)**(1e30) would not finish; a 30-digit float
+        with mpmath.workdps(2 * EVAL_DPS):
+            value = _checked_power(mpmath.mpf(a.p) / a.q, mpmath.mpf(b.p) / b.q)
+        return sp.Float(mpmath.nstr(value, 30), 30)
+    if kind == "pow":
+        return a ** b
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b}[kind]()
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A parsed bound: the syntax tree, its SymPy form (``sympy``) and its source ``text``."""
+
+    text: str
+    tree: tuple
+    sympy: sp.Expr
+    names: frozenset
+
+    def evaluate(self, env: dict) -> mpmath.mpf:
+        """Value at ``env`` (name -> number) in 30-digit mpmath arithmetic, within the budget
+        ``|x| in [1e-1000, 1e1000]`` for every intermediate; the value is recomputed with 60 digits and
+        an expression whose two values differ beyond 1e-15 relative is refused as ill-conditioned
+        (``(1+1e-30)**(1e30)`` is not ``e`` at 30 digits)."""
+        value = _evaluate_node(self.tree, env)
+        check = _evaluate_node(self.tree, env, 2 * EVAL_DPS)
+        if abs(value - check) > mpmath.mpf("1e-15") * abs(check):
+            raise ExpressionError("ill-conditioned: its value changes beyond 1e-15 between 30 and 60 digits")
+        return value
+
+
+def parse_expression(text: str, names) -> Expression:
+    """Parse ``text`` over the variables/constants ``names`` (plus ``pi``); see the module docstring."""
+    if not isinstance(text, str):
+        raise ExpressionError("the expression must be a string")
+    allowed = frozenset(names) | frozenset(BUILTIN_CONSTANTS)
+    tree = _tree(text, allowed)
+    symbols = {name: sp.Symbol(name, positive=True) for name in allowed if name not in BUILTIN_CONSTANTS}
+    return Expression(text, tree, _to_sympy(tree, symbols), allowed)
