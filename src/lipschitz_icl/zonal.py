@@ -13,7 +13,7 @@ relu            ``(2L^2/3) kappa(t) + L^2/3``, ``kappa(t) = (sin th + (pi - th) 
 cosine (k)      ``(L^2/(2k^2)) Omega_d(k r)``, ``Omega_d`` the sphere's characteristic function
 mix:a=1,b=2     the weighted mean ``sum_c w_c K_c / sum_c w_c`` of the classes' kernels
 expression      a user expression in ``t`` (and ``d``, named constants), read by the project's safe
-                parser (:func:`lipschitz_icl.variants.parse_expression`)
+                parser (:func:`lipschitz_icl.expression.parse_expression`)
 callable        a Python function ``K(t)`` (vectorised over a NumPy array)
 ==============  ==============================================================================
 
@@ -38,6 +38,7 @@ import numpy as np
 import sympy as sp
 from scipy import special
 
+from .expression import ExpressionError, parse_expression
 from .tasks import sphere_characteristic
 from .validation import ParameterError, check_int, check_real
 
@@ -279,8 +280,6 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
     """A kernel from the expression ``text`` in ``t`` (and ``d``, ``pi`` and the names of ``constants``),
     read by the project's safe parser; ``D(u) = K(1) - K(1 - u)`` is built symbolically and evaluated
     with NumPy (:func:`sympy.lambdify` on the parsed tree's SymPy form, never on the text)."""
-    from .variants import ExpressionError, parse_expression
-
     d = check_int("d", d, minimum=2)
     constants = dict(constants or {})
     for name, value in constants.items():
