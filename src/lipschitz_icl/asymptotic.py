@@ -37,7 +37,7 @@ import math
 import numpy as np
 from scipy import special
 
-from . import sphere
+from . import quadrature, sphere
 from .estimate import Estimate, LossEstimate
 from .problem import MAX_W, Problem, check_problem
 from .validation import ParameterError, check_real
@@ -90,15 +90,9 @@ def _c_rule(d: int, w: float, refine: int):
     """Nodes ``c = cos gamma`` and weights for the law ``p_d(c)``, panels in ``gamma`` refined in
     ``|gamma - pi/2| < delta``, ``delta = min(pi/2, 10/sqrt(w))``."""
     delta = np.pi / 2 if w <= 0 else min(np.pi / 2, 10.0 / np.sqrt(w))
-    x, gw = np.polynomial.legendre.leggauss(16)
-    pieces = [np.linspace(0.0, np.pi / 2 - delta, 4 * refine + 1),
-              np.linspace(np.pi / 2 - delta, np.pi / 2 + delta, 6 * refine + 1),
-              np.linspace(np.pi / 2 + delta, np.pi, 4 * refine + 1)]
-    edges = np.unique(np.concatenate(pieces))
-    half = 0.5 * np.diff(edges)
-    mid = 0.5 * (edges[1:] + edges[:-1])
-    gamma = (mid[:, None] + half[:, None] * x).ravel()
-    weights = (half[:, None] * gw).ravel() * np.sin(gamma) ** (d - 2)
+    gamma, gw = quadrature.composite_rule(0.0, np.pi, 16, panels=(4 * refine, 6 * refine, 4 * refine),
+                                          breakpoints=(np.pi / 2 - delta, np.pi / 2 + delta))
+    weights = gw * np.sin(gamma) ** (d - 2)
     return np.cos(gamma), weights / weights.sum()
 
 

@@ -98,6 +98,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
+from . import quadrature
 from .estimate import Estimate, LossEstimate
 from .problem import MAX_W, Problem
 from .validation import ParameterError, check_int, check_real
@@ -136,18 +137,10 @@ def _level(k: int) -> _Level:
 
 
 @lru_cache(maxsize=None)
-def _gauss(q: int):
-    x, g = np.polynomial.legendre.leggauss(q)
-    lam = np.array([1.0 / np.prod(x[j] - np.delete(x, j)) for j in range(q)])
-    return x, g, lam
-
-
-def _panel_rule(breaks: np.ndarray, q: int):
-    """Composite Gauss-Legendre nodes and weights on the panels ``[breaks[k], breaks[k+1]]``."""
-    x, g, _ = _gauss(q)
-    half = 0.5 * np.diff(breaks)
-    mid = 0.5 * (breaks[1:] + breaks[:-1])
-    return (mid[:, None] + half[:, None] * x).ravel(), (half[:, None] * g).ravel()
+def _barycentric(q: int) -> np.ndarray:
+    """Barycentric weights ``1 / prod_(k != j) (x_j - x_k)`` of the ``q`` Gauss-Legendre nodes."""
+    x, _ = quadrature.gauss_legendre(q)
+    return np.array([1.0 / np.prod(x[j] - np.delete(x, j)) for j in range(q)])
 
 
 def _subdivide(breaks: np.ndarray, max_width: float) -> np.ndarray:
@@ -295,7 +288,7 @@ def _grids(d: int, w: float, n: int, lev: _Level):
         return max(lev.h_s, grade * min(max(s - 6.0, 0.0), max(two_w - s, 0.0)))
 
     s_breaks = _graded_breaks(s_lo, s_hi, s_width)
-    s_nodes, s_weights = _panel_rule(s_breaks, lev.q_s)
+    s_nodes, s_weights = quadrature.panel_rule(s_breaks, lev.q_s)
 
     v_fine = min(two_w, s_hi + 8.0)
     v_top = min(two_w, max(s_hi, 0.0) + 8.0 + _V_TAIL + 0.5 * (d - 1) + 12.0 * math.sqrt(d))
@@ -316,7 +309,7 @@ def _grids(d: int, w: float, n: int, lev: _Level):
     else:
         theta_breaks = np.array([0.0, np.pi])
     theta_breaks = _subdivide(np.unique(theta_breaks), lev.max_angle)
-    theta, gw = _panel_rule(theta_breaks, lev.q_v)
+    theta, gw = quadrature.panel_rule(theta_breaks, lev.q_v)
     weights = gw * np.exp(_log_mu_density(d, theta))
     return dict(s=s_nodes, ws=s_weights, theta_breaks=theta_breaks, theta=theta, wt=weights,
                 v_top=min(v_top, two_w) if w > 0 else 0.0, v_q=v_q, s_lo=s_lo, s_hi=s_hi)
@@ -337,7 +330,7 @@ def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
     cb = np.unique(np.clip(cb, 0.0, half))
     cb = cb[np.concatenate([[True], np.diff(cb) > 1e-13])]
     cb = _subdivide(cb, lev.max_angle)
-    theta_c, gc = _panel_rule(cb, lev.q_c)
+    theta_c, gc = quadrature.panel_rule(cb, lev.q_c)
     wc = gc * np.exp(_log_mu_density(d, theta_c))
 
     theta, wt = grid["theta"], grid["wt"]
@@ -345,9 +338,8 @@ def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
 
     # product integration on the panels that hold a kink of D(c, .)
     q = lev.q_v
-    x_ref, _, lam = _gauss(q)
-    y, gy, _ = _gauss(lev.q_k)
-    y, gy = 0.5 * (y + 1.0), 0.5 * gy
+    x_ref, lam = quadrature.gauss_legendre(q)[0], _barycentric(q)
+    y, gy = quadrature.composite_rule(0.0, 1.0, lev.q_k)
     first = np.abs(half - theta_c)
     kinks = np.stack([first, np.pi - first], axis=1)              # (N_c, 2)
     tol = 1e-12

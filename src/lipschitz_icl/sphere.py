@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from . import quadrature
 from .validation import check_int, check_real
 
 __all__ = [
@@ -200,11 +201,6 @@ def polar_rule(d: int, w: float, *, panels: int = 12, order: int = 24) -> PolarR
 def _polar_nodes(d: int, w: float, *, theta_max: float, panels: int, order: int):
     """Nodes ``theta_k`` on ``[0, theta_max]`` and ``log(g_k exp(w cos theta_k) sin^(d-2) theta_k)``,
     ``g_k`` the composite Gauss-Legendre weights of ``panels`` equal panels of ``order`` nodes."""
-    x, gw = np.polynomial.legendre.leggauss(order)
-    edges = np.linspace(0.0, theta_max, panels + 1)
-    half = 0.5 * np.diff(edges)
-    mid = 0.5 * (edges[1:] + edges[:-1])
-    theta = (mid[:, None] + half[:, None] * x[None, :]).ravel()
-    base = (half[:, None] * gw[None, :]).ravel()
+    theta, base = quadrature.composite_rule(0.0, theta_max, order, panels=panels)
     log_mass = np.log(base) + w * np.cos(theta) + (d - 2) * np.log(np.sin(theta))
     return theta, log_mass

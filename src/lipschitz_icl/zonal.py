@@ -38,6 +38,7 @@ import numpy as np
 import sympy as sp
 from scipy import special
 
+from . import quadrature
 from .expression import ExpressionError, parse_expression
 from .tasks import sphere_characteristic
 from .validation import ParameterError, check_int, check_real
@@ -122,12 +123,8 @@ def _theta_rule(d: int, degree: int):
     with about ``8`` nodes per period of ``P_degree`` (``ceil(degree/6 + 8)`` equal panels of ``24`` nodes);
     weights include the density ``sin^(d-2) theta / B(1/2, (d-1)/2)``."""
     panels = int(math.ceil(degree / 6.0 + 8))
-    x, g = np.polynomial.legendre.leggauss(24)
-    edges = np.linspace(0.0, np.pi, panels + 1)
-    half = 0.5 * np.diff(edges)
-    theta = (0.5 * (edges[1:] + edges[:-1])[:, None] + half[:, None] * x).ravel()
-    weight = (half[:, None] * g).ravel() * np.exp((d - 2) * np.log(np.sin(theta)) - special.betaln(0.5, 0.5 * (d - 1)))
-    return theta, weight
+    theta, g = quadrature.composite_rule(0.0, np.pi, 24, panels=panels)
+    return theta, g * np.exp((d - 2) * np.log(np.sin(theta)) - special.betaln(0.5, 0.5 * (d - 1)))
 
 
 def gegenbauer_coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:

@@ -72,6 +72,7 @@ import numpy as np
 import sympy as sp
 from scipy import special
 
+from .. import quadrature
 from . import sphere_asymptotics as S
 
 __all__ = [
@@ -691,9 +692,8 @@ def exact_bias_inf(task: str, dim: int, wv, *, m: int = 24, with_derivative: boo
 
 @lru_cache(maxsize=None)
 def _gl01_np(m: int):
-    x_, w_ = np.polynomial.legendre.leggauss(m)
-    s_ = (1 + x_) / 2
-    return 3 * s_**2 - 2 * s_**3, 6 * s_ * (1 - s_) * w_ / 2
+    s_, w_ = quadrature.composite_rule(0.0, 1.0, m)
+    return 3 * s_**2 - 2 * s_**3, 6 * s_ * (1 - s_) * w_
 
 
 def exact_bias_inf_relu_float(dim: int, wv: float, *, m: int = 24, with_derivative: bool = False):
