@@ -80,8 +80,8 @@ def _not_allowed(name: str, names: frozenset) -> str:
 
 
 def _screen(text: str, names: frozenset) -> str:
-    """``text`` with every white-space character replaced by a space, once it passed step 1 but the
-    parentheses (see :func:`_open_parens`)."""
+    """``text`` with every white-space character replaced by a space, after the checks of step 1 on
+    length, characters and keywords (the parentheses: :func:`_open_parens`)."""
     if len(text) > MAX_EXPR_CHARS:
         raise ExpressionError(f"expression longer than {MAX_EXPR_CHARS} characters")
     source = re.sub(r"\s", " ", text)
@@ -189,11 +189,13 @@ class _Walk:
 
     def __init__(self, source: str, names: frozenset, opened: list[int]):
         self.source, self.names, self.opened = source, names, opened
+        self.rules = {ast.Constant: self._constant, ast.Name: self._name, ast.UnaryOp: self._unary,
+                      ast.BinOp: self._binary, ast.Call: self._call}   # the whitelist of node types
 
     def node(self, node: ast.AST, level: int):
         """The tuple tree of ``node``; ``level`` counts the unary signs and exponents above it."""
         self._nest(node, level)
-        rule = getattr(self, "_" + type(node).__name__, None)
+        rule = self.rules.get(type(node))
         if rule is None:
             raise self._refusal(node)
         return rule(node, level)
@@ -214,13 +216,13 @@ class _Walk:
         reason = _REFUSED.get(type(node), "only arithmetic is allowed")
         return ExpressionError(f"{type(node).__name__} is not allowed: {reason}", column)
 
-    def _Constant(self, node: ast.Constant, level: int):
+    def _constant(self, node: ast.Constant, level: int):
         text = self.source[node.col_offset:node.end_col_offset]
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)) or not _NUMBER.fullmatch(text):
             raise ExpressionError(f"unexpected {text!r}: numbers are written in decimal", node.col_offset + 1)
         return ("num", _number(text, node.col_offset + 1))
 
-    def _Name(self, node: ast.Name, level: int):
+    def _name(self, node: ast.Name, level: int):
         if node.id in FUNCTIONS:   # a function that is not called
             token, at = _token_at(self.source, node.end_col_offset)
             if token is None:
@@ -230,7 +232,7 @@ class _Walk:
             return ("var", node.id)
         raise ExpressionError(_not_allowed(node.id, self.names), node.col_offset + 1)
 
-    def _UnaryOp(self, node: ast.UnaryOp, level: int):
+    def _unary(self, node: ast.UnaryOp, level: int):
         self._nest(node, level + 1)         # the sign itself opens a level
         if isinstance(node.op, ast.UAdd):
             return self.node(node.operand, level + 1)
@@ -238,7 +240,7 @@ class _Walk:
             return _fold(("neg", self.node(node.operand, level + 1)))
         raise _unexpected(self.source, node.col_offset)
 
-    def _BinOp(self, node: ast.BinOp, level: int):
+    def _binary(self, node: ast.BinOp, level: int):
         kind = _BINARY.get(type(node.op))
         if kind is None:
             raise _unexpected(self.source, self._after(node.left.end_col_offset, ")"))
@@ -246,7 +248,7 @@ class _Walk:
         right = self.node(node.right, level + (kind == "pow"))
         return _fold((kind, left, right))
 
-    def _Call(self, node: ast.Call, level: int):
+    def _call(self, node: ast.Call, level: int):
         func = node.func
         paren = self._after(func.end_col_offset, ")")   # the call's "(", past the parentheses around func
         if not isinstance(func, ast.Name):
@@ -258,7 +260,7 @@ class _Walk:
                 raise ExpressionError(f"{name!r} is not a function", paren + 1)
             raise ExpressionError(_not_allowed(name, self.names), func.col_offset + 1)
         if self.source[self._after(func.end_col_offset, "")] != "(":       # (sqrt)(x)
-            return self._Name(func, level)
+            return self._name(func, level)
         if node.keywords:
             raise _unexpected(self.source, node.keywords[0].col_offset)
         close = node.end_col_offset - 1
