@@ -207,9 +207,13 @@ def record_claim(request):
 
 
 def _case_evidence(item, case) -> Evidence:
-    """The evidence of ``case``: its submitted piece's result under ``--scheduler``, else ``case.run()``."""
+    """The evidence of ``case``: its submitted piece's result under ``--scheduler``, else ``case.run()``
+    in this process as a sweep runs a piece (BLAS on one thread, :func:`lipschitz_icl.sweep.run_here`),
+    so that every route gives the same numbers."""
+    from . import sweep
+
     submitted, pending = item.stash.get(_PENDING_KEY, (None, None))
-    return pending.result() if submitted is case else case.run()
+    return pending.result() if submitted is case else sweep.run_here(case.run)
 
 
 class VariantError(Exception):
