@@ -132,7 +132,7 @@ def pytest_collection_finish(session):
     from . import sweep
     from .registry import ClaimCase
 
-    if _SWEEP_KEY not in session.config.stash:
+    if _SWEEP_KEY not in session.config.stash or session.config.option.collectonly:
         return
     active = sweep.active()
     for item in session.items:
