@@ -4,6 +4,7 @@ piece order; progress bars; no worker process or scratch directory left behind."
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import operator
@@ -96,6 +97,18 @@ def _warm_key(directory: Path, monkeypatch):
     """Point the cache at ``directory`` and create its key first (as any earlier run would have)."""
     monkeypatch.setenv(cache.ENV_VAR, str(directory))
     cache.cached(["key"], lambda: 0, namespace="warm")
+
+
+def _children() -> set:
+    """Pids of this process's live descendants, except multiprocessing's resource tracker (started with
+    the first spawned process, it lives as long as this process)."""
+    out = set()
+    for p in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and \
+                    "multiprocessing.resource_tracker" not in " ".join(p.cmdline()):
+                out.add(p.pid)
+    return out
 
 
 # ----------------------------------------------------------------------------- the scheduler option
@@ -218,16 +231,16 @@ def test_auto_stays_in_process_for_a_tiny_grid_and_goes_local_for_a_long_one(mon
     tiny = sweep.Sweep("auto")
     assert tiny.map(operator.add, [(1, 2), (3, 4), (5, 6)], desc="add") == [3, 7, 11]
     assert not tiny.uses_cluster
-    monkeypatch.setattr(sweep, "AUTO_SECONDS", -1.0)   # every grid of >= 3 pieces projects as long
+    monkeypatch.setattr(sweep, "START_SECONDS", -1.0)   # every grid of >= 3 pieces projects as long
     monkeypatch.setattr(sweep, "cores", lambda: 2)
-    children = {p.pid for p in psutil.Process().children(recursive=True)}
+    children = _children()
     scratch = set(Path(tempfile.gettempdir()).glob("lipschitz-icl-dask-*"))
     mc = variant_files[1]
     serial = _without_seconds(_run(["check", mc, "--no-cache", "--json", "--scheduler", "serial"], capsys))
     auto = _without_seconds(_run(["check", mc, "--no-cache", "--json"], capsys))
     assert auto == serial
-    psutil.wait_procs([p for p in psutil.Process().children(recursive=True) if p.pid not in children], timeout=10)
-    assert {p.pid for p in psutil.Process().children(recursive=True) if p.is_running()} <= children
+    _, alive = psutil.wait_procs([psutil.Process(pid) for pid in _children() - children], timeout=10)
+    assert not alive and _children() <= children
     assert set(Path(tempfile.gettempdir()).glob("lipschitz-icl-dask-*")) == scratch
 
 

@@ -11,9 +11,11 @@ Schedulers (the ``--scheduler`` option of ``check``, ``scaling``, ``figures`` an
 ``serial``
     every piece in the calling process, in order; Dask is not imported.
 ``auto`` (the CLI default)
-    pieces run in the calling process while the grid is *tiny*: as long as the projected time of the
-    pieces left (mean seconds per piece so far times their number) is under :data:`AUTO_SECONDS`, or
-    fewer than 2 pieces are left, or the machine has one core.  Past that, the rest goes to a
+    pieces run in the calling process while the grid is *tiny*: as long as the projected time ``R`` of
+    the pieces left (mean seconds per piece so far times their number) is under
+    ``START_SECONDS * c / (c - 1)`` on ``c`` cores (a cluster costs about :data:`START_SECONDS` to start
+    and to import the package in its workers, and saves ``R (1 - 1/c)``: 6 s on 2 cores), or fewer
+    than 2 pieces are left, or the machine has one core.  Past that, the rest goes to a
     ``distributed.LocalCluster`` started for the session (one worker process per core, one thread
     each), kept for the later sweeps of the same session.  So a grid of cache hits or of a few cheap
     points never pays the cluster's start (about 1-2 s), and a long grid spends at most one piece's
@@ -64,10 +66,10 @@ from dataclasses import dataclass
 from . import cache, progress
 from .validation import ParameterError
 
-__all__ = ["Sweep", "session", "active", "map_pieces", "run_here", "one_blas_thread", "parse_scheduler", "add_scheduler_argument", "AUTO_SECONDS",
+__all__ = ["Sweep", "session", "active", "map_pieces", "run_here", "one_blas_thread", "parse_scheduler", "add_scheduler_argument", "START_SECONDS",
            "CONNECT_TIMEOUT", "SCHEDULER_CHOICES"]
 
-AUTO_SECONDS = 4.0  # auto: projected seconds of the pieces left above which a local cluster is started
+START_SECONDS = 3.0  # auto: cost of starting a local cluster (measured: 2-3 s on 2 cores, imports included)
 CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler ADDRESS
 MAX_LOCAL_WORKERS = 1024
 SCHEDULER_CHOICES = ("serial, auto, local, local:N (N worker processes), or the address of a running Dask "
@@ -252,13 +254,14 @@ class Sweep:
 
     # --------------------------------------------------------------- schedulers
     def _auto(self, fn, pieces, bar) -> list:
-        """In this process while the rest is projected under :data:`AUTO_SECONDS`; then a local cluster."""
+        """In this process while the grid is tiny (module docstring); then a local cluster for the rest."""
         results = []
+        c = cores()
         start = time.perf_counter()
         for i, args in enumerate(pieces):
             left = len(pieces) - i
             projected = (time.perf_counter() - start) / i * left if i else 0.0
-            if left >= 2 and cores() >= 2 and (self._client is not None or projected > AUTO_SECONDS):
+            if left >= 2 and c >= 2 and (self._client is not None or projected > START_SECONDS * c / (c - 1)):
                 return results + self._distributed(fn, pieces[i:], bar)
             results.append(run_here(fn, *args))
             bar.update(1)
