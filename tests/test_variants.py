@@ -12,8 +12,8 @@ import sympy as sp
 
 from lipschitz_icl import cache, concentration
 from lipschitz_icl.cli import main
-from lipschitz_icl.variants import (ExpressionError, VariantFileError, _Progress, evaluate_variant,
-                                    load_variant, parse_expression, variant_evidence)
+from lipschitz_icl.variants import (ExpressionError, VariantFileError, evaluate_variant, load_variant,
+                                    parse_expression, variant_evidence)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "variants" / "examples"
 
@@ -193,30 +193,6 @@ def test_exact_tail_laws():
     assert abs(np.mean(share >= 0.4) - p) < 5 * math.sqrt(p * (1 - p) / share.size)
     with pytest.raises(ValueError, match="'k'"):
         concentration.projection_tail(3, 4, 0.5)
-
-
-def test_progress_line_only_on_a_terminal():
-    class Stream:
-        def __init__(self, tty):
-            self.tty, self.text = tty, ""
-
-        def isatty(self):
-            return self.tty
-
-        def write(self, s):
-            self.text += s
-
-        def flush(self):
-            pass
-
-    for tty in (True, False):
-        stream = Stream(tty)
-        progress = _Progress("v", 3, stream)
-        for i in range(3):
-            progress.update(i + 1)
-        progress.close()
-        assert (stream.text == "\rv: 1/3 grid points\rv: 2/3 grid points\rv: 3/3 grid points\n") is tty
-        assert (stream.text == "") is (not tty)
 
 
 # ------------------------------------------------------------------ examples and the CLI

@@ -1,6 +1,8 @@
 """The gates are generated from the claims registry (:mod:`lipschitz_icl.registry`): a gate file names
 its ``GROUP`` and holds one test taking ``claim_case``; every case of that group in the chosen
-``--profile`` (grid point times replicate seed) becomes one test whose id is the claim id."""
+``--profile`` (grid point times replicate seed) becomes one test whose id is the claim id.  The test hands
+the case to ``record_claim``, which records ``claim_case.run()`` -- or, under ``--scheduler``, the
+result of the case's piece computed on the cluster (:mod:`lipschitz_icl.pytest_plugin`)."""
 
 from lipschitz_icl import registry
 

@@ -11,4 +11,4 @@ GROUP = "concentration"
 
 def test_claim(claim_case, record_claim):
     """Every concentration claim of the registry, one gate per case."""
-    record_claim(claim_case.run())
+    record_claim(claim_case)

@@ -6,4 +6,4 @@ GROUP = "lemmaB1"
 
 
 def test_claim(claim_case, record_claim):
-    record_claim(claim_case.run())
+    record_claim(claim_case)

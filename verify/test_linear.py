@@ -12,4 +12,4 @@ GROUP = "linear"
 
 def test_claim(claim_case, record_claim):
     """Every linear claim of the registry (lipschitz_icl/claims/linear.toml), one gate per case."""
-    record_claim(claim_case.run())
+    record_claim(claim_case)

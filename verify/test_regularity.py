@@ -6,4 +6,4 @@ GROUP = "regularity"
 
 
 def test_claim(claim_case, record_claim):
-    record_claim(claim_case.run())
+    record_claim(claim_case)

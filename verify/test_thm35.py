@@ -11,4 +11,4 @@ GROUP = "thm35"
 
 def test_claim(claim_case, record_claim):
     """Every thm35 claim of the registry, one gate per case (grid point x seed)."""
-    record_claim(claim_case.run())
+    record_claim(claim_case)

@@ -14,4 +14,4 @@ GROUP = "thm44"
 
 def test_claim(claim_case, record_claim):
     """Every thm44 claim of the registry, one gate per case."""
-    record_claim(claim_case.run())
+    record_claim(claim_case)

@@ -7,9 +7,16 @@ summary once.
 Options: ``--profile {default,full}`` (size of grids and seed sweeps), ``--report-dir DIR`` (where
 ``claims.json`` goes; default ``reports/``), ``--variants FILE...`` (user bound variants, TOML, run as
 gates: one test ``variant[<name>]`` each; see :mod:`lipschitz_icl.variants`), ``--no-cache`` (recompute
-every cached ``w*``/loss evaluation, :mod:`lipschitz_icl.cache`).
+every cached ``w*``/loss evaluation, :mod:`lipschitz_icl.cache`), ``--scheduler`` (default ``serial``: each
+gate computes its claim when it runs; ``local``, ``local:N``, ``auto`` (= ``local``) or the ADDRESS of a
+Dask scheduler: right after collection every collected claim case is submitted to that cluster as one
+piece, :mod:`lipschitz_icl.sweep`, and each gate records the evidence of its own piece when it runs;
+user variants' grids go to the same cluster; the records are those of a serial run.  Not with
+pytest-xdist's ``-n``, the other parallel route).
 
-A gate calls the ``record_claim`` fixture with its :class:`~lipschitz_icl.evidence.Evidence` (and,
+A gate calls the ``record_claim`` fixture with its ``claim_case`` (a
+:class:`~lipschitz_icl.registry.ClaimCase`: its evidence is ``claim_case.run()``, or the result of its piece
+under ``--scheduler``) or with an :class:`~lipschitz_icl.evidence.Evidence` (and,
 optionally, ``figure=`` data for the report: a dict ``{kind, x, y, ...}``, see
 :mod:`lipschitz_icl.report.figures`): the record is kept for the report, a ``fails`` verdict fails the
 test, an ``inconclusive`` one is reported as skipped with the word INCONCLUSIVE (never as a pass), and
@@ -20,6 +27,7 @@ sessions (pytester) do not mix their records.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -32,6 +40,8 @@ PROFILES = ("default", "full")
 _RECORDS_KEY = pytest.StashKey[list]()
 _VARIANTS_KEY = pytest.StashKey[list]()
 _CACHE_STATE_KEY = pytest.StashKey[bool]()
+_SWEEP_KEY = pytest.StashKey[contextlib.ExitStack]()   # the --scheduler session, closed at unconfigure
+_PENDING_KEY = pytest.StashKey[object]()               # per item: the submitted piece of its claim case
 _WORKER_KEY = "lipschitz_icl_records"  # pytest-xdist workeroutput key (JSON text of the worker's records)
 
 
@@ -45,6 +55,10 @@ def pytest_addoption(parser):
                          "or write --variants=FILE)")
     group.addoption("--no-cache", action="store_true", dest="lipschitz_icl_no_cache",
                     help="recompute every w*/loss evaluation instead of reading the lipschitz-icl disk cache")
+    group.addoption("--scheduler", default="serial", dest="lipschitz_icl_scheduler", metavar="SCHEDULER",
+                    help="serial (default: each gate computes its claim), local, local:N, auto (= local) or "
+                         "the ADDRESS of a Dask scheduler (tcp://HOST:PORT): every collected claim case is "
+                         "computed on that cluster; claims.json is the same as a serial run's")
 
 
 def _records(config) -> list:
@@ -91,11 +105,49 @@ def pytest_configure(config):
             except VariantFileError as exc:
                 raise pytest.UsageError(f"--variants: {exc}") from None
         config.stash[_VARIANTS_KEY] = variants
+    _start_sweep(config)
+
+
+def _start_sweep(config) -> None:
+    """Open the ``--scheduler`` session (a refused value or an unreachable address: a usage error)."""
+    from . import sweep
+    from .validation import ParameterError
+
+    text = config.getoption("lipschitz_icl_scheduler", "serial")
+    try:
+        kind = sweep.parse_scheduler(text).kind
+        if kind != "serial" and (getattr(config.option, "numprocesses", None) or _is_worker(config)):
+            raise pytest.UsageError("--scheduler: serial with pytest-xdist's -n (use one parallel route: "
+                                    "-n or --scheduler)")
+        if kind != "serial":
+            stack = contextlib.ExitStack()
+            stack.enter_context(sweep.session(text))
+            config.stash[_SWEEP_KEY] = stack
+    except ParameterError as exc:
+        raise pytest.UsageError(f"--scheduler: must be {exc.requirement} (got {text!r})") from None
+
+
+def pytest_collection_finish(session):
+    """Under ``--scheduler``: submit every collected claim case as one piece, in test order."""
+    from . import sweep
+    from .registry import ClaimCase
+
+    if _SWEEP_KEY not in session.config.stash or session.config.option.collectonly:
+        return
+    active = sweep.active()
+    for item in session.items:
+        case = getattr(getattr(item, "callspec", None), "params", {}).get("claim_case")
+        if isinstance(case, ClaimCase):
+            item.stash[_PENDING_KEY] = (case, active.submit(ClaimCase.run, case))
 
 
 def pytest_unconfigure(config):
     from . import cache
 
+    stack = config.stash.get(_SWEEP_KEY, None)
+    if stack is not None:
+        del config.stash[_SWEEP_KEY]
+        stack.close()
     if _CACHE_STATE_KEY in config.stash:
         cache.set_enabled(config.stash[_CACHE_STATE_KEY])
 
@@ -141,13 +193,27 @@ def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None
 
 @pytest.fixture
 def record_claim(request):
-    """Record an :class:`Evidence` (optionally with ``figure=`` data) and turn its verdict into the test
-    outcome."""
+    """Record an :class:`Evidence`, or the evidence of a :class:`~lipschitz_icl.registry.ClaimCase`
+    (optionally with ``figure=`` data), and turn its verdict into the test outcome."""
 
-    def record(evidence: Evidence, figure: dict | None = None) -> Evidence:
+    def record(evidence, figure: dict | None = None) -> Evidence:
+        from .registry import ClaimCase
+
+        if isinstance(evidence, ClaimCase):
+            evidence = _case_evidence(request.node, evidence)
         return record_evidence(request.config, request.node.nodeid, evidence, figure)
 
     return record
+
+
+def _case_evidence(item, case) -> Evidence:
+    """The evidence of ``case``: its submitted piece's result under ``--scheduler``, else ``case.run()``
+    in this process as a sweep runs a piece (BLAS on one thread, :func:`lipschitz_icl.sweep.run_here`),
+    so that every route gives the same numbers."""
+    from . import sweep
+
+    submitted, pending = item.stash.get(_PENDING_KEY, (None, None))
+    return pending.result() if submitted is case else sweep.run_here(case.run)
 
 
 class VariantError(Exception):

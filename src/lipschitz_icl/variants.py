@@ -484,63 +484,59 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
     return part.value, lo, hi
 
 
-class _Progress:
-    """``name: i/m grid points`` on stderr, redrawn in place, only when stderr is a terminal."""
-
-    def __init__(self, label: str, total: int, stream=None):
-        self.stream = stream if stream is not None else sys.stderr
-        self.active = bool(getattr(self.stream, "isatty", lambda: False)()) and total > 1
-        self.label, self.total = label, total
-
-    def update(self, done: int):
-        if self.active:
-            self.stream.write(f"\r{self.label}: {done}/{self.total} grid points")
-            self.stream.flush()
-
-    def close(self):
-        if self.active:
-            self.stream.write("\n")
-            self.stream.flush()
+def _measure_point(variant: Variant, params: dict, level: float):
+    """The sweep piece of one grid point: ``(value, lo, hi)`` (:func:`_measure`), or the text of the
+    :class:`~lipschitz_icl.validation.ParameterError` that makes the point unmeasurable."""
+    try:
+        return _measure(variant, params, level)
+    except ParameterError as exc:
+        return str(exc)
 
 
-def evaluate_variant(variant: Variant, *, progress_stream=None) -> VariantResult:
-    """Measure the quantity at every grid point, compare with the bound, decide (module docstring)."""
+def _bound_at(variant: Variant, params: dict):
+    """The bound (mpmath) at ``params``; an undefined bound is a :class:`VariantFileError`."""
+    try:
+        return variant.bound.evaluate({**params, **variant.constants})
+    except ExpressionError as exc:
+        raise VariantFileError(variant.path, variant.lines.get("bound", 1),
+                               f"bound undefined at {_fmt_params(params)}: {exc.reason}") from None
+
+
+def evaluate_variant(variant: Variant) -> VariantResult:
+    """Measure the quantity at every grid point, compare with the bound, decide (module docstring).
+
+    The bound is evaluated at every point first (an undefined bound stops before any measurement);
+    the measurements are the pieces of one sweep (:func:`lipschitz_icl.sweep.map_pieces`: serial, or
+    on the scheduler of the active sweep session), with a progress bar named after the variant."""
+    from . import sweep
+
     start = time.perf_counter()
     points = variant.points
     m = len(points)
     level = 1.0 - (1.0 - LEVEL) / m if variant.method == "mc" else LEVEL
+    bounds = [_bound_at(variant, params) for params in points]
+    measured = sweep.map_pieces(_measure_point, [(variant, params, level) for params in points],
+                                desc=variant.name, unit="point")
     results: list[PointResult] = []
-    progress = _Progress(variant.name, m, progress_stream)
     factor_ok = variant.tight_constant is not None
     ratios = []
-    try:
-        for i, params in enumerate(points):
-            env = {**params, **variant.constants}
-            try:
-                bound_mp = variant.bound.evaluate(env)
-            except ExpressionError as exc:
-                raise VariantFileError(variant.path, variant.lines.get("bound", 1),
-                                       f"bound undefined at {_fmt_params(params)}: {exc.reason}") from None
-            try:
-                value, lo, hi = _measure(variant, params, level)
-            except ParameterError as exc:
-                raise VariantFileError(variant.path, variant.lines.get("grid", 1),
-                                       f"cannot be evaluated at {_fmt_params(params)}: {exc}") from None
-            bound = float(bound_mp)
-            verdict = decision.one_sided(lo, hi, bound, variant.relation).verdict
-            margin = bound - value if variant.relation == "<=" else value - bound
-            relative = margin / abs(bound) if bound != 0 else (math.copysign(math.inf, margin) if margin else 0.0)
-            results.append(PointResult(params, value, lo, hi, bound, verdict, margin, relative))
+    for params, bound_mp, measurement in zip(points, bounds, measured):
+        if isinstance(measurement, str):
+            raise VariantFileError(variant.path, variant.lines.get("grid", 1),
+                                   f"cannot be evaluated at {_fmt_params(params)}: {measurement}")
+        value, lo, hi = measurement
+        bound = float(bound_mp)
+        verdict = decision.one_sided(lo, hi, bound, variant.relation).verdict
+        margin = bound - value if variant.relation == "<=" else value - bound
+        relative = margin / abs(bound) if bound != 0 else (math.copysign(math.inf, margin) if margin else 0.0)
+        results.append(PointResult(params, value, lo, hi, bound, verdict, margin, relative))
+        if factor_ok:
+            c = variant.constants[variant.tight_constant]
+            doubled = variant.bound.evaluate({**params, **variant.constants, variant.tight_constant: 2 * c})
+            factor_ok = c != 0 and bound_mp > 0 and abs(doubled / bound_mp - 2) < 1e-12
             if factor_ok:
-                c = variant.constants[variant.tight_constant]
-                doubled = variant.bound.evaluate({**env, variant.tight_constant: 2 * c})
-                factor_ok = c != 0 and bound_mp > 0 and abs(doubled / bound_mp - 2) < 1e-12
-                if factor_ok:
-                    g = bound_mp / c
-                    ratios.append((float(value / g), float(lo / g), float(hi / g), params))
-            progress.update(i + 1)
-    finally:
-        progress.close()
+                g = bound_mp / c
+                ratios.append((float(value / g), float(lo / g), float(hi / g), params))
     verdict = decision.combine(r.verdict for r in results)
     failing = [r for r in results if r.verdict == "fails"]
     counterexample = min(failing, key=lambda r: r.relative_margin) if failing else None

@@ -28,7 +28,7 @@ import numpy as np
 
 from lipschitz_icl.derivations import regularity as law
 
-from .. import decision
+from .. import decision, sweep
 from ..evidence import Evidence, FalseVariant, Quantity
 from ..exact import exact_loss
 from ..optimum import wstar
@@ -162,6 +162,12 @@ def window_law(kernel: str, d: int, extended: bool = False) -> Evidence:
     return law_evidence(kernel, k, lambda n: kernel_and_problem(kernel, d, n)[1], n_grid)
 
 
+def _law_point(problem):
+    """One piece of :func:`law_evidence`: the exact ``w*`` of ``problem`` and the exact loss there."""
+    result = wstar(problem, "exact")
+    return result, exact_loss(problem, result.w_star.value)
+
+
 def law_evidence(label: str, k, problem_of, n_grid) -> Evidence:
     """The window-law evidence of :func:`window_law` for the kernel ``k`` (``problem_of(n)`` its problem
     at ``n``, ``sigma = SIGMA``) on ``n_grid``."""
@@ -169,11 +175,11 @@ def law_evidence(label: str, k, problem_of, n_grid) -> Evidence:
     d = k.d
     kernel = label
     reg = law.regularity_of_kernel(k)
-    results = [wstar(problem_of(int(n)), "exact") for n in n_grid]
+    points = sweep.map_pieces(_law_point, [(problem_of(int(n)),) for n in n_grid], desc=f"w* {label}", unit="n")
+    results, at = [p[0] for p in points], [p[1] for p in points]
     rho = np.array([n / SIGMA**2 for n in n_grid])
     ws = np.array([r.w_star.value for r in results])
     acc = [r.w_star.abs_error / r.w_star.value for r in results]
-    at = [exact_loss(problem_of(int(n)), wv) for n, wv in zip(n_grid, ws)]
     converged = all(a.info.get("converged", False) for a in at) and not any(r.info["at_search_bound"] for r in results)
 
     # beta < 1 with no derived next order: the finite-n part of the bias shifts w* by a relative

@@ -25,7 +25,7 @@ from scipy import stats
 
 from lipschitz_icl.derivations import window_law as law
 
-from .. import decision, geometry
+from .. import decision, geometry, sweep
 from ..asymptotic import asymptotic_terms
 from ..attention import Attention
 from ..estimate import Estimate
@@ -332,14 +332,22 @@ def _law_decision(rho, ws, alpha, C, q, k, shift=0.0, scale=1.0) -> decision.Dec
 def law_grid(task: str, d: int, n_grid, L: float, sigma: float):
     """The exact ``w*`` on ``n_grid`` extended (factor 1e4 in ``n``) while the derived next-order term
     ``|k w0^-q|`` is at least half of :data:`LAW_MARGIN`, up to ``n <= LAW_N_MAX`` and
-    ``w0 <= LAW_W_MAX``.  Returns ``(n values, WStar results)``."""
+    ``w0 <= LAW_W_MAX``.  The extension depends only on the derived term, so the whole grid is known
+    first; its points are the pieces of one sweep (:func:`lipschitz_icl.sweep.map_pieces`).  Returns
+    ``(n values, WStar results)``."""
     alpha, C = law.window_law(task, d)
     q, k = law.wstar_correction(task, d)
     w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
     n_max = min(LAW_N_MAX, (LAW_W_MAX / C) ** (1 / alpha) * sigma**2 / L**2)
     grid = decision.extend_grid(n_grid, lambda n: k * w0(n) ** (-q), LAW_MARGIN, factor=1e4,
                                 x_max=max(n_max, max(n_grid)))
-    return grid, [wstar(make_problem(task, d, n, L, sigma), "exact") for n in grid]
+    pieces = [(task, d, n, L, sigma) for n in grid]
+    return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")
+
+
+def _exact_wstar(task: str, d: int, n, L: float, sigma: float):
+    """The exact ``w*`` of ``task`` at ``(d, n, L, sigma)`` (one piece of :func:`law_grid`)."""
+    return wstar(make_problem(task, d, n, L, sigma), "exact")
 
 
 def window_scaling(task: str, d: int, *, n_grid=(1e2, 1e4, 1e6, 1e8, 1e10, 1e12, 1e14), L: float = 1.0,

@@ -2,17 +2,21 @@
 
 Every file is read and validated first (:func:`lipschitz_icl.variants.load_variant`); if any is bad,
 nothing is evaluated and the command exits 2 with ``<file>:<line>: <reason>`` on stderr.  Then each
-variant is evaluated (:func:`lipschitz_icl.variants.evaluate_variant`).
+variant is evaluated (:func:`lipschitz_icl.variants.evaluate_variant`): its grid points are the pieces
+of a sweep on ``--scheduler`` (:mod:`lipschitz_icl.sweep`; default ``auto``: in this process for tiny
+grids, else a local Dask cluster kept for every file of the command), with the same numbers on any
+scheduler.
 
 Without ``--json``: the overall verdict and one summary line per variant.  JSON keys: ``verdict`` (overall: fails if any fails, else inconclusive if any is, else holds),
 ``variants`` (one object per file: ``name``, ``verdict``, ``counterexample`` (grid point, measured,
-bound, margin) or null, ``tightest_constant`` or null, ``points``, ...), ``cache`` (hits, misses).
+bound, margin) or null, ``tightest_constant`` or null, ``points``, ...), ``cache`` (hits, misses,
+corrupt entries of every grid point, wherever it ran).
 Exit codes: 0 all hold, 1 some variant fails, 3 inconclusive, 2 bad file.
 """
 
 from __future__ import annotations
 
-from .. import cache
+from .. import cache, sweep
 from ..evidence import combine_verdicts
 from ..variants import EXIT_CODES, evaluate_variant, load_variant
 
@@ -24,15 +28,18 @@ def add_arguments(parser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="variant files (TOML; format in lipschitz_icl.variants)")
     parser.add_argument("--no-cache", action="store_true",
                         help="recompute every w*/loss evaluation (do not read or write the disk cache)")
+    sweep.add_scheduler_argument(parser)
 
 
 def run(args):
+    sweep.parse_scheduler(args.scheduler)
     variants = [load_variant(path) for path in args.files]  # all validated before anything runs
     previous = cache.enabled()
     cache.set_enabled(previous and not args.no_cache)
     before = dict(cache.STATS)
     try:
-        results = [evaluate_variant(v) for v in variants]
+        with sweep.session(args.scheduler):
+            results = [evaluate_variant(v) for v in variants]
     finally:
         cache.set_enabled(previous)
     verdict = combine_verdicts(r.verdict for r in results)

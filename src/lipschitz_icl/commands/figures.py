@@ -4,8 +4,9 @@ the paper's figures from the project's own computations (registry group ``figure
 Each figure is one claim of ``claims/figures.toml``: its gate's measure function computes the data and
 decides the claim (replicate seed 0 of the chosen profile); :mod:`lipschitz_icl.paperfigs` draws it.  Per figure three files are written in
 ``DIR`` (and nowhere else): ``<name>.pdf`` (vector), ``<name>.png`` and ``<name>.json`` (the figure data
-with its settings, claim id and verdict).  A progress bar goes to stderr when it is a terminal and
-``--json`` is not given.
+with its settings, claim id and verdict).  The figures' computations (``case.run()``) are the pieces of
+a sweep on ``--scheduler`` (:mod:`lipschitz_icl.sweep`; default ``auto``); drawing and writing stay in
+this process.  A progress bar goes to stderr when it is a terminal and ``--json`` is not given.
 
 Payload: ``figures``, a list of ``{name, files, settings, verdict}``.  Exit 0 if every figure's claim
 holds, 1 if one fails, 3 if one is inconclusive (and none fails); 2 for an unknown ``--only`` name or
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import paperfigs, progress, registry
+from .. import paperfigs, registry, sweep
 from ..validation import ParameterError
 
 NAME = "figures"
@@ -33,6 +34,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--profile", choices=registry.PROFILES, default="default",
                         help="grid of the figures' claims: default (fast) or full")
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
+    sweep.add_scheduler_argument(parser)
 
 
 def figure_names() -> list[str]:
@@ -59,10 +61,9 @@ def _check_out(out: Path, names, force: bool) -> None:
         raise ParameterError("--force", f"given to overwrite existing output files ({', '.join(existing)})", False)
 
 
-def make_figure(case, out: Path) -> dict:
-    """Run ``case`` (a figures claim case), draw and write its figure; returns ``{name, files, settings,
-    verdict}``."""
-    evidence = case.run()
+def make_figure(case, evidence, out: Path) -> dict:
+    """Draw and write the figure of ``case`` (a figures claim case) from its ``evidence`` (``case.run()``);
+    returns ``{name, files, settings, verdict}``."""
     data = evidence.figure
     stem = case.spec.name
     fig = paperfigs.render(data)
@@ -75,14 +76,22 @@ def make_figure(case, out: Path) -> dict:
             "verdict": evidence.verdict}
 
 
+def _evidence(case):
+    """One piece: the evidence (figure data and verdict) of a figures claim case."""
+    return case.run()
+
+
 def run(args):
+    sweep.parse_scheduler(args.scheduler)
     names = _selected(args.only)
     out = Path(args.out)
     _check_out(out, names, args.force)
     out.mkdir(parents=True, exist_ok=True)
     # one figure per claim: replicate seed 0 (the full profile's other seeds are the gates' seed sweep)
     cases = [c for c in registry.cases(args.profile, "figures") if c.spec.name in names and c.seed in (None, 0)]
-    figures = [make_figure(case, out) for case in progress.bar(cases, desc="figures", unit="figure")]
+    with sweep.session(args.scheduler):
+        evidences = sweep.map_pieces(_evidence, [(case,) for case in cases], desc="figures", unit="figure")
+    figures = [make_figure(case, evidence, out) for case, evidence in zip(cases, evidences)]
     verdicts = [f["verdict"] for f in figures]
     code = EXIT["fails"] if "fails" in verdicts else EXIT["inconclusive"] if "inconclusive" in verdicts else 0
     return {"figures": figures}, code

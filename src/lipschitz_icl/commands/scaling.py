@@ -9,10 +9,13 @@ there), ``n_max`` (the grid is extended past 1e14 while that term is above half 
 Exit 0 holds, 1 fails, 3 inconclusive (e.g. not yet in the asymptotic range within the reachable n).
 With ``--kernel EXPR`` or ``--task cosine|mix:...`` the regularity law of that prior
 (:func:`lipschitz_icl.claims.regularity.kernel_scaling`; keys also ``gamma``, ``beta``).
+The exact ``w*`` at the grid points are the pieces of a sweep on ``--scheduler``
+(:mod:`lipschitz_icl.sweep`; default ``auto``), with the same numbers on any scheduler.
 """
 
 from __future__ import annotations
 
+from .. import sweep
 from ..claims.thm34 import window_scaling
 from ..validation import ParameterError, check_int
 from ._common import integer
@@ -30,10 +33,16 @@ def add_arguments(parser) -> None:
                         "regularity law of that prior (lipschitz_icl.claims.regularity)")
     parser.add_argument("--frequency", type=float, default=None, help="cosine frequency (cosine and mixtures)")
     parser.add_argument("--kernel-file", default=None, help="TOML file with 'kernel' = EXPR and optional [constants]")
+    sweep.add_scheduler_argument(parser)
 
 
 def run(args):
     d = check_int("d", args.d, minimum=2, maximum=64)
+    with sweep.session(args.scheduler):
+        return _scaling(args, d)
+
+
+def _scaling(args, d: int):
     if args.kernel is not None or args.kernel_file is not None or args.task not in ("affine", "relu"):
         from ._zonal import zonal_scaling
         return zonal_scaling(args, d)
