@@ -67,7 +67,6 @@ import math
 import os
 import re
 import stat
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
