@@ -116,9 +116,9 @@ def _reference_train(problem, param, steps, batch, lr, seed):
 
 
 @pytest.mark.parametrize("param", ["M", "full"])
-@pytest.mark.parametrize("background", [0, 10**12], ids=["worker-thread", "serial"])
+@pytest.mark.parametrize("background", [(0, 10**12), (0, 0)], ids=["worker-thread", "serial"])
 def test_runs_are_bit_identical_and_equal_the_plain_loop(param, background, monkeypatch):
-    monkeypatch.setattr(train_module, "BACKGROUND_DRAWS_FROM", background)
+    monkeypatch.setattr(train_module, "BACKGROUND_ENTRIES", background)
     problem = make_problem("affine", 5, 30, 1.0, 0.5)
     kwargs = dict(param=param, steps=15, batch=32, lr=0.02, seed=7, progress=False)
     first, again = train(problem, **kwargs), train(problem, **kwargs)
@@ -139,7 +139,7 @@ def test_an_error_in_training_stops_the_worker_thread(monkeypatch):
         loss, grads = loss_and_grad(*args)
         return (np.nan if len(calls) == 4 else loss), grads
 
-    monkeypatch.setattr(train_module, "BACKGROUND_DRAWS_FROM", 0)
+    monkeypatch.setattr(train_module, "BACKGROUND_ENTRIES", (0, 10**12))
     monkeypatch.setattr(train_module, "loss_and_grad", diverging)
     before = threading.active_count()
     with pytest.raises(FloatingPointError, match="step 3"):

@@ -1,7 +1,7 @@
 """The NumPy trainer: online pretraining of one attention layer on the ICL loss, analytic gradients.
 
 Every step draws a fresh batch of ``B`` prompts from the problem (``problem.sample_prompts``; see
-:func:`prompt_stream`: the draws of the next batch run on a worker thread while the current batch is
+:func:`prompt_stream`: the draws of the next batches run on a worker thread while the current batch is
 used, the same draws in the same order as a serial loop), computes the ICL loss (README "Conventions")
 on it,
 
@@ -37,8 +37,9 @@ Gradients, with ``e_b = 2 (yhat_b - f_b(q_b)) / B`` (the derivative of the loss 
 from __future__ import annotations
 
 import contextlib
+import queue
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -333,34 +334,58 @@ class TrainResult:
 
 
 # --------------------------------------------------------------------------- the loop
-# Draw the next batch on a second thread from this many float64 entries ``batch * n * d`` per batch.
-BACKGROUND_DRAWS_FROM = 50_000
+# Batches drawn on a worker thread when ``batch * n * d`` (float64 entries) is in this range: below, the
+# hand-over costs more than it saves; above, the extra buffers (``AHEAD + 1`` sets) cost too much memory.
+BACKGROUND_ENTRIES = (50_000, 6_250_000)
+AHEAD = 2   # batches the worker may draw ahead of the one in use
 
 
 def prompt_stream(problem: Problem, rng: np.random.Generator, batch: int, steps: int, *,
                   background: bool | None = None):
     """``steps`` batches ``problem.sample_prompts(rng, batch)``, the same draws in the same order.
 
-    Two sets of buffers alternate; with ``background`` (default: from :data:`BACKGROUND_DRAWS_FROM`
-    entries per batch) the random part (:meth:`~lipschitz_icl.problem.Problem.draw_prompts`) of batch
-    ``t + 1`` runs on one worker thread while batch ``t`` is finished and used.  Only that thread
-    touches ``rng``, one batch after the other, so the values are those of the serial loop, bit for bit.
-    A yielded batch is valid until the next one is requested; exactly ``steps`` batches are drawn.
+    Serial: one set of buffers, refilled each step.  ``background`` (default: ``batch * n * d`` within
+    :data:`BACKGROUND_ENTRIES`): one worker thread makes the random part of every batch
+    (:meth:`~lipschitz_icl.problem.Problem.draw_prompts`), up to :data:`AHEAD` batches ahead of the one
+    in use, into ``AHEAD + 1`` rotating sets of buffers; this generator finishes each batch
+    (:meth:`~lipschitz_icl.problem.Problem.finish_prompts`) and yields it.  Only the worker touches ``rng``,
+    one batch after the other, so the values are those of the serial loop, bit for bit.  A yielded batch
+    is valid until the next one is requested; exactly ``steps`` batches are drawn (fewer if the stream is
+    closed early: the worker stops and is joined).
     """
     if background is None:
-        background = batch * problem.n * problem.d >= BACKGROUND_DRAWS_FROM
-    buffers = [problem.prompt_buffers(batch) for _ in range(2 if background else 1)]
+        background = BACKGROUND_ENTRIES[0] <= batch * problem.n * problem.d <= BACKGROUND_ENTRIES[1]
     if not background:
+        buffers = problem.prompt_buffers(batch)
         for _ in range(steps):
-            yield problem.sample_prompts(rng, batch, out=buffers[0])
+            yield problem.sample_prompts(rng, batch, out=buffers)
         return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prompts") as pool:
-        pending = pool.submit(problem.draw_prompts, rng, batch, buffers[0])
+    sets = [problem.prompt_buffers(batch) for _ in range(AHEAD + 1)]
+    free, ready, stop = threading.Semaphore(len(sets)), queue.SimpleQueue(), threading.Event()
+
+    def draw_all():
+        try:
+            for t in range(steps):
+                free.acquire()
+                if stop.is_set():
+                    return
+                ready.put(problem.draw_prompts(rng, batch, sets[t % len(sets)]))
+        except BaseException as exc:  # noqa: BLE001 - handed over to the consumer, raised there
+            ready.put(exc)
+
+    worker = threading.Thread(target=draw_all, name="lipschitz-icl-prompts", daemon=True)
+    worker.start()
+    try:
         for t in range(steps):
-            task = pending.result()
-            if t + 1 < steps:
-                pending = pool.submit(problem.draw_prompts, rng, batch, buffers[(t + 1) % 2])
-            yield problem.finish_prompts(task, buffers[t % 2])
+            task = ready.get()
+            if isinstance(task, BaseException):
+                raise task
+            yield problem.finish_prompts(task, sets[t % len(sets)])
+            free.release()
+    finally:
+        stop.set()
+        free.release()
+        worker.join()
 
 
 def train(problem: Problem, *, param: str = "M", attention: str = "softmax", steps: int = 2000,
