@@ -145,3 +145,22 @@ def test_an_error_in_training_stops_the_worker_thread(monkeypatch):
     with pytest.raises(FloatingPointError, match="step 3"):
         train(make_problem("affine", 5, 20, 1.0, 0.5), steps=50, batch=64, progress=False)
     assert len(calls) == 4 and threading.active_count() == before
+
+
+def test_an_error_on_the_worker_thread_is_raised_in_the_loop(monkeypatch):
+    from lipschitz_icl.problem import Problem
+
+    real, calls = Problem.draw_prompts, []
+
+    def failing(self, rng, batch, out):
+        calls.append(1)
+        if len(calls) == 3:
+            raise MemoryError("no room for batch 2")
+        return real(self, rng, batch, out)
+
+    monkeypatch.setattr(train_module, "BACKGROUND_ENTRIES", (0, 10**12))
+    monkeypatch.setattr(Problem, "draw_prompts", failing)
+    before = threading.active_count()
+    with pytest.raises(MemoryError, match="batch 2"):
+        train(make_problem("affine", 5, 20, 1.0, 0.5), steps=10, batch=16, progress=False)
+    assert len(calls) == 3 and threading.active_count() == before
