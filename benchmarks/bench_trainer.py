@@ -138,9 +138,9 @@ def main() -> int:
     print(f"# NumPy trainer vs PyTorch twin (CPU, float64): affine d = {D}, L = {L:g}, sigma = {SIGMA:g}, "
           f"batch = {BATCH}, softmax, Adam lr = {LR:g}\n")
     print(f"numpy {np.__version__}, torch {torch.__version__} ({threads} threads), Python "
-          f"{platform.python_version()}, {os.cpu_count()} cores; per cell {args.repeats} runs of each, alternating, "
-          f"{args.steps or 'max(40, 10000 // n)'} steps per run, {SETTLE_SECONDS} s pause before each run, "
-          f"after a {WARMUP_STEPS}-step warm-up; medians; load average before: "
+          f"{platform.python_version()}, {os.cpu_count()} cores; per cell {args.repeats} runs of each, "
+          f"alternating, {args.steps or 'max(40, 10000 // n)'} steps per run, {SETTLE_SECONDS} s pause "
+          f"before each run, after a {WARMUP_STEPS}-step warm-up; medians; load average before: "
           f"{os.getloadavg()[0]:.2f}\n")
     print("| n | param | NumPy s/step | torch s/step | torch / NumPy |")
     print("|---|---|---|---|---|")

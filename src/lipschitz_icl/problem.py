@@ -14,7 +14,8 @@ from . import sphere
 from .tasks import TaskClass, make_task_class
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["Problem", "PromptBuffers", "make_problem", "check_problem", "MAX_D", "MAX_N", "L_RANGE", "SIGMA_MAX", "MAX_W"]
+__all__ = ["Problem", "PromptBuffers", "make_problem", "check_problem", "MAX_D", "MAX_N", "L_RANGE", "SIGMA_MAX",
+           "MAX_W"]
 
 # Supported ranges of every problem (each method may narrow them; see its docstring):
 MAX_D = 512            # the quadratures and the Monte Carlo reductions are tested up to d = 512
