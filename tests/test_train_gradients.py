@@ -11,6 +11,9 @@ term changes entries by ``O(|grad|)``); :func:`test_finite_differences_detect_a_
 
 from __future__ import annotations
 
+import io
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -18,7 +21,7 @@ from hypothesis import strategies as st
 
 from lipschitz_icl.attention import Attention, AttentionLayer
 from lipschitz_icl.problem import make_problem
-from lipschitz_icl.train import effective_M, init_params, loss_and_grad, predict, train
+from lipschitz_icl.train import LONG_RUN_PROMPTS, effective_M, init_params, loss_and_grad, predict, train
 from lipschitz_icl.validation import ParameterError
 
 TASKS = ("affine", "relu", "cosine", "lowrank-linear", "lowrank-affine", "lowrank-quadratic",
@@ -212,13 +215,24 @@ def test_bad_arguments_name_the_parameter(kwargs, name):
     assert info.value.name == name
 
 
-def test_progress_line_only_when_asked_or_on_a_terminal(capsys):
+def test_progress_bar_only_when_asked_or_on_a_terminal_for_a_long_run(capsys, monkeypatch):
     problem = _small_problem()
     train(problem, progress=True, **SMALL)
     err = capsys.readouterr().err
-    assert "train: step 12/12" in err and err.endswith("\n")
+    assert "train" in err and "12/12" in err and "loss=" in err and err.endswith("\n")
     train(problem, **SMALL)                                  # stderr is captured: not a terminal
     assert capsys.readouterr().err == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    train(problem, **SMALL)                                  # a terminal, but a short run
+    assert terminal.getvalue() == ""
+    train(make_problem("affine", 2, 1, 1.0, 0.3), steps=2, batch=LONG_RUN_PROMPTS // 2, lr=0.05)
+    assert "2/2" in terminal.getvalue()                      # a terminal and steps * batch >= 200_000
 
 
 def test_learning_rate_schedules_reach_their_stated_end_points():

@@ -14,7 +14,8 @@ from . import sphere
 from .tasks import TaskClass, make_task_class
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["Problem", "make_problem", "check_problem", "MAX_D", "MAX_N", "L_RANGE", "SIGMA_MAX", "MAX_W"]
+__all__ = ["Problem", "PromptBuffers", "make_problem", "check_problem", "MAX_D", "MAX_N", "L_RANGE", "SIGMA_MAX",
+           "MAX_W"]
 
 # Supported ranges of every problem (each method may narrow them; see its docstring):
 MAX_D = 512            # the quadratures and the Monte Carlo reductions are tested up to d = 512
@@ -45,14 +46,52 @@ class Problem:
     def task(self) -> str:
         return self.task_class.name
 
-    def sample_prompts(self, rng: np.random.Generator, batch: int):
-        """Fresh prompts: tasks, contexts ``x`` ``(batch, n, d)``, labels ``y``, queries ``q``, ``f(q)``."""
+    def sample_prompts(self, rng: np.random.Generator, batch: int, *, out: PromptBuffers | None = None):
+        """Fresh prompts: tasks, contexts ``x`` ``(batch, n, d)``, labels ``y``, queries ``q``, ``f(q)``.
+
+        Draws, in this order: the tasks, ``x``, ``q``, the label noise ``eps``; ``y = f(x) + sigma eps``.
+        ``out`` (from :meth:`prompt_buffers`): ``x``, ``y``, ``q`` are written into its arrays (the same
+        values, without allocating them; the next call with the same ``out`` overwrites them).
+        Equal to :meth:`finish_prompts` after :meth:`draw_prompts`.
+        """
+        out = self.prompt_buffers(batch) if out is None else out
+        return self.finish_prompts(self.draw_prompts(rng, batch, out), out)
+
+    def draw_prompts(self, rng: np.random.Generator, batch: int, out: PromptBuffers):
+        """The random part of :meth:`sample_prompts`: returns the tasks and leaves the raw Gaussians of
+        ``x``, ``q`` and ``eps`` in ``out.x``, ``out.q``, ``out.y`` (no other use of ``rng``)."""
+        if out.x.shape != (batch, self.n, self.d):
+            raise ParameterError("out", f"buffers for batch {batch}, n = {self.n}, d = {self.d}",
+                                 f"buffers of shape {out.x.shape}")
         task = self.task_class.sample(rng, batch)
-        x = sphere.uniform_sphere(rng, (batch, self.n), self.d)
-        q = sphere.uniform_sphere(rng, batch, self.d)
-        y = task(x) + self.sigma * rng.standard_normal((batch, self.n))
+        for raw in (out.x, out.q, out.y):
+            rng.standard_normal(out=raw)
+        return task
+
+    def finish_prompts(self, task, out: PromptBuffers):
+        """The deterministic part of :meth:`sample_prompts` on the draws left in ``out`` by
+        :meth:`draw_prompts`: ``x <- x/|x|``, ``q <- q/|q|``, ``y <- f(x) + sigma y``; returns
+        ``(task, x, y, q, f(q))``."""
+        x, y, q = sphere.normalise_rows(out.x), out.y, sphere.normalise_rows(out.q)
+        y *= self.sigma
+        y += task(x)
         fq = task(q[:, None, :])[:, 0]
         return task, x, y, q, fq
+
+    def prompt_buffers(self, batch: int) -> PromptBuffers:
+        """Arrays for ``batch`` prompts, filled by :meth:`sample_prompts` (``out=``)."""
+        batch = check_int("batch", batch, minimum=1)
+        return PromptBuffers(np.empty((batch, self.n, self.d)), np.empty((batch, self.n)),
+                             np.empty((batch, self.d)))
+
+
+@dataclass(frozen=True)
+class PromptBuffers:
+    """Preallocated float64 arrays ``x`` ``(batch, n, d)``, ``y`` ``(batch, n)``, ``q`` ``(batch, d)``."""
+
+    x: np.ndarray
+    y: np.ndarray
+    q: np.ndarray
 
 
 def make_problem(task: str, d: int, n: int, L: float, sigma: float, **task_kwargs) -> Problem:

@@ -25,6 +25,7 @@ from .validation import check_int, check_real
 
 __all__ = [
     "uniform_sphere",
+    "normalise_rows",
     "sample_t",
     "t_density",
     "log_phi",
@@ -38,11 +39,28 @@ __all__ = [
 
 
 def uniform_sphere(rng: np.random.Generator, size, d: int) -> np.ndarray:
-    """Points uniform on ``S^{d-1}``: normalised standard Gaussians, shape ``(*size, d)``."""
+    """Points uniform on ``S^{d-1}``: ``g / ||g||`` for standard Gaussians ``g``, shape ``(*size, d)``."""
     d = check_int("d", d, minimum=1)
     size = (size,) if np.isscalar(size) else tuple(size)
-    g = rng.standard_normal(size + (d,))
-    return g / np.linalg.norm(g, axis=-1, keepdims=True)
+    return normalise_rows(rng.standard_normal(size + (d,)))
+
+
+def normalise_rows(g: np.ndarray) -> np.ndarray:
+    """``g <- g / ||g||`` along the last axis, in place (``g`` a writeable float64 array); returns ``g``.
+
+    For fewer than 8 coordinates the squares are summed in coordinate order, bit for bit what
+    ``np.linalg.norm`` returns (numpy sums fewer than 8 terms in order) at a third of its cost;
+    otherwise ``np.linalg.norm``.
+    """
+    d = g.shape[-1]
+    if d >= 8:
+        norm = np.linalg.norm(g, axis=-1, keepdims=True)
+    else:
+        norm = g[..., :1] * g[..., :1]
+        for k in range(1, d):
+            norm += g[..., k:k + 1] * g[..., k:k + 1]
+        np.sqrt(norm, out=norm)
+    return np.divide(g, norm, out=g)
 
 
 def sample_t(rng: np.random.Generator, d: int, size) -> np.ndarray:

@@ -157,20 +157,29 @@ class TaskClass:
 
     def evaluate(self, params: dict, x: np.ndarray) -> np.ndarray:
         """``f(x)`` for each task of the batch; ``x`` has shape ``(batch, ..., d)``."""
-        s = self._projection(params, x)
+        s = self._projection(params, x)            # a fresh array: the links below work in place
         shape = (-1,) + (1,) * (s.ndim - 1)
         col = {key: np.reshape(value, shape) for key, value in params.items() if key != "u"}
         link = self._link()
         if link == "linear":
-            return self.L * s
+            return np.multiply(s, self.L, out=s)
         if link == "affine":
-            return col["l"] * s + col["b"]
+            s *= col["l"]
+            s += col["b"]
+            return s
         if link == "quadratic":
-            return col["l"] * s * s + col["b"]
+            value = col["l"] * s
+            value *= s
+            value += col["b"]
+            return value
         if link == "relu":
             return col["l1"] * np.maximum(s, 0.0) + col["l2"] * np.maximum(-s, 0.0) + col["b"]
         k = self.frequency
-        return (self.L / k) * np.cos(k * s + col["phi"])
+        s *= k
+        s += col["phi"]
+        np.cos(s, out=s)
+        s *= self.L / k
+        return s
 
     def task_lipschitz(self, params: dict) -> np.ndarray:
         """Per-task Lipschitz constant on the sphere (the table in the module docstring)."""

@@ -1,7 +1,9 @@
 """The NumPy trainer: online pretraining of one attention layer on the ICL loss, analytic gradients.
 
-Every step draws a fresh batch of ``B`` prompts from the problem (``problem.sample_prompts``), computes
-the ICL loss (README "Conventions") on it,
+Every step draws a fresh batch of ``B`` prompts from the problem (``problem.sample_prompts``; see
+:func:`prompt_stream`: the draws of the next batches run on a worker thread while the current batch is
+used, the same draws in the same order as a serial loop), computes the ICL loss (README "Conventions")
+on it,
 
     loss = (1/B) sum_b (yhat_b - f_b(q_b))^2          (target: the noiseless label at the query),
 
@@ -34,7 +36,9 @@ Gradients, with ``e_b = 2 (yhat_b - f_b(q_b)) / B`` (the derivative of the loss 
 
 from __future__ import annotations
 
-import sys
+import contextlib
+import queue
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -44,6 +48,7 @@ from . import geometry
 from .attention import ATTENTION_KINDS, Attention, AttentionLayer, softmax_weights_from_logits
 from .estimate import Estimate
 from .problem import Problem
+from .progress import bar as progress_bar
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
 __all__ = [
@@ -61,6 +66,7 @@ __all__ = [
     "icl_loss",
     "effective_M",
     "train",
+    "prompt_stream",
 ]
 
 PARAMETERISATIONS = ("M", "full")
@@ -77,6 +83,7 @@ DEFAULT_INIT_SCALE = {"M": 1.0, "full": 0.5}
 # Largest prompt batch held in memory at once, in float64 entries ``batch * n * (d + 1)`` (400 MB).
 MAX_BATCH_ELEMENTS = 50_000_000
 MAX_STEPS = 10**6   # optimiser steps per run (about a day at the default batch)
+LONG_RUN_PROMPTS = 200_000  # progress=None draws a bar (on a terminal) from steps * batch prompts
 MAX_LR = 1000.0     # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
 
 
@@ -326,27 +333,61 @@ class TrainResult:
                               self.params["W_V"].copy(), self.kind)
 
 
-class _Progress:
-    """A one-line progress display on stderr (``\\r``-rewritten, at most a few times per second)."""
-
-    def __init__(self, steps: int, enabled: bool):
-        self.steps, self.enabled, self.last = steps, enabled, 0.0
-
-    def update(self, step: int, loss: float) -> None:
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.25 or step == self.steps):
-            self.last = now
-            sys.stderr.write(f"\rtrain: step {step}/{self.steps} ({100 * step // self.steps}%) "
-                             f"loss {loss:.4g}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 # --------------------------------------------------------------------------- the loop
+# Batches drawn on a worker thread when ``batch * n * d`` (float64 entries) is in this range: below, the
+# hand-over costs more than it saves; above, the extra buffers (``AHEAD + 1`` sets) cost too much memory.
+BACKGROUND_ENTRIES = (50_000, 6_250_000)
+AHEAD = 2   # batches the worker may draw ahead of the one in use
+
+
+def prompt_stream(problem: Problem, rng: np.random.Generator, batch: int, steps: int, *,
+                  background: bool | None = None):
+    """``steps`` batches ``problem.sample_prompts(rng, batch)``, the same draws in the same order.
+
+    Serial: one set of buffers, refilled each step.  ``background`` (default: ``batch * n * d`` within
+    :data:`BACKGROUND_ENTRIES`): one worker thread makes the random part of every batch
+    (:meth:`~lipschitz_icl.problem.Problem.draw_prompts`), up to :data:`AHEAD` batches ahead of the one
+    in use, into ``AHEAD + 1`` rotating sets of buffers; this generator finishes each batch
+    (:meth:`~lipschitz_icl.problem.Problem.finish_prompts`) and yields it.  Only the worker touches ``rng``,
+    one batch after the other, so the values are those of the serial loop, bit for bit.  A yielded batch
+    is valid until the next one is requested; exactly ``steps`` batches are drawn (fewer if the stream is
+    closed early: the worker stops and is joined).
+    """
+    if background is None:
+        background = BACKGROUND_ENTRIES[0] <= batch * problem.n * problem.d <= BACKGROUND_ENTRIES[1]
+    if not background:
+        buffers = problem.prompt_buffers(batch)
+        for _ in range(steps):
+            yield problem.sample_prompts(rng, batch, out=buffers)
+        return
+    sets = [problem.prompt_buffers(batch) for _ in range(AHEAD + 1)]
+    free, ready, stop = threading.Semaphore(len(sets)), queue.SimpleQueue(), threading.Event()
+
+    def draw_all():
+        try:
+            for t in range(steps):
+                free.acquire()
+                if stop.is_set():
+                    return
+                ready.put(problem.draw_prompts(rng, batch, sets[t % len(sets)]))
+        except BaseException as exc:  # noqa: BLE001 - handed over to the consumer, raised there
+            ready.put(exc)
+
+    worker = threading.Thread(target=draw_all, name="lipschitz-icl-prompts", daemon=True)
+    worker.start()
+    try:
+        for t in range(steps):
+            task = ready.get()
+            if isinstance(task, BaseException):
+                raise task
+            yield problem.finish_prompts(task, sets[t % len(sets)])
+            free.release()
+    finally:
+        stop.set()
+        free.release()
+        worker.join()
+
+
 def train(problem: Problem, *, param: str = "M", attention: str = "softmax", steps: int = 2000,
           batch: int = 256, lr: float = 0.01, optimizer: str = "adam", schedule: str = "constant",
           final_lr_fraction: float = 0.01, average_fraction: float = 0.0, seed=0,
@@ -361,8 +402,9 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
     average the iterates of the last ``ceil(average_fraction * steps)`` steps (0: the final iterate).  ``seed``: an int, SeedSequence or
     Generator; one Generator draws the initial parameters (unless ``init`` is given) and then every batch.
     ``betas``: Adam's ``(beta1, beta2)``.  ``init_scale``: scale of the random start (default
-    :data:`DEFAULT_INIT_SCALE`).  ``progress``: ``None`` shows a stderr progress line when stderr is a
-    terminal and the run is long.
+    :data:`DEFAULT_INIT_SCALE`).  ``progress``: a ``tqdm`` bar on stderr
+    (:func:`lipschitz_icl.progress.bar`, never while progress is silenced); ``None`` draws it when stderr
+    is a terminal and ``steps * batch >= 200_000``.
     """
     if not isinstance(problem, Problem):
         raise ParameterError("problem", "a lipschitz_icl.problem.Problem", type(problem).__name__)
@@ -397,12 +439,11 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
     switch = steps - n_avg if n_avg else steps // 2
     avg = {name: np.zeros_like(value) for name, value in params.items()}
     curve = np.empty(steps)
-    show = progress if progress is not None else (sys.stderr.isatty() and steps * batch >= 200_000)
-    bar = _Progress(steps, bool(show))
+    show = progress if progress is not None else (None if steps * batch >= LONG_RUN_PROMPTS else False)
     start = time.perf_counter()
-    try:
-        for t in range(steps):
-            _, x, y, q, fq = problem.sample_prompts(rng, batch)
+    with progress_bar(total=steps, desc="train", unit="step", show=show) as bar, \
+            contextlib.closing(prompt_stream(problem, rng, batch, steps)) as stream:
+        for t, (_, x, y, q, fq) in enumerate(stream):
             loss, grads = loss_and_grad(param, params, x, y, q, fq, kind)
             if not np.isfinite(loss):
                 raise FloatingPointError(f"training diverged at step {t} (loss {loss}); lower lr")
@@ -411,9 +452,9 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
             if t >= steps - n_avg:
                 for name in avg:
                     avg[name] += params[name] / n_avg
-            bar.update(t + 1, loss)
-    finally:
-        bar.close()
+            if not bar.disable:
+                bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
+                bar.update()
     seconds = time.perf_counter() - start
     last = {name: value.copy() for name, value in params.items()}
     return TrainResult(avg if n_avg else {k: v.copy() for k, v in last.items()}, last, curve,
