@@ -61,12 +61,14 @@ sigma = 0.5
 
 
 @pytest.fixture(scope="module")
-def address():
-    """A Dask cluster of 2 single-threaded worker processes, shared by this module's tests."""
+def address(tmp_path_factory):
+    """A Dask cluster of 2 single-threaded worker processes, shared by this module's tests (its scratch
+    files in pytest's temporary directory)."""
+    import dask
     from distributed import LocalCluster
 
-    scratch = tempfile.mkdtemp(prefix="lipschitz-icl-test-dask-")
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+    scratch = str(tmp_path_factory.mktemp("dask"))
+    with dask.config.set({"temporary-directory": scratch}), LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                       local_directory=scratch, silence_logs=50) as cluster:
         yield cluster.scheduler_address
 
@@ -235,6 +237,8 @@ def test_auto_stays_in_process_for_a_tiny_grid_and_goes_local_for_a_long_one(mon
     monkeypatch.setattr(sweep, "cores", lambda: 2)
     children = _children()
     scratch = set(Path(tempfile.gettempdir()).glob("lipschitz-icl-dask-*"))
+    shared = Path(tempfile.gettempdir()) / "dask-scratch-space"   # Dask's default scratch: never made here
+    shared_before = shared.exists()
     mc = variant_files[1]
     serial = _without_seconds(_run(["check", mc, "--no-cache", "--json", "--scheduler", "serial"], capsys))
     auto = _without_seconds(_run(["check", mc, "--no-cache", "--json"], capsys))
@@ -242,6 +246,7 @@ def test_auto_stays_in_process_for_a_tiny_grid_and_goes_local_for_a_long_one(mon
     _, alive = psutil.wait_procs([psutil.Process(pid) for pid in _children() - children], timeout=10)
     assert not alive and _children() <= children
     assert set(Path(tempfile.gettempdir()).glob("lipschitz-icl-dask-*")) == scratch
+    assert shared_before or not shared.exists()
 
 
 def test_progress_bar_per_variant_on_a_terminal_and_silent_under_json(variant_files, monkeypatch, capsys):

@@ -299,11 +299,13 @@ class Sweep:
         return self._client
 
     def _start_local(self, workers: int) -> None:
+        import dask
         from distributed import Client, LocalCluster
 
         self._scratch = tempfile.mkdtemp(prefix="lipschitz-icl-dask-")
-        try:
-            with _workers_ignore_sigint(), _worker_environment():
+        try:  # temporary-directory: else the scheduler's lock files go to <tmp>/dask-scratch-space, never removed
+            with _workers_ignore_sigint(), _worker_environment(), \
+                    dask.config.set({"temporary-directory": self._scratch}):
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                              dashboard_address="127.0.0.1:0", local_directory=self._scratch,
                                              memory_limit=0, silence_logs=logging.CRITICAL)
