@@ -62,3 +62,16 @@ def test_module_entry_point_runs_as_a_subprocess():
     bad = subprocess.run([sys.executable, "-m", "lipschitz_icl", "loss", *BASE, "--w", "inf"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_closed_stdout_is_one_line_and_exit_141():
+    """`lipschitz-icl ... | head -c 10`: the reader closes the pipe; no traceback, a non-zero exit."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "lipschitz_icl", "claims", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()                                  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and err.count("\n") == 1 and "stdout closed" in err

@@ -21,6 +21,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import sys
 
 from . import progress
@@ -31,6 +32,7 @@ __all__ = ["main", "build_parser", "jsonable", "NonFiniteResult"]
 COMMAND_MODULES = ("wstar", "loss", "train", "check", "report", "scaling", "claims", "figures")
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipe closed by its reader
 ALIASES = {"rng": "seed"}  # library parameter names that a command fills from another option
 
 
@@ -145,7 +147,12 @@ def main(argv=None) -> int:
         text = args._format(payload)
     else:
         text = "\n".join(f"{key}: {value}" for key, value in payload.items())
-    print(text)
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): one line, no traceback, not exit 0
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail
+        print("lipschitz-icl: error: stdout closed before the output was written", file=sys.stderr)
+        return EXIT_BROKEN_PIPE
     return code
 
 
