@@ -434,8 +434,10 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
                LIPSCHITZ_ICL_CACHE=str(tmp_path / "cache"))
     argv = [sys.executable, "-m", "lipschitz_icl", "loss", "--task", "affine", "--d", "50", "--n", "1000", "--L", "1",
             "--sigma", "1", "--w", "3", "--method", "naive", "--contexts", "200000"]
-    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_limits)
+    # no preexec_fn here: the test process may hold threads by now (Dask clients, the trainer's draw-ahead
+    # thread), and a Python preexec_fn between fork and exec can then deadlock the child before exec
+    # (subprocess docs); this command's memory is bounded by the CLI's own budgets.
+    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(6.0)  # past the imports even on a loaded machine (an earlier Ctrl-C is also one line)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
