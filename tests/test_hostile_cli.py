@@ -429,6 +429,7 @@ def test_train_out_wrote_only_what_it_was_allowed_to(results):
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     import signal
     import time
+    import warnings
 
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
                LIPSCHITZ_ICL_CACHE=str(tmp_path / "cache"))
@@ -437,7 +438,18 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     # no preexec_fn here: the test process may hold threads by now (Dask clients, the trainer's draw-ahead
     # thread), and a Python preexec_fn between fork and exec can then deadlock the child before exec
     # (subprocess docs); this command's memory is bounded by the CLI's own budgets.
-    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A child inherits an *ignored* SIGINT across exec (a handled one is reset to the default, which Python
+    # turns into KeyboardInterrupt).  In the fresh-clone CI order the test process was once found ignoring
+    # SIGINT by now (cause under investigation, see the closing note of issue 14); a user's shell never
+    # starts a command that way, so the child gets the default disposition, and the leak is reported.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        warnings.warn("SIGINT is ignored in the test process before the Ctrl-C test (leaked by an earlier test)")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     time.sleep(6.0)  # past the imports even on a loaded machine (an earlier Ctrl-C is also one line)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
