@@ -227,7 +227,8 @@ def test_pieces_in_order_and_the_first_failure_in_piece_order(address):
             s.map(operator.truediv, [(1, 1), (1, 0)], desc="div")
 
 
-def test_auto_stays_in_process_for_a_tiny_grid_and_goes_local_for_a_long_one(monkeypatch, variant_files, capsys):
+def test_auto_stays_in_process_for_a_tiny_grid_and_goes_local_for_a_long_one(monkeypatch, variant_files, capsys,
+                                                                               tmp_path):
     """auto: a tiny grid never starts a cluster; a long one starts a local cluster, gives the serial
     numbers, and leaves no worker process or scratch directory behind."""
     tiny = sweep.Sweep("auto")
@@ -236,17 +237,16 @@ def test_auto_stays_in_process_for_a_tiny_grid_and_goes_local_for_a_long_one(mon
     monkeypatch.setattr(sweep, "START_SECONDS", -1.0)   # every grid of >= 3 pieces projects as long
     monkeypatch.setattr(sweep, "cores", lambda: 2)
     children = _children()
-    scratch = set(Path(tempfile.gettempdir()).glob("lipschitz-icl-dask-*"))
-    shared = Path(tempfile.gettempdir()) / "dask-scratch-space"   # Dask's default scratch: never made here
-    shared_before = shared.exists()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))   # the calling process's temporary directory, empty
     mc = variant_files[1]
     serial = _without_seconds(_run(["check", mc, "--no-cache", "--json", "--scheduler", "serial"], capsys))
     auto = _without_seconds(_run(["check", mc, "--no-cache", "--json"], capsys))
     assert auto == serial
     _, alive = psutil.wait_procs([psutil.Process(pid) for pid in _children() - children], timeout=10)
     assert not alive and _children() <= children
-    assert set(Path(tempfile.gettempdir()).glob("lipschitz-icl-dask-*")) == scratch
-    assert shared_before or not shared.exists()
+    assert list(tmp.iterdir()) == []   # neither the sweep's scratch nor Dask's default dask-scratch-space
 
 
 def test_progress_bar_per_variant_on_a_terminal_and_silent_under_json(variant_files, monkeypatch, capsys):
