@@ -123,3 +123,16 @@ def test_combine():
     assert decision.combine(["holds", "inconclusive"]) == "inconclusive"
     assert decision.combine(["inconclusive", "fails"]) == "fails"
     assert decision.combine([]) == "inconclusive"
+
+
+def test_verdict_vocabulary_carries_exit_codes_and_meanings():
+    from lipschitz_icl.decision import Verdict, exit_code
+
+    assert [v.exit_code for v in Verdict] == [0, 1, 3, 0, 1, 3]
+    assert Verdict.PROVED.passes and Verdict.HOLDS.passes and not Verdict.UNDECIDED.passes
+    assert Verdict.REFUTED.refutes and Verdict.FAILS.refutes and not Verdict.INCONCLUSIVE.refutes
+    assert Verdict("holds") == "holds" and str(Verdict.PROVED) == "proved"
+    assert exit_code("inconclusive") == 3 and exit_code("refuted") == 1
+    assert all(v.meaning for v in Verdict)
+    with pytest.raises(ValueError):
+        exit_code("passes")

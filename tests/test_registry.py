@@ -15,6 +15,7 @@ def test_every_entry_names_a_rule_a_status_and_an_existing_measure():
     assert {s.group for s in specs} >= {"thm34"}
     for s in specs:
         assert s.rule in decision.RULES and s.status in ("confirmatory", "exploratory")
+        assert s.scope in ("paper", "lemma", "beyond", "finding")
         module = importlib.import_module(f"lipschitz_icl.claims.{s.group}")
         assert callable(getattr(module, s.measure)), s.key
         assert s.margin and s.margin_source and s.parameter and s.statement
@@ -65,6 +66,7 @@ id = "grp/c/{task}"
 paper_ref = "Theorem X"
 statement = "s"
 status = "confirmatory"
+scope = "paper"
 measure = "m"
 rule = "sign"
 margin = "0"
@@ -85,6 +87,8 @@ def test_a_valid_file_loads(tmp_path):
     (('status = "confirmatory"', 'status = "exploratory"'), "exploratory_reason"),
     (('id = "grp/c/{task}"', 'id = "grp/c"'), "misses varying"),
     (('margin_source = "reason"', 'margin_source = ""'), "missing"),
+    (('scope = "paper"', 'scope = "folklore"'), "scope"),
+    (('scope = "paper"\n', ''), "missing"),
 ])
 def test_bad_entries_are_refused(tmp_path, change, message):
     with pytest.raises(registry.RegistryError, match=message):
@@ -103,7 +107,7 @@ def test_claims_command_lists_the_registry_with_last_resolutions(tmp_path, capsy
     assert main(["claims", "--json", "--claims", str(tmp_path / "claims.json")]) == 0
     rows = json.loads(capsys.readouterr().out)["claims"]
     assert len(rows) == len(registry.cases("default"))
-    keys = {"claim_id", "paper_ref", "statement", "status", "rule", "margin", "resolution"}
+    keys = {"claim_id", "paper_ref", "statement", "status", "scope", "rule", "margin", "resolution"}
     assert all(keys <= set(r) for r in rows)
     assert rows[0]["claim_id"] == case.claim_id and rows[0]["resolution"]["value"] == 0.01
     assert all(r["resolution"] is None for r in rows[1:])

@@ -26,13 +26,66 @@ variants sit at about twice that deviation (:data:`NEAR_MISS`).
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["RULES", "NEAR_MISS", "FAMILY_LEVEL", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
+__all__ = ["Verdict", "STATISTICAL", "exit_code", "RULES", "NEAR_MISS", "FAMILY_LEVEL", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
            "sign", "asymptotic", "extend_grid", "combine", "combined", "resolution",
            "two_sided_resolution"]
+
+class Verdict(str, enum.Enum):
+    """Every verdict the project gives, with its CLI exit code and its meaning.
+
+    Statistical rules (this module) say ``holds`` / ``fails`` / ``inconclusive``; the prover
+    (certified ball arithmetic on a whole domain) says ``proved`` / ``refuted`` / ``undecided``.  A
+    member compares equal to its text (``Verdict.HOLDS == "holds"``), so records keep plain strings.
+    """
+
+    HOLDS = "holds"
+    FAILS = "fails"
+    INCONCLUSIVE = "inconclusive"
+    PROVED = "proved"
+    REFUTED = "refuted"
+    UNDECIDED = "undecided"
+
+    @property
+    def exit_code(self) -> int:
+        """0 holds or proved, 1 fails or refuted, 3 inconclusive or undecided (README, exit codes)."""
+        return {"holds": 0, "proved": 0, "fails": 1, "refuted": 1}.get(self.value, 3)
+
+    @property
+    def passes(self) -> bool:
+        return self.value in ("holds", "proved")
+
+    @property
+    def refutes(self) -> bool:
+        return self.value in ("fails", "refuted")
+
+    @property
+    def meaning(self) -> str:
+        return _MEANINGS[self.value]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_MEANINGS = {
+    "holds": "shown by the claim's stated rule: the interval lies inside the margin or beyond the bound",
+    "fails": "refuted by the claim's stated rule: the interval lies wholly on the wrong side",
+    "inconclusive": "the rule decides neither way (the interval straddles the margin or bound)",
+    "proved": "certified by ball arithmetic on the whole stated domain",
+    "refuted": "a certified counterexample: enclosures put the quantity strictly on the wrong side",
+    "undecided": "the prover's budget ended with boxes of the domain decided neither way",
+}
+STATISTICAL = (Verdict.HOLDS.value, Verdict.FAILS.value, Verdict.INCONCLUSIVE.value)
+
+
+def exit_code(verdict: str) -> int:
+    """The CLI exit code of a verdict text (:attr:`Verdict.exit_code`)."""
+    return Verdict(verdict).exit_code
+
 
 RULES = ("equivalence", "one-sided", "sign", "asymptotic")
 NEAR_MISS = 2.0  # false variants sit about NEAR_MISS resolutions away from the claim
@@ -50,7 +103,7 @@ class Decision:
     def __post_init__(self):
         if self.rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
-        if self.verdict not in ("holds", "fails", "inconclusive"):
+        if self.verdict not in STATISTICAL:
             raise ValueError(f"verdict must be holds, fails or inconclusive, got {self.verdict!r}")
 
     @property

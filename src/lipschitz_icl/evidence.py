@@ -16,12 +16,16 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from .decision import NEAR_MISS, combine
+from .decision import NEAR_MISS, Verdict, combine
 
-__all__ = ["VERDICTS", "STATUSES", "Quantity", "FalseVariant", "Evidence", "combine_verdicts"]
+__all__ = ["VERDICTS", "STATUSES", "SCOPES", "Quantity", "FalseVariant", "Evidence", "combine_verdicts"]
 
-VERDICTS = ("holds", "fails", "inconclusive")
+VERDICTS = tuple(v.value for v in Verdict)
 STATUSES = ("confirmatory", "exploratory")
+# what a claim is about: the paper's own statement, a textbook lemma its proofs cite, a sharper result of
+# this project beyond the paper, or a finding that goes past or against the paper; user bound variants
+# are "variant"
+SCOPES = ("paper", "lemma", "beyond", "finding")
 
 
 @dataclass
@@ -87,12 +91,15 @@ class Evidence:
     group: str = ""  # registry group (thm34, thm35, linear, thm44, concentration, variants)
     sharper: str = ""  # the project's sharper statement, where it has one
     key: str = ""  # registry key <group>.<name> of the claim this record is a case of
+    scope: str = ""  # one of SCOPES (registry claims) or "variant" (user bound variants)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.scope not in ("", "variant", *SCOPES):
+            raise ValueError(f"scope must be one of {SCOPES} or 'variant', got {self.scope!r}")
 
     @property
     def power(self) -> tuple[int, int]:

@@ -17,6 +17,7 @@ A file holds one ``[group]`` table (``name``, ``title``, ``paper_ref``) and ``[[
     statement = "..."                            # the paper's statement, in the project's words
     sharper = "..."                              # the project's sharper statement ("" if none)
     status = "confirmatory"                      # or "exploratory" (rule set after seeing data)
+    scope = "paper"                              # paper | lemma | beyond | finding (evidence.SCOPES)
     exploratory_reason = ""                      # required when exploratory
     measure = "window_scaling"                   # function of lipschitz_icl.claims.<group>
     rule = "asymptotic"                          # lipschitz_icl.decision.RULES
@@ -51,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from .decision import RULES
-from .evidence import STATUSES, Evidence
+from .evidence import SCOPES, STATUSES, Evidence
 
 try:  # Python >= 3.11
     import tomllib
@@ -64,7 +65,7 @@ __all__ = ["PROFILES", "ClaimSpec", "ClaimCase", "RegistryError", "Section", "lo
 PROFILES = ("default", "full")
 GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the paper's order; others follow
 REGISTRY_DIR = Path(__file__).resolve().parent / "claims"
-_FIELDS = ("name", "id", "paper_ref", "statement", "status", "measure", "rule", "margin", "margin_source",
+_FIELDS = ("name", "id", "paper_ref", "statement", "status", "scope", "measure", "rule", "margin", "margin_source",
            "parameter")
 
 
@@ -84,6 +85,7 @@ class ClaimSpec:
     statement: str
     sharper: str
     status: str
+    scope: str
     exploratory_reason: str
     measure: str
     rule: str
@@ -111,7 +113,7 @@ class ClaimSpec:
 
     def to_dict(self) -> dict:
         return {"key": self.key, "group": self.group, "id_pattern": self.id_pattern, "paper_ref": self.paper_ref,
-                "statement": self.statement, "sharper": self.sharper, "status": self.status,
+                "statement": self.statement, "sharper": self.sharper, "status": self.status, "scope": self.scope,
                 "exploratory_reason": self.exploratory_reason, "rule": self.rule, "margin": self.margin,
                 "margin_source": self.margin_source, "parameter": self.parameter, "measure": self.measure,
                 "seeds": dict(self.seeds), "grid": {k: list(v) for k, v in self.grids.items()}}
@@ -163,6 +165,7 @@ class ClaimCase:
         evidence.paper_ref = spec.paper_ref
         evidence.statement = evidence.statement or spec.statement
         evidence.status = spec.status
+        evidence.scope = spec.scope
         evidence.margin = evidence.margin or spec.margin
         evidence.margin_source = spec.margin_source
         evidence.sharper = evidence.sharper or spec.sharper
@@ -202,6 +205,8 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         raise RegistryError(f"{where}: rule {raw['rule']!r} is not one of {RULES}")
     if raw["status"] not in STATUSES:
         raise RegistryError(f"{where}: status {raw['status']!r} is not one of {STATUSES}")
+    if raw["scope"] not in SCOPES:
+        raise RegistryError(f"{where}: scope {raw['scope']!r} is not one of {SCOPES}")
     if raw["status"] == "exploratory" and not raw.get("exploratory_reason"):
         raise RegistryError(f"{where}: an exploratory claim states why (exploratory_reason)")
     grid = raw.get("grid", {})
@@ -220,7 +225,8 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         if not all(fields <= set(p) for p in points):
             raise RegistryError(f"{where}: id {raw['id']!r} names a parameter absent from a grid point")
     return ClaimSpec(group["name"], group.get("title", group["name"]), raw["name"], raw["id"], raw["paper_ref"],
-                     raw["statement"], raw.get("sharper", ""), raw["status"], raw.get("exploratory_reason", ""),
+                     raw["statement"], raw.get("sharper", ""), raw["status"], raw["scope"],
+                     raw.get("exploratory_reason", ""),
                      raw["measure"], raw["rule"], raw["margin"], raw["margin_source"], raw["parameter"],
                      grids, dict(seeds), dict(raw.get("fixed", {})))
 

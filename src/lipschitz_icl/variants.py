@@ -108,7 +108,7 @@ TOP_KEYS = {"name", "quantity", "task", "frequency", "method", "relation", "boun
 MAX_FILE_BYTES = 64 * 1024
 MAX_GRID_POINTS = 200
 LEVEL = 0.95
-EXIT_CODES = {"holds": 0, "fails": 1, "inconclusive": 3}
+EXIT_CODES = {v: decision.exit_code(v) for v in decision.STATISTICAL}  # verdict -> CLI exit code
 
 
 class VariantFileError(ParameterError):
@@ -575,4 +575,5 @@ def variant_evidence(result: VariantResult) -> Evidence:
                                    t["ci_low"], t["ci_high"], None, f"attained at {_fmt_params(t['at'])}"))
     return Evidence(f"variant:{v.name}", v.paper_ref, v.statement, rule, quantities, result.verdict,
                     result.seconds, rule_name="one-sided", margin=f"none: measured {v.relation} bound",
-                    margin_source="the user's bound, stated in its file", group="variants", key=f"variants.{v.name}")
+                    margin_source="the user's bound, stated in its file", group="variants", key=f"variants.{v.name}",
+                    scope="variant")

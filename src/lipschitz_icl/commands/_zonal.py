@@ -18,6 +18,7 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
 
+from ..decision import exit_code
 from ..problem import make_problem
 from ..validation import ParameterError, check_int, check_real
 from ..zonal import BUILTIN_KERNELS
@@ -124,4 +125,4 @@ def zonal_scaling(args, d: int):
                "next_order_trend": ev.extra["next_order"], "next_order_derived": reg.k is not None,
                "resolution": ev.resolution, "decision": ev.extra["decision"], "verdict": ev.verdict,
                "false_variants_refuted": f"{ev.power[0]}/{ev.power[1]}"}
-    return payload, {"holds": 0, "fails": 1, "inconclusive": 3}[ev.verdict]
+    return payload, exit_code(ev.verdict)

@@ -42,7 +42,7 @@ def run(args):
     for case in registry.cases(args.profile):
         spec, record = case.spec, last.get(case.claim_id, {})
         rows.append({"claim_id": case.claim_id, "paper_ref": spec.paper_ref, "statement": spec.statement,
-                     "status": spec.status, "rule": spec.rule, "margin": spec.margin,
+                     "status": spec.status, "scope": spec.scope, "rule": spec.rule, "margin": spec.margin,
                      "resolution": record.get("resolution"), "group": spec.group, "sharper": spec.sharper,
                      "margin_source": spec.margin_source, "parameter": spec.parameter,
                      "verdict": record.get("verdict")})
@@ -55,6 +55,6 @@ def format_text(payload: dict) -> str:
     for r in payload["claims"]:
         res = r["resolution"]
         res_text = "-" if not res else f"{res.get('parameter')} = {res.get('value')}"
-        lines.append(f"{r['claim_id']}  [{r['status']}, {r['rule']}]  last run: {r['verdict'] or '-'}  "
+        lines.append(f"{r['claim_id']}  [{r['scope']}, {r['status']}, {r['rule']}]  last run: {r['verdict'] or '-'}  "
                      f"resolution: {res_text}")
     return "\n".join(lines)

@@ -19,11 +19,11 @@ import json
 from pathlib import Path
 
 from .. import paperfigs, registry, sweep
+from ..decision import combine, exit_code
 from ..validation import ParameterError
 
 NAME = "figures"
 HELP = "regenerate the paper's figures (PDF, PNG, JSON data) from the project's computations"
-EXIT = {"holds": 0, "fails": 1, "inconclusive": 3}
 SUFFIXES = (".pdf", ".png", ".json")
 
 
@@ -93,7 +93,7 @@ def run(args):
         evidences = sweep.map_pieces(_evidence, [(case,) for case in cases], desc="figures", unit="figure")
     figures = [make_figure(case, evidence, out) for case, evidence in zip(cases, evidences)]
     verdicts = [f["verdict"] for f in figures]
-    code = EXIT["fails"] if "fails" in verdicts else EXIT["inconclusive"] if "inconclusive" in verdicts else 0
+    code = exit_code(combine(verdicts))
     return {"figures": figures}, code
 
 

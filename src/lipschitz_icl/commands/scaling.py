@@ -16,13 +16,13 @@ The exact ``w*`` at the grid points are the pieces of a sweep on ``--scheduler``
 from __future__ import annotations
 
 from .. import sweep
+from ..decision import exit_code
 from ..claims.thm34 import window_scaling
 from ..validation import ParameterError, check_int
 from ._common import integer
 
 NAME = "scaling"
 HELP = "check the w* law of Theorem 3.4 (exponent and constant) against the exact w*"
-EXIT = {"holds": 0, "fails": 1, "inconclusive": 3}
 
 
 def add_arguments(parser) -> None:
@@ -55,4 +55,4 @@ def _scaling(args, d: int):
                "next_order_trend": ev.extra["next_order"][-3:], "n_max": ev.extra["n_grid"][-1],
                "resolution": ev.resolution, "decision": ev.extra["decision"], "verdict": ev.verdict,
                "false_variants_refuted": f"{ev.power[0]}/{ev.power[1]}"}
-    return payload, EXIT[ev.verdict]
+    return payload, exit_code(ev.verdict)

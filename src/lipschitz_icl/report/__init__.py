@@ -26,6 +26,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..decision import STATISTICAL
 from ..evidence import VERDICTS
 from ..validation import ParameterError
 from .figures import FigureDataError, data_figure
@@ -335,7 +336,8 @@ def build_report(claims_path, out_dir, *, compile_pdf: bool = True) -> ReportRes
         tex_path.write_text(tex, encoding="utf-8")
     except OSError as exc:
         raise ParameterError("out", f"a writable directory ({exc.strerror})", str(out_dir)) from None
-    counts = {v: sum(r["verdict"] == v for r in data["claims"]) for v in VERDICTS}
+    counts = {v: n for v in VERDICTS if (n := sum(r["verdict"] == v for r in data["claims"]))
+              or v in STATISTICAL}
     result = ReportResult(tex_path, None, figures, False, "", power, counts, len(data["claims"]), notes)
     latexmk = shutil.which("latexmk")
     if not compile_pdf:

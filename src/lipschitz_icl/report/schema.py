@@ -13,7 +13,8 @@ Document: an object with ``claims`` (a list of at most :data:`MAX_RECORDS` recor
 
 =================== ===================================================================================
 ``claim_id``        string, 1 to 200 printable characters (no control characters); unique
-``verdict``         ``holds`` | ``fails`` | ``inconclusive``
+``verdict``         ``holds`` | ``fails`` | ``inconclusive`` (statistical rules) | ``proved`` | ``refuted`` |
+                    ``undecided`` (the prover)
 ``paper_ref``, ``statement``, ``rule``, ``test``, ``group``, ``margin_source``: strings
 ``quantities``      list of objects: ``name`` string; ``theory``, ``measured``, ``ci_low``, ``ci_high``,
                     ``ratio`` number or null; ``verdict`` null or a verdict; ``note`` string
@@ -21,6 +22,7 @@ Document: an object with ``claims`` (a list of at most :data:`MAX_RECORDS` recor
 ``power``           ``[refuted, total]``, integers with ``0 <= refuted <= total``
 ``seconds``         number >= 0
 ``status``          ``confirmatory`` | ``exploratory``
+``scope``           ``paper`` | ``lemma`` | ``beyond`` | ``finding`` | ``variant`` (optional)
 ``resolution``      null or an object with string ``parameter`` and number-or-null ``value``
 ``margin``          string or number;  ``seed``: integer or null
 ``figure``, ``extra`` and any other key: any JSON-safe value
@@ -35,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..evidence import VERDICTS
+from ..evidence import SCOPES, VERDICTS
 from ..validation import ParameterError
 
 __all__ = ["validate_claims", "reject_constant", "MAX_DEPTH", "MAX_STRING", "MAX_ITEMS", "MAX_RECORDS",
@@ -158,6 +160,8 @@ def _record(record, where: str) -> None:
         raise _Invalid(f"{where}.seconds", "not a finite number >= 0")
     if "status" in record and record["status"] not in STATUSES:
         raise _Invalid(f"{where}.status", f"not one of {', '.join(STATUSES)}")
+    if "scope" in record and record["scope"] not in ("", "variant", *SCOPES):
+        raise _Invalid(f"{where}.scope", f"not one of {', '.join(SCOPES)}, variant or empty")
     _resolution(record.get("resolution"), f"{where}.resolution")
     margin = record.get("margin")
     if margin is not None and not (isinstance(margin, str) or _is_number(margin)):
