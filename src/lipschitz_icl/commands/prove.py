@@ -1,0 +1,110 @@
+"""``lipschitz-icl prove FILE.toml``: decide a bound variant on its whole ``[domain]`` (CLI contract).
+
+The file is a bound variant (:mod:`lipschitz_icl.variants`) with a ``[domain]`` table: a real parameter
+takes a closed interval ``[lo, hi]``, an integer one a list or ``{from = a, to = b}``.  The prover
+(:mod:`lipschitz_icl.prover`) partitions the domain into boxes and decides each with certified ball
+arithmetic (python-flint).  With ``sharpest = "C"`` and ``[constants] C = [lo, hi]`` it certifies the
+sharpest constant instead: JSON ``sharpest`` holds ``low``/``high`` (proved at one, refuted at the
+other, with the counterexample).
+
+Exit codes: 0 proved, 1 refuted (JSON ``counterexample``: ``params`` and both enclosures), 3 undecided
+(JSON ``undecided_boxes``, ``undecided_count``, ``undecided_share``, ``boxes_evaluated``, ``seconds``),
+2 bad input (one line: empty or inverted interval, a parameter outside the quantity's range, a bracket
+that does not bracket, a certificate path that exists without ``--force``).
+
+``--certificate PATH`` writes the partition with every box's enclosures and rule
+(:mod:`lipschitz_icl.certificate`).  ``prove --recheck PATH`` re-verifies one with fresh ball
+arithmetic through :mod:`lipschitz_icl.recheck` (not the search): exit 0 when every box and
+counterexample checks (JSON ``verdict`` says what the certificate certifies), 1 naming the first box
+that does not, 3 when the certificate has undecided boxes, 2 when the file is not a certificate.
+"""
+
+from __future__ import annotations
+
+from .. import prover
+from ..decision import Verdict
+from ..validation import ParameterError
+from ..variants import VariantFileError, load_variant
+from ._common import integer, real
+
+NAME = "prove"
+HELP = "prove or refute a bound variant on its whole [domain] with certified ball arithmetic"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("file", nargs="?", metavar="FILE", help="variant file (TOML) with a [domain] table")
+    parser.add_argument("--recheck", metavar="PATH", help="re-verify the certificate PATH instead of proving")
+    parser.add_argument("--certificate", metavar="PATH", help="write the proof certificate (JSON) to PATH")
+    parser.add_argument("--force", action="store_true", help="replace an existing --certificate file")
+    parser.add_argument("--max-boxes", type=integer("max_boxes", 1, 10**7), default=prover.MAX_BOXES,
+                        help=f"budget: boxes evaluated per search, 1 <= N <= 1e7 (default {prover.MAX_BOXES})")
+    parser.add_argument("--seconds", type=real("seconds", minimum=0.0, strict_minimum=True, maximum=1e6),
+                        default=prover.SECONDS, help=f"budget: wall-clock seconds (default {prover.SECONDS:g})")
+    parser.add_argument("--sharpest-rtol", type=real("sharpest_rtol", minimum=1e-12, maximum=0.5),
+                        default=prover.SHARPEST_RTOL,
+                        help=f"sharpest constant: stop at this relative width (default {prover.SHARPEST_RTOL:g})")
+
+
+def run(args):
+    if args.recheck is not None:
+        return _recheck(args)
+    if args.file is None:
+        raise ParameterError("FILE", "a variant file with a [domain] (or --recheck PATH)", None)
+    variant = load_variant(args.file)
+    if variant.domain is None:
+        raise VariantFileError(variant.path, 1, "no [domain] table: `prove` decides a [domain] (real parameters "
+                               "as [lo, hi], integer ones as lists or {from = a, to = b})")
+    statement = prover.Statement(prover.quantity_of(variant.quantity, variant.task), variant.relation,
+                                 variant.bound, dict(variant.constants), variant.domain)
+    if variant.sharpest is not None:
+        result = prover.sharpest(statement, variant.sharpest, variant.brackets[variant.sharpest],
+                                 rtol=args.sharpest_rtol, max_boxes=args.max_boxes, seconds=args.seconds)
+    else:
+        result = prover.prove_statement(statement, max_boxes=args.max_boxes, seconds=args.seconds,
+                                        desc=variant.name)
+    payload = {"name": variant.name, "file": variant.path, "quantity": variant.quantity, **result.as_dict()}
+    if args.certificate is not None:
+        from ..certificate import write
+
+        payload["certificate"] = str(write(result.certificate, args.certificate, force=args.force))
+    return payload, result.exit_code
+
+
+def _recheck(args):
+    if args.file is not None or args.certificate is not None:
+        raise ParameterError("--recheck", "given alone (no FILE, no --certificate)", args.file or args.certificate)
+    from ..recheck import recheck
+
+    report = recheck(args.recheck)
+    if report["recheck"] == "failed":
+        return report, 1
+    return report, Verdict.UNDECIDED.exit_code if report["verdict"] == "undecided" else 0
+
+
+def format_text(payload: dict) -> str:
+    """Plain-text output: the verdict first, then what decided it."""
+    lines = [f"verdict: {payload['verdict']}"]
+    if "recheck" in payload:
+        lines.append(f"recheck: {payload['recheck']} ({payload['boxes_checked']} boxes checked, "
+                     f"{payload['undecided_boxes']} undecided)")
+        if payload.get("first_bad_box"):
+            lines.append(f"first bad box: {payload['first_bad_box']}: {payload['reason']}")
+        return "\n".join(lines)
+    lines.append(f"statement: {payload['statement']}")
+    c = payload.get("counterexample")
+    if c:
+        where = ", ".join(f"{k}={v:g}" for k, v in c["params"].items())
+        lines.append(f"counterexample: {where}: quantity in [{c['quantity'][0]:.9g}, {c['quantity'][1]:.9g}], "
+                     f"bound in [{c['bound'][0]:.9g}, {c['bound'][1]:.9g}]")
+    s = payload.get("sharpest")
+    if s and s.get("low") is not None:
+        lines.append(f"sharpest {s['name']} in [{s['low']:.9g}, {s['high']:.9g}] (proved at {s['proved_at']:.9g}, "
+                     f"refuted at {s['refuted_at']:.9g})")
+    lines.append(f"boxes: {payload['boxes_evaluated']} evaluated, {payload['boxes_proved']} proved, "
+                 f"{payload['undecided_count']} undecided (share {payload['undecided_share']:.3g}); "
+                 f"{payload['seconds']:.2f} s")
+    for entry in payload.get("undecided_boxes", [])[:5]:
+        lines.append(f"undecided: {entry['box']}: {entry['reason']}")
+    if payload.get("certificate"):
+        lines.append(f"certificate: {payload['certificate']}")
+    return "\n".join(lines)
