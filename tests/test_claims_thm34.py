@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from lipschitz_icl import decision
 from lipschitz_icl.claims import thm34
 from lipschitz_icl.cli import main
 from lipschitz_icl.estimate import Estimate
@@ -16,37 +17,50 @@ def _wstars(w):
     return [WStar(Estimate(x), x * (1 - 3e-6), x * (1 + 3e-6), Estimate(0.0), "exact", {}) for x in w]
 
 
+def _law(rho, ws, alpha, C, q, k, shift=0.0, scale=1.0, margin=0.01):
+    return decision.asymptotic(thm34._law_points(rho, ws, alpha, C, q, k, shift, scale), margin)
+
+
 @pytest.mark.parametrize("k", [1.5, -0.6, 0.0])
 def test_law_rule_holds_for_the_law_with_its_derived_correction(k):
     alpha, C, q = 0.4, 0.3, 0.5
     rho = np.logspace(16, 24, 5)
     w0 = C * rho**alpha
     ws = _wstars(w0 * (1 + k * w0**-q))
-    assert thm34._law_decision(rho, ws, alpha, C, q, k).verdict == "holds"
-    assert thm34._law_decision(rho, ws, alpha, C, q, k, shift=0.002).verdict == "fails"
-    assert thm34._law_decision(rho, ws, alpha, C, q, k, scale=1.03).verdict == "fails"
+    assert _law(rho, ws, alpha, C, q, k).verdict == "holds"
+    assert _law(rho, ws, alpha, C, q, k, shift=0.002).verdict == "fails"
+    assert _law(rho, ws, alpha, C, q, k, scale=1.03).verdict == "fails"
 
 
 def test_law_rule_is_inconclusive_before_the_asymptotic_range():
     alpha, C, q, k = 0.4, 0.3, 0.5, 1.5
     rho = np.logspace(2, 6, 3)  # k w0^-q is still ~0.1: not yet in range
     w0 = C * rho**alpha
-    assert thm34._law_decision(rho, _wstars(w0 * (1 + k * w0**-q)), alpha, C, q, k).verdict == "inconclusive"
+    assert _law(rho, _wstars(w0 * (1 + k * w0**-q)), alpha, C, q, k).verdict == "inconclusive"
 
 
 def test_law_rule_refutes_a_sequence_converging_elsewhere():
     alpha, C, q, k = 0.4, 0.3, 0.5, 1.5
     rho = np.logspace(16, 24, 5)
     w0 = C * rho**alpha
-    assert thm34._law_decision(rho, _wstars(1.05 * w0 * (1 + k * w0**-q)), alpha, C, q, k).verdict == "fails"
+    assert _law(rho, _wstars(1.05 * w0 * (1 + k * w0**-q)), alpha, C, q, k).verdict == "fails"
+
+
+def test_competing_laws_are_the_other_class_and_the_envelope():
+    """The alternatives' laws come from the derivations: relu's 2/(d+2) for affine, and 2/(d+1)."""
+    laws = thm34._laws("affine", 3)
+    assert laws["derived"][0] == pytest.approx(2 / 6) and laws["other-class"][0] == pytest.approx(2 / 5)
+    assert laws["envelope"][0] == pytest.approx(2 / 4) and laws["envelope"][3] == 0.0
 
 
 def test_scaling_command(capsys):
     assert main(["scaling", "--task", "affine", "--d", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert {"alpha_derived", "C_derived", "alpha_measured", "ratio_trend", "verdict", "resolution", "n_max"} <= set(out)
+    assert {"alpha_derived", "C_derived", "alpha_measured", "ratio_trend", "verdict", "resolution", "n_max",
+            "alternatives"} <= set(out)
     assert out["verdict"] == "holds" and len(out["ratio_trend"]) == 3
     assert abs(out["ratio_trend"][-1] - 1) <= 0.01
+    assert all(a["ruled_out"] for a in out["alternatives"])  # the other class's law and the envelope law
 
 
 def test_scaling_relu_d10_extends_n_and_holds(capsys):

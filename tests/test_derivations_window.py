@@ -391,3 +391,45 @@ def test_theory_table_rows():
              + row["noise_constant"] * row["C"] ** row["noise_power"])
         assert row["min_error_constant"] == pytest.approx(K, rel=1e-12)
         assert row["min_error_power"] == pytest.approx(row["bias_power"] * row["alpha"], rel=1e-12)
+
+
+# --- the cosine class (a smooth class, used by thm35.same-l-classes) -------------------------------------
+
+def _cosine_bias_d3(w: float, k: float) -> float:
+    """Large-n bias of the cosine class at d = 3 by quadrature: ``(L^2/(2k^2)) E_c |chi(c) - e^(ikc)|^2``,
+    ``chi(c) = E_w[e^(ik u.x)] = E_t[e^(ikct) J0(k sqrt(1-c^2) sqrt(1-t^2))]`` (``c`` uniform on [-1, 1], ``t``
+    tilted: ``w(1 - t)`` exponential truncated at ``2w``), L = 1."""
+    from scipy import special
+
+    gc, wc = np.polynomial.legendre.leggauss(200)
+    gs, ws = np.polynomial.laguerre.laggauss(60)
+    keep = gs <= 2 * w
+    t, wt = 1 - gs[keep] / w, ws[keep] / (1 - math.exp(-2 * w))
+    c = gc[:, None]
+    chi = np.sum(wt * np.exp(1j * k * c * t) * special.j0(k * np.sqrt(1 - c**2) * np.sqrt(1 - t**2)), axis=1)
+    return float(np.sum(wc / 2 * np.abs(chi - np.exp(1j * k * gc)) ** 2) / (2 * k**2))
+
+
+@pytest.mark.parametrize("k", [1.0, 4.0])
+def test_cosine_bias_leading_against_quadrature(k):
+    """``w^2 bias_inf(w) -> b(3, k)`` with a ``1/w`` next order: ``(w^2 bias - b) w`` settles (changes by
+    < 5% from w = 400 to 1600) and ``w^2 bias`` is within 1% of ``b`` at w = 1600; the affine constant and
+    the cosine constant without its curvature term (k^2 part) are refuted by the same data."""
+    power, b = W.cosine_bias_leading(3, k)
+    assert power == -2.0
+    ws = [400.0, 1600.0]
+    scaled = [w**2 * _cosine_bias_d3(w, k) for w in ws]
+    next_order = [(s - b) * w for s, w in zip(scaled, ws)]
+    assert abs(next_order[1] / next_order[0] - 1) < 0.05
+    assert abs(scaled[1] / b - 1) < 0.01
+    for wrong in (W.bias_leading("affine", 3)[1], (3 - 1) ** 2 / (8 * 3)):
+        assert abs(scaled[1] / wrong - 1) > 0.05
+
+
+def test_cosine_route_gives_the_affine_constant():
+    """The same tilted-mean route (drift ``a/w``) for affine tasks (``E (a.q)^2 = 1/(3d)`` at L = 1, no
+    curvature) gives the affine constant derived from the series of ``1 - A_d``."""
+    a = W._one_over_w_coefficient(S.one_minus_tilted_mean_series(1))
+    assert sp.simplify(a**2 / (3 * S.d) - W.bias_leading_expr("affine")[1]) == 0
+    p, b = W.cosine_bias_leading_expr()
+    assert p == 2 and sp.simplify(b - (S.d - 1) / (8 * S.d) * ((S.d - 1) + W._k**2 * (S.d + 1) / (S.d + 2))) == 0

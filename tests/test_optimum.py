@@ -81,3 +81,40 @@ def test_mc_wstar_is_reproducible():
     a = wstar(problem, "mc", rng=7, rel_precision=0.02)
     b = wstar(problem, "mc", rng=7, rel_precision=0.02)
     assert a.w_star.value == b.w_star.value and a.ci_low == b.ci_low
+
+
+def test_a_minimiser_at_the_method_budget_is_inconclusive(monkeypatch, capsys):
+    """Windows the exact grid refuses (its budget) count as an infinite loss; a minimiser next to them
+    is not a minimum that was found: open interval, exit 3 -- never exit 2 naming 'w', which is not an
+    option of wstar (issue 22: extreme L/sigma).  The grid budget is lowered so that it binds below the
+    true w* (about 9.2 here; theta nodes ~ 15 w at level 1, so w > 6.7 is refused)."""
+    from lipschitz_icl import exact
+    from lipschitz_icl.cli import main
+    problem = make_problem("affine", 3, 30, 1.0, 0.05)
+    free = wstar(problem, "exact")
+    assert not free.inconclusive and 8 < free.w_star.value
+    monkeypatch.setattr(exact, "_MAX_THETA", 100)
+    bound = wstar(problem, "exact")
+    assert bound.inconclusive and bound.info["at_budget_bound"] and bound.w_star.value < free.w_star.value
+    assert bound.ci_low == bound.w_star.value and bound.ci_high == math.inf
+    argv = ["wstar", "--task", "affine", "--d", "3", "--n", "30", "--L", "1", "--sigma", "0.05", "--method",
+            "exact", "--json"]
+    assert main(argv) == 3
+    captured = capsys.readouterr()
+    assert captured.err == "" and '"ci_high": "inf"' in captured.out
+
+
+def test_a_search_started_beyond_the_budget_walks_down_to_the_minimum(monkeypatch):
+    """L = 1e6, sigma = 1e-6 at n = 30: the large-n guess (w ~ 1e8) is beyond the exact grid's budget;
+    the search walks down and finds the finite-n minimum w* = 10.08 (the exact loss is higher on both
+    sides).  The grid budget is lowered (2e4 theta nodes) so the walk's evaluations near it are cheap;
+    the minimum found is the same as with the full budget (measured: 10.0753 vs 10.0757)."""
+    from lipschitz_icl import exact
+    from lipschitz_icl.exact import exact_loss
+    monkeypatch.setattr(exact, "_MAX_THETA", 2e4)
+    problem = make_problem("affine", 3, 30, 1e6, 1e-6)
+    found = wstar(problem, "exact", rel_tol=1e-3)
+    assert not found.inconclusive and found.info["at_budget_bound"] is False
+    w = found.w_star.value
+    at = exact_loss(problem, w).loss.value
+    assert all(at < exact_loss(problem, w * f).loss.value for f in (0.95, 1.05))

@@ -13,16 +13,27 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "variants" / "examples"
 
 GATES = '''
 from lipschitz_icl import cache
-from lipschitz_icl.evidence import Evidence, FalseVariant, Quantity
+from lipschitz_icl.evidence import Evidence, Quantity
+
+RESOLVED = {"parameter": "p", "value": 0.01, "low": 0.009, "high": 0.01, "limit": 1.0}
+UNRESOLVED = {"parameter": "p", "value": None, "low": 1.0, "high": None, "limit": 1.0}
 
 
-def ev(claim_id, verdict, variants=(), status="confirmatory"):
-    return Evidence(claim_id, "Theorem X", "statement of " + claim_id, "rule",
-                    [Quantity("q", 1.0, 1.01, 0.99, 1.03, verdict)], verdict, 0.1, list(variants), status=status)
+def alt(name, verdict):
+    return {"name": name, "statement": name, "verdict": verdict, "detail": "", "fresh": True,
+            "ruled_out": verdict == "fails"}
+
+
+def ev(claim_id, verdict, alternatives=(), status="confirmatory", resolution=RESOLVED):
+    return Evidence(claim_id=claim_id, paper_ref="Theorem X", statement="statement of " + claim_id, rule="rule",
+                    quantities=(Quantity(name="q", theory=1.0, measured=1.01, ci_low=0.99, ci_high=1.03,
+                                         verdict=verdict),),
+                    verdict=verdict, seconds=0.1, alternatives=tuple(alternatives), status=status,
+                    resolution=resolution, scope="paper")
 
 
 def test_holds(record_claim):
-    record_claim(ev("c-holds", "holds", [FalseVariant("wrong sign", "fails")]),
+    record_claim(ev("c-holds", "holds", [alt("wrong sign", "fails")]),
                  figure={"kind": "line", "x": [1, 2], "y": [3, 4]})
 
 
@@ -34,12 +45,20 @@ def test_inconclusive(record_claim):
     record_claim(ev("c-inconclusive", "inconclusive"))
 
 
-def test_lost_power(record_claim):
-    record_claim(ev("c-lost-power", "holds", [FalseVariant("wrong exponent", "holds")]))
+def test_alternative_not_ruled_out_is_reported(record_claim):
+    record_claim(ev("c-alt-wins", "holds", [alt("wrong exponent", "holds")]))
 
 
-def test_no_false_variant(record_claim):
-    record_claim(ev("c-no-variant", "holds"))
+def test_no_power(record_claim):
+    record_claim(ev("c-no-power", "holds", resolution=UNRESOLVED))
+
+
+def test_proved(record_claim):
+    record_claim(ev("c-proved", "proved"))
+
+
+def test_refuted(record_claim):
+    record_claim(ev("c-refuted", "refuted"))
 
 
 def test_exploratory_fails_but_never_fails_the_run(record_claim):
@@ -47,8 +66,8 @@ def test_exploratory_fails_but_never_fails_the_run(record_claim):
 
 
 def test_duplicate_id(record_claim):
-    record_claim(ev("c-dup", "holds", [FalseVariant("near miss", "fails")]))
-    record_claim(ev("c-dup", "holds", [FalseVariant("near miss", "fails")]))
+    record_claim(ev("c-dup", "holds", [alt("near miss", "fails")]))
+    record_claim(ev("c-dup", "holds", [alt("near miss", "fails")]))
 
 
 def test_cache_state():
@@ -58,9 +77,15 @@ def test_cache_state():
 
 @pytest.fixture
 def gates(pytester, tmp_path, monkeypatch):
-    from lipschitz_icl import cache
+    import shutil
+
+    from lipschitz_icl import cache, registry
 
     monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))
+    empty = tmp_path / "registry"  # a registry with no claims: the gates here record hand-made evidence
+    empty.mkdir()
+    shutil.copy(registry.REGISTRY_DIR / "_sections.toml", empty)
+    monkeypatch.setenv(registry.REGISTRY_ENV, str(empty))
 
     def make(expect_cache=True):
         pytester.makepyfile(test_gates=GATES.replace("EXPECT_CACHE", str(expect_cache)))
@@ -82,18 +107,20 @@ def _claims(pytester):
 def test_verdicts_become_outcomes_and_claims_json(pytester, gates):
     gates()
     result = run(pytester)
-    result.assert_outcomes(passed=3, failed=5)
+    result.assert_outcomes(passed=5, failed=5)
     result.stdout.fnmatch_lines(["*claim c-fails FAILS*",
                                  "*claim c-inconclusive INCONCLUSIVE (confirmatory claims must be decided)*",
-                                 "*false variants not refuted: ?'wrong exponent'?*",
-                                 "*claim c-no-variant: no false variant*", "*claim id 'c-dup' recorded twice*",
-                                 "*6 confirmatory claims: 4 hold, 1 fail, 1 inconclusive*",
-                                 "*1 exploratory claims: 0 hold, 1 fail, 0 inconclusive*"])
+                                 "*claim c-no-power: its rule refutes no deviation of p up to 1.0*",
+                                 "*claim c-refuted REFUTED*", "*claim id 'c-dup' recorded twice*",
+                                 "*8 confirmatory claims: 4 holds, 1 fails, 1 inconclusive, 1 proved, 1 refuted*",
+                                 "*1 exploratory claims: 0 holds, 1 fails, 0 inconclusive*",
+                                 "*the paper's statements (scope paper, confirmatory): 5/8 hold or are proved*",
+                                 "*pre-specified alternatives ruled out 2/3*"])
     claims = _claims(pytester)
-    assert set(claims) == {"c-holds", "c-fails", "c-inconclusive", "c-lost-power", "c-no-variant",
-                           "c-exploratory", "c-dup"}
+    assert set(claims) == {"c-holds", "c-fails", "c-inconclusive", "c-alt-wins", "c-no-power", "c-proved",
+                           "c-refuted", "c-exploratory", "c-dup"}
     assert claims["c-exploratory"]["status"] == "exploratory"
-    assert claims["c-holds"]["power"] == [1, 1] and claims["c-lost-power"]["power"] == [0, 1]
+    assert claims["c-holds"]["power"] == [1, 1] and claims["c-alt-wins"]["power"] == [0, 1]
     assert claims["c-holds"]["figure"] == {"kind": "line", "x": [1, 2], "y": [3, 4]}
     assert claims["c-fails"].get("figure") is None
     assert claims["c-holds"]["quantities"][0]["ratio"] == pytest.approx(1.01)
@@ -144,7 +171,7 @@ def test_claims_json_from_gates_feeds_the_report(pytester, gates):
     run(pytester, "--variants", str(EXAMPLES / "cap_tail_gaussian.toml"))
     result = build_report(pytester.path / "reports" / "claims.json", pytester.path / "out", compile_pdf=False)
     tex = result.tex.read_text().replace(r"\allowbreak{}", "")
-    for claim_id in ("c-holds", "c-fails", "c-inconclusive", "c-lost-power", "variant:cap-tail-gaussian"):
+    for claim_id in ("c-holds", "c-fails", "c-inconclusive", "c-alt-wins", "variant:cap-tail-gaussian"):
         assert f"{claim_id} & \\verdict" in tex  # its row in the appendix of every case
     assert r"\section{User bound variants}" in tex
     assert (result.power["refuted"], result.power["total"]) == (2, 3)
@@ -168,3 +195,28 @@ def test_xdist_workers_merge_into_one_claims_json_equal_to_serial(pytester, gate
 
 def _claims_list(pytester):
     return json.loads((pytester.path / "reports" / "claims.json").read_text())["claims"]
+
+
+def test_a_changed_design_fails_its_gate_naming_the_change(tmp_path):
+    """Issue 19's check: in a copy of the registry with its lock, ``runs`` of a confirmatory claim is
+    edited; ``pytest verify/ --registry COPY`` fails that claim before measuring, naming the change."""
+    import shutil
+    import subprocess
+    import sys
+
+    from lipschitz_icl import lock, registry
+
+    root = Path(__file__).resolve().parents[1]
+    copy = tmp_path / "registry"
+    copy.mkdir()
+    for name in ("thm34.toml", "_sections.toml", lock.LOCK_NAME):
+        if (registry.REGISTRY_DIR / name).exists():
+            shutil.copy(registry.REGISTRY_DIR / name, copy)
+    text = (copy / "thm34.toml").read_text()
+    assert "runs = 8" in text
+    (copy / "thm34.toml").write_text(text.replace("runs = 8", "runs = 5", 1))
+    out = subprocess.run([sys.executable, "-m", "pytest", str(root / "verify" / "test_thm34.py"), "-p",
+                          "no:cacheprovider", "-q", "--registry", str(copy), "--report-dir", str(tmp_path / "r"),
+                          "-k", "trained"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout[-2000:]
+    assert "its design differs from the lock" in out.stdout and "design.runs: 8 -> 5" in out.stdout

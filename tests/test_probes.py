@@ -105,10 +105,22 @@ def test_envelope_bounds_every_context_and_has_power():
     terms, env = probe_terms(probe_suite(d, 1.0), models, n, sigma, 3000, 8, envelope=True)
     for parts in terms.values():
         for (bias, _), e in zip(parts, env):
-            assert np.all(bias <= e + 1e-12)
+            assert np.all(bias <= e["jensen"] + 1e-12)
     # a 3L-Lipschitz task is not held by the L envelope in every context
     loud, env = probe_terms([CosineProbe(d, 3.0, 4.0)], models, n, sigma, 3000, 9, envelope=True)
-    assert np.any(loud["cosine-4"][0][0] > env[0])
+    assert np.any(loud["cosine-4"][0][0] > env[0]["jensen"])
+
+
+def test_centroid_envelope_holds_for_affine_tasks_only():
+    """``bias_c <= L^2 ||sum p_i x_i - q||^2`` in every context for affine tasks (|a| <= L), and not for a
+    curved L-Lipschitz probe; it is never above the Jensen envelope (the centre of mass is a mean)."""
+    d, n, sigma = 3, 50, 0.3
+    models = [Attention(w * np.eye(d)) for w in (2.0, 20.0)]
+    terms, env = probe_terms(probe_suite(d, 1.0), models, n, sigma, 3000, 8, envelope=True)
+    for (bias, _), e in zip(terms["affine"], env):
+        assert np.all(bias <= e["centroid"] + 1e-12)
+        assert np.all(e["centroid"] <= e["jensen"] + 1e-12)
+    assert any(np.any(bias > e["centroid"]) for (bias, _), e in zip(terms["cosine-4"], env))
 
 
 def test_noise_terms_are_the_noise_part_of_probe_terms():

@@ -1,9 +1,11 @@
 """Gates for the sphere concentration inequalities (registry: lipschitz_icl/claims/concentration.toml).
 
-One gate per case of the registry (grid point times replicate seed): each holds a stated bound of
-:mod:`lipschitz_icl.inequalities` against the true tails with :mod:`lipschitz_icl.claims.concentration`
-(rule one-sided; exact laws where known, Clopper-Pearson limits otherwise) and records the evidence,
-its resolution in the bound's rate and the near-miss variant two resolutions beyond it.
+One gate per case of the registry (grid point times replicate seed).  The deterministic inequalities
+(projection tails, cap probability, cap counts) are decided by proof on their whole domain
+(:mod:`lipschitz_icl.prover`): the gate passes on ``proved``, its resolution is the certified sharpest
+constant and its false variant the bound just beyond it, refuted by a certified counterexample.  The others
+hold a stated bound of :mod:`lipschitz_icl.inequalities` against the true tails (rule one-sided; exact laws
+or Clopper-Pearson limits) with the near-miss variant two resolutions beyond the claim.
 """
 
 GROUP = "concentration"

@@ -1,12 +1,12 @@
-"""Gates for Theorem 4.4: the attention window learns the direction col(B) of low-rank tasks
-(registry: lipschitz_icl/claims/thm44.toml).
+"""Gates for Theorem 4.4: the attention window learns the direction col(B) of low-rank tasks, and where
+it does not (registry: lipschitz_icl/claims/thm44.toml).
 
 One gate per case of the registry (grid point times replicate seed), measured by
-:mod:`lipschitz_icl.claims.thm44` (rules, resolutions and near-miss false variants in its docstrings):
-``direction`` (confirmatory: c* B B^T is the minimiser for the linear and affine links),
-``direction-nonlinear`` (exploratory: the same rule for the quadratic and cosine links), ``trained``
-(confirmatory: SGD from random starts ends on col(B)), ``dimension`` (exploratory: the error follows k,
-not d).
+:mod:`lipschitz_icl.claims.thm44`: ``direction`` (confirmatory: c* B B^T is the minimiser for the linear
+and affine links), ``saddle`` (confirmatory finding: for the quadratic and cosine links the loss along the
+complement Q at c* B B^T changes as derived exactly in n -- a saddle where that change is negative),
+``trained`` (confirmatory: SGD from random starts ends on col(B)), ``dimension`` (exploratory: the error
+follows k, not d).
 """
 
 GROUP = "thm44"

@@ -14,6 +14,10 @@ laws are known in closed form; a stated bound must dominate these exact values.
   ``||P x||^2 ~ Beta(k/2, (d-k)/2)`` for ``k < d`` and ``||P x||^2 = 1`` for ``k = d``:
 
       P(||P x||^2 >= s) = 1 - I_s(k/2, (d-k)/2)                 (:func:`projection_tail`)
+      P(||P x||^2 <= s) = I_s(k/2, (d-k)/2)                     (:func:`projection_lower_tail`)
+
+* Cap counts: the number ``N`` of ``n`` i.i.d. points in a cap of probability ``p`` is
+  ``Binomial(n, p)``: ``P(N >= a)`` (:func:`binomial_tail`) and ``P(N <= a)`` (:func:`binomial_lower_tail`).
 
 Both are accurate to a few ulps relative (``scipy.special.betainc``/``betaincc``); the relative
 accuracy :data:`TAIL_RTOL` is what callers should treat as the numerical error of these values.
@@ -22,12 +26,13 @@ accuracy :data:`TAIL_RTOL` is what callers should treat as the numerical error o
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from . import sphere
 from .validation import ParameterError, check_int
 
-__all__ = ["cap_tail", "projection_tail", "TAIL_RTOL"]
+__all__ = ["cap_tail", "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail", "TAILS",
+           "TAIL_RTOL"]
 
 TAIL_RTOL = 1e-10
 
@@ -55,3 +60,29 @@ def projection_tail(d: int, k: int, s) -> np.ndarray:
     clipped = np.clip(s, 0.0, 1.0)
     tail = special.betaincc(0.5 * k, 0.5 * (d - k), clipped)
     return np.where(s <= 0.0, 1.0, np.where(s > 1.0, 0.0, tail))
+
+
+def projection_lower_tail(d: int, k: int, s) -> np.ndarray:
+    """``P(||P x||^2 <= s) = I_s(k/2, (d-k)/2)`` (``1 <= k < d``); for ``k = d`` the indicator of ``s >= 1``."""
+    d = check_int("d", d, minimum=1)
+    k = check_int("k", k, minimum=1)
+    if k > d:
+        raise ParameterError("k", f"an integer in [1, d] = [1, {d}]", k)
+    s = np.asarray(s, dtype=np.float64)
+    if k == d:
+        return np.where(s >= 1.0, 1.0, 0.0)
+    return special.betainc(0.5 * k, 0.5 * (d - k), np.clip(s, 0.0, 1.0))
+
+
+def binomial_tail(n: int, a: int, p) -> np.ndarray:
+    """``P(N >= a)`` for ``N ~ Binomial(n, p)``."""
+    return stats.binom.sf(check_int("a", a) - 1, check_int("n", n, minimum=0), p)
+
+
+def binomial_lower_tail(n: int, a: int, p) -> np.ndarray:
+    """``P(N <= a)`` for ``N ~ Binomial(n, p)``."""
+    return stats.binom.cdf(check_int("a", a), check_int("n", n, minimum=0), p)
+
+
+TAILS = {"cap_tail": cap_tail, "projection_tail": projection_tail, "projection_lower_tail": projection_lower_tail,
+         "binomial_tail": binomial_tail, "binomial_lower_tail": binomial_lower_tail}  # name -> f(**params)

@@ -1,4 +1,5 @@
-"""The decision vocabulary: the four rules every claim and every bound variant is judged by.
+"""The decision vocabulary: the four statistical rules every claim and every bound variant is judged by,
+and ``proof``, the prover's verdict on a whole domain (:mod:`lipschitz_icl.prover`).
 
 Each rule turns an *interval* (never a point) into a verdict in {holds, fails, inconclusive}, and
 each is monotone in the interval's width: widening the interval can turn ``holds`` or ``fails`` into
@@ -18,10 +19,12 @@ where the claim says.
                  still exceeds it (the sequence converges elsewhere); a grid whose derived next-order
                  term is still at or above the margin is "not yet in range": inconclusive, and
                  :func:`extend_grid` says how far to go before saying so.
+``proof``        a deterministic statement certified by ball arithmetic on its whole domain: proved (every
+                 box decided), refuted (a certified counterexample), otherwise undecided.
 
 :func:`resolution` measures what a rule can resolve: the smallest deviation of a claim's natural
-parameter that the same rule, on the same measurements, refutes (bisection).  Near-miss false
-variants sit at about twice that deviation (:data:`NEAR_MISS`).
+parameter that the same rule, on the same measurements, refutes (bisection): the claim's power, beside the
+pre-specified alternatives that :func:`judge` decides by the same rule.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["Verdict", "STATISTICAL", "exit_code", "RULES", "NEAR_MISS", "FAMILY_LEVEL", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
+__all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
            "sign", "asymptotic", "extend_grid", "combine", "combined", "resolution",
-           "two_sided_resolution"]
+           "two_sided_resolution", "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
 
 class Verdict(str, enum.Enum):
     """Every verdict the project gives, with its CLI exit code and its meaning.
@@ -80,6 +83,7 @@ _MEANINGS = {
     "undecided": "the prover's budget ended with boxes of the domain decided neither way",
 }
 STATISTICAL = (Verdict.HOLDS.value, Verdict.FAILS.value, Verdict.INCONCLUSIVE.value)
+PROVER = (Verdict.PROVED.value, Verdict.REFUTED.value, Verdict.UNDECIDED.value)
 
 
 def exit_code(verdict: str) -> int:
@@ -87,14 +91,14 @@ def exit_code(verdict: str) -> int:
     return Verdict(verdict).exit_code
 
 
-RULES = ("equivalence", "one-sided", "sign", "asymptotic")
-NEAR_MISS = 2.0  # false variants sit about NEAR_MISS resolutions away from the claim
-FAMILY_LEVEL = 1e-3  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
+RULES = ("equivalence", "one-sided", "sign", "asymptotic", "proof")
 
 
 @dataclass(frozen=True)
 class Decision:
-    """A rule's verdict on one comparison, with a one-line account of what was compared."""
+    """A rule's verdict on one comparison, with a one-line account of what was compared.  The statistical
+    rules say holds/fails/inconclusive; ``proof`` (the prover on a whole domain) says
+    proved/refuted/undecided."""
 
     rule: str
     verdict: str
@@ -103,15 +107,16 @@ class Decision:
     def __post_init__(self):
         if self.rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
-        if self.verdict not in STATISTICAL:
-            raise ValueError(f"verdict must be holds, fails or inconclusive, got {self.verdict!r}")
+        allowed = STATISTICAL if self.rule != "proof" else PROVER
+        if self.verdict not in allowed:
+            raise ValueError(f"verdict of rule {self.rule} must be one of {allowed}, got {self.verdict!r}")
 
     @property
     def refutes(self) -> bool:
-        return self.verdict == "fails"
+        return Verdict(self.verdict).refutes
 
 
-def bonferroni_z(tests: int, family_level: float = FAMILY_LEVEL) -> float:
+def bonferroni_z(tests: int, family_level: float) -> float:
     """Normal quantile of each of ``tests`` two-sided intervals at family-wise level ``family_level``:
     ``z_{1 - family_level / (2 tests)}``."""
     from scipy import stats
@@ -238,15 +243,16 @@ def combined(rule: str, decisions: Sequence[Decision]) -> Decision:
 
 
 def combine(verdicts) -> str:
-    """``fails`` if any fails, else ``inconclusive`` if any is, else ``holds`` (empty: inconclusive)."""
-    verdicts = [v.verdict if isinstance(v, Decision) else v for v in verdicts]
+    """``fails`` if any fails, else ``inconclusive`` if any is, else ``holds`` (empty: inconclusive); the
+    prover's verdicts in the same order (``refuted``, ``undecided``, ``proved`` when all are proved)."""
+    verdicts = [Verdict(v.verdict if isinstance(v, Decision) else v) for v in verdicts]
     if not verdicts:
         return "inconclusive"
-    if "fails" in verdicts:
-        return "fails"
-    if "inconclusive" in verdicts:
-        return "inconclusive"
-    return "holds"
+    for test in (lambda v: v.refutes, lambda v: not v.passes):
+        first = next((v for v in verdicts if test(v)), None)
+        if first is not None:
+            return first.value
+    return "proved" if all(v is Verdict.PROVED for v in verdicts) else "holds"
 
 
 @dataclass(frozen=True)
@@ -268,12 +274,6 @@ class Resolution:
     def resolved(self) -> bool:
         return math.isfinite(self.value)
 
-    def near_miss(self, factor: float = NEAR_MISS) -> float:
-        """The deviation at which a near-miss false variant sits: ``factor`` resolutions."""
-        if not self.resolved:
-            raise ValueError(f"{self.parameter}: not resolved up to {self.limit:g}; no near miss to place")
-        return factor * self.value
-
     def to_dict(self) -> dict:
         value = self.value if math.isfinite(self.value) else None
         return {"parameter": self.parameter, "value": value, "low": self.low,
@@ -282,11 +282,11 @@ class Resolution:
 
 
 def two_sided_resolution(refutes: Callable[[float], bool], parameter: str, *, start: float,
-                         limit: float) -> Resolution:
+                         limit: float, rel_tol: float = 0.1) -> Resolution:
     """The larger of the resolutions for ``+delta`` and ``-delta`` (both sides must be resolved for the
     claim to be); ``extra`` keeps each side's value."""
-    up = resolution(lambda x: refutes(+x), parameter, start=start, limit=limit)
-    down = resolution(lambda x: refutes(-x), parameter, start=start, limit=limit)
+    up = resolution(lambda x: refutes(+x), parameter, start=start, limit=limit, rel_tol=rel_tol)
+    down = resolution(lambda x: refutes(-x), parameter, start=start, limit=limit, rel_tol=rel_tol)
     worst = up if up.value >= down.value else down
     return Resolution(parameter, worst.value, worst.low, worst.high, limit, up.evaluations + down.evaluations,
                       "larger of the + and - sides", {"plus": up.to_dict()["value"], "minus": down.to_dict()["value"]})
@@ -323,3 +323,90 @@ def resolution(refutes: Callable[[float], bool], parameter: str, *, start: float
         else:
             low = mid
     return Resolution(parameter, high, low, high, limit, calls, note)
+
+
+# ----------------------------------------------------------------------------- one claim's judgement
+@dataclass(frozen=True, kw_only=True)
+class ResolutionSpec:
+    """How a claim's resolution is searched (registry ``[[claim.resolution]]``): the deviation ``x`` of
+    the natural ``parameter`` is passed to the claim's decide function as keyword ``arg`` and bisected on
+    ``[start, limit]``, on both signs when ``two_sided``; ``meaning`` says in words what the value is,
+    ``symbol`` is its LaTeX symbol."""
+
+    parameter: str
+    meaning: str
+    symbol: str = ""
+    arg: str = "shift"
+    start: float
+    limit: float
+    two_sided: bool = False
+    rel_tol: float = 0.1  # the bisection stops when high/low <= 1 + rel_tol
+
+    def search(self, decide: Callable[..., Decision]) -> Resolution:
+        """The smallest ``|x|`` whose ``decide(**{arg: x})`` refutes (:func:`resolution`)."""
+        refutes = lambda x: decide(**{self.arg: x}).refutes  # noqa: E731
+        if self.two_sided:
+            res = two_sided_resolution(refutes, self.parameter, start=self.start, limit=self.limit,
+                                       rel_tol=self.rel_tol)
+        else:
+            res = resolution(refutes, self.parameter, start=self.start, limit=self.limit, rel_tol=self.rel_tol)
+        return Resolution(res.parameter, res.value, res.low, res.high, res.limit, res.evaluations, res.note,
+                          {**res.extra, "meaning": self.meaning, "symbol": self.symbol, "arg": self.arg})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Alternative:
+    """A pre-specified competing statement (registry ``[[claim.alternative]]``): the claim's decide
+    function with keyword arguments ``args`` (for example ``{"shift": 0.262}`` for "the ratio is 1.3",
+    or ``{"law": "other-class"}``), decided by the same rule on fresh replicates of a stochastic claim."""
+
+    name: str
+    statement: str
+    args: dict = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlternativeResult:
+    """An alternative's decision: ``ruled_out`` when the claim's rule refutes it."""
+
+    name: str
+    statement: str
+    verdict: str
+    detail: str
+    fresh: bool  # decided on fresh replicates (a stochastic claim) or on the claim's own deterministic data
+
+    @property
+    def ruled_out(self) -> bool:
+        return Verdict(self.verdict).refutes
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "statement": self.statement, "verdict": self.verdict, "detail": self.detail,
+                "fresh": self.fresh, "ruled_out": self.ruled_out}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Judgement:
+    """The main decision, the resolutions (the first is the claim's power) and the alternatives."""
+
+    decision: Decision
+    resolutions: tuple[Resolution, ...]
+    alternatives: tuple[AlternativeResult, ...]
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.resolutions) and self.resolutions[0].resolved
+
+
+def judge(decide: Callable[..., Decision], resolutions: Sequence[ResolutionSpec],
+          alternatives: Sequence[Alternative] = (), fresh: Callable[..., Decision] | None = None) -> Judgement:
+    """Judge one claim with its own rule: ``decide()`` is the claim, ``decide(**{spec.arg: x})`` the claim
+    moved by ``x`` (bisected for each resolution spec), ``fresh(**alt.args)`` (else ``decide``) each
+    pre-specified alternative -- ``fresh`` being the same rule on fresh replicates."""
+    decide_alt = fresh or decide
+    alts = []
+    for alt in alternatives:
+        dec = decide_alt(**alt.args)
+        alts.append(AlternativeResult(name=alt.name, statement=alt.statement, verdict=dec.verdict,
+                                      detail=dec.detail, fresh=fresh is not None))
+    return Judgement(decision=decide(), resolutions=tuple(spec.search(decide) for spec in resolutions),
+                     alternatives=tuple(alts))

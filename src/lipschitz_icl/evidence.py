@@ -1,24 +1,24 @@
 """Evidence for a claim: theory against measurement, the decision rule, the verdict.
 
-Every gate in ``verify/`` builds one :class:`Evidence` per claim case of the registry
-(:mod:`lipschitz_icl.registry`): the claim's id and paper reference, its statement and status
-(``confirmatory`` or ``exploratory``), the rule that decides it (one of
-:data:`lipschitz_icl.decision.RULES`, with its margin and where the margin comes from), one
-:class:`Quantity` per compared number (theory value from ``lipschitz_icl/derivations/``, measured value with its
-interval from an estimator), the verdict in {holds, fails, inconclusive}, the claim's *resolution*
-(the smallest deviation of its natural parameter its own rule refutes) and its near-miss *false
-variants* (about two resolutions away, run through the same machinery), which must all be refuted for
-the gate to have power.
+A claim's measure function (``lipschitz_icl.claims.<group>``) returns an :class:`Outcome`: its
+measurements as :class:`Quantity` rows (theory value from ``lipschitz_icl.derivations``, measured
+value with its interval from an estimator), the rule as applied, and ``decide``, the claim's rule on
+those measurements as a function of the deviations its registry entry names.  The registry
+(:mod:`lipschitz_icl.registry`) judges the outcome (:func:`lipschitz_icl.decision.judge`: verdict,
+resolutions, pre-specified alternatives on fresh replicates) and completes one frozen
+:class:`Evidence` -- one row of ``claims.json`` -- with the registry's statement, scope, status,
+design hash and seeds.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
-from .decision import NEAR_MISS, Verdict, combine
+from .decision import Decision, Verdict, combine
 
-__all__ = ["VERDICTS", "STATUSES", "SCOPES", "Quantity", "FalseVariant", "Evidence", "combine_verdicts"]
+__all__ = ["VERDICTS", "STATUSES", "SCOPES", "Quantity", "Outcome", "Evidence", "combine_verdicts"]
 
 VERDICTS = tuple(v.value for v in Verdict)
 STATUSES = ("confirmatory", "exploratory")
@@ -28,17 +28,23 @@ STATUSES = ("confirmatory", "exploratory")
 SCOPES = ("paper", "lemma", "beyond", "finding")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Quantity:
-    """One compared number: ``theory`` vs ``measured`` (interval ``[ci_low, ci_high]``)."""
+    """One compared number: ``theory`` vs ``measured`` (interval ``[ci_low, ci_high]``).
+
+    ``symbol`` is its LaTeX symbol, ``setting`` the parameters it was measured at, and ``constant`` marks
+    a derived constant for the report's table of theoretical against measured constants."""
 
     name: str
-    theory: float | None
-    measured: float | None
+    theory: float | None = None
+    measured: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     verdict: str | None = None
     note: str = ""
+    symbol: str = ""
+    setting: dict = field(default_factory=dict, hash=False)
+    constant: bool = False
 
     @property
     def ratio(self) -> float | None:
@@ -48,50 +54,55 @@ class Quantity:
         return self.measured / self.theory
 
 
-@dataclass
-class FalseVariant:
-    """A deliberately false version of the claim and the verdict the same machinery gave it."""
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What a measure function returns: ``decide(**deviations) -> Decision`` is the claim's rule on its
+    measurements (no argument: the claim itself; the registry's resolution and alternative entries name
+    the keyword arguments), ``rule`` the rule as applied (statistic, numbers), ``margin`` the margin as
+    applied, and the rows, figure data and further numbers for the report."""
 
-    name: str
-    verdict: str
-    detail: str = ""
-    distance: float | None = None  # how far from the claim, in resolutions (near misses: about 2)
-
-    @property
-    def refuted(self) -> bool:
-        return self.verdict == "fails"
-
-    @classmethod
-    def decided(cls, name: str, decision, distance: float | None = NEAR_MISS) -> "FalseVariant":
-        """A false variant decided by a :class:`lipschitz_icl.decision.Decision` (``distance`` in
-        resolutions; near misses sit at :data:`lipschitz_icl.decision.NEAR_MISS`, the default)."""
-        return cls(name, decision.verdict, decision.detail, distance)
+    decide: Callable[..., Decision]
+    rule: str
+    margin: str = ""
+    quantities: tuple[Quantity, ...] = ()
+    figure: dict | list | None = None
+    extra: dict = field(default_factory=dict)
+    points: int | None = None  # a universal statement evaluated at this many points only
+    proof: dict | None = None  # the prover's account when the claim is decided by proof
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Evidence:
-    """The record of one claim (one row of ``claims.json``)."""
+    """The record of one claim case (one row of ``claims.json``)."""
 
-    claim_id: str = ""
-    paper_ref: str = ""
+    claim_id: str
+    verdict: str
     statement: str = ""
-    rule: str = ""  # the rule as applied: statistic, margin value, grid
-    quantities: list[Quantity] = field(default_factory=list)
-    verdict: str = "inconclusive"
-    seconds: float = 0.0
-    false_variants: list[FalseVariant] = field(default_factory=list)
-    figure: dict | None = None  # optional plot data for the report: {kind, x, y, ...}
-    extra: dict = field(default_factory=dict)  # further numbers a command or the report may show
-    rule_name: str = ""  # one of lipschitz_icl.decision.RULES
-    status: str = "confirmatory"  # or "exploratory": rule set after seeing data; never counts as the paper
-    margin: str = ""  # the margin as applied (numbers), e.g. "+-0.01 on w*/law - 1"
-    margin_source: str = ""  # where the margin comes from (a derivation, or the registry's stated reason)
-    resolution: dict | None = None  # lipschitz_icl.decision.Resolution.to_dict()
-    seed: int | None = None  # replicate index of a stochastic claim (child `seed` of its SeedSequence)
-    group: str = ""  # registry group (thm34, thm35, linear, thm44, concentration, variants)
-    sharper: str = ""  # the project's sharper statement, where it has one
+    paper_ref: str = ""
     key: str = ""  # registry key <group>.<name> of the claim this record is a case of
+    group: str = ""
     scope: str = ""  # one of SCOPES (registry claims) or "variant" (user bound variants)
+    status: str = "confirmatory"  # or "exploratory": rule set after seeing data; never counts as the paper
+    sharper: str = ""
+    params: dict = field(default_factory=dict)  # the case's grid parameters (added to the statement)
+    rule_name: str = ""  # one of lipschitz_icl.decision.RULES (or "proof" for the prover)
+    rule: str = ""  # the rule as applied: statistic, numbers, grid
+    margin: str = ""  # the margin as applied (numbers)
+    margin_source: str = ""  # where the margin comes from (a derivation, or the registry's stated reason)
+    decision: str = ""  # one line on what decided
+    quantities: tuple[Quantity, ...] = ()
+    resolution: dict | None = None  # the claim's resolution (its power): Resolution.to_dict()
+    resolutions: tuple[dict, ...] = ()  # every resolution searched, the claim's first
+    alternatives: tuple[dict, ...] = ()  # AlternativeResult.to_dict() of the pre-specified alternatives
+    points: int | None = None  # a universal statement evaluated at this many points only
+    proof: dict | None = None  # the prover's account (boxes, undecided share, certificate) when proved
+    design_hash: str = ""
+    design_fixed: str = ""  # the date its design was locked
+    salt: int = 0  # the design's seed salt (a changed design draws fresh data)
+    seed: int | None = None  # replicate index of a stochastic claim (child `seed` of its SeedSequence)
+    seconds: float = 0.0
+    figure: dict | list | None = None  # optional plot data for the report: {kind, x, y, ...}
+    extra: dict = field(default_factory=dict)  # further numbers a command or the report may show
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -103,8 +114,14 @@ class Evidence:
 
     @property
     def power(self) -> tuple[int, int]:
-        """``(refuted, total)`` over the false variants."""
-        return sum(v.refuted for v in self.false_variants), len(self.false_variants)
+        """``(ruled out, total)`` over the pre-specified alternatives."""
+        return sum(a["ruled_out"] for a in self.alternatives), len(self.alternatives)
+
+    @property
+    def resolved(self) -> bool:
+        """The claim's rule refutes some deviation within its search limit (its power is shown)."""
+        return isinstance(self.resolution, dict) and self.resolution.get("value") is not None \
+            and math.isfinite(self.resolution["value"])
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -116,14 +133,14 @@ class Evidence:
 
 def _finite(value):
     """JSON-safe copy: infinite floats become the strings ``"inf"``/``"-inf"``; NaN is refused (a failed
-    measurement never reaches claims.json, README "Numbers in JSON")."""
+    measurement never reaches claims.json, README "Numbers in JSON"); tuples become lists."""
     if isinstance(value, float) and not math.isfinite(value):
         if math.isnan(value):
             raise ValueError("evidence holds NaN (a failed measurement); claims.json never carries NaN")
         return "inf" if value > 0 else "-inf"
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
 

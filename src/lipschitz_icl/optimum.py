@@ -55,8 +55,10 @@ class WStar:
 
     @property
     def inconclusive(self) -> bool:
-        """The search ended at a bound of :data:`W_SEARCH`, or ``mc`` missed its precision target."""
-        return bool(self.info.get("at_search_bound")) or self.info.get("precision_reached") is False
+        """The search ended at a bound of :data:`W_SEARCH` or of the method's budget, ``mc`` missed its
+        precision target, or the deterministic loss at ``w*`` did not reach its tolerance."""
+        return (bool(self.info.get("at_search_bound")) or bool(self.info.get("at_budget_bound"))
+                or self.info.get("precision_reached") is False or self.info.get("loss_converged") is False)
 
     def as_dict(self) -> dict:
         return {"w_star": self.w_star.value, "ci_low": self.ci_low, "ci_high": self.ci_high,
@@ -97,7 +99,9 @@ def _require_isotropic(problem: Problem):
 
 def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
     """Minimise a unimodal function of ``theta = log w``: expand a bracket from ``theta0`` in steps that
-    double (from 0.25), then bounded Brent inside the bracket.  Returns ``(theta*, evaluations)``."""
+    double (from 0.25), then bounded Brent inside the bracket (an infinite value at ``theta0``, a window
+    beyond the method's budget, first moves the start down in doubling steps).  Returns
+    ``(theta*, evaluations)``."""
     cache = {}
 
     def f(theta):
@@ -108,6 +112,10 @@ def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
     lo_bound, hi_bound = THETA_BOUNDS
     step = 0.25
     mid = min(max(theta0, lo_bound + step), hi_bound - step)
+    walk = step
+    while not math.isfinite(f(mid)) and mid - walk > lo_bound:   # a start beyond the method's budget (large
+        mid -= walk                                               # w): walk down in doubling steps
+        walk *= 2.0
     left, right = mid - step, mid + step
     while True:
         if f(left) < f(mid) and left > lo_bound:
@@ -142,46 +150,78 @@ def _leading_order_guess(problem: Problem) -> float:
     return float(grid[int(np.argmin(values))])
 
 
+_EDGE = 0.01   # a minimiser whose neighbour exp(+-_EDGE) w* could not be evaluated is at a budget bound
+
+
+def _refusing(loss_fn, refused: list):
+    """``loss_fn`` with a refusal of ``w`` (the method's grid or range budget at that window) turned into an
+    infinite loss, the window recorded in ``refused``."""
+    def loss(problem, w):
+        try:
+            return loss_fn(problem, w)
+        except ParameterError as exc:
+            if exc.name != "w":
+                raise
+            refused.append(w)
+            return LossEstimate(Estimate(math.inf), Estimate(math.inf), Estimate(math.inf), "refused")
+    return loss
+
+
 def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
                          loss_accuracy: float = 2e-6) -> WStar:
+    """Minimise ``loss_fn`` in ``log w``.  Windows the method refuses (budget) count as an infinite loss; a
+    minimiser next to such a window (within ``exp(+-_EDGE)``) is not a minimum that was found: it is
+    reported like one at the search bound, inconclusive with the open interval beyond it
+    (``info['at_budget_bound']``); a search that can evaluate no window near its minimiser is refused."""
     _require_isotropic(problem)
     rel_tol = check_real("rel_tol", rel_tol, minimum=0.0, strict_minimum=True)
     start = time.perf_counter()
-    theta, evaluations = _minimise_deterministic(lambda th: loss_fn(problem, _w_of(th)).loss.value,
+    refused: list = []
+    loss = _refusing(loss_fn, refused)
+    theta, evaluations = _minimise_deterministic(lambda th: loss(problem, _w_of(th)).loss.value,
                                                  _leading_order_guess(problem), rel_tol)
     w_star = _w_of(theta)
-    at = loss_fn(problem, w_star)
+    at = loss(problem, w_star)
+    if not math.isfinite(at.loss.value):
+        raise ParameterError("method", f"a method that can evaluate the loss near w* for these inputs ({method} "
+                             f"is out of its budget at every window the search reached, e.g. w = {w_star:.4g})",
+                             method)
     info = {"evaluations": evaluations, "seconds": time.perf_counter() - start,
             "at_search_bound": _at_bound(theta)}
+    if "converged" in at.info:
+        info["loss_converged"] = bool(at.info["converged"])
+    side = 0
+    if refused:
+        side = next((s for s in (1, -1) if not math.isfinite(loss(problem, w_star * math.exp(s * _EDGE)).loss.value)),
+                    0)
+        info["at_budget_bound"] = side != 0
     # accuracy: the optimiser's tolerance plus the shift of the minimiser that the loss's own numerical
     # error allows (``loss_accuracy``, relative in w*)
     accuracy = rel_tol + loss_accuracy
     low, high = w_star * math.exp(-accuracy), w_star * math.exp(accuracy)
     if info["at_search_bound"]:
         low, high = _open_interval(w_star)
+    elif side:
+        low, high = (w_star, math.inf) if side > 0 else (0.0, w_star)
     return WStar(Estimate(w_star, 0.0, 0, w_star * accuracy), low, high, at.loss, method, info)
 
 
 def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
-    """Minimiser of the large-``n`` loss ``L^2 (b0(w) + b1(w)/n) + sigma^2 R_d(w)/n``."""
+    """Minimiser of the large-``n`` loss ``L^2 (b0(w) + b1(w)/n) + sigma^2 R_d(w)/n`` (``R_d(w)`` beyond the
+    double range at large ``w`` and ``d``: an infinite loss there)."""
     from .asymptotic import asymptotic_loss
     # relu: the 2-D quadrature's error (~1e-5 of the loss, smooth in w only at that level) moves the
     # minimiser by ~1e-5 (measured 1.1e-5 between problems that differ by a joint scaling of L, sigma)
-    def loss(problem, w):
-        try:
-            return asymptotic_loss(problem, w)
-        except ParameterError as exc:  # R_d(w) beyond the double range (large w and d): infinite loss there
-            if exc.name != "w":
-                raise
-            return LossEstimate(Estimate(math.inf), Estimate(math.inf), Estimate(math.inf), "asymptotic")
-
-    return _deterministic_wstar(problem, loss, "asymptotic", rel_tol,
+    return _deterministic_wstar(problem, asymptotic_loss, "asymptotic", rel_tol,
                                 loss_accuracy=3e-5 if problem.task == "relu" else 2e-6)
 
 
 def wstar_exact(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
-    """Minimiser of the quadrature loss of :mod:`lipschitz_icl.exact`."""
-    from .exact import exact_loss
+    """Minimiser of the quadrature loss of :mod:`lipschitz_icl.exact` (windows beyond its grid budget:
+    see :func:`_deterministic_wstar`)."""
+    from .exact import check_budget, exact_loss
+    _require_isotropic(problem)
+    check_budget(problem, math.exp(_leading_order_guess(problem)))   # refused up front, not after the search
     # measured: w* moves by ~1e-6 relative between quadrature tolerances 1e-6 and 1e-10
     return _deterministic_wstar(problem, exact_loss, "exact", rel_tol, loss_accuracy=2e-6)
 
@@ -282,7 +322,7 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
     bank.grow_to(contexts if contexts is not None else min(pilot_contexts, max_contexts))
     theta, iterations = _newton(bank, math.log(w0))
     se = _sandwich_se(bank, theta)
-    if contexts is None:
+    if contexts is None and math.isfinite(se):     # (no curvature at the pilot: inconclusive as it stands)
         needed = int(math.ceil(bank.contexts * (z * se / math.log1p(rel_precision)) ** 2 * 1.1))
         if needed > bank.contexts:
             bank.grow_to(min(needed, max_contexts))
@@ -306,9 +346,13 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
 
 
 def _sandwich_se(bank: _Bank, theta: float) -> float:
+    """``sd(g_c) / (|H| sqrt(N))``; infinite where the mean curvature is not positive (a flat or concave
+    sample loss locates no minimum: the interval is unbounded and the result inconclusive)."""
     t = bank.terms(math.exp(theta), 2)
     g, h = t["grad"], float(np.mean(t["hess"]))
-    return float(np.std(g, ddof=1) / (abs(h) * math.sqrt(g.size)))
+    if not (h > 0 and math.isfinite(h)):
+        return math.inf
+    return float(Estimate.from_samples(g).standard_error / h)
 
 
 def _initial_guess(problem: Problem, rng: np.random.Generator) -> float:

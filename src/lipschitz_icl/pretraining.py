@@ -27,17 +27,22 @@ M_PROTOCOL = dict(optimizer="sgd", lr=25.0, schedule="step", final_lr_fraction=0
 SHAPE_THRESHOLD = 0.05
 
 
-def independent_runs(problem, seed, runs: int, **protocol):
-    """``runs`` independent trainings of the M-form: run ``k`` draws its random start and its data from
-    the ``k``-th child spawned from ``seed`` (a ``SeedSequence``, or an integer entropy for
-    ``SeedSequence(seed)``; start from one grandchild, prompts from the other).
-    Returns ``[(M_start, TrainResult), ...]``."""
+def independent_runs(problem, seed, runs: int, *, attention: str = "softmax", init_scale: float = 1.0, **protocol):
+    """``runs`` independent trainings (``protocol``: keyword arguments of :func:`lipschitz_icl.train.train`;
+    its ``param``, default the M-form, also shapes the start): run ``k`` draws its random start
+    (:func:`lipschitz_icl.train.init_params` at ``init_scale``) and its data from the ``k``-th child spawned from
+    ``seed`` (a ``SeedSequence``, or an integer entropy for ``SeedSequence(seed)``; start from one grandchild,
+    prompts from the other).  Returns ``[(start, TrainResult), ...]``, ``start`` the starting ``M`` of the
+    M-form and the starting parameters of a full layer."""
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    param = protocol.get("param", "M")
     out = []
     for child in root.spawn(runs):
         init_seq, data_seq = child.spawn(2)
-        init = init_params("M", problem.d, "softmax", np.random.default_rng(init_seq), 1.0)
-        out.append((init["M"], train(problem, init=init, seed=data_seq, **protocol)))
+        init = init_params(param, problem.d, attention, np.random.default_rng(init_seq), init_scale)
+        result = train(problem, attention=attention, init={k: v.copy() for k, v in init.items()}, seed=data_seq,
+                       **protocol)
+        out.append((init["M"] if param == "M" else init, result))
     return out
 
 
@@ -62,12 +67,18 @@ def scale_interval(w_runs, w_star, target: float | None = None, level: float = 0
     return diff - half, diff + half
 
 
-def noise_floor(Ms) -> float:
+def noise_floor(Ms, B=None) -> float:
     """Run-to-run noise floor of the anisotropy: the root-mean-square off-identity part of the
     deviations ``M_k - mean(M)`` relative to ``||mean(M)||_F`` (what a single run's anisotropy would be
-    if the truth were exactly isotropic and only SGD noise remained)."""
+    if the truth were exactly isotropic and only SGD noise remained).  With ``B`` (``d x k``, orthonormal
+    columns) the floor of ``rho(M, B)`` instead: the part of the deviations off ``col(B)``,
+    ``dev - P dev P`` with ``P = B B^T``."""
     Ms = np.asarray(Ms)
     d = Ms.shape[1]
     dev = Ms - Ms.mean(axis=0)
-    dev = dev - np.trace(dev, axis1=1, axis2=2)[:, None, None] / d * np.eye(d)
+    if B is None:
+        dev = dev - np.trace(dev, axis1=1, axis2=2)[:, None, None] / d * np.eye(d)
+    else:
+        P = np.asarray(B) @ np.asarray(B).T
+        dev = dev - P @ dev @ P
     return float(np.sqrt(np.mean(np.sum(dev**2, axis=(1, 2)))) / np.linalg.norm(Ms.mean(axis=0)))

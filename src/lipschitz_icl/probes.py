@@ -191,9 +191,12 @@ def probe_terms(probes, models, n: int, sigma: float, contexts: int, rng, *,
 
     whose means are the two parts of the ICL loss (the noise enters the squared error only through
     ``E (sum_i p_i eps_i)^2 = sigma^2 sum_i p_i^2``, so it is integrated out exactly).
-    Returns ``{probe.name: [(bias_c, noise_c) per model]}``; with ``envelope=True`` also, per model, the
-    per-context Lipschitz envelope ``env_c = sum_i p_i ||x_i - q||^2`` (for weights ``p >= 0`` summing to
-    one and a task with per-task Lipschitz constant ``<= L``: ``bias_c <= L^2 env_c``, Jensen).
+    Returns ``{probe.name: [(bias_c, noise_c) per model]}``; with ``envelope=True`` also, per model, a dict
+    of per-context envelopes: ``"jensen"``, the Lipschitz envelope ``sum_i p_i ||x_i - q||^2`` (for weights
+    ``p >= 0`` summing to one and a task with per-task Lipschitz constant ``<= L``: ``bias_c <= L^2 env_c``,
+    Jensen), and ``"centroid"``, the squared displacement of the weights' centre of mass
+    ``||sum_i p_i x_i - q||^2`` (``bias_c <= L^2 centroid_c`` for affine tasks ``a.x + b`` with ``|a| <= L``,
+    not in general).
     """
     n = check_int("n", n, minimum=1)
     contexts = check_int("contexts", contexts, minimum=2)
@@ -202,7 +205,7 @@ def probe_terms(probes, models, n: int, sigma: float, contexts: int, rng, *,
     d = probes[0].d
     per_chunk = max(1, chunk_elements // (n * d))
     out = {p.name: [([], []) for _ in models] for p in probes}
-    env = [[] for _ in models]
+    env = [{"jensen": [], "centroid": []} for _ in models]
     done = 0
     while done < contexts:
         size = min(per_chunk, contexts - done)
@@ -213,7 +216,8 @@ def probe_terms(probes, models, n: int, sigma: float, contexts: int, rng, *,
         if envelope:
             dist2 = np.sum((x - q[:, None, :]) ** 2, axis=-1)
             for p, parts in zip(weights, env):
-                parts.append(np.sum(p * dist2, axis=-1))
+                parts["jensen"].append(np.sum(p * dist2, axis=-1))
+                parts["centroid"].append(np.sum((np.einsum("cn,cnd->cd", p, x) - q) ** 2, axis=-1))
         for probe in probes:
             task = probe.sample(generator, size)
             fx = task(x)
@@ -222,7 +226,9 @@ def probe_terms(probes, models, n: int, sigma: float, contexts: int, rng, *,
                 bias_parts.append((np.einsum("cn,cn->c", p, fx) - fq) ** 2)
                 noise_parts.append(sigma2 * np.sum(p * p, axis=-1))
     result = {name: [(np.concatenate(b), np.concatenate(nz)) for b, nz in parts] for name, parts in out.items()}
-    return (result, [np.concatenate(e) for e in env]) if envelope else result
+    if envelope:
+        return result, [{kind: np.concatenate(parts) for kind, parts in e.items()} for e in env]
+    return result
 
 
 def noise_terms(models, d: int, n: int, sigma: float, contexts: int, rng, *, chunk_elements: int = 1 << 20):

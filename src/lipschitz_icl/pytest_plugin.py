@@ -29,12 +29,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import platform
+import subprocess
 import time
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from .evidence import Evidence
+from .decision import STATISTICAL, Verdict
+from .evidence import VERDICTS, Evidence
 
 PROFILES = ("default", "full")
 _RECORDS_KEY = pytest.StashKey[list]()
@@ -53,6 +59,9 @@ def pytest_addoption(parser):
     group.addoption("--variants", nargs="+", default=[], metavar="FILE",
                     help="TOML files of user bound variants to run as gates (put this option last, "
                          "or write --variants=FILE)")
+    group.addoption("--registry", default=None, dest="lipschitz_icl_registry", metavar="DIR",
+                    help="a directory of claim TOML files and its design lock to use instead of the package's "
+                         "registry (e.g. an edited copy)")
     group.addoption("--no-cache", action="store_true", dest="lipschitz_icl_no_cache",
                     help="recompute every w*/loss evaluation instead of reading the lipschitz-icl disk cache")
     group.addoption("--scheduler", default="serial", dest="lipschitz_icl_scheduler", metavar="SCHEDULER",
@@ -68,9 +77,14 @@ def _records(config) -> list:
 def pytest_configure(config):
     from . import cache
 
-    import os
-
     config.stash[_RECORDS_KEY] = []
+    registry_option = config.getoption("lipschitz_icl_registry", None)
+    if registry_option:
+        from .registry import REGISTRY_ENV
+
+        if not Path(registry_option).is_dir():
+            raise pytest.UsageError(f"--registry: {registry_option!r} is not a directory")
+        os.environ[REGISTRY_ENV] = str(Path(registry_option).resolve())
     # --report-dir must be a directory or creatable as one, with no directory named claims.json in it:
     # checked before any gate runs (it used to fail after every gate had run)
     option = config.getoption("--report-dir", "reports")
@@ -137,8 +151,14 @@ def pytest_collection_finish(session):
     active = sweep.active()
     for item in session.items:
         case = getattr(getattr(item, "callspec", None), "params", {}).get("claim_case")
-        if isinstance(case, ClaimCase):
+        if isinstance(case, ClaimCase) and (case.spec.status != "confirmatory" or not _lock_changes(case)):
             item.stash[_PENDING_KEY] = (case, active.submit(ClaimCase.run, case))
+
+
+def _lock_changes(case) -> list:
+    from . import lock
+
+    return lock.changes(case.spec)
 
 
 def pytest_unconfigure(config):
@@ -161,10 +181,12 @@ def profile(request) -> str:
 def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None = None) -> Evidence:
     """Keep ``evidence`` for claims.json and turn its verdict into the test outcome.
 
-    Confirmatory claims: ``fails`` fails the gate; ``inconclusive`` fails it too (with its reason: a
-    confirmatory claim that cannot be decided is not shown); fewer than one false variant, or one not
-    refuted, fails it (the gate has no shown power).  Exploratory claims are recorded and reported,
-    never fail the run, and never count as the paper holding or failing.  An id recorded twice fails.
+    Confirmatory claims: ``fails`` or ``refuted`` fails the gate; ``inconclusive`` or ``undecided`` fails
+    it too (with its reason: a confirmatory claim that cannot be decided is not shown); a resolution that
+    was not reached fails it (the rule refutes no deviation within its search limit: the gate has no
+    shown power).  The pre-specified alternatives are recorded whatever their verdicts (data that cannot
+    rule one out are reported, not hidden).  Exploratory claims are recorded and reported, never fail the
+    run, and never count as the paper holding or failing.  An id recorded twice fails.
     """
     record = {**evidence.to_dict(), "test": nodeid}
     figure = figure if figure is not None else getattr(evidence, "figure", None)
@@ -177,17 +199,17 @@ def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None
     records.append(record)
     if evidence.status == "exploratory":
         return evidence
-    refuted, total = evidence.power
-    if evidence.verdict == "fails":
-        pytest.fail(f"claim {evidence.claim_id} FAILS: {_brief(evidence)}", pytrace=False)
-    if evidence.verdict == "inconclusive":
-        pytest.fail(f"claim {evidence.claim_id} INCONCLUSIVE (confirmatory claims must be decided): "
+    verdict = Verdict(evidence.verdict)
+    if verdict.refutes:
+        pytest.fail(f"claim {evidence.claim_id} {verdict.value.upper()}: {_brief(evidence)}", pytrace=False)
+    if not verdict.passes:
+        pytest.fail(f"claim {evidence.claim_id} {verdict.value.upper()} (confirmatory claims must be decided): "
                     f"{_brief(evidence)}", pytrace=False)
-    if evidence.group != "variants" and total == 0:
-        pytest.fail(f"claim {evidence.claim_id}: no false variant (its power is not shown)", pytrace=False)
-    if refuted < total:
-        missed = [v.name for v in evidence.false_variants if not v.refuted]
-        pytest.fail(f"claim {evidence.claim_id}: false variants not refuted: {missed}", pytrace=False)
+    if evidence.group != "variants" and not evidence.resolved:
+        limit = (evidence.resolution or {}).get("limit")
+        pytest.fail(f"claim {evidence.claim_id}: its rule refutes no deviation of "
+                    f"{(evidence.resolution or {}).get('parameter', 'its parameter')} up to {limit} "
+                    "(its power is not shown)", pytrace=False)
     return evidence
 
 
@@ -212,8 +234,24 @@ def _case_evidence(item, case) -> Evidence:
     so that every route gives the same numbers."""
     from . import sweep
 
+    _check_lock(case)
     submitted, pending = item.stash.get(_PENDING_KEY, (None, None))
     return pending.result() if submitted is case else sweep.run_here(case.run)
+
+
+def _check_lock(case) -> None:
+    """Fail a confirmatory claim whose design differs from its lock, naming what changed, before it is
+    measured (:mod:`lipschitz_icl.lock`)."""
+    from . import lock
+
+    if case.spec.status != "confirmatory":
+        return
+    changed = lock.changes(case.spec)
+    if changed:
+        pytest.fail(f"claim {case.claim_id}: its design differs from the lock ({lock.LOCK_NAME}): "
+                    + "; ".join(changed[:8]) + (f"; ... {len(changed) - 8} more" if len(changed) > 8 else "")
+                    + f". A changed design draws fresh data: lipschitz-icl lock {case.spec.key} --reason TEXT",
+                    pytrace=False)
 
 
 class VariantError(Exception):
@@ -254,9 +292,11 @@ class VariantItem(pytest.Item):
         c = result.counterexample
         if c is not None:
             where = ", ".join(f"{k}={v:g}" for k, v in c.params.items())
-            evidence.quantities.insert(0, evidence.quantities.pop(
-                next(i for i, p in enumerate(result.points) if p is c)))
-            evidence.rule += f" (counter-example at {where}: measured {c.measured:.6g}, bound {c.bound:.6g})"
+            at = next(i for i, p in enumerate(result.points) if p is c)
+            rows = list(evidence.quantities)
+            evidence = replace(evidence, quantities=(rows.pop(at), *rows),
+                               rule=evidence.rule + f" (counter-example at {where}: measured {c.measured:.6g}, "
+                                                    f"bound {c.bound:.6g})")
         record_evidence(self.config, self.nodeid, evidence)
 
     def reportinfo(self):
@@ -270,7 +310,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _brief(evidence: Evidence) -> str:
-    parts = [evidence.extra["decision"]] if evidence.extra.get("decision") else []
+    parts = [evidence.decision] if evidence.decision else []
     for q in evidence.quantities[:4]:
         measured = "-" if q.measured is None else f"{q.measured:.4g}"
         theory = "-" if q.theory is None else f"{q.theory:.4g}"
@@ -318,11 +358,51 @@ def pytest_sessionfinish(session, exitstatus):
     records[:] = _ordered(records)
     out_dir = _report_dir(config)
     out_dir.mkdir(parents=True, exist_ok=True)
-    payload = {"profile": config.getoption("--profile"),
-               "seconds": time.time() - getattr(config, "_lipschitz_icl_start", time.time()),
+    seconds = time.time() - getattr(config, "_lipschitz_icl_start", time.time())
+    payload = {"profile": config.getoption("--profile"), "seconds": seconds,
+               "provenance": provenance(config, seconds), "design_history": _design_history(),
                "replicates": replicate_summary(records), "claims": records}
     (out_dir / "claims.json").write_text(json.dumps(payload, indent=1, allow_nan=False))
     config._lipschitz_icl_report = out_dir / "claims.json"
+
+
+def provenance(config, seconds: float) -> dict:
+    """Where and how the evidence was made: commit (and whether the tree had uncommitted changes), date,
+    profile, runtime, Python, numpy, platform, pytest-xdist workers, the registry used."""
+    import numpy
+
+    from .registry import registry_dir
+
+    def git(*args) -> str:
+        try:
+            out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=10, cwd=config.rootpath)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    commit = git("rev-parse", "HEAD")
+    return {"commit": commit, "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if commit else None,
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "profile": config.getoption("--profile"), "seconds": seconds,
+            "python": platform.python_version(), "numpy": numpy.__version__, "platform": platform.platform(),
+            "workers": _workers(config),
+            "registry": str(registry_dir()), "seeds": "replicate k = child k of SeedSequence(sha256(claim id "
+                                                     "[#salt])), salts in design.lock.json"}
+
+
+def _workers(config) -> int:
+    value = getattr(config.option, "numprocesses", None)
+    try:
+        return max(int(value or 1), 1)
+    except (TypeError, ValueError):
+        return os.cpu_count() or 1
+
+
+def _design_history() -> list:
+    from . import lock
+    from .registry import registry_dir
+
+    return lock.history(registry_dir())
 
 
 def _report_dir(config) -> Path:
@@ -347,7 +427,7 @@ def replicate_summary(records) -> dict:
             continue
         base = r["claim_id"].rsplit("/seed", 1)[0]
         counts = out.setdefault(base, {"holds": 0, "fails": 0, "inconclusive": 0})
-        counts[r["verdict"]] += 1
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     return out
 
 
@@ -377,16 +457,20 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         total += p_all
         status = "" if r.get("status", "confirmatory") == "confirmatory" else " (exploratory)"
         tr.write_line(f"{r['claim_id']:<{width}}  {r['verdict'].upper() + status:<26}  {r['paper_ref']:<24}  "
-                      f"{_resolution_text(r)}  false variants refuted {p_ok}/{p_all}  {r['seconds']:.1f}s")
+                      f"{_resolution_text(r)}  alternatives ruled out {p_ok}/{p_all}  {r['seconds']:.1f}s")
     for status in ("confirmatory", "exploratory"):
         rows = [r for r in records if r.get("status", "confirmatory") == status]
         if rows:
-            counts = {v: sum(r["verdict"] == v for r in rows) for v in ("holds", "fails", "inconclusive")}
-            tr.write_line(f"{len(rows)} {status} claims: {counts['holds']} hold, {counts['fails']} fail, "
-                          f"{counts['inconclusive']} inconclusive")
+            counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+            tr.write_line(f"{len(rows)} {status} claims: "
+                          + ", ".join(f"{n} {v}" for v, n in counts.items() if n or v in STATISTICAL))
+    paper = [r for r in records if r.get("scope") == "paper" and r.get("status") == "confirmatory"]
+    if paper:
+        held = sum(Verdict(r["verdict"]).passes for r in paper)
+        tr.write_line(f"the paper's statements (scope paper, confirmatory): {held}/{len(paper)} hold or are proved")
     for line in _replicate_lines(records):
         tr.write_line(line)
-    tr.write_line(f"near-miss false variants refuted {refuted}/{total}")
+    tr.write_line(f"pre-specified alternatives ruled out {refuted}/{total}")
     report = getattr(config, "_lipschitz_icl_report", None)
     if report is not None:
         tr.write_line(f"evidence written to {report}")

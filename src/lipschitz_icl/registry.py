@@ -14,27 +14,51 @@ A file holds one ``[group]`` table (``name``, ``title``, ``paper_ref``) and ``[[
     name = "window-law"                          # unique within the group
     id = "thm34/window-law/{task}/d{d}"          # every parameter that varies must appear
     paper_ref = "Theorem 3.4"
-    statement = "..."                            # the paper's statement, in the project's words
+    statement = "..."                            # THE statement (a case adds its parameters, never replaces it)
     sharper = "..."                              # the project's sharper statement ("" if none)
     status = "confirmatory"                      # or "exploratory" (rule set after seeing data)
     scope = "paper"                              # paper | lemma | beyond | finding (evidence.SCOPES)
     exploratory_reason = ""                      # required when exploratory
     measure = "window_scaling"                   # function of lipschitz_icl.claims.<group>
     rule = "asymptotic"                          # lipschitz_icl.decision.RULES
-    margin = "..."                               # the margin, in words and numbers
+    margin = "..."                               # the margin, in words (its numbers are in [claim.design])
     margin_source = "..."                        # a derivation, or the stated reason
-    parameter = "..."                            # what the resolution is expressed in
     seeds = { default = 1, full = 10 }           # stochastic claims only: replicates per profile
-    [claim.fixed]                                # keyword arguments for every case (optional)
+    [claim.design]                               # EVERY number that shapes the verdict (margin, level, runs,
+    margin = 0.01                                #   contexts, n range, training budget, ...): keyword
+                                                 #   arguments of the measure function for every case
+    [[claim.resolution]]                         # one or more; the first is the claim's power
+    parameter = "exponent shift"                 #   the natural parameter, in words
+    meaning = "..."                              #   what the value means, in words
+    symbol = "\\delta\\alpha"                    #   LaTeX
+    arg = "shift"                                #   the decide function's keyword (default "shift")
+    start = 1e-5
+    limit = 0.5
+    two_sided = true
+    [[claim.alternative]]                        # pre-specified competing statements (optional, several)
+    name = "other-class exponent"
+    statement = "..."
+    args = { law = "other-class" }               #   keyword arguments of the decide function
     [[claim.grid.default]]                       # one or more tables; each is a Cartesian product
     task = ["affine", "relu"]                    #   (a scalar is a one-value list)
     [[claim.grid.full]]                          # optional; defaults to the default grid
 
+A measure function takes the grid parameters and the design as keyword arguments (and ``seed``, a
+``SeedSequence``, when stochastic) and returns an :class:`~lipschitz_icl.evidence.Outcome`;
+:meth:`ClaimCase.run` judges it (:func:`lipschitz_icl.decision.judge`) and completes the
+:class:`~lipschitz_icl.evidence.Evidence`.
+
+Design lock (:mod:`lipschitz_icl.lock`): every confirmatory claim's design (statement, status, scope,
+measure, rule, design table, grids, seeds, resolutions, alternatives) is hashed and recorded with a seed
+salt in ``claims/design.lock.json``; a changed design is re-locked with a new salt, so it draws fresh data.
+
 Seeds: replicate ``k`` of a stochastic case is ``SeedSequence(entropy, spawn_key=(k,))``, i.e. child
 ``k`` of ``SeedSequence(entropy)`` (what ``SeedSequence(entropy).spawn`` hands out), where ``entropy``
-is the SHA-256 of the case's id without its seed; a measure function spawns its own streams from it.
-So replicates are independent, seed ``k`` is the same stream in every profile, and no two cases share
-a stream.  Ids carry every varying parameter and ``/seed{k}``: unique across a profile (checked).
+is the SHA-256 of the case's id without its seed (with ``#salt<k>`` appended for a salt ``k > 0``); the
+alternatives' fresh replicates use the id with ``#alternatives`` appended.  A measure function spawns
+its own streams from it.  So replicates are independent, seed ``k`` is the same stream in every
+profile, and no two cases share a stream.  Ids carry every varying parameter and ``/seed{k}``: unique
+across a profile (checked).
 """
 
 from __future__ import annotations
@@ -43,6 +67,8 @@ import fnmatch
 import hashlib
 import importlib
 import itertools
+import json
+import os
 import string
 import time
 from dataclasses import dataclass, field
@@ -51,7 +77,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .decision import RULES
+from .decision import RULES, Alternative, ResolutionSpec, judge
 from .evidence import SCOPES, STATUSES, Evidence
 
 try:  # Python >= 3.11
@@ -60,17 +86,25 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["PROFILES", "ClaimSpec", "ClaimCase", "RegistryError", "Section", "load", "groups", "specs", "cases",
-           "find", "sections", "section_of"]
+           "find", "sections", "section_of", "registry_dir", "REGISTRY_ENV"]
 
 PROFILES = ("default", "full")
 GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the paper's order; others follow
 REGISTRY_DIR = Path(__file__).resolve().parent / "claims"
-_FIELDS = ("name", "id", "paper_ref", "statement", "status", "scope", "measure", "rule", "margin", "margin_source",
-           "parameter")
+REGISTRY_ENV = "LIPSCHITZ_ICL_REGISTRY"  # a directory of claim TOML files (and its lock) to use instead
+_FIELDS = ("name", "id", "paper_ref", "statement", "status", "scope", "measure", "rule", "margin", "margin_source")
+_KEYS = {*_FIELDS, "sharper", "exploratory_reason", "seeds", "design", "resolution", "alternative", "grid"}
+_RESOLUTION_KEYS = {"parameter", "meaning", "symbol", "arg", "start", "limit", "two_sided", "rel_tol"}
 
 
 class RegistryError(ValueError):
     """A registry file is malformed (names the file and the claim)."""
+
+
+def registry_dir() -> Path:
+    """The registry in use: ``$LIPSCHITZ_ICL_REGISTRY`` if set (a copy to experiment with), else the
+    package's ``claims/``."""
+    return Path(os.environ.get(REGISTRY_ENV) or REGISTRY_DIR)
 
 
 @dataclass(frozen=True)
@@ -91,10 +125,12 @@ class ClaimSpec:
     rule: str
     margin: str
     margin_source: str
-    parameter: str
+    resolutions: tuple = field(hash=False, compare=False)  # of decision.ResolutionSpec
+    alternatives: tuple = field(hash=False, compare=False)  # of decision.Alternative
     grids: dict = field(hash=False, compare=False)  # profile -> tuple of parameter dicts
     seeds: dict = field(hash=False, compare=False)  # profile -> number of replicates ({} if deterministic)
-    fixed: dict = field(hash=False, compare=False)
+    design: dict = field(hash=False, compare=False)  # every number that shapes the verdict
+    directory: str = field(default="", compare=False)  # the registry directory it was read from
 
     @property
     def key(self) -> str:
@@ -104,6 +140,11 @@ class ClaimSpec:
     def stochastic(self) -> bool:
         return bool(self.seeds)
 
+    @property
+    def parameter(self) -> str:
+        """The natural parameter of the claim's resolution (its first)."""
+        return self.resolutions[0].parameter
+
     def cases(self, profile: str) -> list["ClaimCase"]:
         """The cases of ``profile``: every grid point, times every replicate seed."""
         if profile not in PROFILES:
@@ -111,12 +152,37 @@ class ClaimSpec:
         seeds = range(self.seeds[profile]) if self.stochastic else (None,)
         return [ClaimCase(self, tuple(sorted(p.items())), s) for p in self.grids[profile] for s in seeds]
 
+    def design_record(self) -> dict:
+        """Everything the design lock fixes (canonical JSON types): statement, status, scope, measure,
+        rule, the design table, grids, seeds, resolution searches and alternatives.  Prose that only
+        documents (references, margin wording and source, the sharper statement) is not part of it."""
+        return json.loads(json.dumps({
+            "statement": self.statement, "status": self.status, "scope": self.scope, "measure": self.measure,
+            "rule": self.rule, "design": self.design, "grid": {k: list(v) for k, v in self.grids.items()},
+            "seeds": self.seeds, "resolution": [vars(r) for r in self.resolutions],
+            "alternative": [{"name": a.name, "statement": a.statement, "args": a.args} for a in self.alternatives]},
+            sort_keys=True))
+
+    @property
+    def design_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of :meth:`design_record` as canonical JSON."""
+        text = json.dumps(self.design_record(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
     def to_dict(self) -> dict:
         return {"key": self.key, "group": self.group, "id_pattern": self.id_pattern, "paper_ref": self.paper_ref,
                 "statement": self.statement, "sharper": self.sharper, "status": self.status, "scope": self.scope,
                 "exploratory_reason": self.exploratory_reason, "rule": self.rule, "margin": self.margin,
                 "margin_source": self.margin_source, "parameter": self.parameter, "measure": self.measure,
-                "seeds": dict(self.seeds), "grid": {k: list(v) for k, v in self.grids.items()}}
+                "seeds": dict(self.seeds), "grid": {k: list(v) for k, v in self.grids.items()},
+                "design": dict(self.design), "design_hash": self.design_hash,
+                "resolutions": [vars(r) for r in self.resolutions],
+                "alternatives": [{"name": a.name, "statement": a.statement, "args": a.args}
+                                 for a in self.alternatives]}
+
+
+def _entropy(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:16], "big")
 
 
 @dataclass(frozen=True)
@@ -129,7 +195,7 @@ class ClaimCase:
 
     @property
     def kwargs(self) -> dict:
-        return {**self.spec.fixed, **dict(self.params)}
+        return {**self.spec.design, **dict(self.params)}
 
     @property
     def base_id(self) -> str:
@@ -139,43 +205,54 @@ class ClaimCase:
     def claim_id(self) -> str:
         return self.base_id + ("" if self.seed is None else f"/seed{self.seed}")
 
-    def seed_sequence(self) -> np.random.SeedSequence:
-        """Child ``seed`` of ``SeedSequence(sha256(base_id))``."""
-        entropy = int.from_bytes(hashlib.sha256(self.base_id.encode()).digest()[:16], "big")
-        return np.random.SeedSequence(entropy, spawn_key=(self.seed,))
+    @property
+    def salt(self) -> int:
+        from . import lock
+
+        return lock.salt_of(self.spec)
+
+    def seed_sequence(self, stream: str = "") -> np.random.SeedSequence:
+        """Child ``seed`` of ``SeedSequence(sha256(base_id [#stream] [#salt<k>]))``: ``stream`` is
+        ``""`` for the claim's own data and ``"alternatives"`` for the alternatives' fresh replicates."""
+        salt = self.salt
+        text = self.base_id + (f"#{stream}" if stream else "") + (f"#salt{salt}" if salt else "")
+        return np.random.SeedSequence(_entropy(text), spawn_key=(self.seed,))
+
+    def measure(self):
+        """The claim's measure function (``lipschitz_icl.claims.<group>.<measure>``)."""
+        module = importlib.import_module(f".claims.{self.spec.group}", __package__)
+        return getattr(module, self.spec.measure)
 
     def run(self) -> Evidence:
-        """Evaluate the claim's measure function and complete its evidence from the registry."""
-        module = importlib.import_module(f".claims.{self.spec.group}", __package__)
-        measure = getattr(module, self.spec.measure)
-        kwargs = self.kwargs
-        if self.spec.stochastic:
-            kwargs["seed"] = self.seed_sequence()
-        start = time.perf_counter()
-        evidence = measure(**kwargs)
-        return self.complete(evidence, time.perf_counter() - start)
+        """Measure, judge (verdict, resolutions, alternatives on fresh replicates when stochastic) and
+        complete the evidence from the registry."""
+        from . import lock
 
-    def complete(self, evidence: Evidence, seconds: float) -> Evidence:
-        """Fill the registry's fields into ``evidence`` (id, reference, statement, status, margin source)."""
-        spec = self.spec
-        if evidence.rule_name != spec.rule:
-            raise RegistryError(f"{spec.key}: measure {spec.measure!r} decided by {evidence.rule_name!r}, "
+        spec, measure, kwargs = self.spec, self.measure(), self.kwargs
+        start = time.perf_counter()
+        seeded = (lambda stream: {"seed": self.seed_sequence(stream)}) if spec.stochastic else (lambda _: {})
+        outcome = measure(**kwargs, **seeded(""))
+        fresh = None
+        if spec.stochastic and spec.alternatives:
+            fresh = measure(**kwargs, **seeded("alternatives")).decide
+        verdict = judge(outcome.decide, spec.resolutions, spec.alternatives, fresh)
+        if verdict.decision.rule != spec.rule:
+            raise RegistryError(f"{spec.key}: measure {spec.measure!r} decided by {verdict.decision.rule!r}, "
                                 f"the registry says {spec.rule!r}")
-        evidence.claim_id = self.claim_id
-        evidence.paper_ref = spec.paper_ref
-        evidence.statement = evidence.statement or spec.statement
-        evidence.status = spec.status
-        evidence.scope = spec.scope
-        evidence.margin = evidence.margin or spec.margin
-        evidence.margin_source = spec.margin_source
-        evidence.sharper = evidence.sharper or spec.sharper
-        evidence.group = spec.group
-        evidence.key = spec.key
-        evidence.seed = self.seed
-        evidence.seconds = evidence.seconds or seconds
-        if spec.status == "exploratory":
-            evidence.extra = {**evidence.extra, "exploratory_reason": spec.exploratory_reason}
-        return evidence
+        entry = lock.entry_of(spec)
+        extra = {**outcome.extra, **({"exploratory_reason": spec.exploratory_reason} if spec.exploratory_reason
+                                      else {})}
+        res = [r.to_dict() for r in verdict.resolutions]
+        return Evidence(
+            claim_id=self.claim_id, verdict=verdict.decision.verdict, statement=spec.statement,
+            paper_ref=spec.paper_ref, key=spec.key, group=spec.group, scope=spec.scope, status=spec.status,
+            sharper=spec.sharper, params=dict(self.params), rule_name=spec.rule, rule=outcome.rule,
+            margin=outcome.margin or spec.margin, margin_source=spec.margin_source, decision=verdict.decision.detail,
+            quantities=tuple(outcome.quantities), resolution=res[0] if res else None, resolutions=tuple(res),
+            alternatives=tuple(a.to_dict() for a in verdict.alternatives), points=outcome.points,
+            proof=outcome.proof, design_hash=spec.design_hash,
+            design_fixed=entry.fixed if entry else "", salt=self.salt, seed=self.seed,
+            seconds=time.perf_counter() - start, figure=outcome.figure, extra=extra)
 
 
 # ----------------------------------------------------------------------------- loading
@@ -196,11 +273,43 @@ def _pattern_fields(pattern: str) -> set:
     return {f for _, f, _, _ in string.Formatter().parse(pattern) if f}
 
 
+def _resolutions(raw, where: str) -> tuple:
+    if not isinstance(raw, list) or not raw:
+        raise RegistryError(f"{where}: at least one [[claim.resolution]] (the claim's power)")
+    out = []
+    for table in raw:
+        unknown = set(table) - _RESOLUTION_KEYS
+        if unknown or not all(isinstance(table.get(k), str) and table[k] for k in ("parameter", "meaning")):
+            raise RegistryError(f"{where}: a resolution names parameter and meaning (unknown keys {sorted(unknown)})")
+        try:
+            spec = ResolutionSpec(**table)
+        except TypeError as exc:
+            raise RegistryError(f"{where}: resolution: {exc}") from None
+        if not 0 < spec.start <= spec.limit:
+            raise RegistryError(f"{where}: resolution {spec.parameter!r} needs 0 < start <= limit")
+        out.append(spec)
+    return tuple(out)
+
+
+def _alternatives(raw, where: str) -> tuple:
+    out = []
+    for table in raw or []:
+        if set(table) - {"name", "statement", "args"} or not table.get("name") or not table.get("statement"):
+            raise RegistryError(f"{where}: an alternative has name, statement and optional args")
+        out.append(Alternative(name=table["name"], statement=table["statement"], args=dict(table.get("args", {}))))
+    if len({a.name for a in out}) != len(out):
+        raise RegistryError(f"{where}: alternative names must be unique")
+    return tuple(out)
+
+
 def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
     where = f"{path.name}: claim {raw.get('name', '?')!r}"
     missing = [f for f in _FIELDS if not isinstance(raw.get(f), str) or not raw.get(f)]
     if missing:
         raise RegistryError(f"{where}: missing or empty fields {missing}")
+    unknown = sorted(set(raw) - _KEYS)
+    if unknown:
+        raise RegistryError(f"{where}: unknown fields {unknown} (numbers that shape the verdict go in [claim.design])")
     if raw["rule"] not in RULES:
         raise RegistryError(f"{where}: rule {raw['rule']!r} is not one of {RULES}")
     if raw["status"] not in STATUSES:
@@ -218,17 +327,21 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
     if seeds and (set(seeds) != set(PROFILES) or not all(isinstance(v, int) and v >= 1 for v in seeds.values())):
         raise RegistryError(f"{where}: seeds must give a positive count for each of {PROFILES}")
     fields = _pattern_fields(raw["id"])
+    design = dict(raw.get("design", {}))
     for profile, points in grids.items():
         varying = {k for k in set().union(*points) if len({repr(p.get(k)) for p in points}) > 1}
         if not varying <= fields:
             raise RegistryError(f"{where}: id {raw['id']!r} misses varying parameters {sorted(varying - fields)}")
         if not all(fields <= set(p) for p in points):
             raise RegistryError(f"{where}: id {raw['id']!r} names a parameter absent from a grid point")
+        clash = set().union(*points) & set(design)
+        if clash:
+            raise RegistryError(f"{where}: {sorted(clash)} both in the grid and in [claim.design]")
     return ClaimSpec(group["name"], group.get("title", group["name"]), raw["name"], raw["id"], raw["paper_ref"],
                      raw["statement"], raw.get("sharper", ""), raw["status"], raw["scope"],
-                     raw.get("exploratory_reason", ""),
-                     raw["measure"], raw["rule"], raw["margin"], raw["margin_source"], raw["parameter"],
-                     grids, dict(seeds), dict(raw.get("fixed", {})))
+                     raw.get("exploratory_reason", ""), raw["measure"], raw["rule"], raw["margin"],
+                     raw["margin_source"], _resolutions(raw.get("resolution"), where),
+                     _alternatives(raw.get("alternative"), where), grids, dict(seeds), design, str(path.parent))
 
 
 def _load_file(path: Path) -> list[ClaimSpec]:
@@ -240,12 +353,17 @@ def _load_file(path: Path) -> list[ClaimSpec]:
     return [_spec(raw, group, path) for raw in data.get("claim", [])]
 
 
-@lru_cache(maxsize=1)
 def load() -> tuple[ClaimSpec, ...]:
-    """Every claim of every ``claims/*.toml``, validated; keys and ids unique in each profile."""
+    """Every claim of every ``*.toml`` of the registry in use (:func:`registry_dir`), validated; keys
+    and ids unique in each profile."""
+    return _load(str(registry_dir()))
+
+
+@lru_cache(maxsize=4)
+def _load(directory: str) -> tuple[ClaimSpec, ...]:
     out = []
     rank = {name: i for i, name in enumerate(GROUP_ORDER)}
-    paths = [p for p in REGISTRY_DIR.glob("*.toml") if not p.name.startswith("_")]
+    paths = [p for p in Path(directory).glob("*.toml") if not p.name.startswith("_")]
     for path in sorted(paths, key=lambda p: (rank.get(p.stem, len(rank)), p.stem)):
         out.extend(_load_file(path))
     keys = [s.key for s in out]
@@ -277,7 +395,7 @@ class Section:
 @lru_cache(maxsize=1)
 def sections() -> tuple[Section, ...]:
     """The report's sections in order (``claims/_sections.toml``); the user variants section last."""
-    with (REGISTRY_DIR / "_sections.toml").open("rb") as handle:
+    with (registry_dir() / "_sections.toml").open("rb") as handle:
         data = tomllib.load(handle)
     out = []
     for raw in data.get("section", []):

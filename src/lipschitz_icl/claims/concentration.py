@@ -1,58 +1,39 @@
 """Sphere concentration: the stated bounds of :mod:`lipschitz_icl.inequalities` dominate the true tails.
 
-Registry: ``lipschitz_icl/claims/concentration.toml`` (group ``concentration``).  The proofs rest on
-concentration inequalities for points uniform on ``S^{d-1}`` (tails of ``||P x||^2`` for a projector,
-the cap probability and counts of points in a cap, Lipschitz functionals of a uniform point, the softmax
-normaliser ``(1/n) sum_i exp(w x_i . q)``); each stated bound must dominate the true tail.
+Registry: ``lipschitz_icl/claims/concentration.toml``.  The proofs rest on concentration inequalities for
+points uniform on ``S^{d-1}`` (tails of ``||P x||^2`` for a projector, the cap probability and counts of
+points in a cap, Lipschitz functionals of a uniform point, the softmax normaliser
+``(1/n) sum_i exp(w x_i . q)``); each stated bound must dominate the true tail.
 
-True tails, each with an interval:
-
-* exact where the law is known: ``||P x||^2 ~ Beta(k/2, (d-k)/2)``, ``x . q`` (cap probability), cap
-  counts ``~ Binomial(n, cap probability)``, ``||P x||`` with its exact mean; the interval is the stated
-  relative accuracy :data:`lipschitz_icl.concentration.TAIL_RTOL` of the incomplete-beta values;
-* Monte Carlo otherwise (two further Lipschitz functionals; the softmax normaliser): two-sided
-  Clopper-Pearson intervals at family-wise level :data:`FAMILY_LEVEL` per case (Bonferroni over the
-  case's grid points).
-
-Rule (registry: ``one-sided``, :func:`lipschitz_icl.decision.one_sided`), the same for a claim and for
-its false variants: with ``r_i = ln(tail_i / bound_i)`` at grid point ``i``, the claim is
-``max_i r_i <= 0``; the interval of ``max_i r_i`` is ``[max_i r_i^low, max_i r_i^high]`` (the tails'
-intervals), so it holds iff every tail interval lies at or below its bound, fails iff some tail interval
-lies wholly above its bound, and is inconclusive otherwise (:func:`decide`).  The margin is the bound
-itself: no slack beyond the tails' own intervals.
-
-Resolution (:func:`rate_resolution`): the natural parameter is the bound's rate.  Every bound here is
-``exp(-g / c)`` for a constant ``c`` (``1/rate`` of Dasgupta-Gupta, Ball, Chernoff and Levy; Bernstein's
-``2``); dividing ``c`` by ``1 + delta`` turns the bound into ``bound^(1 + delta)``.  The resolution is the
-smallest ``delta`` that the same rule, on the same tails, refutes (bisection,
-:func:`lipschitz_icl.decision.resolution`); a loose bound has a large resolution.  The near-miss false
-variant is the bound with ``delta`` at :data:`lipschitz_icl.decision.NEAR_MISS` resolutions.
+* Deterministic inequalities with a known law (projections: ``Beta(k/2, (d-k)/2)``; the cap probability;
+  cap counts: ``Binomial(n, p)``) are decided by proof on their whole domain
+  (:func:`lipschitz_icl.proof_outcome.proof_outcome`, rule ``proof``).
+* The others compare tails and bounds at grid points (rule ``one-sided``): with ``r_i = ln(tail_i /
+  bound_i)``, the claim is ``max_i r_i <= 0`` on the interval ``[max_i r_i^low, max_i r_i^high]`` of the
+  tails' intervals (:func:`decide`): exact tails with their stated accuracy
+  :data:`lipschitz_icl.concentration.TAIL_RTOL` (a universal statement checked at those points only, and
+  said so), or Monte Carlo with Clopper-Pearson intervals at the claim's family-wise level.  ``decide(shift)``
+  raises the bound to ``1 + shift`` (the constant ``c`` of ``exp(-g/c)`` divided by ``1 + shift``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special, stats
 
-from .. import decision
+from .. import certified, decision
 from .. import inequalities as ineq
 from .. import sphere
 from ..concentration import TAIL_RTOL, cap_tail, projection_tail
-from ..evidence import Evidence, FalseVariant, Quantity
+from ..decision import Verdict
+from ..evidence import Outcome, Quantity
+from ..proof_outcome import Lemma, Piece, proof_outcome
 
-__all__ = ["FAMILY_LEVEL", "PARAMETER", "TailComparison", "clopper_pearson", "exact_tails", "decide",
-           "rate_resolution", "near_miss", "projection_tails", "cap_probability", "cap_counts",
-           "levy_exact", "levy_monte_carlo", "softmax_normaliser"]
-
-FAMILY_LEVEL = decision.FAMILY_LEVEL  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
-PARAMETER = "rate increase delta (bound -> bound^(1 + delta))"
-RESOLUTION_START = 1e-3  # first delta tried by the bisection
-RESOLUTION_LIMIT = 1e3  # a bound not refuted at bound^1001 is reported as unresolved
-RESOLUTION_RTOL = 0.02  # bisection stops when high/low <= 1.02
+__all__ = ["TailComparison", "clopper_pearson", "exact_tails", "decide", "projection_tails", "cap_probability",
+           "cap_counts", "DG_BOUNDS", "CHERNOFF_BOUNDS", "levy_exact", "levy_monte_carlo", "softmax_normaliser"]
 
 
 # ----------------------------------------------------------------------------- the rule
@@ -120,177 +101,139 @@ def decide(comparison: TailComparison, delta: float = 0.0) -> decision.Decision:
                              f"deciding point {comparison.labels[i]}")
 
 
-def rate_resolution(comparison: TailComparison) -> decision.Resolution:
-    """The smallest ``delta`` (bound raised to ``1 + delta``) that :func:`decide` refutes on the same
-    tails, by bisection; ``extra["constant_shrinkage"] = delta / (1 + delta)`` is the same deviation as
-    the relative shrinkage of the constant ``c`` of ``exp(-g/c)``."""
-    res = decision.resolution(lambda x: decide(comparison, x).refutes, PARAMETER, start=RESOLUTION_START,
-                              limit=RESOLUTION_LIMIT, rel_tol=RESOLUTION_RTOL)
-    shrinkage = res.value / (1.0 + res.value) if res.resolved else None
-    return dataclasses.replace(res, extra={"constant_shrinkage": shrinkage})
-
-
-def near_miss(comparison: TailComparison, res: decision.Resolution, name: str) -> FalseVariant:
-    """The bound raised to ``1 + delta`` with ``delta`` at ``NEAR_MISS`` resolutions, through :func:`decide`."""
-    delta = res.near_miss()
-    verdict = decide(comparison, delta)
-    return FalseVariant(f"{name}, rate x {1 + delta:.4g} (constant / {1 + delta:.4g})", verdict.verdict,
-                        verdict.detail, delta / res.value)
-
-
-def _tightness(comparison: TailComparison) -> Quantity:
-    """``bound / tail`` over the points with a positive tail value: smallest and geometric mean."""
-    _, point, _ = comparison.ratios()
-    finite = -point[np.isfinite(point)]
-    if finite.size == 0:
-        return Quantity("tightness bound/tail", None, None, note="no point with a positive tail value")
-    return Quantity("tightness bound/tail (smallest over the grid)", 1.0, float(np.exp(finite.min())),
-                    note=f"geometric mean {float(np.exp(finite.mean())):.3g} over {finite.size} points; "
-                         "a loose bound has a large resolution")
-
-
-def judged(comparison: TailComparison, name: str, *, statement: str, rule: str, figure: dict | None = None,
-           extra: dict | None = None, start: float) -> Evidence:
-    """The evidence of one case: the rule's verdict, the resolution, the near-miss variant, the
-    quantities (worst tail/bound with its interval, tightness)."""
-    main = decide(comparison)
-    res = rate_resolution(comparison)
-    variants = [near_miss(comparison, res, name)] if res.resolved else []
+def _tail_outcome(comparison: TailComparison, *, rule: str, rivals: dict, figure: dict | None = None,
+                  extra: dict | None = None, points: int | None = None) -> Outcome:
+    """The outcome of a tail-against-bound comparison: ``decide(shift, rival)`` is :func:`decide` with the
+    bound raised to ``1 + shift``, or to ``1 + rivals[rival]`` (a competing rate)."""
     low, point, high = comparison.ratios()
-    quantities = [
-        Quantity("max over the grid of tail/bound", 1.0, float(np.exp(np.max(point))), float(np.exp(np.max(low))),
-                 float(np.exp(np.max(high))), main.verdict, f"must be <= 1 at all {len(low)} points"),
-        _tightness(comparison),
-        Quantity("largest rate factor the tails allow (1 + resolution)", 1.0,
-                 1.0 + res.value if res.resolved else None, 1.0 + res.low,
-                 1.0 + res.high if res.resolved else None, None, "the stated rate is 1 x"),
-    ]
-    return Evidence(statement=statement, rule=rule, quantities=quantities, verdict=main.verdict,
-                    seconds=time.perf_counter() - start, false_variants=variants, figure=figure,
-                    extra={"decision": main.detail, "points": len(low), **(extra or {})},
-                    rule_name="one-sided", margin="none: tail <= bound at every grid point (no slack)",
-                    resolution=res.to_dict())
+    verdict = decide(comparison).verdict
+    finite = -point[np.isfinite(point)]
+    return Outcome(
+        decide=lambda shift=0.0, rival=None: decide(comparison, rivals[rival] if rival else shift),
+        rule=rule, margin="none: tail <= bound at every grid point (no slack)", figure=figure, extra=extra or {},
+        points=points,
+        quantities=(
+            Quantity(name="max over the grid of tail/bound", theory=1.0, measured=float(np.exp(np.max(point))),
+                     ci_low=float(np.exp(np.max(low))), ci_high=float(np.exp(np.max(high))), verdict=verdict,
+                     note=f"must be <= 1 at all {len(low)} points"),
+            Quantity(name="tightness bound/tail (smallest over the grid)", theory=1.0,
+                     measured=float(np.exp(finite.min())) if finite.size else None,
+                     note=f"geometric mean {float(np.exp(finite.mean())):.3g} over {finite.size} points"
+                     if finite.size else "no point with a positive tail value")))
 
 
 def _figure(x, truth, bound, xlabel: str, ylabel: str) -> dict:
     return {"kind": "semilogy", "x": [float(v) for v in x], "y": [float(v) for v in truth],
-            "theory_y": [float(v) for v in bound], "xlabel": xlabel, "ylabel": ylabel + " (dashed: bound)"}
+            "theory_y": [float(v) for v in bound], "xlabel": xlabel, "ylabel": ylabel}
 
 
 EXACT_RULE = (f"one-sided on max ln(tail/bound) <= 0; tails exact with relative accuracy {TAIL_RTOL:g} "
               "(lipschitz_icl.concentration.TAIL_RTOL)")
 
 
-# ----------------------------------------------------------------------------- 1. projections
-def projection_tails(d: int, k: int, *, form: str, beta_upper, beta_lower) -> Evidence:
-    """Dasgupta-Gupta tails of ``||P x||^2`` (rank ``k``) against the exact ``Beta(k/2, (d-k)/2)`` law.
-
-    Points ``s = beta k / d``: upper tail ``P(||P x||^2 >= s)`` for ``beta`` in ``beta_upper`` with
-    ``s < 1``, lower tail ``P(||P x||^2 <= s) = I_s(k/2, (d-k)/2)`` for ``beta`` in ``beta_lower``.
-    ``form = "exponential"``: ``exp(k/2 (1 - beta + ln beta))``
-    (:func:`~lipschitz_icl.inequalities.projection_bound`); ``form = "sharp"``: Dasgupta-Gupta's form
-    before ``1 + x <= e^x`` (:func:`~lipschitz_icl.inequalities.projection_bound_dg`).
-    """
-    start = time.perf_counter()
-    bound_fn = {"exponential": ineq.projection_bound, "sharp": ineq.projection_bound_dg}[form]
-    labels, upper, bound, truth = [], [], [], []
-    for side, betas in (("upper", beta_upper), ("lower", beta_lower)):
-        for beta in betas:
-            s = beta * k / d
-            if side == "upper" and s >= 1.0:
-                continue
-            tail = projection_tail(d, k, s) if side == "upper" else special.betainc(0.5 * k, 0.5 * (d - k), s)
-            labels.append(f"{side} tail, beta={beta:g} (s={s:.4g})")
-            bound.append(float(bound_fn(d, k, s, side=side)))
-            truth.append(float(tail))
-            if side == "upper":
-                upper.append((s, len(truth) - 1))
-    comparison = exact_tails(labels, bound, truth)
-    shape = "exp(k/2 (1 - beta + ln beta))" if form == "exponential" else \
-        "beta^(k/2) (1 + (1 - beta) k/(d - k))^((d-k)/2)"
-    return judged(
-        comparison, f"Dasgupta-Gupta ({form})",
-        statement=f"For x uniform on S^{d - 1} and a rank-{k} projector P, P(||Px||^2 >= beta k/d) (beta > 1) and "
-                  f"P(||Px||^2 <= beta k/d) (beta < 1) are at most {shape} (Dasgupta-Gupta, Lemma 2.2).",
-        rule=f"{EXACT_RULE}; Beta({k}/2, {d - k}/2) tails at beta upper {list(beta_upper)} (s < 1), lower "
-             f"{list(beta_lower)}",
-        figure=_figure([s for s, _ in upper], [truth[i] for _, i in upper], [bound[i] for _, i in upper],
-                       "s", "P(||Px||^2 >= s)"),
-        start=start)
+# ----------------------------------------------------------------------------- 1. projections (decided by proof)
+DG_BOUNDS = {  # Dasgupta-Gupta with the rate C (stated 1/2), beta = s d / k
+    "exponential": "(s*d/k)**(C*k) * exp(C*k*(1 - s*d/k))",
+    "sharp": "((s*d/k)**(k/2) * (1 + (1 - s*d/k)*k/(d - k))**((d - k)/2))**(2*C)",
+}
 
 
-# ----------------------------------------------------------------------------- 2. caps and cap counts
-def cap_probability(d: int, *, h_grid) -> Evidence:
-    """Ball's cap bound ``P(x . q >= h) <= exp(-d h^2 / 2)`` against the exact cap probability
-    ``I_{(1-h)/2}((d-1)/2, (d-1)/2)`` on ``h_grid``."""
-    start = time.perf_counter()
-    h = np.asarray(h_grid, dtype=float)
-    bound, truth = ineq.cap_bound(d, h), cap_tail(d, h)
-    comparison = exact_tails([f"h={x:g}" for x in h], bound, truth)
-    return judged(
-        comparison, "Ball cap bound",
-        statement=f"For x uniform on S^{d - 1} and a unit q, P(x.q >= h) <= exp(-{d} h^2/2) for 0 <= h < 1 "
-                  "(Ball, Lemma 2.2).",
-        rule=f"{EXACT_RULE}; exact cap probabilities at h in {list(h_grid)}",
-        figure=_figure(h, truth, bound, "h", "P(x.q >= h)"), start=start)
+def _beta_end_lemma(d: int, k: int, form: str, side: str, end: float) -> Lemma:
+    """Both sides vanish at ``s = 0`` (lower tail) and, for the sharp form, at ``s = 1`` (upper tail), where
+    enclosures cannot separate them.  With ``X ~ Beta(a, b)``, ``a = k/2``, ``b = (d-k)/2``:
+
+    * lower, ``s <= s_1``: ``P(X <= s) = (1/B) int_0^s x^(a-1) (1-x)^(b-1) <= s^a max(1, (1-s_1)^(b-1)) / (a B)``;
+      at ``C = 1/2`` the exponential bound is ``s^a (d/k)^a e^(a (1 - s d/k)) >= s^a (d/k)^a e^(a (1 - s_1 d/k))``
+      and the sharp one ``s^a (1-s)^b (d/k)^a (d/(d-k))^b >= s^a (1-s_1)^b (d/k)^a (d/(d-k))^b``;
+    * upper (sharp), ``s >= s_2``: ``P(X >= s) <= (1-s)^b max(1, s_2^(a-1)) / (b B)`` against
+      ``(1-s)^b s_2^a (d/k)^a (d/(d-k))^b``.
+
+    The common power of ``s`` (or ``1 - s``) cancels: the piece holds when the remaining constants
+    compare, checked in ball arithmetic.  The argument needs ``C = 1/2`` (other rates change the power)."""
+    quantity, s_range = ("projection_lower_tail", [0.0, end]) if side == "lower" else ("projection_tail", [end, 1.0])
+    search = Piece(quantity, DG_BOUNDS[form], {"d": [d], "k": [k], "s": s_range})
+    a, b = certified.exact(k) / 2, certified.exact(d - k) / 2
+    beta = a.gamma() * b.gamma() / (a + b).gamma()
+    e = certified.exact(end)
+    ratio, ratio_c = certified.exact(d) / k, certified.exact(d) / (d - k)
+    if side == "lower":
+        tail = ((1 - e) ** (b - 1)).max(certified.exact(1)) / (a * beta)
+        floor = ratio ** a * ((a * (1 - e * ratio)).exp() if form == "exponential" else (1 - e) ** b * ratio_c ** b)
+        text = f"lemma on s in [0, {end:.6g}] (lower tail: both sides vanish at s = 0)"
+    else:
+        tail = (e ** (a - 1)).max(certified.exact(1)) / (b * beta)
+        floor = e ** a * ratio ** a * ratio_c ** b
+        text = f"lemma on s in [{end:.6g}, 1] (upper tail: both sides vanish at s = 1)"
+
+    def check(value):
+        if value != 0.5:
+            return Verdict.UNDECIDED, "the argument holds at rate 1/2 only"
+        if tail < floor:
+            return Verdict.PROVED, f"{certified.high(tail):.6g} < {certified.low(floor):.6g}"
+        return Verdict.UNDECIDED, "the constants do not compare"
+
+    return Lemma(text, check, search)
 
 
-def chernoff_thresholds(n: int, p: float, levels) -> list[tuple[str, int]]:
-    """Counts ``a`` where the relative-entropy Chernoff bound ``exp(-n D(a/n || p))`` equals each level:
-    ``a = ceil(n x)`` above the mean and ``floor(n x)`` below it, ``x`` the root of
-    ``n D(x || p) = ln(1/level)``.  Counts ``0`` and ``n`` are left out (there the bound is the tail
-    itself, ``(1 - p)^n`` and ``p^n``: an identity, not a comparison), as are levels below them."""
-    out = []
-    for level in levels:
-        target = math.log(1.0 / level)
-        for side, (lo, hi), rnd in (("upper", (p, 1.0), math.ceil), ("lower", (0.0, p), math.floor)):
-            edge = hi if side == "upper" else lo
-            if n * ineq.bernoulli_kl(edge, p) <= target:
-                continue
-            x = optimize.brentq(lambda y: n * float(ineq.bernoulli_kl(y, p)) - target, lo, hi, xtol=1e-14)
-            a = int(rnd(n * x))
-            if 1 <= a <= n - 1 and (side, a) not in out:
-                out.append((side, a))
-    return out
+def projection_tails(*, d: int, k: int, form: str, end_fraction: float, stated: float, max_boxes: int,
+                     seconds: float) -> Outcome:
+    """Dasgupta-Gupta (Lemma 2.2) for ``||P x||^2 ~ Beta(k/2, (d-k)/2)``, ``P`` of rank ``k < d``, decided by
+    proof on both sides of the mean: ``P(||Px||^2 >= s)`` for ``s`` in ``[k/d, 1]`` and ``P(||Px||^2 <= s)`` for
+    ``s`` in ``[0, k/d]``, against ``exp(C k (1 - beta + ln beta))`` (``form = "exponential"``) or
+    Dasgupta-Gupta's form before ``1 + x <= e^x`` raised to ``2C`` (``"sharp"``), ``beta = s d/k``, ``C =
+    stated``.  The ends where both sides vanish (within ``end_fraction`` of them) are decided by
+    :func:`_beta_end_lemma`."""
+    bound, mean = DG_BOUNDS[form], k / d
+    s_1, s_2 = end_fraction * mean, 1 - end_fraction * (1 - mean)
+    pieces = [Piece("projection_tail", bound, {"d": [d], "k": [k], "s": [mean, s_2 if form == "sharp" else 1.0]}),
+              Piece("projection_lower_tail", bound, {"d": [d], "k": [k], "s": [s_1, mean]})]
+    lemmas = [_beta_end_lemma(d, k, form, "lower", s_1)] + \
+        ([_beta_end_lemma(d, k, form, "upper", s_2)] if form == "sharp" else [])
+    s = np.linspace(mean, 0.999, 40)
+    bound_f = (ineq.projection_bound if form == "exponential" else ineq.projection_bound_dg)(d, k, s)
+    return proof_outcome(pieces=pieces, lemmas=lemmas, constant="C", stated=stated, max_boxes=max_boxes,
+                         seconds=seconds, figure=_figure(s, projection_tail(d, k, s), bound_f, "$s$",
+                                                         r"$P(\|Px\|^2 \geq s)$"))
 
 
-def cap_counts(d: int, h: float, *, form: str, n_grid, levels) -> Evidence:
-    """Chernoff-Hoeffding bounds for the count ``N ~ Binomial(n, p)`` of ``n`` uniform points in the cap
-    ``x . q >= h`` (``p`` the exact cap probability), against the exact Binomial tails.
+def cap_probability(*, d: int, stated: float, max_boxes: int, seconds: float) -> Outcome:
+    """Ball's cap bound ``P(x . q >= h) <= exp(-C d h^2)``, ``C = stated``, decided by proof on ``h`` in
+    ``[0, 1]`` (at ``h = 1`` the cap probability is exactly 0)."""
+    h = np.linspace(0.0, 0.99, 45)
+    return proof_outcome(pieces=[Piece("cap_tail", "exp(-C*d*h**2)", {"d": [d], "h": [0.0, 1.0]})], constant="C",
+                         stated=stated, max_boxes=max_boxes, seconds=seconds,
+                         figure=_figure(h, cap_tail(d, h), ineq.cap_bound(d, h), "$h$", r"$P(x\cdot q \geq h)$"))
 
-    Thresholds :func:`chernoff_thresholds` (where the relative-entropy bound equals ``levels``), for
-    each ``n`` in ``n_grid``: ``P(N >= a)`` above the mean, ``P(N <= a)`` below it.
-    ``form = "relative-entropy"``: :func:`~lipschitz_icl.inequalities.binomial_chernoff` at ``a``;
-    ``form = "multiplicative"``: :func:`~lipschitz_icl.inequalities.binomial_multiplicative` at
-    ``delta = |a/(n p) - 1|`` (the same event).
-    """
-    start = time.perf_counter()
-    p = float(cap_tail(d, h))
-    labels, bound, truth, shown = [], [], [], []
+
+CHERNOFF_BOUNDS = {  # side -> bound with the rate C (stated 1); D the Bernoulli relative entropy
+    ("relative-entropy", "upper"): "exp(-C*n*(a/n*log(a/(n*p)) + (1 - a/n)*log((1 - a/n)/(1 - p))))",
+    ("relative-entropy", "lower"): "exp(-C*n*(a/n*log(a/(n*p)) + (1 - a/n)*log((1 - a/n)/(1 - p))))",
+    ("multiplicative", "upper"): "exp(-C*(a/(n*p) - 1)**2*n*p/(1 + a/(n*p)))",
+    ("multiplicative", "lower"): "exp(-C*(1 - a/(n*p))**2*n*p/2)",
+}
+
+
+def cap_counts(*, d: int, h: float, form: str, n_grid: list, stated: float, max_boxes: int,
+               seconds: float) -> Outcome:
+    """Chernoff bounds for the count ``N ~ Binomial(n, p)`` of ``n`` uniform points in the cap ``x . q >= h``,
+    decided by proof at every threshold: ``P(N >= a)`` for every integer ``a`` in ``[n p, n - 1]`` and
+    ``P(N <= a)`` for every ``a`` in ``[1, n p]``, ``p`` over the certified enclosure of the cap probability
+    (``a = 0`` and ``a = n`` are identities: there the bound is the tail itself).  ``form =
+    "relative-entropy"``: ``exp(-C n D(a/n || p))``; ``"multiplicative"``: ``exp(-C delta^2 mu / (2 +
+    delta))`` above and ``exp(-C delta^2 mu / 2)`` below, ``mu = n p``; ``C = stated``."""
+    enclosure = certified.Enclosure.of(certified.cap_probability(d, h))
+    p_lo, p_hi = enclosure.low, enclosure.high
+    pieces = []
     for n in n_grid:
-        for side, a in chernoff_thresholds(n, p, levels):
-            if n == n_grid[len(n_grid) // 2] and side == "upper":
-                shown.append((a, len(truth)))
-            if form == "relative-entropy":
-                b = ineq.binomial_chernoff(n, p, a, side=side)
-            else:
-                b = ineq.binomial_multiplicative(n, p, abs(a / (n * p) - 1.0), side=side)
-            tail = stats.binom.sf(a - 1, n, p) if side == "upper" else stats.binom.cdf(a, n, p)
-            labels.append(f"n={n}, {side} tail, a={a}")
-            bound.append(float(b))
-            truth.append(float(tail))
-    comparison = exact_tails(labels, bound, truth)
-    shape = ("exp(-n D(a/n || p))" if form == "relative-entropy" else
-             "exp(-delta^2 mu/(2 + delta)) (upper), exp(-delta^2 mu/2) (lower), mu = n p")
-    return judged(
-        comparison, f"Chernoff ({form})",
-        statement=f"The number N of n uniform points of S^{d - 1} in the cap x.q >= {h:g} (probability p = {p:.4g}) "
-                  f"has P(N >= a) and P(N <= a) at most {shape} on the respective side of n p.",
-        rule=f"{EXACT_RULE}; exact Binomial(n, p) tails, n in {list(n_grid)}, thresholds where "
-             f"exp(-n D(a/n || p)) equals {list(levels)}",
-        figure=_figure([a for a, _ in shown], [truth[i] for _, i in shown], [bound[i] for _, i in shown],
-                       f"a (n = {n_grid[len(n_grid) // 2]})", "P(N >= a)"),
-        extra={"cap_probability": p}, start=start)
+        above, below = math.ceil(n * p_hi), math.floor(n * p_lo)
+        if above <= n - 1:
+            pieces.append(Piece("binomial_tail", CHERNOFF_BOUNDS[(form, "upper")],
+                                {"n": [n], "a": {"from": above, "to": n - 1}, "p": [p_lo, p_hi]}))
+        if below >= 1:
+            pieces.append(Piece("binomial_lower_tail", CHERNOFF_BOUNDS[(form, "lower")],
+                                {"n": [n], "a": {"from": 1, "to": below}, "p": [p_lo, p_hi]}))
+    return proof_outcome(pieces=pieces, constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds,
+                         extra={"cap_probability": [p_lo, p_hi]})
 
 
 # ----------------------------------------------------------------------------- 3. Lipschitz functionals
@@ -305,37 +248,31 @@ def norm_mean(d: int, k: int) -> float:
                     - special.gammaln(0.5 * k) - special.gammaln(0.5 * (d + 1)))
 
 
-def levy_exact(d: int, *, levels) -> Evidence:
-    """Levy-type concentration for 1-Lipschitz functionals with an exact law: ``f = x . q`` (``E f = 0``,
-    tail the cap probability) and ``f = ||P x||``, ``P`` of rank ``k = max(1, d // 4)``, both tails
-    (Beta law, exact mean :func:`norm_mean`).  Points: ``t`` where the bound equals ``levels``
-    (:func:`levy_t`), where ``f - E f >= t`` (or ``<= -t``) is possible: beyond the functional's range the
-    tail is 0 and the point says nothing."""
-    start = time.perf_counter()
+def _levy_rivals(d: int) -> dict:
+    """The Gaussian rate ``d/2`` for Levy's ``(d-2)/2``: the bound raised to ``d/(d-2)``."""
+    return {"gaussian": d / (d - 2) - 1.0}
+
+
+def levy_exact(*, d: int, levels: list) -> Outcome:
+    """Levy-type concentration for 1-Lipschitz functionals with an exact law, at the points ``t`` where the
+    bound equals ``levels`` (:func:`levy_t`) inside each functional's range: ``f = x . q`` (``E f = 0``, tail
+    the cap probability) and ``f = +-||P x||``, ``P`` of rank ``k = max(1, d // 4)`` (Beta law, exact mean
+    :func:`norm_mean`).  A universal statement checked at those points only."""
     t = levy_t(d, levels)
     k = max(1, d // 4)
     mean = norm_mean(d, k)
     tails = {
         "x.q": (t < 1.0, lambda u: cap_tail(d, u)),
         f"||Px|| (k={k}), upper": (mean + t < 1.0, lambda u: projection_tail(d, k, (mean + u) ** 2)),
-        f"||Px|| (k={k}), lower": (mean - t > 0.0,
-                                   lambda u: special.betainc(0.5 * k, 0.5 * (d - k), (mean - u) ** 2)),
+        f"||Px|| (k={k}), lower": (mean - t > 0.0, lambda u: special.betainc(0.5 * k, 0.5 * (d - k), (mean - u) ** 2)),
     }
-    labels, bound, truth = [], [], []
-    for name, (possible, tail) in tails.items():
-        for ti in t[possible]:
-            labels.append(f"{name}, t={ti:.4g}")
-            bound.append(float(ineq.levy_bound(d, ti)))
-            truth.append(float(tail(ti)))
-    comparison = exact_tails(labels, bound, truth)
+    rows = [(f"{name}, t={ti:.4g}", float(ineq.levy_bound(d, ti)), float(tail(ti)))
+            for name, (possible, tail) in tails.items() for ti in t[possible]]
     use = t < 1.0
-    return judged(
-        comparison, "Levy bound",
-        statement=f"For 1-Lipschitz f on S^{d - 1}, P(f - E f >= t) <= exp(-{d - 2} t^2/2) (log-Sobolev with Ricci "
-                  "curvature d-2, Herbst), here for f = x.q and f = +-||Px|| (exact laws).",
-        rule=f"{EXACT_RULE}; t where the bound equals {list(levels)} (inside the functional's range)",
-        figure=_figure(t[use], cap_tail(d, t[use]), ineq.levy_bound(d, t[use]), "t", "P(x.q >= t)"),
-        start=start)
+    return _tail_outcome(exact_tails(*zip(*rows)), rivals=_levy_rivals(d), points=len(rows),
+                         rule=f"{EXACT_RULE}; t where the bound equals {list(levels)} (inside the functional's range)",
+                         figure=_figure(t[use], cap_tail(d, t[use]), ineq.levy_bound(d, t[use]), "$t$",
+                                        r"$P(x\cdot q \geq t)$"))
 
 
 def monte_carlo_functionals(d: int, anchors: np.ndarray) -> dict:
@@ -351,54 +288,46 @@ def monte_carlo_functionals(d: int, anchors: np.ndarray) -> dict:
     return {f"distance to nearest of {len(anchors)} points": nearest, "||x||_1/sqrt(d)": l1}
 
 
-def levy_monte_carlo(d: int, *, levels, samples: int, mean_samples: int, anchors: int,
-                     seed: np.random.SeedSequence) -> Evidence:
-    """Levy-type concentration for the two functionals of :func:`monte_carlo_functionals`, by Monte Carlo.
+def _bracketing_counts(f, mean_draws, tail_draws, t, z: float) -> tuple:
+    """Counts of ``f >= m_hi + t`` and ``f >= m_lo + t``, ``[m_lo, m_hi]`` the normal interval ``+-z se`` of
+    ``E f`` from ``mean_draws``: the tail at ``t`` lies between the two proportions."""
+    m_values = f(mean_draws)
+    m, se = float(m_values.mean()), float(m_values.std(ddof=1) / math.sqrt(len(m_values)))
+    values = f(tail_draws)
+    return ([int(np.sum(values >= m + z * se + ti)) for ti in t], [int(np.sum(values >= m - z * se + ti)) for ti in t])
 
-    Streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for the
-    tails.  ``E f`` gets a normal interval ``[m_lo, m_hi]``; the tail at ``t`` then lies between the
-    proportions of ``f >= m_hi + t`` and of ``f >= m_lo + t``, bracketed by the Clopper-Pearson lower limit
-    of the first and upper limit of the second.  Family-wise level :data:`FAMILY_LEVEL`: half for the
-    ``M`` mean intervals (``FAMILY_LEVEL / (2M)`` each), half for the ``2G`` Clopper-Pearson intervals
-    (``FAMILY_LEVEL / (4G)`` each, ``G`` grid points).  Points: ``t`` where the bound equals ``levels``.
-    """
-    start = time.perf_counter()
+
+def levy_monte_carlo(*, d: int, levels: list, samples: int, mean_samples: int, anchors: int, family_level: float,
+                     seed: np.random.SeedSequence) -> Outcome:
+    """Levy-type concentration for the two functionals of :func:`monte_carlo_functionals`, by Monte Carlo
+    (streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for the
+    tails).  The tail at ``t`` is bracketed by the Clopper-Pearson lower limit of the proportion of ``f >=
+    m_hi + t`` and the upper limit of that of ``f >= m_lo + t`` (:func:`_bracketing_counts`).  Family-wise
+    ``family_level``: half for the ``M`` mean intervals, half for the ``2G`` Clopper-Pearson intervals."""
     anchor_stream, mean_stream, tail_stream = (np.random.default_rng(s) for s in seed.spawn(3))
     functionals = monte_carlo_functionals(d, sphere.uniform_sphere(anchor_stream, anchors, d))
     t = levy_t(d, levels)
     G, M = len(functionals) * len(t), len(functionals)
-    z = stats.norm.ppf(1.0 - FAMILY_LEVEL / (4 * M))
+    z = stats.norm.ppf(1.0 - family_level / (4 * M))
     mean_draws = sphere.uniform_sphere(mean_stream, mean_samples, d)
     tail_draws = sphere.uniform_sphere(tail_stream, samples, d)
-    labels, hi_counts, lo_counts = [], [], []
-    for name, f in functionals.items():
-        m_values = f(mean_draws)
-        m, se = float(m_values.mean()), float(m_values.std(ddof=1) / math.sqrt(mean_samples))
-        values = f(tail_draws)
-        for ti in t:
-            labels.append(f"{name}, t={ti:.4g}")
-            lo_counts.append(int(np.sum(values >= m + z * se + ti)))
-            hi_counts.append(int(np.sum(values >= m - z * se + ti)))
-    level = 1.0 - FAMILY_LEVEL / (4 * G)
+    counts = [_bracketing_counts(f, mean_draws, tail_draws, t, z) for f in functionals.values()]
+    lo_counts, hi_counts = (sum((c[i] for c in counts), []) for i in (0, 1))
+    labels = [f"{name}, t={ti:.4g}" for name in functionals for ti in t]
+    level = 1.0 - family_level / (4 * G)
     low, _ = clopper_pearson(lo_counts, samples, level)
     _, high = clopper_pearson(hi_counts, samples, level)
     point = 0.5 * (np.asarray(lo_counts) + np.asarray(hi_counts)) / samples
     bound = np.tile(ineq.levy_bound(d, t), M)
-    comparison = TailComparison(tuple(labels), _log(bound), _log(low), _log(point), _log(high))
-    return judged(
-        comparison, "Levy bound (Monte Carlo functionals)",
-        statement=f"For 1-Lipschitz f on S^{d - 1}, P(f - E f >= t) <= exp(-{d - 2} t^2/2), here for the distance "
-                  f"to the nearest of {anchors} random points and for ||x||_1/sqrt(d).",
-        rule=f"one-sided on max ln(tail/bound) <= 0; {samples} draws per tail, E f from {mean_samples} draws "
-             f"(normal interval at {1 - FAMILY_LEVEL / (2 * M):.6g}), Clopper-Pearson at {level:.8f} ({G} points, "
-             f"family-wise {FAMILY_LEVEL:g}); t where the bound equals {list(levels)}",
-        extra={"monte_carlo": [{"point": lab, "lcl": float(lo), "ucl": float(hi), "bound": float(b)}
-                               for lab, lo, hi, b in zip(labels, low, high, bound)]},
-        start=start)
+    return _tail_outcome(
+        TailComparison(tuple(labels), _log(bound), _log(low), _log(point), _log(high)), rivals=_levy_rivals(d),
+        rule=f"one-sided on max ln(tail/bound) <= 0; {samples} draws per tail, E f from {mean_samples} draws, "
+             f"Clopper-Pearson at {level:.8f} ({G} points, family-wise {family_level:g}); t where the bound equals "
+             f"{list(levels)}")
 
 
 # ----------------------------------------------------------------------------- 4. the softmax normaliser
-def bernstein_t(n: int, variance: float, b: float, level: float, constant: float = 2.0) -> float:
+def bernstein_t(n: int, variance: float, b: float, level: float, constant: float) -> float:
     """``t`` solving ``exp(-n t^2 / (constant (v + b t/3))) = level`` (positive root of the quadratic)."""
     c = constant * math.log(1.0 / level)
     return (c * b / 3.0 + math.sqrt((c * b / 3.0) ** 2 + 4.0 * n * c * variance)) / (2.0 * n)
@@ -415,39 +344,32 @@ def normaliser_draws(rng: np.random.Generator, d: int, w: float, n: int, replica
     return Z
 
 
-def softmax_normaliser(d: int, w: float, n: int, *, levels, replicates: int,
-                       seed: np.random.SeedSequence) -> Evidence:
-    """Bernstein bound for ``Z_n = (1/n) sum_i exp(w x_i . q)`` around ``Phi_d(w)``, both tails.
-
-    ``replicates`` draws of ``Z_n`` (:func:`normaliser_draws`, one stream spawned from ``seed``);
-    ``Phi_d(w)``, the summand variance and ranges exact
-    (:func:`~lipschitz_icl.inequalities.normaliser_moments`).  Points: ``t`` where the bound equals
-    ``levels`` on each side.  Clopper-Pearson at family-wise level :data:`FAMILY_LEVEL`, Bonferroni over
-    the ``G`` points (``FAMILY_LEVEL / G`` each).
-    """
-    start = time.perf_counter()
+def softmax_normaliser(*, d: int, w: float, n: int, levels: list, replicates: int, bernstein_constant: float,
+                       family_level: float, seed: np.random.SeedSequence) -> Outcome:
+    """Bernstein's bound ``exp(-n t^2 / (c (v + b t/3)))`` (``c = bernstein_constant``) for ``Z_n = (1/n) sum_i
+    exp(w x_i . q)`` around ``Phi_d(w)``, both tails, against ``replicates`` draws of ``Z_n``
+    (:func:`normaliser_draws`); ``Phi_d(w)``, the summand variance ``v`` and ranges ``b`` exact
+    (:func:`~lipschitz_icl.inequalities.normaliser_moments`).  Points: ``t`` where the bound equals ``levels``
+    on each side; Clopper-Pearson at family-wise ``family_level`` (Bonferroni over the ``G`` points)."""
     (stream,) = seed.spawn(1)
     mom = ineq.normaliser_moments(d, w)
     deviation = normaliser_draws(np.random.default_rng(stream), d, w, n, replicates) - mom["phi"]
     labels, bound, counts, ts = [], [], [], []
     for side, sgn, b in (("upper", 1.0, mom["range_upper"]), ("lower", -1.0, mom["range_lower"])):
-        for level in levels:
-            t = bernstein_t(n, mom["variance"], b, level)
+        for lev in levels:
+            t = bernstein_t(n, mom["variance"], b, lev, bernstein_constant)
             labels.append(f"{side} tail, t={t:.4g}")
             bound.append(float(ineq.bernstein_normaliser(d, w, n, t, side=side)))
             counts.append(int(np.sum(sgn * deviation >= t)))
             ts.append(t)
-    level = 1.0 - FAMILY_LEVEL / len(labels)
+    level = 1.0 - family_level / len(labels)
     low, high = clopper_pearson(counts, replicates, level)
     point = np.asarray(counts, dtype=float) / replicates
-    comparison = TailComparison(tuple(labels), _log(bound), _log(low), _log(point), _log(high))
     up = slice(0, len(levels))
-    return judged(
-        comparison, "Bernstein",
-        statement=f"The softmax normaliser Z_n = (1/n) sum_i exp(w x_i.q) (d={d}, w={w:g}, n={n}) has "
-                  "P(+-(Z_n - Phi_d(w)) >= t) <= exp(-n t^2 / (2 (v + b t/3))), v = Phi_d(2w) - Phi_d(w)^2, "
-                  "b the one-sided range of exp(w x.q) (Bernstein).",
+    return _tail_outcome(
+        TailComparison(tuple(labels), _log(bound), _log(low), _log(point), _log(high)),
+        rivals={"constant-one": 1.0},  # the constant 1 instead of 2: the bound squared
         rule=f"one-sided on max ln(tail/bound) <= 0; {replicates} replicates, Clopper-Pearson at {level:.6f} "
-             f"({len(labels)} points, family-wise {FAMILY_LEVEL:g}); t where the bound equals {list(levels)}",
-        figure=_figure(ts[up], point[up], bound[up], "t", "P(Z_n - Phi_d(w) >= t)"),
-        extra={"phi": mom["phi"], "variance": mom["variance"]}, start=start)
+             f"({len(labels)} points, family-wise {family_level:g}); t where the bound equals {list(levels)}",
+        figure=_figure(ts[up], point[up], bound[up], "$t$", r"$P(Z_n - \Phi_d(w) \geq t)$"),
+        extra={"phi": mom["phi"], "variance": mom["variance"]})

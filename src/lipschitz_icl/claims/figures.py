@@ -1,29 +1,19 @@
-"""The paper's figures, computed by the project and decided as claims (registry: ``claims/figures.toml``).
+"""The paper's figures, computed by the project and decided as claims.  Registry: ``claims/figures.toml``
+(statements, rules, every design number, resolutions, alternatives).
 
-Each measure function computes the data of one figure from the project's own estimators and trainer,
-decides the claim the figure illustrates with a rule of :mod:`lipschitz_icl.decision` (resolution by
-bisection on the same measurements, near-miss false variants two resolutions away), and attaches the
-data as ``Evidence.figure``: a JSON-serialisable dict with ``name`` (the renderer's key in
-:data:`lipschitz_icl.paperfigs.RENDERERS`), ``title``, ``settings`` (every setting used, to print under
-the figure) and the figure's series.  Settings the paper does not state are chosen here and recorded
-in ``settings``.  Every random stream is spawned once from the case's ``SeedSequence``.
-
-* :func:`figure1`: three targets of rising ``L`` on the circle, the optimal softmax window, attention
-  weights of softmax (``w*``) and linear attention (``m*``), ICL error against ``n`` for both.
-* :func:`figure3`: spectral norm of the trained ``M`` against ``L`` for several ``(n, sigma)``, with
-  the exact ``w*``.
-* :func:`figure5`: test error during pretraining on affine, ReLU and cosine tasks; the error on cosine
-  tasks of the three pretrained layers.
-* :func:`figure9`: ``rho(M, B)`` and test error during pretraining, softmax against linear attention,
-  on low-rank tasks with affine, quadratic and cosine links.
-* :func:`eq4_heatmaps`: trained ``W_K^T W_Q`` on ReLU tasks for several ``d`` and its distance to the
-  Eq. (4) block form.
+Each measure function computes the data of one figure from the project's own estimators and trainer and
+returns an :class:`~lipschitz_icl.evidence.Outcome` whose ``decide`` is the claim the figure illustrates
+(a rule of :mod:`lipschitz_icl.decision`), and whose ``figure`` is the figure's data: a JSON-serialisable
+dict with ``name`` (the renderer's key in :data:`lipschitz_icl.paperfigs.RENDERERS`), ``title``,
+``settings`` (every setting used, to print under the figure), the figure's series and ``verdict``.
+Settings the paper does not state are chosen in the registry and recorded in ``settings``.  Every random
+stream is spawned once from the case's ``SeedSequence``; Figure 1 is exact (no random stream enters its
+decision).
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from scipy import stats
@@ -32,36 +22,35 @@ from lipschitz_icl.derivations import linear_attention as lin
 
 from .. import decision, geometry, sphere
 from ..attention import Attention
-from ..evidence import Evidence, FalseVariant, Quantity
+from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..loss import general_terms
 from ..optimum import wstar
-from ..pretraining import M_PROTOCOL, SHAPE_THRESHOLD, scale_interval
+from ..pretraining import independent_runs, scale_interval
 from ..problem import make_problem
 from ..train import effective_M, init_params, train
-from . import lemmaB1
+from .thm34 import _elasticities
 
-__all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "pretraining_curve", "paired_ratio",
-           "FIG3_MARGIN", "CROSS_MARGIN", "SEGMENT_PROTOCOL"]
-
-FIG3_MARGIN = 0.05  # registry figures.fig3: ||M||_2 / w* - 1 within +-5%
-FIG3_LEVEL = 0.99  # registry figures.fig3: level of each interval
-CROSS_MARGIN = 0.10  # registry figures.fig5: E_class / E_cosine - 1 on cosine tasks within +-10%
-# Pretraining in segments (fig3, fig5, fig9): plain SGD at a constant rate (no optimiser state, so
-# training in segments is the same as one run), lr / batch as in lipschitz_icl.pretraining.M_PROTOCOL's
-# burn-in (25 / 256).
-SEGMENT_PROTOCOL = dict(optimizer="sgd", lr=12.5, batch=128, schedule="constant")
-# Linear attention (fig9): Adam at the rate of lipschitz_icl.claims.linear.LINEAR_PROTOCOL; its moment
-# estimates restart at each segment (train keeps no optimiser state between calls).
-LINEAR_SEGMENT_PROTOCOL = dict(optimizer="adam", lr=0.05, batch=128, schedule="constant")
+__all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "pretraining_curve", "paired_ratio"]
 
 
 def _floats(values) -> list:
     return [float(v) for v in values]
 
 
+def _mean_interval(values, level: float) -> tuple[float, float]:
+    """``(mean, half-width)`` of the two-sided ``level`` t-interval of the mean of ``values`` (runs)."""
+    v = np.asarray(values, dtype=float)
+    return float(v.mean()), float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+
+
+def _signs(intervals, expected: int, shift: float = 0.0) -> list:
+    """The ``sign`` rule (``expected`` side of zero) on each ``(centre, half-width)`` moved by ``shift``."""
+    return [decision.sign(c - h + shift, c + h + shift, expected) for c, h in intervals]
+
+
 # ----------------------------------------------------------------------------- Figure 1
-def _slice_task(task: str, L_grid, n: int, sigma: float, rng: np.random.Generator, points: int = 361):
+def _slice_task(task: str, L_grid, n: int, sigma: float, rng: np.random.Generator, points: int):
     """One task of the class at ``L = 1`` on the circle (``d = 2``), scaled by each ``L`` (every scalar
     of the class scales with ``L``, so ``L f_1`` is a draw of the class at bound ``L``); ``n`` context
     points with the same noise draws for every ``L``; the query at angle 0."""
@@ -83,99 +72,86 @@ def _weight_profiles(angle, ws, ms):
     normaliser from :func:`lipschitz_icl.sphere.log_phi`), linear ``m cos a``."""
     a = np.asarray(angle)
     soft = [_floats(np.exp(w * np.cos(a) - float(sphere.log_phi(2, w)))) for w in ws]
-    linear = [_floats(m * np.cos(a)) for m in ms]
-    return soft, linear
+    return soft, [_floats(m * np.cos(a)) for m in ms]
 
 
-def figure1(*, task: str = "affine", L_grid=(0.5, 2.0, 8.0), n: int = 20, sigma: float = 0.5,
-            n_grid=(10, 30, 100, 300, 1000, 3000, 10000), seed: np.random.SeedSequence) -> Evidence:
-    """Figure 1.  Claim (rule ``sign``): (i) the optimal softmax window ``1/sqrt(w*)`` shrinks as ``L``
-    grows (each elasticity ``d log(1/sqrt(w*)) / d log L`` between consecutive ``L`` below zero, intervals
-    from the exact ``w*``'s stated accuracy); (ii) at the largest ``n`` softmax attention at ``w*`` has a
-    smaller ICL error than the optimal linear attention, for every ``L`` (``E_lin - E_soft > 0``; ``E_soft``
-    from the exact quadrature with its stated error, ``E_lin`` derived).  Resolution: how far beyond zero,
-    on the wrong side, the window's elasticity must be for the rule to refute it (every step moved there).
-    Near miss: a window whose width grows as ``L^(2 res)``."""
-    start = time.perf_counter()
-    d = 2
-    L_grid = list(L_grid)
-    w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
-    m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
-    slice_data = _slice_task(task, L_grid, n, sigma, np.random.default_rng(seed.spawn(1)[0]))
-    soft_w, lin_w = _weight_profiles(slice_data["angle"], [w.w_star.value for w in w_n], m_n)
-    soft_err, soft_abs, lin_err = [], [], []
+def _error_curves(task: str, d: int, L_grid, n_grid, sigma: float):
+    """ICL errors against ``n``: softmax at the exact ``w*`` (exact quadrature, with its stated error)
+    and linear attention at ``m*`` (derived), one row per ``L``."""
+    soft, soft_abs, linear = [], [], []
     for L in L_grid:
-        row, row_abs = [], []
-        for nn in n_grid:
-            p = make_problem(task, d, nn, L, sigma)
-            e = exact_loss(p, wstar(p, "exact").w_star.value).loss
-            row.append(e.value)
-            row_abs.append(e.abs_error)
-        soft_err.append(row)
-        soft_abs.append(row_abs)
-        lin_err.append([lin.linear_optimum(task, d, nn, L, sigma)[1] for nn in n_grid])
-    steps = []
-    for (La, a), (Lb, b) in zip(zip(L_grid, w_n), list(zip(L_grid, w_n))[1:]):
-        span = math.log(Lb / La)
-        steps.append((-0.5 * math.log(b.ci_high / a.ci_low) / span, -0.5 * math.log(b.w_star.value / a.w_star.value) / span,
-                      -0.5 * math.log(b.ci_low / a.ci_high) / span))
+        losses = [exact_loss(p, wstar(p, "exact").w_star.value).loss
+                  for p in (make_problem(task, d, nn, L, sigma) for nn in n_grid)]
+        soft.append([e.value for e in losses])
+        soft_abs.append([e.abs_error for e in losses])
+        linear.append([lin.linear_optimum(task, d, nn, L, sigma)[1] for nn in n_grid])
+    return soft, soft_abs, linear
 
-    def window_rule(shift: float = 0.0, to_wrong_side: bool = False) -> decision.Decision:
-        moved = [(lo - (mid if to_wrong_side else 0.0) + shift, hi - (mid if to_wrong_side else 0.0) + shift)
-                 for lo, mid, hi in steps]
-        return decision.Decision("sign", decision.combine([decision.sign(lo, hi, -1) for lo, hi in moved]),
-                                 "width elasticities " + ", ".join(f"[{lo:.5g}, {hi:.5g}]" for lo, hi in moved))
 
-    gaps = [decision.sign(lin_err[k][-1] - soft_err[k][-1] - soft_abs[k][-1],
-                          lin_err[k][-1] - soft_err[k][-1] + soft_abs[k][-1], +1) for k in range(len(L_grid))]
-    window = window_rule()
-    verdict = decision.combine([window, *gaps])
-    res = decision.resolution(lambda x: window_rule(x, True).refutes,
-                              "elasticity of the window width beyond zero on the wrong side", start=1e-8, limit=1.0)
-    variants = [FalseVariant.decided(f"the softmax window width grows as L^{res.near_miss():.2g}",
-                         window_rule(res.near_miss(), True))] if res.resolved else []
+def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slice_points: int,
+            slice_seed: int) -> Outcome:
+    """Figure 1 on the circle (``d = 2``).  Claim (rule ``sign``): (i) the optimal softmax window
+    ``1/sqrt(w*)`` shrinks as ``L`` grows (each elasticity ``d log(1/sqrt(w*)) / d log L`` between
+    consecutive ``L`` below zero, intervals from the exact ``w*``'s stated accuracy); (ii) at the
+    largest ``n`` softmax attention at ``w*`` has a smaller ICL error than the optimal linear attention,
+    for every ``L`` (``E_lin - E_soft > 0``; ``E_soft`` from the exact quadrature with its stated error,
+    ``E_lin`` derived).  ``decide(shift, gap_factor, window_sign, gap_sign)``: every elasticity beyond
+    ``shift`` on the side ``window_sign`` (``+1``: the window does not shrink), and ``E_lin - (1 +
+    gap_factor) E_soft`` on the side ``gap_sign``.  The task drawn in the top row (``slice_seed``) is an
+    illustration only and does not enter the decision.
+    """
+    d = 2  # the circle
+    w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
     ws = [w.w_star.value for w in w_n]
-    quantities = [Quantity(f"window 1/sqrt(w*) at L={L:g}", None, 1 / math.sqrt(w), 1 / math.sqrt(w_.ci_high),
-                           1 / math.sqrt(w_.ci_low), None, f"w* = {w:.5g} (exact)") for L, w, w_ in zip(L_grid, ws, w_n)]
-    quantities += [Quantity(f"d log width / d log L, L {La:g} -> {Lb:g}", None, mid, lo, hi, window.verdict,
-                            "must be < 0") for (La, Lb), (lo, mid, hi) in zip(zip(L_grid, L_grid[1:]), steps)]
-    quantities += [Quantity(f"ICL error at n={n_grid[-1]}, L={L:g}: linear (m*) - softmax (w*)", None,
-                            lin_err[k][-1] - soft_err[k][-1], None, None, g.verdict, "must be > 0")
-                   for k, (L, g) in enumerate(zip(L_grid, gaps))]
-    settings = {"task": task, "d": d, "n (top and middle rows)": n, "sigma": sigma, "L": L_grid,
+    m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
+    slice_data = _slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
+    soft_w, lin_w = _weight_profiles(slice_data["angle"], ws, m_n)
+    soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
+    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in _elasticities(L_grid, w_n)]  # of the width
+    last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
+
+    def decide(shift: float = 0.0, gap_factor: float = 0.0, window_sign: int = -1, gap_sign: int = +1):
+        window = [decision.sign(lo - window_sign * shift, hi - window_sign * shift, window_sign) for lo, _, hi in steps]
+        gaps = [(e_lin - (1 + gap_factor) * e_soft, (1 + gap_factor) * err) for e_lin, e_soft, err in last]
+        return decision.combined("sign", window + _signs(gaps, gap_sign))
+
+    verdict = decide().verdict
+    quantities = [Quantity(name=f"window 1/sqrt(w*) at L={L:g}", measured=1 / math.sqrt(w), ci_low=r.ci_high ** -0.5,
+                           ci_high=r.ci_low ** -0.5, note=f"w* = {w:.5g} (exact)") for L, w, r in zip(L_grid, ws, w_n)]
+    quantities += [Quantity(name=f"d log width / d log L, L {La:g} -> {Lb:g}", measured=mid, ci_low=lo, ci_high=hi,
+                            verdict=decision.sign(lo, hi, -1).verdict, note="must be < 0")
+                   for (La, Lb), (lo, mid, hi) in zip(zip(L_grid, L_grid[1:]), steps)]
+    quantities += [Quantity(name=f"ICL error at n={n_grid[-1]}, L={L:g}: linear (m*) - softmax (w*)",
+                            measured=e_lin - e_soft, ci_low=e_lin - e_soft - err, ci_high=e_lin - e_soft + err,
+                            note="must be > 0") for L, (e_lin, e_soft, err) in zip(L_grid, last)]
+    settings = {"task": task, "d": d, "n (top and middle rows)": n, "sigma": sigma, "L": list(L_grid),
                 "n grid (bottom row)": list(n_grid), "softmax": "M = w* I, w* exact (quadrature)",
                 "linear": "M = m* I, m* derived (lipschitz_icl.derivations.linear_attention)",
                 "softmax error": "exact quadrature", "linear error": "derived E_lin(n)",
                 "window shaded": "query angle +- 1/sqrt(w*)", "context draw": "one task at L = 1 scaled by L"}
-    evidence = Evidence(
-        statement=f"For {task} tasks on the circle the optimal softmax window 1/sqrt(w*) shrinks as L grows, and "
-                  "softmax attention at w* reaches a smaller ICL error than the optimal linear attention at large n.",
+    return Outcome(
+        decide=decide, quantities=tuple(quantities), margin="0 (every interval on its predicted side)",
         rule="sign rule on each window-width elasticity in L (intervals from the exact w*'s stated accuracy) and on "
              f"E_lin - E_soft at n = {n_grid[-1]} for every L (interval from the quadrature's stated error).",
-        quantities=quantities, verdict=verdict, seconds=time.perf_counter() - start, false_variants=variants,
-        rule_name="sign", margin="0 (every interval on its predicted side)", resolution=res.to_dict(),
-        extra={"decision": "; ".join(x.detail for x in (window, *gaps))})
-    evidence.figure = {"name": "fig1", "title": "Figure 1: softmax attention adapts its window to L",
-                       "settings": settings, "L": L_grid, "w_star": ws, "m_star": m_n,
-                       "window": [1 / math.sqrt(w) for w in ws], **slice_data,
-                       "softmax_weights": soft_w, "linear_weights": lin_w, "n_grid": _floats(n_grid),
-                       "softmax_error": soft_err, "linear_error": lin_err, "verdict": verdict}
-    return evidence
+        figure={"name": "fig1", "title": "Figure 1: softmax attention adapts its window to L", "settings": settings,
+                "L": list(L_grid), "w_star": ws, "m_star": m_n, "window": [1 / math.sqrt(w) for w in ws], **slice_data,
+                "softmax_weights": soft_w, "linear_weights": lin_w, "n_grid": _floats(n_grid),
+                "softmax_error": soft_err, "linear_error": lin_err, "verdict": verdict})
 
 
 # ----------------------------------------------------------------------------- pretraining in segments
-def pretraining_curve(problem, stream: np.random.SeedSequence, *, kind: str = "softmax", segments: int,
-                      segment_steps: int, test_contexts: int, test_problem=None, init=None):
-    """Train the M-form from a random start in ``segments`` segments of ``segment_steps`` steps
-    (:data:`SEGMENT_PROTOCOL`; linear attention :data:`LINEAR_SEGMENT_PROTOCOL`), continuing each from the
-    previous parameters, and after each (and at the start) evaluate the held-out ICL error on
+def pretraining_curve(problem, stream: np.random.SeedSequence, *, kind: str, protocol: dict, init_scale: float,
+                      segments: int, segment_steps: int, test_contexts: int, test_problem=None, init=None):
+    """Train the M-form (``kind`` softmax or linear) from a random start of scale ``init_scale`` in
+    ``segments`` segments of ``segment_steps`` steps of ``protocol`` (a constant rate: training in
+    segments is then one run, except that Adam's moments restart at each segment), continuing each from
+    the previous parameters, and after each (and at the start) evaluate the held-out ICL error on
     ``test_problem`` (default ``problem``) by the task-averaged estimator on ``test_contexts`` contexts
     that are the same at every checkpoint (common random numbers).  Streams: one for the start, one for
     the test draws, one per segment, all spawned from ``stream``.
     Returns ``(steps, errors, standard errors, effective M per checkpoint, final params)``."""
     s_init, s_test, *s_seg = stream.spawn(2 + segments)
-    params = init or init_params("M", problem.d, kind, np.random.default_rng(s_init), 1.0)
-    protocol = SEGMENT_PROTOCOL if kind == "softmax" else LINEAR_SEGMENT_PROTOCOL
+    params = init or init_params("M", problem.d, kind, np.random.default_rng(s_init), init_scale)
     test = test_problem or problem
     steps, errors, ses, Ms = [], [], [], []
     for k in range(segments + 1):
@@ -196,295 +172,296 @@ def paired_ratio(problem, models, contexts: int, stream: np.random.SeedSequence)
     """ICL errors of ``models`` on common contexts of ``problem`` and, for each, the ratio of its mean
     per-context error to that of the last model with its delta-method standard error.  Returns
     ``(errors, ratios, ratio standard errors)``."""
-    terms = general_terms(problem, models, contexts, np.random.default_rng(stream))
-    per = [b + nz for b, nz in terms]
+    per = [b + nz for b, nz in general_terms(problem, models, contexts, np.random.default_rng(stream))]
     ref = per[-1]
-    errors, ratios, ses = [], [], []
-    for loss in per:
-        r = float(loss.mean() / ref.mean())
-        se = float(np.std(loss - r * ref, ddof=1) / (ref.mean() * math.sqrt(loss.size)))
-        errors.append(float(loss.mean()))
-        ratios.append(r)
-        ses.append(se)
-    return errors, ratios, ses
+    ratios = [float(loss.mean() / ref.mean()) for loss in per]
+    ses = [float(np.std(loss - r * ref, ddof=1) / (ref.mean() * math.sqrt(loss.size))) for loss, r in zip(per, ratios)]
+    return [float(loss.mean()) for loss in per], ratios, ses
 
 
 # ----------------------------------------------------------------------------- Figure 3
-def fig3_protocol(steps: int) -> dict:
-    """:data:`lipschitz_icl.pretraining.M_PROTOCOL` with ``steps`` steps and batch 128 (``lr / batch``
-    doubled: an SGD bias of about 0.5% of ``w*``, a tenth of the margin).  Kept to ``L <= 1``: at
-    ``L = 2`` this protocol had not reached ``w*`` in 600 steps (``||M||_2 / w* - 1`` about -8% at half the
-    rate, +8% at this rate), so larger ``L`` needs a longer or differently scaled run."""
-    return dict(M_PROTOCOL, steps=steps, batch=128)
+def _rise(a, b, level: float) -> tuple[float, float]:
+    """``(mean(b) - mean(a), half-width)``: the ``level`` t-interval of a difference of two means of
+    equally many runs (``2 runs - 2`` degrees of freedom)."""
+    a, b = np.asarray(a), np.asarray(b)
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    half = stats.t.ppf(0.5 + level / 2, a.size + b.size - 2) * se
+    return float(b.mean() - a.mean()), float(half)
 
 
-def _trained_norms(task, d, n, L, sigma, stream, runs, steps):
-    """Spectral norms and ``tr(M)/d`` of ``runs`` M-form layers trained from random starts
-    (:func:`fig3_protocol`), run ``k`` from child ``k`` of ``stream``."""
-    problem = make_problem(task, d, n, L, sigma)
-    norms, scales = [], []
-    for child in stream.spawn(runs):
-        init_seq, data_seq = child.spawn(2)
-        init = init_params("M", d, "softmax", np.random.default_rng(init_seq), 1.0)
-        M = train(problem, init=init, seed=data_seq, **fig3_protocol(steps)).M
-        norms.append(float(np.linalg.norm(M, 2)))
-        scales.append(geometry.isotropic_scale(M))
-    return norms, scales
-
-
-def figure3(*, task: str = "affine", d: int = 2, L_grid=(0.25, 0.5, 1.0), settings=((20, 0.3), (50, 0.5)),
-            runs: int = 4, steps: int = 600, seed: np.random.SeedSequence) -> Evidence:
-    """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window) increases
-    with ``L`` (rule ``sign`` on each consecutive difference of mean norms, 99% Welch t-interval) and
-    agrees with the exact ``w*`` (``equivalence``: 99% t-interval of ``mean ||M||_2 / w* - 1`` within
-    ``+-FIG3_MARGIN``), at every ``(n, sigma)`` of ``settings`` (each interval at 99%, as in
-    ``thm34.trained-isotropy``).
-    Resolution: the relative change of ``w*`` the equivalence refutes (both signs); near misses
-    ``(1 +- 2 res) w*``."""
-    start = time.perf_counter()
-    L_grid = list(L_grid)
+def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, protocol: dict, level: float,
+            margin: float, seed: np.random.SeedSequence) -> Outcome:
+    """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window; ``runs``
+    independent runs of ``protocol`` per point, :func:`lipschitz_icl.pretraining.independent_runs`)
+    increases with ``L`` (``sign`` on each consecutive difference of mean norms, ``level`` t-interval)
+    and agrees with the exact ``w*`` (``equivalence``: ``level`` interval of ``mean ||M||_2 / w* - 1``
+    within ``+-margin``), at every ``(n, sigma)`` of ``settings``.  ``decide(change, target)``: the norm
+    claimed to be ``(1 + change) w*``; ``target = "fixed"``: the ``w*`` at the largest ``L`` for every ``L``
+    (the window does not adapt)."""
     points = [(n, s, L) for n, s in settings for L in L_grid]
-    streams = seed.spawn(len(points))
     norms, w_stars = {}, {}
-    for (n, s, L), stream in zip(points, streams):
-        norms[(n, s, L)] = _trained_norms(task, d, n, L, s, stream, runs, steps)[0]
-        w_stars[(n, s, L)] = wstar(make_problem(task, d, n, L, s), "exact")
+    for (n, s, L), stream in zip(points, seed.spawn(len(points))):
+        problem = make_problem(task, d, n, L, s)
+        trained = independent_runs(problem, stream, runs, **protocol)
+        norms[(n, s, L)] = [float(np.linalg.norm(r.M, 2)) for _, r in trained]
+        w_stars[(n, s, L)] = wstar(problem, "exact")
+    rising = [_rise(norms[(n, s, La)], norms[(n, s, Lb)], level) for n, s in settings
+              for La, Lb in zip(L_grid, L_grid[1:])]
 
-    def agree(change: float = 0.0) -> decision.Decision:
-        decs = []
-        for key in points:
-            v, ws = norms[key], w_stars[key]
-            low, high = scale_interval(v, ws, target=ws.w_star.value * (1 + change), level=FIG3_LEVEL)
-            decs.append(decision.equivalence(low / ws.w_star.value, high / ws.w_star.value, FIG3_MARGIN))
-        return decision.Decision("equivalence", decision.combine(decs), "; ".join(x.detail for x in decs))
+    def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:
+        agree = []
+        for n, s, L in points:
+            ref = w_stars[(n, s, L_grid[-1] if target == "fixed" else L)]
+            w0 = ref.w_star.value
+            low, high = scale_interval(norms[(n, s, L)], ref, target=w0 * (1 + change), level=level)
+            agree.append(decision.equivalence(low / w0, high / w0, margin))
+        return decision.combined("equivalence", agree + _signs(rising, +1))
 
-    rising = []
-    for n, s in settings:
-        for La, Lb in zip(L_grid, L_grid[1:]):
-            a, b = np.asarray(norms[(n, s, La)]), np.asarray(norms[(n, s, Lb)])
-            half = float(stats.t.ppf(0.5 + FIG3_LEVEL / 2, 2 * runs - 2)
-                         * math.sqrt(a.var(ddof=1) / runs + b.var(ddof=1) / runs))
-            diff = float(b.mean() - a.mean())
-            rising.append(decision.sign(diff - half, diff + half, +1))
-    main = agree()
-    verdict = decision.combine([main, *rising])
-    res = decision.two_sided_resolution(lambda x: agree(x).refutes, "relative change of w*", start=1e-3, limit=0.9)
-    variants = [FalseVariant.decided(f"||M||_2 is {1 + sg * res.near_miss():.4g} w*", agree(sg * res.near_miss()))
-                for sg in (+1, -1)] if res.resolved else []
-    quantities = [Quantity(f"||M||_2 at n={n}, sigma={s:g}, L={L:g}", w_stars[(n, s, L)].w_star.value,
-                           float(np.mean(norms[(n, s, L)])), None, None, None,
-                           "theory: exact w*; runs " + ", ".join(f"{v:.4f}" for v in norms[(n, s, L)]))
-                  for n, s, L in points]
-    series = [{"label": f"n={n}, sigma={s:g}", "L": L_grid,
+    quantities = tuple(Quantity(name=f"||M||_2 at n={n}, sigma={s:g}, L={L:g}", theory=w_stars[(n, s, L)].w_star.value,
+                                measured=float(np.mean(norms[(n, s, L)])),
+                                note="theory: exact w*; runs " + ", ".join(f"{v:.4f}" for v in norms[(n, s, L)]))
+                       for n, s, L in points)
+    series = [{"label": f"n={n}, sigma={s:g}", "L": list(L_grid),
                "norm_mean": [float(np.mean(norms[(n, s, L)])) for L in L_grid],
                "norm_runs": [norms[(n, s, L)] for L in L_grid],
                "w_star": [w_stars[(n, s, L)].w_star.value for L in L_grid]} for n, s in settings]
-    fig_settings = {"task": task, "d": d, "L": L_grid, "(n, sigma)": [list(x) for x in settings],
-                    "runs per point": runs, "training": f"M-form softmax, {fig3_protocol(steps)}",
+    fig_settings = {"task": task, "d": d, "L": list(L_grid), "(n, sigma)": [list(x) for x in settings],
+                    "runs per point": runs, "training": f"M-form softmax, {protocol}",
                     "start": "i.i.d. N(0, 1/d) entries", "w*": "exact quadrature"}
-    evidence = Evidence(
-        statement=f"For {task} tasks (d={d}) the spectral norm of the trained M increases with L and equals the "
-                  "optimal window w* (exact) at every (n, sigma).",
-        rule=f"sign on consecutive differences of the mean ||M||_2 over {runs} runs (99% Welch t-intervals); "
-             f"equivalence of mean ||M||_2 / w* - 1 with 0 within +-{FIG3_MARGIN:g} (99% t-intervals).",
-        quantities=quantities, verdict=verdict, seconds=time.perf_counter() - start, false_variants=variants,
-        rule_name="equivalence", margin=f"+-{FIG3_MARGIN:g} on ||M||_2 / w* - 1; sign 0 on the increase",
-        resolution=res.to_dict(), extra={"decision": main.detail + "; rising: " + "; ".join(x.detail for x in rising)})
-    evidence.figure = {"name": "fig3", "title": "Figure 3: the trained window follows w* as L grows",
-                       "settings": fig_settings, "series": series, "verdict": verdict}
-    return evidence
+    return Outcome(
+        decide=decide, quantities=quantities, margin=f"+-{margin:g} on ||M||_2 / w* - 1; sign 0 on the increase",
+        rule=f"sign on consecutive differences of the mean ||M||_2 over {runs} runs ({level:g} t-intervals); "
+             f"equivalence of mean ||M||_2 / w* - 1 with 0 within +-{margin:g} ({level:g} Welch intervals).",
+        figure={"name": "fig3", "title": "Figure 3: the trained window follows w* as L grows",
+                "settings": fig_settings, "series": series, "verdict": decide().verdict})
 
 
 # ----------------------------------------------------------------------------- Figure 5
-def figure5(*, classes=("affine", "relu", "cosine"), d: int = 2, n: int = 20, L: float = 1.0, sigma: float = 0.3,
-            segments: int = 8, segment_steps: int = 75, test_contexts: int = 2000, cross_contexts: int = 20000,
-            seed: np.random.SeedSequence) -> Evidence:
+def figure5(*, classes: list, d: int, n: int, L: float, sigma: float, segments: int, segment_steps: int,
+            test_contexts: int, cross_contexts: int, protocol: dict, init_scale: float, margin: float,
+            family_level: float, seed: np.random.SeedSequence) -> Outcome:
     """Figure 5.  Left: held-out test error during pretraining of softmax attention on each class (same
-    class at test).  Right: the error on cosine tasks of the three pretrained layers.  Claim: (i) the
-    test error at the end of pretraining is below that at the start, for each class (``sign`` on the
-    paired per-context difference, common test contexts); (ii) the layers pretrained on the other
-    classes generalise to cosine tasks: their error there over the cosine-pretrained layer's,
-    ``E_class / E_cosine - 1``, lies within ``+-CROSS_MARGIN`` (``equivalence``, paired delta-method
-    intervals).  Resolution: the relative change of the cross-class ratio the equivalence refutes (both
-    signs); near misses: the ratio is ``1 +- 2 res``."""
-    start = time.perf_counter()
-    classes = list(classes)
+    class at test, :func:`pretraining_curve`).  Right: the error on cosine tasks of the three pretrained
+    layers.  Claim: (i) the test error at the end of pretraining is below that at the start, for each
+    class (``sign`` on the paired difference, common test contexts, interval ``+- z (se_end +
+    se_start)``); (ii) the layers pretrained on the other classes generalise to cosine tasks:
+    ``E_class / E_cosine - 1`` lies within ``+-margin`` (``equivalence``, paired delta-method intervals,
+    :func:`paired_ratio`); ``z`` Bonferroni over all intervals at ``family_level``.
+    ``decide(change, only, drop_sign)``: the ratio of ``only`` (default every class) claimed to be
+    ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
     streams = seed.spawn(len(classes) + 1)
+    z = decision.bonferroni_z(2 * len(classes), family_level)
     curves, finals, drops = {}, {}, []
-    tests = 2 * len(classes)
-    z = decision.bonferroni_z(tests)
     for task, stream in zip(classes, streams):
-        problem = make_problem(task, d, n, L, sigma)
-        steps, errors, ses, Ms, _ = pretraining_curve(problem, stream, segments=segments, segment_steps=segment_steps,
-                                                      test_contexts=test_contexts)
-        curves[task] = {"steps": steps, "error": errors, "se": ses}
-        finals[task] = Ms[-1]
-        # paired: same test contexts at every checkpoint; the difference's se is bounded by the sum of ses
-        diff, half = errors[-1] - errors[0], z * (ses[-1] + ses[0])
-        drops.append(decision.sign(diff - half, diff + half, -1))
-    cosine = make_problem("cosine", d, n, L, sigma)
+        steps, errors, ses, Ms, _ = pretraining_curve(make_problem(task, d, n, L, sigma), stream, kind="softmax",
+                                                      protocol=protocol, init_scale=init_scale, segments=segments,
+                                                      segment_steps=segment_steps, test_contexts=test_contexts)
+        curves[task], finals[task] = {"steps": steps, "error": errors, "se": ses}, Ms[-1]
+        drops.append((errors[-1] - errors[0], z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
     order = [c for c in classes if c != "cosine"] + ["cosine"]
-    cross_err, ratios, ratio_se = paired_ratio(cosine, [Attention(finals[c]) for c in order], cross_contexts,
-                                               streams[-1])
+    cross_err, ratios, ratio_se = paired_ratio(make_problem("cosine", d, n, L, sigma),
+                                               [Attention(finals[c]) for c in order], cross_contexts, streams[-1])
 
-    def cross(change: float = 0.0) -> decision.Decision:
-        decs = [decision.equivalence(r - 1 - change - z * s, r - 1 - change + z * s, CROSS_MARGIN)
-                for r, s in zip(ratios[:-1], ratio_se[:-1])]
-        return decision.Decision("equivalence", decision.combine(decs), "; ".join(x.detail for x in decs))
+    def decide(change: float = 0.0, only: str = "", drop_sign: int = -1) -> decision.Decision:
+        moved = [r - 1 - (change if only in ("", c) else 0.0) for c, r in zip(order, ratios[:-1])]
+        cross = [decision.equivalence(x - z * s, x + z * s, margin) for x, s in zip(moved, ratio_se)]
+        return decision.combined("equivalence", cross + _signs(drops, drop_sign))
 
-    main = cross()
-    verdict = decision.combine([main, *drops])
-    res = decision.two_sided_resolution(lambda x: cross(x).refutes, "change of E_class / E_cosine", start=1e-3, limit=2.0)
-    variants = [FalseVariant.decided(f"E_class / E_cosine = {1 + sg * res.near_miss():.4g}", cross(sg * res.near_miss()))
-                for sg in (+1, -1)] if res.resolved else []
-    quantities = [Quantity(f"test error of {c}: start -> end", None, curves[c]["error"][-1], None, None, dec.verdict,
-                           f"start {curves[c]['error'][0]:.4g}") for c, dec in zip(classes, drops)]
-    quantities += [Quantity(f"error on cosine tasks, pretrained on {c}, / pretrained on cosine", 1.0, r, r - z * s,
-                            r + z * s, main.verdict, f"error {e:.4g}") for c, e, r, s in
-                   zip(order[:-1], cross_err, ratios, ratio_se)]
-    settings = {"d": d, "n": n, "L": L, "sigma": sigma, "classes": classes,
-                "training": f"M-form softmax from N(0, 1/d) starts, {segments} segments of {segment_steps} steps, "
-                            f"{SEGMENT_PROTOCOL}",
+    quantities = [Quantity(name=f"test error of {c}: start -> end", measured=curves[c]["error"][-1],
+                           verdict=dec.verdict, note=f"start {curves[c]['error'][0]:.4g}")
+                  for c, dec in zip(classes, _signs(drops, -1))]
+    quantities += [Quantity(name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine", theory=1.0,
+                            measured=r, ci_low=r - z * s, ci_high=r + z * s, note=f"error {e:.4g}")
+                   for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)]
+    settings = {"d": d, "n": n, "L": L, "sigma": sigma, "classes": list(classes),
+                "training": f"M-form softmax from N(0, {init_scale:g}^2/d) starts, {segments} segments of "
+                            f"{segment_steps} steps, {protocol}",
                 "test error": f"task-averaged estimator, {test_contexts} common contexts per checkpoint",
                 "cross-class error": f"{cross_contexts} common cosine-task contexts", "cosine frequency": 1.0}
-    evidence = Evidence(
-        statement=f"Softmax attention pretrained on 1-Lipschitz affine, ReLU or cosine tasks (d={d}, n={n}) lowers its "
-                  "test error during pretraining, and the layers pretrained on affine and ReLU tasks reach the "
-                  "cosine-pretrained layer's error on cosine tasks (the window depends on L, not on the class).",
+    return Outcome(
+        decide=decide, quantities=tuple(quantities), margin=f"+-{margin:g} on E_class / E_cosine - 1",
         rule=f"sign on the end-minus-start test error per class; equivalence of E_class/E_cosine - 1 on cosine tasks "
-             f"with 0 within +-{CROSS_MARGIN:g} (paired delta-method intervals, z = {z:.2f}).",
-        quantities=quantities, verdict=verdict, seconds=time.perf_counter() - start, false_variants=variants,
-        rule_name="equivalence", margin=f"+-{CROSS_MARGIN:g} on E_class / E_cosine - 1", resolution=res.to_dict(),
-        extra={"decision": main.detail + "; drops: " + "; ".join(x.detail for x in drops)})
-    evidence.figure = {"name": "fig5", "title": "Figure 5: pretraining on three classes, tested on cosine tasks",
-                       "settings": settings, "curves": {c: curves[c] for c in classes},
-                       "cross": {"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
-                       "verdict": verdict}
-    return evidence
+             f"with 0 within +-{margin:g} (paired delta-method intervals, z = {z:.2f}).",
+        figure={"name": "fig5", "title": "Figure 5: pretraining on three classes, tested on cosine tasks",
+                "settings": settings, "curves": curves,
+                "cross": {"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
+                "verdict": decide().verdict})
 
 
 # ----------------------------------------------------------------------------- Figure 9
-def figure9(*, links=("affine", "quadratic", "cosine"), d: int = 4, rank: int = 2, n: int = 20, L: float = 1.0,
-            sigma: float = 0.3, runs: int = 3, segments: int = 5, segment_steps: int = 80,
-            test_contexts: int = 1000, seed: np.random.SeedSequence) -> Evidence:
-    """Figure 9.  ``rho(M, B)`` and the held-out test error during pretraining, softmax against linear
-    attention, on low-rank tasks (``d``, ``rank``) with each link.  Claim (rule ``sign``), for every link:
-    (i) softmax's ``rho(M, B)`` falls during pretraining (99% t-interval over ``runs`` runs of the mean
-    end-minus-start change, as in ``figures.fig3``) and (ii) in every run softmax attention's test error
-    at the end is below linear attention's (interval: the difference +- z times the sum of the two
-    standard errors, valid whatever their correlation; Bonferroni over the runs and links).
-    Resolution: how far beyond zero, on the wrong side, the centre of every link's interval of the
-    change of ``rho`` must be moved for the rule to refute it; near miss: softmax's ``rho`` rises by two
-    resolutions."""
-    start = time.perf_counter()
-    links = list(links)
-    z = decision.bonferroni_z(len(links) * runs)
-    series, changes, gaps = {}, [], []  # changes: (mean, half-width) per link
+def _link_runs(problem, stream, *, kind: str, runs: int, **curve) -> dict:
+    """``runs`` pretraining curves of ``kind`` on ``problem`` (run ``k`` from child ``k`` of ``stream``):
+    ``{steps, rho, error, se}``, ``rho(M, B)`` of the effective ``M`` at each checkpoint."""
+    out = {"rho": [], "error": [], "se": []}
+    for run in stream.spawn(runs):
+        steps, errors, se, Ms, _ = pretraining_curve(problem, run, kind=kind, **curve)
+        out["rho"].append([geometry.rho(M, problem.task_class.B) for M in Ms])
+        out["error"].append(errors)
+        out["se"].append(se)
+    return {"steps": steps, **out}
+
+
+def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, runs: int, segments: int,
+            segment_steps: int, test_contexts: int, protocol: dict, linear_protocol: dict, init_scale: float,
+            level: float, family_level: float, seed: np.random.SeedSequence) -> Outcome:
+    """Figure 9.  ``rho(M, B)`` and the held-out test error during pretraining, softmax (``protocol``)
+    against linear attention (``linear_protocol``; ``rho(v M, B)``), on low-rank tasks (``d``, ``rank``)
+    with each link.  Claim (rule ``sign``), for every link: (i) softmax's ``rho(M, B)`` falls during
+    pretraining (``level`` t-interval over ``runs`` runs of the mean end-minus-start change) and (ii) in
+    every run softmax attention's test error at the end is below linear attention's (interval: the
+    difference +- z times the sum of the two standard errors, valid whatever their correlation;
+    Bonferroni over runs and links at ``family_level``).  ``decide(shift, kind, gap_sign)``: the rho
+    of ``kind`` falls by more than ``shift``; the gap linear - softmax on the side ``gap_sign``."""
+    z = decision.bonferroni_z(len(links) * runs, family_level)
+    series, changes, gaps = {}, {"softmax": [], "linear": []}, []
+    curve = dict(runs=runs, init_scale=init_scale, segments=segments, segment_steps=segment_steps,
+                 test_contexts=test_contexts)
     for link, ls in zip(links, seed.spawn(len(links))):
         problem = make_problem(f"lowrank-{link}", d, n, L, sigma, rank=rank)
-        B = problem.task_class.B
-        out = {}
-        for kind, ks in zip(("softmax", "linear"), ls.spawn(2)):
-            rhos, errs, ses = [], [], []
-            for run in ks.spawn(runs):
-                steps, errors, se, Ms, _ = pretraining_curve(problem, run, kind=kind, segments=segments,
-                                                             segment_steps=segment_steps, test_contexts=test_contexts)
-                rhos.append([geometry.rho(M, B) for M in Ms])
-                errs.append(errors)
-                ses.append(se)
-            out[kind] = {"steps": steps, "rho": rhos, "error": errs, "se": ses}
+        out = {kind: _link_runs(problem, ks, kind=kind, protocol=proto, **curve)
+               for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))}
         series[link] = out
-        change = [r[-1] - r[0] for r in out["softmax"]["rho"]]
-        changes.append((float(np.mean(change)), float(stats.t.ppf(0.995, runs - 1) * np.std(change, ddof=1)
-                                                     / math.sqrt(runs))))
-        for k in range(runs):
-            gap = out["linear"]["error"][k][-1] - out["softmax"]["error"][k][-1]
-            half = z * (out["linear"]["se"][k][-1] + out["softmax"]["se"][k][-1])
-            gaps.append(decision.sign(gap - half, gap + half, +1))
+        for kind in changes:
+            changes[kind].append(_mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], level))
+        gaps += [(lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1])) for lin_e, soft_e, lin_s, soft_s
+                 in zip(out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"])]
 
-    def fall_rule(rise: float | None = None) -> decision.Decision:
-        """The sign rule on each link's interval of the change of rho; with ``rise``, each interval's
-        centre moved to ``+rise``."""
-        decs = [decision.sign((m if rise is None else rise) - h, (m if rise is None else rise) + h, -1)
-                for m, h in changes]
-        return decision.Decision("sign", decision.combine(decs), "rho changes " + "; ".join(x.detail for x in decs))
+    def decide(shift: float = 0.0, kind: str = "softmax", gap_sign: int = +1) -> decision.Decision:
+        return decision.combined("sign", _signs(changes[kind], -1, shift) + _signs(gaps, gap_sign))
 
-    falls = fall_rule()
-    verdict = decision.combine([falls, *gaps])
-    res = decision.resolution(lambda x: fall_rule(x).refutes, "rise of softmax's rho beyond zero", start=1e-4, limit=2.0)
-    variants = [FalseVariant.decided(f"softmax's rho(M, B) rises by {res.near_miss():.3g} during pretraining",
-                         fall_rule(res.near_miss()))] if res.resolved else []
     quantities = []
     for i, link in enumerate(links):
-        s = series[link]
-        m, h = changes[i]
-        quantities.append(Quantity(f"{link}: softmax rho end - start (mean over runs)", None, m, m - h, m + h,
-                                   falls.verdict, "must be < 0; final rho: softmax "
-                                   + ", ".join(f"{r[-1]:.4f}" for r in s["softmax"]["rho"]) + "; linear "
-                                   + ", ".join(f"{r[-1]:.4f}" for r in s["linear"]["rho"])))
-        for k in range(runs):
-            g = gaps[i * runs + k]
-            quantities.append(Quantity(f"{link}, run {k}: final error linear - softmax", None,
-                                       s["linear"]["error"][k][-1] - s["softmax"]["error"][k][-1], None, None,
-                                       g.verdict, g.detail))
+        s, (m, h) = series[link], changes["softmax"][i]
+        quantities.append(Quantity(name=f"{link}: softmax rho end - start (mean over runs)", measured=m, ci_low=m - h,
+                                   ci_high=m + h, verdict=decision.sign(m - h, m + h, -1).verdict,
+                                   note="must be < 0; final rho: " + "; ".join(
+                                       f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s)))
+        quantities += [Quantity(name=f"{link}, run {k}: final error linear - softmax", measured=g, ci_low=g - hw,
+                                ci_high=g + hw, verdict=decision.sign(g - hw, g + hw, +1).verdict)
+                       for k, (g, hw) in enumerate(gaps[i * runs:(i + 1) * runs])]
     settings = {"d": d, "rank": rank, "B": "first rank coordinate axes", "n": n, "L": L, "sigma": sigma,
-                "links": links, "runs": runs, "softmax training": f"{segments} x {segment_steps} steps, {SEGMENT_PROTOCOL}",
-                "linear training": f"{segments} x {segment_steps} steps, {LINEAR_SEGMENT_PROTOCOL} (Adam restarted at "
+                "links": list(links), "runs": runs,
+                "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
+                "linear training": f"{segments} x {segment_steps} steps, {linear_protocol} (Adam restarted at "
                                    "each segment), value weight v",
                 "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
                 "cosine frequency": 1.0, "rho of linear attention": "rho(v M, B)"}
-    evidence = Evidence(
-        statement=f"On low-rank tasks (d={d}, rank {rank}) with affine, quadratic and cosine links, softmax attention "
-                  "learns the subspace during pretraining (rho(M, B) falls) and ends with a smaller test error than "
-                  "linear attention.",
-        rule=f"sign on the mean end-minus-start change of softmax's rho (99% t-interval over runs) and on each run's final error gap "
-             f"linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and kind.",
-        quantities=quantities, verdict=verdict, seconds=time.perf_counter() - start, false_variants=variants,
-        rule_name="sign", margin="0 (every interval on its predicted side)", resolution=res.to_dict(),
-        extra={"decision": falls.detail + "; gaps: " + "; ".join(x.detail for x in gaps)})
-    evidence.figure = {"name": "fig9", "title": "Figure 9: softmax learns the low-rank subspace, linear does not",
-                       "settings": settings, "series": series, "verdict": verdict}
-    return evidence
+    return Outcome(
+        decide=decide, quantities=tuple(quantities), margin="0 (every interval on its predicted side)",
+        rule=f"sign on the mean end-minus-start change of softmax's rho ({level:g} t-interval over runs) and on each "
+             f"run's final error gap linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and "
+             "kind.",
+        figure={"name": "fig9", "title": "Figure 9: softmax learns the low-rank subspace, linear does not",
+                "settings": settings, "series": series, "verdict": decide().verdict})
 
 
 # ----------------------------------------------------------------------------- rebuttal: Eq. (4) heat maps
-def eq4_heatmaps(*, task: str = "relu", d_grid=(2, 3), n_per_d: int = 10, L: float = 1.0, sigma: float = 0.3,
-                 runs: int = 3, seed: np.random.SeedSequence) -> Evidence:
-    """The rebuttal's figure: the trained ``W_K^T W_Q`` of full layers (:func:`lemmaB1.trained_layers`,
-    ``n = n_per_d d``) on ``task`` tasks for each ``d`` of ``d_grid``, and its distance to the Eq. (4)
-    form (:func:`lemmaB1.block_distance`).  Claim (``one-sided``): for every ``d`` the 99% upper limit of the
-    mean distance over ``runs`` runs is at most the shape threshold.  Resolution: the smallest distance the
-    rule refutes as a claim about these layers (largest over ``d``); near miss: a distance of at least
-    two resolutions."""
-    start = time.perf_counter()
-    d_grid = list(d_grid)
-    mats, dists, decs = [], [], []
+def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: float, runs: int, protocol: dict,
+                 init_scale: float, level: float, threshold: float, seed: np.random.SeedSequence) -> Outcome:
+    """The rebuttal's figure: the trained ``W_K^T W_Q`` of full layers (:func:`independent_runs`,
+    ``protocol``, start scale ``init_scale``, ``n = n_per_d d``) on ``task`` tasks for each ``d`` of
+    ``d_grid``, and its distance to the Eq. (4) form (:func:`lemmaB1.block_distance`).  Claim
+    (``one-sided``): for every ``d`` the ``level`` upper limit of the mean distance over ``runs`` runs is
+    at most ``threshold`` (interval ``[min over runs, upper limit]``).  ``decide(floor)``: the statement
+    "the layers carry a distance of at least ``floor``" at the ``d`` with the largest upper limit, by the
+    same rule."""
+    from . import lemmaB1  # the full-layer helpers of Lemma B.1
+
+    mats, dists = [], []
     for d, stream in zip(d_grid, seed.spawn(len(d_grid))):
-        layers = lemmaB1.trained_layers(task, d, n_per_d * d, L, sigma, stream, runs)
+        layers = independent_runs(make_problem(task, d, n_per_d * d, L, sigma), stream, runs, init_scale=init_scale,
+                                  **protocol)
         As = [lemmaB1.kq_matrix(r.params) for _, r in layers]
-        dist = [lemmaB1.block_distance(A) for A in As]
         mats.append(As[0].tolist())
-        dists.append(dist)
-        decs.append(lemmaB1.shape_decision(dist))
-    verdict = decision.combine(decs)
-    pooled = max(dists, key=lambda v: lemmaB1.upper_interval(v)[1])
-    res = lemmaB1.floor_resolution(pooled, "distance to the Eq. (4) form the rule refutes")
-    variants = lemmaB1._floor_variant(pooled, res, "distance to the Eq. (4) form")
-    quantities = [Quantity(f"distance to the Eq. (4) form, d={d} (99% upper limit)", 0.0,
-                           *lemmaB1.upper_interval(v)[:1], min(v), lemmaB1.upper_interval(v)[1], dec.verdict,
-                           f"threshold {SHAPE_THRESHOLD}; runs " + ", ".join(f"{x:.4f}" for x in v))
-                  for d, v, dec in zip(d_grid, dists, decs)]
-    settings = {"task": task, "d": d_grid, "n": [n_per_d * d for d in d_grid], "L": L, "sigma": sigma,
+        dists.append([lemmaB1.block_distance(A) for A in As])
+    means, _, highs = zip(*(lemmaB1.mean_limits(v, level) for v in dists))
+    bounds = [(min(min(v), hi), hi) for v, hi in zip(dists, highs)]
+
+    def decide(floor: float | None = None) -> decision.Decision:
+        if floor is None:
+            return decision.combined("one-sided", [decision.one_sided(lo, hi, threshold, "<=") for lo, hi in bounds])
+        return decision.one_sided(*max(bounds, key=lambda b: b[1]), floor, ">=")
+
+    quantities = tuple(Quantity(name=f"distance to the Eq. (4) form, d={d} ({level:g} upper limit)", theory=0.0,
+                                measured=mean, ci_low=lo, ci_high=hi,
+                                verdict=decision.one_sided(lo, hi, threshold, "<=").verdict,
+                                note=f"threshold {threshold}; runs " + ", ".join(f"{x:.4f}" for x in v))
+                       for d, v, mean, (lo, hi) in zip(d_grid, dists, means, bounds))
+    settings = {"task": task, "d": list(d_grid), "n": [n_per_d * d for d in d_grid], "L": L, "sigma": sigma,
                 "runs per d": runs, "shown": "W_K^T W_Q of the first run (rows and columns: x_1..x_d, label)",
-                "training": f"{lemmaB1.FULL_PROTOCOL}, start scale {lemmaB1.INIT_SCALE}"}
-    evidence = Evidence(
-        statement=f"Full attention layers trained on {task} tasks take the Eq. (4) form for every d in {d_grid}: "
-                  "W_K^T W_Q = [[w I, 0], [0, 0]] on the columns that reach the prediction.",
-        rule=f"one-sided: 99% upper limit of the mean distance to the Eq. (4) form over {runs} runs <= "
-             f"{SHAPE_THRESHOLD}, for each d.",
-        quantities=quantities, verdict=verdict, seconds=time.perf_counter() - start, false_variants=variants,
-        rule_name="one-sided", margin=f"<= {SHAPE_THRESHOLD} on the mean distance (99% upper limit)",
-        resolution=res.to_dict(), extra={"decision": "; ".join(x.detail for x in decs)})
-    evidence.figure = {"name": "eq4", "title": "Trained W_K^T W_Q on ReLU tasks: the Eq. (4) block form",
-                       "settings": settings, "d": d_grid, "matrices": mats, "distance": dists, "verdict": verdict}
-    return evidence
+                "training": f"{protocol}, start scale {init_scale}"}
+    return Outcome(
+        decide=decide, quantities=quantities, margin=f"<= {threshold} on the mean distance ({level:g} upper limit)",
+        rule=f"one-sided: {level:g} upper limit of the mean distance to the Eq. (4) form over {runs} runs <= "
+             f"{threshold}, for each d.",
+        figure={"name": "eq4", "title": "Trained W_K^T W_Q on ReLU tasks: the Eq. (4) block form",
+                "settings": settings, "d": list(d_grid), "matrices": mats, "distance": dists,
+                "verdict": decide().verdict})
+
+
+# ----------------------------------------------------------------------------- Figure 6 (Lemma B.5)
+def _centres(M: np.ndarray, w: float, points: int):
+    """The softmax weights ``exp(x^T A q)`` of ``A = w I`` and ``A = M`` over ``points`` evenly spaced context
+    points on the circle (``n`` x weight), and the grid angle of each profile's largest weight."""
+    step = 2 * math.pi / points
+    angle = -math.pi + step * np.arange(points)
+    grid, q = np.stack([np.cos(angle), np.sin(angle)], axis=-1), np.array([1.0, 0.0])
+    profiles = {name: points * Attention(A).weights(grid, q) for name, A in (("iso", w * np.eye(2)), ("gen", M))}
+    return angle, step, profiles, {name: float(angle[int(np.argmax(p))]) for name, p in profiles.items()}
+
+
+def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: float, anisotropy: float, points: int,
+            contexts: int, margin: float, family_level: float, seed: np.random.SeedSequence) -> Outcome:
+    """Figure 6 (Lemma B.5): the attention a general ``M = w* R(rotation) diag(1 + a, 1 - a)`` induces on
+    the circle centres on the direction of ``M q``, not on the query, and costs ICL error, while that of
+    ``w* I`` centres on the query.  A centre is the grid point of largest weight, its interval one grid step
+    either side (``exp(|Mq| cos(t - t_Mq))`` is unimodal).  ``equivalence``: each centre within ``+-margin``
+    rad of its predicted direction; ``sign``: the general centre away from the query, and ``E(M) - E(w* I)
+    > 0`` on its paired interval (Bonferroni ``z`` at ``family_level``; common random numbers).
+    ``decide(offset, centre)``: ``w* I``'s attention claimed ``offset`` rad from the query; ``centre =
+    "query"`` claims the general ``M`` centres on the query too (the rival of an isotropic picture)."""
+    problem = make_problem(task, d, n, L, sigma)
+    w = wstar(problem, "exact").w_star.value
+    M = w * np.array([[math.cos(rotation), -math.sin(rotation)], [math.sin(rotation), math.cos(rotation)]]) \
+        @ np.diag([1 + anisotropy, 1 - anisotropy])
+    angle, step, profiles, centres = _centres(M, w, points)
+    theory = {"iso": 0.0, "gen": math.atan2(float(M[1, 0]), float(M[0, 0]))}
+    terms = general_terms(problem, [Attention(M), Attention.isotropic(w, d)], contexts, np.random.default_rng(seed))
+    diff = (terms[0][0] + terms[0][1]) - (terms[1][0] + terms[1][1])
+    z = decision.bonferroni_z(1, family_level)
+    mean, se = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(diff.size))
+    costlier = decision.sign(mean - z * se, mean + z * se, +1)
+
+    def centre_rule(name: str, target: float) -> decision.Decision:
+        return decision.equivalence(centres[name] - target - step, centres[name] - target + step, margin)
+
+    def decide(offset: float = 0.0, centre: str = "Mq") -> decision.Decision:
+        gen = centre_rule("gen", theory["gen"] if centre == "Mq" else 0.0)
+        away = decision.sign(centres["gen"] - step, centres["gen"] + step, 1 if theory["gen"] > 0 else -1)
+        parts = [centre_rule("iso", offset), gen] + ([away, costlier] if centre == "Mq" else [])
+        return decision.combined("equivalence", parts)
+
+    iso, gen = centre_rule("iso", 0.0), centre_rule("gen", theory["gen"])
+    shown = slice(None, None, max(1, points // 720))
+    return Outcome(
+        decide=decide, margin=f"+-{margin:g} rad on each centre; E(M) - E(w* I) > 0",
+        rule=f"equivalence of each centre with its predicted direction within +-{margin:g} rad (interval: one grid "
+             f"step of {step:.2g}); sign of the general centre and of E(M) - E(w* I) (paired, z = {z:.2f}).",
+        quantities=(
+            Quantity(name="centre of the attention of w* I (radians from the query)", theory=0.0,
+                     measured=centres["iso"], ci_low=centres["iso"] - step, ci_high=centres["iso"] + step,
+                     verdict=iso.verdict),
+            Quantity(name="centre of the attention of the general M (radians from the query)", theory=theory["gen"],
+                     measured=centres["gen"], ci_low=centres["gen"] - step, ci_high=centres["gen"] + step,
+                     verdict=gen.verdict, note="theory: the direction of M q"),
+            Quantity(name="ICL error of the general M minus that of w* I", measured=mean, ci_low=mean - z * se,
+                     ci_high=mean + z * se, verdict=costlier.verdict,
+                     note=f"must be > 0; E(w* I) = {float(np.mean(terms[1][0] + terms[1][1])):.4g}")),
+        figure={"name": "fig6", "angle": _floats(angle[shown]), "weights_isotropic": _floats(profiles["iso"][shown]),
+                "weights_general": _floats(profiles["gen"][shown]), "centre_isotropic": centres["iso"],
+                "centre_general": centres["gen"], "centre_theory": theory["gen"], "M": M.tolist(),
+                "verdict": decide().verdict,
+                "settings": {"task": task, "d": d, "n": n, "L": L, "sigma": sigma, "w*": f"{w:.5g} (exact)",
+                             "general M": f"w* R({rotation:g}) diag({1 + anisotropy:g}, {1 - anisotropy:g})",
+                             "query": "q = (1, 0)", "centres": f"argmax over {points} grid points, +- one step",
+                             "ICL errors": f"task-averaged estimator, {contexts} common contexts"}})

@@ -1,65 +1,39 @@
-"""Lemma B.1 and Eq. (4) on trained full layers (registry: ``claims/lemmaB1.toml``).
+"""Lemma B.1 and Eq. (4) on trained full layers.  Registry: ``claims/lemmaB1.toml`` (statements, rules,
+the training protocol and every other design number, resolutions, alternatives).
 
 A full attention layer ``(W_K, W_Q, W_V)`` on tokens ``z_i = [x_i; y_i]`` with query token ``[q; 0]``
 (:mod:`lipschitz_icl.train`, ``param="full"``) trained on the ICL loss ends in the form of Eq. (4):
 
 (a) the value row that writes the prediction reads the labels only: ``W_V[d, :d] = 0``
-    (:func:`lipschitz_icl.geometry.value_leak`);
+    (:func:`lipschitz_icl.geometry.value_leak`; :func:`structure` with ``quantity = "value leak"``);
 (b) ``A = W_K^T W_Q`` takes the block form ``[[M, 0], [0, 0]]`` on the part that reaches the prediction:
     ``A[d, :d] = 0`` (:func:`lipschitz_icl.geometry.kq_label_coupling`; the column ``A[:, d]`` multiplies the
-    query's zero label slot and is not decided by the loss);
+    query's zero label slot and is not decided by the loss; ``quantity = "label coupling"``);
 (c) the top-left block ``M = A[:d, :d]`` is ``w* I``: anisotropy below the shape threshold
-    (:func:`block_isotropy`) and ``tr(M)/d`` equal to the exact ``w*`` within the stated margin
+    (``quantity = "anisotropy of M"``) and ``tr(M)/d`` equal to the exact ``w*`` within the stated margin
     (:func:`block_scale`, which also checks the anisotropy).
 
-Each case trains :data:`RUNS` independent layers (:func:`trained_layers`, protocol :data:`FULL_PROTOCOL`,
-run ``k`` from child ``k`` of the case's ``SeedSequence``); intervals are 99% t-intervals over the runs.
-Resolutions by bisection on the same rule and measurements; near-miss false variants two resolutions
-away.
+Each case trains ``runs`` independent layers (:func:`lipschitz_icl.pretraining.independent_runs`: run ``k``
+from child ``k`` of the case's ``SeedSequence``); intervals are ``level`` t-intervals of the mean over the runs.
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from scipy import stats
 
+from lipschitz_icl.derivations import window_law as wlaw
+
 from .. import decision, geometry
-from ..evidence import Evidence, FalseVariant, Quantity
+from ..evidence import Outcome, Quantity
 from ..optimum import wstar
-from ..pretraining import SHAPE_THRESHOLD, scale_interval
+from ..pretraining import independent_runs, scale_interval
 from ..problem import make_problem
-from ..train import init_params, train
 
-__all__ = ["FULL_PROTOCOL", "RUNS", "SCALE_MARGIN", "LEVEL", "trained_layers", "upper_interval",
-           "shape_decision", "floor_resolution", "value_leak", "label_coupling", "block_isotropy", "block_scale",
-           "block_distance", "kq_matrix"]
-
-# Protocol of the full-layer runs (fixed before the claims were decided): Adam, lr 0.05 for the first
-# 300 steps then 0.0125, batch 256 fresh prompts, 600 steps, iterate averaged over the last 300.
-FULL_PROTOCOL = dict(param="full", optimizer="adam", lr=0.05, schedule="step", final_lr_fraction=0.25,
-                     average_fraction=0.5, steps=600, batch=256)
-INIT_SCALE = 0.5  # random start of the full layer (lipschitz_icl.train.DEFAULT_INIT_SCALE["full"])
-RUNS = 4  # independent runs per case
-LEVEL = 0.99  # level of the t-intervals over the runs
-SCALE_MARGIN = 0.05  # registry lemmaB1.block-scale: tr(M)/d within +-5% of w*
-
-
-def trained_layers(task: str, d: int, n: int, L: float, sigma: float, seed: np.random.SeedSequence,
-                   runs: int = RUNS, protocol: dict | None = None):
-    """``runs`` full layers trained from random starts: run ``k`` draws its start from one grandchild and
-    its prompts from the other of child ``k`` of ``seed``.  Returns ``[(start params, TrainResult)]``."""
-    problem = make_problem(task, d, n, L, sigma)
-    out = []
-    for child in seed.spawn(runs):
-        init_seq, data_seq = child.spawn(2)
-        start = init_params("full", d, "softmax", np.random.default_rng(init_seq), INIT_SCALE)
-        result = train(problem, init={k: v.copy() for k, v in start.items()}, seed=data_seq,
-                       **(protocol or FULL_PROTOCOL))
-        out.append((start, result))
-    return out
+__all__ = ["kq_matrix", "block_distance", "mean_limits", "structure_decision", "structure",
+           "block_scale"]
 
 
 def kq_matrix(params) -> np.ndarray:
@@ -78,160 +52,107 @@ def block_distance(A) -> float:
     return float(math.sqrt(np.sum(off**2) + np.sum(A[d, :d] ** 2)) / np.linalg.norm(A[:, :d]))
 
 
-def upper_interval(values, level: float = LEVEL) -> tuple[float, float]:
-    """``(mean, upper limit)`` of the one-sided ``level`` t-interval of the mean of ``values`` (runs)."""
+def mean_limits(values, level: float) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean of ``values`` (independent runs) and its one-sided ``level``
+    t-limits ``mean -+ t_{level, K-1} sd / sqrt(K)``."""
     v = np.asarray(values, dtype=float)
-    high = float(v.mean() + stats.t.ppf(level, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return float(v.mean()), high
+    half = float(stats.t.ppf(level, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return float(v.mean()), float(v.mean()) - half, float(v.mean()) + half
 
 
-def shape_decision(values, threshold: float = SHAPE_THRESHOLD) -> decision.Decision:
-    """``one-sided``: the 99% upper limit of the mean of the scale-free ``values`` (one per run) is at or
-    below ``threshold`` (the interval is ``[min, upper limit]``)."""
-    _, high = upper_interval(values)
-    return decision.one_sided(min(float(np.min(values)), high), high, threshold, "<=")
-
-
-def floor_resolution(values, parameter: str) -> decision.Resolution:
-    """The smallest size ``x`` of the structure's violation that the rule refutes as a claim about these
-    runs: ``one_sided(values >= x)`` fails (bisection on the same interval)."""
-    _, high = upper_interval(values)
-    low = min(float(np.min(values)), high)
-    return decision.resolution(lambda x: decision.one_sided(low, high, x, ">=").refutes, parameter,
-                               start=1e-4, limit=1.0)
-
-
-def _floor_variant(values, res: decision.Resolution, what: str) -> list[FalseVariant]:
-    """Near miss: "the trained layers carry a ``what`` of at least 2 resolutions", by the same rule."""
-    if not res.resolved:
-        return []
-    x = res.near_miss()
-    _, high = upper_interval(values)
-    dec = decision.one_sided(min(float(np.min(values)), high), high, x, ">=")
-    return [FalseVariant(f"the trained layers carry a {what} of at least {x:.3g}", dec.verdict, dec.detail,
-                         decision.NEAR_MISS)]
+def structure_decision(values, threshold: float, level: float, floor: float | None = None) -> decision.Decision:
+    """``one-sided`` on the ``level`` limits of the mean of the scale-free ``values`` (one per run): the claim
+    "mean <= ``threshold``" (holds iff the upper limit is at or below it), or, given ``floor``, the rival
+    "the layers carry at least ``floor``" (holds iff the lower limit is at or above it)."""
+    _, low, high = mean_limits(values, level)
+    if floor is None:
+        return decision.one_sided(low, high, threshold, "<=")
+    return decision.one_sided(low, high, floor, ">=")
 
 
 def _setting(task, d, n, L, sigma) -> str:
     return f"{task} tasks (d={d}, n={n}, L={L:g}, sigma={sigma:g})"
 
 
-def _protocol_text(runs: int) -> str:
-    return f"{runs} independent runs, protocol {FULL_PROTOCOL}, random start scale {INIT_SCALE}"
+def _measures(d: int) -> dict:
+    """The scale-free size of each structure's violation, per trained layer's parameters: (a) the value leak
+    ``||W_V[d, :d]|| / ||W_V[d, :]||`` (:func:`lipschitz_icl.geometry.value_leak`), (b) the label coupling
+    ``|A[d, :d]| / ||A[:, :d]||_F`` (:func:`lipschitz_icl.geometry.kq_label_coupling`), (c) the anisotropy of
+    the top-left block ``M = A[:d, :d]`` (:func:`lipschitz_icl.geometry.anisotropy`)."""
+    return {"value leak": lambda p: geometry.value_leak(p["W_V"]),
+            "label coupling": lambda p: geometry.kq_label_coupling(p["W_K"], p["W_Q"]),
+            "anisotropy of M": lambda p: geometry.anisotropy(kq_matrix(p)[:d, :d])}
 
 
-def _structure(task, d, n, seed, L, sigma, runs, measure, name: str, what: str, statement: str) -> Evidence:
-    """Shared body of (a) and (b): ``measure(params)`` per run, decided by :func:`shape_decision`."""
-    start = time.perf_counter()
-    runs_out = trained_layers(task, d, n, L, sigma, seed, runs)
+def structure(*, quantity: str, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float,
+              runs: int, protocol: dict, init_scale: float, threshold: float, level: float) -> Outcome:
+    """(a), (b) and the shape of (c): the ``quantity`` of :func:`_measures` is 0 in trained layers.
+
+    ``one-sided`` (:func:`structure_decision`): the ``level`` upper t-limit of its mean over ``runs`` trained
+    layers is at or below ``threshold``.  ``decide(floor)``: the rival "the layers carry at least ``floor``"."""
+    runs_out = independent_runs(make_problem(task, d, n, L, sigma), seed, runs, init_scale=init_scale, **protocol)
+    measure = _measures(d)[quantity]
     values = [measure(r.params) for _, r in runs_out]
     starts = [measure(s) for s, _ in runs_out]
-    dec = shape_decision(values)
-    res = floor_resolution(values, f"{what} the rule refutes as a claim about the trained layers")
-    mean, high = upper_interval(values)
-    quantities = [
-        Quantity(f"mean {name} of the trained layers (99% upper limit)", 0.0, mean, min(values), high, dec.verdict,
-                 f"threshold {SHAPE_THRESHOLD}; runs {', '.join(f'{v:.4f}' for v in values)}"),
-        Quantity(f"{name} of the random starts (context, not decided)", None, float(np.mean(starts)),
-                 float(np.min(starts)), float(np.max(starts)), None),
-    ]
-    return Evidence(
-        statement=f"{statement} ({_setting(task, d, n, L, sigma)}).",
-        rule=f"one-sided: 99% upper limit of the mean {name} over the runs <= {SHAPE_THRESHOLD}; {_protocol_text(runs)}.",
-        quantities=quantities, verdict=dec.verdict, seconds=time.perf_counter() - start,
-        false_variants=_floor_variant(values, res, what), rule_name="one-sided",
-        margin=f"<= {SHAPE_THRESHOLD} on the mean {name} (99% upper limit)", resolution=res.to_dict(),
-        extra={"decision": dec.detail, "values": values, "starts": starts})
+
+    def decide(floor: float | None = None) -> decision.Decision:
+        return structure_decision(values, threshold, level, floor)
+
+    mean, low, high = mean_limits(values, level)
+    quantities = (
+        Quantity(name=f"mean {quantity} of the trained layers ({level:g} upper limit)", theory=0.0, measured=mean,
+                 ci_low=low, ci_high=high, verdict=decide().verdict,
+                 note=f"threshold {threshold:g}; runs {', '.join(f'{v:.4f}' for v in values)}"),
+        Quantity(name=f"{quantity} of the random starts (context, not decided)", measured=float(np.mean(starts)),
+                 ci_low=float(np.min(starts)), ci_high=float(np.max(starts))))
+    return Outcome(
+        decide=decide, quantities=quantities, margin=f"<= {threshold:g} on the mean {quantity} ({level:g} upper limit)",
+        rule=f"one-sided: {level:g} upper t-limit of the mean {quantity} over {runs} independent runs <= {threshold:g} "
+             f"({_setting(task, d, n, L, sigma)}; protocol {protocol}, random start scale {init_scale:g}).",
+        extra={"values": values, "starts": starts})
 
 
-def value_leak(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float = 1.0, sigma: float = 0.3,
-               runs: int = RUNS) -> Evidence:
-    """(a) Lemma B.1: the value row that writes the prediction gives the covariates no weight.
-    :func:`lipschitz_icl.geometry.value_leak` of each trained ``W_V`` (``||W_V[d, :d]|| / ||W_V[d, :]||``),
-    decided by :func:`shape_decision`; resolution :func:`floor_resolution`; near miss: a leak of at
-    least two resolutions."""
-    return _structure(task, d, n, seed, L, sigma, runs, lambda p: geometry.value_leak(p["W_V"]), "value leak",
-                      "value leak", "The trained value row writes the prediction from the labels only: "
-                      "W_V[d, :d] = 0")
-
-
-def label_coupling(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float = 1.0,
-                   sigma: float = 0.3, runs: int = RUNS) -> Evidence:
-    """(b) Eq. (4): ``W_K^T W_Q`` takes the block form ``[[M, 0], [0, 0]]`` on the columns that reach the
-    prediction: :func:`lipschitz_icl.geometry.kq_label_coupling` (``|A[d, :d]| / ||A[:, :d]||_F``) of each
-    trained layer, decided by :func:`shape_decision`; resolution and near miss as for (a)."""
-    return _structure(task, d, n, seed, L, sigma, runs,
-                      lambda p: geometry.kq_label_coupling(p["W_K"], p["W_Q"]), "label coupling",
-                      "label coupling", "The trained W_K^T W_Q takes the block form [[M, 0], [0, 0]]: the scores "
-                      "do not read the context labels (A[d, :d] = 0)")
-
-
-def block_isotropy(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float = 1.0,
-                   sigma: float = 0.3, runs: int = RUNS) -> Evidence:
-    """(c, shape) Eq. (4) with Lemma B.5: the top-left block ``M = A[:d, :d]`` of the trained ``W_K^T W_Q``
-    is a multiple of the identity: :func:`lipschitz_icl.geometry.anisotropy` of each trained ``M``, decided
-    by :func:`shape_decision`; resolution and near miss as for (a)."""
-    return _structure(task, d, n, seed, L, sigma, runs,
-                      lambda p: geometry.anisotropy(kq_matrix(p)[:d, :d]), "anisotropy of M", "anisotropy of M",
-                      "The top-left block M of the trained W_K^T W_Q is a multiple of the identity")
-
-
-def block_scale(task: str, d: int, n: int, *, seed: np.random.SeedSequence, L: float = 1.0, sigma: float = 0.3,
-                runs: int = RUNS, margin: float = SCALE_MARGIN) -> Evidence:
+def block_scale(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, runs: int,
+                protocol: dict, init_scale: float, threshold: float, level: float, margin: float) -> Outcome:
     """(c) Eq. (4) with Lemma B.5: the top-left block ``M = A[:d, :d]`` of the trained ``W_K^T W_Q`` is
     ``w* I`` (``w*`` exact).
 
-    Rules: ``equivalence``: the 99% t-interval (:func:`lipschitz_icl.pretraining.scale_interval`, the
-    exact ``w*`` has no sampling error) of ``mean tr(M)/d - w*`` within ``+-margin w*``; ``one-sided``: the
-    mean anisotropy of ``M`` at or below the shape threshold (:func:`shape_decision`).  Resolution: the
-    relative change of ``w*`` the equivalence refutes (both signs, bisection).  Near misses: the block
-    is ``(1 +- 2 res) w* I``.
+    ``equivalence``: the ``level`` interval of ``mean tr(M)/d - w*`` (:func:`lipschitz_icl.pretraining.scale_interval`;
+    the exact ``w*`` has no sampling error) within ``+-margin w*``; ``one-sided``: the mean anisotropy of
+    ``M`` at or below ``threshold`` (:func:`structure_decision`).  ``decide(change, law)``: the target
+    ``(1 + change) w*``, or (``law = "leading-order"``) the leading-order window law ``C_d rho^alpha`` of
+    :func:`lipschitz_icl.derivations.window_law.window_law`.
     """
-    start = time.perf_counter()
-    runs_out = trained_layers(task, d, n, L, sigma, seed, runs)
+    runs_out = independent_runs(make_problem(task, d, n, L, sigma), seed, runs, init_scale=init_scale, **protocol)
     blocks = [kq_matrix(r.params)[:d, :d] for _, r in runs_out]
     aniso = [geometry.anisotropy(M) for M in blocks]
     w_runs = [geometry.isotropic_scale(M) for M in blocks]
     ws = wstar(make_problem(task, d, n, L, sigma), "exact")
     w0 = ws.w_star.value
-    shape = shape_decision(aniso)
+    alpha, C = wlaw.window_law(task, d)
+    targets = {"derived": w0, "leading-order": C * (n * L**2 / sigma**2) ** alpha}
+    shape = structure_decision(aniso, threshold, level)
 
-    def scale_decision(change: float) -> decision.Decision:
-        low, high = scale_interval(w_runs, ws, target=w0 * (1 + change), level=LEVEL)
-        return decision.equivalence(low, high, margin * w0)
+    def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
+        low, high = scale_interval(w_runs, ws, target=targets[law] * (1 + change), level=level)
+        scale = decision.equivalence(low, high, margin * w0)
+        return decision.Decision("equivalence", decision.combine([scale, shape]),
+                                 f"scale: {scale.detail}; shape: {shape.detail}")
 
-    scale = scale_decision(0.0)
-    up = decision.resolution(lambda x: scale_decision(x).refutes, "relative change of w*", start=1e-3, limit=1.0)
-    down = decision.resolution(lambda x: scale_decision(-x).refutes, "relative change of w*", start=1e-3, limit=0.99)
-    res = max((up, down), key=lambda r: r.value)
-    variants = []
-    if up.resolved and down.resolved:
-        for sgn in (+1, -1):
-            change = sgn * res.near_miss()
-            dec = scale_decision(change)
-            variants.append(FalseVariant(f"the trained block is {1 + change:.4g} w* I", dec.verdict, dec.detail,
-                                         decision.NEAR_MISS))
-    low, high = scale_interval(w_runs, ws, level=LEVEL)
-    a_mean, a_high = upper_interval(aniso)
-    quantities = [
-        Quantity("tr(M)/d vs exact w*", w0, float(np.mean(w_runs)), w0 + low, w0 + high, scale.verdict,
-                 f"difference [{low:+.4f}, {high:+.4f}], margin +-{margin * w0:.4f}; runs "
-                 + ", ".join(f"{w:.4f}" for w in w_runs)),
-        Quantity("mean anisotropy of M (99% upper limit)", 0.0, a_mean, min(aniso), a_high, shape.verdict,
-                 f"threshold {SHAPE_THRESHOLD}"),
-        Quantity("value weight W_V[d, d] (context, not decided)", None,
-                 float(np.mean([r.params['W_V'][-1, -1] for _, r in runs_out])), None, None, None),
-    ]
-    return Evidence(
-        statement=f"The top-left block of the trained W_K^T W_Q is w* I, w* = {w0:.5g} the exact optimal window "
-                  f"({_setting(task, d, n, L, sigma)}).",
-        rule=f"equivalence: 99% t-interval of mean tr(M)/d - w* within +-{margin:g} w*; one-sided: 99% upper limit "
-             f"of the mean anisotropy of M <= {SHAPE_THRESHOLD}; {_protocol_text(runs)}.",
-        quantities=quantities, verdict=decision.combine([scale, shape]), seconds=time.perf_counter() - start,
-        false_variants=variants, rule_name="equivalence", margin=f"+-{margin:g} w* on tr(M)/d",
-        resolution=decision.Resolution(res.parameter, res.value, res.low, res.high, res.limit,
-                                       up.evaluations + down.evaluations, "max over +delta and -delta",
-                                       {"plus": up.value if up.resolved else None,
-                                        "minus": down.value if down.resolved else None}).to_dict(),
-        extra={"decision": f"scale: {scale.detail}; shape: {shape.detail}", "w_runs": w_runs, "anisotropy": aniso,
-               "w_star": w0})
+    low, high = scale_interval(w_runs, ws, level=level)
+    a_mean, _, a_high = mean_limits(aniso, level)
+    quantities = (
+        Quantity(name="tr(M)/d vs exact w*", theory=w0, measured=float(np.mean(w_runs)), ci_low=w0 + low,
+                 ci_high=w0 + high, symbol="w^*", setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
+                 constant=True, note=f"difference [{low:+.4f}, {high:+.4f}], margin +-{margin * w0:.4f}; runs "
+                 + ", ".join(f"{w:.4f}" for w in w_runs) + f"; leading-order law {targets['leading-order']:.4f}"),
+        Quantity(name=f"mean anisotropy of M ({level:g} upper limit)", theory=0.0, measured=a_mean, ci_high=a_high,
+                 verdict=shape.verdict, note=f"threshold {threshold:g}"),
+        Quantity(name="value weight W_V[d, d] (context, not decided)",
+                 measured=float(np.mean([r.params['W_V'][-1, -1] for _, r in runs_out]))))
+    return Outcome(
+        decide=decide, quantities=quantities, margin=f"+-{margin:g} w* on tr(M)/d",
+        rule=f"equivalence: {level:g} t-interval of mean tr(M)/d - w* within +-{margin:g} w*; one-sided: {level:g} "
+             f"upper limit of the mean anisotropy of M <= {threshold:g}; {runs} independent runs "
+             f"({_setting(task, d, n, L, sigma)}; protocol {protocol}, random start scale {init_scale:g}).",
+        extra={"w_runs": w_runs, "anisotropy": aniso, "w_star": w0, "leading_order": targets["leading-order"]})

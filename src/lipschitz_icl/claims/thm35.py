@@ -1,64 +1,36 @@
 """Theorem 3.5: pretrained attention generalises to unseen ``L``-Lipschitz tasks; a mismatched ``L'``
-does worse (paper Section 3.2, Figure 5).  Registry: ``lipschitz_icl/claims/thm35.toml`` (statements,
-rules, margins and their sources, grids, seeds).
+does worse (Section 3.2, Figure 5).  Registry: ``claims/thm35.toml`` (statements, rules, every design
+number, resolutions, alternatives).
 
-Attention pretrained on an ``L``-class is ``M = w* I`` with ``w*`` the exact optimum of the affine or relu
-class at ``(n, L, sigma)`` (:func:`lipschitz_icl.optimum.wstar`), or the ``M`` found by the trainer.  It
-is tested on the probe suite of :mod:`lipschitz_icl.probes` (affine, relu, cosine and triangle waves,
-distance to random points; all ``L``-Lipschitz on the sphere, most never seen in pretraining).
-
-Theory side (derived, :mod:`lipschitz_icl.derivations.window_law` and :mod:`lipschitz_icl.derivations.sphere_asymptotics`):
-
-* Lipschitz envelope of the bias.  For a task with per-task Lipschitz constant ``<= L`` and weights
-  ``p >= 0`` summing to one, ``|sum_i p_i f(x_i) - f(q)| <= L sum_i p_i ||x_i - q||``, so by Jensen
-  ``bias_c <= L^2 sum_i p_i ||x_i - q||^2`` in every context, whose large-``n`` mean is
-  ``2 L^2 (1 - A_d(w)) = L^2 (d - 1)/w (1 + O(1/w))``.  With ``w* ~ C rho^alpha`` the envelope falls as
-  ``n^-alpha``; the noise part ``sigma^2 R_d(w*)/n`` falls faster, as ``n^(-(1 - alpha (d-1)/2))``.  So the
-  ICL error of any ``L``-Lipschitz task falls at least as fast as ``n^-alpha``.
-* Noise part: the weights do not depend on the task, so on every probe it is
-  ``sigma^2 (R_d(w)/n + c_q w^(d-1)/n^2)`` (``R_d`` exact, ``c_q`` the derived ``1/n^2`` coefficient).
-* Mismatch: ``w*`` is the optimum of the pretraining class, so any other window does worse on that class;
-  with ``bias = b w^-p``, ``noise = c w^beta/n`` the error at ``lambda w*`` is
-  ``E* (beta lambda^-p + p lambda^beta)/(beta + p)`` (:func:`mismatch_ratio_theory`); pretraining at
-  ``L'`` gives ``lambda = (L'/L)^(2 alpha)`` at leading order.
-
-Measured numbers: :func:`lipschitz_icl.probes.probe_terms` and :func:`~lipschitz_icl.probes.noise_terms`
-(Monte Carlo over covariates, queries and tasks, label noise integrated out; all models on common random
-numbers, independent draws per ``n``).  Intervals are the Monte Carlo standard errors times a
-Bonferroni ``z`` at family-wise level :data:`FAMILY_LEVEL` per claim.
+Pretrained attention is ``M = w* I`` (``w*`` the exact optimum of the affine or relu class at
+``(n, L, sigma)``) or the trainer's ``M``, tested on the probes of :mod:`lipschitz_icl.probes` (all
+``L``-Lipschitz on the sphere, most never seen in pretraining).  Theory numbers (the Lipschitz envelope,
+the noise series, the cost of a mismatched window, a window's error on another class) come from
+:mod:`lipschitz_icl.derivations.generalisation` and :mod:`lipschitz_icl.derivations.window_law`.
+Measured: :func:`lipschitz_icl.probes.probe_terms` and :func:`~lipschitz_icl.probes.noise_terms` (Monte
+Carlo, label noise integrated out, all models on common random numbers, independent draws per ``n``);
+intervals are standard errors times a Bonferroni ``z`` at the claim's family-wise level.
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
-from lipschitz_icl.derivations import sphere_asymptotics as sph
+from lipschitz_icl.derivations import generalisation as theory
 from lipschitz_icl.derivations import window_law as law
 
 from .. import decision
 from ..attention import Attention
-from ..evidence import Evidence, FalseVariant, Quantity
+from ..evidence import Outcome, Quantity
 from ..optimum import wstar
-from ..pretraining import M_PROTOCOL, independent_runs
-from ..probes import noise_terms, probe_suite, probe_terms
+from ..pretraining import independent_runs
+from ..probes import CosineProbe, noise_terms, probe_suite, probe_terms
 from ..problem import make_problem
 
 __all__ = ["generalisation", "envelope", "noise_part", "mismatch", "mismatch_marked", "same_l_classes",
-           "trained_mismatch", "log_ratio", "slope", "slope_decision", "envelope_decision", "noise_decision",
-           "sign_decision", "factor_decision", "class_decision",
-           "mismatch_ratio_theory", "SWEEP_N", "MARKED_FACTOR", "NOISE_MARGIN", "FIGURE5_CLASSES"]
-
-FAMILY_LEVEL = decision.FAMILY_LEVEL  # family-wise error of the Monte Carlo intervals within one claim (Bonferroni)
-SWEEP_N = (100, 1000, 10000)
-NOISE_MARGIN = 0.02  # registry thm35.noise-part: relative deviation from the derived series
-MARKED_FACTOR = 2.0  # registry thm35.same-l-classes / mismatch-marked: "markedly" = a factor of 2
-# registry thm35.mismatch-marked (exploratory): the factor is asked only where the derived ratio is at
-# least MARKED_MARGIN x MARKED_FACTOR (set after a d = 2 full-profile run, hence exploratory)
-MARKED_MARGIN = 1.25
-FIGURE5_CLASSES = ("affine", "relu", "cosine-1")  # the paper's Figure 5 classes, tested at L
+           "trained_mismatch", "log_ratio", "slope"]
 
 
 # ----------------------------------------------------------------------------- estimators
@@ -91,462 +63,326 @@ def _wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
     return result.w_star.value
 
 
-# ----------------------------------------------------------------------------- decision rules
-def _slope_decisions(slopes, bound: float, z: float) -> list:
-    return [decision.one_sided(s - z * se, s + z * se, bound, "<=") for s, se in slopes]
+def _window(w: float, d: int) -> Attention:
+    return Attention(w * np.eye(d))
 
 
-def slope_decision(slopes, bound: float, z: float) -> decision.Decision:
-    """One-sided rule on every probe's slope interval ``s +- z se``: ``s <= bound`` (the error falls at
-    least as fast as ``n^bound``); combined over probes (fails if any fails)."""
-    return decision.combined("one-sided", _slope_decisions(slopes, bound, z))
-
-
-def envelope_decision(ratios, tightening: float = 0.0) -> decision.Decision:
-    """One-sided rule on every probe's ``max_c bias_c / (L^2 env_c)`` interval ``[low, high]``: at most
-    ``1/(1 + tightening)`` (``tightening = 0``: the Lipschitz envelope itself)."""
-    decisions = [decision.one_sided(low, high, 1 / (1 + tightening), "<=") for low, high in ratios]
-    return decision.combined("one-sided", decisions)
-
-
-def noise_decision(rows, margin: float, scale: float = 1.0) -> decision.Decision:
-    """Equivalence (TOST) at every ``n``: the interval of ``measured/(scale theory) - 1``, from
-    ``(measured, se, theory)`` rows and a ``z`` in each row, lies within ``+-margin``."""
-    decisions = [decision.equivalence((m - z * se) / (scale * th) - 1, (m + z * se) / (scale * th) - 1, margin)
-                 for m, se, th, z in rows]
-    return decision.combined("equivalence", decisions)
-
-
-def sign_decision(ratios, z: float, shift: float = 0.0) -> decision.Decision:
-    """Sign rule on every log error ratio interval ``r +- z se`` (mismatched over matched): ``r > shift``
-    (``shift = 0``: the mismatched error is larger)."""
-    decisions = [decision.sign(r - z * se - shift, r + z * se - shift, +1) for r, se in ratios]
-    return decision.combined("sign", decisions)
-
-
-def factor_decision(ratios, factors, z: float, shift: float = 0.0) -> decision.Decision:
-    """One-sided rule on every log error ratio interval: ``r >= log(factor) + shift``."""
-    decisions = [decision.one_sided(r - z * se, r + z * se, math.log(f) + shift, ">=")
-                 for (r, se), f in zip(ratios, factors)]
-    return decision.combined("one-sided", decisions)
-
-
-def class_decision(ratios, z: float, margin: float, shift: float = 0.0) -> decision.Decision:
-    """Equivalence on every log error ratio interval (other class over matched class at the same ``L``)
-    less ``shift``: within ``+-margin``."""
-    decisions = [decision.equivalence(r - z * se - shift, r + z * se - shift, margin) for r, se in ratios]
-    return decision.combined("equivalence", decisions)
-
-
-def mismatch_ratio_theory(lam: float, p: float, beta: float) -> float:
-    """``E(lambda w*)/E(w*) = (beta lambda^-p + p lambda^beta)/(beta + p)`` for ``E = b w^-p + c w^beta/n``
-    (leading order; at ``w*`` the first-order condition gives ``p bias = beta noise``)."""
-    return (beta * lam**-p + p * lam**beta) / (beta + p)
-
-
-# ----------------------------------------------------------------------------- theory helpers
-def _noise_theory(d: int, w: float, n: int, sigma: float) -> float:
-    """``sigma^2 (R_d(w)/n + c_q w^(d-1)/n^2)``."""
-    pq, cq = law.noise_finite_n_leading(d)
-    return sigma**2 * (float(sph.exact_collision_ratio(d, w)) / n + cq * w**pq / n**2)
-
-
-def _envelope_theory(d: int, w: float, L: float) -> float:
-    """Large-``n`` Lipschitz envelope of the bias ``2 L^2 (1 - A_d(w))``."""
-    return 2 * L**2 * float(1 - sph.exact_tilted_mean(d, w))
+def _band(r: float, se: float, z: float) -> tuple[float, float]:
+    return r - z * se, r + z * se
 
 
 # ----------------------------------------------------------------------------- generalisation
-def generalisation(train_task: str, d: int, *, seed: np.random.SeedSequence, L: float = 1.0,
-                   sigma: float = 0.5, n_grid=SWEEP_N, contexts=(2000, 2000, 1000),
-                   probe_kwargs: dict | None = None) -> Evidence:
+def _errors_along_n(suite, windows, n_grid, sigma, contexts, seed) -> dict:
+    """``{probe: [(mean, se) of the ICL error at each n]}`` for the windows ``w*(n) I``, independent
+    draws per ``n`` (one spawned stream each)."""
+    loss = {p.name: [] for p in suite}
+    for n, w, c, stream in zip(n_grid, windows, contexts, seed.spawn(len(n_grid))):
+        terms = probe_terms(suite, [_window(w, suite[0].d)], n, sigma, c, np.random.default_rng(stream))
+        for name, ((b, nz),) in terms.items():
+            loss[name].append(_mean_se(b + nz))
+    return loss
+
+
+def _rates(train_task: str, d: int) -> dict:
+    """``rate -> (bound on the slope at the two largest n, relation)``: the claim's envelope rate
+    ``n^-alpha`` and the competing statements the registry's alternatives name."""
+    alpha = law.window_law(train_task, d)[0]
+    own = law.min_error_law(train_task, d)[0]  # E* ~ n^(-p alpha), the pretraining class's own rate
+    return {"envelope": (-alpha, "<="), "envelope-only": (-alpha, ">="), "own-class": (own, "<="),
+            "flat": (0.0, ">=")}
+
+
+def generalisation(*, train_task: str, d: int, seed: np.random.SeedSequence, L: float, sigma: float, n_grid: list,
+                   contexts: list, probes: dict, family_level: float) -> Outcome:
     """The ICL error of the pretrained window ``w*(n) I`` on every probe falls at least as fast as the
     Lipschitz envelope ``n^-alpha`` (``alpha`` the pretraining class's window exponent).
 
-    Rule ``one-sided`` (:func:`slope_decision`) on each probe's local log-log slope (:func:`slope`,
-    interval ``s +- z se``, Bonferroni over probes and pairs): between consecutive ``n`` of the grid the
-    slope is ``<= 0`` (the error falls), between the two largest ``n`` it is ``<= -alpha``.
-    Resolution: the exponent shift ``delta`` (bound ``-(alpha + delta)`` on the last slope) the rule
-    refutes.  False variant: the error falls at least as fast as ``n^-(alpha + 2 resolutions)``.
+    ``one-sided`` rule on each probe's local log-log slope (:func:`slope`, interval ``s +- z se``,
+    Bonferroni over probes and pairs): ``<= 0`` between consecutive ``n``, ``<= -alpha`` between the two
+    largest.  ``decide(shift, rate)``: the bound ``-(alpha + shift)``, or a competing rate of :func:`_rates`.
     """
-    start = time.perf_counter()
-    streams = seed.spawn(len(n_grid))
-    probes = probe_suite(d, L, **(probe_kwargs or {}))
-    alpha = law.window_law(train_task, d)[0]
+    suite, alpha = probe_suite(d, L, **probes), law.window_law(train_task, d)[0]
     w_grid = [_wstar(train_task, d, n, L, sigma) for n in n_grid]
-    loss = {p.name: [] for p in probes}
-    bias = {p.name: [] for p in probes}
-    for n, w, c, stream in zip(n_grid, w_grid, contexts, streams):
-        terms = probe_terms(probes, [Attention(w * np.eye(d))], n, sigma, c, np.random.default_rng(stream))
-        for name, ((b, nz),) in terms.items():
-            loss[name].append(_mean_se(b + nz))
-            bias[name].append(_mean_se(b))
+    loss = _errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
     pairs = list(zip(n_grid[:-1], n_grid[1:]))
-    z = decision.bonferroni_z(len(probes) * len(pairs))
-    slopes = {name: [slope(pair, [rows[j][0] for j in (k, k + 1)], [rows[j][1] for j in (k, k + 1)])
-                     for k, pair in enumerate(pairs)] for name, rows in loss.items()}
+    z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
+    slopes = {name: [_band(*slope(pair, *zip(*rows[k:k + 2])), z) for k, pair in enumerate(pairs)]
+              for name, rows in loss.items()}
 
-    def decide(delta: float = 0.0) -> decision.Decision:
-        falls = _slope_decisions([s for name in slopes for s in slopes[name][:-1]], 0.0, z)
-        rate = _slope_decisions([slopes[name][-1] for name in slopes], -(alpha + delta), z)
-        return decision.combined("one-sided", falls + rate)
+    def decide(shift: float = 0.0, rate: str = "envelope") -> decision.Decision:
+        bound, relation = rates[rate]
+        checks = [decision.one_sided(*s[-1], bound - shift, relation) for s in slopes.values()]
+        return decision.combined("one-sided", checks + [decision.one_sided(*e, 0.0, "<=" if rate != "flat" else ">=")
+                                                        for s in slopes.values() for e in s[:-1]])
 
-    main = decide()
-    res = decision.resolution(lambda x: decide(x).refutes, "exponent shift delta: error <= n^-(alpha + delta)",
-                              start=1e-3, limit=2.0)
-    false_variants = []
-    if res.resolved:
-        delta = res.near_miss()
-        false_variants.append(FalseVariant.decided(f"the error falls at least as fast as n^-(alpha + {delta:.3g})",
-                                       decide(delta), delta / res.value))
-    quantities = []
-    for probe in probes:
-        s, se = slopes[probe.name][-1]
-        quantities.append(Quantity(
-            f"{probe.name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})", -alpha, s,
-            s - z * se, s + z * se, decision.one_sided(s - z * se, s + z * se, -alpha).verdict,
-            "theory: the envelope rate -alpha (a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[probe.name])))
-    envelope_curve = [_envelope_theory(d, w, L) + _noise_theory(d, w, n, sigma) for n, w in zip(n_grid, w_grid)]
-    quantities.append(Quantity("w* growth exponent over the grid (window law)", alpha,
-                               float(np.polyfit(np.log(n_grid), np.log(w_grid), 1)[0]), None, None, None,
-                               "w* = " + ", ".join(f"{w:.4g}" for w in w_grid) + " (exact quadrature)"))
-    series = [{"label": name, "x": list(map(float, n_grid)), "y": [m for m, _ in rows],
-               "y_low": [m - z * e for m, e in rows], "y_high": [m + z * e for m, e in rows]}
-              for name, rows in loss.items()]
-    series.append({"label": "Lipschitz envelope (theory)", "x": list(map(float, n_grid)), "y": envelope_curve})
-    evidence = Evidence(
-        statement=f"Attention pretrained on {train_task} tasks (d={d}, L={L:g}, sigma={sigma:g}; M = w*(n) I) has "
-                  f"an ICL error on every L-Lipschitz probe ({', '.join(p.name for p in probes)}) that falls with "
-                  f"n at least as fast as the Lipschitz envelope n^-{alpha:.4g}.",
-        rule=f"one-sided on local log-log slopes (Monte Carlo, z = {z:.2f}, Bonferroni at {FAMILY_LEVEL:g}): <= 0 "
-             f"between consecutive n, <= -alpha = {-alpha:.4g} between the two largest; grid n = {list(n_grid)}, "
+    quantities = [Quantity(name=f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
+                           theory=-alpha, measured=sum(s[-1]) / 2, ci_low=s[-1][0], ci_high=s[-1][1],
+                           verdict=decision.one_sided(*s[-1], -alpha).verdict, note="theory: the envelope rate -alpha "
+                           "(a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[name]))
+                  for name, s in slopes.items()]
+    quantities.append(Quantity(name="w* growth exponent over the grid (window law)", theory=alpha,
+                               measured=float(np.polyfit(np.log(n_grid), np.log(w_grid), 1)[0]),
+                               note="w* = " + ", ".join(f"{w:.4g}" for w in w_grid) + " (exact quadrature)"))
+    x = list(map(float, n_grid))
+    envelope_curve = [theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma)
+                      for n, w in zip(n_grid, w_grid)]
+    series = [{"label": name, "x": x, "y": [m for m, _ in rows], "y_low": [m - z * e for m, e in rows],
+               "y_high": [m + z * e for m, e in rows]} for name, rows in loss.items()]
+    return Outcome(
+        decide=decide, quantities=tuple(quantities), margin=f"none (a bound): slope <= -alpha = {-alpha:.4g}",
+        rule=f"one-sided on local log-log slopes (Monte Carlo, z = {z:.2f}, Bonferroni at {family_level:g}): <= 0 "
+             f"between consecutive n, <= -alpha = {-alpha:.4g} between the two largest; n = {list(n_grid)}, "
              f"contexts {list(contexts)}.",
-        quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
-        false_variants=false_variants, rule_name="one-sided",
-        margin=f"none (a bound): slope <= -{alpha:.4g} at z = {z:.2f}", resolution=res.to_dict())
-    evidence.figure = {"kind": "loglog", "x": list(map(float, n_grid)), "y": envelope_curve, "series": series,
-                       "xlabel": "n", "ylabel": "ICL error",
-                       "title": f"pretrained on {train_task} (w*(n)), tested on probes"}
-    evidence.extra = {"decision": main.detail, "n": list(n_grid), "w_star": w_grid, "alpha": alpha,
-                      "envelope": envelope_curve, "bias": {k: [m for m, _ in v] for k, v in bias.items()},
-                      "slopes": {k: [s for s, _ in v] for k, v in slopes.items()}}
-    return evidence
+        figure={"kind": "loglog", "x": x, "y": envelope_curve, "xlabel": "$n$", "ylabel": "ICL error",
+                "series": series + [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}],
+                "title": f"pretrained on {train_task} tasks, tested on the probes"},
+        extra={"n": list(n_grid), "w_star": w_grid, "alpha": alpha, "envelope": envelope_curve,
+               "slopes": {k: [sum(b) / 2 for b in v] for k, v in slopes.items()}})
 
 
 # ----------------------------------------------------------------------------- the Lipschitz envelope
-def envelope(train_task: str, d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: float = 1.0,
-             sigma: float = 0.5, contexts: int = 2000, probe_kwargs: dict | None = None) -> Evidence:
-    """In every sampled context and on every probe, the bias of the pretrained window is at most the
-    Lipschitz envelope: ``bias_c <= L^2 sum_i p_i ||x_i - q||^2``.
+def _max_ratio(bias, env, rel) -> tuple[float, float, float]:
+    """``(low, value, high)`` of ``max_c bias_c / env_c`` with each ratio's relative rounding ``rel_c``."""
+    ratio = bias / env
+    return float(np.max(ratio * (1 - rel))), float(np.max(ratio)), float(np.max(ratio * (1 + rel)))
 
-    Measured: ``r = max_c bias_c / (L^2 env_c)`` per probe (a counterexample is exact; the interval is
-    ``r (1 +- n eps)``, the rounding of the ``n``-term sums).  Rule ``one-sided``
-    (:func:`envelope_decision`): ``r <= 1`` on every probe.  Resolution: the relative tightening ``delta``
-    of the envelope (bound ``L^2 env/(1 + delta)``) the rule refutes.  False variant: the envelope
-    tightened by 2 resolutions.
+
+def envelope(*, train_task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
+             probes: dict) -> Outcome:
+    """Identity check: in every sampled context and on every probe the bias of the pretrained window is at
+    most the Lipschitz (Jensen) envelope ``L^2 sum_i p_i ||x_i - q||^2``.
+
+    Measured: ``max_c bias_c / (L^2 env_c)`` per probe; a counterexample is exact, its interval the rounding
+    of the ``n``-term sums (``n eps`` each; the centre-of-mass envelope ``||sum p_i x_i - q||^2`` adds the
+    cancellation ``2 n eps / ||sum p_i x_i - q||``).  ``one-sided`` rule: ``<= 1`` on every probe.
+    ``decide(tightening, envelope)``: the bound ``1/(1 + tightening)``, or the envelope ``centroid``.
     """
-    start = time.perf_counter()
     (stream,) = seed.spawn(1)
-    probes = probe_suite(d, L, **(probe_kwargs or {}))
     w = _wstar(train_task, d, n, L, sigma)
-    terms, (env,) = probe_terms(probes, [Attention(w * np.eye(d))], n, sigma, contexts,
+    terms, (env,) = probe_terms(probe_suite(d, L, **probes), [_window(w, d)], n, sigma, contexts,
                                 np.random.default_rng(stream), envelope=True)
-    rounding = n * np.finfo(float).eps
-    ratios = {name: float(np.max(b / (L**2 * env))) for name, ((b, _),) in terms.items()}
-    intervals = [(r * (1 - rounding), r * (1 + rounding)) for r in ratios.values()]
-    main = envelope_decision(intervals)
-    res = decision.resolution(lambda x: envelope_decision(intervals, x).refutes,
-                              "relative tightening delta: bias_c <= L^2 env_c / (1 + delta)", start=1e-3, limit=1e3)
-    false_variants = []
-    if res.resolved:
-        delta = res.near_miss()
-        false_variants.append(FalseVariant.decided(f"bias_c <= L^2 env_c / {1 + delta:.4g} in every context",
-                                       envelope_decision(intervals, delta), delta / res.value))
-    quantities = [Quantity(f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)", 1.0, r, low, high,
-                           decision.one_sided(low, high, 1.0).verdict, "must be <= 1 (theory: the bound)")
-                  for (name, r), (low, high) in zip(ratios.items(), intervals)]
-    evidence = Evidence(
-        statement=f"With the window pretrained on {train_task} tasks (d={d}, n={n}, L={L:g}, sigma={sigma:g}) the "
-                  "bias on every L-Lipschitz probe is at most L^2 sum_i p_i ||x_i - q||^2 in every context.",
-        rule=f"one-sided: max over {contexts} contexts of bias_c/(L^2 env_c) <= 1 on every probe (interval: "
-             f"rounding n eps = {rounding:.1e} relative).",
-        quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
-        false_variants=false_variants, rule_name="one-sided", margin="none (a bound): ratio <= 1",
-        resolution=res.to_dict())
-    evidence.extra = {"decision": main.detail, "w_star": w, "max_ratio": ratios}
-    return evidence
+    eps = n * np.finfo(float).eps
+    rel = {"jensen": 2 * eps, "centroid": eps * (1 + 2 / np.sqrt(env["centroid"]))}
+    ratios = {kind: {name: _max_ratio(b, L**2 * env[kind], rel[kind]) for name, ((b, _),) in terms.items()}
+              for kind in env}
+
+    def decide(tightening: float = 0.0, envelope: str = "jensen") -> decision.Decision:
+        return decision.combined("one-sided", [decision.one_sided(low, high, 1 / (1 + tightening))
+                                               for low, _, high in ratios[envelope].values()])
+
+    quantities = tuple(Quantity(name=f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)", theory=1.0,
+                                measured=r, ci_low=low, ci_high=high,
+                                verdict=decision.one_sided(low, high, 1.0).verdict,
+                                note=f"must be <= 1; centre-of-mass envelope: {ratios['centroid'][name][1]:.3g}")
+                       for name, (low, r, high) in ratios["jensen"].items())
+    return Outcome(
+        decide=decide, quantities=quantities, margin="none (a bound): ratio <= 1",
+        rule=f"one-sided: max over {contexts} contexts of bias_c/(L^2 env_c) <= 1 on every probe (interval: rounding, "
+             f"n eps = {eps:.1e} relative per sum); w* = {w:.5g} exact.",
+        extra={"w_star": w, "max_ratio": {k: {p: v[1] for p, v in r.items()} for k, r in ratios.items()}})
 
 
 # ----------------------------------------------------------------------------- the noise part
-def noise_part(train_task: str, d: int, *, seed: np.random.SeedSequence, L: float = 1.0, sigma: float = 0.5,
-               n_grid=SWEEP_N, contexts=(32000, 2000, 600)) -> Evidence:
+def noise_part(*, train_task: str, d: int, seed: np.random.SeedSequence, L: float, sigma: float, n_grid: list,
+               contexts: list, margin: float, family_level: float) -> Outcome:
     """The noise part of the ICL error with the pretrained window (the same on every probe: the weights
     do not depend on the task) follows the derived series ``sigma^2 (R_d(w*)/n + c_q w*^(d-1)/n^2)``.
 
-    Rule ``equivalence`` (:func:`noise_decision`): at every ``n`` the interval of ``measured/theory - 1``
-    (Monte Carlo, ``z`` Bonferroni over the grid) lies within ``+-NOISE_MARGIN``.  Resolution: the
-    relative change ``c`` of the theory (``(1 + c) theory``, both signs) the rule refutes.  False
-    variants: the theory scaled by ``1 +- 2`` resolutions.
+    ``equivalence`` at every ``n``: the interval of ``measured/theory - 1`` (``z`` Bonferroni over the grid)
+    within ``+-margin``.  ``decide(change, series)``: ``(1 + change)`` times the series ``series``
+    (:func:`lipschitz_icl.derivations.generalisation.noise_series`).
     """
-    start = time.perf_counter()
-    streams = seed.spawn(len(n_grid))
-    z = decision.bonferroni_z(len(n_grid))
-    rows, w_grid = [], []
-    for n, c, stream in zip(n_grid, contexts, streams):
+    z = decision.bonferroni_z(len(n_grid), family_level)
+    rows = []
+    for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
         w = _wstar(train_task, d, n, L, sigma)
-        (samples,) = noise_terms([Attention(w * np.eye(d))], d, n, sigma, c, np.random.default_rng(stream))
-        rows.append((*_mean_se(samples), _noise_theory(d, w, n, sigma), z))
-        w_grid.append(w)
-    main = noise_decision(rows, NOISE_MARGIN)
-    res = decision.two_sided_resolution(lambda x: noise_decision(rows, NOISE_MARGIN, 1 + x).refutes,
-                               "relative change c of the theory: (1 + c) sigma^2 (R_d/n + c_q w^(d-1)/n^2)",
-                               start=1e-3, limit=0.9)
-    false_variants = []
-    if res.resolved:
-        for sgn in (+1, -1):
-            c = sgn * res.near_miss()
-            false_variants.append(FalseVariant.decided(f"noise part = {1 + c:.4g} x the derived series",
-                                           noise_decision(rows, NOISE_MARGIN, 1 + c), abs(c) / res.value))
-    quantities = [Quantity(f"noise part at n={n} (w*={w:.4g})", th, m, m - zz * se, m + zz * se,
-                           decision.equivalence((m - zz * se) / th - 1, (m + zz * se) / th - 1, NOISE_MARGIN).verdict,
-                           f"relative margin +-{NOISE_MARGIN:g}")
-                  for n, w, (m, se, th, zz) in zip(n_grid, w_grid, rows)]
-    evidence = Evidence(
-        statement=f"With the window pretrained on {train_task} tasks (d={d}, L={L:g}, sigma={sigma:g}) the noise "
-                  "part of the ICL error on any task is sigma^2 (R_d(w*)/n + c_q w*^(d-1)/n^2).",
-        rule=f"equivalence on measured/theory - 1 within +-{NOISE_MARGIN:g} at n = {list(n_grid)} (Monte Carlo, "
-             f"contexts {list(contexts)}, z = {z:.2f}).",
-        quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
-        false_variants=false_variants, rule_name="equivalence", margin=f"+-{NOISE_MARGIN:g} relative",
-        resolution=res.to_dict())
-    evidence.extra = {"decision": main.detail, "n": list(n_grid), "w_star": w_grid}
-    return evidence
+        (samples,) = noise_terms([_window(w, d)], d, n, sigma, c, np.random.default_rng(stream))
+        rows.append((n, w, _band(*_mean_se(samples), z)))
+
+    def checks(change: float = 0.0, series: str = "derived") -> list:
+        return [decision.equivalence(*(np.array(band) / ((1 + change) * theory.noise_series(d, w, n, sigma, series))
+                                       - 1), margin) for n, w, band in rows]
+
+    quantities = tuple(Quantity(name=f"noise part at n={n} (w*={w:.4g})", theory=theory.noise_series(d, w, n, sigma),
+                                measured=sum(band) / 2, ci_low=band[0], ci_high=band[1], verdict=dec.verdict,
+                                note=f"relative margin +-{margin:g}; first-order sigma^2 R_d/n = "
+                                     f"{theory.noise_series(d, w, n, sigma, 'first-order'):.4g}")
+                       for (n, w, band), dec in zip(rows, checks()))
+    return Outcome(
+        decide=lambda **kw: decision.combined("equivalence", checks(**kw)), quantities=quantities,
+        margin=f"+-{margin:g} relative", extra={"n": list(n_grid), "w_star": [w for _, w, _ in rows]},
+        rule=f"equivalence on measured/theory - 1 within +-{margin:g} at n = {list(n_grid)} (Monte Carlo, "
+             f"contexts {list(contexts)}, z = {z:.2f}).")
 
 
 # ----------------------------------------------------------------------------- the L mismatch (Figure 5)
-def _short(name: str) -> str:
-    """Compact probe name for figure axes: cosine-4 -> cos4, triangle-1 -> tri1, distance-3 -> dist3."""
-    for long, short in (("cosine-", "cos"), ("triangle-", "tri"), ("distance-", "dist")):
-        name = name.replace(long, short)
-    return name
-
-
-def _settings(d: int, n: int, L: float, sigma: float, factor: float) -> dict:
-    """Exact ``w*`` of the pretraining settings: affine at ``L`` (matched), ``L/factor`` and ``factor L``."""
-    spec = {"affine@L": L, f"L'=L/{factor:g}": L / factor, f"L'={factor:g}L": L * factor}
-    return {k: _wstar("affine", d, n, LL, sigma) for k, LL in spec.items()}
-
-
-def _ratios(models: dict, probes, n, sigma, contexts, stream) -> dict:
-    """``{probe: {model: (log(E_model/E_ref), se)}}`` against the first model, and the errors, on common
-    random numbers."""
+def _ratios(models: dict, suite, n, sigma, contexts, stream) -> tuple[dict, dict]:
+    """``({probe: {model: (log(E_model/E_first), se)}}, {probe: {model: (mean E, se)}})`` against the first
+    model, on common random numbers."""
     names = list(models)
-    terms = probe_terms(probes, [models[k] for k in names], n, sigma, contexts, np.random.default_rng(stream))
-    out, errors = {}, {}
-    for probe in probes:
+    terms = probe_terms(suite, [models[k] for k in names], n, sigma, contexts, np.random.default_rng(stream))
+    ratios, errors = {}, {}
+    for probe in suite:
         losses = {k: b + nz for k, (b, nz) in zip(names, terms[probe.name])}
-        out[probe.name] = {k: log_ratio(losses[k], losses[names[0]]) for k in names[1:]}
+        ratios[probe.name] = {k: log_ratio(losses[k], losses[names[0]]) for k in names[1:]}
         errors[probe.name] = {k: _mean_se(v) for k, v in losses.items()}
-    return {"log_ratio": out, "errors": errors}
+    return ratios, errors
 
 
-def _mismatch_figure(errors: dict, probes, z: float, title: str) -> dict:
-    names = list(next(iter(errors.values())))
-    series = [{"label": k, "x": list(range(len(probes))), "y": [errors[p.name][k][0] for p in probes],
-               "y_low": [errors[p.name][k][0] - z * errors[p.name][k][1] for p in probes],
-               "y_high": [errors[p.name][k][0] + z * errors[p.name][k][1] for p in probes]} for k in names]
+def _figure(errors: dict, labels: dict, z: float, title: str) -> dict:
+    probes = list(errors)
+    series = [{"label": label, "x": list(range(len(probes))), "y": [errors[p][k][0] for p in probes],
+               "y_low": [errors[p][k][0] - z * errors[p][k][1] for p in probes],
+               "y_high": [errors[p][k][0] + z * errors[p][k][1] for p in probes]} for k, label in labels.items()]
+    axis = ", ".join(f"{i} {p}" for i, p in enumerate(probes))
+    for long, short in (("cosine-", "cos"), ("triangle-", "tri"), ("distance-", "dist")):
+        axis = axis.replace(long, short)
     return {"kind": "scatter", "x": series[0]["x"], "y": series[0]["y"], "series": series,
-            "xlabel": "test task: " + ", ".join(f"{i} {_short(p.name)}" for i, p in enumerate(probes)),
-            "ylabel": "ICL error", "title": title}
+            "xlabel": "test task: " + axis, "ylabel": "ICL error", "title": title}
 
 
-def _ratio_quantities(measured: dict, keys, z: float, gated, verdict_of, theory: dict | None = None) -> list:
-    """One quantity per probe and model key: the error ratio ``exp(r)`` with its interval."""
-    out = []
-    for probe, row in measured.items():
-        for k in keys:
-            r, se = row[k]
-            gate = probe in gated
-            out.append(Quantity(f"{probe}: error ratio {k} / matched", (theory or {}).get((probe, k)), math.exp(r),
-                                math.exp(r - z * se), math.exp(r + z * se), verdict_of(r, se) if gate else None,
-                                "gated" if gate else "reported only (not a Figure 5 class)"))
-    return out
+def _outcome(ratios, errors, labels, gated, z, rule_name, one, *, rule, margin, title, extra,
+             predicted=None) -> Outcome:
+    """A Figure 5 claim's outcome: ``one(r, se, key, **deviation)`` (its rule on one log error ratio, a list of
+    decisions) on every gated ratio, combined; a quantity per probe and compared model (the error ratio
+    ``exp(r)`` with its interval, verdicts on the gated probes only); the figure of the errors."""
+    def decide(**deviation) -> decision.Decision:
+        return decision.combined(rule_name, [c for p in gated for k, (r, se) in ratios[p].items()
+                                             for c in one(r, se, k, **deviation)])
+
+    quantities = tuple(Quantity(name=f"{p}: error ratio E({labels[k]})/E({labels['matched']})",
+                                theory=(predicted or {}).get((p, k)), measured=math.exp(r), ci_low=math.exp(r - z * se),
+                                ci_high=math.exp(r + z * se),
+                                verdict=decision.combined(rule_name, one(r, se, k)).verdict if p in gated else None,
+                                note="gated" if p in gated else "reported only (not a Figure 5 class)")
+                       for p, row in ratios.items() for k, (r, se) in row.items())
+    return Outcome(decide=decide, quantities=quantities, rule=rule, margin=margin,
+                   figure=_figure(errors, labels, z, title),
+                   extra={**extra, "errors": {p: {k: v[0] for k, v in row.items()} for p, row in errors.items()}})
 
 
-def _sign_claim(measured: dict, keys, z: float, description: str, rule: str, start: float) -> Evidence:
-    """The sign rule of :func:`mismatch` and :func:`trained_mismatch` on the Figure 5 classes, with its
-    resolution (shift ``s`` of the log ratio) and near-miss false variant."""
-    gated = [measured[p][k] for p in FIGURE5_CLASSES for k in keys]
-    main = sign_decision(gated, z)
-    res = decision.resolution(lambda s: sign_decision(gated, z, s).refutes,
-                              "log error ratio s: the mismatched error exceeds exp(s) x the matched", start=1e-3,
-                              limit=10.0)
-    false_variants = []
-    if res.resolved:
-        s = res.near_miss()
-        false_variants.append(FalseVariant.decided(f"the mismatched error exceeds {math.exp(s):.3g} x the matched one",
-                                       sign_decision(gated, z, s), s / res.value))
-    quantities = _ratio_quantities(measured, keys, z, FIGURE5_CLASSES,
-                                   lambda r, se: decision.sign(r - z * se, r + z * se, +1).verdict)
-    return Evidence(statement=description, rule=rule, quantities=quantities, verdict=main.verdict,
-                    seconds=time.perf_counter() - start, false_variants=false_variants, rule_name="sign",
-                    margin="none (a direction): log(E'/E) > 0", resolution=res.to_dict(),
-                    extra={"decision": main.detail})
+def _mismatch_labels(factor: float, suffix: str = "") -> dict:
+    return {"matched": f"L' = L{suffix}", "smaller": f"L' = L/{factor:g}{suffix}",
+            "larger": f"L' = {factor:g}L{suffix}"}
 
 
-def _mismatch_measure(d, n, L, sigma, contexts, seed, factor, probe_kwargs):
+def _sign_rule(z: float):
+    """The rule of :func:`mismatch` on one log ratio ``r +- z se``: ``sign`` ``r > shift``; the expected sign
+    of each ``L'`` (``-1``: that ``L'`` claimed better); ``within > 0``: ``|r| < log(1 + within)``."""
+    def one(r, se, key, shift=0.0, within=0.0, smaller=+1, larger=+1) -> list:
+        low, high = _band(r, se, z)
+        if within:
+            m = math.log1p(within)
+            return [decision.sign(low - m, high - m, -1), decision.sign(low + m, high + m, +1)]
+        return [decision.sign(low - shift, high - shift, {"smaller": smaller, "larger": larger}[key])]
+    return one
+
+
+def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed):
+    """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and their log error
+    ratios and errors on the probes (:func:`_ratios`)."""
     (stream,) = seed.spawn(1)
-    probes = probe_suite(d, L, **(probe_kwargs or {}))
-    ws = _settings(d, n, L, sigma, factor)
-    models = {k: Attention(w * np.eye(d)) for k, w in ws.items()}
-    return probes, ws, _ratios(models, probes, n, sigma, contexts, stream)
+    ws = {k: _wstar("affine", d, n, LL, sigma) for k, LL in (("matched", L), ("smaller", L / factor),
+                                                               ("larger", L * factor))}
+    return (ws, *_ratios({k: _window(w, d) for k, w in ws.items()}, probe_suite(d, L, **probes), n, sigma, contexts,
+                         stream))
 
 
-def mismatch(d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: float = 1.0, sigma: float = 0.5,
-             contexts: int = 2000, factor: float = 10.0, probe_kwargs: dict | None = None) -> Evidence:
-    """Figure 5 with ``M = w* I``: attention pretrained on affine tasks at ``L' = L/factor`` or
-    ``factor L`` has a larger ICL error on ``L``-tasks of the Figure 5 classes than the one pretrained
-    at ``L``.
+def mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int, factor: float,
+             probes: dict, gated: list, family_level: float) -> Outcome:
+    """Figure 5 with ``M = w* I``: attention pretrained on affine tasks at ``L' = L/factor`` or ``factor L`` has a
+    larger ICL error on ``L``-tasks of the ``gated`` (Figure 5) classes than the one pretrained at ``L``.
 
-    Rule ``sign`` (:func:`sign_decision`) on every paired log error ratio ``log(E_{L'}/E_L)``
-    (:func:`log_ratio`, interval ``+- z se``, Bonferroni over the gated comparisons) of the Figure 5
-    classes: ``> 0``.  The other probes' ratios are reported, not gated.  Resolution: the shift ``s`` of
-    the log ratio (variant ``log(E'/E) > s``) the rule refutes.  False variant: ``s`` at 2 resolutions.
-    """
-    start = time.perf_counter()
-    probes, ws, measured = _mismatch_measure(d, n, L, sigma, contexts, seed, factor, probe_kwargs)
-    keys = [f"L'=L/{factor:g}", f"L'={factor:g}L"]
-    z = decision.bonferroni_z(len(FIGURE5_CLASSES) * len(keys))
-    evidence = _sign_claim(
-        measured["log_ratio"], keys, z,
-        f"Pretrained on affine tasks with L' = L/{factor:g} or {factor:g} L the attention has a larger ICL error on "
-        f"L-tasks of the Figure 5 classes than pretrained at L={L:g} (d={d}, n={n}, sigma={sigma:g}).",
-        f"sign of log(E_L'/E_L) on {', '.join(FIGURE5_CLASSES)} ({contexts} contexts, common random numbers, "
-        f"z = {z:.2f}, Bonferroni at {FAMILY_LEVEL:g}).", start)
-    evidence.figure = _mismatch_figure(measured["errors"], probes, z, "Figure 5: pretraining setting vs test task")
-    evidence.extra.update({"w_star": ws, "errors": {p: {k: v[0] for k, v in row.items()}
-                                                    for p, row in measured["errors"].items()}})
-    return evidence
+    ``sign`` rule (:func:`_sign_rule`) on every gated paired log ratio ``log(E_L'/E_L)`` (:func:`log_ratio`,
+    Bonferroni over the gated comparisons); the other probes' ratios are reported, not gated."""
+    ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
+    z = decision.bonferroni_z(2 * len(gated), family_level)
+    return _outcome(ratios, errors, _mismatch_labels(factor), gated, z, "sign", _sign_rule(z),
+                    rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
+                         f"z = {z:.2f}, Bonferroni at {family_level:g}); w* exact: "
+                         + ", ".join(f"{w:.4g}" for w in ws.values()),
+                    margin="none (a direction): log(E_L'/E_L) > 0", title="Figure 5: pretraining setting vs test task",
+                    extra={"w_star": ws})
 
 
-def mismatch_marked(d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: float = 1.0, sigma: float = 0.5,
-                    contexts: int = 2000, factor: float = 10.0, probe_kwargs: dict | None = None) -> Evidence:
-    """Exploratory (registry thm35.mismatch-marked): the mismatched error is *markedly* larger, at least
-    ``MARKED_FACTOR`` times the matched one, where the derived leading-order ratio
-    (:func:`mismatch_ratio_theory` with ``lambda = factor^(+-2 alpha)``) is at least
-    ``MARKED_MARGIN x MARKED_FACTOR``; elsewhere only larger (factor 1).
-
-    Rule ``one-sided`` (:func:`factor_decision`) on the log ratio intervals of the Figure 5 classes.
-    Resolution: the shift ``s`` of the required log factor the rule refutes; false variant at 2 resolutions.
-    """
-    start = time.perf_counter()
-    probes, ws, measured = _mismatch_measure(d, n, L, sigma, contexts, seed, factor, probe_kwargs)
-    alpha = law.window_law("affine", d)[0]
-    beta, p_aff = law.noise_leading(d)[0], -law.bias_leading("affine", d)[0]
-    lam = {f"L'=L/{factor:g}": factor ** (-2 * alpha), f"L'={factor:g}L": factor ** (2 * alpha)}
-    derived = {k: mismatch_ratio_theory(v, p_aff, beta) for k, v in lam.items()}
-    required = {k: MARKED_FACTOR if derived[k] >= MARKED_MARGIN * MARKED_FACTOR else 1.0 for k in lam}
-    z = decision.bonferroni_z(len(FIGURE5_CLASSES) * len(lam))
-    log_r = measured["log_ratio"]
-    pairs = [(log_r[p][k], required[k]) for p in FIGURE5_CLASSES for k in lam]
-
-    def decide(shift=0.0):
-        return factor_decision([r for r, _ in pairs], [f for _, f in pairs], z, shift)
-
-    main = decide()
-    res = decision.resolution(lambda s: decide(s).refutes, "shift s of the required log factor", start=1e-3,
-                              limit=10.0)
-    false_variants = []
-    if res.resolved:
-        s = res.near_miss()
-        false_variants.append(FalseVariant.decided(f"the required factors times {math.exp(s):.3g}", decide(s), s / res.value))
-    quantities = []
-    for probe, row in log_r.items():
-        for k in lam:
-            r, se = row[k]
-            gate = probe in FIGURE5_CLASSES
-            verdict = decision.one_sided(r - z * se, r + z * se, math.log(required[k]), ">=").verdict if gate else None
-            quantities.append(Quantity(f"{probe}: error ratio {k} / matched", derived[k] if probe == "affine" else None,
-                                       math.exp(r), math.exp(r - z * se), math.exp(r + z * se), verdict,
-                                       f"required factor {required[k]:g} (derived ratio {derived[k]:.3g})"
-                                       if gate else "reported only (not a Figure 5 class)"))
-    evidence = Evidence(
-        statement=f"Pretrained at L' = L/{factor:g} or {factor:g} L the error on L-tasks of the Figure 5 classes is at "
-                  f"least {MARKED_FACTOR:g} x the matched one where the derived ratio is >= "
-                  f"{MARKED_MARGIN * MARKED_FACTOR:g}, else larger (d={d}, n={n}).",
-        rule=f"one-sided: log(E'/E) >= log(required factor) (z = {z:.2f}); required factors {required}.",
-        quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
-        false_variants=false_variants, rule_name="one-sided", margin=f"required factors {required}",
-        resolution=res.to_dict())
-    evidence.extra = {"decision": main.detail, "w_star": ws, "derived_ratio": derived, "required_factor": required}
-    return evidence
-
-
-def same_l_classes(d: int, *, seed: np.random.SeedSequence, n: int = 1000, L: float = 1.0, sigma: float = 0.5,
-                   contexts: int = 2000, probe_kwargs: dict | None = None) -> Evidence:
-    """Figure 5, right panel: pretrained at the same ``L`` on relu instead of affine tasks, the attention's
-    ICL error on the Figure 5 classes is not markedly different (within a factor ``MARKED_FACTOR``).
-
-    Rule ``equivalence`` (:func:`class_decision`) on the paired log ratios ``log(E_relu@L/E_affine@L)``:
-    within ``+-log MARKED_FACTOR``.  Resolution: the shift ``s`` of the claimed log ratio (both signs)
-    the rule refutes; false variants: the ratio claimed to be ``exp(+-2 resolutions)``.
-    """
-    start = time.perf_counter()
-    (stream,) = seed.spawn(1)
-    probes = probe_suite(d, L, **(probe_kwargs or {}))
-    ws = {k: _wstar(k.split("@")[0], d, n, L, sigma) for k in ("affine@L", "relu@L")}
-    models = {k: Attention(w * np.eye(d)) for k, w in ws.items()}
-    measured = _ratios(models, probes, n, sigma, contexts, stream)
-    z = decision.bonferroni_z(len(FIGURE5_CLASSES))
-    margin = math.log(MARKED_FACTOR)
-    gated = [measured["log_ratio"][p]["relu@L"] for p in FIGURE5_CLASSES]
-    main = class_decision(gated, z, margin)
-    res = decision.two_sided_resolution(lambda s: class_decision(gated, z, margin, s).refutes,
-                               "shift s of the claimed log error ratio (relu@L over affine@L)", start=1e-3, limit=10.0)
-    false_variants = []
-    if res.resolved:
-        for sgn in (+1, -1):
-            s = sgn * res.near_miss()
-            false_variants.append(FalseVariant.decided(f"E(relu@L) = {math.exp(s):.3g} x E(affine@L)",
-                                           class_decision(gated, z, margin, s), abs(s) / res.value))
-    quantities = _ratio_quantities(measured["log_ratio"], ["relu@L"], z, FIGURE5_CLASSES,
-                                   lambda r, se: decision.equivalence(r - z * se, r + z * se, margin).verdict,
-                                   {(p, "relu@L"): 1.0 for p in FIGURE5_CLASSES})
-    evidence = Evidence(
-        statement=f"Pretrained on relu or on affine tasks at the same L={L:g}, the attention's ICL errors on L-tasks "
-                  f"of the Figure 5 classes agree within a factor {MARKED_FACTOR:g} (d={d}, n={n}).",
-        rule=f"equivalence of log(E_relu@L/E_affine@L) within +-log {MARKED_FACTOR:g} ({contexts} contexts, common "
-             f"random numbers, z = {z:.2f}).",
-        quantities=quantities, verdict=main.verdict, seconds=time.perf_counter() - start,
-        false_variants=false_variants, rule_name="equivalence", margin=f"+-log {MARKED_FACTOR:g} on the log ratio",
-        resolution=res.to_dict())
-    evidence.figure = _mismatch_figure(measured["errors"], probes, z, "Figure 5 (right): same L, other class")
-    evidence.extra = {"decision": main.detail, "w_star": ws}
-    return evidence
-
-
-def trained_mismatch(d: int, *, seed: np.random.SeedSequence, n: int = 50, L: float = 1.0, sigma: float = 0.5,
-                     contexts: int = 4000, factor: float = 10.0) -> Evidence:
-    """Figure 5 with trained attention: the M-form pretrained by the trainer
-    (:data:`lipschitz_icl.pretraining.M_PROTOCOL`, one run each, own streams) on affine tasks at ``L``,
-    ``L/factor`` and ``factor L``, tested with the rule of :func:`mismatch`."""
-    start = time.perf_counter()
+def trained_mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
+                     factor: float, probes: dict, gated: list, family_level: float, protocol: dict) -> Outcome:
+    """Figure 5 with trained attention: the M-form pretrained by the trainer (``protocol``, one run each, own
+    streams) on affine tasks at ``L``, ``L/factor`` and ``factor L``, tested with the rule of :func:`mismatch`."""
     streams = seed.spawn(4)
-    probes = probe_suite(d, L)
-    keys = ["trained@L", f"L'=L/{factor:g} (trained)", f"L'={factor:g}L (trained)"]
     models, ws = {}, {}
-    for key, LL, stream in zip(keys, (L, L / factor, L * factor), streams):
-        ((_, result),) = independent_runs(make_problem("affine", d, n, LL, sigma), stream, 1, **M_PROTOCOL)
-        models[key] = Attention(result.M)
-        ws[key] = result.w_trained
-    measured = _ratios(models, probes, n, sigma, contexts, streams[3])
-    z = decision.bonferroni_z(len(FIGURE5_CLASSES) * 2)
-    evidence = _sign_claim(
-        measured["log_ratio"], keys[1:], z,
-        f"Trained attention (M-form, affine tasks) pretrained at L' = L/{factor:g} or {factor:g} L has a larger ICL "
-        f"error on L-tasks of the Figure 5 classes than pretrained at L={L:g} (d={d}, n={n}, sigma={sigma:g}).",
-        f"sign of log(E_L'/E_L) on {', '.join(FIGURE5_CLASSES)} ({contexts} contexts, common random numbers, "
-        f"z = {z:.2f}); one trainer run per setting ({M_PROTOCOL}).", start)
-    evidence.figure = _mismatch_figure(measured["errors"], probes, z, "Figure 5 with trained attention")
-    evidence.extra["w_trained"] = ws
-    return evidence
+    for key, LL, stream in zip(("matched", "smaller", "larger"), (L, L / factor, L * factor), streams):
+        ((_, result),) = independent_runs(make_problem("affine", d, n, LL, sigma), stream, 1, **protocol)
+        models[key], ws[key] = Attention(result.M), result.w_trained
+    ratios, errors = _ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
+    z = decision.bonferroni_z(2 * len(gated), family_level)
+    return _outcome(ratios, errors, _mismatch_labels(factor, " (trained)"), gated, z, "sign", _sign_rule(z),
+                    rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
+                         f"z = {z:.2f}); one trainer run per setting ({protocol})",
+                    margin="none (a direction): log(E_L'/E_L) > 0", title="Figure 5 with trained attention",
+                    extra={"w_trained": ws})
+
+
+def mismatch_marked(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
+                    factor: float, probes: dict, gated: list, family_level: float, marked_factor: float,
+                    marked_margin: float) -> Outcome:
+    """Exploratory: the mismatched error is at least ``marked_factor`` times the matched one where the derived
+    leading-order ratio (:func:`lipschitz_icl.derivations.generalisation.mismatch_ratio`,
+    ``lambda = factor^(+-2 alpha)``) is at least
+    ``marked_margin x marked_factor``; elsewhere only larger (factor 1).
+
+    ``one-sided`` rule ``log(E'/E) >= log(required) + shift`` on the gated classes.  ``decide(shift,
+    required)``: ``"unconditional"`` asks ``marked_factor`` everywhere, ``"derived"`` the derived ratio itself.
+    """
+    ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
+    alpha, beta, p_aff = law.window_law("affine", d)[0], law.noise_leading(d)[0], -law.bias_leading("affine", d)[0]
+    derived = {k: theory.mismatch_ratio(factor ** (s * 2 * alpha), p_aff, beta) for k, s in (("smaller", -1),
+                                                                                           ("larger", +1))}
+    factors = {"conditional": {k: marked_factor if v >= marked_margin * marked_factor else 1.0
+                               for k, v in derived.items()},
+               "unconditional": {k: marked_factor for k in derived}, "derived": derived}
+    z = decision.bonferroni_z(2 * len(gated), family_level)
+
+    def one(r, se, k, shift=0.0, required="conditional") -> list:
+        return [decision.one_sided(*_band(r, se, z), math.log(factors[required][k]) + shift, ">=")]
+
+    return _outcome(ratios, errors, _mismatch_labels(factor), gated, z, "one-sided", one,
+                    rule=f"one-sided: log(E_L'/E_L) >= log(required factor) on {', '.join(gated)} ({contexts} "
+                         f"contexts, z = {z:.2f}); required factors {factors['conditional']}, derived ratios "
+                         + ", ".join(f"{k}: {v:.3g}" for k, v in derived.items()),
+                    margin=f"required factors {factors['conditional']}",
+                    title="Figure 5: pretraining setting vs test task",
+                    extra={"w_star": ws, "derived_ratio": derived, "required_factor": factors["conditional"]},
+                    predicted={("affine", k): v for k, v in derived.items()})
+
+
+def same_l_classes(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
+                   probes: dict, gated: list, max_ratio: float, family_level: float) -> Outcome:
+    """Figure 5, right panel: pretrained at the same ``L`` on relu instead of affine tasks, the attention's ICL
+    error on the gated (Figure 5) classes changes by at most a factor ``max_ratio``.
+
+    ``equivalence`` on the paired log ratios ``log(E_relu@L/E_affine@L)``: within ``+-log max_ratio``.
+    ``decide(shift, ratio)``: the ratio claimed to be ``ratio e^shift``.  Theory column: the ratio
+    :func:`~lipschitz_icl.derivations.generalisation.class_error` predicts at the two exact windows.
+    """
+    (stream,) = seed.spawn(1)
+    suite = probe_suite(d, L, **probes)
+    ws = {k: _wstar(k, d, n, L, sigma) for k in ("affine", "relu")}
+    ratios, errors = _ratios({"matched": _window(ws["affine"], d), "relu": _window(ws["relu"], d)}, suite, n, sigma,
+                             contexts, stream)
+    z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
+    classes = {p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
+               for p in suite if p.name in gated}
+    predicted = {(name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
+                 / theory.class_error(kind, d, n, L, sigma, ws["affine"], k) for name, (kind, k) in classes.items()}
+
+    def one(r, se, _key, shift=0.0, ratio=1.0) -> list:
+        return [decision.equivalence(*(np.array(_band(r, se, z)) - math.log(ratio) - shift), margin)]
+
+    return _outcome(ratios, errors, {"matched": "affine@L", "relu": "relu@L"}, gated, z, "equivalence", one,
+                    rule=f"equivalence of log(E_relu@L/E_affine@L) within +-log {max_ratio:g} on {', '.join(gated)} "
+                         f"({contexts} contexts, common random numbers, z = {z:.2f}); w* = {ws['affine']:.4g} "
+                         f"(affine), {ws['relu']:.4g} (relu), exact",
+                    margin=f"+-log {max_ratio:g} = +-{margin:.4g} on the log ratio",
+                    title="Figure 5 (right): same L, other class", predicted=predicted,
+                    extra={"w_star": ws, "predicted_ratio": {p: v for (p, _), v in predicted.items()}})

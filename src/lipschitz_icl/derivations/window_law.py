@@ -74,6 +74,7 @@ from scipy import special
 
 from .. import quadrature
 from . import sphere_asymptotics as S
+from .writeup import Document, Formula, Step, Table
 
 __all__ = [
     "TASKS", "w", "d", "L", "sigma", "n", "rho",
@@ -83,9 +84,10 @@ __all__ = [
     "optimum_exprs", "delta_method_bias_correction", "delta_method_noise_correction",
     "bias_finite_n_leading_expr", "noise_finite_n_leading_expr",
     "bias_leading", "bias_next_order", "noise_leading", "noise_next_order", "window_law",
+    "cosine_bias_leading_expr", "cosine_bias_leading",
     "min_error_law", "theory_table", "wstar_correction_expr", "wstar_correction", "bias_finite_n_leading", "noise_finite_n_leading", "dropped_terms",
     "z_average", "exact_bias_inf", "exact_bias_inf_dw", "exact_bias_inf_relu_float",
-    "exact_foc_wstar",
+    "exact_foc_wstar", "document",
 ]
 
 TASKS = ("affine", "relu")
@@ -239,6 +241,37 @@ def bias_next_order_expr(task: str):
     return -second, powers[second]
 
 
+_k = sp.Symbol("k", positive=True)  # frequency of the cosine class
+
+
+def _one_over_w_coefficient(series) -> sp.Expr:
+    """The ``1/w`` coefficient of a series in ``1/w``."""
+    return sp.simplify(series.subs(w, 1 / S.x).expand().coeff(S.x, 1))
+
+
+@lru_cache(maxsize=None)
+def cosine_bias_leading_expr():
+    """``(p, b(d, k))`` with ``bias_inf(w) ~ b L^2 w^(-p)`` for the cosine class
+    ``f(x) = (L/k) cos(k u.x + phi)`` (a smooth class, so ``p = 2`` as for affine tasks).
+
+    The tilted law of ``x`` (``t = x.q``) moves the mean radially, ``E x - q = -(1 - A_d) q``, and spreads it
+    tangentially, ``P E[(x - q)(x - q)^T] P = E[1 - t^2] P/(d-1)`` (``P`` the projection off ``q``), with
+    ``1 - A_d = a/w + ...`` and ``E[1 - t^2] = s/w + ...`` (``a``, ``s`` from
+    :mod:`lipschitz_icl.derivations.sphere_asymptotics`; ``s = 2a = d - 1``).  Higher Taylor terms are
+    ``O(w^-2)`` (odd tangential moments vanish), so for a smooth task
+    ``E_w f(x) - f(q) = -(a/w) q.grad f + (s/(2(d-1) w)) tr(P H P) + O(w^-2)`` (``Delta_S f(q)/(2w)``).
+    For the cosine task, with ``c = u.q`` and ``theta = k c + phi``: ``q.grad f = -L c sin theta``,
+    ``tr(P H P) = -L k (1 - c^2) cos theta``.  The square averaged over ``phi`` (``E sin^2 = E cos^2 = 1/2``,
+    ``E sin cos = 0``) and over ``c ~ p_d`` gives
+    ``b = (1/2) [a^2 E c^2 + (s k/(2(d-1)))^2 E(1 - c^2)^2] = (d-1)/(8d) [(d-1) + k^2 (d+1)/(d+2)]``.
+    """
+    a = _one_over_w_coefficient(S.one_minus_tilted_mean_series(1))
+    s = _one_over_w_coefficient(sp.expand(1 - S.second_moment_series(1)))
+    m2, m4 = 2 * half_moment(2), 2 * half_moment(4)  # E c^2, E c^4 (p_d is even)
+    b = (a**2 * m2 + (s * _k / (2 * (d - 1))) ** 2 * (1 - 2 * m2 + m4)) / 2
+    return sp.Integer(2), sp.factor(sp.simplify(b))
+
+
 @lru_cache(maxsize=None)
 def noise_leading_expr():
     """``(beta, c_R(d))`` with ``sigma^2 R_d(w)/n ~ sigma^2 c_R(d) w^beta / n``, ``beta = (d-1)/2``."""
@@ -297,6 +330,25 @@ def optimum_exprs(task: str) -> dict:
     :func:`_generic_optimum` with ``p, b`` from :func:`bias_leading_expr` and ``beta, c_R`` from
     :func:`noise_leading_expr`.  Keys ``alpha, C, gamma, K`` (and the inputs ``p, b, beta, c_R``)."""
     p, b = bias_leading_expr(_check_task(task))
+    beta, cr = noise_leading_expr()
+    sub = {_p: p, _b: b, _beta: beta, _cr: cr}
+    generic = _generic_optimum()
+    out = {key: sp.simplify(generic[key].subs(sub)) for key in ("alpha", "gamma")}
+    out.update({key: generic[key].subs(sub) for key in ("C", "K")})
+    out.update({"p": p, "b": b, "beta": beta, "c_R": cr})
+    return out
+
+
+@lru_cache(maxsize=None)
+def envelope_law_exprs() -> dict:
+    """A rival derivation: the window law a Lipschitz-envelope analysis gives.  Bounding the bias of any
+    ``L``-Lipschitz task by its Jensen envelope ``L^2 E sum_i p_i ||x_i - q||^2 = 2 L^2 (1 - A_d(w))``,
+    whose large-``w`` form is ``L^2 (d-1)/w`` (:func:`lipschitz_icl.derivations.sphere_asymptotics.
+    one_minus_tilted_mean_series`: ``p = 1``, ``b = d - 1``), and balancing it against the same noise part
+    gives ``alpha = 2/(d+1)`` -- the rate the window-law claim's data must tell apart from the classes'
+    own laws (affine ``2/(d+3)``, relu ``2/(d+2)``).  Keys as :func:`optimum_exprs`."""
+    leading = sp.limit(S.one_minus_tilted_mean_series(1) * w, w, sp.oo)
+    p, b = sp.Integer(1), sp.simplify(2 * leading)
     beta, cr = noise_leading_expr()
     sub = {_p: p, _b: b, _beta: beta, _cr: cr}
     generic = _generic_optimum()
@@ -435,6 +487,16 @@ def bias_next_order(task: str, dim: int):
 
 
 @lru_cache(maxsize=None)
+def cosine_bias_leading(dim: int, frequency: float = 1.0):
+    """``(power, constant)``: ``bias_inf(w) ~ constant * L^2 * w**power`` for the cosine class of frequency
+    ``k`` (:func:`cosine_bias_leading_expr`)."""
+    p, b = cosine_bias_leading_expr()
+    if not frequency > 0:
+        raise ValueError(f"frequency must be > 0, got {frequency!r}")
+    return -float(p), float(sp.N(b.subs({d: _check_dim(dim), _k: frequency}), 20))
+
+
+@lru_cache(maxsize=None)
 def noise_leading(dim: int):
     """``(power, constant)``: ``sigma^2 E sum p_i^2 ~ constant * sigma^2 * w**power / n``."""
     beta, cr = noise_leading_expr()
@@ -446,6 +508,14 @@ def noise_leading(dim: int):
 def noise_next_order(dim: int) -> float:
     """``r_1(d)``: ``R_d(w) = c_R w^((d-1)/2) (1 + r_1/w + O(1/w^2))``."""
     return _f(_noise_next_relative(), _check_dim(dim))
+
+
+@lru_cache(maxsize=None)
+def envelope_law(dim: int):
+    """``(alpha, C)`` of the rival envelope law (:func:`envelope_law_exprs`): ``alpha = 2/(d+1)``."""
+    o = envelope_law_exprs()
+    dim = _check_dim(dim)
+    return _f(o["alpha"], dim), _f(o["C"], dim)
 
 
 @lru_cache(maxsize=None)
@@ -776,3 +846,137 @@ def exact_foc_wstar(task: str, dim: int, rho_value: float) -> float:
     while foc(hi) < 0:
         hi += 1.0
     return float(np.exp(brentq(foc, lo, hi, xtol=1e-12, rtol=1e-12)))
+
+
+# --- the derivation as a document ------------------------------------------------------------------------
+
+DIMS = (2, 3, 5, 8, 10, 16)   # the dimensions of the window-law claims' grids (thm34, full profile)
+
+
+def _by_powers(expr) -> sp.Expr:
+    """``expr`` (a finite sum of ``f(d) w^p``) with each ``f(d)`` factored, for a reader."""
+    return sp.Add(*(c * w**p for p, c in _collect_powers(expr).items()))
+
+
+def _rows(keys, table) -> tuple:
+    return tuple(tuple(row[k] for k in keys) for row in table)
+
+
+def _law_steps() -> tuple:
+    """Steps 1-5: the pieces of the bias and the noise."""
+    gam, J = sp.Symbol("gamma", real=True), sp.Symbol("J")
+    H = sp.Function("H")(gam)
+    lead = tuple((task, *bias_leading_expr(task), *bias_next_order_expr(task)) for task in TASKS)
+    beta, c_r = noise_leading_expr()
+    return (
+        Step("The law of c = u.q and of z", "The density of `c = u.q` at 0, its half moment "
+             "`int_0^1 c^2 p_d(c) dc` (Euler's Beta integral) and `E z^2` for the direction `z ~ p_(d-1)` "
+             "orthogonal to `q`:",
+             (Formula(sp.Function("p_d")(0), density_at_zero()),
+              Formula(sp.Integral(sp.Symbol("c") ** 2 * sp.Function("p_d")(sp.Symbol("c")), (sp.Symbol("c"), 0, 1)),
+                      half_moment(2)),
+              Formula(sp.Function("E")(sp.Symbol("z") ** 2), perp_second_moment()))),
+        Step("The relu kink", "`H(gamma) = E (gamma + g)_+` for standard normal `g`; the kink profile "
+             "`psi = H(gamma) - gamma_+` is even, and `J = int psi^2` is done in polar coordinates (a Gamma "
+             "integral in the radius times a trigonometric one):",
+             (Formula(H, gaussian_hinge_mean()), Formula(J, kink_integral()))),
+        Step("The large-n bias", "As `n -> inf` the softmax average becomes the tilted mean. Affine: "
+             "`bias_inf = (L^2/(3d)) (1 - A_d)^2` with the series of `1 - A_d` (sphere_asymptotics.md). Relu: the "
+             "kink region of width `w^(-1/2)` in `c` gives `(2/3) p_d(0) J w^(-3/2)`, the smooth part "
+             "`r = c (A_d - 1)` gives the next order (the overlap is `O(w^(-5/2))`). Per `L^2`:",
+             tuple(Formula(sp.Function(f"bias_{task}")(w) / sp.Symbol("L") ** 2, _by_powers(bias_expansion(task)),
+                           r"\sim") for task in TASKS)),
+        Step("Leading and next-order bias", "`bias_inf ~ b L^2 w^(-p) + b' L^2 w^(-p')`:", (),
+             Table(("class", "p", "b(d)", "p'", "b'(d)"), lead)),
+        Step("The noise", "`sigma^2 E sum_i p_i^2 = sigma^2 R_d(w)/n + O(1/n^2)` with "
+             "`R_d ~ c_R w^beta (1 + r_1/w)` (sphere_asymptotics.md):",
+             (Formula(sp.Symbol("beta"), beta), Formula(sp.Symbol("c_R"), c_r),
+              Formula(sp.Symbol("r_1"), _noise_next_relative()))),
+    )
+
+
+def _optimum_steps() -> tuple:
+    """Steps 6-9: the generic optimum, the per-class law, its next order and the dropped finite-n terms."""
+    g = _generic_optimum()
+    per_class = tuple((task, o["alpha"], o["C"], o["gamma"]) for task, o in ((t, optimum_exprs(t)) for t in TASKS))
+    shifts = tuple((task, *wstar_correction_expr(task)) for task in TASKS)
+    finite = tuple((task, *bias_finite_n_leading_expr(task)) for task in TASKS)
+    ws = sp.Symbol("w^*")
+    return (
+        Step("The optimum of b L^2 w^-p + sigma^2 c_R w^beta / n", "The two parts of the derivative have "
+             "opposite signs, so the first-order condition is linear in `log w`; the objective tends to `+inf` at "
+             "both ends, so its single root is the minimum. With `rho = n L^2/sigma^2`, "
+             "`w* = C rho^alpha` and the minimal error `E* = K L^2 rho^(-gamma)`:",
+             (Formula(ws, g["w_star"]), Formula(sp.Symbol("alpha"), g["alpha"]), Formula(sp.Symbol("C"), g["C"]),
+              Formula(sp.Symbol("gamma"), g["gamma"]), Formula(sp.Symbol("K"), g["K"]))),
+        Step("The law per class", "The generic optimum with `p, b` of step 4 and `beta, c_R` of step 5:", (),
+             Table(("class", "alpha", "C", "gamma (E* ~ rho^-gamma)"), per_class)),
+        Step("The next order of w*", "With relative corrections `delta_b = k_b w0^-q` of the bias and "
+             "`delta_n = k_n/w0` of the noise, the first-order condition linearised at `w = w0 (1 + epsilon)` "
+             "gives `epsilon`; per class `w* = w0 (1 + k w0^-q + ...)` (relu: the noise's `1/w0` is beyond this "
+             "order):", (Formula(sp.Symbol("epsilon"), _generic_wstar_shift()),),
+             Table(("class", "q", "k(d)"), shifts)),
+        Step("The dropped finite-n terms", "The second-order delta method on the ratio `sum e_i h_i / sum e_i` "
+             "(`m_k = Phi_d(k w)`, `r_k = E_(kw)[h]`, `h2 = E_(2w)[h^2]`) gives the `O(1/n)` bias term "
+             "`R_d (...)/n`; on `n sum p_i^2` the `O(1/n^2)` noise term. At leading order the bias term is "
+             "`const(d) L^2 w^power / n` and the noise term `sigma^2 c_q(d) w^(d-1) / n^2`:",
+             (Formula(sp.Symbol(r"n \Delta_{\mathrm{bias}}"), delta_method_bias_correction()),
+              Formula(sp.Symbol(r"n \Delta_{\mathrm{noise}}"), delta_method_noise_correction()),
+              Formula(sp.Symbol("c_q"), noise_finite_n_leading_expr()[1])),
+             Table(("class", "power", "const(d)"), finite)),
+    )
+
+
+def document() -> Document:
+    """The derivation written up (:mod:`lipschitz_icl.derivations.writeup`), every formula computed here."""
+    table = theory_table(DIMS)
+    exact_alpha = tuple((row["task"], row["d"], optimum_exprs(row["task"])["alpha"].subs(d, row["d"]), row["alpha"],
+                         row["C"], row["wstar_shift_power"], row["wstar_shift_constant"]) for row in table)
+    return Document(
+        name="window_law",
+        title="The window law of Theorem 3.4: bias, noise, the optimal w and the minimal ICL error",
+        summary="`w* = C_d (n L^2/sigma^2)^alpha`, affine `alpha = 2/(d+3)`, relu `2/(d+2)`, with `C_d`, the "
+                "bias and noise constants `b_d, c_R, r_1`, the minimal error and the next-order terms",
+        paper="Theorem 3.4, on the bias/variance bounds of Lemmas C.3-C.9 and Assumption B.4",
+        claims=("thm34.window-law", "thm34.bias-noise", "thm34.monotonicity", "thm35.generalisation",
+                "thm35.noise-part", "thm35.mismatch-marked", "linear.weights", "linear.cannot-adapt",
+                "lemmaB1.block-scale", "regularity.window-law"),
+        used_by=("lipschitz_icl.claims.thm34", "lipschitz_icl.claims.thm35", "lipschitz_icl.claims.linear",
+                 "lipschitz_icl.claims.lemmaB1", "lipschitz_icl.derivations.regularity", "lipschitz-icl scaling"),
+        statement=Step("", "For softmax attention with `M = w I` on the affine and relu classes, the large-`n` "
+                       "ICL loss is `bias_inf(w) + sigma^2 R_d(w)/n`; at leading order in `1/w` its minimiser is "
+                       "`w* = C_d rho^alpha`, `rho = n L^2/sigma^2`, and the minimal error `E* = K L^2 rho^(-gamma)`:",
+                       tuple(Formula(sp.Symbol(f"alpha_{task}"), optimum_exprs(task)["alpha"]) for task in TASKS)
+                       + tuple(Formula(sp.Symbol(f"gamma_{task}"), optimum_exprs(task)["gamma"]) for task in TASKS)),
+        assumptions=("`x_i` and `q` uniform on `S^(d-1)`, `d >= 2`; `M = w I` (kernel_identity.md).",
+                     "Affine: `f(x) = l.x + c`; relu: `f(x) = l (u.x)_+ + c` with `u` uniform, scaled to Lipschitz "
+                     "constant `L` (the project's task classes); label noise of variance `sigma^2`.",
+                     "Leading order in `1/w` and in `1/n`: the next orders in `1/w` are derived (steps 4, 5, 8), the "
+                     "finite-`n` terms are derived at leading order (step 9) and are relative `O(R_d(w*)/n)`, one over "
+                     "the number of points in the window."),
+        steps=_law_steps() + _optimum_steps(),
+        results=(
+            Step("The window law", "`w* = C rho^alpha (1 + k w0^-q + ...)`; `alpha` exact and as a double:", (),
+                 Table(("class", "d", "alpha exact", "alpha", "C", "q", "k"), exact_alpha)),
+            Step("Bias and noise constants", "`bias_inf ~ b L^2 w^(bias power) + b' L^2 w^(next power)`; noise "
+                 "`sigma^2 c_R w^(noise power) (1 + r_1/w)/n`:", (),
+                 Table(("class", "d", "bias power", "b", "next power", "b'", "noise power", "c_R", "r_1"),
+                       _rows(("task", "d", "bias_power", "bias_constant", "bias_next_power", "bias_next_constant",
+                              "noise_power", "noise_constant", "noise_r1"), table))),
+            Step("The minimal error and the finite-n terms", "`E* ~ K L^2 rho^power`; the `O(1/n)` bias term "
+                 "`const L^2 w^power / n` and the `O(1/n^2)` noise term `c_q sigma^2 w^power / n^2`:", (),
+                 Table(("class", "d", "E* power", "K", "bias 1/n power", "const", "noise 1/n^2 power", "c_q"),
+                       _rows(("task", "d", "min_error_power", "min_error_constant", "bias_finite_n_power",
+                              "bias_finite_n_constant", "noise_finite_n_power", "noise_finite_n_constant"), table))),
+            Step("A rival law: the Lipschitz envelope", "Bounding the bias of any `L`-Lipschitz task by its Jensen "
+                 "envelope `2 L^2 (1 - A_d(w)) ~ L^2 (d-1)/w` (bias power 1) and balancing it against the same noise "
+                 "gives another exponent; the window-law claim's data must tell it apart from the classes' laws "
+                 "(`envelope_law_exprs`):",
+                 (Formula(sp.Symbol("alpha_envelope"), envelope_law_exprs()["alpha"]),
+                  Formula(sp.Symbol("C_envelope"), sp.simplify(envelope_law_exprs()["C"]))),
+                 Table(("d", "alpha", "C"), tuple((k, *envelope_law(k)) for k in DIMS))),
+        ),
+        exactness="every expression above is exact in `d`; the result tables evaluate them at each `d` with "
+                  "`sympy.N` at 20 digits (`theory_table`), printed to 12 significant digits; `alpha` is also "
+                  "given exactly.",
+    )
