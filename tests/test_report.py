@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from lipschitz_icl import report as report_mod
+from lipschitz_icl.report import build as report_build
 from lipschitz_icl.cli import main
 from lipschitz_icl.report import build_report, load_claims, power_summary, render_tex
-from lipschitz_icl.report.figures import FigureDataError, data_figure
+from lipschitz_icl.report.figures import FigureDataError, data_figure, spec_panel
 from lipschitz_icl.report.latex import Latex, breakable, escape, num
+from lipschitz_icl.report.mathtext import to_latex
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "claims_example.json"
 
@@ -65,43 +66,63 @@ def test_power_summary_counts_refuted_false_variants():
     claims = load_claims(FIXTURE)["claims"]
     power = power_summary(claims)
     assert [(r["refuted"], r["total"], r["unrefuted"]) for r in power["rows"]] == [
-        (4, 4, []), (3, 3, []), (2, 2, []), (1, 1, []), (1, 1, []), (3, 3, [])]
-    assert (power["refuted"], power["total"], power["all_refuted"]) == (14, 14, True)
+        (4, 4, []), (3, 3, []), (2, 2, []), (1, 1, []), (0, 0, []), (1, 1, []), (1, 1, []), (3, 3, [])]
+    assert (power["refuted"], power["total"], power["all_refuted"]) == (15, 15, True)
     lost = [dict(claims[0], false_variants=[dict(claims[0]["false_variants"][0], verdict="holds")])]
     summary = power_summary(lost)
-    assert summary["all_refuted"] is False and summary["rows"][0]["unrefuted"] == [claims[0]["false_variants"][0]["name"]]
+    assert summary["all_refuted"] is False
+    assert summary["rows"][0]["unrefuted"] == [claims[0]["false_variants"][0]["name"]]
     none = [dict(claims[0], false_variants=[], power=[0, 0])]
     assert power_summary(none)["claims_without_false_variants"] == [claims[0]["claim_id"]]
 
 
-def test_tex_has_the_summary_sections_and_escaped_statements(tmp_path):
+def test_tex_has_the_headline_the_groups_by_scope_and_escaped_statements(tmp_path):
     data = load_claims(FIXTURE)
-    tex, figures, notes, _ = render_tex(data, tmp_path)
+    cap = next(r for r in data["claims"] if r["key"] == "concentration.cap-probability")
+    cap["figure"] = dict(cap["figure"], kind="pie")  # the group's first figure is malformed: noted, the next tried
+    rendered = render_tex(data, tmp_path)
+    tex = rendered.tex
     for package in ("booktabs", "siunitx", "longtable", "graphicx"):
         assert rf"\usepackage{{{package}}}" in tex
-    summary = tex[tex.index(r"\section*{Summary}"):tex.index(r"\clearpage")]
-    for group in ("Theorem 3.4", "Theorem 3.5", "Sphere concentration"):  # one summary row per group present
-        assert rf"\textbf{{{group}}}" in summary and rf"\section{{{group}}}" in tex
-    assert "Confirmatory: 3 hold, 1 fail, 1 inconclusive" in summary.replace("\n", " ")
-    assert "Exploratory" in summary and "(1 hold)" in summary  # the exploratory record is counted apart
-    assert r"\appendix" in tex and r"\paragraph{thm34.window-law}" in tex
-    # the statement's special characters are escaped, never live LaTeX; Unicode is mapped
-    assert r"\& C from derivations/ (100\% of the grid; x\_i \textasciitilde{} Unif, \$not math\$ " \
-           r"\{braces\} \#hash \textasciitilde{}tilde \textbackslash{}backslash \textless{}less\textgreater{})" in tex
-    assert r"--- holds for t $\geq$ 0 with $\alpha$" in tex and "$not math$" not in tex
-    # figures: one per set of axes per claim (cases overlaid), the malformed one noted, never drawn
-    assert figures and all(p.is_file() and p.read_bytes().startswith(b"%PDF") for p in figures)
-    assert any("thm34-window-law" in p.name for p in figures)
-    assert notes == ["figure 1 of concentration.made-up-bound: figure kind must be one of line, scatter, "
-                     "loglog, semilogx, semilogy (got 'nonsense')"]
+    head = tex[:tex.index(r"\section*{The constants}")]
+    assert r"\textbf{4 hold, 1 fail, 1 inconclusive, 1 proved}" in head  # confirmatory counts first
+    assert "exploratory 1/0/0" in head  # the exploratory record is counted apart
+    not_holding = [r["claim_id"] for r in data["claims"] if r["verdict"] not in ("holds", "proved")]
+    assert len(not_holding) == 2
+    for case in not_holding:  # every non-holding case on page 1
+        assert case.replace("_", r"\_") in head
+    for group in ("Theorem 3.4", "Theorem 3.5", "Sphere concentration"):  # one row per group present
+        assert rf"\textbf{{{group}}}" in head and rf"\section{{{group}}}" in tex
+    assert r"\appendix" in tex and r"\section{Every case}" in tex
+    # special characters of a record are escaped, never live LaTeX; Unicode is mapped
+    statement = to_latex(next(r["statement"] for r in data["claims"] if "not math" in r["statement"]))
+    assert r"\$not math\$" in statement and "$not math$" not in statement
+    assert r"\{braces\} \#hash" in statement and r"\textbackslash{}backslash" in statement
+    assert r"$\geq$" in statement and r"$\alpha$" in statement
+    # figures: one per claim group (cases overlaid); the malformed one noted, never drawn
+    assert rendered.figures and all(p.is_file() and p.read_bytes().startswith(b"%PDF") for p in rendered.figures)
+    assert any("thm34-window-law" in p.name for p in rendered.figures)
+    assert [n.split(":")[0] for n in rendered.notes] == ["figure of concentration.cap-probability",
+                                                        "figure of concentration.made-up-bound"]
+    assert all("figure kind must be one of" in n for n in rendered.notes)
 
 
-def test_figures_are_vector_pdfs(tmp_path):
+def test_figures_are_vector_pdfs_and_show_zeros_as_upper_limits(tmp_path):
     spec = {"kind": "loglog", "series": [{"label": "a", "x": [1, 2], "y": [1, 4]},
-                                         {"label": "b", "x": [1, 2], "y": [2, 3], "theory_y": [2, 2.9]}]}
+                                         {"label": "b", "x": [1, 2], "y": [2, 3], "theory_y": [2, 2.9]},
+                                         {"label": "c", "x": [1, 2, 3], "y": [1e-3, 0.0, 0.0],
+                                          "y_low": [5e-4, 0.0, 0.0], "y_high": [2e-3, 1e-3, 0.0]}]}
     data_figure(spec, tmp_path / "s.pdf")
     data = (tmp_path / "s.pdf").read_bytes()
     assert data.startswith(b"%PDF") and b"/Subtype /Image" not in data
+    panel = spec_panel(spec)
+    import matplotlib.figure as mfig
+    from lipschitz_icl.report import figures as report_figures
+    fig = mfig.Figure()
+    ax = fig.add_subplot()
+    report_figures._panel(ax, panel)
+    labels = ax.get_legend_handles_labels()[1]
+    assert "upper confidence limit (value 0)" in labels and "1 points at 0 not shown" in labels
     for bad, reason in [({"kind": "line", "x": [1, 2], "y": [1]}, "expected 2"),
                         ({"kind": "line", "x": [1, "a"], "y": [1, 2]}, "numbers only"),
                         ({"kind": "pie", "x": [1], "y": [1]}, "kind must be"), ([1, 2], "must be an object")]:
@@ -110,15 +131,16 @@ def test_figures_are_vector_pdfs(tmp_path):
 
 
 def test_report_without_latexmk_writes_tex_and_says_so(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(report_mod.shutil, "which", lambda name: None)
+    monkeypatch.setattr(report_build.shutil, "which", lambda name: None)
     assert main(["report", "--claims", str(FIXTURE), "--out", str(tmp_path), "--json"]) == 0
     captured = capsys.readouterr()
     payload = json.loads(captured.out)
     assert payload["pdf"] is None and payload["compiled"] is False
     assert (tmp_path / "report.tex").is_file() and not (tmp_path / "report.pdf").exists()
+    assert (tmp_path / "constants.csv").is_file() and (tmp_path / "quantities.csv").is_file()
     assert captured.err.count("\n") == 1 and "latexmk not found on PATH" in captured.err
-    assert payload["power"]["refuted"] == payload["power"]["total"] == 14
-    assert payload["verdicts"] == {"holds": 4, "fails": 1, "inconclusive": 1}
+    assert payload["power"]["refuted"] == payload["power"]["total"] == 15
+    assert payload["verdicts"] == {"holds": 5, "fails": 1, "inconclusive": 1, "proved": 1}
 
 
 def test_report_bad_claims_file_is_exit_2(tmp_path, capsys):
@@ -131,10 +153,11 @@ def test_failed_compilation_is_exit_1_with_the_log(tmp_path, monkeypatch, capsys
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\necho '! Undefined control sequence.'\nexit 12\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(report_mod.shutil, "which", lambda name: str(fake))
+    monkeypatch.setattr(report_build.shutil, "which", lambda name: str(fake))
     assert main(["report", "--claims", str(FIXTURE), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert "latexmk failed: ! Undefined control sequence." in err and "report.log" in err
+    assert err.count("\n") == 1 and (tmp_path / "out" / "report.tex").is_file()
 
 
 @pytest.mark.skipif(shutil.which("latexmk") is None,
@@ -143,6 +166,8 @@ def test_failed_compilation_is_exit_1_with_the_log(tmp_path, monkeypatch, capsys
 def test_pdf_builds_and_contains_every_claim_id(tmp_path):
     result = build_report(FIXTURE, tmp_path)
     assert result.compiled and result.pdf.read_bytes().startswith(b"%PDF")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.csv", "constants.csv", "figures", "quantities.csv",
+                                                         "report.log", "report.pdf", "report.tex"]
     ids = [r["claim_id"] for r in load_claims(FIXTURE)["claims"]]
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", str(result.pdf), "-"], capture_output=True, text=True,
@@ -156,3 +181,50 @@ def test_pdf_builds_and_contains_every_claim_id(tmp_path):
     assert not missing, f"claim ids missing from {source}: {missing}"
     log = (tmp_path / "report.log").read_text(errors="replace")
     assert "Undefined control sequence" not in log and "Missing $ inserted" not in log
+
+
+def _strip_new_keys(data: dict) -> dict:
+    """``data`` as an older claims.json has it: none of the keys the newer format adds."""
+    for key in ("provenance", "design_history"):
+        data.pop(key, None)
+    for record in data["claims"]:
+        for key in ("design_hash", "design_fixed", "salt", "proof", "alternatives", "points", "scope"):
+            record.pop(key, None)
+        if record["verdict"] == "proved":
+            record["verdict"] = "holds"
+        if isinstance(record.get("resolution"), dict):
+            record["resolution"] = {k: v for k, v in record["resolution"].items() if k not in ("meaning", "symbol")}
+        for q in record.get("quantities", []):
+            for key in ("symbol", "setting", "constant"):
+                q.pop(key, None)
+            if q.get("verdict") == "proved":
+                q["verdict"] = "holds"
+    return data
+
+
+def test_the_newer_claims_json_keys_are_used_when_present(tmp_path):
+    data = load_claims(FIXTURE)
+    rendered = render_tex(data, tmp_path)
+    tex = rendered.tex
+    head = tex[:tex.index(r"\section*{The constants}")]
+    assert "alternatives ruled out 1/2" in head  # pre-specified alternatives replace the near misses
+    assert r"commit \code{abc1234 (clean tree)}" in head and "2026-11-23" in head and "157 s" in head
+    assert "derived when the report was built" not in head  # everything came from claims.json
+    row = next(r for r in rendered.constants if r.source == "claims.json")
+    assert (row.symbol, row.verdict, row.setting["h"]) == (r"c_{\mathrm{cap}}", "proved", "[0, 1)")
+    assert "holds at 12 points" in tex  # a universal statement checked at points says so
+    assert "how much faster a rate the certified tails still refute" in tex  # the record's own meaning
+    assert r"\section{Design history and provenance}" in tex and "first lock of the design" in tex
+    csv_rows = (tmp_path / "constants.csv").read_text().splitlines()
+    assert csv_rows[0].startswith("case,claim_id,key,constant,symbol") and len(csv_rows) == 1 + len(rendered.constants)
+
+
+def test_an_older_claims_json_is_reported_with_what_can_be_derived(tmp_path):
+    data = _strip_new_keys(load_claims(FIXTURE))
+    rendered = render_tex(data, tmp_path, claims_path=FIXTURE)
+    head = rendered.tex[:rendered.tex.index(r"\section*{The constants}")]
+    assert "near-miss variants refuted 15/15" in head
+    assert "derived when the report was built: commit, date" in head  # and said so
+    assert all(r.source == "fallback mapping" for r in rendered.constants)
+    assert any(r.symbol == "C_d" and r.setting == {"task": "affine", "d": "3"} for r in rendered.constants)
+    assert "The paper's statements" in head and "Lemmas the proofs cite" in head  # scopes from the registry

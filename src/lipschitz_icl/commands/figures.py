@@ -2,24 +2,33 @@
 the paper's figures from the project's own computations (registry group ``figures``).
 
 Each figure is one claim of ``claims/figures.toml``: its gate's measure function computes the data and
-decides the claim (replicate seed 0 of the chosen profile); :mod:`lipschitz_icl.paperfigs` draws it.  Per figure three files are written in
-``DIR`` (and nowhere else): ``<name>.pdf`` (vector), ``<name>.png`` and ``<name>.json`` (the figure data
-with its settings, claim id and verdict).  The figures' computations (``case.run()``) are the pieces of
-a sweep on ``--scheduler`` (:mod:`lipschitz_icl.sweep`; default ``auto``); drawing and writing stay in
-this process.  A progress bar goes to stderr when it is a terminal and ``--json`` is not given.
+decides the claim (replicate seed 0 of the chosen profile); :mod:`lipschitz_icl.paperfigs` draws it.  Per
+figure three files are written in ``DIR`` (and nowhere else): ``<name>.pdf`` (vector), ``<name>.png`` and
+``<name>.json`` (the figure data with its settings, claim id and verdict).  They are made in a fresh
+temporary directory and moved into ``DIR`` file by file, atomically, never through a symbolic link
+(:mod:`lipschitz_icl.report.output`): without ``--force`` an existing file of those names (a dangling
+link counts) refuses the run before anything is computed; with it, a link is replaced itself, never
+its target.  The figures' computations (``case.run()``) are the pieces of a sweep on ``--scheduler``
+(:mod:`lipschitz_icl.sweep`; default ``auto``); drawing and writing stay in this process.  A progress
+bar goes to stderr when it is a terminal and ``--json`` is not given.
 
 Payload: ``figures``, a list of ``{name, files, settings, verdict}``.  Exit 0 if every figure's claim
-holds, 1 if one fails, 3 if one is inconclusive (and none fails); 2 for an unknown ``--only`` name or
-an existing output file without ``--force``.
+holds, 1 if one fails (or writing failed for a reason other than the directory), 3 if one is
+inconclusive (and none fails); 2 for an unknown ``--only`` name, an empty, read-only or full ``--out``,
+or an existing output file without ``--force``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
+import tempfile
 from pathlib import Path
 
 from .. import paperfigs, registry, sweep
 from ..decision import combine, exit_code
+from ..report.figures import FigureDataError
+from ..report.output import USER_ERRNOS, OutputError, check_targets, describe, install, out_directory
 from ..validation import ParameterError
 
 NAME = "figures"
@@ -33,7 +42,8 @@ def add_arguments(parser) -> None:
                         help=f"comma-separated figures to make (default all: {', '.join(figure_names())})")
     parser.add_argument("--profile", choices=registry.PROFILES, default="default",
                         help="grid of the figures' claims: default (fast) or full")
-    parser.add_argument("--force", action="store_true", help="overwrite existing output files")
+    parser.add_argument("--force", action="store_true",
+                        help="replace existing output files (a symbolic link is replaced itself, never its target)")
     sweep.add_scheduler_argument(parser)
 
 
@@ -53,26 +63,16 @@ def _selected(only: str | None) -> list[str]:
     return [x for x in names if x in chosen]
 
 
-def _check_out(out: Path, names, force: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise ParameterError("--out", "a directory", str(out))
-    existing = [str(out / f"{n}{s}") for n in names for s in SUFFIXES if (out / f"{n}{s}").exists()]
-    if existing and not force:
-        raise ParameterError("--force", f"given to overwrite existing output files ({', '.join(existing)})", False)
-
-
-def make_figure(case, evidence, out: Path) -> dict:
-    """Draw and write the figure of ``case`` (a figures claim case) from its ``evidence`` (``case.run()``);
-    returns ``{name, files, settings, verdict}``."""
+def make_figure(case, evidence, build: Path) -> dict:
+    """Draw the figure of ``case`` (a figures claim case) from its ``evidence`` (``case.run()``) into the
+    directory ``build``; returns ``{name, files, settings, verdict}`` (file names relative to ``build``)."""
     data = evidence.figure
     stem = case.spec.name
-    fig = paperfigs.render(data)
-    files = paperfigs.write(fig, out, stem)
+    files = [Path(f).name for f in paperfigs.write(paperfigs.render(data), build, stem)]
     record = {"claim_id": evidence.claim_id, "verdict": evidence.verdict, "caption": paperfigs.caption(data),
               "figure": evidence.to_dict()["figure"]}  # to_dict: non-finite floats as strings (JSON-safe)
-    json_path = out / f"{stem}.json"
-    json_path.write_text(json.dumps(record, indent=1))
-    return {"name": stem, "files": files + [str(json_path)], "settings": data.get("settings", {}),
+    (build / f"{stem}.json").write_text(json.dumps(record, indent=1))
+    return {"name": stem, "files": files + [f"{stem}.json"], "settings": data.get("settings", {}),
             "verdict": evidence.verdict}
 
 
@@ -81,19 +81,39 @@ def _evidence(case):
     return case.run()
 
 
+def _write(cases, evidences, out: Path, force: bool) -> list[dict]:
+    """Draw every figure in a fresh temporary directory, then move the files into ``out``."""
+    with tempfile.TemporaryDirectory(prefix="lipschitz-icl-figures-") as tmp:
+        build = Path(tmp)
+        figures = [make_figure(case, evidence, build) for case, evidence in zip(cases, evidences)]
+        names = [f for fig in figures for f in fig["files"]]
+        placed = {p.name: str(p) for p in install(build, out, names, force)}
+    for fig in figures:
+        fig["files"] = [placed[f] for f in fig["files"]]
+    return figures
+
+
 def run(args):
     sweep.parse_scheduler(args.scheduler)
     names = _selected(args.only)
-    out = Path(args.out)
-    _check_out(out, names, args.force)
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_directory(args.out)
+    check_targets(out, [f"{n}{s}" for n in names for s in SUFFIXES], args.force)
     # one figure per claim: replicate seed 0 (the full profile's other seeds are the gates' seed sweep)
     cases = [c for c in registry.cases(args.profile, "figures") if c.spec.name in names and c.seed in (None, 0)]
     with sweep.session(args.scheduler):
         evidences = sweep.map_pieces(_evidence, [(case,) for case in cases], desc="figures", unit="figure")
-    figures = [make_figure(case, evidence, out) for case, evidence in zip(cases, evidences)]
-    verdicts = [f["verdict"] for f in figures]
-    code = exit_code(combine(verdicts))
+    try:
+        figures = _write(cases, evidences, out, args.force)
+    except (FigureDataError, OutputError) as exc:
+        print(f"lipschitz-icl: figures: {exc}", file=sys.stderr)
+        return {"figures": [], "message": str(exc)}, 1
+    except OSError as exc:  # the temporary directory
+        if exc.errno in USER_ERRNOS:
+            raise ParameterError("out", f"figures that can be drawn ({describe(exc)} in the temporary directory)",
+                                 args.out) from None
+        print(f"lipschitz-icl: figures: writing failed ({describe(exc)})", file=sys.stderr)
+        return {"figures": [], "message": describe(exc)}, 1
+    code = exit_code(combine([f["verdict"] for f in figures]))
     return {"figures": figures}, code
 
 

@@ -1,47 +1,43 @@
-"""Figures of the report (vector PDF via matplotlib; Agg canvas, no display needed).
+"""Figures of the report's claim groups (vector PDF via matplotlib; Agg canvas, no display needed).
 
-:func:`data_figure` draws figure data a gate attached to its record (the optional ``figure`` field;
-the report overlays the cases of one claim that share their axes), a dict
+:func:`data_figure` draws figure data a gate attached to its record (the optional ``figure`` field), a
+dict
 
       {"kind": "line" | "scatter" | "loglog" | "semilogx" | "semilogy",
        "x": [...], "y": [...],                      # required, same length
        "y_low": [...], "y_high": [...],             # optional interval of y
        "theory_y": [...],                           # optional theory curve at the same x
        "series": [{"label", "x", "y", ...}, ...],   # optional: several curves (each as above)
-       "xlabel": str, "ylabel": str, "title": str}
+       "xlabel": str, "ylabel": str}
 
-  Invalid figure data raises :class:`FigureDataError` (the report notes it and goes on).
+in the report's style (:mod:`lipschitz_icl.report.style`): a fixed width, 8-9 pt text, mathtext axis
+labels (:mod:`lipschitz_icl.report.mathtext`; a ``(dashed: ...)`` remark in a label becomes the theory
+curve's legend entry), no title, the legend outside the axes.  On a log axis a point whose value or lower
+limit is not positive is drawn as its upper confidence limit (a downward triangle), never as a drop to
+zero; a point with neither is left out and counted in the legend.  ``transform="deviation"`` plots
+``|y - 1|`` (and ``|theory - 1|``) on a log axis: the distance to a law, where its decay shows.
 
-Figures are built on :class:`matplotlib.figure.Figure` with the Agg canvas (never pyplot, so no GUI
-backend is touched) and written without a creation date, so the same data give the same file.
+Invalid figure data raise :class:`FigureDataError` (the report notes it and goes on).
 """
 
 from __future__ import annotations
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+import re
+
+import numpy as np
 
 from .latex import as_float
+from .mathtext import to_mathtext
+from .style import FULL_WIDTH, new_figure, save_pdf, styled
 
-__all__ = ["FigureDataError", "data_figure", "FIGURE_KINDS"]
+__all__ = ["FigureDataError", "data_figure", "FIGURE_KINDS", "Panel", "parse_series", "axis_labels", "spec_panel"]
 
 FIGURE_KINDS = ("line", "scatter", "loglog", "semilogx", "semilogy")
-_PDF_METADATA = {"CreationDate": None, "Creator": "lipschitz-icl report", "Producer": None}
+_DASHED = re.compile(r"\s*\(dashed:\s*(.+?)\)\s*$")
 
 
 class FigureDataError(ValueError):
     """The ``figure`` field of a claims.json record does not follow the documented form."""
-
-
-def _new_figure(width=5.0, height=3.2):
-    fig = Figure(figsize=(width, height))
-    FigureCanvasAgg(fig)
-    return fig, fig.add_subplot(1, 1, 1)
-
-
-def _save(fig, path) -> None:
-    fig.tight_layout()
-    fig.savefig(path, format="pdf", metadata=_PDF_METADATA)
 
 
 def _vector(spec: dict, key: str, length: int | None, required: bool):
@@ -57,55 +53,155 @@ def _vector(spec: dict, key: str, length: int | None, required: bool):
         raise FigureDataError(f"figure field {key!r} must hold numbers only")
     if length is not None and len(values) != length:
         raise FigureDataError(f"figure field {key!r} has {len(values)} entries, expected {length}")
-    return values
+    return np.asarray(values, dtype=float)
 
 
 def _series(spec: dict, label: str | None):
     x = _vector(spec, "x", None, True)
-    if not x:
+    if not len(x):
         raise FigureDataError("figure field 'x' is empty")
     return {"label": label, "x": x, "y": _vector(spec, "y", len(x), True),
             "y_low": _vector(spec, "y_low", len(x), False), "y_high": _vector(spec, "y_high", len(x), False),
             "theory_y": _vector(spec, "theory_y", len(x), False)}
 
 
-def data_figure(spec, path, title: str = "") -> None:
-    """Draw a gate's ``figure`` data (see the module docstring) to ``path``."""
+def parse_series(spec) -> list[dict]:
+    """The series of one figure spec (validated; see the module docstring)."""
     if not isinstance(spec, dict):
         raise FigureDataError("the figure field must be an object {kind, x, y, ...}")
     kind = spec.get("kind", "line")
     if kind not in FIGURE_KINDS:
         raise FigureDataError(f"figure kind must be one of {', '.join(FIGURE_KINDS)} (got {kind!r})")
-    series = []
-    if "series" in spec:
-        if not isinstance(spec["series"], list) or not spec["series"]:
+    if "series" not in spec:
+        return [_series(spec, spec.get("label"))]
+    if not isinstance(spec["series"], list) or not spec["series"]:
+        raise FigureDataError("figure field 'series' must be a non-empty list of objects")
+    out = []
+    for i, s in enumerate(spec["series"]):
+        if not isinstance(s, dict):
             raise FigureDataError("figure field 'series' must be a non-empty list of objects")
-        for i, s in enumerate(spec["series"]):
-            if not isinstance(s, dict):
-                raise FigureDataError("figure field 'series' must be a non-empty list of objects")
-            series.append(_series(s, str(s.get("label", f"series {i + 1}"))))
+        out.append(_series(s, str(s.get("label", f"series {i + 1}"))))
+    return out
+
+
+class Panel:
+    """One panel's data: ``kind``, axis labels (mathtext), ``series`` (each with a ``label``), the theory
+    curve's legend entry, the ``transform`` (``None`` or ``"deviation"``), ``log_y`` (a log value axis
+    whatever the kind) and ``dodge`` (scatter series set side by side around each ``x``)."""
+
+    def __init__(self, kind, xlabel, ylabel, series, theory_label="theory", transform=None, log_y=False,
+                 dodge=False):
+        self.kind, self.xlabel, self.ylabel = kind, xlabel, ylabel
+        self.series, self.theory_label, self.transform = series, theory_label, transform
+        self.log_y, self.dodge = log_y, dodge
+
+
+def _deviation(s: dict) -> dict:
+    out = dict(s)
+    out["y"] = np.abs(s["y"] - 1)
+    out["theory_y"] = None if s["theory_y"] is None else np.abs(s["theory_y"] - 1)
+    if s["y_low"] is not None and s["y_high"] is not None:
+        lo, hi = s["y_low"] - 1, s["y_high"] - 1
+        straddles = (lo <= 0) & (hi >= 0)
+        out["y_low"] = np.where(straddles, 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+        out["y_high"] = np.maximum(np.abs(lo), np.abs(hi))
+    return out
+
+
+def _draw_series(ax, s: dict, colour: str, style: str, log_y: bool) -> int:
+    """One series on ``ax``; returns how many points could not be shown on the log axis."""
+    x, y, lo, hi = s["x"], s["y"], s["y_low"], s["y_high"]
+    label = s["label"]
+    hidden = 0
+    if log_y:
+        good = y > 0
+        limits = ~good & (hi > 0) if hi is not None else np.zeros_like(good)
+        hidden = int(np.sum(~good & ~limits))
+        if np.any(limits):
+            ax.plot(x[limits], hi[limits], "v", color=colour, ms=4, mfc="none")
+        x, y = x[good], y[good]
+        lo = None if lo is None else np.maximum(lo[good], y * 1e-3)
+        hi = None if hi is None else hi[good]
+    if lo is not None and hi is not None:
+        yerr = [np.maximum(y - lo, 0.0), np.maximum(hi - y, 0.0)]
+        ax.errorbar(x, y, yerr=yerr, fmt=style, color=colour, ms=3, label=label, elinewidth=0.8)
     else:
-        series.append(_series(spec, spec.get("label")))
-    fig, ax = _new_figure()
-    style = "o" if kind == "scatter" else "o-"
+        ax.plot(x, y, style, color=colour, ms=3, label=label)
+    if s["theory_y"] is not None:
+        t = s["theory_y"]
+        keep = t > 0 if log_y else np.ones_like(t, dtype=bool)
+        ax.plot(s["x"][keep], t[keep], "--", color=colour, lw=0.9)
+    return hidden
+
+
+def _panel(ax, panel: Panel) -> None:
+    log_x = panel.kind in ("loglog", "semilogx")
+    log_y = panel.kind in ("loglog", "semilogy") or panel.transform == "deviation" or panel.log_y
+    style = "o" if panel.kind == "scatter" else "o-"
+    hidden = 0
+    series = [_deviation(s) if panel.transform == "deviation" else s for s in panel.series]
+    if panel.dodge and len(series) > 1:
+        width = 0.6 / len(series)
+        series = [dict(s, x=s["x"] + (i - (len(series) - 1) / 2) * width) for i, s in enumerate(series)]
     for i, s in enumerate(series):
-        color = f"C{i % 10}"
-        if s["y_low"] is not None and s["y_high"] is not None:
-            yerr = [[max(y - lo, 0.0) for y, lo in zip(s["y"], s["y_low"])],
-                    [max(hi - y, 0.0) for y, hi in zip(s["y"], s["y_high"])]]
-            ax.errorbar(s["x"], s["y"], yerr=yerr, fmt=style, color=color, capsize=3, label=s["label"])
-        else:
-            ax.plot(s["x"], s["y"], style, color=color, label=s["label"])
-        if s["theory_y"] is not None:
-            ax.plot(s["x"], s["theory_y"], "--", color=color,
-                    label=f"theory ({s['label']})" if s["label"] else "theory")
-    if kind in ("loglog", "semilogx"):
+        hidden += _draw_series(ax, s, f"C{i % 10}", style, log_y)
+    if log_x:
         ax.set_xscale("log")
-    if kind in ("loglog", "semilogy"):
+    if log_y:
         ax.set_yscale("log")
-    ax.set_xlabel(str(spec.get("xlabel", "")))
-    ax.set_ylabel(str(spec.get("ylabel", "")))
-    ax.set_title(str(spec.get("title", title)), fontsize=9)
-    if any(s["label"] for s in series) or any(s["theory_y"] is not None for s in series):
-        ax.legend(fontsize=7)
-    _save(fig, path)
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+    if any(s["theory_y"] is not None for s in series):
+        ax.plot([], [], "--", color="0.3", lw=0.9, label=panel.theory_label)
+    if log_y and any(s["y_high"] is not None and np.any(s["y"] <= 0) for s in series):
+        ax.plot([], [], "v", color="0.3", ms=4, mfc="none", label="upper confidence limit (value 0)")
+    if hidden:
+        ax.plot([], [], " ", label=f"{hidden} points at 0 not shown")
+
+
+def data_figure(panels, path, *, width: float = FULL_WIDTH, height: float = 2.3) -> None:
+    """Draw ``panels`` (:class:`Panel` objects, or one figure spec dict) side by side into ``path`` (PDF)
+    at ``width x height`` inches, one legend outside on the right."""
+    if not (isinstance(panels, (list, tuple)) and panels and all(isinstance(p, Panel) for p in panels)):
+        panels = [spec_panel(panels)]
+    with styled():
+        fig, axes = new_figure(width, height, 1, len(panels))
+        for ax, panel in zip(axes[0], panels):
+            _panel(ax, panel)
+        handles, labels = [], []
+        for ax in axes[0]:
+            for h, label in zip(*ax.get_legend_handles_labels()):
+                if label and label not in labels and not label.startswith("_"):
+                    handles.append(h)
+                    labels.append(label)
+        if handles:
+            fig.legend(handles, labels, loc="outside right upper")
+        try:
+            save_pdf(fig, path)
+        except ValueError as exc:  # a label matplotlib cannot typeset
+            raise FigureDataError(f"a label could not be typeset ({' '.join(str(exc).split())[:100]})") from None
+
+
+def split_label(text: str) -> tuple[str, str | None]:
+    """``(label, theory remark)``: a trailing ``(dashed: ...)`` taken off an axis label."""
+    m = _DASHED.search(text)
+    if not m:
+        return text, None
+    return text[:m.start()], m.group(1)
+
+
+def axis_labels(spec: dict) -> tuple[str, str, str]:
+    """``(xlabel, ylabel, theory legend entry)`` of a figure spec, as mathtext."""
+    raw_y, theory = split_label(str(spec.get("ylabel", "")))
+    return (to_mathtext(str(spec.get("xlabel", ""))), to_mathtext(raw_y),
+            ("theory: " + to_mathtext(theory)) if theory else "theory")
+
+
+def spec_panel(spec) -> Panel:
+    """A :class:`Panel` from one figure spec (its labels converted to mathtext)."""
+    series = parse_series(spec)
+    for s in series:
+        s["label"] = None if s["label"] is None else to_mathtext(s["label"])
+    xlabel, ylabel, theory = axis_labels(spec)
+    return Panel(spec.get("kind", "line"), xlabel, ylabel, series, theory_label=theory)
+

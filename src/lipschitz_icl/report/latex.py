@@ -106,11 +106,14 @@ def _exponent(value: float) -> int:
     return 0 if -3 <= e < 4 else e
 
 
-def num(value, low=None, high=None, *, digits: int = 6) -> Latex:
+def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, max_digits: int | None = None) -> Latex:
     """``\\num{...}`` of ``value`` with the uncertainty of the interval ``[low, high]`` (if any).
 
     Without an interval (or a zero-width one) the value is shown to ``digits`` significant digits; when
-    the interval's half-width exceeds the value itself, the value and the interval are shown as such.
+    the interval's half-width exceeds the value itself, the value and the interval are shown as such
+    (with ``compact``, in the parenthesised form all the same: ``1.3(43)e-6``, for narrow columns).
+    With ``max_digits``, a value whose uncertainty would need more significant digits than that is shown
+    to ``max_digits`` digits without it (the interval is narrower than the last digit printed).
     ``None`` gives an en dash; non-finite values their symbol.
     """
     v = as_float(value)
@@ -126,14 +129,16 @@ def num(value, low=None, high=None, *, digits: int = 6) -> Latex:
         u = max(hi - v, v - lo, 0.0)
     if u == 0.0:
         return Latex(rf"\num{{{v:.{digits}g}}}")
-    if u > abs(v):  # the interval dwarfs the value: show it rather than round the value away
+    if u > abs(v) and not compact:  # the interval dwarfs the value: show it rather than round the value away
         return Latex(rf"\num{{{v:.4g}}}\,[\num{{{lo:.3g}}}, \num{{{hi:.3g}}}]")
-    e = _exponent(v if v != 0 else u)
+    e = _exponent(v if abs(v) >= u else u)
     scale = 10.0 ** e
     vs, us = v / scale, u / scale
     place = math.floor(math.log10(us)) - 1  # two significant digits of the uncertainty
     if place > 20 or place < -40:
         return Latex(rf"\num{{{v:.{digits}g}}}")
+    if max_digits is not None and vs != 0 and math.floor(math.log10(abs(vs))) - place + 1 > max_digits:
+        return Latex(rf"\num{{{v:.{max_digits}g}}}")
     step = 10.0 ** place
     u_digits = math.ceil(us / step - 1e-9)  # round the uncertainty up, never down
     if u_digits >= 100:  # ceil carried into a third digit

@@ -9,7 +9,12 @@ zero, or one of the strings ``"inf"``/``"-inf"`` where a number may be unbounded
 is refused (``NaN`` literals are rejected while decoding).
 
 Document: an object with ``claims`` (a list of at most :data:`MAX_RECORDS` records), optional
-``profile`` (string) and ``seconds`` (number).  Record keys it knows and checks:
+``profile`` (string), ``seconds`` (number), ``provenance`` (an object: ``commit``, ``date``, ``profile``,
+``python``, ``numpy``, ``platform`` strings, ``dirty`` boolean or null (not known), ``seconds`` number >= 0, ``workers``
+integer >= 1) and ``design_history`` (a list of objects: ``key``, ``design_hash``, ``fixed``, ``commit``,
+``reason`` strings, ``salt`` integer).  Every key of the newer format (``provenance``, ``design_history``
+and the record keys marked *new* below) is optional: older files lack them.  Record keys it knows and
+checks:
 
 =================== ===================================================================================
 ``claim_id``        string, 1 to 200 printable characters (no control characters); unique
@@ -23,8 +28,15 @@ Document: an object with ``claims`` (a list of at most :data:`MAX_RECORDS` recor
 ``seconds``         number >= 0
 ``status``          ``confirmatory`` | ``exploratory``
 ``scope``           ``paper`` | ``lemma`` | ``beyond`` | ``finding`` | ``variant`` (optional)
-``resolution``      null or an object with string ``parameter`` and number-or-null ``value``
+``resolution``      null or an object with string ``parameter`` and number-or-null ``value``; *new*:
+                    ``meaning`` and ``symbol`` strings
 ``margin``          string or number;  ``seed``: integer or null
+*new* quantity keys ``symbol`` string, ``setting`` object of scalars, ``constant`` boolean
+*new* ``design_hash``, ``design_fixed`` strings; ``salt`` integer; ``points`` integer >= 1
+*new* ``alternatives`` list of objects: ``name``, ``statement``, ``verdict``, ``detail`` strings, ``ruled_out``
+                    boolean
+*new* ``proof``     an object: ``boxes`` integer >= 0, ``undecided_share`` number in [0, 1], ``certificate``
+                    string or null
 ``figure``, ``extra`` and any other key: any JSON-safe value
 =================== ===================================================================================
 
@@ -34,13 +46,15 @@ containers at most :data:`MAX_ITEMS` entries, numbers as above.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from pathlib import Path
 
 from ..evidence import SCOPES, VERDICTS
 from ..validation import ParameterError
 
-__all__ = ["validate_claims", "reject_constant", "MAX_DEPTH", "MAX_STRING", "MAX_ITEMS", "MAX_RECORDS",
+__all__ = ["validate_claims", "load_claims", "reject_constant", "MAX_DEPTH", "MAX_STRING", "MAX_ITEMS", "MAX_RECORDS",
            "MAX_FILE_BYTES"]
 
 MAX_DEPTH = 20
@@ -124,13 +138,54 @@ def _list_of_objects(record: dict, key: str, where: str) -> list:
     return value
 
 
+def _integer(record: dict, key: str, where: str, minimum: int | None = None) -> None:
+    if key not in record:
+        return
+    value = record[key]
+    if not isinstance(value, int) or isinstance(value, bool) or (minimum is not None and value < minimum):
+        raise _Invalid(f"{where}.{key}", "not an integer" + (f" >= {minimum}" if minimum is not None else ""))
+
+
+def _boolean(record: dict, key: str, where: str) -> None:
+    if key in record and not isinstance(record[key], bool):
+        raise _Invalid(f"{where}.{key}", "not true or false")
+
+
 def _quantity(q: dict, where: str) -> None:
     _string(q, "name", where)
     _string(q, "note", where)
+    _string(q, "symbol", where)
+    _boolean(q, "constant", where)
     for key in ("theory", "measured", "ci_low", "ci_high", "ratio"):
         _number_or_null(q, key, where)
     if q.get("verdict") is not None and q["verdict"] not in VERDICTS:
         raise _Invalid(f"{where}.verdict", f"not null or one of {', '.join(VERDICTS)}")
+    setting = q.get("setting")
+    if setting is not None and (not isinstance(setting, dict)
+                                or not all(isinstance(v, (str, int, float, bool)) or v is None
+                                           for v in setting.values())):
+        raise _Invalid(f"{where}.setting", "not an object of strings and numbers")
+
+
+def _alternative(a: dict, where: str) -> None:
+    for key in ("name", "statement", "detail"):
+        _string(a, key, where)
+    if a.get("verdict") is not None and a["verdict"] not in VERDICTS:
+        raise _Invalid(f"{where}.verdict", f"not one of {', '.join(VERDICTS)}")
+    _boolean(a, "ruled_out", where)
+
+
+def _proof(value, where: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise _Invalid(where, "not an object")
+    _integer(value, "boxes", where, 0)
+    share = value.get("undecided_share")
+    if share is not None and not (_is_number(share, unbounded=False) and 0 <= share <= 1):
+        raise _Invalid(f"{where}.undecided_share", "not a number in [0, 1]")
+    if value.get("certificate") is not None and not isinstance(value["certificate"], str):
+        raise _Invalid(f"{where}.certificate", "not a string or null")
 
 
 def _record(record, where: str) -> None:
@@ -142,8 +197,14 @@ def _record(record, where: str) -> None:
         raise _Invalid(f"{where}.claim_id", f"not 1-{MAX_ID} printable characters (no line breaks or controls)")
     if record.get("verdict") not in VERDICTS:
         raise _Invalid(f"{where}.verdict", f"not one of {', '.join(VERDICTS)}")
-    for key in ("paper_ref", "statement", "rule", "test", "group", "margin_source"):
+    for key in ("paper_ref", "statement", "rule", "test", "group", "margin_source", "design_hash", "design_fixed"):
         _string(record, key, where)
+    _integer(record, "salt", where)
+    if record.get("points") is not None:  # null: not a universal statement checked at points
+        _integer(record, "points", where, 1)
+    for i, a in enumerate(_list_of_objects(record, "alternatives", where)):
+        _alternative(a, f"{where}.alternatives[{i}]")
+    _proof(record.get("proof"), f"{where}.proof")
     for i, q in enumerate(_list_of_objects(record, "quantities", where)):
         _quantity(q, f"{where}.quantities[{i}]")
     for i, v in enumerate(_list_of_objects(record, "false_variants", where)):
@@ -179,6 +240,41 @@ def _resolution(value, where: str) -> None:
     if not isinstance(value.get("parameter"), str):
         raise _Invalid(f"{where}.parameter", "not a string")
     _number_or_null(value, "value", where)
+    _string(value, "meaning", where)
+    _string(value, "symbol", where)
+
+
+def _provenance(value) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise _Invalid("provenance", "not an object")
+    for key in ("commit", "date", "profile", "python", "numpy", "platform"):
+        _string(value, key, "provenance")
+    if value.get("dirty") is not None:  # null: not known (the evidence was made outside a git checkout)
+        _boolean(value, "dirty", "provenance")
+    seconds = value.get("seconds")
+    if seconds is not None and not (_is_number(seconds, unbounded=False) and seconds >= 0):
+        raise _Invalid("provenance.seconds", "not a finite number >= 0")
+    _integer(value, "workers", "provenance", 1)
+
+
+def load_claims(path) -> dict:
+    """Read ``claims.json`` (a regular file of at most :data:`MAX_FILE_BYTES`) and check it against the
+    schema.  Problems raise :class:`ParameterError` (parameter ``claims``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ParameterError("claims", "an existing claims.json file (run `pytest verify/` first)", str(path))
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+        data = json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())[:120]
+        raise ParameterError("claims", f"a readable JSON file ({type(exc).__name__}: {reason})", str(path)) from None
+    return validate_claims(data, str(path))
 
 
 def validate_claims(data, source: str = "claims.json") -> dict:
@@ -198,6 +294,15 @@ def validate_claims(data, source: str = "claims.json") -> dict:
             raise _Invalid("profile", "not a string")
         if data.get("seconds") is not None and not _is_number(data["seconds"], unbounded=False):
             raise _Invalid("seconds", "not a finite number")
+        _provenance(data.get("provenance"))
+        if "design_history" in data:
+            if not isinstance(data["design_history"], list) or not all(isinstance(h, dict)
+                                                                         for h in data["design_history"]):
+                raise _Invalid("design_history", "not a list of objects")
+            for i, h in enumerate(data["design_history"]):
+                for key in ("key", "design_hash", "fixed", "commit", "reason"):
+                    _string(h, key, f"design_history[{i}]")
+                _integer(h, "salt", f"design_history[{i}]")
         seen = {}
         for i, record in enumerate(data["claims"]):
             _record(record, f"claims[{i}]")

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from .. import registry
+from ..evidence import VERDICTS
 from .latex import as_float
 
 __all__ = ["Claim", "SectionView", "build_sections", "resolution_text", "verdict_counts"]
@@ -90,9 +91,10 @@ def build_sections(records: list) -> list[SectionView]:
 
 
 def verdict_counts(records, status: str) -> dict:
-    """``{holds, fails, inconclusive}`` counts over the records of ``status``."""
+    """Counts of every verdict (``holds, fails, inconclusive, proved, refuted, undecided``) over the
+    records of ``status``."""
     rows = [r for r in records if r.get("status", "confirmatory") == status]
-    return {v: sum(r.get("verdict") == v for r in rows) for v in ("holds", "fails", "inconclusive")}
+    return {v: sum(r.get("verdict") == v for r in rows) for v in VERDICTS}
 
 
 def resolution_text(records, with_parameter: bool = True) -> str:
@@ -121,11 +123,17 @@ def resolution_text(records, with_parameter: bool = True) -> str:
 
 
 def near_misses(records) -> tuple[int, int]:
-    """``(refuted, total)`` false variants over the records."""
-    refuted = total = 0
+    """``(ruled out, total)`` over the records' pre-specified alternatives (``ruled_out``); an older
+    record without alternatives counts its near-miss false variants (refuted: verdict ``fails``)."""
+    ruled = total = 0
     for r in records:
+        alts = [a for a in r.get("alternatives", []) if isinstance(a, dict)]
+        if alts:
+            total += len(alts)
+            ruled += sum(bool(a.get("ruled_out")) for a in alts)
+            continue
         for v in r.get("false_variants", []):
             if isinstance(v, dict):
                 total += 1
-                refuted += v.get("verdict") == "fails"
-    return refuted, total
+                ruled += v.get("verdict") == "fails"
+    return ruled, total

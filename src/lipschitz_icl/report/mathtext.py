@@ -1,0 +1,525 @@
+"""The project's ASCII math (``n L^2/sigma^2``, ``w*``, ``W_K^T W_Q``, ``||Px||^2 >= beta k/d``) typeset:
+as LaTeX for the report (:func:`to_latex`) and as matplotlib mathtext for figure labels
+(:func:`to_mathtext`).
+
+Statements, rules and axis labels in ``claims.json`` and the registry are plain ASCII.  The text is cut
+into *tokens* (words, identifiers with subscripts ``C_d``/stars ``w*``/primes ``L'``, numbers, operators);
+a *math run* is a maximal stretch of identifiers, numbers and operators (a word of two or more letters
+that is not a Greek letter or a function ends it, as does a comma or ``;`` outside parentheses), and a
+run is typeset as math when it holds a symbol (a single letter other than the article ``a``, a Greek
+name, an identifier with a subscript or star) or an operator (``^ _ = < > <= >= -> +- / * || ~``).
+Everything else stays text (escaped).  Within a run:
+
+* ``x^2``, ``w^-p``, ``(expr)^(a/b)`` and ``w^-min(gamma, 2)`` become superscripts (the parentheses of a
+  parenthesised exponent are dropped); ``C_d``, ``E_lin``, ``c_lo`` subscripts (words upright); ``w*`` is
+  ``w^*``; ``w0``, ``a1`` are ``w_0``, ``a_1``; a second sub- or superscript wraps the first (no double
+  scripts);
+* Greek names become letters (``eps`` is ``\\varepsilon``); one symbol per concept: ``rho`` alone is the
+  project's ``n L^2 / sigma^2``, typeset ``\\Lambda``, while ``rho(M, B)`` is the paper's representation error
+  ``\\rho(M, B)``;
+* ``exp log sqrt min max tr sum lim`` are operators, ``inf`` is ``\\infty``, ``E`` alone is ``\\mathbb{E}``;
+* ``<= >= -> +- != ~ ...`` are ``\\le \\ge \\to \\pm \\ne \\sim \\dots``; ``||x||`` is ``\\|x\\|``; ``x.q``
+  between letters is ``x \\cdot q``; ``1e-06`` is ``10^{-6}``; ``[[a, b], [c, d]]`` is a small matrix.
+
+Dotted or underscored program names (``lipschitz_icl.derivations``, ``wstar_exact``) are set as code
+(``\\code{...}``).  The output always compiles: braces are only emitted in pairs, every LaTeX special
+character inside math is escaped, and characters outside ASCII end a run (they are text, escaped by
+:func:`~lipschitz_icl.report.latex.escape`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .latex import Latex, escape
+
+__all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "GREEK"]
+
+GREEK = {name: "\\" + name for name in (
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi sigma tau upsilon phi chi "
+    "psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega varepsilon varphi vartheta").split()}
+GREEK.update({"eps": r"\varepsilon", "rho": r"\Lambda"})  # rho alone: the project's n L^2 / sigma^2
+FUNCTIONS = {"exp": r"\exp", "log": r"\log", "sqrt": r"\sqrt", "min": r"\min", "max": r"\max", "sum": r"\sum",
+             "lim": r"\lim", "ln": r"\ln", "tr": r"\operatorname{tr}", "inf": r"\infty", "cos": r"\cos", "sin": r"\sin",
+             "argmin": r"\operatorname{arg\,min}", "argmax": r"\operatorname{arg\,max}"}
+OPERATORS = {"<=": r"\le ", ">=": r"\ge ", "->": r"\to ", "+-": r"\pm ", "!=": r"\ne ", "==": "=", "~": r"\sim ",
+             "...": r"\dots ", "*": r"\cdot ", "<": "<", ">": ">", "%": r"\%", "#": r"\#", "&": r"\&",
+             "$": r"\$", "\\": r"\backslash ", "{": r"\{", "}": r"\}", "`": "'", '"': "''", "?": "?", "@": "@",
+             "!": "!"}
+_STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.)
+  | (?P<code>[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
+      |[a-z][a-z0-9]*_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
+  | (?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
+  | (?P<ident>[A-Za-z][A-Za-z0-9]*(?:_(?:[A-Za-z0-9]+))?\*?'*)
+  | (?P<op>\|\||<=|>=|->|\+-|!=|==|\.\.\.)
+  | (?P<char>.)
+""", re.VERBOSE | re.DOTALL)
+_MATRIX = re.compile(r"\[\[([^\[\]]+)\](?:,\s*\[([^\[\]]+)\])+\]")
+
+
+@dataclass
+class _Tok:
+    kind: str  # ws, textword, code, num, ident, op, char
+    text: str
+
+    @property
+    def word(self) -> bool:
+        """A plain English word (ends a math run)."""
+        return self.kind == "textword" or (self.kind == "ident" and _ident_role(self.text) == "word")
+
+
+def _ident_role(text: str) -> str:
+    """``symbol`` (single letter, Greek, subscripted, starred), ``function`` or ``word``."""
+    base = text.rstrip("*'").split("_")[0]
+    if text in FUNCTIONS:
+        return "function"
+    if "_" in text or text.endswith("*") or text.endswith("'") or base in GREEK:
+        return "symbol"
+    if re.fullmatch(r"[A-Za-z]\d*", base):
+        return "word" if base == "a" else "symbol"
+    if re.fullmatch(r"[A-Z][xyqz]", base):  # Px, Mq: a matrix times a vector
+        return "symbol"
+    return "word"
+
+
+def _tokens(text: str) -> list[_Tok]:
+    out = []
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        out.append(_Tok(kind, m.group()))
+    return out
+
+
+# ----------------------------------------------------------------------------- runs
+_OPERAND_SIDE = {"=", "<", ">", "/", "+", "-", "*", "(", "<=", ">=", "||", "^", "_", ")", ","}
+
+
+def _article_is_symbol(toks: list[_Tok], i: int) -> bool:
+    """``a`` next to an operator (``N >= a``, ``a/n``) is a symbol, else the article."""
+    j, k = i - 1, i + 1
+    while j >= 0 and toks[j].kind == "ws":
+        j -= 1
+    while k < len(toks) and toks[k].kind == "ws":
+        k += 1
+    return (j >= 0 and toks[j].text in _OPERAND_SIDE - {")", ","}) or \
+        (k < len(toks) and toks[k].text in _OPERAND_SIDE - {"(", "-", "+"})
+
+
+def _is_math(tok: _Tok, toks: list[_Tok] | None = None, i: int = 0) -> bool:
+    if tok.kind in ("num", "op", "ws"):
+        return True
+    if tok.kind == "ident":
+        if tok.text == "a" and toks is not None:
+            return _article_is_symbol(toks, i)
+        return not tok.word
+    return tok.kind == "char" and tok.text.isascii() and not tok.text.isalnum()
+
+
+def _starts_run(toks: list[_Tok], i: int) -> bool:
+    tok = toks[i]
+    if tok.text == "A":  # the article at a sentence's start
+        return False
+    if tok.text == "a" and tok.kind == "ident" and _article_is_symbol(toks, i):
+        return True
+    if tok.kind == "ident" and not tok.word:
+        previous = toks[i - 1] if i else None
+        before = toks[i - 2] if i > 1 else None
+        return not (previous is not None and previous.text == "-" and before is not None and before.word)
+    if tok.kind == "num":
+        j = i + 1
+        while j < len(toks) and toks[j].kind == "ws":
+            j += 1
+        spaced_paren = j > i + 1 and j < len(toks) and toks[j].text == "("  # "Theorem 4.4 (M* = ...)"
+        return not spaced_paren and not (i and toks[i - 1].text == "-" and i > 1 and toks[i - 2].word)
+    return tok.text in ("(", "[", "|", "||", "+-", "<=", ">=", "<", ">", "->")
+
+
+def _run_end(toks: list[_Tok], start: int) -> int:
+    """Index one past the last token of the math run starting at ``start`` (module docstring)."""
+    depth, i = 0, start
+    while i < len(toks):
+        tok = toks[i]
+        if not _is_math(tok, toks, i):
+            break
+        if tok.text in "([":
+            depth += 1
+        elif tok.text in ")]":
+            if depth == 0:
+                break
+            depth -= 1
+        elif tok.text in (",", ";") and depth == 0:
+            break
+        elif tok.text == "." and depth == 0 and not _between_letters(toks, i):
+            break
+        elif tok.text == ":" and depth == 0:
+            break
+        i += 1
+    # trim: trailing spaces, operators that cannot end an expression, and unclosed brackets
+    end = i
+    while end > start:
+        last = toks[end - 1]
+        if last.kind == "ws" or last.text in ("-", "+", "=", "(", "[", "'", ":", ".", "*", "/", "^", "_"):
+            end -= 1
+            continue
+        break
+    while end > start and _depth(toks[start:end]) > 0:
+        end = _last_open(toks, start, end)
+        while end > start and toks[end - 1].kind == "ws":
+            end -= 1
+    return end
+
+
+def _between_letters(toks: list[_Tok], i: int) -> bool:
+    return (0 < i < len(toks) - 1 and toks[i - 1].kind == "ident" and toks[i + 1].kind == "ident"
+            and not toks[i - 1].word and not toks[i + 1].word)
+
+
+def _depth(toks) -> int:
+    depth = 0
+    for t in toks:
+        depth += t.text in ("(", "[") and 1 or 0
+        depth -= t.text in (")", "]") and 1 or 0
+    return depth
+
+
+def _last_open(toks, start: int, end: int) -> int:
+    depth = 0
+    for j in range(end - 1, start - 1, -1):
+        if toks[j].text in (")", "]"):
+            depth += 1
+        elif toks[j].text in ("(", "["):
+            if depth == 0:
+                return j
+            depth -= 1
+    return start
+
+
+def _strong(toks) -> bool:
+    """A run is math when it holds a symbol, an operator or a number in exponent form (a function
+    name alone, as in "log-Sobolev", is not enough)."""
+    for t in toks:
+        if t.kind == "ident" and not t.word and _ident_role(t.text) == "symbol":
+            return True
+        if t.text in _STRONG or (t.kind == "num" and "e" in t.text.lower()):
+            return True
+    return False
+
+
+def _segments(text: str):
+    """``(is_math, tokens)`` pieces of ``text``."""
+    toks = _tokens(text)
+    out, i, plain = [], 0, []
+    while i < len(toks):
+        if _starts_run(toks, i):
+            end = _run_end(toks, i)
+            if end > i and _strong(toks[i:end]):
+                if plain:
+                    out.append((False, plain))
+                    plain = []
+                out.append((True, toks[i:end]))
+                i = end
+                continue
+        plain.append(toks[i])
+        i += 1
+    if plain:
+        out.append((False, plain))
+    return out
+
+
+# ----------------------------------------------------------------------------- math emission
+class _Emitter:
+    """Recursive-descent emission of one math run (``mpl``: matplotlib's mathtext dialect)."""
+
+    def __init__(self, toks: list[_Tok], mpl: bool, rename: dict):
+        self.toks = toks
+        self.i = 0
+        self.mpl = mpl
+        self.rename = rename
+
+    def peek(self, skip_ws: bool = True):
+        j = self.i
+        while skip_ws and j < len(self.toks) and self.toks[j].kind == "ws":
+            j += 1
+        return self.toks[j] if j < len(self.toks) else None
+
+    def take(self):
+        while self.i < len(self.toks) and self.toks[self.i].kind == "ws":
+            self.i += 1
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def expression(self, closers: tuple = ()) -> str:
+        """Atoms up to (not including) the first token in ``closers`` (the innermost group's closer or
+        an enclosing one) or the end."""
+        atoms: list[list] = []  # [body, sub, sup]
+        while self.i < len(self.toks):
+            tok = self.toks[self.i]
+            if tok.text in closers:
+                break
+            if tok.kind == "ws":
+                self.i += 1
+                atoms.append([" ", None, None])
+                continue
+            self.i += 1
+            if tok.text in ("^", "_"):
+                self._attach(atoms, tok.text, self.operand(closers))
+                continue
+            atoms.append([self.atom(tok, closers), None, None])
+        return "".join(self._render(a) for a in atoms)
+
+    @staticmethod
+    def _attach(atoms, mark: str, operand: str) -> None:
+        slot = 2 if mark == "^" else 1
+        while atoms and atoms[-1][0] == " ":
+            atoms.pop()
+        if not atoms:
+            atoms.append(["{}", None, None])
+        if atoms[-1][slot] is not None:  # a second script of the same kind: wrap the first
+            body = _Emitter._render(atoms[-1])
+            atoms[-1] = ["{" + body + "}", None, None]
+        atoms[-1][slot] = operand
+
+    @staticmethod
+    def _render(atom) -> str:
+        body, sub, sup = atom
+        return body + (f"_{{{sub}}}" if sub is not None else "") + (f"^{{{sup}}}" if sup is not None else "")
+
+    def group(self, opener: str, closers: tuple = ()) -> tuple[str, bool]:
+        """The contents of a group opened by ``opener`` and whether its closer was found."""
+        closer = {"(": ")", "[": "]", "|": "|", "||": "||", "{": "}"}[opener]
+        inner = self.expression((closer, *closers))
+        if self.i < len(self.toks) and self.toks[self.i].text == closer:
+            self.i += 1
+            return inner, True
+        return inner, False
+
+    def operand(self, closers: tuple = ()) -> str:
+        """What a ``^`` or ``_`` applies to: an optional sign, then a parenthesised group (its contents),
+        a function with its argument, or one token."""
+        sign = ""
+        nxt = self.peek(skip_ws=False)
+        if nxt is not None and nxt.text in ("-", "+"):
+            sign = self.take().text
+            nxt = self.peek(skip_ws=False)
+        if nxt is None or nxt.kind == "ws":
+            return sign
+        if nxt.text in closers:
+            return sign
+        tok = self.take()
+        if tok.text in ("(", "{"):
+            inner, _ = self.group(tok.text, closers)
+            return sign + inner
+        body = self.atom(tok, closers)
+        if tok.kind == "ident" and _ident_role(tok.text) == "function" and tok.text != "sqrt":
+            after = self.peek(skip_ws=False)
+            if after is not None and after.text == "(":
+                self.take()
+                inner, _ = self.group("(", closers)
+                body += "(" + inner + ")"
+        return sign + body
+
+    def atom(self, tok: _Tok, closers: tuple = ()) -> str:
+        if tok.kind == "num":
+            return _number(tok.text)
+        if tok.kind == "ident":
+            return self.identifier(tok.text, closers)
+        if tok.kind == "code":
+            return r"\mathrm{" + _escape_math(tok.text) + "}"
+        text = tok.text
+        if text in ("(", "["):
+            inner, closed = self.group(text, closers)
+            return text + inner + ({"(": ")", "[": "]"}[text] if closed else "")
+        if text == "{":  # TeX-style grouping in the source (S^{d-1}): a group, no visible braces
+            inner, _ = self.group(text, closers)
+            return "{" + inner + "}"
+        if text in ("|", "||"):
+            inner, closed = self.group(text, closers)
+            bar = "|" if text == "|" else (r"\Vert " if self.mpl else r"\|")
+            return bar + inner + (bar if closed else "")
+        if text in (")", "]"):
+            return text
+        if text == "}":
+            return r"\}"
+        if text == "." and _between_letters(self.toks, self.i - 1):
+            return r"\cdot "
+        if text in OPERATORS:
+            out = OPERATORS[text]
+            return _MPL_OPERATORS.get(out, out) if self.mpl else out
+        if text in "+-=,;:/'.":
+            return text
+        return _escape_math(text)
+
+    def _neighbours(self) -> tuple:
+        """The tokens before and after the one just taken, skipping spaces, and whether both sides had
+        a space."""
+        j, k = self.i - 2, self.i
+        spaced = (j >= 0 and self.toks[j].kind == "ws") and (k < len(self.toks) and self.toks[k].kind == "ws")
+        while j >= 0 and self.toks[j].kind == "ws":
+            j -= 1
+        while k < len(self.toks) and self.toks[k].kind == "ws":
+            k += 1
+        return (self.toks[j] if j >= 0 else None), (self.toks[k] if k < len(self.toks) else None), spaced
+
+    def identifier(self, text: str, closers: tuple = ()) -> str:
+        primes = len(text) - len(text.rstrip("'"))
+        text = text.rstrip("'")
+        star = text.endswith("*")
+        text = text.rstrip("*")
+        base, _, sub = text.partition("_")
+        base = self.rename.get(base, base)
+        if base.startswith("\\"):  # renamed to a LaTeX symbol outright
+            return base + (f"_{{{sub}}}" if sub else "") + ("^{*}" if star else "") + "'" * primes
+        if re.fullmatch(r"[A-Za-z]\d+", base) and not sub:
+            base, sub = base[0], base[1:]
+        nxt = self.peek(skip_ws=False)
+        before, after, spaced = self._neighbours()
+        if base == "x" and not sub and not star and spaced and after is not None and after.kind == "num" \
+                and before is not None and (before.kind in ("num", "ident") or before.text == ")"):
+            return r"\times "  # "C x 1.022": a factor
+        if base == "rho" and nxt is not None and nxt.text == "(":
+            body = r"\rho"
+        elif base in GREEK:
+            body = GREEK[base]
+        elif base in FUNCTIONS:
+            if base == "sqrt" and nxt is not None and nxt.text == "(":
+                self.take()
+                inner, _ = self.group("(", closers)
+                return r"\sqrt{" + inner + "}"
+            body = (_MPL_FUNCTIONS.get(base) if self.mpl else None) or FUNCTIONS[base]
+        elif base == "E" and not sub and not star and nxt is not None and nxt.kind == "ws" \
+                and after is not None and after.kind == "ident":
+            body = r"\mathbb{E}"  # "E f": an expectation
+        elif len(base) == 1 or re.fullmatch(r"[A-Z][xyqz]", base):
+            body = base
+        else:
+            body = r"\mathrm{" + base + "}"
+        if sub:
+            sub = sub if len(sub) == 1 or sub.isdigit() else r"\mathrm{" + sub + "}"
+            body = f"{body}_{{{sub}}}"
+        if star:  # braced, so a following ^ or _ applies to the whole w^*
+            body = f"{{{body}^{{*}}}}"
+        return body + "'" * primes
+
+
+_MPL_OPERATORS = {r"\le ": r"\leq ", r"\ge ": r"\geq ", r"\to ": r"\rightarrow ", r"\dots ": r"\ldots "}
+_MPL_FUNCTIONS = {"tr": r"\mathrm{tr}", "argmin": r"\mathrm{argmin}", "argmax": r"\mathrm{argmax}",
+                  "sqrt": r"\surd "}
+
+
+def _escape_math(text: str) -> str:
+    """``text`` with the characters special to (La)TeX inside math made literal."""
+    table = {"%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "\\": r"\backslash ", "{": r"\{", "}": r"\}",
+             "~": r"\sim ", "^": r"\hat{}", "_": r"\_"}
+    return "".join(table.get(ch, ch) for ch in text)
+
+
+def _number(text: str) -> str:
+    """``1e+14`` as ``10^{14}``, ``2.5e-3`` as ``2.5\\times 10^{-3}``, others as they are."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)[eE]([+-]?\d+)", text)
+    if not m:
+        return text
+    mantissa, exponent = m.group(1), int(m.group(2))
+    power = f"10^{{{exponent}}}"
+    return power if float(mantissa) == 1 else f"{mantissa}\\times {power}"
+
+
+# ----------------------------------------------------------------------------- public
+def _matrix(match: re.Match, mpl: bool, rename: dict) -> str:
+    rows = re.findall(r"\[([^\[\]]+)\]", match.group(0))
+    cells = [[_math_of(c.strip(), mpl, rename) for c in row.split(",")] for row in rows]
+    if mpl:
+        return "[" + "; ".join(", ".join(r) for r in cells) + "]"
+    body = r" \\ ".join(" & ".join(r) for r in cells)
+    return r"\left[\begin{smallmatrix}" + body + r"\end{smallmatrix}\right]"
+
+
+def _math_of(text: str, mpl: bool, rename: dict) -> str:
+    return _Emitter(_tokens(text), mpl, rename).expression().strip()
+
+
+def _convert(text: str, mpl: bool, rename: dict):
+    """``(is_math, string)`` pieces: math as LaTeX (without ``$``), text as it is."""
+    pieces = []
+    pos = 0
+    for m in _MATRIX.finditer(text):
+        pieces.extend(_plain_convert(text[pos:m.start()], mpl, rename))
+        pieces.append((True, _matrix(m, mpl, rename)))
+        pos = m.end()
+    pieces.extend(_plain_convert(text[pos:], mpl, rename))
+    return pieces
+
+
+def _plain_convert(text: str, mpl: bool, rename: dict):
+    out = []
+    for is_math, toks in _segments(text):
+        if is_math:
+            out.append((True, _Emitter(toks, mpl, rename).expression().strip()))
+        else:
+            for tok in toks:
+                out.append(("code" if tok.kind == "code" else False, tok.text))
+    return out
+
+
+def code(text) -> Latex:
+    """``text`` as code: ``\\code{...}`` (typewriter, breakable after ``/ . _ -``)."""
+    out = escape(text)
+    for mark in ("/", ".", r"\_", "-"):
+        out = out.replace(mark, mark + r"\allowbreak{}")
+    return Latex(r"\code{" + out + "}")
+
+
+def to_latex(text, *, rename: dict | None = None) -> Latex:
+    """``text`` with its ASCII math typeset (module docstring) as LaTeX (inline ``$...$``), the rest
+    escaped; program names as :func:`code`.  ``rename`` maps identifiers to others (one symbol per
+    concept across the report, see :mod:`lipschitz_icl.report.symbols`)."""
+    if isinstance(text, Latex):
+        return text
+    parts, plain = [], []
+    for kind, piece in _convert(str(text), False, rename or {}):
+        if kind is True:
+            if plain:
+                parts.append(escape("".join(plain)))
+                plain = []
+            parts.append("$" + piece + "$")
+        elif kind == "code":
+            if plain:
+                parts.append(escape("".join(plain)))
+                plain = []
+            parts.append(code(piece))
+        else:
+            plain.append(piece)
+    if plain:
+        parts.append(escape("".join(plain)))
+    return Latex("".join(parts))
+
+
+def mpl_text(text) -> str:
+    """Any text made safe for matplotlib: ``$`` escaped, so no mathtext is parsed from it."""
+    return str(text).replace("$", r"\$")
+
+
+def to_mathtext(text, *, rename: dict | None = None) -> str:
+    """``text`` with its ASCII math as matplotlib mathtext (``$...$``), the rest made literal; checked
+    by matplotlib's own parser, falling back to literal text where a piece does not parse."""
+    out = []
+    for kind, piece in _convert(str(text), True, rename or {}):
+        if kind is True and _parses("$" + piece + "$"):
+            out.append("$" + piece + "$")
+        else:
+            out.append(mpl_text(piece))
+    return "".join(out)
+
+
+def _parses(text: str) -> bool:
+    from matplotlib.mathtext import MathTextParser
+
+    try:
+        MathTextParser("path").parse(text, dpi=72)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,205 @@
+"""Page 1: the headline, the cases that do not hold, and the claim groups by scope.
+
+* :func:`headline`: one line in the manner of pytest's last line -- confirmatory and exploratory verdict
+  counts, alternatives ruled out, runtime, commit, date, profile, seeds.
+* :func:`not_holding`: every case whose verdict is neither ``holds`` nor ``proved``, with its number and
+  one line on why (the first compared number that carries the case's verdict).
+* :func:`scope_rows`: the claim groups under the scopes of the registry (the paper's statements, the
+  lemmas the proofs cite, results beyond the paper, findings, user variants), each statement followed
+  by what was checked (:mod:`lipschitz_icl.report.scope`) so it is never read wider than that.
+* :func:`caveats`: numbers reported alongside a claim (not decided) that lie on the other side of the
+  claim's direction -- said next to the claim, never left uncommented.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .. import registry
+from .latex import Latex, as_float, escape, num
+from .mathtext import to_latex
+from .scope import SCOPE_ORDER, SCOPE_TITLES, checked_scope, decided_probes, how_checked, record_scope
+from .sections import SectionView, verdict_counts
+from .symbols import rename_for
+
+__all__ = ["headline", "not_holding", "scope_rows", "caveats", "alternatives", "NON_HOLDING", "reason"]
+
+NON_HOLDING = ("fails", "inconclusive", "refuted", "undecided")
+REASON_CHARS = 70  # of a quantity's note quoted in a reason
+
+
+def alternatives(claims: list) -> tuple[int, int, str]:
+    """``(ruled out, total, word)``: pre-specified alternatives (``alternatives``, ``ruled_out``) where the
+    records carry them, else the near-miss false variants refuted (verdict ``fails``)."""
+    alts = [a for r in claims for a in r.get("alternatives", []) if isinstance(a, dict)]
+    if alts:
+        return sum(bool(a.get("ruled_out")) for a in alts), len(alts), "alternatives ruled out"
+    variants = [v for r in claims for v in r.get("false_variants", []) if isinstance(v, dict)]
+    return sum(v.get("verdict") == "fails" for v in variants), len(variants), "near-miss variants refuted"
+
+
+def _counts_text(counts: dict) -> str:
+    main = f"{counts['holds']} hold, {counts['fails']} fail, {counts['inconclusive']} inconclusive"
+    extra = [f"{counts[v]} {v}" for v in ("proved", "refuted", "undecided") if counts.get(v)]
+    return main + ("" if not extra else ", " + ", ".join(extra))
+
+
+def headline(claims: list, prov) -> dict:
+    """The pieces of the first line (LaTeX): ``confirmatory``, ``exploratory``, ``alternatives``,
+    ``seconds``, ``commit``, ``date``, ``profile``, ``seeds``, ``points``."""
+    conf = verdict_counts(claims, "confirmatory")
+    expl = verdict_counts(claims, "exploratory")
+    ruled, total, word = alternatives(claims)
+    points = [r for r in claims if isinstance(r.get("points"), int) and r.get("verdict") == "holds"]
+    commit = prov.short_commit + ("" if prov.dirty is None else (" (dirty tree)" if prov.dirty else " (clean tree)"))
+    return {"confirmatory": escape(_counts_text(conf)),
+            "exploratory": escape(f"{expl['holds']}/{expl['fails']}/{expl['inconclusive']}"
+                                  + "".join(f"/{expl[v]} {v}" for v in ("proved", "refuted", "undecided")
+                                            if expl.get(v))),
+            "alternatives": escape(f"{word} {ruled}/{total}"),
+            "seconds": escape("runtime unknown" if prov.seconds is None else f"{prov.seconds:.0f} s"),
+            "commit": escape(commit), "date": escape(prov.date[:10]), "profile": escape(prov.profile),
+            "seeds": escape(prov.seeds),
+            "points": escape(f"{len(points)} universal statements hold at points only" if points else ""),
+            "derived": escape(", ".join(prov.derived))}
+
+
+def reason(record: dict) -> Latex:
+    """One line on why a case does not hold: its first compared number carrying its verdict (else one not
+    holding), as ``name = measured(interval)``, the theory if any and the start of its note."""
+    quantities = [q for q in record.get("quantities", []) if isinstance(q, dict)]
+    q = next((q for q in quantities if q.get("verdict") == record.get("verdict")), None) \
+        or next((q for q in quantities if q.get("verdict") not in (None, "holds", "proved")), None)
+    if q is None:
+        res = record.get("resolution") or {}
+        return escape("no compared number carries the verdict" + (
+            "; the rule's resolution was not reached" if isinstance(res, dict) and res.get("value") is None else ""))
+    parts = [to_latex(str(q.get("name", ""))), Latex(" $=$ "), num(q.get("measured"), q.get("ci_low"),
+                                                                     q.get("ci_high"), digits=4)]
+    if as_float(q.get("theory")) is not None:
+        parts += [Latex(", theory "), num(q.get("theory"), digits=4)]
+    note = _clip(str(q.get("note", "")), REASON_CHARS)
+    if note:
+        parts += [Latex("; "), to_latex(note)]
+    return Latex("".join(parts))
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:(") + " ..."
+
+
+@dataclass
+class NotHolding:
+    number: int
+    claim_id: Latex
+    verdict: str
+    status: str
+    why: Latex
+
+
+def not_holding(claims: list, numbers: dict) -> list[NotHolding]:
+    """Every case whose verdict is in :data:`NON_HOLDING`, in case-number order."""
+    out = [NotHolding(numbers.get(r["claim_id"], 0), escape(r["claim_id"]), r["verdict"],
+                      r.get("status", "confirmatory"), reason(r)) for r in claims if r.get("verdict") in NON_HOLDING]
+    return sorted(out, key=lambda x: x.number)
+
+
+def _claim_statement(key: str, records: list) -> str:
+    try:
+        return registry.find(key).statement
+    except KeyError:
+        return str(records[0].get("statement", ""))
+
+
+@dataclass
+class ScopeRow:
+    group: Latex
+    paper_ref: Latex
+    statement: Latex
+    checked: list
+    confirmatory: dict
+    exploratory: dict
+
+
+def _checked_lines(view: SectionView, scope: str) -> list[Latex]:
+    lines = []
+    for claim in view.claims:
+        records = [r for r in claim.records if record_scope(r) == scope]
+        if not records:
+            continue
+        how = "; ".join(x for x in (how_checked(records), decided_probes(records)) if x)
+        text = checked_scope(records) + (f"; {how}" if how else "")
+        status = "" if claim.status == "confirmatory" else " (exploratory)"
+        lines.append(Latex(r"\textit{" + escape(claim.name) + "}" + escape(status) + ": "
+                           + to_latex(text or "one case")))
+    return lines
+
+
+def scope_rows(views: list[SectionView]) -> list[tuple[str, list[ScopeRow]]]:
+    """``[(scope title, rows)]`` in :data:`SCOPE_ORDER`; a section appears under every scope its records
+    have, with its own statement for the paper's scope and its claims' statements otherwise."""
+    out = []
+    for scope in SCOPE_ORDER:
+        rows = []
+        for view in views:
+            records = [r for r in view.records if record_scope(r) == scope]
+            if not records:
+                continue
+            mixed = {record_scope(r) for r in view.records} != {scope}
+            if scope == "paper" or not mixed:
+                statement = view.statement
+            else:
+                keys = list(dict.fromkeys(str(r.get("key", "")) for r in records))
+                statement = " ".join(_claim_statement(k, [r for r in records if r.get("key") == k]) for k in keys)
+            rename = rename_for(str(records[0].get("key", "")))
+            rows.append(ScopeRow(escape(view.name), escape(view.paper_ref), to_latex(statement, rename=rename),
+                                 _checked_lines(view, scope), verdict_counts(records, "confirmatory"),
+                                 verdict_counts(records, "exploratory")))
+        if rows:
+            out.append((SCOPE_TITLES[scope], rows))
+    return out
+
+
+def _suffix(name: str) -> str:
+    """A quantity's name without its leading ``<probe>:`` (``affine: error ratio ...`` -> ``error ratio ...``)."""
+    return re.sub(r"^[^:]{1,40}:\s*", "", name)
+
+
+def _reference(q: dict) -> float:
+    theory = as_float(q.get("theory"))
+    if theory is not None and math.isfinite(theory):
+        return theory
+    return 1.0 if "ratio" in str(q.get("name", "")) else 0.0
+
+
+def caveats(records: list) -> list[Latex]:
+    """Numbers reported alongside a claim but not decided (verdict null) whose interval lies wholly on the
+    other side of the reference (theory, else 1 for a ratio, else 0) from every decided number of the same
+    kind (same name after its ``<probe>:`` prefix), e.g. a mismatched-``L`` error ratio below 1 on a
+    probe outside the claim's classes."""
+    out = []
+    for record in records:
+        quantities = [q for q in record.get("quantities", []) if isinstance(q, dict)]
+        for q in quantities:
+            if q.get("verdict") is not None:
+                continue
+            low, high = as_float(q.get("ci_low")), as_float(q.get("ci_high"))
+            if low is None or high is None:
+                continue
+            gated = [g for g in quantities if g.get("verdict") in ("holds", "proved")
+                     and _suffix(str(g.get("name", ""))) == _suffix(str(q.get("name", "")))]
+            sides = {math.copysign(1, as_float(g.get("measured")) - _reference(g)) for g in gated
+                     if as_float(g.get("measured")) is not None}
+            ref = _reference(q)
+            if len(sides) == 1 and ((sides == {1.0} and high < ref) or (sides == {-1.0} and low > ref)):
+                value = num(q.get("measured"), low, high, digits=4)
+                out.append(Latex(to_latex(str(q.get("name", ""))) + " $=$ " + value
+                                 + escape(f" ({record['claim_id']}): reported only, on the other side of {ref:g} "
+                                          "from every decided case of this kind")))
+    return out
