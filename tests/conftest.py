@@ -2,6 +2,8 @@
 estimators are vectorised Monte Carlo, their run time is not what these tests measure) and
 derandomised example generation, so that CI runs the same examples every time."""
 
+import shutil
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -21,3 +23,39 @@ def cache_root(tmp_path, monkeypatch):
     cache.set_enabled(True)
     yield root
     cache.set_enabled(previous)
+
+
+@pytest.fixture
+def group_registry(tmp_path_factory, monkeypatch):
+    """``use(group)`` puts a registry holding only the package's ``<group>.toml`` (and the sections) in use
+    for the test -- a group is tested whatever state the other groups' files are in -- and returns its
+    specs ``{claim name: ClaimSpec}``."""
+    from lipschitz_icl import registry
+
+    def use(group: str) -> dict:
+        directory = tmp_path_factory.mktemp(f"registry-{group}")
+        for name in (f"{group}.toml", "_sections.toml"):
+            shutil.copy(registry.REGISTRY_DIR / name, directory / name)
+        monkeypatch.setenv(registry.REGISTRY_ENV, str(directory))
+        return {spec.name: spec for spec in registry.specs(group)}
+
+    return use
+
+
+@pytest.fixture
+def check_registry_entry():
+    """``check(module, spec, **overrides)``: the registry entry ``spec`` run through its measure function in
+    ``module`` on its design with ``overrides`` (smaller samples): the decide function takes every resolution's
+    and alternative's keywords and decides by the registry's rule (the signatures themselves are checked for
+    the whole registry by tests/test_registry.py)."""
+    import numpy as np
+
+    def check(module, spec, **overrides):
+        seed = {"seed": np.random.SeedSequence(7)} if spec.stochastic else {}
+        outcome = getattr(module, spec.measure)(**{**spec.design, **spec.grids["default"][0], **overrides, **seed})
+        decisions = [outcome.decide()] + [outcome.decide(**{r.arg: r.start}) for r in spec.resolutions]
+        decisions += [outcome.decide(**a.args) for a in spec.alternatives]
+        assert {d.rule for d in decisions} == {spec.rule}
+        assert spec.resolutions and spec.alternatives
+
+    return check

@@ -131,3 +131,15 @@ def test_module_entry_point_subprocess(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "lipschitz_icl", *BASE, "--steps", "0", "--json"],
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
+
+
+def test_held_out_evaluation_counts_against_the_work_budget(capsys):
+    """--n 1e7 --batch 1 --steps 5 trained 5 prompts, then spent hours on 20000 held-out ones: refused
+    before any work, naming --n and the largest n the budget allows."""
+    import time
+    start = time.perf_counter()
+    code, out, err = _run(capsys, ["train", "--task", "affine", "--d", "3", "--n", "1e7", "--L", "1", "--sigma",
+                                   "0.5", "--batch", "1", "--steps", "5", "--json"])
+    assert code == 2 and out == "" and time.perf_counter() - start < 5
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "--n: must be at most 125000 in d = 3" in lines[0] and "held-out" in lines[0]

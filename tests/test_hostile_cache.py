@@ -175,3 +175,32 @@ def test_special_files_at_an_entry_path_do_not_block_or_crash(root, tmp_path, ci
     else:
         path.mkdir()
     assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
+
+
+def _tree(directory):
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+@pytest.mark.parametrize("level", ["namespace", "prefix"])
+@pytest.mark.parametrize("kind", ["symlink", "dangling"])
+def test_a_symlinked_cache_directory_is_never_followed(root, tmp_path, level, kind):
+    """A namespace (or prefix) directory replaced by a link to a directory outside the cache -- holding a
+    forged entry signed with the right key -- or by a dangling link: the entry is a miss, the value is
+    recomputed, and nothing is read or written through the link (issue 22)."""
+    import shutil
+    true, path = _truth(root)
+    link = path.parent if level == "prefix" else path.parent.parent
+    outside = tmp_path / "outside"
+    decoy = outside / path.relative_to(link)
+    decoy.parent.mkdir(parents=True)
+    forged = json.loads(path.read_text())
+    assert repr(true.w_star.value) in forged["payload"]
+    forged["payload"] = forged["payload"].replace(repr(true.w_star.value), "123.0")
+    decoy.write_text(json.dumps(_sign(root, forged)))
+    before = (_tree(outside), decoy.read_text())
+    shutil.rmtree(link)
+    os.symlink(outside / "missing" if kind == "dangling" else outside, link)
+    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
+    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value   # and again
+    assert (_tree(outside), decoy.read_text()) == before
+    assert os.path.islink(link) and not (outside / "missing").exists()

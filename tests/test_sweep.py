@@ -122,7 +122,10 @@ def test_scheduler_values_accepted(text, kind):
 
 
 @pytest.mark.parametrize("text", ["", "Serial", "local:0", "local:x", "local:2000", "tcp://host", "host:0",
-                                  "host:65536", "http://host:80", "host:80/path", "a b:80", None])
+                                  "host:65536", "http://host:80", "host:80/path", "a b:80", None,
+                                  "tcp://a..b:80", "tcp://-a.b:80", "tcp://a-.b:80", "tcp://" + "a" * 64 + ".b:80",
+                                  "tcp://" + "a." * 127 + "ab:80", "tcp://[zz::1]:80", "tcp://[::1:80",
+                                  "tcp://h\u00e9.example:80", "tcp://.a:80", "tcp://a.:80"])
 def test_scheduler_values_refused(text):
     with pytest.raises(ParameterError, match="'scheduler'"):
         sweep.parse_scheduler(text)
@@ -143,6 +146,29 @@ def test_cli_unreachable_address_is_one_line(monkeypatch, capsys):
     assert main(["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://127.0.0.1:9", "--json"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--scheduler: must be the address of a running Dask scheduler" in err
+
+
+@pytest.mark.parametrize("behaviour,scheme", [("huge-frame", "tcp")])
+def test_a_server_that_is_no_dask_scheduler_is_one_line_within_the_handshake_timeout(monkeypatch, capsys,
+                                                                                      behaviour, scheme):
+    """Announcing a frame and never sending it held the client (Dask bounds only the connection): now the
+    handshake has a deadline (silent, HTTP, garbage and tls:// servers: tests/test_hostile_round2.py)."""
+    import time
+    monkeypatch.setattr(sweep, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(sweep, "HANDSHAKE_TIMEOUT", 1.5)
+    from _servers import NotDaskServers
+    servers = NotDaskServers((behaviour,))
+    try:
+        start = time.perf_counter()
+        code = main(["scaling", "--task", "affine", "--d", "2", "--scheduler",
+                     f"{scheme}://127.0.0.1:{servers.ports()[behaviour]}", "--json"])
+        seconds = time.perf_counter() - start
+    finally:
+        servers.close()
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and seconds < 10
+    assert captured.err.count("\n") == 1 and "--scheduler: must be the address of a running Dask scheduler" \
+        in captured.err
 
 
 # ----------------------------------------------------------------------------- serial vs cluster

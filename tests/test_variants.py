@@ -303,5 +303,11 @@ def test_zonal_tasks_are_checked_against_the_exact_zonal_wstar(tmp_path, task, e
 def test_frequency_only_for_cosine_and_mixtures(tmp_path):
     with pytest.raises(VariantFileError, match="'frequency' applies to the cosine class and mixtures only"):
         load_variant(write(tmp_path, ZONAL.format(task="affine", extra="frequency = 2.0\n", bound="1")))
-    with pytest.raises(VariantFileError, match=r"'frequency' must be a number in \(0, 1000\]"):
+    with pytest.raises(VariantFileError, match=r"'frequency' must be a number in \[1e-06, 1000\]"):
         load_variant(write(tmp_path, ZONAL.format(task="cosine", extra="frequency = -1\n", bound="1")))
+
+
+@pytest.mark.parametrize("task", ["mix:affine=1e308,relu=1e308", "mix:affine=1_0", "mix:affine=1,affine=1"])
+def test_a_mixture_task_is_validated_when_the_file_is_read(tmp_path, task):
+    with pytest.raises(VariantFileError, match=r"v.toml:3: 'task' must be mix:NAME=WEIGHT"):
+        load_variant(write(tmp_path, ZONAL.format(task=task, extra="", bound="1")))

@@ -156,3 +156,175 @@ def test_cli_train_accepts_mixtures_and_cosine_frequency(capsys):
     capsys.readouterr()
     assert main(["train", "--kernel", "exp(-sqrt(2-2*t))", "--d", "3", "--n", "10", "--sigma", "0.5"]) == 2
     assert "sampler" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- kernels mean what they say (issue 22)
+@pytest.mark.parametrize("text", ["abs(t)", "sqrt(t**2)", "max(t, 0)", "abs(t)**1.5"])
+def test_no_sympy_assumption_rewrites_a_kernel(text):
+    """Under a positive-t assumption these became t (abs(t) gave the w* of t, exit 0); on [-1, 1] they
+    are not covariances: refused, naming the first negative Gegenbauer coefficient a_4."""
+    with pytest.raises(ParameterError, match="first negative coefficient a_4 = -"):
+        zonal.expression_kernel(text, 3)
+
+
+def test_abs_of_t_is_refused_on_the_command_line(capsys):
+    assert main(["wstar", "--kernel", "abs(t)", "--d", "3", "--n", "1000", "--sigma", "0.5", "--method", "exact"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--kernel" in err[0] and "a_4 = -0.187" in err[0]
+
+
+def test_the_sympy_form_is_held_to_the_expression_values():
+    """A symbolic form that does not keep the values of the expression is refused before use."""
+    points = zonal._check_points("abs(t)")
+    parsed = zonal.parse_expression("abs(t)", {"t", "d"})
+    exact = zonal._expression_values(parsed, "abs(t)", {"d": 3}, points)
+    zonal._check_agreement(lambda u: 1.0 - np.abs(1.0 - u), exact, points, "abs(t)")       # the true form
+    with pytest.raises(ParameterError, match="symbolic form keeps its values"):
+        zonal._check_agreement(lambda u: np.asarray(u, dtype=float), exact, points, "abs(t)")  # t: rewritten
+
+
+@pytest.mark.parametrize("text,fragment", [("sqrt(t)", "at t = -1: sqrt of a negative number"),
+                                           ("log(1 + t)", "at t = -1: log of zero"),
+                                           ("(t + 1)**(10**300)", "out of range"),
+                                           ("1/t", "division by zero")])
+def test_a_kernel_undefined_somewhere_on_the_interval_is_refused(text, fragment):
+    with pytest.raises(ParameterError, match="real, finite function of t") as info:
+        zonal.expression_kernel(text, 3)
+    assert fragment in str(info.value)
+
+
+def test_d_is_substituted_with_a_magnitude_budget():
+    """--d 512 --kernel 'd**d**d' reached 4 GB before a MemoryError: now refused at once."""
+    import time
+    start = time.perf_counter()
+    with pytest.raises(ParameterError, match="out of range"):
+        zonal.expression_kernel("d**d**d * t", 512)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_simplify_runs_under_a_time_budget(monkeypatch):
+    """(t+1)**500 took 47 s in simplify, (t+1)**1000 more than 300 s: a budget hit is one refusal."""
+    from lipschitz_icl import symbolic
+    monkeypatch.setattr(symbolic, "SECONDS", 0.5)
+    with pytest.raises(ParameterError, match="time budget"):
+        zonal.expression_kernel("((t + 1)/2)**500", 3)
+
+
+def test_the_budget_never_fires_after_its_step():
+    """A step that returns in time leaves no timeout behind (not in this thread, not later), and the
+    budget works in any thread."""
+    import threading
+    import time
+    from lipschitz_icl import symbolic
+    assert symbolic.within_budget(lambda: 3, name="x", text="x", what="w", seconds=0.01) == 3
+    deadline = time.perf_counter() + 0.3
+    while time.perf_counter() < deadline:      # a stray asynchronous timeout would land here
+        pass
+
+    def busy():
+        while True:
+            pass
+
+    outcome = []
+
+    def in_thread():
+        try:
+            symbolic.within_budget(busy, name="x", text="x", what="loop", seconds=0.2)
+        except ParameterError as exc:
+            outcome.append(str(exc))
+
+    worker = threading.Thread(target=in_thread)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and "time budget" in outcome[0]
+
+
+@pytest.mark.parametrize("name", ["pi", "d", "t", "u", "exp", "max", "1x", "a-b"])
+def test_a_constant_may_not_shadow_a_name(name):
+    with pytest.raises(ParameterError, match="identifier"):
+        zonal.expression_kernel("exp(t)", 3, {name: 2.0})
+
+
+KERNEL_FILES = [
+    ("pi.toml", 'kernel = "exp(-pi*(1 - t))"\n[constants]\npi = 100.0\n', "shadow"),
+    ("d.toml", 'kernel = "exp(t)"\n[constants]\nd = 3.0\n', "shadow"),
+    ("unknown.toml", 'kernel = "exp(t)"\nell = 0.5\n', "unknown key 'ell'"),
+    ("table.toml", 'kernel = "exp(t)"\n[constants]\nell = 0.5\n[other]\nx = 1\n', "unknown key 'other'"),
+    ("nested.toml", 'kernel = "exp(t)"\n[constants.inner]\nx = 1\n', "constant 'inner' is a dict"),
+    ("string.toml", 'kernel = "exp(t*ell)"\n[constants]\nell = "0.5"\n', "constant 'ell' is a str"),
+    ("bool.toml", 'kernel = "exp(t*ell)"\n[constants]\nell = true\n', "constant 'ell' is a bool"),
+    ("inf.toml", 'kernel = "exp(t*ell)"\n[constants]\nell = inf\n', "constant ell"),
+    ("nokernel.toml", '[constants]\nell = 1.0\n', "'kernel' is a string"),
+    ("deep.toml", 'kernel = "t"\n[constants]\nx = ' + "[" * 30000 + "]" * 30000 + "\n", "nested too deeply"),
+    ("big.toml", "# " + "x" * 70000 + '\nkernel = "t"\n', "larger than"),
+]
+
+
+@pytest.mark.parametrize("filename,text,fragment", KERNEL_FILES, ids=[k[0] for k in KERNEL_FILES])
+def test_kernel_files_are_read_like_variant_files(tmp_path, filename, text, fragment):
+    from lipschitz_icl.commands._zonal import load_kernel_file
+    path = tmp_path / filename
+    path.write_text(text)
+    with pytest.raises(ParameterError, match="kernel-file") as info:
+        load_kernel_file(str(path))
+    assert fragment in str(info.value)
+
+
+def test_kernel_files_that_are_not_regular_utf8_files(tmp_path):
+    import os
+    from lipschitz_icl.commands._zonal import load_kernel_file
+    (tmp_path / "binary.toml").write_bytes(b'kernel = "\xff\xfe"\n')
+    os.mkfifo(tmp_path / "fifo.toml")
+    with open(tmp_path / "sparse.toml", "wb") as handle:       # claims 3 GB, holds none
+        handle.truncate(3 * 1024**3)
+    for path, fragment in ((tmp_path / "binary.toml", "not UTF-8"), (tmp_path / "fifo.toml", "not a regular file"),
+                           ("/dev/zero", "not a regular file"), (tmp_path, "not a regular file"),
+                           (tmp_path / "sparse.toml", "larger than"), (tmp_path / "missing.toml", "cannot read")):
+        with pytest.raises(ParameterError, match=fragment):
+            load_kernel_file(str(path))
+
+
+def test_a_kernel_near_the_double_range_prints_no_warnings():
+    """exp(700 t): K(1) ~ 1e304.  The w* start and the Monte Carlo mean and standard error stay finite
+    and silent (they printed overflow RuntimeWarnings)."""
+    import warnings
+    from lipschitz_icl.estimate import Estimate
+    problem = kernel_problem("exp(700*t)", 3, 50, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        guess = problem.task_class.wstar_guess(50, 0.5)
+        big = Estimate.from_samples(np.array([1.7e308, 1.6e308, 1.75e308]))
+        mc = pairwise_loss(problem, 3.0, contexts=50, rng=_seed("exp700"))
+    assert 1e-2 <= guess <= 1.0001e8 and np.isfinite(big.value) and np.isfinite(big.standard_error)
+    assert big.value == pytest.approx(1.6833333333333333e308, rel=1e-12)
+    assert np.isfinite(mc.loss.standard_error) and mc.loss.value > 1e300
+
+
+MIXTURES = [("mix:affine=1e308,relu=1e308", "<= 1e+300"),     # normalised every weight to 0: bias 0.0, exit 0
+            ("mix:affine=1e300,relu=1e300,cosine=1e300", None),
+            ("mix:affine=٣,relu=1", "ASCII"), ("mix:affine=１２", "ASCII"), ("mix:affine=1_0", "ASCII"),
+            ("mix:affine= 5 ", "ASCII"), ("mix:affine=nan", "ASCII"), ("mix:affine=inf", "ASCII"),
+            ("mix:affine=-1", ">= 0"), ("mix:affine=0,relu=0", "all weights are 0"),
+            ("mix:affine=1,affine=2", "distinct"), ("mix:affine=1,sine=1", "distinct"), ("mix: affine=1", "distinct"),
+            ("mix:affine", "distinct"), ("mix:", "distinct"),
+            ("mix:" + ",".join(["affine=1"] * 3000), "at most 3 parts")]
+
+
+@pytest.mark.parametrize("task,fragment", MIXTURES, ids=[m[0][:40] for m in MIXTURES])
+def test_mixtures_are_validated_as_a_whole(task, fragment):
+    import time
+    start = time.perf_counter()
+    if fragment is None:
+        parts = zonal.parse_mixture(task)
+        kernel = zonal.mixture_kernel(parts, 3)
+        assert [p[1] for p in kernel.parts] == pytest.approx([1 / 3] * 3) and np.isfinite(kernel.k1)
+        return
+    with pytest.raises(ParameterError, match="'task'") as info:
+        zonal.parse_task(task, 3)
+    assert fragment in str(info.value) and time.perf_counter() - start < 1.0
+
+
+def test_a_mixture_with_a_zero_weight_part_drops_it():
+    kernel = zonal.parse_task("mix:affine=0,relu=2", 3)
+    assert [p[0] for p in kernel.parts] == ["relu"] and kernel.parts[0][1] == 1.0
+    assert kernel.gap(np.array([0.3]))[0] == pytest.approx(zonal.builtin_kernel("relu", 3).gap(np.array([0.3]))[0])

@@ -1,22 +1,42 @@
-"""lipschitz-icl: numbers you can trust for *Softmax Attention Adapts to Function Lipschitzness*."""
+"""lipschitz-icl: numbers you can trust for *Softmax Attention Adapts to Function Lipschitzness*.
 
-from .attention import Attention, AttentionLayer
-from .estimate import Estimate, LossEstimate
-from .problem import Problem, make_problem
-from .tasks import TASK_NAMES, make_task_class
-from .validation import ParameterError
+The names below are imported on first use (PEP 562), so importing the package (and the console script's
+entry point, :mod:`lipschitz_icl._entry`) costs nothing and a Ctrl-C while NumPy is still loading is
+caught by the CLI."""
+
+import importlib
+import importlib.util
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Attention",
-    "AttentionLayer",
-    "Estimate",
-    "LossEstimate",
-    "ParameterError",
-    "Problem",
-    "TASK_NAMES",
-    "make_problem",
-    "make_task_class",
-    "__version__",
-]
+_EXPORTS = {
+    "Attention": ".attention",
+    "AttentionLayer": ".attention",
+    "Estimate": ".estimate",
+    "LossEstimate": ".estimate",
+    "ParameterError": ".validation",
+    "Problem": ".problem",
+    "TASK_NAMES": ".tasks",
+    "make_problem": ".problem",
+    "make_task_class": ".tasks",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name):
+    """An exported name (imported on first use), or a submodule (``lipschitz_icl.tasks`` after
+    ``import lipschitz_icl``, as when ``__init__`` imported them eagerly)."""
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module, __name__), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'lipschitz_icl' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

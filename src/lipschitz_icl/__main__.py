@@ -1,12 +1,8 @@
 """``python -m lipschitz_icl``: the same as the ``lipschitz-icl`` console script (Ctrl-C while the
-package is still importing also ends with one line and exit code 130)."""
+package is still importing also ends with one line and exit code 130: :mod:`lipschitz_icl._entry`)."""
 
 import sys
 
-try:
-    from .cli import main
-except KeyboardInterrupt:  # pragma: no cover - timing dependent
-    print("lipschitz-icl: interrupted", file=sys.stderr)
-    sys.exit(130)
+from ._entry import main
 
 sys.exit(main())

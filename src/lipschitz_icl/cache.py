@@ -21,8 +21,10 @@ reading the cache, so an attacker who can replace the key gains nothing); and ev
 validated (decodes as UTF-8 JSON, at most :data:`MAX_ENTRY_BYTES`, the expected keys and types,
 finite numbers, ``ci_low <= w* <= ci_high``, ``w* > 0``, non-negative losses) by the caller's
 ``validate``.  Anything that fails is *corrupt*: counted, ignored, recomputed and overwritten --
-never trusted and never a traceback.  Not covered: an attacker who can read this user's files (and
-so the key).
+never trusted and never a traceback.  Symlinks: below the cache directory every
+component (namespace, prefix directory, entry) is opened relative to its parent with ``O_NOFOLLOW``,
+so a symlinked or dangling namespace directory is never followed (a miss; nothing is written through
+it).  Not covered: an attacker who can read this user's files (and so the key).
 
 Bypass: ``set_enabled(False)`` (the ``--no-cache`` flag of ``lipschitz-icl check`` and the pytest
 option ``--no-cache``), or the context manager :func:`disabled`.  :data:`STATS` counts hits, misses
@@ -39,7 +41,6 @@ import math
 import os
 import secrets
 import stat
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -175,9 +176,43 @@ def _safe_validate(validate, value) -> bool:
         return False
 
 
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _entry_dir(path: Path, create: bool) -> int | None:
+    """A descriptor of the directory holding the entry ``path`` (``<cache dir>/<namespace>/<xx>``), each
+    component below the cache directory opened relative to the one above with ``O_NOFOLLOW |
+    O_DIRECTORY`` (created first when ``create``): a symlinked (or dangling, or non-directory) namespace
+    or prefix directory is never followed -- ``None``, the entry is a miss and nothing is written."""
+    root = cache_dir()
+    try:
+        parts = path.parent.relative_to(root).parts
+        if create:
+            root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root, os.O_RDONLY | _O_DIRECTORY)
+    except (OSError, ValueError):
+        return None
+    try:
+        for name in parts:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, dir_fd=fd)
+            sub = os.open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def _read(path: Path, ident: dict):
+    directory = _entry_dir(path, create=False)
+    if directory is None:
+        return _MISSING
     try:  # non-blocking and regular files only: a FIFO planted in a shared directory must not hang us
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path.name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _O_NOFOLLOW, dir_fd=directory)
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise IsADirectoryError(path)
@@ -187,6 +222,8 @@ def _read(path: Path, ident: dict):
     except OSError:
         STATS["corrupt"] += 1
         return _MISSING
+    finally:
+        os.close(directory)
     key = _key()
     try:
         if len(raw) > MAX_ENTRY_BYTES or key is None:
@@ -212,20 +249,25 @@ def _write(path: Path, ident: dict, value) -> None:
         return
     entry = {"ident": ident, "checksum": _checksum(payload_text), "payload": payload_text,
              "mac": _mac(key, ident, payload_text)}
+    directory = _entry_dir(path, create=True)
+    if directory is None:
+        return
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        name = f".tmp-{secrets.token_hex(8)}.json"
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o600, dir_fd=directory)
+        tmp = name
         with os.fdopen(fd, "w") as handle:
             json.dump(entry, handle)
-        os.replace(tmp, path)
+        os.replace(tmp, path.name, src_dir_fd=directory, dst_dir_fd=directory)
         tmp = None
     except OSError:
         pass  # an unwritable cache costs speed, never correctness: the value is returned regardless
     finally:  # also on Ctrl-C: no temporary file is left behind, the entry is old or new, never partial
         if tmp is not None:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=directory)
+        os.close(directory)
 
 
 # ------------------------------------------------------------------ the cached evaluations

@@ -2,8 +2,10 @@
 
 Each sub-command lives in :mod:`lipschitz_icl.commands` as a module with ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> (payload: dict, exit_code: int)``.  Exit codes (contract):
-0 success, 1 a checked claim or variant fails, 2 bad input (one line on stderr naming the option and
-the allowed range, never a traceback), 3 inconclusive, 130 interrupted (Ctrl-C; one line).  With
+0 success, 1 a checked claim or variant fails (or the output could not be written to stdout), 2 bad input
+(one line on stderr naming the option and the allowed range, never a traceback; also a file that cannot
+be read or written, memory, recursion or encoding exhausted), 3 inconclusive, 130 interrupted (Ctrl-C at
+any point, the imports and the final print included; one line), 141 stdout closed by its reader.  With
 ``--json`` the payload is printed as one JSON object on stdout; without it, as ``key: value`` lines.
 
 Input rules: options are never abbreviated and never repeated; numbers are ASCII text, integers read
@@ -29,10 +31,12 @@ from .validation import ParameterError, shorten
 
 __all__ = ["main", "build_parser", "jsonable", "NonFiniteResult"]
 
-COMMAND_MODULES = ("wstar", "loss", "train", "check", "report", "scaling", "claims", "figures")
+COMMAND_MODULES = ("wstar", "loss", "train", "check", "prove", "report", "scaling", "claims", "figures", "lock",
+                   "derivations")
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipe closed by its reader
+EXIT_IO_FAILURE = 1     # the result could not be written to stdout (a full disk, /dev/full, an I/O error)
 ALIASES = {"rng": "seed"}  # library parameter names that a command fills from another option
 
 
@@ -117,43 +121,97 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _say(text: str) -> None:
+    """One line on stderr; a failure to write it (stderr closed or full, Ctrl-C) is not reported."""
+    try:
+        print(f"lipschitz-icl: {_one_line(text)}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, KeyboardInterrupt):
+        pass
+
+
+def _describe_os_error(exc: OSError) -> str:
+    where = f": {shorten(exc.filename)}" if getattr(exc, "filename", None) else ""
+    return f"{exc.strerror or type(exc).__name__}{where}"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush of what could not be written
+    cannot fail again (and print its own 'Exception ignored' lines)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _write_output(text: str) -> int:
+    """Print ``text`` on stdout; the reader gone is exit 141, any other failure to write (a full disk,
+    /dev/full, an I/O error) is exit 1 -- one line each, never a traceback."""
+    try:
+        try:
+            print(text, flush=True)
+        except UnicodeEncodeError:         # a terminal that cannot show a character of a user's path
+            sys.stdout.buffer.write(text.encode(sys.stdout.encoding or "ascii", "backslashreplace") + b"\n")
+            sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): one line, no traceback, not exit 0
+        _silence_stdout()
+        _say("error: stdout closed before the output was written")
+        return EXIT_BROKEN_PIPE
+    except (OSError, ValueError) as exc:
+        _silence_stdout()
+        reason = _describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        _say(f"error: the output could not be written to stdout ({reason})")
+        return EXIT_IO_FAILURE
+    return EXIT_OK
+
+
 def main(argv=None) -> int:
-    """Run the CLI; returns the exit code."""
+    """Run the CLI; returns the exit code.  Ctrl-C at any point (the final print included) is one line and
+    130; ``OSError``, ``MemoryError``, ``RecursionError`` and ``UnicodeError`` are one line and exit 2
+    (writing the output: exit 1, or 141 when the reader went away)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+
+
+def _main(argv) -> int:
     args = None
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "_run", None) is None:
-            print("lipschitz-icl: error: a COMMAND is required (one of "
-                  + ", ".join(COMMAND_MODULES) + "; see --help)", file=sys.stderr)
+            _say("error: a COMMAND is required (one of " + ", ".join(COMMAND_MODULES) + "; see --help)")
             return EXIT_BAD_INPUT
         with progress.silenced(args.json):
             payload, code = args._run(args)
         payload = jsonable(payload, allow_infinite=code != EXIT_OK)
-    except KeyboardInterrupt:
-        print("lipschitz-icl: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except _UsageError as exc:
-        print(f"lipschitz-icl: error: {_one_line(exc)}", file=sys.stderr)
+        if args.json:
+            text = json.dumps(payload, allow_nan=False)
+        elif args._format is not None:
+            text = args._format(payload)
+        else:
+            text = "\n".join(f"{key}: {value}" for key, value in payload.items())
+    except (_UsageError, NonFiniteResult) as exc:
+        _say(f"error: {exc}")
         return EXIT_BAD_INPUT
     except ParameterError as exc:
-        print(f"lipschitz-icl: error: {_one_line(_option_message(exc, args._options))}", file=sys.stderr)
+        _say(f"error: {_option_message(exc, args._options) if args is not None else exc}")
         return EXIT_BAD_INPUT
-    except NonFiniteResult as exc:
-        print(f"lipschitz-icl: error: {_one_line(exc)}", file=sys.stderr)
+    except MemoryError:
+        _say("error: out of memory: these inputs need more memory than this machine has (use smaller inputs)")
         return EXIT_BAD_INPUT
-    if args.json:
-        text = json.dumps(payload, allow_nan=False)
-    elif args._format is not None:
-        text = args._format(payload)
-    else:
-        text = "\n".join(f"{key}: {value}" for key, value in payload.items())
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:  # the reader went away (e.g. `| head`): one line, no traceback, not exit 0
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail
-        print("lipschitz-icl: error: stdout closed before the output was written", file=sys.stderr)
-        return EXIT_BROKEN_PIPE
-    return code
+    except RecursionError:
+        _say("error: an input nested too deeply to be read")
+        return EXIT_BAD_INPUT
+    except UnicodeError as exc:
+        _say(f"error: text that is not valid UTF-8 or cannot be encoded ({type(exc).__name__}: "
+             f"{shorten(getattr(exc, 'reason', exc))})")
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        _say(f"error: {_describe_os_error(exc)}")
+        return EXIT_BAD_INPUT
+    written = _write_output(text)
+    return code if written == EXIT_OK else written
 
 
 if __name__ == "__main__":  # pragma: no cover

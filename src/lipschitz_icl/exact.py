@@ -103,7 +103,7 @@ from .estimate import Estimate, LossEstimate
 from .problem import MAX_W, Problem
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["EXACT_TASKS", "exact_loss", "exact_parts", "relu_diagonal", "relu_offdiagonal_factor"]
+__all__ = ["EXACT_TASKS", "exact_loss", "exact_parts", "relu_diagonal", "relu_offdiagonal_factor", "check_budget"]
 
 EXACT_TASKS = ("affine", "relu")
 _TAIL = 1e-20          # target tail mass dropped by the s and V ranges
@@ -112,6 +112,8 @@ _U_POS = 4.5           # k2(4.5) = exp(9 - e^4.5) ~ e^-81
 _V_TAIL = 40.0         # e^-40 tail of k1 beyond the fine zone
 _MAX_THETA = 2e6       # budget: theta nodes
 _MAX_RELU = 2e7        # budget: entries of the relu matrix D (N_c/2 x N_theta)
+_MAX_RELU_WORK = 5e9   # budget: multiply-adds N_s x N_theta x N_c of one relu evaluation (~1.5 s; d = 128,
+                       # n = 1e20 at w*: 6e8; d = 512, n = 1e150: 3.5e10)
 _MAX_LEVEL = 4
 
 
@@ -423,12 +425,45 @@ def _s_chunks(s: np.ndarray, q: int, span: float = 30.0):
 
 
 def _check_relu_budget(grid: dict, lev: _Level, d: int, w: float, n: int) -> None:
-    """Refuse a relu grid whose matrix ``D`` (``theta_c`` on ``[0, pi/2]`` x ``theta``) is too large."""
+    """Refuse a relu grid whose matrix ``D`` (``theta_c`` on ``[0, pi/2]`` x ``theta``) is too large, or
+    whose off-diagonal sums (``N_s x N_theta x N_c`` multiply-adds) exceed :data:`_MAX_RELU_WORK`."""
     n_c_estimate = len(grid["theta_breaks"]) * lev.q_c
+    n_text = str(n) if n < 10**7 else f"{n:.3g}"
     if n_c_estimate * grid["theta"].size > _MAX_RELU:
-        raise ParameterError("w", f"small enough for the exact relu grid at n = {n}, d = {d} (the "
+        raise ParameterError("w", f"small enough for the exact relu grid at n = {n_text}, d = {d} (the "
                              f"normaliser is dominated by a few points up to V = {grid['v_q']:.3g}; "
                              "use a Monte Carlo method)", w)
+    work = _relu_work(grid, lev)
+    if work > _MAX_RELU_WORK:
+        raise ParameterError("w", f"a window whose exact relu grid fits the work budget at n = {n_text}, d = {d} "
+                             f"({work:.2g} > {_MAX_RELU_WORK:.0e} multiply-adds per evaluation)", w)
+
+
+def _relu_work(grid: dict, lev: _Level) -> int:
+    """Multiply-adds ``N_s x N_theta x N_c`` of the off-diagonal sums of one relu evaluation."""
+    return grid["s"].size * grid["theta"].size * 2 * len(grid["theta_breaks"]) * lev.q_c
+
+
+def check_budget(problem: Problem, w: float) -> None:
+    """Refuse up front (``ParameterError`` on ``method``) a relu problem whose exact grid at ``w`` (the
+    start of a ``w*`` search) exceeds the work budget :data:`_MAX_RELU_WORK` (large ``d`` and ``n``, where
+    the grid is large at every window near ``w*``: ``--d 512 --n 1e150`` ran past 300 s).  A start in the
+    few-points regime (the grid and matrix budgets of :func:`_grids`, :func:`_check_relu_budget`) is not
+    refused: the search walks down to windows it can evaluate."""
+    if problem.task != "relu" or getattr(problem.task_class, "kernel", None) is not None:
+        return
+    lev = _level(1)
+    try:
+        grid = _grids(problem.d, w, problem.n, lev)
+    except ParameterError:
+        return
+    if len(grid["theta_breaks"]) * lev.q_c * grid["theta"].size > _MAX_RELU:
+        return
+    work = _relu_work(grid, lev)
+    if work > _MAX_RELU_WORK:
+        raise ParameterError("method", f"a method within its work budget for these inputs (exact relu at w = "
+                             f"{w:.4g}, near w*: {work:.2g} > {_MAX_RELU_WORK:.0e} multiply-adds per evaluation; "
+                             "use asymptotic or mc)", "exact")
 
 
 def _evaluate(task: str, d: int, w: float, n: int, lev: _Level) -> _Parts:

@@ -29,6 +29,14 @@ its value is 0 or in ``[1e-300, 1e300]`` (:data:`MAX_CONSTANT`).  Evaluation (:m
 keeps every intermediate ``|x|`` within ``[1e-1000, 1e1000]`` (:data:`MAX_MAGNITUDE_LOG10`), checking
 a power's magnitude ``|b log10 |a||`` before computing it.  Every refusal is an
 :class:`ExpressionError` naming its 1-based column when it has one.
+
+Ball evaluation (:meth:`Expression.evaluate_ball`, for the prover :mod:`lipschitz_icl.prover`) walks the
+same tree in python-flint ball arithmetic (``arb``): the variables are balls (a parameter box), and the
+result is a ball that contains the expression's value at every point of the box.  An operation that is
+undefined somewhere on its argument ball (``log``/``sqrt``/fractional power of a ball reaching below 0,
+division by a ball holding 0) is refused with :class:`ExpressionError`, so the caller splits the box;
+intermediates stay within ``|x| in [1e-1000000, 1e1000000]`` (:data:`BALL_MAGNITUDE_LOG10`; ball
+arithmetic stores exponents exactly, so tails such as ``exp(-7000)`` are representable).
 """
 
 from __future__ import annotations
@@ -43,8 +51,11 @@ from fractions import Fraction
 import mpmath
 import sympy as sp
 
+_LOG10 = 2.302585092994046  # ln 10 (a bound on the magnitude budget's logarithm need not be exact)
+
 __all__ = ["ExpressionError", "Expression", "parse_expression", "FUNCTIONS", "BUILTIN_CONSTANTS",
-           "MAX_EXPR_CHARS", "MAX_TOKENS", "MAX_DEPTH", "MAX_CONSTANT", "MAX_MAGNITUDE_LOG10", "EVAL_DPS"]
+           "MAX_EXPR_CHARS", "MAX_TOKENS", "MAX_DEPTH", "MAX_CONSTANT", "MAX_MAGNITUDE_LOG10", "EVAL_DPS",
+           "BALL_MAGNITUDE_LOG10"]
 
 FUNCTIONS = {"sqrt": 1, "log": 1, "exp": 1, "abs": 1, "min": None, "max": None}  # name -> arity (None: >= 2)
 BUILTIN_CONSTANTS = {"pi": (mpmath.pi, sp.pi)}
@@ -54,6 +65,7 @@ MAX_DEPTH = 40
 MAX_CONSTANT = 1e300
 MAX_MAGNITUDE_LOG10 = 1000  # budget: every intermediate value of a bound has |x| in [1e-1000, 1e1000] or 0
 EVAL_DPS = 30  # working digits of a bound's value; checked against twice that (ill-conditioning)
+BALL_MAGNITUDE_LOG10 = 10**6  # budget of the ball evaluation: every intermediate |x| in [1e-1e6, 1e1e6] or 0
 
 
 class ExpressionError(ValueError):
@@ -391,6 +403,103 @@ def _evaluate_node(node, env, dps: int = EVAL_DPS):
         return _checked_power(a, b)
 
 
+# ------------------------------------------------------------------ ball evaluation (python-flint arb)
+
+def _ball(value):
+    """``value`` (an ``arb``) if finite and within :data:`BALL_MAGNITUDE_LOG10`, else refused."""
+    if not value.is_finite():
+        raise ExpressionError("undefined or unbounded on this box")
+    top = abs(value).abs_upper()
+    if top != 0 and (top.log() / _LOG10 > BALL_MAGNITUDE_LOG10 or
+                     (value.abs_lower() > 0 and value.abs_lower().log() / _LOG10 < -BALL_MAGNITUDE_LOG10)):
+        raise ExpressionError("an intermediate value is out of range on this box")
+    return value
+
+
+def _interval(lo, hi):
+    """The ball ``[lo, hi]`` (``lo <= hi``, exact ``arb`` endpoints)."""
+    return lo.union(hi)
+
+
+def _ball_power(a, b):
+    """``a ** b`` on balls.  An exact integer exponent ``m``: any base that is certainly non-zero, and for a
+    base ball ``[lo, hi]`` about 0 (``m > 0``) the image ``[lo^m, hi^m]`` (odd ``m``, monotone) or
+    ``[0, max(|lo|, |hi|)^m]`` (even ``m``).  Otherwise ``a >= 0`` is required: ``exp(b log a)`` for
+    ``a > 0``, and ``[0, hi^b]`` for a ball reaching 0 with ``b > 0`` (``x^b`` increasing, ``0^b = 0``)."""
+    from flint import arb
+
+    if b.is_exact() and b.is_integer():
+        m = int(b.unique_fmpz())
+        if m == 0:
+            return arb(1)
+        if a > 0 or a < 0:
+            return _ball(a ** m)
+        if m < 0:
+            raise ExpressionError("zero to a negative power on this box")
+        lo, hi = a.lower(), a.upper()
+        if m % 2:
+            return _ball(_interval(lo ** m, hi ** m))
+        return _ball(_interval(arb(0), a.abs_upper() ** m))
+    if not a >= 0:
+        raise ExpressionError("a fractional power of a possibly negative number on this box")
+    if a > 0:
+        return _ball((b * a.log()).exp())
+    if not b > 0:
+        raise ExpressionError("zero to a non-positive power on this box")
+    return _ball(_interval(arb(0), (b * a.abs_upper().log()).exp()))
+
+
+def _ball_call(name: str, args):
+    from flint import arb
+
+    x = args[0]
+    if name in ("min", "max"):
+        out = args[0]
+        for y in args[1:]:
+            out = out.min(y) if name == "min" else out.max(y)
+        return out
+    if name == "abs":
+        return abs(x) if (x >= 0 or x <= 0) else _interval(arb(0), x.abs_upper())
+    if name == "sqrt":
+        if not x >= 0:
+            raise ExpressionError("sqrt of a possibly negative number on this box")
+        return _ball(x.sqrt() if x > 0 else _interval(arb(0), x.abs_upper().sqrt()))
+    if name == "log":
+        if not x > 0:
+            raise ExpressionError("log of a number that may be <= 0 on this box")
+        return _ball(x.log())
+    return _ball(x.exp())
+
+
+def _evaluate_ball(node, env):
+    """The value of ``node`` on the balls ``env`` (name -> ``arb``): a ball holding every point value."""
+    from flint import arb
+
+    kind = node[0]
+    if kind == "num":
+        return arb(node[1].numerator) / node[1].denominator
+    if kind == "var":
+        if node[1] in BUILTIN_CONSTANTS:
+            return arb.pi()
+        return env[node[1]]
+    if kind == "neg":
+        return -_evaluate_ball(node[1], env)
+    if kind == "call":
+        return _ball_call(node[1], [_evaluate_ball(a, env) for a in node[2]])
+    a, b = _evaluate_ball(node[1], env), _evaluate_ball(node[2], env)
+    if kind == "add":
+        return _ball(a + b)
+    if kind == "sub":
+        return _ball(a - b)
+    if kind == "mul":
+        return _ball(a * b)
+    if kind == "div":
+        if not (b > 0 or b < 0):
+            raise ExpressionError("division by a number that may be 0 on this box")
+        return _ball(a / b)
+    return _ball_power(a, b)
+
+
 def _to_sympy(node, symbols):
     kind = node[0]
     if kind == "num":
@@ -423,6 +532,13 @@ class Expression:
     sympy: sp.Expr
     names: frozenset
 
+    def to_sympy(self, values: dict) -> sp.Expr:
+        """The SymPy form with ``values`` (name -> SymPy object: a symbol with the caller's assumptions,
+        or an exact number) for the names; a power of two exact numbers is checked against the magnitude
+        budget first and becomes a 30-digit float (never SymPy's exact power: ``d**d**d`` at ``d = 512``
+        is refused, not computed)."""
+        return _to_sympy(self.tree, values)
+
     def evaluate(self, env: dict) -> mpmath.mpf:
         """Value at ``env`` (name -> number) in 30-digit mpmath arithmetic, within the budget
         ``|x| in [1e-1000, 1e1000]`` for every intermediate; the value is recomputed with 60 digits and
@@ -433,6 +549,15 @@ class Expression:
         if abs(value - check) > mpmath.mpf("1e-15") * abs(check):
             raise ExpressionError("ill-conditioned: its value changes beyond 1e-15 between 30 and 60 digits")
         return value
+
+    def evaluate_ball(self, env: dict):
+        """A python-flint ``arb`` ball containing the value at every point of the balls ``env`` (name ->
+        ``arb``, or a number, taken exactly), at the working precision of ``flint.ctx``; an operation
+        undefined somewhere on its argument raises :class:`ExpressionError` (module docstring)."""
+        from flint import arb
+
+        balls = {k: v if isinstance(v, arb) else arb(v) for k, v in env.items()}
+        return _evaluate_ball(self.tree, balls)
 
 
 def parse_expression(text: str, names) -> Expression:

@@ -24,7 +24,9 @@ Schedulers (the ``--scheduler`` option of ``check``, ``scaling``, ``figures`` an
     a ``LocalCluster`` of one worker per core (``N`` workers), one thread each.
 ``ADDRESS`` (``tcp://HOST:PORT``, ``tls://HOST:PORT`` or ``HOST:PORT``)
     an existing Dask scheduler, e.g. one started by ``dask-jobqueue`` on an HPC batch system
-    (``docs/hpc.md``); connecting waits at most :data:`CONNECT_TIMEOUT` seconds.
+    (``docs/hpc.md``); connecting waits at most :data:`CONNECT_TIMEOUT` seconds and the scheduler's
+    first reply (Dask's handshake) at most :data:`HANDSHAKE_TIMEOUT` seconds in all; a host name is
+    checked (DNS labels, at most 253 characters, or an IP address) before any lookup.
 
 Every piece runs with its BLAS on one thread, wherever it runs (:func:`run_here`, threadpoolctl): a
 multi-threaded BLAS splits its sums by thread count (the exact ``w*`` of relu at ``d = 4``, ``n = 1e5``
@@ -55,6 +57,7 @@ a temporary directory removed at the end.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import os
 import re
@@ -67,15 +70,29 @@ from . import cache, progress
 from .validation import ParameterError
 
 __all__ = ["Sweep", "session", "active", "map_pieces", "run_here", "one_blas_thread", "parse_scheduler", "add_scheduler_argument", "START_SECONDS",
-           "CONNECT_TIMEOUT", "SCHEDULER_CHOICES"]
+           "CONNECT_TIMEOUT", "HANDSHAKE_TIMEOUT", "SCHEDULER_CHOICES"]
 
 START_SECONDS = 3.0  # auto: cost of starting a local cluster (measured: 2-3 s on 2 cores, imports included)
 CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler ADDRESS
 MAX_LOCAL_WORKERS = 1024
 SCHEDULER_CHOICES = ("serial, auto, local, local:N (N worker processes), or the address of a running Dask "
                      "scheduler (tcp://HOST:PORT or HOST:PORT)")
-_ADDRESS = re.compile(r"(?:(?:tcp|tls)://)?(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
-                      r":([0-9]{1,5})", re.ASCII)
+HANDSHAKE_TIMEOUT = 10.0  # seconds for the connection and the scheduler's first reply (Dask's handshake)
+_ADDRESS = re.compile(r"(?:(tcp|tls)://)?([^/\[\]:]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):([0-9]{1,5})", re.ASCII)
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)", re.ASCII)
+
+
+def _valid_host(host: str) -> bool:
+    """A DNS name (labels of 1-63 letters, digits and inner hyphens, at most 253 characters: ``a..b``
+    and a 64-character label are refused before any lookup), an IPv4 address or a bracketed IPv6
+    address."""
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return False
+        return True
+    return len(host) <= 253 and all(_LABEL.fullmatch(label) for label in host.split("."))
 _LOCAL = re.compile(r"local(?::([0-9]{1,4}))?", re.ASCII)
 
 
@@ -100,10 +117,11 @@ def parse_scheduler(text) -> Scheduler:
         if local and (workers is None or 1 <= workers <= MAX_LOCAL_WORKERS):
             return Scheduler("local", workers, text=text)
         address = _ADDRESS.fullmatch(text)
-        if address and not local and 1 <= int(address.group(1)) <= 65535:
+        if address and not local and _valid_host(address.group(2)) and 1 <= int(address.group(3)) <= 65535:
             return Scheduler("address", address=text if "://" in text else f"tcp://{text}", text=text)
     raise ParameterError("scheduler", SCHEDULER_CHOICES + f"; local:N with 1 <= N <= {MAX_LOCAL_WORKERS}, "
-                         "a port in 1..65535", text)
+                         "a host name of labels of 1-63 letters, digits and inner hyphens (at most 253 "
+                         "characters) or an IP address, a port in 1..65535", text)
 
 
 def add_scheduler_argument(parser, default: str = "auto") -> None:
@@ -317,12 +335,56 @@ class Sweep:
     def _connect(self) -> None:
         from distributed import Client
 
+        _handshake(self.scheduler)
         try:
             with _quiet_logs():
                 self._client = Client(self.scheduler.address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             raise ParameterError("scheduler", f"the address of a running Dask scheduler (no answer within "
                                  f"{CONNECT_TIMEOUT:g} s: {type(exc).__name__})", self.scheduler.text) from None
+
+
+def _handshake(scheduler: Scheduler) -> None:
+    """Dask's connection and handshake with ``scheduler`` (its first reply), all within
+    :data:`HANDSHAKE_TIMEOUT` seconds, before a client is built: Dask bounds the connection only, so a
+    server that accepts and stays silent, speaks another protocol (HTTP, garbage) or is a plain port
+    behind a ``tls://`` address held a client for ever.  Runs on its own thread and event loop;
+    a failure is a :class:`ParameterError` on ``scheduler``."""
+    import asyncio
+    import concurrent.futures
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    args = {}
+    if scheduler.address.startswith("tls://"):
+        args = Security().get_connection_args("client")
+        if args.get("ssl_context") is None:
+            raise ParameterError("scheduler", "a tls:// address with Dask's TLS settings configured "
+                                 "(distributed.comm.tls: ca-file and client certificate)", scheduler.text)
+
+    async def probe():
+        comm = await asyncio.wait_for(connect(scheduler.address, timeout=CONNECT_TIMEOUT, **args),
+                                      HANDSHAKE_TIMEOUT)
+        try:
+            if not isinstance(comm.remote_info, dict) or "pickle-protocol" not in comm.remote_info:
+                raise ValueError("not a Dask handshake")
+        finally:
+            comm.abort()
+
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lipschitz-icl-handshake")
+    future = pool.submit(asyncio.run, probe())
+    try:
+        with _quiet_logs():
+            future.result(timeout=HANDSHAKE_TIMEOUT + 2.0)
+    except (concurrent.futures.TimeoutError, asyncio.TimeoutError, TimeoutError):
+        raise ParameterError("scheduler", f"the address of a running Dask scheduler (no Dask handshake within "
+                             f"{HANDSHAKE_TIMEOUT:g} s)", scheduler.text) from None
+    except Exception as exc:     # whatever a server that is no Dask scheduler makes Dask's parser raise
+        raise ParameterError("scheduler", f"the address of a running Dask scheduler (the handshake failed: "
+                             f"{type(exc).__name__})", scheduler.text) from None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 class Pending:

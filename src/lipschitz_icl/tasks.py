@@ -300,6 +300,10 @@ class TaskClass:
 TASK_NAMES = ("affine", "relu", "cosine", "lowrank-linear", "lowrank-affine",
               "lowrank-quadratic", "lowrank-cosine")
 ROTATION_INVARIANT = ("affine", "relu", "cosine")
+# cosine frequency k: below 1e-6 the task (L/k) cos(k u.x + phi) is its linear limit to 1e-12 and its
+# values (~ L/k) lose their differences to rounding (relative 4e-16/k); above 1e3 the kernel's
+# Gegenbauer series outgrows the exact method's budget
+FREQUENCY_RANGE = (1e-6, 1e3)
 
 
 def make_task_class(name: str, d: int, L: float, *, frequency: float = 1.0, rank: int | None = None,
@@ -312,7 +316,7 @@ def make_task_class(name: str, d: int, L: float, *, frequency: float = 1.0, rank
     name = check_choice("task", name, TASK_NAMES)
     d = check_int("d", d, minimum=2)
     L = check_real("L", L, minimum=0.0, strict_minimum=True)
-    frequency = check_real("frequency", frequency, minimum=0.0, strict_minimum=True)
+    frequency = check_real("frequency", frequency, minimum=FREQUENCY_RANGE[0], maximum=FREQUENCY_RANGE[1])
     if not name.startswith("lowrank"):
         if B is not None or rank is not None:
             raise ParameterError("rank", f"unset for the full-rank class {name!r}", rank if B is None else "B")

@@ -32,17 +32,27 @@ File format (one variant per file)::
     L = 1.0
     sigma = [0.25, 0.5]
 
+    [domain]                                 # optional, for `lipschitz-icl prove` (lipschitz_icl.prover):
+    d = [3, 5]                               #   integers as lists or {from = a, to = b},
+    sigma = [0.25, 0.5]                      #   reals as closed intervals [lo, hi]
+
+``sharpest = "C"`` with ``[constants] C = [lo, hi]`` (a bracket) asks ``prove`` for the certified sharpest
+value of ``C``; ``check`` refuses such a file, and a file with only a ``[domain]``.
+
 Quantities and their grid parameters (all of them required; they are also the variables the bound
 may use, together with the constants and ``pi``):
 
-=================== ======================== ======================================================
-``w_star``          d, n, L, sigma           optimal window ``w*`` (``M = w* I``) of the task class
-``icl_error``       d, n, L, sigma           ``min_w L(w)``: the ICL loss at ``w*``
-``bias``            d, n, L, sigma [, w]     bias part of the loss at ``w*`` (or at ``w``/``at_w``)
-``noise``           d, n, L, sigma [, w]     noise part ``sigma^2 E sum_i p_i^2`` at ``w*`` (or ``w``)
-``cap_tail``        d, h                     ``P(x . q >= h)``, exact (:func:`concentration.cap_tail`)
-``projection_tail`` d, k, s                  ``P(||P x||^2 >= s)``, ``P`` of rank ``k``, exact Beta law
-=================== ======================== ======================================================
+=========================== ======================== ==============================================
+``w_star``                  d, n, L, sigma           optimal window ``w*`` (``M = w* I``) of the task class
+``icl_error``               d, n, L, sigma           ``min_w L(w)``: the ICL loss at ``w*``
+``bias``                    d, n, L, sigma [, w]     bias part of the loss at ``w*`` (or at ``w``/``at_w``)
+``noise``                   d, n, L, sigma [, w]     noise part ``sigma^2 E sum_i p_i^2`` at ``w*`` (or ``w``)
+``cap_tail``                d, h                     ``P(x . q >= h)``, exact (:func:`concentration.cap_tail`)
+``projection_tail``         d, k, s                  ``P(||P x||^2 >= s)``, ``P`` of rank ``k``, exact Beta law
+``projection_lower_tail``   d, k, s                  ``P(||P x||^2 <= s)``
+``binomial_tail``           n, a, p                  ``P(N >= a)``, ``N ~ Binomial(n, p)`` (cap counts)
+``binomial_lower_tail``     n, a, p                  ``P(N <= a)``
+=========================== ======================== ==============================================
 
 Decision rule.  At each grid point the measurement is an interval ``[lo, hi]``: for ``exact`` and
 ``asymptotic`` the method's stated numerical error (the asymptotic method measures the large-``n``
@@ -64,9 +74,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import re
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,13 +85,10 @@ from . import decision
 from .evidence import Evidence, Quantity
 from .expression import (BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, MAX_DEPTH, MAX_EXPR_CHARS,  # noqa: F401 (re-exported)
                          MAX_MAGNITUDE_LOG10, MAX_TOKENS, Expression, ExpressionError, parse_expression)
-from .problem import L_RANGE, SIGMA_MAX
-from .validation import ParameterError, check_int, check_real
-
-try:  # Python >= 3.11
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from .domain import REAL_PARAMS, Domain, check_value, parse_domain
+from .tomlfile import MAX_FILE_BYTES, TomlFileError, read_toml  # noqa: F401 (MAX_FILE_BYTES re-exported)
+from .validation import ParameterError, check_int
+from .zonal import parse_mixture
 
 __all__ = ["QUANTITIES", "FUNCTIONS", "VariantFileError", "Variant", "VariantResult", "parse_expression",
            "load_variant", "evaluate_variant", "variant_evidence", "EXIT_CODES"]
@@ -96,16 +101,18 @@ QUANTITIES = {
     "noise": PROBLEM_PARAMS,
     "cap_tail": ("d", "h"),
     "projection_tail": ("d", "k", "s"),
+    "projection_lower_tail": ("d", "k", "s"),
+    "binomial_tail": ("n", "a", "p"),
+    "binomial_lower_tail": ("n", "a", "p"),
 }
 OPTIONAL_PARAMS = {"bias": ("w",), "noise": ("w",)}
-TAIL_QUANTITIES = ("cap_tail", "projection_tail")
+TAIL_QUANTITIES = ("cap_tail", "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail")
 TASKS = ("affine", "relu")
 ZONAL_TASKS = ("cosine",)  # and mixtures "mix:NAME=WEIGHT,...": exact by the zonal series (lipschitz_icl.exact_zonal)
 METHODS = ("exact", "asymptotic", "mc")
 RELATIONS = ("<=", ">=")
 TOP_KEYS = {"name", "quantity", "task", "frequency", "method", "relation", "bound", "paper_ref", "statement",
-            "tight_constant", "at_w", "seed", "contexts", "constants", "grid"}
-MAX_FILE_BYTES = 64 * 1024
+            "tight_constant", "at_w", "seed", "contexts", "constants", "grid", "domain", "sharpest"}
 MAX_GRID_POINTS = 200
 LEVEL = 0.95
 EXIT_CODES = {v: decision.exit_code(v) for v in decision.STATISTICAL}  # verdict -> CLI exit code
@@ -143,6 +150,9 @@ class Variant:
     contexts: int = 20000
     lines: dict = field(default_factory=dict)  # key -> line of the file, for errors found later
     frequency: float = 1.0  # cosine class and mixtures
+    domain: Domain | None = None  # the [domain] table, decided by `lipschitz-icl prove`
+    sharpest: str | None = None  # the constant whose sharpest value `prove` certifies
+    brackets: dict = field(default_factory=dict)  # constant -> (lo, hi): the sharpest constant's bracket
 
     def problem(self, params: dict):
         """The :class:`~lipschitz_icl.problem.Problem` of the variant's task at grid point ``params``."""
@@ -164,7 +174,10 @@ class Variant:
 
     def describe(self) -> str:
         grid = ", ".join(f"{k} in {{{', '.join(_fmt(v) for v in vals)}}}" for k, vals in self.grid.items())
-        consts = ", ".join(f"{k} = {_fmt(v)}" for k, v in self.constants.items())
+        if not self.grid and self.domain is not None:
+            grid = _describe_domain(self.domain)
+        consts = ", ".join([f"{k} = {_fmt(v)}" for k, v in self.constants.items()]
+                           + [f"{k} in [{_fmt(lo)}, {_fmt(hi)}] (sharpest)" for k, (lo, hi) in self.brackets.items()])
         where = f"{self.quantity}" + (f" of the {self.task} class ({self.method})" if self.task else " (exact law)")
         text = f"{where} {self.relation} {self.bound.text} for {grid}"
         return text + (f", with {consts}" if consts else "")
@@ -172,6 +185,17 @@ class Variant:
 
 def _fmt(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _describe_domain(domain: Domain) -> str:
+    parts = []
+    for name, pieces in domain.pieces.items():
+        if name in REAL_PARAMS:
+            lo, hi = pieces[0]
+            parts.append(f"{name} = {_fmt(lo)}" if lo == hi else f"{name} in [{_fmt(lo)}, {_fmt(hi)}]")
+        else:
+            parts.append(f"{name} in {{{', '.join(str(a) if a == b else f'{a}..{b}' for a, b in pieces)}}}")
+    return ", ".join(parts)
 
 
 def _key_line(text: str, table: str | None, key: str) -> int:
@@ -194,43 +218,13 @@ def _key_line(text: str, table: str | None, key: str) -> int:
     return header_line or 1
 
 
-def _read_limited(path: Path) -> bytes:
-    """The bytes of ``path``, which must be a regular file of at most :data:`MAX_FILE_BYTES` bytes;
-    never blocks (FIFOs, devices are refused from ``stat`` and opened non-blocking) and never reads
-    more than ``MAX_FILE_BYTES + 1`` bytes."""
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise VariantFileError(path, 0, "not a regular file (devices, FIFOs and directories are refused)")
-        if info.st_size > MAX_FILE_BYTES:
-            raise VariantFileError(path, 0, f"file larger than {MAX_FILE_BYTES} bytes")
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise VariantFileError(path, 0, "not a regular file")
-            data = os.read(fd, MAX_FILE_BYTES + 1)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise VariantFileError(path, 0, f"cannot read the file ({exc.strerror or exc})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise VariantFileError(path, 0, f"file larger than {MAX_FILE_BYTES} bytes")
-    return data
-
-
 def load_variant(path) -> Variant:
     """Read, parse and validate one variant file; any problem raises :class:`VariantFileError`."""
     path = Path(path)
-    raw_bytes = _read_limited(path)
     try:
-        text = raw_bytes.decode("utf-8")
-    except UnicodeDecodeError:
-        raise VariantFileError(path, 1, "the file is not UTF-8 text") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise VariantFileError(path, int(m.group(1)) if m else 1, f"invalid TOML: {exc}") from None
+        text, data = read_toml(path)          # regular file, size, UTF-8, TOML, nesting
+    except TomlFileError as exc:
+        raise VariantFileError(exc.path, exc.line, exc.reason) from None
 
     def fail(key, reason, table=None):
         raise VariantFileError(path, _key_line(text, table, key), reason)
@@ -268,11 +262,16 @@ def load_variant(path) -> Variant:
         fail("task", f"'task' does not apply to {quantity}")
     if task is not None and task not in TASKS + ZONAL_TASKS and not task.startswith("mix:"):
         fail("task", f"'task' must be one of {', '.join(TASKS + ZONAL_TASKS)} or mix:NAME=WEIGHT,... (got {task!r})")
+    if task is not None and task.startswith("mix:"):
+        try:
+            parse_mixture(task)
+        except ParameterError as exc:
+            fail("task", f"'task' must be {exc.requirement}")
     frequency = data.get("frequency", 1.0)
     if "frequency" in data and (task is None or not (task == "cosine" or task.startswith("mix:"))):
         fail("frequency", "'frequency' applies to the cosine class and mixtures only")
-    if isinstance(frequency, bool) or not isinstance(frequency, (int, float)) or not 0 < frequency <= 1e3:
-        fail("frequency", f"'frequency' must be a number in (0, 1000] (got {frequency!r})")
+    if isinstance(frequency, bool) or not isinstance(frequency, (int, float)) or not 1e-6 <= frequency <= 1e3:
+        fail("frequency", f"'frequency' must be a number in [1e-06, 1000] (got {frequency!r})")
     for key in ("seed", "contexts"):
         if key in data and method != "mc":
             fail(key, f"{key!r} applies to method 'mc' only")
@@ -286,18 +285,28 @@ def load_variant(path) -> Variant:
     constants = data.get("constants", {})
     if not isinstance(constants, dict):
         fail("constants", "'constants' must be a table of name = number")
+    sharpest = string("sharpest", required=False)
+    if sharpest is not None and sharpest not in constants:
+        fail("sharpest", f"'sharpest' must name a constant of [constants] (got {sharpest!r})")
     reserved = set(FUNCTIONS) | set(BUILTIN_CONSTANTS) | set(QUANTITIES[quantity]) | {"w", "k", "h", "s", "d"}
+    brackets = {}
     for cname, cvalue in constants.items():
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", cname) or cname in reserved:
             fail(cname, f"constant name {cname!r} must be an identifier that is not a parameter or function",
                  "constants")
+        if cname == sharpest:
+            brackets[cname] = _bracket(cvalue, cname, lambda reason, c=cname: fail(c, reason, "constants"))
+            continue
         if isinstance(cvalue, bool) or not isinstance(cvalue, (int, float)) or not math.isfinite(cvalue) \
                 or abs(cvalue) > MAX_CONSTANT:
             fail(cname, f"constant {cname!r} must be a finite number", "constants")
-    constants = {k: float(v) for k, v in constants.items()}
+    constants = {k: float(v) for k, v in constants.items() if k not in brackets}
 
-    grid = _load_grid(data, quantity, path, text)
-    variables = set(grid) | set(constants)
+    if "grid" not in data and "domain" not in data:
+        raise VariantFileError(path, 1, "missing table [grid] (points for `check`) or [domain] (for `prove`)")
+    grid = _load_grid(data, quantity, path, text) if "grid" in data else {}
+    domain = _load_domain(data, quantity, path, text) if "domain" in data else None
+    variables = set(grid) | set(constants) | set(brackets) | (set(domain.pieces) if domain else set())
     try:
         bound = parse_expression(string("bound"), variables)
     except ExpressionError as exc:
@@ -329,8 +338,12 @@ def load_variant(path) -> Variant:
     variant = Variant(str(path), name, quantity, relation, bound, constants, grid, task, method,
                       string("paper_ref", required=False, default="user bound variant"),
                       string("statement", required=False, default=""), tight, at_w, seed, contexts,
-                      {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid")}, float(frequency))
-    _check_expressions_on_grid(variant, fail)
+                      {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid", "domain")},
+                      float(frequency), domain, sharpest, brackets)
+    if grid and not brackets:
+        _check_expressions_on_grid(variant, fail)
+    if domain is not None:
+        _check_bound_on_domain(variant, fail)
     if not variant.statement:
         variant.statement = variant.describe()
     return variant
@@ -355,6 +368,50 @@ def _check_expressions_on_grid(variant: Variant, fail) -> None:
                 fail(key, f"'at_w' must be in (0, 1e8] at every grid point (at {_fmt_params(params)}: {float(value):g})")
 
 
+def _bracket(value, name: str, fail) -> tuple:
+    """The sharpest constant's bracket ``[lo, hi]`` (finite, ``lo < hi``)."""
+    if not isinstance(value, list) or len(value) != 2 or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or abs(v) > MAX_CONSTANT
+            for v in value):
+        fail(f"the sharpest constant {name!r} must be a bracket [lo, hi] of two finite numbers")
+    if not value[0] < value[1]:
+        fail(f"the bracket of {name!r} must have lo < hi (got {value})")
+    return float(value[0]), float(value[1])
+
+
+def _check_bound_on_domain(variant: Variant, fail) -> None:
+    """The bound must be defined at every corner of the domain (at both ends of a sharpest bracket): an
+    endpoint where it is singular is a file error at its own line, not a box left undecided."""
+    ends = [dict(zip(variant.brackets, combo)) for combo in itertools.product(*variant.brackets.values())]
+    for corner in variant.domain.corners():
+        for end in ends or [{}]:
+            try:
+                value = variant.bound.evaluate({**corner, **variant.constants, **end})
+            except ExpressionError as exc:
+                fail("bound", f"'bound' cannot be evaluated at {_fmt_params({**corner, **end})} (a corner of the "
+                     f"domain): {exc.reason}")
+            if value != 0 and not (mpmath.mpf(1) / MAX_CONSTANT <= abs(value) <= MAX_CONSTANT):
+                fail("bound", f"'bound' is out of range at {_fmt_params(corner)} "
+                     "(|value| must be 0 or in [1e-300, 1e300])")
+
+
+def _load_domain(data, quantity, path, text) -> Domain:
+    """The ``[domain]`` table (:func:`lipschitz_icl.domain.parse_domain`): real parameters as closed
+    intervals ``[lo, hi]``, integer ones as lists or ``{from = a, to = b}``."""
+    raw = data.get("domain")
+    if not isinstance(raw, dict):
+        raise VariantFileError(path, _key_line(text, None, "domain"), "'domain' must be a table [domain]")
+    try:
+        domain = parse_domain(raw, QUANTITIES[quantity], QUANTITIES[quantity] + OPTIONAL_PARAMS.get(quantity, ()))
+    except ParameterError as exc:
+        line = _key_line(text, "domain", exc.name) if exc.name in raw else _key_line(text, None, "domain")
+        raise VariantFileError(path, line, f"domain: {exc}") from None
+    if "k" in domain.pieces and "d" in domain.pieces and \
+            max(b for _, b in domain.pieces["k"]) > min(a for a, _ in domain.pieces["d"]):
+        raise VariantFileError(path, _key_line(text, "domain", "k"), "domain: every k must be <= every d")
+    return domain
+
+
 def _load_grid(data, quantity, path, text) -> dict:
     grid_raw = data.get("grid")
     if not isinstance(grid_raw, dict):
@@ -369,16 +426,6 @@ def _load_grid(data, quantity, path, text) -> dict:
         if key not in grid_raw:
             raise VariantFileError(path, _key_line(text, None, "grid"),
                                    f"grid parameter {key!r} is required for {quantity}")
-    checks = {
-        "d": lambda v: check_int("d", v, minimum=2, maximum=512),
-        "n": lambda v: check_int("n", v, minimum=1, maximum=10**15),
-        "L": lambda v: check_real("L", v, minimum=L_RANGE[0], maximum=L_RANGE[1]),
-        "sigma": lambda v: check_real("sigma", v, minimum=0.0, strict_minimum=True, maximum=SIGMA_MAX),
-        "w": lambda v: check_real("w", v, minimum=0.0, strict_minimum=True, maximum=1e8),
-        "h": lambda v: check_real("h", v, minimum=-1.0, maximum=1.0),
-        "k": lambda v: check_int("k", v, minimum=1, maximum=512),
-        "s": lambda v: check_real("s", v, minimum=0.0, maximum=1.0),
-    }
     grid = {}
     for key in allowed:
         if key not in grid_raw:
@@ -390,11 +437,11 @@ def _load_grid(data, quantity, path, text) -> dict:
         checked = []
         for value in values:
             try:
-                checked.append(checks[key](value))
+                checked.append(check_value(key, value))
             except ParameterError as exc:
                 raise VariantFileError(path, _key_line(text, "grid", key), f"grid: {exc}") from None
         grid[key] = checked
-    if quantity == "projection_tail" and max(grid["k"]) > min(grid["d"]):
+    if "k" in grid and max(grid["k"]) > min(grid["d"]):
         raise VariantFileError(path, _key_line(text, "grid", "k"), "grid: every k must be <= every d")
     return grid
 
@@ -451,11 +498,8 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
     from . import cache, concentration
 
     q = variant.quantity
-    if q == "cap_tail":
-        p = float(concentration.cap_tail(params["d"], params["h"]))
-        return p, p * (1 - concentration.TAIL_RTOL), p * (1 + concentration.TAIL_RTOL)
-    if q == "projection_tail":
-        p = float(concentration.projection_tail(params["d"], params["k"], params["s"]))
+    if q in TAIL_QUANTITIES:
+        p = float(concentration.TAILS[q](**params))
         return p, p * (1 - concentration.TAIL_RTOL), p * (1 + concentration.TAIL_RTOL)
     problem = variant.problem(params)
     mc = variant.method == "mc"
@@ -510,6 +554,9 @@ def evaluate_variant(variant: Variant) -> VariantResult:
     from . import sweep
 
     start = time.perf_counter()
+    if not variant.grid:
+        raise VariantFileError(variant.path, variant.lines.get("domain", 1), "no [grid] table: the grid check "
+                               "samples points; `lipschitz-icl prove` decides the [domain]")
     points = variant.points
     m = len(points)
     level = 1.0 - (1.0 - LEVEL) / m if variant.method == "mc" else LEVEL
@@ -567,13 +614,15 @@ def variant_evidence(result: VariantResult) -> Evidence:
     rule = (f"measured {v.relation} bound at every grid point, each measurement an interval ({interval}): "
             "holds if every interval lies on the bound's side, fails if any lies wholly on the wrong side, "
             "else inconclusive")
-    quantities = [Quantity(f"{v.quantity}({_fmt_params(p.params)})", p.bound, p.measured, p.ci_low, p.ci_high,
-                           p.verdict, f"relative margin {p.relative_margin:+.3g}") for p in result.points]
+    quantities = [Quantity(name=f"{v.quantity}({_fmt_params(p.params)})", theory=p.bound, measured=p.measured,
+                           ci_low=p.ci_low, ci_high=p.ci_high, verdict=p.verdict,
+                           note=f"relative margin {p.relative_margin:+.3g}") for p in result.points]
     if result.tightest is not None:
         t = result.tightest
-        quantities.append(Quantity(f"tightest {t['name']} ({t['kind']} over the grid)", t["stated"], t["value"],
-                                   t["ci_low"], t["ci_high"], None, f"attained at {_fmt_params(t['at'])}"))
-    return Evidence(f"variant:{v.name}", v.paper_ref, v.statement, rule, quantities, result.verdict,
-                    result.seconds, rule_name="one-sided", margin=f"none: measured {v.relation} bound",
-                    margin_source="the user's bound, stated in its file", group="variants", key=f"variants.{v.name}",
-                    scope="variant")
+        quantities.append(Quantity(name=f"tightest {t['name']} ({t['kind']} over the grid)", theory=t["stated"],
+                                   measured=t["value"], ci_low=t["ci_low"], ci_high=t["ci_high"],
+                                   note=f"attained at {_fmt_params(t['at'])}"))
+    return Evidence(claim_id=f"variant:{v.name}", paper_ref=v.paper_ref, statement=v.statement, rule=rule,
+                    quantities=tuple(quantities), verdict=result.verdict, seconds=result.seconds, rule_name="one-sided",
+                    margin=f"none: measured {v.relation} bound", margin_source="the user's bound, stated in its file",
+                    group="variants", key=f"variants.{v.name}", scope="variant", points=len(result.points))

@@ -13,7 +13,9 @@ relu            ``(2L^2/3) kappa(t) + L^2/3``, ``kappa(t) = (sin th + (pi - th) 
 cosine (k)      ``(L^2/(2k^2)) Omega_d(k r)``, ``Omega_d`` the sphere's characteristic function
 mix:a=1,b=2     the weighted mean ``sum_c w_c K_c / sum_c w_c`` of the classes' kernels
 expression      a user expression in ``t`` (and ``d``, named constants), read by the project's safe
-                parser (:func:`lipschitz_icl.expression.parse_expression`)
+                parser (:func:`lipschitz_icl.expression.parse_expression`); its SymPy form (``t`` free
+                of assumptions) is held to the parser's own values at 24 points of ``[-1, 1]``, and
+                every SymPy step runs under a budget (:mod:`lipschitz_icl.symbolic`)
 callable        a Python function ``K(t)`` (vectorised over a NumPy array)
 ==============  ==============================================================================
 
@@ -22,30 +24,37 @@ Schoenberg: ``K`` is a covariance on ``S^(d-1)`` iff ``K(t) = sum_l a_l P_l(t)``
 (Legendre for ``d = 3``, Chebyshev for ``d = 2``).  ``a_l = N(d, l) E_t[K(t) P_l(t)]``, ``t ~ p_d``,
 ``N(d, l)`` the dimension of the degree-``l`` spherical harmonics; computed by composite
 Gauss-Legendre quadrature in the polar angle (the built-in and distance-based kernels are analytic in
-``theta``), resolving every ``P_l`` used.  The check (degrees ``0 .. 64``) refuses a
-coefficient below ``-max(SCHOENBERG_TOL K(1), r_l)``, ``SCHOENBERG_TOL = 1e-10`` and ``r_l`` the
-quadrature's rounding level (:func:`rounding_floor`, at most ``3e-11 K(1)`` for ``d <= 6``).
+``theta``), resolving every ``P_l`` used.  ``a_l``, ``l >= 1``, come from ``D = K(1) - K`` alone, so
+their scale is ``max |D|`` (:attr:`ZonalKernel.gap_scale`), not ``K(1)``.  The check (degrees
+``0 .. 64``) refuses a coefficient below ``-max(SCHOENBERG_TOL s_l, r_l)``, ``s_0 = K(1)``,
+``s_l = max |D|``, ``SCHOENBERG_TOL = 1e-10`` and ``r_l`` the quadrature's rounding level
+(:func:`rounding_floor`, at most ``3.3e-11 max |D|`` for ``d <= 6``).
 """
 
 from __future__ import annotations
 
 import math
+import re
+import zlib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Callable
 
+import mpmath
 import numpy as np
 import sympy as sp
 from scipy import special
 
 from . import quadrature
-from .expression import ExpressionError, parse_expression
-from .tasks import sphere_characteristic
-from .validation import ParameterError, check_int, check_real
+from . import symbolic
+from .expression import BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, ExpressionError, parse_expression
+from .tasks import FREQUENCY_RANGE, sphere_characteristic
+from .validation import ParameterError, check_int, check_real, parse_real
 
 __all__ = ["ZonalKernel", "BUILTIN_KERNELS", "SCHOENBERG_TOL", "builtin_kernel", "mixture_kernel",
-           "expression_kernel", "callable_kernel", "parse_task", "gegenbauer_table", "harmonic_dimension",
-           "gegenbauer_coefficients", "check_schoenberg", "rounding_floor"]
+           "expression_kernel", "callable_kernel", "parse_task", "parse_mixture", "gegenbauer_table",
+           "harmonic_dimension", "gegenbauer_coefficients", "gap_coefficients", "check_schoenberg", "rounding_floor",
+           "kernel_constants", "RESERVED_NAMES"]
 
 BUILTIN_KERNELS = ("affine", "relu", "cosine")
 SCHOENBERG_TOL = 1e-10         # a_l < -SCHOENBERG_TOL K(1) refutes a kernel
@@ -76,6 +85,17 @@ class ZonalKernel:
     def coefficients(self, degree: int) -> np.ndarray:
         """Gegenbauer coefficients ``a_0 .. a_degree`` (see :func:`gegenbauer_coefficients`)."""
         return gegenbauer_coefficients(self, degree)
+
+    @cached_property
+    def gap_scale(self) -> float:
+        """``max |D|`` over the nodes of the coefficients' ``theta`` rule: the scale of the kernel's
+        variation, which sets the rounding of its coefficients ``a_l``, ``l >= 1``."""
+        theta, _ = _theta_rule(self.d, SCHOENBERG_DEGREE)
+        with np.errstate(all="ignore"):
+            scale = float(np.max(np.abs(self.gap_theta(theta))))
+        if not math.isfinite(scale):
+            raise ParameterError("kernel", "finite on [-1, 1]", self.name)
+        return scale
 
 
 # ----------------------------------------------------------------------------- Gegenbauer
@@ -128,14 +148,19 @@ def _theta_rule(d: int, degree: int):
 
 
 def gegenbauer_coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
-    """``a_l = N(d, l) E_t[K(t) P_l(t)]`` for ``l = 0 .. degree`` (``a_0`` from ``K``, the others from
+    """``a_l = N(d, l) E_t[K(t) P_l(t)]`` for ``l = 0 .. degree`` (``a_0 = K(1) - E[D]``, the others from
     ``-D(theta)``: ``E[P_l] = 0`` for ``l >= 1``, so the constant ``K(1)`` drops out and ``D`` is evaluated
     without cancellation)."""
+    a = gap_coefficients(kernel, degree)
+    a[0] = kernel.k1 - a[0]
+    return a
+
+
+def gap_coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
+    """``E_t[D(t)]`` followed by ``a_1 .. a_degree`` (``a_l = -N(d, l) E_t[D(t) P_l(t)]``): the
+    coefficients computed from ``D`` alone, so their rounding is relative to :attr:`ZonalKernel.gap_scale`
+    whatever ``K(1)`` (``K(1) - sum_(l <= m) a_l = E[D] - sum_(1 <= l <= m) a_l`` without cancellation)."""
     degree = check_int("degree", degree, minimum=0)
-    return _coefficients(kernel, degree)
-
-
-def _coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
     d = kernel.d
     theta, weight = _theta_rule(d, max(degree, 16))
     gap = kernel.gap_theta(theta)
@@ -145,31 +170,38 @@ def _coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
     out = np.empty(degree + 1)
     for l0, P in gegenbauer_blocks(d, np.cos(theta), degree):
         out[l0:l0 + P.shape[0]] = -(P @ wg)
-    out[0] = kernel.k1 + out[0]        # E[K] = K(1) - E[D]
-    return out * harmonic_dimension(d, np.arange(degree + 1))
+    out *= harmonic_dimension(d, np.arange(degree + 1))
+    out[0] = -out[0]                   # E[D]
+    return out
 
 
 def rounding_floor(kernel: ZonalKernel, degree: int) -> np.ndarray:
-    """The rounding level of the computed ``a_l``, ``4e-16 K(1) (l + 1) sqrt(N(d, l))`` for ``l = 0 ..
-    degree`` (measured on the affine kernel, whose ``a_l``, ``l >= 2``, vanish:
-    ``|a_l| <= 5e-17 K(1) (l + 1) sqrt(N(d, l))`` up to ``l = 4096``, ``d = 2, 3``)."""
+    """The rounding level of the computed ``a_l``, ``4e-16 s (l + 1) sqrt(N(d, l))`` for ``l = 0 ..
+    degree``, ``s`` the kernel's :attr:`~ZonalKernel.gap_scale` ``max |D|`` (``a_l``, ``l >= 1``, are sums
+    of ``D`` against ``P_l``; ``K(1)`` for ``a_0``).  Measured on the affine kernel, whose ``a_l``,
+    ``l >= 2``, vanish: ``|a_l| <= 4e-17 s (l + 1) sqrt(N(d, l))`` up to ``l = 4096``, ``d = 2, 3``
+    (``l = 1024``, ``d = 6``)."""
     l = np.arange(degree + 1)
-    return 4e-16 * kernel.k1 * (l + 1) * np.sqrt(harmonic_dimension(kernel.d, l))
+    scale = np.where(l == 0, max(kernel.k1, kernel.gap_scale), kernel.gap_scale)
+    return 4e-16 * scale * (l + 1) * np.sqrt(harmonic_dimension(kernel.d, l))
 
 
 def check_schoenberg(kernel: ZonalKernel, degree: int = SCHOENBERG_DEGREE, tol: float = SCHOENBERG_TOL) -> np.ndarray:
     """The coefficients ``a_0 .. a_degree``; :class:`ParameterError` naming the first ``l`` with
-    ``a_l < -max(tol K(1), r_l)``, ``r_l`` the quadrature's :func:`rounding_floor` (``K`` is then not a
-    covariance on ``S^(d-1)``), or if ``K(1) <= 0``."""
+    ``a_l < -max(tol s_l, r_l)`` (``s_0 = K(1)``, ``s_l = max |D|`` for ``l >= 1``: a near-constant
+    kernel is held to the scale of its variation; ``r_l`` the quadrature's :func:`rounding_floor`; ``K``
+    is then not a covariance on ``S^(d-1)``), or if ``K(1) <= 0``."""
     if not kernel.k1 > 0:
         raise ParameterError("kernel", "a covariance with K(1) > 0", kernel.name)
-    a = _coefficients(kernel, degree)
-    bad = np.flatnonzero(a < -np.maximum(tol * kernel.k1, rounding_floor(kernel, degree)))
+    a = gegenbauer_coefficients(kernel, degree)
+    scale = np.full(degree + 1, kernel.gap_scale)
+    scale[0] = kernel.k1
+    bad = np.flatnonzero(a < -np.maximum(tol * scale, rounding_floor(kernel, degree)))
     if bad.size:
         l = int(bad[0])
         raise ParameterError("kernel", f"a valid covariance on S^{kernel.d - 1} (Schoenberg: every Gegenbauer "
-                             f"coefficient a_l >= -{tol:g} K(1)); first negative coefficient a_{l} = {a[l]:.3g}",
-                             kernel.name)
+                             f"coefficient a_l >= -{tol:g} max|K(1) - K(t)|); first negative coefficient "
+                             f"a_{l} = {a[l]:.3g}", kernel.name)
     return a
 
 
@@ -186,18 +218,23 @@ def _relu_gap(d: int, L: float):
 
 
 def _cosine_gap(d: int, L: float, k: float):
+    """``D(u) = (L^2/(2k^2)) (1 - Omega_d(k sqrt(2u)))``; below ``r = k sqrt(2u) = 0.5`` by the series
+    ``(L^2/2) sum_j (-1)^(j+1) Gamma(d/2) (u/2)^j k^(2j-2) / (j! Gamma(j + d/2))`` (no ``1/k^2``: exact in
+    the small-``k`` limit ``L^2 u/(2d)``)."""
     scale = L * L / (2.0 * k * k)
 
     def gap(u):
-        r = k * np.sqrt(2.0 * np.asarray(u, dtype=np.float64))
-        # 1 - Omega_d(r) = sum_j (-1)^(j+1) Gamma(d/2) (r/2)^(2j) / (j! Gamma(j + d/2)) below r = 0.5
-        x = 0.25 * r * r
-        series = np.zeros_like(x)
-        term = np.ones_like(x)
+        u = np.asarray(u, dtype=np.float64)
+        r = k * np.sqrt(2.0 * u)
+        half_u = 0.5 * u
+        series = np.zeros_like(u)
+        term = np.full_like(u, -1.0)           # term_j = (-1)^j Gamma(d/2) (u/2)^j k^(2j-2) / (j! Gamma(j+d/2))
         for j in range(1, 12):
-            term = -term * x / (j * (j - 1 + 0.5 * d))
-            series = series - term
-        return scale * np.where(r < 0.5, series, 1.0 - sphere_characteristic(d, r))
+            term = -term * half_u * (k * k if j > 1 else 1.0) / (j * (j - 1 + 0.5 * d))
+            series = series + term
+        with np.errstate(invalid="ignore", over="ignore"):
+            far = scale * (1.0 - sphere_characteristic(d, np.where(r < 0.5, 0.5, r)))
+        return np.where(r < 0.5, (L * L / 2.0) * series, far)
     return gap
 
 
@@ -206,7 +243,7 @@ def builtin_kernel(name: str, d: int, L: float = 1.0, frequency: float = 1.0) ->
     argument tuple (its Gegenbauer coefficients are cached on it)."""
     d = check_int("d", d, minimum=2)
     L = check_real("L", L, minimum=0.0, strict_minimum=True)
-    frequency = check_real("frequency", frequency, minimum=0.0, strict_minimum=True, maximum=1e3)
+    frequency = check_real("frequency", frequency, minimum=FREQUENCY_RANGE[0], maximum=FREQUENCY_RANGE[1])
     return _builtin_kernel(name, d, L, frequency)
 
 
@@ -232,73 +269,153 @@ def _builtin_kernel(name: str, d: int, L: float, frequency: float) -> ZonalKerne
     raise ParameterError("task", "one of " + ", ".join(BUILTIN_KERNELS) + " or mix:NAME=WEIGHT,...", name)
 
 
+MAX_MIXTURE_WEIGHT = 1e300
+
+
 def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> ZonalKernel:
-    """``sum_c w_c K_c / sum_c w_c`` for ``parts = [(name, weight), ...]`` (weights ``>= 0``, sum ``> 0``)."""
-    kernels, weights = [], []
-    for name, weight in parts:
-        weights.append(check_real(f"weight of {name}", weight, minimum=0.0))
-        kernels.append(builtin_kernel(name, d, L, frequency))
-    total = sum(weights)
+    """``sum_c w_c K_c / sum_c w_c`` for ``parts = [(name, weight), ...]``: each built-in class at most
+    once, weights in ``[0, 1e300]`` (so the total is finite), total ``> 0``; parts of weight 0 are dropped."""
+    if not isinstance(parts, (list, tuple)) or not 1 <= len(parts) <= len(BUILTIN_KERNELS):
+        raise ParameterError("task", f"a mixture of 1 to {len(BUILTIN_KERNELS)} parts", parts)
+    names = [name for name, _ in parts]
+    if len(set(names)) != len(names) or not set(names) <= set(BUILTIN_KERNELS):
+        raise ParameterError("task", f"a mixture of distinct classes among {', '.join(BUILTIN_KERNELS)}", names)
+    weights = [check_real(f"weight of {name}", weight, minimum=0.0, maximum=MAX_MIXTURE_WEIGHT)
+               for name, weight in parts]
+    total = math.fsum(weights)
     if not total > 0:
         raise ParameterError("task", "a mixture with a positive total weight", parts)
-    ws = [w / total for w in weights]
+    kept = [(name, w) for name, w in zip(names, weights) if w > 0]
+    kernels = [builtin_kernel(name, d, L, frequency) for name, _ in kept]
+    ws = [w / total for _, w in kept]
 
     def gap(u):
         return sum(w * k.gap(u) for w, k in zip(ws, kernels))
 
-    label = "mix:" + ",".join(f"{k.name}={w:g}" for k, w in zip(kernels, weights))
+    label = "mix:" + ",".join(f"{k.name}={w:g}" for k, (_, w) in zip(kernels, kept))
     expr = sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
-    parts = tuple((name, w, L, frequency) for (name, _), w in zip(parts, ws))
+    parts = tuple((name, w, L, frequency) for (name, _), w in zip(kept, ws))
     return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr, parts)
 
 
+def parse_mixture(task: str) -> tuple:
+    """``((name, weight), ...)`` of ``mix:NAME=WEIGHT,...``, validated as a whole before anything is built:
+    at most one part per built-in class (so at most ``len(BUILTIN_KERNELS)`` parts, counted before any
+    is read), names exactly as listed, weights read by the one number parser
+    (:func:`~lipschitz_icl.validation.parse_real`: ASCII decimal, no ``1_0`` or ``' 5 '``) in
+    ``[0, 1e300]``, and a total weight ``> 0``."""
+    requirement = (f"mix:NAME=WEIGHT,... with distinct NAME in {', '.join(BUILTIN_KERNELS)} and weights in "
+                   f"[0, {MAX_MIXTURE_WEIGHT:g}] written in ASCII digits, with a positive total")
+    if not isinstance(task, str) or not task.startswith("mix:"):
+        raise ParameterError("task", requirement, task)
+    items = task[4:].split(",", len(BUILTIN_KERNELS))
+    if len(items) > len(BUILTIN_KERNELS):
+        raise ParameterError("task", f"{requirement} (at most {len(BUILTIN_KERNELS)} parts)", task)
+    parts = []
+    for item in items:
+        name, sep, weight = item.partition("=")
+        if not sep or name not in BUILTIN_KERNELS or name in (p[0] for p in parts):
+            raise ParameterError("task", requirement, task)
+        try:
+            parts.append((name, parse_real(f"weight of {name}", weight, minimum=0.0, maximum=MAX_MIXTURE_WEIGHT)))
+        except ParameterError as exc:
+            raise ParameterError("task", f"{requirement} (weight of {name}: {exc.requirement})", task) from None
+    if not math.fsum(w for _, w in parts) > 0:
+        raise ParameterError("task", f"{requirement} (all weights are 0)", task)
+    return tuple(parts)
+
+
 def parse_task(task: str, d: int, L: float = 1.0, frequency: float = 1.0) -> ZonalKernel:
-    """``affine``, ``relu``, ``cosine`` or ``mix:NAME=WEIGHT,...`` as a :class:`ZonalKernel`."""
+    """``affine``, ``relu``, ``cosine`` or ``mix:NAME=WEIGHT,...`` (:func:`parse_mixture`) as a
+    :class:`ZonalKernel`."""
     if not isinstance(task, str):
         raise ParameterError("task", "a task name", task)
     if not task.startswith("mix:"):
         return builtin_kernel(task, d, L, frequency)
-    parts = []
-    for item in task[4:].split(","):
-        name, sep, weight = item.partition("=")
-        try:
-            value = float(weight) if sep else float("nan")
-        except ValueError:
-            value = float("nan")
-        if name.strip() not in BUILTIN_KERNELS or not math.isfinite(value):
-            raise ParameterError("task", "mix:NAME=WEIGHT,... with NAME in " + ", ".join(BUILTIN_KERNELS)
-                                 + " and finite weights", task)
-        parts.append((name.strip(), value))
-    return mixture_kernel(parts, d, L, frequency)
+    return mixture_kernel(parse_mixture(task), d, L, frequency)
 
 
 # ----------------------------------------------------------------------------- user kernels
+KERNEL_VARIABLES = ("t", "d")
+RESERVED_NAMES = frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})   # never a constant's name
+CHECK_POINTS = 24          # points of [-1, 1] where the SymPy form is held to the expression's value
+AGREEMENT_RTOL = 1e-8      # allowed |D_sympy - D_expression| relative to max |D| at the check points
+
+
+def kernel_constants(constants) -> dict:
+    """``constants`` checked: identifiers (a letter, then letters, digits, ``_``; at most 31) that are
+    not ``t``, ``d``, ``u``, ``pi`` or a function name (shadowing is an error), finite reals with
+    ``|x| <= 1e300``."""
+    out = {}
+    for name, value in dict(constants or {}).items():
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) \
+                or name in RESERVED_NAMES:
+            raise ParameterError(f"constant {name!r}", "named by an identifier (a letter, then letters, digits or "
+                                 f"_; at most 31) other than t, d, u, pi and the functions {', '.join(FUNCTIONS)}",
+                                 name)
+        out[name] = check_real(f"constant {name}", value, minimum=-MAX_CONSTANT, maximum=MAX_CONSTANT)
+    return out
+
+
+def _check_points(text: str) -> np.ndarray:
+    """``t = 1, -1, 0, +-0.5`` and pseudo-random points of ``[-1, 1]`` (a stream fixed by the text)."""
+    rng = np.random.default_rng(zlib.crc32(text.encode("utf-8", "replace")))
+    return np.concatenate([[1.0, -1.0, 0.0, 0.5, -0.5], rng.uniform(-1.0, 1.0, CHECK_POINTS - 5)])
+
+
+def _expression_values(parsed, text: str, env: dict, points: np.ndarray) -> list:
+    """``K(t)`` at ``points`` by the expression's own evaluator (mpmath, magnitude budget; independent of
+    SymPy); a point where it is undefined or not a finite real refuses the kernel."""
+    values = []
+    for t in points:
+        try:
+            values.append(parsed.evaluate({**env, "t": mpmath.mpf(float(t))}))
+        except ExpressionError as exc:
+            raise ParameterError("kernel", f"a real, finite function of t on [-1, 1] (at t = {t:.6g}: "
+                                 f"{exc.reason})", text) from None
+    return values
+
+
+def _symbolic_gap(parsed, text: str, d: int, constants: dict):
+    """``(K(t), D(u))`` in SymPy, under the budgets of :mod:`lipschitz_icl.symbolic`: ``t`` a symbol
+    with no assumptions and ``u = 1 - t`` non-negative (both true on ``[-1, 1]``: no identity that
+    needs ``t > 0`` applies, so ``abs(t)`` stays ``|t|``); ``D`` simplified."""
+    t, u = sp.Symbol("t"), sp.Symbol("u", nonnegative=True)
+    values = {"t": t, "d": sp.Integer(d), **{n: sp.Float(v) for n, v in constants.items()}}
+
+    def build():
+        try:
+            return parsed.to_sympy(values)
+        except ExpressionError as exc:
+            raise ParameterError("kernel", f"an expression in t, d and named constants ({exc})", text) from None
+
+    k_t = symbolic.within_budget(build, name="kernel", text=text, what="its SymPy form")
+    gap = symbolic.within_budget(lambda: sp.simplify(k_t.subs(t, 1) - k_t.subs(t, 1 - u)), name="kernel",
+                                 text=text, what="simplify", start=k_t)
+    return k_t, gap, u
+
+
 def expression_kernel(text: str, d: int, constants: dict | None = None, *, check: bool = True) -> ZonalKernel:
     """A kernel from the expression ``text`` in ``t`` (and ``d``, ``pi`` and the names of ``constants``),
     read by the project's safe parser; ``D(u) = K(1) - K(1 - u)`` is built symbolically and evaluated
-    with NumPy (:func:`sympy.lambdify` on the parsed tree's SymPy form, never on the text)."""
+    with NumPy (:func:`sympy.lambdify` on the parsed tree's SymPy form, never on the text).  Before use
+    the NumPy ``D`` is held to the expression's own values (mpmath) at :data:`CHECK_POINTS` points of
+    ``[-1, 1]``: a SymPy form that differs (beyond ``AGREEMENT_RTOL max |D|``) is refused, so no
+    rewriting can change the kernel; every SymPy step runs under a time and size budget."""
     d = check_int("d", d, minimum=2)
-    constants = dict(constants or {})
-    for name, value in constants.items():
-        if name in ("t", "d", "u"):
-            raise ParameterError("constants", "names other than t, d, u", name)
-        constants[name] = check_real(f"constant {name}", value)
+    constants = kernel_constants(constants)
     try:
-        parsed = parse_expression(text, {"t", "d", *constants})
+        parsed = parse_expression(text, {*KERNEL_VARIABLES, *constants})
     except ExpressionError as exc:
         raise ParameterError("kernel", f"an expression in t, d and named constants ({exc})", text) from None
-    subs = {sp.Symbol(n, positive=True): sp.Float(v) for n, v in constants.items()}
-    subs[sp.Symbol("d", positive=True)] = sp.Integer(d)
-    t_pos = sp.Symbol("t", positive=True)
-    t, u = sp.Symbol("t"), sp.Symbol("u", positive=True)
-    k_t = parsed.sympy.subs(subs).subs(t_pos, t)
-    k_one = k_t.subs(t, 1)
-    try:
-        k1 = float(sp.N(k_one, 30))
-    except TypeError:
-        raise ParameterError("kernel", "finite at t = 1", text) from None
-    gap_expr = sp.simplify(k_one - k_t.subs(t, 1 - u))
-    fn = sp.lambdify(u, gap_expr, modules="numpy")
+    points = _check_points(text)
+    exact = _expression_values(parsed, text, {"d": d, **constants}, points)  # points[0] = 1: K(1)
+    k1 = float(exact[0])
+    if not all(math.isfinite(float(value)) for value in exact):
+        raise ParameterError("kernel", "a function whose values on [-1, 1] a double can hold (|K| <= 1e308)", text)
+    k_t, gap_expr, u = _symbolic_gap(parsed, text, d, constants)
+    fn = symbolic.within_budget(lambda: sp.lambdify(u, gap_expr, modules="numpy"), name="kernel", text=text,
+                                what="lambdify", start=gap_expr)
 
     def gap(values):
         values = np.asarray(values, dtype=np.float64)
@@ -306,14 +423,29 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
             out = np.broadcast_to(np.asarray(fn(values), dtype=np.float64), values.shape)
         return np.array(out, dtype=np.float64)
 
+    _check_agreement(gap, exact, points, text)
     # the name keys the on-disk cache (lipschitz_icl.cache.problem_key): it carries the constants too
     name = text + ("" if not constants else " with " + ", ".join(f"{k}={v!r}" for k, v in sorted(constants.items())))
     kernel = ZonalKernel(name, d, k1, gap, k_t)
-    if not math.isfinite(k1):
-        raise ParameterError("kernel", "finite at t = 1", text)
     if check:
         check_schoenberg(kernel)
     return kernel
+
+
+def _check_agreement(gap, exact: list, points: np.ndarray, text: str) -> None:
+    """The NumPy ``D(1 - t)`` against ``K(1) - K(t)`` of the expression's evaluator at ``points``."""
+    with mpmath.workdps(30):
+        reference = np.array([float(exact[0] - value) for value in exact])
+    try:
+        got = gap(1.0 - points)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise ParameterError("kernel", f"an expression NumPy can evaluate ({type(exc).__name__})", text) from None
+    scale = float(np.max(np.abs(reference)))
+    bad = np.flatnonzero(~(np.abs(got - reference) <= AGREEMENT_RTOL * scale + 1e-300))
+    if bad.size:
+        j = int(bad[0])
+        raise ParameterError("kernel", f"an expression whose symbolic form keeps its values (at t = {points[j]:.6g} "
+                             f"K(1) - K(t) is {reference[j]:.6g}, its SymPy form gives {got[j]:.6g})", text)
 
 
 def callable_kernel(fn: Callable, d: int, name: str = "callable", *, check: bool = True) -> ZonalKernel:

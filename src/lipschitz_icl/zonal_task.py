@@ -117,9 +117,11 @@ def _leading_order_wstar(kernel: ZonalKernel, n: int, sigma: float) -> float:
     x, g = special.roots_genlaguerre(40, m - 1.0)
     g = g / special.gamma(m)
     c_r = math.sqrt(math.pi) / (special.gamma(0.5 * d) * 2.0 ** (d - 2))
-    d1 = float(kernel.gap(np.array([1e-7]))[0]) / 1e-7
     w = np.exp(np.linspace(math.log(1e-2), math.log(1e8), 201))
     u = x[None, :] / w[:, None]
-    bias = 2.0 * (kernel.gap(np.minimum(u, 2.0)) @ g) - kernel.gap(np.minimum(2.0 * u, 2.0)) @ g + d1 * m * m / w**2
-    loss = bias + sigma * sigma * c_r * w**m / n
+    with np.errstate(all="ignore"):      # a kernel near the double range (exp(700 t)): inf, never chosen
+        d1 = float(kernel.gap(np.array([1e-7]))[0]) / 1e-7
+        bias = 2.0 * (kernel.gap(np.minimum(u, 2.0)) @ g) - kernel.gap(np.minimum(2.0 * u, 2.0)) @ g \
+            + d1 * m * m / w**2
+        loss = bias + sigma * sigma * c_r * w**m / n
     return float(w[int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))])

@@ -2,35 +2,46 @@
 ``--kernel "EXPR"`` and ``--kernel-file FILE`` (both replace ``--task`` and ``--L``: the kernel carries
 the scale).
 
-Kernel file (TOML; read by the project's safe expression parser, never evaluated as code)::
+Kernel file (TOML; read like a variant file by :mod:`lipschitz_icl.tomlfile` -- a regular file of at
+most 64 KiB, UTF-8, bounded nesting -- and by the project's safe expression parser, never evaluated as
+code; any other key, a constant that is not a number or that shadows ``t``, ``d``, ``u``, ``pi`` or a
+function is refused)::
 
     kernel = "exp(-sqrt(2 - 2*t)/ell)"     # an expression in t (= x.y), d and the constants
     [constants]
     ell = 0.5
+
+Mixture weights and ``--frequency`` are read by the one number parser (ASCII decimal); a mixture is
+validated as a whole while the arguments are parsed (:func:`lipschitz_icl.zonal.parse_mixture`).
 """
 
 from __future__ import annotations
 
 import argparse
 
-try:  # Python >= 3.11
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover
-    import tomli as tomllib
-
+from .. import symbolic
 from ..decision import exit_code
 from ..problem import make_problem
-from ..validation import ParameterError, check_int, check_real
-from ..zonal import BUILTIN_KERNELS
+from ..tasks import FREQUENCY_RANGE
+from ..tomlfile import TomlFileError, read_toml
+from ..validation import ParameterError, check_int, shorten
+from ..zonal import BUILTIN_KERNELS, RESERVED_NAMES, kernel_constants, parse_mixture
 from ..zonal_task import kernel_problem, mixture_problem
+from ._common import real
 
-__all__ = ["add_zonal_arguments", "zonal_problem_from_args", "load_kernel_file"]
+__all__ = ["add_zonal_arguments", "add_frequency_argument", "zonal_problem_from_args", "load_kernel_file"]
 
 
 def add_zonal_arguments(parser, tasks) -> None:
     """``--task`` (one of ``tasks`` or ``mix:...``), ``--frequency``, ``--kernel``, ``--kernel-file``."""
     def task_type(value: str) -> str:
-        if value in tasks or value.startswith("mix:"):
+        if value in tasks:
+            return value
+        if value.startswith("mix:"):
+            try:
+                parse_mixture(value)              # validated as a whole while parsing
+            except ParameterError as exc:
+                raise argparse.ArgumentTypeError(f"must be {exc.requirement} (got {shorten(value)})") from None
             return value
         raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from {', '.join(tasks)} "
                                          "or mix:NAME=WEIGHT,...)")
@@ -38,8 +49,7 @@ def add_zonal_arguments(parser, tasks) -> None:
     parser.add_argument("--task", default=None, type=task_type,
                         help=f"task class: {', '.join(tasks)} or mix:NAME=WEIGHT,... (NAME in "
                              f"{', '.join(BUILTIN_KERNELS)}); not with --kernel")
-    parser.add_argument("--frequency", type=float, default=None,
-                        help="cosine frequency k > 0 (default 1; cosine tasks and mixtures only)")
+    add_frequency_argument(parser)
     parser.add_argument("--kernel", default=None,
                         help="covariance K(t), t = x.y, as an expression in t and d (replaces --task and --L)")
     parser.add_argument("--kernel-file", default=None,
@@ -47,23 +57,42 @@ def add_zonal_arguments(parser, tasks) -> None:
     parser.set_defaults(zonal_tasks=tuple(tasks))
 
 
+def add_frequency_argument(parser) -> None:
+    """``--frequency K``: the cosine frequency, read by the one number parser within :data:`FREQUENCY_RANGE`."""
+    low, high = FREQUENCY_RANGE
+    parser.add_argument("--frequency", type=real("frequency", minimum=low, maximum=high), default=None,
+                        help=f"cosine frequency, {low:g} <= k <= {high:g} (default 1; cosine tasks and mixtures only)")
+
+
 def load_kernel_file(path: str):
-    """``(expression, constants)`` from a kernel file (format in the module docstring)."""
+    """``(expression, constants)`` from a kernel file (format in the module docstring), read like a variant
+    file (:mod:`lipschitz_icl.tomlfile`: a regular file of at most 64 KiB, UTF-8, bounded nesting); keys
+    other than ``kernel`` and ``[constants]`` are refused, never ignored, and so is a constant that is not
+    a number or that shadows ``t``, ``d``, ``u``, ``pi`` or a function (:func:`~lipschitz_icl.zonal.kernel_constants`)."""
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ParameterError("kernel-file", "a readable TOML file", f"{path} ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ParameterError("kernel-file", f"valid TOML ({exc})", path) from None
-    unknown = set(data) - {"kernel", "constants"}
-    if unknown or not isinstance(data.get("kernel"), str):
-        raise ParameterError("kernel-file", "a TOML file with a string 'kernel' and an optional [constants] "
-                             "table (no other keys)", path)
+        _, data = read_toml(path)
+    except TomlFileError as exc:
+        raise ParameterError("kernel-file", f"a readable kernel file ({exc})", path) from None
+    unknown = sorted(set(data) - {"kernel", "constants"})
+    if unknown:
+        raise ParameterError("kernel-file", f"a file with the keys 'kernel' and [constants] only (unknown key "
+                             f"{unknown[0]!r})", path)
+    if not isinstance(data.get("kernel"), str):
+        raise ParameterError("kernel-file", "a file whose 'kernel' is a string (an expression in t and d)", path)
     constants = data.get("constants", {})
     if not isinstance(constants, dict):
-        raise ParameterError("kernel-file", "a [constants] table of numbers", path)
-    return data["kernel"], constants
+        raise ParameterError("kernel-file", "a [constants] table of name = number", path)
+    for name, value in constants.items():
+        if name in RESERVED_NAMES:
+            raise ParameterError("kernel-file", f"a file whose [constants] do not shadow t, d, u, pi or a function "
+                                 f"name ({name!r} does)", path)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParameterError("kernel-file", f"a [constants] table of numbers (constant {name!r} is a "
+                                 f"{type(value).__name__})", path)
+    try:
+        return data["kernel"], kernel_constants(constants)
+    except ParameterError as exc:
+        raise ParameterError("kernel-file", f"a file whose {exc.name} is {exc.requirement}", path) from None
 
 
 def zonal_problem_from_args(args):
@@ -84,8 +113,7 @@ def zonal_problem_from_args(args):
         raise ParameterError("task", f"given: one of {', '.join(tasks)}, mix:NAME=WEIGHT,... or --kernel", None)
     if args.L is None:
         raise ParameterError("L", "given (a finite real number > 0) with --task", None)
-    frequency = 1.0 if args.frequency is None else check_real("frequency", args.frequency, minimum=0.0,
-                                                                strict_minimum=True, maximum=1e3)
+    frequency = 1.0 if args.frequency is None else args.frequency
     if args.task.startswith("mix:"):
         return mixture_problem(args.task, d, args.n, args.L, args.sigma, frequency)
     if args.task not in tasks:
@@ -100,9 +128,9 @@ def zonal_problem_from_args(args):
 def zonal_scaling(args, d: int):
     """``lipschitz-icl scaling`` for ``--kernel`` or a zonal ``--task``: the regularity law's ``w*`` law
     (``L = 1``, ``sigma = 0.5``).  Returns ``(payload, exit code)``."""
-    from ..claims.regularity import SIGMA, kernel_scaling
+    from ..claims.regularity import kernel_scaling
+    from ..registry import find
     from ..zonal import expression_kernel, parse_task
-    from ..zonal_task import zonal_problem
 
     if args.kernel is not None or args.kernel_file is not None:
         if args.task is not None or args.frequency is not None:
@@ -114,15 +142,20 @@ def zonal_scaling(args, d: int):
     elif args.task is None:
         raise ParameterError("task", "given: affine, relu, cosine, mix:NAME=WEIGHT,... or --kernel", None)
     else:
-        frequency = 1.0 if args.frequency is None else check_real("frequency", args.frequency, minimum=0.0,
-                                                                    strict_minimum=True, maximum=1e3)
+        frequency = 1.0 if args.frequency is None else args.frequency
         kernel = parse_task(args.task, d, 1.0, frequency)
-    ev = kernel_scaling(kernel, lambda n: zonal_problem(kernel, n, SIGMA), kernel.name)
-    reg = ev.extra["regularity"]
+    if kernel.sympy is not None:    # the regularity law's series of the kernel at t = 1, under the symbolic budget
+        from ..derivations.regularity import regularity_of_kernel
+        symbolic.within_budget(lambda: regularity_of_kernel(kernel), name="kernel", text=kernel.name,
+                               what="the series at t = 1", start=kernel.sympy)
+    # the registry's window-law claim applied to this kernel: its design, resolutions and alternatives
+    ev, judged = kernel_scaling(kernel, find("regularity.window-law"))
+    reg, verdict = ev.extra["regularity"], judged.decision.verdict
     payload = {"kernel": kernel.name, "gamma": reg.gamma, "beta": reg.beta, "alpha_derived": reg.alpha,
                "C_derived": reg.C, "alpha_measured": ev.extra["slope"], "C_measured": ev.quantities[2].measured,
                "n_grid": ev.extra["n_grid"], "w_star": ev.extra["w_star"], "ratio_trend": ev.extra["ratio"],
                "next_order_trend": ev.extra["next_order"], "next_order_derived": reg.k is not None,
-               "resolution": ev.resolution, "decision": ev.extra["decision"], "verdict": ev.verdict,
-               "false_variants_refuted": f"{ev.power[0]}/{ev.power[1]}"}
-    return payload, exit_code(ev.verdict)
+               "resolution": judged.resolutions[0].to_dict(), "decision": judged.decision.detail, "verdict": verdict,
+               "alternatives": [{"name": a.name, "verdict": a.verdict, "ruled_out": a.ruled_out}
+                                for a in judged.alternatives]}
+    return payload, exit_code(verdict)

@@ -7,7 +7,12 @@ of a sweep on ``--scheduler`` (:mod:`lipschitz_icl.sweep`; default ``auto``: in 
 grids, else a local Dask cluster kept for every file of the command), with the same numbers on any
 scheduler.
 
-Without ``--json``: the overall verdict and one summary line per variant.  JSON keys: ``verdict`` (overall: fails if any fails, else inconclusive if any is, else holds),
+The grid mode samples: a variant that holds at its grid points is shown at those points only.  The
+text says so ("holds at N points (grid sample; ...)") and points to ``lipschitz-icl prove FILE``, which
+decides a ``[domain]`` (:mod:`lipschitz_icl.prover`); a file without a ``[grid]`` is refused here.
+
+Without ``--json``: the overall verdict and one summary line per variant.  JSON keys: ``mode``
+(``"grid"``), ``points`` (grid points evaluated, all files), ``verdict`` (overall: fails if any fails, else inconclusive if any is, else holds),
 ``variants`` (one object per file: ``name``, ``verdict``, ``counterexample`` (grid point, measured,
 bound, margin) or null, ``tightest_constant`` or null, ``points``, ...), ``cache`` (hits, misses,
 corrupt entries of every grid point, wherever it ran).
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 from .. import cache, sweep
 from ..evidence import combine_verdicts
-from ..variants import EXIT_CODES, evaluate_variant, load_variant
+from ..variants import EXIT_CODES, VariantFileError, evaluate_variant, load_variant
 
 NAME = "check"
 HELP = "check user bound variants (TOML files) against the numerics"
@@ -34,6 +39,12 @@ def add_arguments(parser) -> None:
 def run(args):
     sweep.parse_scheduler(args.scheduler)
     variants = [load_variant(path) for path in args.files]  # all validated before anything runs
+    for v in variants:
+        if not v.grid or v.brackets:
+            missing = "no [grid] table" if not v.grid else f"a bracket for the sharpest constant {v.sharpest!r}"
+            raise VariantFileError(v.path, v.lines.get("grid" if not v.grid else "bound", 1),
+                                   f"{missing}: `check` samples a grid; `lipschitz-icl prove {v.path}` decides "
+                                   "the [domain]")
     previous = cache.enabled()
     cache.set_enabled(previous and not args.no_cache)
     before = dict(cache.STATS)
@@ -43,20 +54,29 @@ def run(args):
     finally:
         cache.set_enabled(previous)
     verdict = combine_verdicts(r.verdict for r in results)
+    points = sum(len(r.points) for r in results)
     payload = {
         "verdict": verdict,
+        "mode": "grid",
+        "points": points,
         "variants": [r.as_dict() for r in results],
         "cache": {"enabled": not args.no_cache and previous, "dir": str(cache.cache_dir()),
                   **{k: cache.STATS[k] - before[k] for k in cache.STATS}},
     }
     if not args.json:
-        payload = {"verdict": verdict, **{r.variant.name: _summary(r) for r in results}}
+        payload = {"verdict": verdict, "mode": f"grid sample of {points} points",
+                   **{r.variant.name: _summary(r) for r in results}}
     return payload, EXIT_CODES[verdict]
 
 
 def _summary(result) -> str:
     """One line per variant for the plain-text output."""
-    text = f"{result.verdict} ({len(result.points)} grid points, {result.seconds:.2f} s)"
+    n = len(result.points)
+    if result.verdict == "holds":
+        text = (f"holds at {n} points (grid sample; `lipschitz-icl prove {result.variant.path}` decides the whole "
+                f"domain) ({result.seconds:.2f} s)")
+    else:
+        text = f"{result.verdict} ({n} grid points, {result.seconds:.2f} s)"
     c = result.counterexample
     if c is not None:
         where = ", ".join(f"{k}={v:g}" for k, v in c.params.items())

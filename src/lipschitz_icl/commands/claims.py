@@ -1,18 +1,21 @@
 """``lipschitz-icl claims``: the claims registry (``lipschitz_icl/claims/*.toml``), one row per case.
 
 JSON: an object with key ``claims``, a list of objects with keys ``claim_id``, ``paper_ref``,
-``statement``, ``status``, ``rule``, ``margin``, ``resolution`` (from the last recorded run in
-``--claims``, default ``reports/claims.json``; null before one), and further keys ``group``,
-``sharper``, ``margin_source``, ``parameter``, ``verdict`` (last run, or null).
+``statement``, ``status``, ``scope`` (paper, lemma, beyond or finding), ``rule``, ``margin``,
+``resolution`` (from the last recorded run in ``--claims``, default ``reports/claims.json``; null before
+one), ``design_hash`` and ``design`` (the registry's numbers, fixed by the design lock), ``alternatives``
+(the pre-specified competing statements, with their verdicts from the last run when there is one), and
+further keys ``group``, ``sharper``, ``margin_source``, ``parameter``, ``verdict`` (last run, or null:
+``holds``/``fails``/``inconclusive`` by a statistical rule, ``proved``/``refuted``/``undecided`` by the
+prover).
 """
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 
 from .. import registry
-from ..validation import ParameterError
 
 NAME = "claims"
 HELP = "list the claims registry (statement, status, rule, margin, resolution from the last run)"
@@ -26,14 +29,14 @@ def add_arguments(parser) -> None:
 
 
 def _last_run(path: Path) -> dict:
-    """``claim_id -> record`` of a previous run; empty if there is none."""
-    if not path.is_file():
+    """``claim_id -> record`` of a previous run (none yet: empty), read by the one reader of claims.json
+    (:func:`lipschitz_icl.report.load_claims`: a regular file of bounded size, UTF-8 JSON without
+    ``NaN``/``Infinity`` literals or deep nesting, checked against the schema)."""
+    if not os.path.lexists(path):
         return {}
-    try:
-        data = json.loads(path.read_text())
-        return {r["claim_id"]: r for r in data["claims"] if isinstance(r, dict) and "claim_id" in r}
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ParameterError("--claims", "a claims.json written by pytest verify/", str(path)) from None
+    from ..report import load_claims
+    data = load_claims(path)
+    return {r["claim_id"]: r for r in data["claims"] if isinstance(r, dict) and "claim_id" in r}
 
 
 def run(args):
@@ -45,6 +48,9 @@ def run(args):
                      "status": spec.status, "scope": spec.scope, "rule": spec.rule, "margin": spec.margin,
                      "resolution": record.get("resolution"), "group": spec.group, "sharper": spec.sharper,
                      "margin_source": spec.margin_source, "parameter": spec.parameter,
+                     "design_hash": spec.design_hash, "design": spec.design,
+                     "alternatives": record.get("alternatives") or [{"name": a.name, "statement": a.statement}
+                                                                    for a in spec.alternatives],
                      "verdict": record.get("verdict")})
     return {"claims": rows}, 0
 

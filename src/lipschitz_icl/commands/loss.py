@@ -1,6 +1,10 @@
 """``lipschitz-icl loss``: the ICL loss at ``M = w I`` and its bias and noise parts (CLI contract).
 
-JSON keys: ``loss``, ``ci_low``, ``ci_high``, ``bias``, ``noise`` (plus standard errors, ``method``).
+JSON keys: ``loss``, ``ci_low``, ``ci_high``, ``bias``, ``noise`` (plus standard errors, ``method``;
+``converged`` for ``exact``: false, the accuracy was not certified, exits 3);
+``--method certified`` (affine class) adds ``loss_low``/``loss_high``, ``bias_low``/``bias_high``,
+``noise_low``/``noise_high``: intervals proved to hold the true values (:mod:`lipschitz_icl.certified_loss`,
+python-flint ball arithmetic), and ``ci_low``/``ci_high`` are the loss's.
 Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
 Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipschitz_icl.loss.MEMORY_BUDGET`);
 ``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``).
@@ -20,9 +24,10 @@ def add_arguments(parser) -> None:
     add_problem_arguments(parser, TASK_NAMES[:3], zonal=True)
     parser.add_argument("--w", required=True, type=real("w", minimum=0.0, maximum=MAX_W),
                         help=f"attention scale w (M = w I), 0 <= w <= {MAX_W:g}")
-    parser.add_argument("--method", choices=METHODS, default="averaged",
+    parser.add_argument("--method", choices=METHODS + ("certified",), default="averaged",
                         help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
-                             "asymptotic (large n), exact (quadrature; n <= 1e150)")
+                             "asymptotic (large n), exact (quadrature; n <= 1e150), certified (affine: an "
+                             "interval proved to hold the loss, ball arithmetic)")
     parser.add_argument("--contexts", type=integer("contexts", 2, MAX_CONTEXTS), default=20000,
                         help=f"Monte Carlo: number of sampled prompts, 2 <= contexts <= {MAX_CONTEXTS:.0e} "
                              "(default 20000)")
@@ -30,5 +35,10 @@ def add_arguments(parser) -> None:
 
 def run(args):
     problem = problem_from_args(args)
+    if args.method == "certified":
+        from ..certified_loss import loss_enclosure
+
+        enclosure = loss_enclosure(problem.d, problem.n, args.w, problem.sigma, problem.L, task=problem.task)
+        return enclosure.as_dict(), 0
     result = icl_loss(problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed)
-    return result.as_dict(), 0
+    return result.as_dict(), 3 if result.inconclusive else 0

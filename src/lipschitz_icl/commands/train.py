@@ -17,7 +17,8 @@ JSON keys:
 ``--out FILE.npz`` writes the trained parameters (and ``M``, the loss curve) to ``FILE.npz``; the path is
 checked before training (name ends in ``.npz``, directory exists and is writable, name length), and an
 existing file (or symlink) is refused unless ``--force``.  Limits: ``steps <= 1e6``, ``0 < lr <= 1000``,
-``batch * n * (d + 1) <= 5e7`` (memory), ``n <= 1e7``.
+``batch * n * (d + 1) <= 5e7`` (memory), ``n <= 1e7``, and ``20000 * n * (d + 1) <= 1e10`` (the held-out
+evaluation within the Monte Carlo work budget: ``n <= 125000`` at ``d = 3``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 
 from .. import geometry
 from ..attention import ATTENTION_KINDS
+from ..loss import WORK_BUDGET
 from ..problem import make_problem
 from ..tasks import TASK_NAMES
 from ..train import OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
@@ -95,12 +97,24 @@ def _check_out(path, force: bool):
     return path
 
 
+def _check_held_out_work(problem) -> None:
+    """The held-out evaluation (:data:`EVAL_PROMPTS` prompts) is a Monte Carlo loss: it obeys the work
+    budget of one (:data:`lipschitz_icl.loss.WORK_BUDGET` sampled coordinates), checked before training
+    (``--n 1e7`` spent minutes training 5 prompts, then hours on 20000 held-out ones)."""
+    per_prompt = problem.n * (problem.d + 1)
+    if EVAL_PROMPTS * per_prompt > WORK_BUDGET:
+        raise ParameterError("n", f"at most {WORK_BUDGET // (EVAL_PROMPTS * (problem.d + 1))} in d = {problem.d}: "
+                             f"the {EVAL_PROMPTS} held-out prompts * n * (d + 1) must stay within the work budget "
+                             f"{WORK_BUDGET:.0e}", problem.n)
+
+
 def _write_npz(path: str, force: bool, arrays: dict) -> None:
     """Write ``arrays`` to ``path`` atomically (temporary file in the same directory, then rename);
     without ``force`` an existing file at the last moment is still refused (hard link, never replace)."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".train-", suffix=".npz")
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".train-", suffix=".npz")
         with os.fdopen(fd, "wb") as handle:
             np.savez(handle, **arrays)
         if force:
@@ -111,9 +125,13 @@ def _write_npz(path: str, force: bool, arrays: dict) -> None:
             except FileExistsError:
                 raise ParameterError("out", "a path where no file exists yet (it appeared during training)",
                                      path) from None
+    except OSError as exc:    # a full disk, a read-only or vanished directory: one line, no partial file
+        raise ParameterError("out", f"a path the trained parameters can be written to ({exc.strerror or exc})",
+                             path) from None
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def run(args):
@@ -139,6 +157,7 @@ def run(args):
         problem = make_problem(args.task, args.d, args.n, args.L, args.sigma, **task_kwargs)
     steps = check_int("steps", args.steps, minimum=1)
     batch = check_int("batch", args.batch, minimum=1)
+    _check_held_out_work(problem)
     lr = check_real("lr", args.lr, minimum=0.0, strict_minimum=True)
     average = check_real("average", args.average, minimum=0.0, maximum=0.999)
     out = _check_out(args.out, args.force)

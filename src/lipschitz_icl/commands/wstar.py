@@ -7,9 +7,16 @@ within a memory and work budget (``contexts * n``); ``exact``/``asymptotic`` ``n
 ``(n L^2/sigma^2)^(2/(d+2))``, so extreme ratios put it outside the search range (exit 3).  The search covers ``1e-3 <= w <= 1e8``: a ``w*`` at an end of
 it is reported with exit code 3 (inconclusive) and the open interval ``(0, end]`` or ``[end, inf)``;
 so is an ``mc`` interval that did not reach ``--rel-precision``.
+
+``--method certified`` (affine class, :mod:`lipschitz_icl.certified_wstar`): ``w_star_low``/``w_star_high``
+(also ``ci_low``/``ci_high``) are proved to hold the global minimiser over the search range, with
+``loss_low``/``loss_high``; exit 3 when the proof did not close (``reason``) or the minimiser is at an end of
+the range.
 """
 
 from __future__ import annotations
+
+import math
 
 from ..optimum import REL_PRECISION_RANGE, WSTAR_METHODS, wstar
 from ..tasks import ROTATION_INVARIANT
@@ -21,10 +28,11 @@ HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exac
 
 def add_arguments(parser) -> None:
     add_problem_arguments(parser, ROTATION_INVARIANT, zonal=True)
-    parser.add_argument("--method", choices=WSTAR_METHODS, default="mc",
+    parser.add_argument("--method", choices=WSTAR_METHODS + ("certified",), default="mc",
                         help="mc (default; 95%% interval; n <= 1e7 within a memory/work budget), asymptotic "
-                             "(large n), exact (quadrature; n <= 1e150); w* searched in [1e-3, 1e8]: exit 3 with an "
-                             "open interval when it ends at a bound (extreme n L^2/sigma^2)")
+                             "(large n), exact (quadrature; n <= 1e150), certified (affine: an interval proved to "
+                             "hold the minimiser, ball arithmetic; tens of seconds); w* searched in [1e-3, 1e8]: exit "
+                             "3 with an open interval when it ends at a bound (extreme n L^2/sigma^2)")
     low, high = REL_PRECISION_RANGE
     parser.add_argument("--rel-precision", type=real("rel_precision", minimum=low, maximum=high), default=0.005,
                         help=f"mc: target half-width of the 95%% interval relative to w*, in [{low:g}, {high:g}] "
@@ -33,6 +41,14 @@ def add_arguments(parser) -> None:
 
 def run(args):
     problem = problem_from_args(args)
+    if args.method == "certified":
+        from ..certified_wstar import certified_wstar
+
+        result = certified_wstar(problem.d, problem.n, problem.sigma, problem.L, task=problem.task)
+        payload = result.as_dict()
+        if not result.decided:
+            payload.update(w_star=result.guess, ci_low=0.0, ci_high=math.inf, w_star_low=0.0, w_star_high=math.inf)
+        return payload, 0 if result.decided and not result.info.get("at_search_bound") else 3
     kwargs = {"rng": args.seed, "rel_precision": args.rel_precision} if args.method == "mc" else {}
     result = wstar(problem, args.method, **kwargs)
     return result.as_dict(), 3 if result.inconclusive else 0
