@@ -128,14 +128,14 @@ def test_the_constants_table_prints_C_d_as_claims_json_has_it():
     assert (_dir() / "constants.csv").is_file()
     rows = {}
     for line in _text(layout=True).splitlines():
-        m = re.search(r"window-law constant\s+Cd\s+(affine|ReLU), d = (\d+)\s+(\S+)\s+(\S+)", line)
+        m = re.search(r"\sCd\s+(affine|ReLU), d = (\d+)\s+(\S+)\s+(\S+)", line)  # symbol, setting, theory, measured
         if m:
             rows[(m.group(1).lower(), m.group(2))] = (m.group(3), m.group(4))
     for record in _claims()["claims"]:
         if record.get("key") != "thm34.window-law":
             continue
         task, d = record["claim_id"].split("/")[2], record["claim_id"].split("/")[3][1:]
-        q = next(q for q in record["quantities"] if q["name"].startswith("C: w*/rho^alpha"))
+        q = next(q for q in record["quantities"] if q.get("symbol") == "C_d")
         theory, measured = rows[(task, d)]
         assert _matches(theory, q["theory"]) and _matches(measured, q["measured"]), (task, d, theory, measured, q)
     wanted = {(t, d) for t in ("affine", "relu") for d in ("2", "3", "5")}

@@ -93,6 +93,11 @@ def _margin_of(record: dict, decider: dict | None) -> str:
         return m.group("pm").replace(" ", "")
     if m:
         return f">= {m.group('factor')} x"
+    return _first_clause(record)
+
+
+def _first_clause(record: dict) -> str:
+    """The case's margin as applied up to its first qualification (``+-0.01 on each power`` -> ``+-0.01``)."""
     return re.split(r" on | \(|;", str(record.get("margin") or ""), maxsplit=1)[0].strip()
 
 
@@ -105,7 +110,7 @@ def _row_from_fields(number: int, record: dict, q: dict) -> ConstantRow:
     decided = q.get("verdict")
     return ConstantRow(number, record["claim_id"], str(record.get("key", "")), str(q.get("name", "")),
                        str(q.get("symbol") or ""), setting, theory, measured, low, high, *rel,
-                       str(record.get("margin") or "") if decided else "", _verdict(record, decided),
+                       _first_clause(record) if decided else "", _verdict(record, decided),
                        str(q.get("name", "")), "claims.json")
 
 

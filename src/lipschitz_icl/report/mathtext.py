@@ -21,8 +21,8 @@ Everything else stays text (escaped).  Within a run:
 * ``<= >= -> +- != ~ ...`` are ``\\le \\ge \\to \\pm \\ne \\sim \\dots``; ``||x||`` is ``\\|x\\|``; ``x.q``
   between letters is ``x \\cdot q``; ``1e-06`` is ``10^{-6}``; ``[[a, b], [c, d]]`` is a small matrix.
 
-Dotted or underscored program names (``lipschitz_icl.derivations``, ``wstar_exact``) are set as code
-(``\\code{...}``).  The output always compiles: braces are only emitted in pairs, every LaTeX special
+Dotted or underscored program names (``lipschitz_icl.derivations``, ``wstar_exact``) and commit hashes
+(7 to 40 hex digits with a letter and a digit: ``4e9f7ac``) are set as code (``\\code{...}``).  The output always compiles: braces are only emitted in pairs, every LaTeX special
 character inside math is escaped, and characters outside ASCII end a run (they are text, escaped by
 :func:`~lipschitz_icl.report.latex.escape`).
 """
@@ -50,8 +50,8 @@ OPERATORS = {"<=": r"\le ", ">=": r"\ge ", "->": r"\to ", "+-": r"\pm ", "!=": r
 _STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
-  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.)
-  | (?P<code>[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
+  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b)
+  | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b|[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
       |[a-z][a-z0-9]*_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
   | (?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
   | (?P<ident>[A-Za-z][A-Za-z0-9]*(?:_(?:[A-Za-z0-9]+))?\*?'*)
@@ -115,7 +115,7 @@ def _is_math(tok: _Tok, toks: list[_Tok] | None = None, i: int = 0) -> bool:
     if tok.kind == "ident":
         if tok.text == "a" and toks is not None:
             return _article_is_symbol(toks, i)
-        return not tok.word
+        return not tok.word or (toks is not None and _scripted(toks, i))
     return tok.kind == "char" and tok.text.isascii() and not tok.text.isalnum()
 
 
@@ -125,7 +125,7 @@ def _starts_run(toks: list[_Tok], i: int) -> bool:
         return False
     if tok.text == "a" and tok.kind == "ident" and _article_is_symbol(toks, i):
         return True
-    if tok.kind == "ident" and not tok.word:
+    if tok.kind == "ident" and (not tok.word or _scripted(toks, i)):
         previous = toks[i - 1] if i else None
         before = toks[i - 2] if i > 1 else None
         return not (previous is not None and previous.text == "-" and before is not None and before.word)
@@ -171,6 +171,12 @@ def _run_end(toks: list[_Tok], start: int) -> int:
         while end > start and toks[end - 1].kind == "ws":
             end -= 1
     return end
+
+
+def _scripted(toks: list[_Tok], i: int) -> bool:
+    """A letter group with a superscript right after it (``ds^2`` in ``d^2 L/ds^2``) is math: prose words
+    never carry one."""
+    return i + 1 < len(toks) and toks[i + 1].text == "^"
 
 
 def _between_letters(toks: list[_Tok], i: int) -> bool:
@@ -505,13 +511,18 @@ def mpl_text(text) -> str:
 
 def to_mathtext(text, *, rename: dict | None = None) -> str:
     """``text`` with its ASCII math as matplotlib mathtext (``$...$``), the rest made literal; checked
-    by matplotlib's own parser, falling back to literal text where a piece does not parse."""
+    by matplotlib's own parser, falling back to literal text where a piece does not parse.  A piece
+    already written as mathtext (``$...$``, as a claim's figure labels are) is kept when it parses."""
     out = []
-    for kind, piece in _convert(str(text), True, rename or {}):
-        if kind is True and _parses("$" + piece + "$"):
-            out.append("$" + piece + "$")
-        else:
-            out.append(mpl_text(piece))
+    for part in re.split(r"(\$[^$]+\$)", str(text)):
+        if len(part) > 2 and part[0] == part[-1] == "$" and _parses(part):
+            out.append(part)
+            continue
+        for kind, piece in _convert(part, True, rename or {}):
+            if kind is True and _parses("$" + piece + "$"):
+                out.append("$" + piece + "$")
+            else:
+                out.append(mpl_text(piece))
     return "".join(out)
 
 

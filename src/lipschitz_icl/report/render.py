@@ -346,13 +346,19 @@ def _margins(views: list[SectionView]) -> list[dict]:
 
 
 def _design_history(data: dict) -> list[dict]:
+    """The lock's events, one row per (salt, date, commit, reason): the claims locked together, each with
+    the first 8 hex digits of its design hash (the whole hash is in ``claims.json``)."""
     history = data.get("design_history")
     if not isinstance(history, list):
         return []
-    return [{"key": breakable(str(h.get("key", ""))), "hash": code(str(h.get("design_hash", ""))[:16]),
-             "salt": escape(str(h.get("salt", ""))), "fixed": escape(str(h.get("fixed", ""))),
-             "commit": escape(str(h.get("commit", ""))[:7]), "reason": to_latex(str(h.get("reason", "")))}
-            for h in history if isinstance(h, dict)]
+    groups: dict[tuple, list[dict]] = {}
+    for h in (h for h in history if isinstance(h, dict)):
+        event = tuple(str(h.get(field, "")) for field in ("salt", "fixed", "commit", "reason"))
+        groups.setdefault(event, []).append(h)
+    return [{"claims": Latex(", ".join(f"{breakable(str(h.get('key', '')))} ({code(str(h.get('design_hash', ''))[:8])})"
+                                     for h in members)),
+             "salt": escape(salt), "fixed": escape(fixed), "commit": escape(commit[:7]), "reason": to_latex(reason)}
+            for (salt, fixed, commit, reason), members in groups.items()]
 
 
 # ----------------------------------------------------------------------------- the document

@@ -1,0 +1,44 @@
+"""lipschitz_icl.report.mathtext: the project's ASCII math typeset for LaTeX and matplotlib."""
+
+import pytest
+
+from lipschitz_icl.report.mathtext import to_latex, to_mathtext
+
+
+@pytest.mark.parametrize("text, latex", [
+    ("w* = C_d rho^alpha", r"${w^{*}} = C_{d} \Lambda^{\alpha}$"),
+    ("n L^2/sigma^2", r"$n L^{2}/\sigma^{2}$"),
+    ("rho(M, B) <= 0.05", r"$\rho(M, B) \le  0.05$"),
+    # a letter group carrying a superscript is a differential, not a word: d^2L/ds^2 stays one formula
+    ("curvature d^2L/ds^2 along Q", r"curvature $d^{2}L/\mathrm{ds}^{2}$ along $Q$"),
+    ("a window of width 1/w", r"a window of width $1/w$"),
+])
+def test_ascii_math_is_typeset_and_prose_stays_text(text, latex):
+    assert str(to_latex(text)) == latex
+
+
+@pytest.mark.parametrize("text", ["curvature d^2L/ds^2 along Q", "n L^2/sigma^2", "the bias^2 part"])
+def test_no_caret_or_greek_name_is_left_as_text(text):
+    for rendered in (str(to_latex(text)), to_mathtext(text)):
+        outside = "".join(part for k, part in enumerate(rendered.split("$")) if k % 2 == 0)
+        assert "^" not in outside and "textasciicircum" not in outside and "sigma" not in outside
+
+
+@pytest.mark.parametrize("text", ["raised after a seed was inconclusive (4e9f7ac)", "undecided (06190c1, 954e621)"])
+def test_a_commit_hash_is_code_not_a_number(text):
+    rendered = str(to_latex(text))
+    for commit in ("4e9f7ac", "06190c1", "954e621"):
+        if commit in text:
+            assert rf"\code{{{commit}}}" in rendered
+    assert "times" not in rendered and "_{" not in rendered
+
+
+@pytest.mark.parametrize("text", ["the paper's figures", "softmax's window", "Jensen's inequality"])
+def test_a_possessive_is_a_word_not_a_prime(text):
+    assert str(to_latex(text)) == text
+
+
+def test_mathtext_already_written_is_kept_only_when_it_parses():
+    assert to_mathtext(r"$\Lambda = nL^2/\sigma^2$") == r"$\Lambda = nL^2/\sigma^2$"
+    assert to_mathtext(r"large-$n$ bias part") == r"large-$n$ bias part"
+    assert to_mathtext(r"$\foo$ x") == r"\$\foo\$ $x$"  # does not parse: literal, never a traceback
