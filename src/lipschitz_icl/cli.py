@@ -176,6 +176,8 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
+    from .registry import RegistryError  # the parser's choices (figures, claims) read the registry
+
     args = None
     try:
         args = build_parser().parse_args(argv)
@@ -193,6 +195,9 @@ def _main(argv) -> int:
             text = "\n".join(f"{key}: {value}" for key, value in payload.items())
     except (_UsageError, NonFiniteResult) as exc:
         _say(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    except RegistryError as exc:
+        _say(f"error: the claims registry: {exc}")
         return EXIT_BAD_INPUT
     except ParameterError as exc:
         _say(f"error: {_option_message(exc, args._options) if args is not None else exc}")

@@ -345,12 +345,18 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
 
 
 def _load_file(path: Path) -> list[ClaimSpec]:
-    with path.open("rb") as handle:
-        data = tomllib.load(handle)
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RegistryError(f"{path}: not valid TOML ({exc})") from None
     group = data.get("group")
     if not isinstance(group, dict) or group.get("name") != path.stem:
         raise RegistryError(f"{path.name}: a [group] table whose name is {path.stem!r}")
-    return [_spec(raw, group, path) for raw in data.get("claim", [])]
+    try:
+        return [_spec(raw, group, path) for raw in data.get("claim", [])]
+    except KeyError as exc:
+        raise RegistryError(f"{path.name}: a [[claim]] lacks the field {exc}") from None
 
 
 def load() -> tuple[ClaimSpec, ...]:
@@ -363,6 +369,8 @@ def load() -> tuple[ClaimSpec, ...]:
 def _load(directory: str) -> tuple[ClaimSpec, ...]:
     out = []
     rank = {name: i for i, name in enumerate(GROUP_ORDER)}
+    if not Path(directory).is_dir():
+        raise RegistryError(f"{directory} is not a directory ({REGISTRY_ENV} names a directory of claim files)")
     paths = [p for p in Path(directory).glob("*.toml") if not p.name.startswith("_")]
     for path in sorted(paths, key=lambda p: (rank.get(p.stem, len(rank)), p.stem)):
         out.extend(_load_file(path))
