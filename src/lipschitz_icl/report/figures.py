@@ -130,8 +130,14 @@ def _draw_series(ax, s: dict, colour: str, style: str, log_y: bool) -> int:
     if s["theory_y"] is not None:
         t = s["theory_y"]
         keep = t > 0 if log_y else np.ones_like(t, dtype=bool)
-        ax.plot(s["x"][keep], t[keep], "--", color=colour, lw=0.9)
+        ax.plot(s["x"][keep], t[keep], _theory_style(style), color=colour, lw=0.9, ms=9)
     return hidden
+
+
+def _theory_style(style: str) -> str:
+    """Theory as a dashed line beside connected points, as a dash marker beside a scatter's single points
+    (a line through one point draws nothing)."""
+    return "_" if style == "o" else "--"
 
 
 def _panel(ax, panel: Panel) -> None:
@@ -152,7 +158,7 @@ def _panel(ax, panel: Panel) -> None:
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     if any(s["theory_y"] is not None for s in series):
-        ax.plot([], [], "--", color="0.3", lw=0.9, label=panel.theory_label)
+        ax.plot([], [], _theory_style(style), color="0.3", lw=0.9, ms=9, label=panel.theory_label)
     if log_y and any(s["y_high"] is not None and np.any(s["y"] <= 0) for s in series):
         ax.plot([], [], "v", color="0.3", ms=4, mfc="none", label="upper confidence limit (value 0)")
     if hidden:

@@ -204,7 +204,8 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
             continue
         n_cases = len(_first_seed(claim))
         more = f" ({n_cases - MAX_SERIES} further cases not drawn)" if n_cases > MAX_SERIES else ""
-        theory = " Dashed: " + panels[0].theory_label + "." if any(
+        mark = "Dashes" if panels[0].kind == "scatter" else "Dashed"
+        theory = f" {mark}: " + panels[0].theory_label + "." if any(
             s["theory_y"] is not None for p in panels for s in p.series) else ""
         caption = Latex(escape(_caption_head(claim) + ": ") + to_latex(_statement(claim), rename=rename_for(claim.key))
                         + escape(f" One series per case{more}.") + _mathtext_to_latex(theory))
