@@ -45,7 +45,7 @@ from .problem import MAX_W, Problem, check_problem
 from .tasks import TASKS
 from .validation import ParameterError, check_real
 
-__all__ = ["asymptotic_loss", "asymptotic_terms", "relu_moments", "asymptotic_tasks", "FORM_ACCURACY",
+__all__ = ["asymptotic_loss", "asymptotic_terms", "form_terms", "relu_moments", "asymptotic_tasks", "FORM_ACCURACY",
            "QUADRATURE_ACCURACY"]
 
 # stated relative accuracy of asymptotic_terms at refine=1 (module docstring), by kernel form: the linear
@@ -77,22 +77,32 @@ class _AccuracyByTask(Mapping):
 QUADRATURE_ACCURACY = _AccuracyByTask()
 
 
+def _refusal(task) -> ParameterError:
+    return ParameterError("task", f"{' or '.join(asymptotic_tasks())} for the asymptotic loss", task)
+
+
 def _form(task: str) -> str:
+    """The kernel form of the registered class ``task`` (refused without a large-``n`` formula)."""
     if task not in asymptotic_tasks():
-        raise ParameterError("task", f"{' or '.join(asymptotic_tasks())} for the asymptotic loss", task)
+        raise _refusal(task)
     return TASKS[task].quadrature
 
 
 def asymptotic_terms(task: str, d: int, w: float, *, refine: int = 1):
-    """``(bias0, bias1, collision1)`` per unit ``L^2``: bias ~ ``L^2 (bias0 + bias1 / n)``,
-    ``E sum p^2 ~ collision1 / n``."""
+    """``(bias0, bias1, collision1)`` per unit ``L^2`` of the registered class ``task``: bias ~
+    ``L^2 (bias0 + bias1 / n)``, ``E sum p^2 ~ collision1 / n``."""
+    return form_terms(_form(task), d, w, refine=refine)
+
+
+def form_terms(form: str, d: int, w: float, *, refine: int = 1):
+    """:func:`asymptotic_terms` of the kernel form ``form`` (``"linear"`` or ``"arc-cosine"``)."""
     log_R = float(sphere.log_collision_ratio(d, w))
     if log_R > 700.0:  # R_d(w) ~ w^((d-1)/2) beyond the double range: no finite large-n model at any n
         raise ParameterError("w", f"small enough that R_d(w) = Phi_d(2w)/Phi_d(w)^2 fits a double at d = {d} "
                              f"(log R = {log_R:.4g} > 700; use a smaller w or the exact method)", w)
     R = math.exp(log_R)
     mu = float(sphere.tilted_mean(d, w))
-    if _form(task) == "linear":
+    if form == "linear":
         mu2 = float(sphere.tilted_mean(d, 2.0 * w))
         s2 = float(sphere.tilted_second_moment(d, 2.0 * w))
         var_2w = s2 - 2.0 * mu * mu2 + mu * mu
@@ -162,16 +172,18 @@ def relu_moments(d: int, alpha, beta):
 
 
 def asymptotic_loss(problem: Problem, w: float, *, refine: int = 1) -> LossEstimate:
-    """``L(w) ~ L^2 (bias0(w) + bias1(w)/n) + sigma^2 R_d(w)/n`` for ``problem.task`` in
-    {affine, relu}; deterministic (standard error 0); ``info`` keeps the three terms.
+    """``L(w) ~ L^2 (bias0(w) + bias1(w)/n) + sigma^2 R_d(w)/n`` for a class of a kernel form
+    with a large-``n`` formula (:func:`asymptotic_tasks`: affine, relu); deterministic (standard error 0); ``info`` keeps the three terms.
 
     Supported: the problem's ranges (``2 <= d <= 512``, ``n <= 1e150``; a large-``n`` model, it drops
     ``O(1/n^2)``), ``0 <= w <= 1e8`` and ``log R_d(w) <= 700`` (large ``w`` at large ``d``: refused on ``w``);
     ``R_d(w)`` comes from scaled Bessel functions, without cancellation at any ``w``."""
     problem = check_problem(problem)
-    _form(problem.task)
+    form = problem.task_class.quadrature
+    if form not in FORM_ACCURACY:
+        raise _refusal(problem.task)
     w = check_real("w", w, minimum=0.0, maximum=MAX_W)
-    bias0, bias1, R = asymptotic_terms(problem.task, problem.d, w, refine=refine)
+    bias0, bias1, R = form_terms(form, problem.d, w, refine=refine)
     L2, n = problem.L**2, problem.n
     bias = L2 * (bias0 + bias1 / n)
     noise = problem.sigma**2 * R / n

@@ -104,12 +104,13 @@ from scipy import special
 from . import quadrature
 from .estimate import Estimate, LossEstimate
 from .problem import MAX_W, Problem
+from .task_family import QUADRATURE_FORMS
 from .tasks import TASKS
 from .validation import ParameterError, check_choice, check_int, check_real
 
 __all__ = ["FORMS", "quadrature_loss", "exact_parts", "relu_diagonal", "relu_offdiagonal_factor", "check_budget"]
 
-FORMS = ("linear", "arc-cosine")   # the kernel forms (TaskFamily.quadrature) this quadrature implements
+FORMS = QUADRATURE_FORMS   # the kernel forms (TaskFamily.quadrature) this quadrature implements
 _TAIL = 1e-20          # target tail mass dropped by the s and V ranges
 _U_NEG = 21.0          # e^(2u) < e^-42 below s_lo
 _U_POS = 4.5           # k2(4.5) = exp(9 - e^4.5) ~ e^-81

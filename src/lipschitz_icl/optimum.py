@@ -133,16 +133,17 @@ def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
 
 
 def _leading_order_guess(problem: Problem) -> float:
-    """A starting ``theta``: the minimiser of the closed-form affine large-``n`` loss (cheap); a class
-    given by its kernel supplies its own leading-order start (``task_class.wstar_guess``)."""
+    """A starting ``theta``: the minimiser of the closed-form large-``n`` loss of the linear kernel form
+    (the affine class; cheap); a class given by its kernel supplies its own leading-order start
+    (``task_class.wstar_guess``)."""
     guess = getattr(problem.task_class, "wstar_guess", None)
     if guess is not None and problem.sigma > 0:
         return math.log(guess(problem.n, problem.sigma))
-    from .asymptotic import asymptotic_terms
+    from .asymptotic import form_terms
 
     def loss(theta):
         try:
-            b0, b1, R = asymptotic_terms("affine", problem.d, math.exp(theta))
+            b0, b1, R = form_terms("linear", problem.d, math.exp(theta))
         except ParameterError:  # R_d(w) beyond the double range at large w and d: not the minimiser
             return math.inf
         return problem.L**2 * (b0 + b1 / problem.n) + problem.sigma**2 * R / problem.n

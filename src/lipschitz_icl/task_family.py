@@ -42,8 +42,11 @@ import numpy as np
 from . import sphere
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["Features", "Task", "TaskFamily", "EXACT_ROUTES", "class_kernel"]
+__all__ = ["Features", "Task", "TaskFamily", "EXACT_ROUTES", "QUADRATURE_FORMS", "class_kernel"]
 
+# kernel forms with a dedicated quadrature (lipschitz_icl.exact_quadrature) and large-n formula
+# (lipschitz_icl.asymptotic): K linear in t (affine), the arc-cosine kernel (relu)
+QUADRATURE_FORMS = ("linear", "arc-cosine")
 # exact routes (TaskFamily.exact_route): the dedicated quadrature of the class's kernel form, or the
 # Gegenbauer series of any zonal kernel
 EXACT_ROUTES = ("quadrature", "zonal")

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .builtin_tasks import BUILTIN_TASKS, FREQUENCY_RANGE, relu_kernel, sphere_characteristic
-from .task_family import Features, Task, TaskFamily
+from .task_family import QUADRATURE_FORMS, Features, Task, TaskFamily
 from .validation import ParameterError, check_choice, check_int, check_real
 
 __all__ = ["Features", "Task", "TaskFamily", "TASKS", "TaskPluginError", "ENTRY_POINT_GROUP",
@@ -74,8 +74,8 @@ def _check_class(cls) -> str:
         return "not a subclass of lipschitz_icl.task_family.TaskFamily"
     if not isinstance(cls.name, str) or not _NAME.fullmatch(cls.name) or len(cls.name) > 40:
         return f"its name {cls.name!r} is not lower-case words joined by '-' (at most 40 characters)"
-    if cls.quadrature not in (None, "linear", "arc-cosine"):
-        return f"its quadrature {cls.quadrature!r} is none of None, 'linear', 'arc-cosine'"
+    if cls.quadrature is not None and cls.quadrature not in QUADRATURE_FORMS:
+        return f"its quadrature {cls.quadrature!r} is none of None, {', '.join(map(repr, QUADRATURE_FORMS))}"
     if cls.rotation_invariant and cls.low_rank:
         return "a low-rank class is not rotation-invariant"
     if cls.rotation_invariant and cls.zonal_kernel.__func__ is TaskFamily.zonal_kernel.__func__:

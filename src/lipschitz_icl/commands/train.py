@@ -197,7 +197,8 @@ def run(args):
         "steps": result.steps,
         "seconds": result.seconds,
         "task": problem.task, "d": problem.d, "n": problem.n, "L": problem.L, "sigma": problem.sigma,
-        "k": problem.task_class.rank if problem.task_class.low_rank else None, "param": result.param, "attention": result.kind,
+        "k": problem.task_class.rank if problem.task_class.low_rank else None, "param": result.param,
+        "attention": result.kind,
         "value_leak": None, "label_coupling": None, "value_weight": None,
         "out": out,
     }
