@@ -88,7 +88,7 @@ def test_a_minimiser_at_the_method_budget_is_inconclusive(monkeypatch, capsys):
     is not a minimum that was found: open interval, exit 3 -- never exit 2 naming 'w', which is not an
     option of wstar (issue 22: extreme L/sigma).  The grid budget is lowered so that it binds below the
     true w* (about 9.2 here; theta nodes ~ 15 w at level 1, so w > 6.7 is refused)."""
-    from lipschitz_icl import exact
+    from lipschitz_icl import exact_quadrature as exact
     from lipschitz_icl.cli import main
     problem = make_problem("affine", 3, 30, 1.0, 0.05)
     free = wstar(problem, "exact")
@@ -109,7 +109,7 @@ def test_a_search_started_beyond_the_budget_walks_down_to_the_minimum(monkeypatc
     the search walks down and finds the finite-n minimum w* = 10.08 (the exact loss is higher on both
     sides).  The grid budget is lowered (2e4 theta nodes) so the walk's evaluations near it are cheap;
     the minimum found is the same as with the full budget (measured: 10.0753 vs 10.0757)."""
-    from lipschitz_icl import exact
+    from lipschitz_icl import exact_quadrature as exact
     from lipschitz_icl.exact import exact_loss
     monkeypatch.setattr(exact, "_MAX_THETA", 2e4)
     problem = make_problem("affine", 3, 30, 1e6, 1e-6)

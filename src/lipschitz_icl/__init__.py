@@ -21,6 +21,8 @@ _EXPORTS = {
     "make_task_class": ".tasks",
 }
 
+_DYNAMIC = {"TASK_NAMES"}   # read from the task registry on every access (classes can be registered later)
+
 __all__ = [*_EXPORTS, "__version__"]
 
 
@@ -34,7 +36,8 @@ def __getattr__(name):
         value = importlib.import_module(f".{name}", __name__)
     else:
         raise AttributeError(f"module 'lipschitz_icl' has no attribute {name!r}")
-    globals()[name] = value
+    if name not in _DYNAMIC:
+        globals()[name] = value
     return value
 
 

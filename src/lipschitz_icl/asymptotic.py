@@ -1,4 +1,5 @@
-"""Large-``n`` ICL loss for ``M = w I`` with its first correction in ``1/n`` (affine and relu).
+"""Large-``n`` ICL loss for ``M = w I`` with its first correction in ``1/n`` (the classes whose kernel has
+the form ``"linear"``, affine, or ``"arc-cosine"``, relu: :attr:`lipschitz_icl.task_family.TaskFamily.quadrature`).
 
 Write ``sum_i p_i h_i = A / S`` with ``A = (1/n) sum_i e_i h_i``, ``S = (1/n) sum_i e_i``,
 ``e_i = exp(w t_i)``.  The second-order delta method (``lipschitz_icl/derivations/ratio_expansion.py``) gives
@@ -9,13 +10,13 @@ Write ``sum_i p_i h_i = A / S`` with ``A = (1/n) sum_i e_i h_i``, ``S = (1/n) su
 with ``r = E_w[h]`` the mean under the tilted law (density ``exp(w t) p_d(t) / Phi_d(w)``),
 ``E_2w`` the same at ``2w`` and ``R_d(w) = Phi_d(2w) / Phi_d(w)^2``.
 
-affine (``h = x - q`` coordinate-wise, variance ``L^2/(3d)``; ``mu = A_d(w) = E_w[t]``): closed form
+affine, the linear form (``h = x - q`` coordinate-wise, variance ``L^2/(3d)``; ``mu = A_d(w) = E_w[t]``): closed form
 
     bias  = (L^2/(3d)) [ (1 - mu)^2 + (R/n) ( E_2w[(t - mu)^2] + E_2w[1 - t^2]
                                                + 2 (1 - mu) (A_d(2w) - mu) ) ]
     noise = sigma^2 R / n.
 
-relu (``h = (u.x)_+ - (u.q)_+``, ``c = u.q``; the ``(-u.x)_+`` part gives the same by symmetry):
+relu, the arc-cosine form (``h = (u.x)_+ - (u.q)_+``, ``c = u.q``; the ``(-u.x)_+`` part gives the same by symmetry):
 
     bias  = (2 L^2 / 3) E_c[ r(c)^2 + (R/n) (E_2w[h^2] - 4 r E_2w[h] + 3 r^2) ],
 
@@ -33,6 +34,7 @@ d >= 5.  The formula itself drops terms of order ``1/n^2``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 from scipy import special
@@ -40,26 +42,67 @@ from scipy import special
 from . import quadrature, sphere
 from .estimate import Estimate, LossEstimate
 from .problem import MAX_W, Problem, check_problem
+from .tasks import TASKS
 from .validation import ParameterError, check_real
 
-__all__ = ["asymptotic_loss", "asymptotic_terms", "relu_moments", "ASYMPTOTIC_TASKS", "QUADRATURE_ACCURACY"]
+__all__ = ["asymptotic_loss", "asymptotic_terms", "form_terms", "relu_moments", "asymptotic_tasks", "FORM_ACCURACY",
+           "QUADRATURE_ACCURACY"]
 
-ASYMPTOTIC_TASKS = ("affine", "relu")
-# stated relative accuracy of asymptotic_terms at refine=1 (module docstring): affine is closed form up to
-# the Bessel functions' rounding; relu's quadrature is within 1e-4 in the worst case (d = 2)
-QUADRATURE_ACCURACY = {"affine": 1e-12, "relu": 1e-4}
+# stated relative accuracy of asymptotic_terms at refine=1 (module docstring), by kernel form: the linear
+# form is closed form up to the Bessel functions' rounding; the arc-cosine quadrature is within 1e-4 in
+# the worst case (d = 2)
+FORM_ACCURACY = {"linear": 1e-12, "arc-cosine": 1e-4}
+
+
+def asymptotic_tasks() -> tuple:
+    """The registered classes with a large-``n`` formula (a kernel form of :data:`FORM_ACCURACY`)."""
+    return tuple(name for name, cls in TASKS.items() if cls.quadrature in FORM_ACCURACY)
+
+
+class _AccuracyByTask(Mapping):
+    """:data:`FORM_ACCURACY` by the name of a registered class (:func:`asymptotic_tasks`)."""
+
+    def __getitem__(self, task):
+        if task not in asymptotic_tasks():
+            raise KeyError(task)
+        return FORM_ACCURACY[TASKS[task].quadrature]
+
+    def __iter__(self):
+        return iter(asymptotic_tasks())
+
+    def __len__(self):
+        return len(asymptotic_tasks())
+
+
+QUADRATURE_ACCURACY = _AccuracyByTask()
+
+
+def _refusal(task) -> ParameterError:
+    return ParameterError("task", f"{' or '.join(asymptotic_tasks())} for the asymptotic loss", task)
+
+
+def _form(task: str) -> str:
+    """The kernel form of the registered class ``task`` (refused without a large-``n`` formula)."""
+    if task not in asymptotic_tasks():
+        raise _refusal(task)
+    return TASKS[task].quadrature
 
 
 def asymptotic_terms(task: str, d: int, w: float, *, refine: int = 1):
-    """``(bias0, bias1, collision1)`` per unit ``L^2``: bias ~ ``L^2 (bias0 + bias1 / n)``,
-    ``E sum p^2 ~ collision1 / n``."""
+    """``(bias0, bias1, collision1)`` per unit ``L^2`` of the registered class ``task``: bias ~
+    ``L^2 (bias0 + bias1 / n)``, ``E sum p^2 ~ collision1 / n``."""
+    return form_terms(_form(task), d, w, refine=refine)
+
+
+def form_terms(form: str, d: int, w: float, *, refine: int = 1):
+    """:func:`asymptotic_terms` of the kernel form ``form`` (``"linear"`` or ``"arc-cosine"``)."""
     log_R = float(sphere.log_collision_ratio(d, w))
     if log_R > 700.0:  # R_d(w) ~ w^((d-1)/2) beyond the double range: no finite large-n model at any n
         raise ParameterError("w", f"small enough that R_d(w) = Phi_d(2w)/Phi_d(w)^2 fits a double at d = {d} "
                              f"(log R = {log_R:.4g} > 700; use a smaller w or the exact method)", w)
     R = math.exp(log_R)
     mu = float(sphere.tilted_mean(d, w))
-    if task == "affine":
+    if form == "linear":
         mu2 = float(sphere.tilted_mean(d, 2.0 * w))
         s2 = float(sphere.tilted_second_moment(d, 2.0 * w))
         var_2w = s2 - 2.0 * mu * mu2 + mu * mu
@@ -129,17 +172,18 @@ def relu_moments(d: int, alpha, beta):
 
 
 def asymptotic_loss(problem: Problem, w: float, *, refine: int = 1) -> LossEstimate:
-    """``L(w) ~ L^2 (bias0(w) + bias1(w)/n) + sigma^2 R_d(w)/n`` for ``problem.task`` in
-    {affine, relu}; deterministic (standard error 0); ``info`` keeps the three terms.
+    """``L(w) ~ L^2 (bias0(w) + bias1(w)/n) + sigma^2 R_d(w)/n`` for a class of a kernel form
+    with a large-``n`` formula (:func:`asymptotic_tasks`: affine, relu); deterministic (standard error 0); ``info`` keeps the three terms.
 
     Supported: the problem's ranges (``2 <= d <= 512``, ``n <= 1e150``; a large-``n`` model, it drops
     ``O(1/n^2)``), ``0 <= w <= 1e8`` and ``log R_d(w) <= 700`` (large ``w`` at large ``d``: refused on ``w``);
     ``R_d(w)`` comes from scaled Bessel functions, without cancellation at any ``w``."""
     problem = check_problem(problem)
-    if problem.task not in ASYMPTOTIC_TASKS:
-        raise ParameterError("task", "affine or relu for the asymptotic loss", problem.task)
+    form = problem.task_class.quadrature
+    if form not in FORM_ACCURACY:
+        raise _refusal(problem.task)
     w = check_real("w", w, minimum=0.0, maximum=MAX_W)
-    bias0, bias1, R = asymptotic_terms(problem.task, problem.d, w, refine=refine)
+    bias0, bias1, R = form_terms(form, problem.d, w, refine=refine)
     L2, n = problem.L**2, problem.n
     bias = L2 * (bias0 + bias1 / n)
     noise = problem.sigma**2 * R / n

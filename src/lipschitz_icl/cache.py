@@ -275,8 +275,12 @@ def _write(path: Path, ident: dict, value) -> None:
 def problem_key(problem) -> dict:
     """The inputs that define a :class:`~lipschitz_icl.problem.Problem` (task class, n, sigma)."""
     tc = problem.task_class
-    return {"task": tc.name, "d": tc.d, "L": tc.L, "frequency": tc.frequency,
-            "B": None if tc.B is None else tc.B.tolist(), "n": problem.n, "sigma": problem.sigma}
+    key = {"task": tc.name, "d": tc.d, "L": tc.L, "frequency": tc.frequency,
+           "B": None if tc.B is None else tc.B.tolist(), "n": problem.n, "sigma": problem.sigma}
+    others = {k: v for k, v in getattr(tc, "parameter_values", dict)().items() if k != "frequency"}
+    if others:   # a class's extra parameters besides the frequency (none among the built-in classes)
+        key["parameters"] = others
+    return key
 
 
 def _estimate_to_dict(e: Estimate) -> dict:

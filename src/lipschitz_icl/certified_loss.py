@@ -362,7 +362,7 @@ def _integrate(inner: _Inner, n: int, sigma: float, L: float, names: tuple, rtol
     s_lo = -math.log(n) + 0.5 * (d - 1) * math.log1p(inner.w_mid) - 10.0
     while any(_lower_tail(terms[x], g, s_lo).abs_upper() > 1e-3 * budget[x] for x in names):
         s_lo -= 2.0
-    from .exact import _v_quantile
+    from .exact_quadrature import _v_quantile
     s_hi = max(_v_quantile(d, inner.w_mid, n) + 4.5, s_lo + 4.0)
     while True:
         psi_hi = arb((1 - _moments(inner, arb(s_hi), wanted)["om"]).abs_upper())
@@ -440,7 +440,7 @@ def _scales(d: int, n: int, w: float, sigma: float, L: float) -> dict:
     """Magnitudes (float, from the exact quadrature) that set the absolute tolerances, not the result:
     every part is held to ``rtol`` times the loss (``q`` to ``rtol`` times itself), a derivative to ``rtol``
     times ``loss / w``."""
-    from .exact import exact_parts
+    from .exact_quadrature import exact_parts
 
     parts = exact_parts("affine", d, w, n)
     loss = sigma * sigma * parts.noise_factor + L * L / (3 * d) * parts.affine

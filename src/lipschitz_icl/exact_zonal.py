@@ -1,6 +1,6 @@
 """Exact ICL loss of ``M = w I`` for any zonal task prior (kernel ``K(x.y)``), any ``n``.
 
-Setting and notation as in :mod:`lipschitz_icl.exact` (query ``q = e_1``, ``t_i = x_i.q``,
+Setting and notation as in :mod:`lipschitz_icl.exact_quadrature` (query ``q = e_1``, ``t_i = x_i.q``,
 ``V_i = w (1 - t_i)``, the Laplace variable ``s = log lam``, kernels ``k1(u) = exp(u - e^u)``,
 ``k2(u) = exp(2u - e^u)``, ``psi(s) = E[exp(-e^(s - V))]``, ``A_k[g](s) = E[k_k(s - V) g(t)]``).
 
@@ -43,15 +43,15 @@ Truncation.  ``B_inf = n(n-1) int ds A_1[1]^2 psi^(n-2) = E[sum_{i!=j} p_i p_j]`
   never a tight wrong interval.  For rough kernels (``a_l ~ l^(-1 - 2 gamma)``) ``l0`` is finite (relu,
   ``d = 3``: ``l0 ~ 660``) and ``sum r_l |c_l|`` grows with ``w``: measured converged to ``1e-6``, relu
   ``d = 3`` to ``w = 1e4``, the exponential kernel to ``w = 1e6``; relu at ``w = 1e5`` is inconclusive
-  (its interval, 3% wide, holds the value of :mod:`lipschitz_icl.exact`).
+  (its interval, 3% wide, holds the value of :mod:`lipschitz_icl.exact_quadrature`).
 
 ``P_l`` is resolved on the ``theta`` grid: where the kernels live (``V <= max(s_hi, 0) + 45 + (d-1)/2 +
 12 sqrt(d)``) its panels are at most ``3/m`` wide.
 
-Mixtures of the built-in classes are summed class by class (the bias is linear in ``K``): affine and
-relu by :mod:`lipschitz_icl.exact`, cosine by the series.
+Mixtures of the registered classes are summed class by class (the bias is linear in ``K``): a class of
+a quadrature form (affine, relu) by :mod:`lipschitz_icl.exact_quadrature`, the others (cosine) by the series.
 
-Grids, cost and accuracy: those of :mod:`lipschitz_icl.exact` (``s`` and ``theta`` rules, resolution
+Grids, cost and accuracy: those of :mod:`lipschitz_icl.exact_quadrature` (``s`` and ``theta`` rules, resolution
 levels, ``abs_error`` the difference between the last two levels plus the tail bound), plus
 ``O(N_s N_theta m)`` for the series.  A series longer than :data:`MAX_DEGREE` is refused
 (``ParameterError`` on ``w``).
@@ -64,12 +64,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import exact as _exact
+from . import exact_quadrature as _quad
 from .estimate import Estimate, LossEstimate
 from .validation import ParameterError, check_int, check_real
 from . import quadrature
-from .zonal import (ZonalKernel, builtin_kernel, gap_coefficients, gegenbauer_blocks, harmonic_dimension,
-                    rounding_floor)
+from .problem import make_problem
+from .tasks import parameters_of
+from .zonal_kernel import ZonalKernel, gap_coefficients, gegenbauer_blocks, harmonic_dimension, rounding_floor
 
 __all__ = ["MAX_DEGREE", "kernel_of", "zonal_parts", "zonal_loss"]
 
@@ -83,14 +84,11 @@ _MAX_DOUBLINGS = 1           # a series the tail bound refuses is doubled at mos
 
 
 def kernel_of(task_class) -> ZonalKernel:
-    """The kernel of a task class: its ``kernel`` attribute (zonal classes) or the built-in kernel of a
-    rotation-invariant :class:`~lipschitz_icl.tasks.TaskClass` (affine, relu, cosine)."""
-    kernel = getattr(task_class, "kernel", None)
-    if kernel is not None:
-        return kernel
+    """The kernel of a rotation-invariant task class (:meth:`~lipschitz_icl.task_family.TaskFamily.covariance_kernel`;
+    a prior given by its kernel: that kernel)."""
     if not task_class.rotation_invariant:
         raise ParameterError("task", "a rotation-invariant class for the exact zonal method", task_class.name)
-    return builtin_kernel(task_class.name, task_class.d, task_class.L, task_class.frequency)
+    return task_class.covariance_kernel()
 
 
 @dataclass
@@ -123,17 +121,17 @@ _COEF_CACHE_SIZE = 32
 
 
 def _theta_rule(d: int, w: float, lev, grid: dict, degree: int, theta_top: float):
-    """The ``theta`` rule of :func:`lipschitz_icl.exact._grids`, its panels below ``theta_top`` split to
+    """The ``theta`` rule of :func:`lipschitz_icl.exact_quadrature._grids`, its panels below ``theta_top`` split to
     width at most ``_THETA_WIDTH / degree`` (so that ``P_degree`` is resolved where the kernels live);
     returns ``(theta, weights)``, the weights including the law ``mu``."""
     breaks = grid["theta_breaks"]
     if degree > 0:
         low = breaks[breaks <= theta_top]
-        fine = _exact._subdivide(np.append(low, breaks[low.size]) if low.size < breaks.size else low,
+        fine = _quad._subdivide(np.append(low, breaks[low.size]) if low.size < breaks.size else low,
                                  _THETA_WIDTH / degree)
         breaks = np.unique(np.concatenate([fine, breaks[low.size:]]))
     theta, gw = quadrature.panel_rule(breaks, lev.q_v)
-    return theta, gw * np.exp(_exact._log_mu_density(d, theta))
+    return theta, gw * np.exp(_quad._log_mu_density(d, theta))
 
 
 def _window_sums(kernel: ZonalKernel, w: float, n: int, lev, grid: dict, theta, wt):
@@ -142,19 +140,19 @@ def _window_sums(kernel: ZonalKernel, w: float, n: int, lev, grid: dict, theta, 
     weights ``off_w`` of the off-diagonal integral and the per-chunk kernels ``k1 * weight``."""
     d = kernel.d
     s, ws = grid["s"], grid["ws"]
-    V = _exact._v_of_theta(w, theta)
+    V = _quad._v_of_theta(w, theta)
     gap = kernel.gap_theta(theta)
     if not np.all(np.isfinite(gap)):
         raise ParameterError("kernel", "finite on [-1, 1]", kernel.name)
     g2 = wt * 2.0 * gap
     prefix = np.concatenate([[0.0], np.cumsum(wt)])
     upper_extra = 45.0 + 0.5 * (d - 1) + 12.0 * math.sqrt(d)
-    upper_tail = _exact._upper_tail(d, w, grid["v_top"])
+    upper_tail = _quad._upper_tail(d, w, grid["v_top"])
     N = s.size
     one_minus_psi, psi_direct = np.empty(N), np.empty(N)
     a2_noise, a2_diag, a1_one, k1_sq = np.empty(N), np.empty(N), np.empty(N), np.empty(N)
     chunks = []
-    for sl in _exact._s_chunks(s, lev.q_s):
+    for sl in _quad._s_chunks(s, lev.q_s):
         sb = s[sl]
         lo = int(np.searchsorted(V, sb.min() - 7.0, side="left"))
         hi = int(np.searchsorted(V, max(sb.max(), 0.0) + upper_extra, side="right"))
@@ -214,11 +212,11 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
     the series grows (doubling its length, to :data:`MAX_DEGREE`) until its tail bound is below
     ``rtol / 4`` of the bias."""
     d = kernel.d
-    lev = _exact._level(level)
-    grid = _exact._grids(d, w, n, lev)
+    lev = _quad._level(level)
+    grid = _quad._grids(d, w, n, lev)
     upper_extra = 45.0 + 0.5 * (d - 1) + 12.0 * math.sqrt(d)
     v_window = min(2.0 * w, max(grid["s_hi"], 0.0) + upper_extra) if w > 0 else 0.0
-    theta_top = float(_exact._theta_of_v(w, np.array([v_window]))[0]) if w > 0 else np.pi
+    theta_top = float(_quad._theta_of_v(w, np.array([v_window]))[0]) if w > 0 else np.pi
     info = dict(n_s=int(grid["s"].size), v_quantile=grid["v_q"])
     if n < 2:                                          # no pairs: the bias is the diagonal alone
         theta, wt = _theta_rule(d, w, lev, grid, 0, theta_top)
@@ -293,16 +291,13 @@ def _sum_series(kernel: ZonalKernel, sums: dict, degree: int, fast: bool) -> Zon
 
 def _mixture_loss(kernel: ZonalKernel, problem, w, rtol: float) -> LossEstimate:
     """A mixture's loss: the bias is linear in ``K``, so it is ``sum_c w_c bias_c``, each class by its own
-    exact method (affine and relu: :mod:`lipschitz_icl.exact`; cosine: the zonal series); the noise part
-    does not depend on the prior.  Errors add (weighted)."""
-    from .exact import exact_loss
-    from .problem import make_problem
-
+    exact route (a quadrature form: :mod:`lipschitz_icl.exact_quadrature`; else the zonal series); the
+    noise part does not depend on the prior.  Errors add (weighted)."""
     parts = []
     for name, weight, L, frequency in kernel.parts:
-        kwargs = {"frequency": frequency} if name == "cosine" else {}
-        sub = make_problem(name, kernel.d, problem.n, L, problem.sigma, **kwargs)
-        parts.append((weight, exact_loss(sub, w, rtol=rtol)))
+        sub = make_problem(name, kernel.d, problem.n, L, problem.sigma, **parameters_of(name, frequency=frequency))
+        route = _quad.quadrature_loss if sub.task_class.exact_route == "quadrature" else zonal_loss
+        parts.append((weight, route(sub, w, rtol=rtol)))
     noise = parts[0][1].noise
     bias_value = sum(wt * r.bias.value for wt, r in parts)
     bias = Estimate(bias_value, 0.0, 0, sum(wt * r.bias.abs_error for wt, r in parts))
@@ -327,11 +322,11 @@ def zonal_loss(problem, w, *, rtol: float = 1e-6) -> LossEstimate:
     rtol = check_real("rtol", rtol, minimum=1e-13, maximum=0.1)
     n = check_int("n", problem.n, minimum=1)
     sigma = problem.sigma
-    _exact._grids(kernel.d, w, n, _exact._level(1))       # refuse up front if the grid is out of budget
+    _quad._grids(kernel.d, w, n, _quad._level(1))       # refuse up front if the grid is out of budget
     prev = zonal_parts(kernel, w, n, 0, rtol)
     history = [(prev.noise_factor, prev.bias)]
     converged = False
-    for k in range(1, _exact._MAX_LEVEL + 1):
+    for k in range(1, _quad._MAX_LEVEL + 1):
         cur = zonal_parts(kernel, w, n, k, rtol)
         err_noise = abs(cur.noise_factor - prev.noise_factor)
         err_bias = abs(cur.bias - prev.bias) + cur.tail_bound

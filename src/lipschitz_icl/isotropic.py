@@ -6,7 +6,7 @@ Rotate the query to ``e_1``: the softmax weights depend only on ``t_i = x_i . q`
 
 and the task, the noise and the components of ``x_i`` orthogonal to the query are averaged out
 (exactly, or through a drawn direction ``u`` reduced to two scalars; see
-:meth:`~lipschitz_icl.tasks.TaskClass.reduced_features`).  Per context,
+:meth:`~lipschitz_icl.task_family.TaskFamily.reduced_features`).  Per context,
 
     bias_c(w)      = v (|| sum_i p_i phi_i - phi_q ||^2 + sum_i p_i^2 rho_i)
     collision_c(w) = sum_i p_i^2                      (noise part = sigma^2 collision_c)
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import sphere
-from .tasks import Features, TaskClass
+from .task_family import Features, TaskFamily
 
 __all__ = ["IsotropicBatch", "draw_isotropic_batch", "isotropic_terms", "kink_width"]
 
@@ -134,16 +134,16 @@ def kink_width(w: float, d: int) -> float | None:
     return float(1.0 / np.sqrt(w))
 
 
-def draw_isotropic_batch(task_class: TaskClass, n: int, contexts: int, rng: np.random.Generator,
+def draw_isotropic_batch(task_class: TaskFamily, n: int, contexts: int, rng: np.random.Generator,
                          w_hint: float | None = None) -> IsotropicBatch:
     """Draw ``t_i = x_i . q`` (``contexts x n``, law ``2 Beta((d-1)/2, (d-1)/2) - 1``) and features;
-    ``w_hint`` (relu) centres the importance sampling of ``c`` on the kink width at that ``w``."""
+    ``w_hint`` (a class with a kink, relu) centres the importance sampling of ``c`` on the kink width at that ``w``."""
     t = sphere.sample_t(rng, task_class.d, (contexts, n))
-    width = kink_width(w_hint, task_class.d) if (w_hint is not None and task_class.name == "relu") else None
+    width = kink_width(w_hint, task_class.d) if (w_hint is not None and task_class.has_kink) else None
     return IsotropicBatch(t, task_class.reduced_features(rng, t, kink_width=width))
 
 
-def isotropic_terms(task_class: TaskClass, n: int, w: float, contexts: int,
+def isotropic_terms(task_class: TaskFamily, n: int, w: float, contexts: int,
                     rng: np.random.Generator, chunk_elements: int):
     """Per-context ``(bias_c, collision_c)`` for ``contexts`` fresh contexts, drawn chunk by chunk so
     that memory stays ``O(chunk_elements)`` whatever ``n`` and ``contexts``."""

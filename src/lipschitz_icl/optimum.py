@@ -31,6 +31,7 @@ from scipy import optimize, stats
 from .estimate import Estimate, LossEstimate
 from .isotropic import IsotropicBatch, draw_isotropic_batch
 from .problem import Problem, check_problem
+from .tasks import task_names
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
 __all__ = ["WStar", "wstar", "wstar_mc", "wstar_asymptotic", "wstar_exact", "WSTAR_METHODS"]
@@ -89,7 +90,8 @@ def wstar(problem: Problem, method: str = "mc", **kwargs) -> WStar:
 def _require_isotropic(problem: Problem):
     check_problem(problem)
     if not problem.task_class.rotation_invariant:
-        raise ParameterError("task", "a rotation-invariant class (affine, relu, cosine) for w*", problem.task)
+        raise ParameterError("task", f"a rotation-invariant class ({', '.join(task_names(rotation_invariant=True))}) "
+                             "for w*", problem.task)
     if problem.sigma <= 0:
         raise ParameterError("sigma", "> 0 for w* (without label noise the window need not have a finite optimum)",
                              problem.sigma)
@@ -131,16 +133,17 @@ def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
 
 
 def _leading_order_guess(problem: Problem) -> float:
-    """A starting ``theta``: the minimiser of the closed-form affine large-``n`` loss (cheap); a class
-    given by its kernel supplies its own leading-order start (``task_class.wstar_guess``)."""
+    """A starting ``theta``: the minimiser of the closed-form large-``n`` loss of the linear kernel form
+    (the affine class; cheap); a class given by its kernel supplies its own leading-order start
+    (``task_class.wstar_guess``)."""
     guess = getattr(problem.task_class, "wstar_guess", None)
     if guess is not None and problem.sigma > 0:
         return math.log(guess(problem.n, problem.sigma))
-    from .asymptotic import asymptotic_terms
+    from .asymptotic import form_terms
 
     def loss(theta):
         try:
-            b0, b1, R = asymptotic_terms("affine", problem.d, math.exp(theta))
+            b0, b1, R = form_terms("linear", problem.d, math.exp(theta))
         except ParameterError:  # R_d(w) beyond the double range at large w and d: not the minimiser
             return math.inf
         return problem.L**2 * (b0 + b1 / problem.n) + problem.sigma**2 * R / problem.n
@@ -206,14 +209,17 @@ def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
     return WStar(Estimate(w_star, 0.0, 0, w_star * accuracy), low, high, at.loss, method, info)
 
 
+# arc-cosine form (relu): the 2-D quadrature's error (~1e-5 of the loss, smooth in w only at that level)
+# moves the minimiser by ~1e-5 (measured 1.1e-5 between problems that differ by a joint scaling of L, sigma)
+_ASYMPTOTIC_WSTAR_ACCURACY = {"arc-cosine": 3e-5}
+
+
 def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
     """Minimiser of the large-``n`` loss ``L^2 (b0(w) + b1(w)/n) + sigma^2 R_d(w)/n`` (``R_d(w)`` beyond the
     double range at large ``w`` and ``d``: an infinite loss there)."""
     from .asymptotic import asymptotic_loss
-    # relu: the 2-D quadrature's error (~1e-5 of the loss, smooth in w only at that level) moves the
-    # minimiser by ~1e-5 (measured 1.1e-5 between problems that differ by a joint scaling of L, sigma)
     return _deterministic_wstar(problem, asymptotic_loss, "asymptotic", rel_tol,
-                                loss_accuracy=3e-5 if problem.task == "relu" else 2e-6)
+                                loss_accuracy=_ASYMPTOTIC_WSTAR_ACCURACY.get(problem.task_class.quadrature, 2e-6))
 
 
 def wstar_exact(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
@@ -358,8 +364,8 @@ def _sandwich_se(bank: _Bank, theta: float) -> float:
 def _initial_guess(problem: Problem, rng: np.random.Generator) -> float:
     """Start of the Newton search: the asymptotic ``w*`` where it exists, else a coarse CRN grid drawn
     from a stream spawned from the caller's generator (``rng.spawn``: its own state is not advanced)."""
-    from .asymptotic import ASYMPTOTIC_TASKS
-    if problem.task in ASYMPTOTIC_TASKS:
+    from .asymptotic import asymptotic_tasks
+    if problem.task in asymptotic_tasks():
         return wstar_asymptotic(problem, rel_tol=1e-3).w_star.value
     probe = _Bank(problem, rng.spawn(1)[0], 1 << 30)
     probe.grow_to(200)

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import sphere
 from .estimate import Estimate, LossEstimate
+from .exact_zonal import kernel_of
 from .validation import ParameterError, check_int, check_real, check_rng
 
 __all__ = ["MAX_PAIRWISE_N", "pairwise_terms", "pairwise_loss"]
@@ -59,8 +60,6 @@ def pairwise_terms(kernel, n: int, w: float, contexts: int, rng, chunk_elements:
 def pairwise_loss(problem, w, *, contexts: int = 4096, rng=0) -> LossEstimate:
     """The ICL loss of ``problem`` (a zonal class: :func:`lipschitz_icl.exact_zonal.kernel_of`) at
     ``M = w I`` by the pairwise-kernel Monte Carlo; method ``averaged``, ``info['form'] = 'pairwise'``."""
-    from .exact_zonal import kernel_of
-
     if problem.n > MAX_PAIRWISE_N:
         raise ParameterError("n", f"<= {MAX_PAIRWISE_N} for the pairwise Monte Carlo (use method 'exact')", problem.n)
     bias_c, collision_c = pairwise_terms(kernel_of(problem.task_class), problem.n, w, contexts, rng)

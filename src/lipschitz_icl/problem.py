@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import sphere
-from .tasks import TaskClass, make_task_class
+from .task_family import TaskFamily
+from .tasks import make_task_class
 from .validation import ParameterError, check_int, check_real
 
 __all__ = ["Problem", "PromptBuffers", "make_problem", "check_problem", "MAX_D", "MAX_N", "L_RANGE", "SIGMA_MAX",
@@ -30,7 +31,7 @@ MAX_W = 1e8            # attention scale of M = w I (the w* search range ends he
 class Problem:
     """``task_class`` (carrying ``d`` and ``L``), context size ``n >= 1``, noise level ``sigma >= 0``."""
 
-    task_class: TaskClass
+    task_class: TaskFamily
     n: int
     sigma: float
 

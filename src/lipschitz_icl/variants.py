@@ -11,8 +11,9 @@ File format (one variant per file)::
 
     name = "wstar-affine-upper"              # letters, digits, . _ - (at most 80)
     quantity = "w_star"                      # see QUANTITIES below
-    task = "affine"                          # affine | relu | cosine | mix:affine=1,relu=2,...
-    frequency = 1.0                          # optional, cosine and mixtures only (default 1)
+    task = "affine"                          # a rotation-invariant class (affine | relu | cosine | ...)
+                                             #   or mix:affine=1,relu=2,...
+    frequency = 1.0                          # optional, classes with a frequency (cosine) and mixtures (default 1)
     method = "exact"                         # exact | asymptotic | mc   (default exact)
     relation = "<="                          # measured <= bound, or measured >= bound
     bound = "C * (n*L**2/sigma**2)**(2/(d+2))"
@@ -88,7 +89,8 @@ from .expression import (BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, MAX_DEPTH, 
 from .domain import REAL_PARAMS, Domain, check_value, parse_domain
 from .tomlfile import MAX_FILE_BYTES, TomlFileError, read_toml  # noqa: F401 (MAX_FILE_BYTES re-exported)
 from .validation import ParameterError, check_int
-from .zonal import parse_mixture
+from .tasks import TASKS, parameters_of
+from .zonal import is_mixture, parse_mixture, zonal_task_names
 
 __all__ = ["QUANTITIES", "FUNCTIONS", "VariantFileError", "Variant", "VariantResult", "parse_expression",
            "load_variant", "evaluate_variant", "variant_evidence", "EXIT_CODES"]
@@ -107,8 +109,6 @@ QUANTITIES = {
 }
 OPTIONAL_PARAMS = {"bias": ("w",), "noise": ("w",)}
 TAIL_QUANTITIES = ("cap_tail", "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail")
-TASKS = ("affine", "relu")
-ZONAL_TASKS = ("cosine",)  # and mixtures "mix:NAME=WEIGHT,...": exact by the zonal series (lipschitz_icl.exact_zonal)
 METHODS = ("exact", "asymptotic", "mc")
 RELATIONS = ("<=", ">=")
 TOP_KEYS = {"name", "quantity", "task", "frequency", "method", "relation", "bound", "paper_ref", "statement",
@@ -160,11 +160,9 @@ class Variant:
         from .zonal_task import mixture_problem
 
         d, n, L, sigma = params["d"], params["n"], params["L"], params["sigma"]
-        if self.task.startswith("mix:"):
+        if is_mixture(self.task):
             return mixture_problem(self.task, d, n, L, sigma, self.frequency)
-        if self.task == "cosine":
-            return make_problem("cosine", d, n, L, sigma, frequency=self.frequency)
-        return make_problem(self.task, d, n, L, sigma)
+        return make_problem(self.task, d, n, L, sigma, **parameters_of(self.task, frequency=self.frequency))
 
     @property
     def points(self) -> list[dict]:
@@ -260,16 +258,18 @@ def load_variant(path) -> Variant:
     task = string("task", required=not is_tail)
     if is_tail and task is not None:
         fail("task", f"'task' does not apply to {quantity}")
-    if task is not None and task not in TASKS + ZONAL_TASKS and not task.startswith("mix:"):
-        fail("task", f"'task' must be one of {', '.join(TASKS + ZONAL_TASKS)} or mix:NAME=WEIGHT,... (got {task!r})")
-    if task is not None and task.startswith("mix:"):
+    tasks = zonal_task_names()         # the classes with w*, the exact method and the large-n formula where it applies
+    if task is not None and task not in tasks and not is_mixture(task):
+        fail("task", f"'task' must be one of {', '.join(tasks)} or mix:NAME=WEIGHT,... (got {task!r})")
+    if is_mixture(task):
         try:
             parse_mixture(task)
         except ParameterError as exc:
             fail("task", f"'task' must be {exc.requirement}")
     frequency = data.get("frequency", 1.0)
-    if "frequency" in data and (task is None or not (task == "cosine" or task.startswith("mix:"))):
-        fail("frequency", "'frequency' applies to the cosine class and mixtures only")
+    with_frequency = [name for name in tasks if "frequency" in TASKS[name].parameters]
+    if "frequency" in data and (task is None or not (task in with_frequency or is_mixture(task))):
+        fail("frequency", f"'frequency' applies to the {', '.join(with_frequency)} class and mixtures only")
     if isinstance(frequency, bool) or not isinstance(frequency, (int, float)) or not 1e-6 <= frequency <= 1e3:
         fail("frequency", f"'frequency' must be a number in [1e-06, 1000] (got {frequency!r})")
     for key in ("seed", "contexts"):

@@ -3,14 +3,14 @@
 A rotation-invariant task prior on ``S^(d-1)`` has ``E_f[f(x) f(y)] = K(x.y)`` and a constant mean;
 the constant cancels in ``sum_i p_i f(x_i) - f(q)`` (softmax weights sum to one), so ``K`` fixes the
 ICL loss of softmax attention.  The loss is written with ``D(t) = K(1) - K(t)`` (no cancellation near
-``t = 1``), which every kernel here evaluates as a function of ``u = 1 - t = 2 sin^2(theta/2)``.
+``t = 1``), which every kernel here evaluates as a function of ``u = 1 - t = 2 sin^2(theta/2)``
+(:class:`~lipschitz_icl.zonal_kernel.ZonalKernel`, with the Gegenbauer expansion and the Schoenberg check).
 
-Built-in kernels (``r = sqrt(2 - 2t) = |x - y|``, ``m`` the dimension of the sphere's ambient space):
+Kernels (``m`` the dimension of the sphere's ambient space):
 
 ==============  ==============================================================================
-affine          ``(L^2/3)(t/d + 1)``
-relu            ``(2L^2/3) kappa(t) + L^2/3``, ``kappa(t) = (sin th + (pi - th) t)/(2 pi d)``, ``th = arccos t``
-cosine (k)      ``(L^2/(2k^2)) Omega_d(k r)``, ``Omega_d`` the sphere's characteristic function
+NAME            the kernel of the rotation-invariant registered class NAME
+                (:meth:`~lipschitz_icl.task_family.TaskFamily.zonal_kernel`; built-in: affine, relu, cosine)
 mix:a=1,b=2     the weighted mean ``sum_c w_c K_c / sum_c w_c`` of the classes' kernels
 expression      a user expression in ``t`` (and ``d``, named constants), read by the project's safe
                 parser (:func:`lipschitz_icl.expression.parse_expression`); its SymPy form (``t`` free
@@ -18,17 +18,6 @@ expression      a user expression in ``t`` (and ``d``, named constants), read by
                 every SymPy step runs under a budget (:mod:`lipschitz_icl.symbolic`)
 callable        a Python function ``K(t)`` (vectorised over a NumPy array)
 ==============  ==============================================================================
-
-Schoenberg: ``K`` is a covariance on ``S^(d-1)`` iff ``K(t) = sum_l a_l P_l(t)`` with every
-``a_l >= 0``, ``P_l`` the Gegenbauer polynomials of dimension ``d`` normalised by ``P_l(1) = 1``
-(Legendre for ``d = 3``, Chebyshev for ``d = 2``).  ``a_l = N(d, l) E_t[K(t) P_l(t)]``, ``t ~ p_d``,
-``N(d, l)`` the dimension of the degree-``l`` spherical harmonics; computed by composite
-Gauss-Legendre quadrature in the polar angle (the built-in and distance-based kernels are analytic in
-``theta``), resolving every ``P_l`` used.  ``a_l``, ``l >= 1``, come from ``D = K(1) - K`` alone, so
-their scale is ``max |D|`` (:attr:`ZonalKernel.gap_scale`), not ``K(1)``.  The check (degrees
-``0 .. 64``) refuses a coefficient below ``-max(SCHOENBERG_TOL s_l, r_l)``, ``s_0 = K(1)``,
-``s_l = max |D|``, ``SCHOENBERG_TOL = 1e-10`` and ``r_l`` the quadrature's rounding level
-(:func:`rounding_floor`, at most ``3.3e-11 max |D|`` for ``d <= 6``).
 """
 
 from __future__ import annotations
@@ -36,250 +25,76 @@ from __future__ import annotations
 import math
 import re
 import zlib
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
 from typing import Callable
 
 import mpmath
 import numpy as np
 import sympy as sp
-from scipy import special
 
-from . import quadrature
 from . import symbolic
 from .expression import BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, ExpressionError, parse_expression
-from .tasks import FREQUENCY_RANGE, sphere_characteristic
+from .task_family import class_kernel
+from .tasks import FREQUENCY_RANGE, TASKS, task_names
 from .validation import ParameterError, check_int, check_real, parse_real
+from .zonal_kernel import (SCHOENBERG_DEGREE, SCHOENBERG_TOL, ZonalKernel, check_schoenberg,  # noqa: F401 (re-exported)
+                           gap_coefficients, gegenbauer_blocks, gegenbauer_coefficients, gegenbauer_table,
+                           harmonic_dimension, rounding_floor)
 
 __all__ = ["ZonalKernel", "BUILTIN_KERNELS", "SCHOENBERG_TOL", "builtin_kernel", "mixture_kernel",
            "expression_kernel", "callable_kernel", "parse_task", "parse_mixture", "gegenbauer_table",
            "harmonic_dimension", "gegenbauer_coefficients", "gap_coefficients", "check_schoenberg", "rounding_floor",
-           "kernel_constants", "RESERVED_NAMES"]
-
-BUILTIN_KERNELS = ("affine", "relu", "cosine")
-SCHOENBERG_TOL = 1e-10         # a_l < -SCHOENBERG_TOL K(1) refutes a kernel
-SCHOENBERG_DEGREE = 64         # degrees checked by the Schoenberg test
+           "kernel_constants", "RESERVED_NAMES", "zonal_task_names", "is_mixture", "MIXTURE_PREFIX"]
 
 
-@dataclass(frozen=True)
-class ZonalKernel:
-    """A covariance ``K(t)`` on ``S^(d-1)``: ``gap(u) = K(1) - K(1 - u)`` (vectorised, ``u`` in
-    ``[0, 2]``), ``k1 = K(1)``, a ``name`` and, where known, the ``sympy`` form of ``K`` in ``t``."""
-
-    name: str
-    d: int
-    k1: float
-    gap: Callable = field(compare=False)
-    sympy: object = field(default=None, compare=False)
-    parts: tuple = field(default=(), compare=False)   # mixtures: ((name, weight, L, frequency), ...)
-
-    def __call__(self, t) -> np.ndarray:
-        """``K(t)``."""
-        return self.k1 - self.gap(1.0 - np.asarray(t, dtype=np.float64))
-
-    def gap_theta(self, theta) -> np.ndarray:
-        """``D(theta) = K(1) - K(cos theta)`` with ``1 - t = 2 sin^2(theta/2)`` (no cancellation)."""
-        theta = np.asarray(theta, dtype=np.float64)
-        return self.gap(2.0 * np.sin(0.5 * theta) ** 2)
-
-    def coefficients(self, degree: int) -> np.ndarray:
-        """Gegenbauer coefficients ``a_0 .. a_degree`` (see :func:`gegenbauer_coefficients`)."""
-        return gegenbauer_coefficients(self, degree)
-
-    @cached_property
-    def gap_scale(self) -> float:
-        """``max |D|`` over the nodes of the coefficients' ``theta`` rule: the scale of the kernel's
-        variation, which sets the rounding of its coefficients ``a_l``, ``l >= 1``."""
-        theta, _ = _theta_rule(self.d, SCHOENBERG_DEGREE)
-        with np.errstate(all="ignore"):
-            scale = float(np.max(np.abs(self.gap_theta(theta))))
-        if not math.isfinite(scale):
-            raise ParameterError("kernel", "finite on [-1, 1]", self.name)
-        return scale
+def zonal_task_names() -> tuple:
+    """The registered classes with a zonal kernel (the rotation-invariant ones): the names of ``--task``
+    kernels and of the parts of a mixture."""
+    return task_names(rotation_invariant=True)
 
 
-# ----------------------------------------------------------------------------- Gegenbauer
-def harmonic_dimension(d: int, l) -> np.ndarray:
-    """``N(d, l) = (2l + d - 2) Gamma(l + d - 2) / (Gamma(d - 1) l!)`` (``1`` at ``l = 0``; ``2`` for
-    ``d = 2``, ``l >= 1``)."""
-    l = np.asarray(l, dtype=np.float64)
-    if d == 2:
-        return np.where(l == 0, 1.0, 2.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_n = np.log(2 * l + d - 2) + special.gammaln(l + d - 2) - special.gammaln(d - 1) - special.gammaln(l + 1)
-    return np.where(l == 0, 1.0, np.exp(log_n))
+def __getattr__(name):
+    """``BUILTIN_KERNELS``: :func:`zonal_task_names`, read from the registry."""
+    if name == "BUILTIN_KERNELS":
+        return zonal_task_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def gegenbauer_blocks(d: int, t: np.ndarray, degree: int, block: int = 256):
-    """Yield ``(l0, P)`` with ``P[j] = P_(l0 + j)(t)`` (shape ``(size, len(t))``) for ``l0 = 0, block, ...``
-    up to ``degree``: normalised Gegenbauer polynomials by the three-term recurrence
-    ``(l + 2 lam) P_(l+1) = 2 (l + lam) t P_l - l P_(l-1)``, ``lam = (d - 2)/2``, ``P_0 = 1``, ``P_1 = t``
-    (stable on ``[-1, 1]``)."""
-    lam = 0.5 * (d - 2)
-    t = np.asarray(t, dtype=np.float64)
-    prev, cur = np.ones_like(t), t.copy()
-    l = 0
-    while l <= degree:
-        size = min(block, degree - l + 1)
-        out = np.empty((size, t.size))
-        for j in range(size):
-            out[j] = prev
-            k = l + j                      # prev = P_k, cur = P_(k+1)
-            nxt = (2.0 * (k + 1 + lam) / (k + 1 + 2.0 * lam)) * t * cur - ((k + 1) / (k + 1 + 2.0 * lam)) * prev
-            prev, cur = cur, nxt
-        yield l, out
-        l += size
-
-
-def gegenbauer_table(d: int, t, degree: int) -> np.ndarray:
-    """``P_l(t)`` for ``l = 0 .. degree``, shape ``(len(t), degree + 1)``."""
-    t = np.atleast_1d(np.asarray(t, dtype=np.float64))
-    return np.concatenate([P for _, P in gegenbauer_blocks(d, t, degree)], axis=0).T
-
-
-@lru_cache(maxsize=64)
-def _theta_rule(d: int, degree: int):
-    """Composite Gauss-Legendre rule in ``theta`` on ``[0, pi]`` for ``E_t[g(t)]``, ``t = cos theta``,
-    with about ``8`` nodes per period of ``P_degree`` (``ceil(degree/6 + 8)`` equal panels of ``24`` nodes);
-    weights include the density ``sin^(d-2) theta / B(1/2, (d-1)/2)``."""
-    panels = int(math.ceil(degree / 6.0 + 8))
-    theta, g = quadrature.composite_rule(0.0, np.pi, 24, panels=panels)
-    return theta, g * np.exp((d - 2) * np.log(np.sin(theta)) - special.betaln(0.5, 0.5 * (d - 1)))
-
-
-def gegenbauer_coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
-    """``a_l = N(d, l) E_t[K(t) P_l(t)]`` for ``l = 0 .. degree`` (``a_0 = K(1) - E[D]``, the others from
-    ``-D(theta)``: ``E[P_l] = 0`` for ``l >= 1``, so the constant ``K(1)`` drops out and ``D`` is evaluated
-    without cancellation)."""
-    a = gap_coefficients(kernel, degree)
-    a[0] = kernel.k1 - a[0]
-    return a
-
-
-def gap_coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
-    """``E_t[D(t)]`` followed by ``a_1 .. a_degree`` (``a_l = -N(d, l) E_t[D(t) P_l(t)]``): the
-    coefficients computed from ``D`` alone, so their rounding is relative to :attr:`ZonalKernel.gap_scale`
-    whatever ``K(1)`` (``K(1) - sum_(l <= m) a_l = E[D] - sum_(1 <= l <= m) a_l`` without cancellation)."""
-    degree = check_int("degree", degree, minimum=0)
-    d = kernel.d
-    theta, weight = _theta_rule(d, max(degree, 16))
-    gap = kernel.gap_theta(theta)
-    if not np.all(np.isfinite(gap)):
-        raise ParameterError("kernel", "finite on [-1, 1]", kernel.name)
-    wg = weight * gap
-    out = np.empty(degree + 1)
-    for l0, P in gegenbauer_blocks(d, np.cos(theta), degree):
-        out[l0:l0 + P.shape[0]] = -(P @ wg)
-    out *= harmonic_dimension(d, np.arange(degree + 1))
-    out[0] = -out[0]                   # E[D]
-    return out
-
-
-def rounding_floor(kernel: ZonalKernel, degree: int) -> np.ndarray:
-    """The rounding level of the computed ``a_l``, ``4e-16 s (l + 1) sqrt(N(d, l))`` for ``l = 0 ..
-    degree``, ``s`` the kernel's :attr:`~ZonalKernel.gap_scale` ``max |D|`` (``a_l``, ``l >= 1``, are sums
-    of ``D`` against ``P_l``; ``K(1)`` for ``a_0``).  Measured on the affine kernel, whose ``a_l``,
-    ``l >= 2``, vanish: ``|a_l| <= 4e-17 s (l + 1) sqrt(N(d, l))`` up to ``l = 4096``, ``d = 2, 3``
-    (``l = 1024``, ``d = 6``)."""
-    l = np.arange(degree + 1)
-    scale = np.where(l == 0, max(kernel.k1, kernel.gap_scale), kernel.gap_scale)
-    return 4e-16 * scale * (l + 1) * np.sqrt(harmonic_dimension(kernel.d, l))
-
-
-def check_schoenberg(kernel: ZonalKernel, degree: int = SCHOENBERG_DEGREE, tol: float = SCHOENBERG_TOL) -> np.ndarray:
-    """The coefficients ``a_0 .. a_degree``; :class:`ParameterError` naming the first ``l`` with
-    ``a_l < -max(tol s_l, r_l)`` (``s_0 = K(1)``, ``s_l = max |D|`` for ``l >= 1``: a near-constant
-    kernel is held to the scale of its variation; ``r_l`` the quadrature's :func:`rounding_floor`; ``K``
-    is then not a covariance on ``S^(d-1)``), or if ``K(1) <= 0``."""
-    if not kernel.k1 > 0:
-        raise ParameterError("kernel", "a covariance with K(1) > 0", kernel.name)
-    a = gegenbauer_coefficients(kernel, degree)
-    scale = np.full(degree + 1, kernel.gap_scale)
-    scale[0] = kernel.k1
-    bad = np.flatnonzero(a < -np.maximum(tol * scale, rounding_floor(kernel, degree)))
-    if bad.size:
-        l = int(bad[0])
-        raise ParameterError("kernel", f"a valid covariance on S^{kernel.d - 1} (Schoenberg: every Gegenbauer "
-                             f"coefficient a_l >= -{tol:g} max|K(1) - K(t)|); first negative coefficient "
-                             f"a_{l} = {a[l]:.3g}", kernel.name)
-    return a
-
-
-# ----------------------------------------------------------------------------- built-in kernels
-def _relu_gap(d: int, L: float):
-    def gap(u):
-        theta = 2.0 * np.arcsin(np.sqrt(np.clip(0.5 * u, 0.0, 1.0)))
-        th2 = theta * theta
-        series = theta * th2 * (1.0 / 3.0 - th2 / 30.0 + th2 * th2 / 840.0)
-        odd = np.where(theta < 1e-2, series, np.sin(theta) - theta * np.cos(theta))
-        # 2 (kappa(1) - kappa(t)) = [pi u - (sin th - th cos th)] / (pi d)
-        return (2.0 * L * L / 3.0) * 0.5 * (np.pi * u - odd) / (np.pi * d)
-    return gap
-
-
-def _cosine_gap(d: int, L: float, k: float):
-    """``D(u) = (L^2/(2k^2)) (1 - Omega_d(k sqrt(2u)))``; below ``r = k sqrt(2u) = 0.5`` by the series
-    ``(L^2/2) sum_j (-1)^(j+1) Gamma(d/2) (u/2)^j k^(2j-2) / (j! Gamma(j + d/2))`` (no ``1/k^2``: exact in
-    the small-``k`` limit ``L^2 u/(2d)``)."""
-    scale = L * L / (2.0 * k * k)
-
-    def gap(u):
-        u = np.asarray(u, dtype=np.float64)
-        r = k * np.sqrt(2.0 * u)
-        half_u = 0.5 * u
-        series = np.zeros_like(u)
-        term = np.full_like(u, -1.0)           # term_j = (-1)^j Gamma(d/2) (u/2)^j k^(2j-2) / (j! Gamma(j+d/2))
-        for j in range(1, 12):
-            term = -term * half_u * (k * k if j > 1 else 1.0) / (j * (j - 1 + 0.5 * d))
-            series = series + term
-        with np.errstate(invalid="ignore", over="ignore"):
-            far = scale * (1.0 - sphere_characteristic(d, np.where(r < 0.5, 0.5, r)))
-        return np.where(r < 0.5, (L * L / 2.0) * series, far)
-    return gap
-
-
+# ----------------------------------------------------------------------------- kernels of the task classes
 def builtin_kernel(name: str, d: int, L: float = 1.0, frequency: float = 1.0) -> ZonalKernel:
-    """The kernel of the built-in class ``name`` (table in the module docstring); one object per
-    argument tuple (its Gegenbauer coefficients are cached on it)."""
+    """The kernel of the rotation-invariant registered class ``name``
+    (:meth:`~lipschitz_icl.task_family.TaskFamily.zonal_kernel`; ``frequency`` for the classes that take
+    one); one object per argument tuple (its Gegenbauer coefficients are cached on it)."""
     d = check_int("d", d, minimum=2)
     L = check_real("L", L, minimum=0.0, strict_minimum=True)
     frequency = check_real("frequency", frequency, minimum=FREQUENCY_RANGE[0], maximum=FREQUENCY_RANGE[1])
-    return _builtin_kernel(name, d, L, frequency)
+    names = zonal_task_names()
+    if name not in names:
+        raise ParameterError("task", "one of " + ", ".join(names) + " or mix:NAME=WEIGHT,...", name)
+    cls = TASKS[name]
+    parameters = {"frequency": frequency} if "frequency" in cls.parameters else {}
+    return class_kernel(cls, d, L, tuple(parameters.items()))
 
 
-@lru_cache(maxsize=256)
-def _builtin_kernel(name: str, d: int, L: float, frequency: float) -> ZonalKernel:
-    L = check_real("L", L, minimum=0.0, strict_minimum=True)
-    t = sp.Symbol("t")
-    if name == "affine":
-        c = L * L / (3.0 * d)
-        return ZonalKernel("affine", d, L * L / 3.0 * (1.0 / d + 1.0), lambda u: c * np.asarray(u, dtype=float),
-                           sp.Rational(1, 3) * sp.Float(L) ** 2 * (t / d + 1))
-    if name == "relu":
-        th = sp.acos(t)
-        kappa = (sp.sqrt(1 - t**2) + (sp.pi - th) * t) / (2 * sp.pi * d)
-        return ZonalKernel("relu", d, L * L / 3.0 * (1.0 / d + 1.0), _relu_gap(d, L),
-                           sp.Float(L) ** 2 * (sp.Rational(2, 3) * kappa + sp.Rational(1, 3)))
-    if name == "cosine":
-        k = frequency
-        # Omega_d(r) = Gamma(d/2) (2/r)^(d/2-1) J_(d/2-1)(r) = 0F1(; d/2; -r^2/4), r^2 = 2 k^2 (1 - t)
-        omega = sp.hyper([], [sp.Rational(d, 2)], -sp.Float(k) ** 2 * (1 - t) / 2)
-        return ZonalKernel(f"cosine(k={k:g})", d, L * L / (2.0 * k * k), _cosine_gap(d, L, k),
-                           sp.Float(L) ** 2 / (2 * sp.Float(k) ** 2) * omega)
-    raise ParameterError("task", "one of " + ", ".join(BUILTIN_KERNELS) + " or mix:NAME=WEIGHT,...", name)
+MIXTURE_PREFIX = "mix:"
+
+
+def is_mixture(task) -> bool:
+    """True for a task written ``mix:NAME=WEIGHT,...``."""
+    return isinstance(task, str) and task.startswith(MIXTURE_PREFIX)
 
 
 MAX_MIXTURE_WEIGHT = 1e300
 
 
 def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> ZonalKernel:
-    """``sum_c w_c K_c / sum_c w_c`` for ``parts = [(name, weight), ...]``: each built-in class at most
+    """``sum_c w_c K_c / sum_c w_c`` for ``parts = [(name, weight), ...]``: each rotation-invariant class at most
     once, weights in ``[0, 1e300]`` (so the total is finite), total ``> 0``; parts of weight 0 are dropped."""
-    if not isinstance(parts, (list, tuple)) or not 1 <= len(parts) <= len(BUILTIN_KERNELS):
-        raise ParameterError("task", f"a mixture of 1 to {len(BUILTIN_KERNELS)} parts", parts)
+    classes = zonal_task_names()
+    if not isinstance(parts, (list, tuple)) or not 1 <= len(parts) <= len(classes):
+        raise ParameterError("task", f"a mixture of 1 to {len(classes)} parts", parts)
     names = [name for name, _ in parts]
-    if len(set(names)) != len(names) or not set(names) <= set(BUILTIN_KERNELS):
-        raise ParameterError("task", f"a mixture of distinct classes among {', '.join(BUILTIN_KERNELS)}", names)
+    if len(set(names)) != len(names) or not set(names) <= set(classes):
+        raise ParameterError("task", f"a mixture of distinct classes among {', '.join(classes)}", names)
     weights = [check_real(f"weight of {name}", weight, minimum=0.0, maximum=MAX_MIXTURE_WEIGHT)
                for name, weight in parts]
     total = math.fsum(weights)
@@ -292,7 +107,7 @@ def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
     def gap(u):
         return sum(w * k.gap(u) for w, k in zip(ws, kernels))
 
-    label = "mix:" + ",".join(f"{k.name}={w:g}" for k, (_, w) in zip(kernels, kept))
+    label = MIXTURE_PREFIX + ",".join(f"{k.name}={w:g}" for k, (_, w) in zip(kernels, kept))
     expr = sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
     parts = tuple((name, w, L, frequency) for (name, _), w in zip(kept, ws))
     return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr, parts)
@@ -300,21 +115,22 @@ def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
 
 def parse_mixture(task: str) -> tuple:
     """``((name, weight), ...)`` of ``mix:NAME=WEIGHT,...``, validated as a whole before anything is built:
-    at most one part per built-in class (so at most ``len(BUILTIN_KERNELS)`` parts, counted before any
+    at most one part per rotation-invariant class (so at most that many parts, counted before any
     is read), names exactly as listed, weights read by the one number parser
     (:func:`~lipschitz_icl.validation.parse_real`: ASCII decimal, no ``1_0`` or ``' 5 '``) in
     ``[0, 1e300]``, and a total weight ``> 0``."""
-    requirement = (f"mix:NAME=WEIGHT,... with distinct NAME in {', '.join(BUILTIN_KERNELS)} and weights in "
+    classes = zonal_task_names()
+    requirement = (f"mix:NAME=WEIGHT,... with distinct NAME in {', '.join(classes)} and weights in "
                    f"[0, {MAX_MIXTURE_WEIGHT:g}] written in ASCII digits, with a positive total")
-    if not isinstance(task, str) or not task.startswith("mix:"):
+    if not is_mixture(task):
         raise ParameterError("task", requirement, task)
-    items = task[4:].split(",", len(BUILTIN_KERNELS))
-    if len(items) > len(BUILTIN_KERNELS):
-        raise ParameterError("task", f"{requirement} (at most {len(BUILTIN_KERNELS)} parts)", task)
+    items = task[len(MIXTURE_PREFIX):].split(",", len(classes))
+    if len(items) > len(classes):
+        raise ParameterError("task", f"{requirement} (at most {len(classes)} parts)", task)
     parts = []
     for item in items:
         name, sep, weight = item.partition("=")
-        if not sep or name not in BUILTIN_KERNELS or name in (p[0] for p in parts):
+        if not sep or name not in classes or name in (p[0] for p in parts):
             raise ParameterError("task", requirement, task)
         try:
             parts.append((name, parse_real(f"weight of {name}", weight, minimum=0.0, maximum=MAX_MIXTURE_WEIGHT)))
@@ -326,11 +142,11 @@ def parse_mixture(task: str) -> tuple:
 
 
 def parse_task(task: str, d: int, L: float = 1.0, frequency: float = 1.0) -> ZonalKernel:
-    """``affine``, ``relu``, ``cosine`` or ``mix:NAME=WEIGHT,...`` (:func:`parse_mixture`) as a
-    :class:`ZonalKernel`."""
+    """A rotation-invariant class's name (:func:`builtin_kernel`) or ``mix:NAME=WEIGHT,...``
+    (:func:`parse_mixture`) as a :class:`ZonalKernel`."""
     if not isinstance(task, str):
         raise ParameterError("task", "a task name", task)
-    if not task.startswith("mix:"):
+    if not is_mixture(task):
         return builtin_kernel(task, d, L, frequency)
     return mixture_kernel(parse_mixture(task), d, L, frequency)
 

@@ -4,7 +4,7 @@
 loss, ``w*`` and claim machinery ask of a rotation-invariant class (``d``, ``rotation_invariant``,
 ``covariance``); a prior given by its kernel alone defines no sampler, so the methods that draw tasks
 refuse it with a :class:`ParameterError` (use ``exact``, or ``averaged``: the pairwise-kernel Monte
-Carlo of :mod:`lipschitz_icl.pairwise`); mixtures of the built-in classes sample (``naive``, ``train``).  ``L`` is a nominal scale, ``sqrt(3 K(1) d / (d + 1))`` (the ``L`` of
+Carlo of :mod:`lipschitz_icl.pairwise`); mixtures of the registered classes sample (``naive``, ``train``).  ``L`` is a nominal scale, ``sqrt(3 K(1) d / (d + 1))`` (the ``L`` of
 the affine class with the same ``K(1)``), used only to start the ``w*`` search: the kernel carries the
 scale.
 """
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .problem import Problem
-from .tasks import Task, make_task_class
+from .tasks import Task, make_task_class, parameters_of
 from .validation import ParameterError, check_int, check_real
-from .zonal import ZonalKernel, expression_kernel, parse_task
+from .zonal import ZonalKernel, expression_kernel, is_mixture, parse_task
 
 __all__ = ["ZonalTaskClass", "zonal_problem", "kernel_problem", "mixture_problem"]
 
@@ -32,7 +32,7 @@ class ZonalTaskClass:
 
     @property
     def name(self) -> str:
-        return self.kernel.name if self.kernel.name.startswith("mix:") else f"kernel:{self.kernel.name}"
+        return self.kernel.name if is_mixture(self.kernel.name) else f"kernel:{self.kernel.name}"
 
     @property
     def d(self) -> int:
@@ -43,10 +43,20 @@ class ZonalTaskClass:
         d = self.kernel.d
         return math.sqrt(3.0 * self.kernel.k1 * d / (d + 1.0))
 
+    # the facts of lipschitz_icl.task_family.TaskFamily: exact by the zonal series (mixtures class by class)
     rotation_invariant = True
     has_intercept = False
+    low_rank = False
+    parameters = {}
+    quadrature = None
+    has_kink = False
+    exact_route = "zonal"
     B = None
     frequency = 1.0
+
+    def covariance_kernel(self) -> ZonalKernel:
+        """The prior's kernel."""
+        return self.kernel
 
     @property
     def rank(self) -> int:
@@ -75,7 +85,8 @@ class ZonalTaskClass:
             raise ParameterError("task", "a class with a sampler of tasks (the built-in classes and their "
                                  "mixtures); a prior given by its kernel alone has none: use method exact "
                                  "or averaged", self.name)
-        classes = [make_task_class(name, self.d, L, frequency=f) for name, _, L, f in self.kernel.parts]
+        classes = [make_task_class(name, self.d, L, **parameters_of(name, frequency=f))
+                   for name, _, L, f in self.kernel.parts]
         weights = np.array([w for _, w, _, _ in self.kernel.parts])
         component = rng.choice(len(classes), size=size, p=weights / weights.sum())
         return Task(self, {"component": component, "subs": [c.sample(rng, size) for c in classes]})

@@ -22,10 +22,10 @@ import argparse
 from .. import symbolic
 from ..decision import exit_code
 from ..problem import make_problem
-from ..tasks import FREQUENCY_RANGE
+from ..tasks import FREQUENCY_RANGE, TASKS, parameters_of
 from ..tomlfile import TomlFileError, read_toml
 from ..validation import ParameterError, check_int, shorten
-from ..zonal import BUILTIN_KERNELS, RESERVED_NAMES, kernel_constants, parse_mixture
+from ..zonal import RESERVED_NAMES, is_mixture, kernel_constants, parse_mixture, zonal_task_names
 from ..zonal_task import kernel_problem, mixture_problem
 from ._common import real
 
@@ -37,7 +37,7 @@ def add_zonal_arguments(parser, tasks) -> None:
     def task_type(value: str) -> str:
         if value in tasks:
             return value
-        if value.startswith("mix:"):
+        if is_mixture(value):
             try:
                 parse_mixture(value)              # validated as a whole while parsing
             except ParameterError as exc:
@@ -48,7 +48,7 @@ def add_zonal_arguments(parser, tasks) -> None:
 
     parser.add_argument("--task", default=None, type=task_type,
                         help=f"task class: {', '.join(tasks)} or mix:NAME=WEIGHT,... (NAME in "
-                             f"{', '.join(BUILTIN_KERNELS)}); not with --kernel")
+                             f"{', '.join(zonal_task_names())}); not with --kernel")
     add_frequency_argument(parser)
     parser.add_argument("--kernel", default=None,
                         help="covariance K(t), t = x.y, as an expression in t and d (replaces --task and --L)")
@@ -114,15 +114,14 @@ def zonal_problem_from_args(args):
     if args.L is None:
         raise ParameterError("L", "given (a finite real number > 0) with --task", None)
     frequency = 1.0 if args.frequency is None else args.frequency
-    if args.task.startswith("mix:"):
+    if is_mixture(args.task):
         return mixture_problem(args.task, d, args.n, args.L, args.sigma, frequency)
     if args.task not in tasks:
         raise ParameterError("task", f"one of {', '.join(tasks)} or mix:NAME=WEIGHT,...", args.task)
-    if args.frequency is not None and args.task != "cosine":
-        raise ParameterError("frequency", "unset for a task other than cosine", args.frequency)
-    if args.task == "cosine":
-        return make_problem("cosine", d, args.n, args.L, args.sigma, frequency=frequency)
-    return make_problem(args.task, d, args.n, args.L, args.sigma)
+    with_frequency = [name for name in tasks if "frequency" in TASKS[name].parameters]
+    if args.frequency is not None and args.task not in with_frequency:
+        raise ParameterError("frequency", f"unset for a task other than {' or '.join(with_frequency)}", args.frequency)
+    return make_problem(args.task, d, args.n, args.L, args.sigma, **parameters_of(args.task, frequency=frequency))
 
 
 def zonal_scaling(args, d: int):
@@ -140,7 +139,7 @@ def zonal_scaling(args, d: int):
         text, constants = (args.kernel, {}) if args.kernel is not None else load_kernel_file(args.kernel_file)
         kernel = expression_kernel(text, d, constants)
     elif args.task is None:
-        raise ParameterError("task", "given: affine, relu, cosine, mix:NAME=WEIGHT,... or --kernel", None)
+        raise ParameterError("task", f"given: {', '.join(zonal_task_names())}, mix:NAME=WEIGHT,... or --kernel", None)
     else:
         frequency = 1.0 if args.frequency is None else args.frequency
         kernel = parse_task(args.task, d, 1.0, frequency)

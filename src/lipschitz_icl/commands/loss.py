@@ -13,7 +13,7 @@ Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipsch
 from __future__ import annotations
 
 from ..loss import MAX_CONTEXTS, MAX_W, METHODS, icl_loss
-from ..tasks import TASK_NAMES
+from ..tasks import task_names
 from ._common import add_problem_arguments, integer, problem_from_args, real
 
 NAME = "loss"
@@ -21,7 +21,7 @@ HELP = "ICL loss at M = w I with its bias and noise parts"
 
 
 def add_arguments(parser) -> None:
-    add_problem_arguments(parser, TASK_NAMES[:3], zonal=True)
+    add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
     parser.add_argument("--w", required=True, type=real("w", minimum=0.0, maximum=MAX_W),
                         help=f"attention scale w (M = w I), 0 <= w <= {MAX_W:g}")
     parser.add_argument("--method", choices=METHODS + ("certified",), default="averaged",

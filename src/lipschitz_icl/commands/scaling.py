@@ -44,11 +44,13 @@ def run(args):
 
 
 def _scaling(args, d: int):
-    if args.kernel is not None or args.kernel_file is not None or args.task not in ("affine", "relu"):
+    from ..derivations.window_law import TASKS as LAW_TASKS   # the classes Theorem 3.4's law is derived for
+
+    if args.kernel is not None or args.kernel_file is not None or args.task not in LAW_TASKS:
         from ._zonal import zonal_scaling
         return zonal_scaling(args, d)
     if args.frequency is not None:
-        raise ParameterError("frequency", "unset for the affine and relu classes", args.frequency)
+        raise ParameterError("frequency", f"unset for the {' and '.join(LAW_TASKS)} classes", args.frequency)
     # the registry's window-law claim at this (task, d): its design (grid, margin, extension) and judgement
     ev = ClaimCase(find("thm34.window-law"), (("d", d), ("task", args.task)), None).run()
     alpha_q, c_q = ev.quantities[1], ev.quantities[2]

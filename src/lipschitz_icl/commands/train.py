@@ -34,10 +34,11 @@ from .. import geometry
 from ..attention import ATTENTION_KINDS
 from ..loss import WORK_BUDGET
 from ..problem import make_problem
-from ..tasks import TASK_NAMES
+from ..tasks import TASKS, task_names
 from ..train import OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
 from ..train import MAX_LR, MAX_STEPS
 from ..validation import ParameterError, check_int, check_real
+from ..zonal import is_mixture
 from ._common import add_problem_arguments, integer, problem_from_args, real
 
 NAME = "train"
@@ -47,7 +48,7 @@ EVAL_PROMPTS = 20000
 
 
 def add_arguments(parser) -> None:
-    add_problem_arguments(parser, TASK_NAMES, zonal=True)
+    add_problem_arguments(parser, task_names(), zonal=True)
     parser.add_argument("--k", type=integer("k", 1, 512), default=None,
                         help="rank of B for the low-rank tasks (1 <= k <= d)")
     parser.add_argument("--param", choices=PARAMETERISATIONS, default="M",
@@ -134,27 +135,41 @@ def _write_npz(path: str, force: bool, arrays: dict) -> None:
                 os.unlink(tmp)
 
 
-def run(args):
-    seed = check_int("seed", args.seed, minimum=0)
-    task_kwargs = {}
-    if args.task is None or args.task.startswith("mix:") or args.task == "cosine":
+def _through_zonal_options(task) -> bool:
+    """True when ``--task`` is read by the zonal options (:mod:`._zonal`): none given (``--kernel``), a
+    mixture, or a rotation-invariant class with extra parameters (``--frequency``)."""
+    if task is None or is_mixture(task):
+        return True
+    cls = TASKS[task]
+    return cls.rotation_invariant and bool(cls.parameters)
+
+
+def _problem(args):
+    """The problem of the arguments; a class or mixture that cannot sample tasks is refused."""
+    if _through_zonal_options(args.task):
         if args.k is not None:
             raise ParameterError("k", f"unset for the full-rank task {args.task!r}", args.k)
         problem = problem_from_args(args)       # cosine --frequency, mix:..., (kernels: refused, no sampler)
         problem.task_class.sample(np.random.default_rng(0), 1)
-    elif args.task.startswith("lowrank"):
+        return problem
+    task_kwargs = {}
+    if TASKS[args.task].low_rank:
         if args.k is None:
             raise ParameterError("k", f"given (an integer in [1, d]) for the low-rank task {args.task!r}", None)
         task_kwargs["rank"] = check_int("k", args.k, minimum=1, maximum=max(1, args.d))
     elif args.k is not None:
         raise ParameterError("k", f"unset for the full-rank task {args.task!r}", args.k)
-    if args.task is not None and not (args.task.startswith("mix:") or args.task == "cosine"):
-        if args.L is None:
-            raise ParameterError("L", "given (a finite real number > 0) with --task", None)
-        for name in ("frequency", "kernel", "kernel_file"):
-            if getattr(args, name) is not None:
-                raise ParameterError(name.replace("_", "-"), f"unset for the task {args.task!r}", getattr(args, name))
-        problem = make_problem(args.task, args.d, args.n, args.L, args.sigma, **task_kwargs)
+    if args.L is None:
+        raise ParameterError("L", "given (a finite real number > 0) with --task", None)
+    for name in ("frequency", "kernel", "kernel_file"):
+        if getattr(args, name) is not None:
+            raise ParameterError(name.replace("_", "-"), f"unset for the task {args.task!r}", getattr(args, name))
+    return make_problem(args.task, args.d, args.n, args.L, args.sigma, **task_kwargs)
+
+
+def run(args):
+    seed = check_int("seed", args.seed, minimum=0)
+    problem = _problem(args)
     steps = check_int("steps", args.steps, minimum=1)
     batch = check_int("batch", args.batch, minimum=1)
     _check_held_out_work(problem)
@@ -182,7 +197,8 @@ def run(args):
         "steps": result.steps,
         "seconds": result.seconds,
         "task": problem.task, "d": problem.d, "n": problem.n, "L": problem.L, "sigma": problem.sigma,
-        "k": task_kwargs.get("rank"), "param": result.param, "attention": result.kind,
+        "k": problem.task_class.rank if problem.task_class.low_rank else None, "param": result.param,
+        "attention": result.kind,
         "value_leak": None, "label_coupling": None, "value_weight": None,
         "out": out,
     }

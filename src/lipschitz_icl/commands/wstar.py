@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from ..optimum import REL_PRECISION_RANGE, WSTAR_METHODS, wstar
-from ..tasks import ROTATION_INVARIANT
+from ..tasks import task_names
 from ._common import add_problem_arguments, problem_from_args, real
 
 NAME = "wstar"
@@ -27,7 +27,7 @@ HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exac
 
 
 def add_arguments(parser) -> None:
-    add_problem_arguments(parser, ROTATION_INVARIANT, zonal=True)
+    add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
     parser.add_argument("--method", choices=WSTAR_METHODS + ("certified",), default="mc",
                         help="mc (default; 95%% interval; n <= 1e7 within a memory/work budget), asymptotic "
                              "(large n), exact (quadrature; n <= 1e150), certified (affine: an interval proved to "
