@@ -10,6 +10,7 @@ the task cancels; the noise is independent of everything else):
 
 Methods:
 
+==============  ======================================================================================
 ``naive``       sample task, covariates, query and noise; average the squared error (the reference).
 ``averaged``    task coefficients and noise integrated out exactly (Rao-Blackwellised) through the
                 feature form ``v ||sum_i p_i phi(x_i) - phi(q)||^2`` of :mod:`lipschitz_icl.tasks`;
@@ -17,6 +18,7 @@ Methods:
                 (:mod:`lipschitz_icl.isotropic`: cost per context independent of ``d``).
 ``asymptotic``  large-``n`` loss with its ``1/n`` correction (:mod:`lipschitz_icl.asymptotic`).
 ``exact``       quadrature at any ``n`` (:mod:`lipschitz_icl.exact`), where available.
+==============  ======================================================================================
 """
 
 from __future__ import annotations
@@ -57,10 +59,52 @@ def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", va
              chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> LossEstimate:
     """The ICL loss of ``problem`` at ``M = w I`` (or a general ``M``) by ``method``.
 
-    ``contexts`` is the number of sampled prompts (Monte Carlo methods, ``2 <= contexts <= 1e6``);
-    ``rng`` a seed or Generator.  Supported: ``0 <= w <= 1e8``; Monte Carlo ``n <= 1e7`` and at most
-    :data:`MEMORY_BUDGET` bytes (estimated and refused before allocating); ``exact``/``asymptotic``
-    any ``n`` of a :class:`~lipschitz_icl.problem.Problem` (``<= 1e150``).
+    ``L(M) = E (sum_i p_i f(x_i) - f(q))^2 + sigma^2 E sum_i p_i^2`` (bias + noise), with ``p`` the
+    attention weights of the query ``q`` on the context ``x_1, ..., x_n``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (:func:`~lipschitz_icl.problem.make_problem`).
+    w : float, optional
+        The window of ``M = w I``, ``0 <= w <= 1e8``; exactly one of ``w`` and ``M``.
+    M : array_like, optional
+        A general ``d x d`` attention matrix (Monte Carlo methods only).
+    attention : {"softmax", "linear"}
+        The attention kind; ``asymptotic`` and ``exact`` need softmax and ``M = w I``.
+    value : float
+        The value weight of linear attention.
+    method : {"averaged", "naive", "asymptotic", "exact"}
+        The estimator (module docstring); Monte Carlo methods need ``n <= 1e7`` and at most
+        :data:`MEMORY_BUDGET` bytes (estimated and refused before allocating), ``exact`` and
+        ``asymptotic`` take any ``n <= 1e150``.
+    contexts : int
+        Sampled prompts of the Monte Carlo methods, ``2 <= contexts <= 1e6``.
+    rng : int or numpy.random.Generator
+        Seed or generator of the Monte Carlo methods.
+    chunk_elements : int
+        Coordinates drawn at once (bounds the memory; the numbers do not depend on it).
+
+    Returns
+    -------
+    LossEstimate
+        ``loss``, ``bias`` and ``noise`` as :class:`~lipschitz_icl.estimate.Estimate` (value, standard
+        error, numerical error) and the method.
+
+    Examples
+    --------
+    The exact loss, and a Monte Carlo estimate whose 95% interval holds it:
+
+    >>> from lipschitz_icl import make_problem
+    >>> from lipschitz_icl.loss import icl_loss
+    >>> problem = make_problem("affine", d=3, n=100, L=1.0, sigma=0.5)
+    >>> exact = icl_loss(problem, 10.0, method="exact")
+    >>> print(f"{exact.loss.value:.5f} = {exact.bias.value:.5f} + {exact.noise.value:.5f}")
+    0.02791 = 0.00250 + 0.02541
+    >>> mc = icl_loss(problem, 10.0, method="averaged", contexts=2000, rng=0)
+    >>> low, high = mc.loss.confidence_interval(0.95)
+    >>> bool(low <= exact.loss.value <= high)
+    True
     """
     problem = check_problem(problem)
     method = check_choice("method", method, METHODS)

@@ -1,5 +1,6 @@
 """The optimal window ``w*`` for ``M = w I``: ``w* = argmin_w L(w)``.
 
+==============  ======================================================================================
 ``mc``          Monte Carlo on the reduced form (:mod:`lipschitz_icl.isotropic`) with common random
                 numbers: the same contexts for every ``w``.  Newton's method in ``theta = log w`` on the
                 sample-mean loss, with the per-context first and second derivatives in closed form.
@@ -10,6 +11,7 @@
 ``asymptotic``  minimiser of the large-``n`` loss (:mod:`lipschitz_icl.asymptotic`), bounded Brent in
                 ``theta``; the interval is the optimiser's tolerance.
 ``exact``       the same on the quadrature loss (:mod:`lipschitz_icl.exact`).
+==============  ======================================================================================
 
 Supported range: ``n >= 2`` (at ``n = 1`` the loss does not depend on ``w``), ``sigma > 0``, the
 problem's ranges (:mod:`lipschitz_icl.problem`), ``mc`` ``n <= 1e7``.  The search covers
@@ -81,7 +83,37 @@ def _open_interval(w_star: float) -> tuple[float, float]:
 
 
 def wstar(problem: Problem, method: str = "mc", **kwargs) -> WStar:
-    """``w*`` of ``problem`` by ``method`` in {mc, asymptotic, exact}."""
+    """``w* = argmin_w L(w)`` of ``problem`` for ``M = w I`` by ``method``.
+
+    Parameters
+    ----------
+    problem : Problem
+        A rotation-invariant task class (affine, relu, cosine), ``n >= 2``, ``sigma > 0``.
+    method : {"mc", "asymptotic", "exact"}
+        Monte Carlo with common random numbers (:func:`wstar_mc`), the minimiser of the large-``n``
+        loss (:func:`wstar_asymptotic`) or of the quadrature loss at any ``n`` (:func:`wstar_exact`).
+    **kwargs
+        Passed to the method's function (``rng``, ``rel_precision``, ``contexts``, ... for ``mc``;
+        ``rel_tol`` for the others).
+
+    Returns
+    -------
+    WStar
+        ``w*`` (an :class:`~lipschitz_icl.estimate.Estimate`), its interval ``(ci_low, ci_high)``, the loss
+        at ``w*``; :attr:`WStar.inconclusive` when the search ended at a bound or missed its precision.
+
+    Examples
+    --------
+    >>> from lipschitz_icl import make_problem
+    >>> from lipschitz_icl.optimum import wstar
+    >>> problem = make_problem("affine", d=3, n=100, L=1.0, sigma=0.5)
+    >>> exact = wstar(problem, "exact")
+    >>> print(f"w* = {exact.w_star.value:.3f}, loss {exact.loss.value:.5f}")
+    w* = 4.447, loss 0.01820
+    >>> mc = wstar(problem, "mc", rng=0)     # its sandwich interval holds the exact w*
+    >>> bool(mc.ci_low <= exact.w_star.value <= mc.ci_high), mc.inconclusive
+    (True, False)
+    """
     problem = check_problem(problem)
     method = check_choice("method", method, WSTAR_METHODS)
     return {"mc": wstar_mc, "asymptotic": wstar_asymptotic, "exact": wstar_exact}[method](problem, **kwargs)

@@ -96,9 +96,48 @@ class PromptBuffers:
 
 
 def make_problem(task: str, d: int, n: int, L: float, sigma: float, **task_kwargs) -> Problem:
-    """Validated constructor: ``task`` a known class, ``2 <= d <= 512``, ``1 <= n <= 1e150``,
-    ``1e-6 <= L <= 1e6``, ``0 <= sigma <= 1e6``; ``task_kwargs`` (``frequency``, ``rank``, ``B``) go to
-    :func:`~lipschitz_icl.tasks.make_task_class`."""
+    """Validated constructor of a :class:`Problem`: labels ``y_i = f(x_i) + eps_i``, ``eps_i ~ N(0, sigma^2)``.
+
+    Parameters
+    ----------
+    task : str
+        A known task class (:data:`lipschitz_icl.tasks.TASK_NAMES`, e.g. ``"affine"``, ``"relu"``).
+    d : int
+        Dimension of the sphere ``S^{d-1}`` of covariates and query, ``2 <= d <= 512``.
+    n : int
+        Context size, ``1 <= n <= 1e150``.
+    L : float
+        Lipschitz constant of the task class, ``1e-6 <= L <= 1e6``.
+    sigma : float
+        Standard deviation of the label noise, ``0 <= sigma <= 1e6``.
+    **task_kwargs
+        ``frequency``, ``rank``, ``B``: passed to :func:`~lipschitz_icl.tasks.make_task_class`.
+
+    Returns
+    -------
+    Problem
+        The frozen problem (``task_class`` carrying ``d`` and ``L``, ``n``, ``sigma``).
+
+    Raises
+    ------
+    ParameterError
+        A parameter outside its range; the message names the parameter and the range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lipschitz_icl import make_problem
+    >>> problem = make_problem("relu", d=3, n=1000, L=1.0, sigma=0.5)
+    >>> task, x, y, q, fq = problem.sample_prompts(np.random.default_rng(0), batch=2)
+    >>> x.shape, y.shape, q.shape
+    ((2, 1000, 3), (2, 1000), (2, 3))
+    >>> bool(np.allclose(np.linalg.norm(x, axis=-1), 1.0))   # covariates on the unit sphere
+    True
+    >>> make_problem("relu", d=1, n=1000, L=1.0, sigma=0.5)
+    Traceback (most recent call last):
+        ...
+    lipschitz_icl.validation.ParameterError: parameter 'd' must be an integer in [2, 512] (got 1)
+    """
     d = check_int("d", d, minimum=2, maximum=MAX_D)
     L = check_real("L", L, minimum=L_RANGE[0], maximum=L_RANGE[1])
     if "B" in task_kwargs and task_kwargs["B"] is not None:

@@ -423,10 +423,72 @@ def prove(quantity: str, bound: str, domain: dict, *, relation: str = "<=", cons
           sharpest_constant: str | None = None, bracket: tuple | None = None, max_boxes: int = MAX_BOXES,
           seconds: float = SECONDS, rtol: float = SHARPEST_RTOL, show_progress: bool | None = False,
           task: str | None = None) -> ProofResult:
-    """Decide ``quantity relation bound`` on ``domain`` (the TOML ``[domain]`` table as a dict, e.g.
-    ``{"d": [5], "h": [0.01, 0.99]}``); with ``sharpest_constant`` and its ``bracket``, certify the sharpest
-    constant instead.  Returns a frozen :class:`ProofResult` (verdict, boxes, undecided share,
-    counterexample, sharpest interval, certificate dict); bad input raises :class:`ParameterError`."""
+    """Decide ``quantity relation bound`` at every point of ``domain``; or certify the sharpest constant.
+
+    Parameters
+    ----------
+    quantity : str
+        A certified quantity: ``cap_tail``, ``projection_tail``, ``projection_lower_tail``,
+        ``binomial_tail``, ``binomial_lower_tail``, or ``w_star``/``icl_error`` of ``task`` (affine).
+    bound : str
+        The bound, an arithmetic expression in the quantity's parameters and the ``constants``
+        (:mod:`lipschitz_icl.expression`).
+    domain : dict
+        The TOML ``[domain]`` table as a dict, e.g. ``{"d": [5], "h": [0.01, 0.99]}``: a real parameter
+        a closed interval ``[lo, hi]``, an integer one a list or ``{"from": a, "to": b}``.
+    relation : {"<=", ">="}
+        ``quantity <= bound`` or ``quantity >= bound``.
+    constants : dict, optional
+        Named numbers of the bound.
+    sharpest_constant : str, optional
+        A constant of the bound, free here, whose sharpest value is certified in ``bracket``.
+    bracket : tuple of float, optional
+        ``(lo, hi)``, ``lo < hi``: the bound is proved at one end and refuted at the other, and the
+        bracket is bisected to ``rtol``.
+    max_boxes : int
+        Budget: boxes evaluated by one search, ``1 <= max_boxes <= 1e7``.
+    seconds : float
+        Budget: wall-clock seconds.
+    rtol : float
+        Relative width of the sharpest-constant interval, ``1e-12 <= rtol <= 0.5``.
+    show_progress : bool, optional
+        A progress bar on stderr.
+    task : str, optional
+        The task class of the loss quantities.
+
+    Returns
+    -------
+    ProofResult
+        Frozen: the verdict (proved, refuted, undecided), boxes, undecided share, the counterexample
+        (a point and both enclosures), the sharpest interval and the certificate dict.
+
+    Raises
+    ------
+    ParameterError
+        Bad input (an unknown quantity, a bound that is not arithmetic, a bracket that does not bracket, ...).
+
+    Examples
+    --------
+    Ball's cap bound ``P(x . q >= h) <= exp(-d h^2 / 2)`` on ``S^4``, for every ``h`` in ``[0.01, 0.99]``:
+
+    >>> from lipschitz_icl.prover import prove
+    >>> result = prove("cap_tail", "exp(-d*h**2/2)", {"d": [5], "h": [0.01, 0.99]})
+    >>> result.verdict.value, result.undecided_count
+    ('proved', 0)
+
+    Rate 2 is false; the counterexample is certified (both enclosures at a point):
+
+    >>> refuted = prove("cap_tail", "exp(-2*d*h**2)", {"d": [5], "h": [0.01, 0.99]})
+    >>> refuted.verdict.value, refuted.counterexample["params"]
+    ('refuted', {'d': 5, 'h': 0.5})
+
+    The sharpest rate ``C`` of ``exp(-C d h^2)`` on ``[0, 1]``, to 1%:
+
+    >>> sharp = prove("cap_tail", "exp(-C*d*h**2)", {"d": [5], "h": [0.0, 1.0]},
+    ...               sharpest_constant="C", bracket=(0.5, 2.0), rtol=1e-2)
+    >>> print(f"{sharp.sharpest['low']:.3f} <= C <= {sharp.sharpest['high']:.3f}")
+    1.109 <= C <= 1.115
+    """
     statement = make_statement(quantity, bound, domain, relation=relation, constants=constants,
                                free=(sharpest_constant,) if sharpest_constant else (), task=task)
     max_boxes = check_int("max_boxes", max_boxes, minimum=1, maximum=10**7)

@@ -395,16 +395,67 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
           progress: bool | None = None) -> TrainResult:
     """Online pretraining: ``steps`` updates, each on ``batch`` fresh prompts from ``problem``.
 
-    ``param`` in {"M", "full"}, ``attention`` in {"softmax", "linear"}, ``optimizer`` in {"adam", "sgd"},
-    ``schedule`` in {"constant", "cosine", "step"} (cosine decays ``lr`` to ``final_lr_fraction * lr``;
-    step uses ``lr`` until the averaging window starts, or half-way without averaging, and
-    ``final_lr_fraction * lr`` after).  ``average_fraction`` in ``[0, 1)``: the returned ``params``
-    average the iterates of the last ``ceil(average_fraction * steps)`` steps (0: the final iterate).  ``seed``: an int, SeedSequence or
-    Generator; one Generator draws the initial parameters (unless ``init`` is given) and then every batch.
-    ``betas``: Adam's ``(beta1, beta2)``.  ``init_scale``: scale of the random start (default
-    :data:`DEFAULT_INIT_SCALE`).  ``progress``: a ``tqdm`` bar on stderr
-    (:func:`lipschitz_icl.progress.bar`, never while progress is silenced); ``None`` draws it when stderr
-    is a terminal and ``steps * batch >= 200_000``.
+    Each step takes one optimiser step on the batch loss ``(1/B) sum_b (yhat_b - f_b(q_b))^2`` with its
+    exact gradient (module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem the prompts are drawn from (:meth:`~lipschitz_icl.problem.Problem.sample_prompts`).
+    param : {"M", "full"}
+        The ``M``-form of Eq. (4) or the full ``(W_K, W_Q, W_V)`` layer.
+    attention : {"softmax", "linear"}
+        The attention kind.
+    steps : int
+        Optimiser steps, ``1 <= steps <= 1e6``.
+    batch : int
+        Fresh prompts per step (one batch must fit the memory bound).
+    lr : float
+        Learning rate, ``0 < lr <= 1000``.
+    optimizer : {"adam", "sgd"}
+        The optimiser; ``betas`` are Adam's ``(beta1, beta2)``, each in ``[0, 1)``.
+    schedule : {"constant", "cosine", "step"}
+        Cosine decays ``lr`` to ``final_lr_fraction * lr``; step uses ``lr`` until the averaging window
+        starts (or half-way without averaging) and ``final_lr_fraction * lr`` after.
+    final_lr_fraction : float
+        In ``[0, 1]``.
+    average_fraction : float
+        In ``[0, 1)``: the returned ``params`` average the iterates of the last
+        ``ceil(average_fraction * steps)`` steps (0: the final iterate).
+    seed : int, numpy.random.SeedSequence or numpy.random.Generator
+        One Generator draws the initial parameters (unless ``init`` is given) and then every batch.
+    init : dict of numpy.ndarray, optional
+        Initial parameters (``{"M"}``, ``{"M", "v"}`` or ``{"W_K", "W_Q", "W_V"}``).
+    init_scale : float, optional
+        Scale of the random start (default :data:`DEFAULT_INIT_SCALE`).
+    betas : tuple of float
+        Adam's ``(beta1, beta2)``.
+    progress : bool, optional
+        A ``tqdm`` bar on stderr (:func:`lipschitz_icl.progress.bar`, never while progress is silenced);
+        ``None`` draws it when stderr is a terminal and ``steps * batch >= 200_000``.
+
+    Returns
+    -------
+    TrainResult
+        The (averaged) parameters, the final iterate, the loss curve, the effective ``M`` and its
+        ``w_trained = tr(M) / d``.
+
+    Examples
+    --------
+    The trained ``M`` of softmax attention is close to a multiple of the identity whose scale is near
+    the exact ``w*``:
+
+    >>> from lipschitz_icl import make_problem
+    >>> from lipschitz_icl.optimum import wstar
+    >>> from lipschitz_icl.train import train
+    >>> problem = make_problem("affine", d=3, n=20, L=1.0, sigma=0.3)
+    >>> result = train(problem, steps=300, batch=64, lr=0.1, schedule="cosine", seed=0)
+    >>> result.M.shape, result.loss_curve.shape
+    ((3, 3), (300,))
+    >>> bool(result.loss_curve[-20:].mean() < result.loss_curve[:20].mean())
+    True
+    >>> bool(abs(result.w_trained / wstar(problem, "exact").w_star.value - 1) < 0.1)
+    True
     """
     if not isinstance(problem, Problem):
         raise ParameterError("problem", "a lipschitz_icl.problem.Problem", type(problem).__name__)
