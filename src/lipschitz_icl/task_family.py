@@ -10,21 +10,21 @@ and an intercept ``b`` (``b ~ U[-L, L]`` where the class has one).  The intercep
 A class is a frozen dataclass with fields ``d``, ``L`` (and ``B`` for low-rank classes, one field per
 extra parameter such as ``frequency``) and class-level facts:
 
-=====================  =========================================================================
-``name``               the registry key (:data:`lipschitz_icl.tasks.TASKS`) and the CLI's ``--task``
-``rotation_invariant`` the law of ``f`` is invariant under rotations: ``E_f[f(x) f(y)] = K(x.y)``,
-                       the class has a zonal kernel (:meth:`TaskFamily.zonal_kernel`), ``w*``, the
-                       reduced Monte Carlo form and the exact method apply
-``has_intercept``      ``f`` carries ``b ~ U[-L, L]`` (variance ``L^2/3``; seen by linear attention)
-``low_rank``           ``f`` depends on ``x`` through ``B^T x`` (``B``: ``d x r``, orthonormal columns)
-``parameters``         extra real parameters: ``{name: (default, minimum, maximum)}``
-``quadrature``         the kernel form that the dedicated quadrature (:mod:`lipschitz_icl.exact_quadrature`)
-                       and the large-``n`` formula (:mod:`lipschitz_icl.asymptotic`) implement:
-                       ``"linear"`` (``K`` linear in ``t``) or ``"arc-cosine"``; ``None``: the exact
-                       method is the zonal series (:mod:`lipschitz_icl.exact_zonal`)
-``has_kink``           ``f`` has a kink through the query's direction: the reduced form samples
-                       ``c = u.q`` near 0 more often (importance weights, :meth:`reduced_features`)
-=====================  =========================================================================
+======================  ========================================================================
+``name``                the registry key (:data:`lipschitz_icl.tasks.TASKS`) and the CLI's ``--task``
+``rotation_invariant``  the law of ``f`` is invariant under rotations: ``E_f[f(x) f(y)] = K(x.y)``,
+                        the class has a zonal kernel (:meth:`TaskFamily.zonal_kernel`), ``w*``, the
+                        reduced Monte Carlo form and the exact method apply
+``has_intercept``       ``f`` carries ``b ~ U[-L, L]`` (variance ``L^2/3``; seen by linear attention)
+``low_rank``            ``f`` depends on ``x`` through ``B^T x`` (``B``: ``d x r``, orthonormal columns)
+``parameters``          extra real parameters: ``{name: (default, minimum, maximum)}``
+``quadrature``          the kernel form that the dedicated quadrature (:mod:`lipschitz_icl.exact_quadrature`)
+                        and the large-``n`` formula (:mod:`lipschitz_icl.asymptotic`) implement:
+                        ``"linear"`` (``K`` linear in ``t``) or ``"arc-cosine"``; ``None``: the exact
+                        method is the zonal series (:mod:`lipschitz_icl.exact_zonal`)
+``has_kink``            ``f`` has a kink through the query's direction: the reduced form samples
+                        ``c = u.q`` near 0 more often (importance weights, :meth:`reduced_features`)
+======================  ========================================================================
 
 A subclass supplies :meth:`draw_coefficients`, :meth:`link` (``f`` from the projection ``s = u.x``),
 :meth:`link_covariance`, :meth:`scalar_features` and, when rotation-invariant, :meth:`zonal_kernel`;
