@@ -157,3 +157,11 @@ def test_verdict_vocabulary_carries_exit_codes_and_meanings():
     assert all(v.meaning for v in Verdict)
     with pytest.raises(ValueError):
         exit_code("passes")
+
+
+def test_any_of_is_a_disjunction():
+    h, f, i = (decision.Decision("sign", v) for v in ("holds", "fails", "inconclusive"))
+    assert decision.any_of("sign", [f, h, i]).verdict == "holds"
+    assert decision.any_of("sign", [f, f]).verdict == "fails"
+    assert decision.any_of("sign", [f, i]).verdict == "inconclusive"
+    assert decision.any_of("sign", []).verdict == "inconclusive"

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 __all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
-           "sign", "asymptotic", "extend_grid", "combine", "combined", "resolution",
+           "sign", "asymptotic", "extend_grid", "combine", "combined", "any_of", "resolution",
            "two_sided_resolution", "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
 
 class Verdict(str, enum.Enum):
@@ -240,6 +240,14 @@ def combined(rule: str, decisions: Sequence[Decision]) -> Decision:
     first = next((d for d in decisions if d.verdict == verdict), None)
     detail = f"{len(decisions)} comparisons, {verdict}" + (f"; e.g. {first.detail}" if first else "")
     return Decision(rule, verdict, detail)
+
+
+def any_of(rule: str, decisions: Sequence[Decision]) -> Decision:
+    """A disjunction ("for some one of these"): holds if any holds, fails if every one fails."""
+    verdicts = [d.verdict for d in decisions]
+    verdict = "holds" if "holds" in verdicts else ("fails" if verdicts and set(verdicts) == {"fails"}
+                                                   else "inconclusive")
+    return Decision(rule, verdict, f"any of {len(verdicts)}: " + ", ".join(verdicts))
 
 
 def combine(verdicts) -> str:

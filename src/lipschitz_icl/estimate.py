@@ -1,4 +1,5 @@
-"""The result types of every estimator: :class:`Estimate` and :class:`LossEstimate`.
+"""The result types of every estimator: :class:`Estimate` and :class:`LossEstimate`; the arithmetic of
+independent estimates (:func:`difference`, :func:`log_ratio_of_means`).
 
 An :class:`Estimate` is a value with its standard error and a normal-theory confidence interval
 ``value +- z_{(1+level)/2} * standard_error`` (``standard_error = 0`` for deterministic methods,
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-__all__ = ["Estimate", "LossEstimate"]
+__all__ = ["Estimate", "LossEstimate", "difference", "log_ratio_of_means"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,18 @@ class Estimate:
         z = stats.norm.ppf(0.5 + 0.5 * level)
         half = z * self.standard_error + self.abs_error
         return (self.value - half, self.value + half)
+
+
+def difference(a: Estimate, b: Estimate) -> Estimate:
+    """``a - b`` of independent estimates: standard error ``sqrt(se_a^2 + se_b^2)``."""
+    return Estimate(a.value - b.value, math.hypot(a.standard_error, b.standard_error))
+
+
+def log_ratio_of_means(num, den) -> Estimate:
+    """``log(mean(num)/mean(den))`` for independent samples, delta-method standard error
+    ``sqrt((se_num/mean_num)^2 + (se_den/mean_den)^2)``."""
+    a, b = Estimate.from_samples(num), Estimate.from_samples(den)
+    return Estimate(math.log(a.value / b.value), math.hypot(a.standard_error / a.value, b.standard_error / b.value))
 
 
 @dataclass(frozen=True)
