@@ -50,12 +50,6 @@ def test_block_distance_is_zero_on_the_eq4_form_and_sees_each_violation():
     assert lemmaB1.block_distance(A_col) == pytest.approx(0.0, abs=1e-12)
 
 
-def test_mean_limits_are_one_sided_t_limits():
-    mean, low, high = lemmaB1.mean_limits([1.0, 2.0, 3.0, 4.0], 0.99)
-    half = 4.540702858698419 * np.std([1.0, 2.0, 3.0, 4.0], ddof=1) / 2  # t_{0.99, 3} sd / sqrt(4)
-    assert mean == 2.5 and low == pytest.approx(2.5 - half) and high == pytest.approx(2.5 + half)
-
-
 def test_structure_rule_holds_below_and_refutes_above_the_threshold():
     assert _rule([0.002, 0.003, 0.004, 0.003]) == "holds"
     assert _rule([0.2, 0.25, 0.22, 0.21]) == "fails"

@@ -24,24 +24,17 @@ from .. import decision, geometry, sphere
 from ..attention import Attention
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
-from ..loss import general_terms
+from ..loss import general_terms, paired_ratio
 from ..optimum import wstar
-from ..pretraining import independent_runs, scale_interval
+from ..pretraining import independent_runs, mean_interval, mean_limits, pretraining_curve, scale_interval
 from ..problem import make_problem
-from ..train import effective_M, init_params, train
 from .thm34 import _elasticities
 
-__all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "pretraining_curve", "paired_ratio"]
+__all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
 
 def _floats(values) -> list:
     return [float(v) for v in values]
-
-
-def _mean_interval(values, level: float) -> tuple[float, float]:
-    """``(mean, half-width)`` of the two-sided ``level`` t-interval of the mean of ``values`` (runs)."""
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
 
 
 def _signs(intervals, expected: int, shift: float = 0.0) -> list:
@@ -139,46 +132,6 @@ def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slic
                 "softmax_error": soft_err, "linear_error": lin_err, "verdict": verdict})
 
 
-# ----------------------------------------------------------------------------- pretraining in segments
-def pretraining_curve(problem, stream: np.random.SeedSequence, *, kind: str, protocol: dict, init_scale: float,
-                      segments: int, segment_steps: int, test_contexts: int, test_problem=None, init=None):
-    """Train the M-form (``kind`` softmax or linear) from a random start of scale ``init_scale`` in
-    ``segments`` segments of ``segment_steps`` steps of ``protocol`` (a constant rate: training in
-    segments is then one run, except that Adam's moments restart at each segment), continuing each from
-    the previous parameters, and after each (and at the start) evaluate the held-out ICL error on
-    ``test_problem`` (default ``problem``) by the task-averaged estimator on ``test_contexts`` contexts
-    that are the same at every checkpoint (common random numbers).  Streams: one for the start, one for
-    the test draws, one per segment, all spawned from ``stream``.
-    Returns ``(steps, errors, standard errors, effective M per checkpoint, final params)``."""
-    s_init, s_test, *s_seg = stream.spawn(2 + segments)
-    params = init or init_params("M", problem.d, kind, np.random.default_rng(s_init), init_scale)
-    test = test_problem or problem
-    steps, errors, ses, Ms = [], [], [], []
-    for k in range(segments + 1):
-        if k:
-            params = train(problem, attention=kind, init=params, seed=s_seg[k - 1], steps=segment_steps,
-                           **protocol).last_params
-        M = effective_M("M", params, kind)
-        (bias, noise), = general_terms(test, [Attention(M, kind)], test_contexts, np.random.default_rng(s_test))
-        loss = bias + noise
-        steps.append(k * segment_steps)
-        errors.append(float(loss.mean()))
-        ses.append(float(loss.std(ddof=1) / math.sqrt(loss.size)))
-        Ms.append(M)
-    return steps, errors, ses, Ms, params
-
-
-def paired_ratio(problem, models, contexts: int, stream: np.random.SeedSequence):
-    """ICL errors of ``models`` on common contexts of ``problem`` and, for each, the ratio of its mean
-    per-context error to that of the last model with its delta-method standard error.  Returns
-    ``(errors, ratios, ratio standard errors)``."""
-    per = [b + nz for b, nz in general_terms(problem, models, contexts, np.random.default_rng(stream))]
-    ref = per[-1]
-    ratios = [float(loss.mean() / ref.mean()) for loss in per]
-    ses = [float(np.std(loss - r * ref, ddof=1) / (ref.mean() * math.sqrt(loss.size))) for loss, r in zip(per, ratios)]
-    return [float(loss.mean()) for loss in per], ratios, ses
-
-
 # ----------------------------------------------------------------------------- Figure 3
 def _rise(a, b, level: float) -> tuple[float, float]:
     """``(mean(b) - mean(a), half-width)``: the ``level`` t-interval of a difference of two means of
@@ -241,12 +194,12 @@ def figure5(*, classes: list, d: int, n: int, L: float, sigma: float, segments: 
             test_contexts: int, cross_contexts: int, protocol: dict, init_scale: float, margin: float,
             family_level: float, seed: np.random.SeedSequence) -> Outcome:
     """Figure 5.  Left: held-out test error during pretraining of softmax attention on each class (same
-    class at test, :func:`pretraining_curve`).  Right: the error on cosine tasks of the three pretrained
+    class at test, :func:`~lipschitz_icl.pretraining.pretraining_curve`).  Right: the error on cosine tasks of the three pretrained
     layers.  Claim: (i) the test error at the end of pretraining is below that at the start, for each
     class (``sign`` on the paired difference, common test contexts, interval ``+- z (se_end +
     se_start)``); (ii) the layers pretrained on the other classes generalise to cosine tasks:
     ``E_class / E_cosine - 1`` lies within ``+-margin`` (``equivalence``, paired delta-method intervals,
-    :func:`paired_ratio`); ``z`` Bonferroni over all intervals at ``family_level``.
+    :func:`~lipschitz_icl.loss.paired_ratio`); ``z`` Bonferroni over all intervals at ``family_level``.
     ``decide(change, only, drop_sign)``: the ratio of ``only`` (default every class) claimed to be
     ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
     streams = seed.spawn(len(classes) + 1)
@@ -322,7 +275,7 @@ def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, r
                for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))}
         series[link] = out
         for kind in changes:
-            changes[kind].append(_mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], level))
+            changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
         gaps += [(lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1])) for lin_e, soft_e, lin_s, soft_s
                  in zip(out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"])]
 
@@ -374,7 +327,7 @@ def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: floa
         As = [lemmaB1.kq_matrix(r.params) for _, r in layers]
         mats.append(As[0].tolist())
         dists.append([lemmaB1.block_distance(A) for A in As])
-    means, _, highs = zip(*(lemmaB1.mean_limits(v, level) for v in dists))
+    means, _, highs = zip(*(mean_limits(v, level) for v in dists))
     bounds = [(min(min(v), hi), hi) for v, hi in zip(dists, highs)]
 
     def decide(floor: float | None = None) -> decision.Decision:

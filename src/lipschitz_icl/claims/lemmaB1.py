@@ -22,18 +22,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from lipschitz_icl.derivations import window_law as wlaw
 
 from .. import decision, geometry
 from ..evidence import Outcome, Quantity
 from ..optimum import wstar
-from ..pretraining import independent_runs, scale_interval
+from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
 
-__all__ = ["kq_matrix", "block_distance", "mean_limits", "structure_decision", "structure",
-           "block_scale"]
+__all__ = ["kq_matrix", "block_distance", "structure_decision", "structure", "block_scale"]
 
 
 def kq_matrix(params) -> np.ndarray:
@@ -50,14 +48,6 @@ def block_distance(A) -> float:
     A_xx = A[:d, :d]
     off = A_xx - np.trace(A_xx) / d * np.eye(d)
     return float(math.sqrt(np.sum(off**2) + np.sum(A[d, :d] ** 2)) / np.linalg.norm(A[:, :d]))
-
-
-def mean_limits(values, level: float) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the mean of ``values`` (independent runs) and its one-sided ``level``
-    t-limits ``mean -+ t_{level, K-1} sd / sqrt(K)``."""
-    v = np.asarray(values, dtype=float)
-    half = float(stats.t.ppf(level, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return float(v.mean()), float(v.mean()) - half, float(v.mean()) + half
 
 
 def structure_decision(values, threshold: float, level: float, floor: float | None = None) -> decision.Decision:

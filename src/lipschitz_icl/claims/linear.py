@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.derivations import window_law as wlaw
@@ -30,7 +29,7 @@ from ..estimate import Estimate
 from ..evidence import Outcome, Quantity
 from ..loss import general_terms, icl_loss
 from ..optimum import wstar
-from ..pretraining import independent_runs, noise_floor
+from ..pretraining import independent_runs, mean_interval, noise_floor
 from ..problem import make_problem
 
 __all__ = ["optimum", "isotropic", "cannot_adapt", "weights", "trained", "law_values", "other_class",
@@ -373,9 +372,7 @@ def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: 
 def trained_decision(scales, target: float, margin: float, level: float):
     """Equivalence of the mean trained scale with ``target``: the two-sided ``level`` t-interval of the mean of
     ``scales`` (independent runs), relative to ``target``, within ``+-margin``.  Returns ``(Decision, interval)``."""
-    values = np.asarray(scales, dtype=float)
-    half = float(stats.t.ppf(0.5 + 0.5 * level, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
-    interval = relative_interval(float(values.mean()), half, target)
+    interval = relative_interval(*mean_interval(scales, 0.5 + 0.5 * level), target)
     return decision.equivalence(*interval, margin), interval
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from lipschitz_icl.derivations import window_law as law
 
@@ -33,7 +32,7 @@ from ..exact import exact_loss
 from ..isotropic import draw_isotropic_batch
 from ..loss import loss_differences
 from ..optimum import wstar
-from ..pretraining import independent_runs, scale_interval
+from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
 
 __all__ = ["isotropy", "trained_isotropy", "monotonicity", "window_scaling", "bias_noise_powers",
@@ -158,7 +157,7 @@ def trained_isotropy(*, task: str, d: int, n: int, seed: np.random.SeedSequence,
     problem = make_problem(task, d, n, L, sigma)
     results = independent_runs(problem, seed, runs, **protocol)
     aniso = np.array([geometry.anisotropy(r.M) for _, r in results])
-    a_high = float(aniso.mean() + stats.t.ppf(level, runs - 1) * aniso.std(ddof=1) / math.sqrt(runs))
+    _, _, a_high = mean_limits(aniso, level)
     shape = decision.one_sided(float(aniso.min()), a_high, shape_threshold, "<=")
     w_runs = [r.w_trained for _, r in results]
     exact = wstar(problem, "exact")
