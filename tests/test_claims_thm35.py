@@ -14,7 +14,6 @@ import pytest
 
 from lipschitz_icl import decision, registry
 from lipschitz_icl.claims import thm35
-from lipschitz_icl.claims.thm35 import log_ratio, slope
 from lipschitz_icl.derivations import generalisation as theory
 
 GATED = ("affine", "relu", "cosine-1")
@@ -64,24 +63,6 @@ def test_envelope_is_labelled_an_identity_check(specs):
 
 
 # ----------------------------------------------------------------------------- estimators and theory
-def test_slope_and_its_standard_error():
-    """A law E = n^-0.6 with 1% errors: slope -0.6, se sqrt(2) 0.01 / log 10."""
-    values = [1000**-0.6, 10000**-0.6]
-    s, se = slope((1000, 10000), values, [0.01 * v for v in values])
-    assert s == pytest.approx(-0.6) and se == pytest.approx(math.hypot(0.01, 0.01) / math.log(10))
-
-
-def test_log_ratio_is_paired():
-    """Common random numbers: the paired se is far below the independent one, and the value is exact."""
-    rng = np.random.default_rng(0)
-    base = rng.exponential(size=4000)
-    other = 2.0 * base * (1 + 0.01 * rng.normal(size=base.size))
-    r, se = log_ratio(other, base)
-    assert r == pytest.approx(math.log(other.mean() / base.mean()), rel=1e-12)
-    independent = math.hypot(other.std() / other.mean(), base.std() / base.mean()) / math.sqrt(base.size)
-    assert se < 0.05 * independent
-
-
 # ----------------------------------------------------------------------------- same-l-classes (issue 19)
 def _same_l(spec, monkeypatch, ratios: dict, half_width: float, design=None):
     """The claim's outcome on constructed paired log ratios with intervals +-half_width (relative)."""

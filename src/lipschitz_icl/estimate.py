@@ -1,5 +1,6 @@
 """The result types of every estimator: :class:`Estimate` and :class:`LossEstimate`; the arithmetic of
-independent estimates (:func:`difference`, :func:`log_ratio_of_means`).
+independent estimates (:func:`difference`, :func:`log_ratio_of_means`, :func:`log_slope`) and of paired samples
+(:func:`paired_log_ratio`).
 
 An :class:`Estimate` is a value with its standard error and a normal-theory confidence interval
 ``value +- z_{(1+level)/2} * standard_error`` (``standard_error = 0`` for deterministic methods,
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-__all__ = ["Estimate", "LossEstimate", "difference", "log_ratio_of_means"]
+__all__ = ["Estimate", "LossEstimate", "difference", "log_ratio_of_means", "mean_se", "paired_log_ratio", "log_slope"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,28 @@ def log_ratio_of_means(num, den) -> Estimate:
     ``sqrt((se_num/mean_num)^2 + (se_den/mean_den)^2)``."""
     a, b = Estimate.from_samples(num), Estimate.from_samples(den)
     return Estimate(math.log(a.value / b.value), math.hypot(a.standard_error / a.value, b.standard_error / b.value))
+
+
+def mean_se(samples) -> tuple[float, float]:
+    """``(mean, sd / sqrt(N))`` of i.i.d. ``samples`` (plain, unscaled: :meth:`Estimate.from_samples` scales)."""
+    samples = np.asarray(samples, dtype=float)
+    return float(samples.mean()), float(samples.std(ddof=1) / math.sqrt(samples.size))
+
+
+def paired_log_ratio(numerator, denominator) -> tuple[float, float]:
+    """``log(mean X / mean Y)`` of paired per-context samples and its delta-method standard error
+    ``sd(X/mean X - Y/mean Y)/sqrt(N)`` (common random numbers: the pairing enters the variance)."""
+    x, y = np.asarray(numerator, float), np.asarray(denominator, float)
+    mx, my = x.mean(), y.mean()
+    return float(math.log(mx / my)), float(np.std(x / mx - y / my, ddof=1) / math.sqrt(x.size))
+
+
+def log_slope(n_pair, values, errors) -> tuple[float, float]:
+    """Local log-log slope ``s = log(E_2/E_1)/log(n_2/n_1)`` and its delta-method standard error
+    ``sqrt((se_1/E_1)^2 + (se_2/E_2)^2)/log(n_2/n_1)`` (independent samples at the two ``n``)."""
+    (n1, n2), (v1, v2), (e1, e2) = n_pair, values, errors
+    span = math.log(n2 / n1)
+    return math.log(v2 / v1) / span, math.hypot(e1 / v1, e2 / v2) / span
 
 
 @dataclass(frozen=True)

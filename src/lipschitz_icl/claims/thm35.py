@@ -23,6 +23,7 @@ from lipschitz_icl.derivations import window_law as law
 
 from .. import decision
 from ..attention import Attention
+from ..estimate import log_slope, mean_se, paired_log_ratio
 from ..evidence import Outcome, Quantity
 from ..optimum import wstar
 from ..pretraining import independent_runs
@@ -30,29 +31,7 @@ from ..probes import CosineProbe, noise_terms, probe_suite, probe_terms
 from ..problem import make_problem
 
 __all__ = ["generalisation", "envelope", "noise_part", "mismatch", "mismatch_marked", "same_l_classes",
-           "trained_mismatch", "log_ratio", "slope"]
-
-
-# ----------------------------------------------------------------------------- estimators
-def _mean_se(samples) -> tuple[float, float]:
-    samples = np.asarray(samples, dtype=float)
-    return float(samples.mean()), float(samples.std(ddof=1) / math.sqrt(samples.size))
-
-
-def log_ratio(numerator, denominator) -> tuple[float, float]:
-    """``log(mean X / mean Y)`` of paired per-context samples and its delta-method standard error
-    ``sd(X/mean X - Y/mean Y)/sqrt(N)`` (common random numbers: the pairing enters the variance)."""
-    x, y = np.asarray(numerator, float), np.asarray(denominator, float)
-    mx, my = x.mean(), y.mean()
-    return float(math.log(mx / my)), float(np.std(x / mx - y / my, ddof=1) / math.sqrt(x.size))
-
-
-def slope(n_pair, values, errors) -> tuple[float, float]:
-    """Local log-log slope ``s = log(E_2/E_1)/log(n_2/n_1)`` and its delta-method standard error
-    ``sqrt((se_1/E_1)^2 + (se_2/E_2)^2)/log(n_2/n_1)`` (independent samples at the two ``n``)."""
-    (n1, n2), (v1, v2), (e1, e2) = n_pair, values, errors
-    span = math.log(n2 / n1)
-    return math.log(v2 / v1) / span, math.hypot(e1 / v1, e2 / v2) / span
+           "trained_mismatch"]
 
 
 def _wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
@@ -79,7 +58,7 @@ def _errors_along_n(suite, windows, n_grid, sigma, contexts, seed) -> dict:
     for n, w, c, stream in zip(n_grid, windows, contexts, seed.spawn(len(n_grid))):
         terms = probe_terms(suite, [_window(w, suite[0].d)], n, sigma, c, np.random.default_rng(stream))
         for name, ((b, nz),) in terms.items():
-            loss[name].append(_mean_se(b + nz))
+            loss[name].append(mean_se(b + nz))
     return loss
 
 
@@ -97,7 +76,7 @@ def generalisation(*, train_task: str, d: int, seed: np.random.SeedSequence, L: 
     """The ICL error of the pretrained window ``w*(n) I`` on every probe falls at least as fast as the
     Lipschitz envelope ``n^-alpha`` (``alpha`` the pretraining class's window exponent).
 
-    ``one-sided`` rule on each probe's local log-log slope (:func:`slope`, interval ``s +- z se``,
+    ``one-sided`` rule on each probe's local log-log slope (:func:`~lipschitz_icl.estimate.log_slope`, interval ``s +- z se``,
     Bonferroni over probes and pairs): ``<= 0`` between consecutive ``n``, ``<= -alpha`` between the two
     largest.  ``decide(shift, rate)``: the bound ``-(alpha + shift)``, or a competing rate of :func:`_rates`.
     """
@@ -106,7 +85,7 @@ def generalisation(*, train_task: str, d: int, seed: np.random.SeedSequence, L: 
     loss = _errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
     pairs = list(zip(n_grid[:-1], n_grid[1:]))
     z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
-    slopes = {name: [_band(*slope(pair, *zip(*rows[k:k + 2])), z) for k, pair in enumerate(pairs)]
+    slopes = {name: [_band(*log_slope(pair, *zip(*rows[k:k + 2])), z) for k, pair in enumerate(pairs)]
               for name, rows in loss.items()}
 
     def decide(shift: float = 0.0, rate: str = "envelope") -> decision.Decision:
@@ -197,7 +176,7 @@ def noise_part(*, train_task: str, d: int, seed: np.random.SeedSequence, L: floa
     for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
         w = _wstar(train_task, d, n, L, sigma)
         (samples,) = noise_terms([_window(w, d)], d, n, sigma, c, np.random.default_rng(stream))
-        rows.append((n, w, _band(*_mean_se(samples), z)))
+        rows.append((n, w, _band(*mean_se(samples), z)))
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
         return [decision.equivalence(*(np.array(band) / ((1 + change) * theory.noise_series(d, w, n, sigma, series))
@@ -224,8 +203,8 @@ def _ratios(models: dict, suite, n, sigma, contexts, stream) -> tuple[dict, dict
     ratios, errors = {}, {}
     for probe in suite:
         losses = {k: b + nz for k, (b, nz) in zip(names, terms[probe.name])}
-        ratios[probe.name] = {k: log_ratio(losses[k], losses[names[0]]) for k in names[1:]}
-        errors[probe.name] = {k: _mean_se(v) for k, v in losses.items()}
+        ratios[probe.name] = {k: paired_log_ratio(losses[k], losses[names[0]]) for k in names[1:]}
+        errors[probe.name] = {k: mean_se(v) for k, v in losses.items()}
     return ratios, errors
 
 
@@ -293,7 +272,7 @@ def mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: f
     """Figure 5 with ``M = w* I``: attention pretrained on affine tasks at ``L' = L/factor`` or ``factor L`` has a
     larger ICL error on ``L``-tasks of the ``gated`` (Figure 5) classes than the one pretrained at ``L``.
 
-    ``sign`` rule (:func:`_sign_rule`) on every gated paired log ratio ``log(E_L'/E_L)`` (:func:`log_ratio`,
+    ``sign`` rule (:func:`_sign_rule`) on every gated paired log ratio ``log(E_L'/E_L)`` (:func:`~lipschitz_icl.estimate.paired_log_ratio`,
     Bonferroni over the gated comparisons); the other probes' ratios are reported, not gated."""
     ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
     z = decision.bonferroni_z(2 * len(gated), family_level)
