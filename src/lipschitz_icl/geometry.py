@@ -22,7 +22,7 @@ import numpy as np
 
 from .validation import ParameterError
 
-__all__ = ["anisotropy", "isotropic_scale", "rho", "value_leak", "kq_label_coupling"]
+__all__ = ["anisotropy", "isotropic_scale", "rho", "value_leak", "kq_label_coupling", "anisotropic_directions"]
 
 
 def _square(name: str, M) -> np.ndarray:
@@ -100,3 +100,17 @@ def kq_label_coupling(W_K, W_Q) -> float:
         raise ParameterError("W_K, W_Q", "matrices of the same shape (k, d+1)", (W_K.shape, W_Q.shape))
     A = W_K.T @ W_Q
     return _ratio(np.linalg.norm(A[-1, :-1]), np.linalg.norm(A[:, :-1]))
+
+
+def anisotropic_directions(A) -> dict:
+    """Unit-Frobenius perturbations orthogonal to ``I`` built from one square ``A``: ``"symmetric"``
+    ``A + A^T - (tr(A + A^T)/d) I`` (traceless), ``"antisymmetric"`` ``A - A^T`` and ``"rank-one"``
+    ``u u^T - I/d``, ``u = A[:, 0]/||A[:, 0]||`` (traceless); each divided by its Frobenius norm."""
+    A = _square("A", A)
+    d = A.shape[0]
+    S = A + A.T
+    S -= np.trace(S) / d * np.eye(d)
+    u = A[:, 0] / np.linalg.norm(A[:, 0])
+    R = np.outer(u, u) - np.eye(d) / d
+    return {"symmetric": S / np.linalg.norm(S), "antisymmetric": (A - A.T) / np.linalg.norm(A - A.T),
+            "rank-one": R / np.linalg.norm(R)}

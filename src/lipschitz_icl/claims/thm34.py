@@ -51,21 +51,10 @@ def _exact_wstar(task: str, d: int, n, L: float, sigma: float):
 
 # ----------------------------------------------------------------------------- Lemma B.5: isotropy
 def _anisotropic_directions(d: int, count: int, rng: np.random.Generator):
-    """Unit-Frobenius perturbations orthogonal to ``I``: symmetric traceless, antisymmetric and
-    rank-one traceless ones, in turn."""
-    out = []
-    for k in range(count):
-        kind = ("symmetric", "antisymmetric", "rank-one")[k % 3]
-        A = rng.normal(size=(d, d))
-        if kind == "symmetric":
-            D = A + A.T - np.trace(A + A.T) / d * np.eye(d)
-        elif kind == "antisymmetric":
-            D = A - A.T
-        else:
-            u = A[:, 0] / np.linalg.norm(A[:, 0])
-            D = np.outer(u, u) - np.eye(d) / d
-        out.append((kind, D / np.linalg.norm(D)))
-    return out
+    """Unit-Frobenius perturbations orthogonal to ``I`` (:func:`lipschitz_icl.geometry.anisotropic_directions`):
+    symmetric traceless, antisymmetric and rank-one traceless ones in turn, each from a fresh Gaussian ``A``."""
+    kinds = [("symmetric", "antisymmetric", "rank-one")[k % 3] for k in range(count)]
+    return [(kind, geometry.anisotropic_directions(rng.normal(size=(d, d)))[kind]) for kind in kinds]
 
 
 def minimiser_decisions(problem, M0: np.ndarray, directions, *, step: float, contexts: int,
