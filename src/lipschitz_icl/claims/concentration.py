@@ -27,9 +27,9 @@ from .. import certified
 from .. import inequalities as ineq
 from .. import sphere
 from ..concentration import TAIL_RTOL, cap_tail, norm_mean, projection_tail
-from ..decision import Verdict
 from ..evidence import Outcome, Quantity
-from ..proof_outcome import Lemma, Piece, proof_outcome
+from ..proof_outcome import Piece, proof_outcome
+from ..projection_lemma import DG_BOUNDS, beta_end_lemma
 from ..tails import (TailComparison, bracketing_counts, clopper_pearson, decide, exact_tails, log,
                      monte_carlo_functionals, normaliser_draws)
 
@@ -70,49 +70,6 @@ EXACT_RULE = (f"one-sided on max ln(tail/bound) <= 0; tails exact with relative 
 
 
 # ----------------------------------------------------------------------------- 1. projections (decided by proof)
-DG_BOUNDS = {  # Dasgupta-Gupta with the rate C (stated 1/2), beta = s d / k
-    "exponential": "(s*d/k)**(C*k) * exp(C*k*(1 - s*d/k))",
-    "sharp": "((s*d/k)**(k/2) * (1 + (1 - s*d/k)*k/(d - k))**((d - k)/2))**(2*C)",
-}
-
-
-def _beta_end_lemma(d: int, k: int, form: str, side: str, end: float) -> Lemma:
-    """Both sides vanish at ``s = 0`` (lower tail) and, for the sharp form, at ``s = 1`` (upper tail), where
-    enclosures cannot separate them.  With ``X ~ Beta(a, b)``, ``a = k/2``, ``b = (d-k)/2``:
-
-    * lower, ``s <= s_1``: ``P(X <= s) = (1/B) int_0^s x^(a-1) (1-x)^(b-1) <= s^a max(1, (1-s_1)^(b-1)) / (a B)``;
-      at ``C = 1/2`` the exponential bound is ``s^a (d/k)^a e^(a (1 - s d/k)) >= s^a (d/k)^a e^(a (1 - s_1 d/k))``
-      and the sharp one ``s^a (1-s)^b (d/k)^a (d/(d-k))^b >= s^a (1-s_1)^b (d/k)^a (d/(d-k))^b``;
-    * upper (sharp), ``s >= s_2``: ``P(X >= s) <= (1-s)^b max(1, s_2^(a-1)) / (b B)`` against
-      ``(1-s)^b s_2^a (d/k)^a (d/(d-k))^b``.
-
-    The common power of ``s`` (or ``1 - s``) cancels: the piece holds when the remaining constants
-    compare, checked in ball arithmetic.  The argument needs ``C = 1/2`` (other rates change the power)."""
-    quantity, s_range = ("projection_lower_tail", [0.0, end]) if side == "lower" else ("projection_tail", [end, 1.0])
-    search = Piece(quantity, DG_BOUNDS[form], {"d": [d], "k": [k], "s": s_range})
-    a, b = certified.exact(k) / 2, certified.exact(d - k) / 2
-    beta = a.gamma() * b.gamma() / (a + b).gamma()
-    e = certified.exact(end)
-    ratio, ratio_c = certified.exact(d) / k, certified.exact(d) / (d - k)
-    if side == "lower":
-        tail = ((1 - e) ** (b - 1)).max(certified.exact(1)) / (a * beta)
-        floor = ratio ** a * ((a * (1 - e * ratio)).exp() if form == "exponential" else (1 - e) ** b * ratio_c ** b)
-        text = f"lemma on s in [0, {end:.6g}] (lower tail: both sides vanish at s = 0)"
-    else:
-        tail = (e ** (a - 1)).max(certified.exact(1)) / (b * beta)
-        floor = e ** a * ratio ** a * ratio_c ** b
-        text = f"lemma on s in [{end:.6g}, 1] (upper tail: both sides vanish at s = 1)"
-
-    def check(value):
-        if value != 0.5:
-            return Verdict.UNDECIDED, "the argument holds at rate 1/2 only"
-        if tail < floor:
-            return Verdict.PROVED, f"{certified.high(tail):.6g} < {certified.low(floor):.6g}"
-        return Verdict.UNDECIDED, "the constants do not compare"
-
-    return Lemma(text, check, search)
-
-
 def projection_tails(*, d: int, k: int, form: str, end_fraction: float, stated: float, max_boxes: int,
                      seconds: float) -> Outcome:
     """Dasgupta-Gupta (Lemma 2.2) for ``||P x||^2 ~ Beta(k/2, (d-k)/2)``, ``P`` of rank ``k < d``, decided by
@@ -125,8 +82,8 @@ def projection_tails(*, d: int, k: int, form: str, end_fraction: float, stated: 
     s_1, s_2 = end_fraction * mean, 1 - end_fraction * (1 - mean)
     pieces = [Piece("projection_tail", bound, {"d": [d], "k": [k], "s": [mean, s_2 if form == "sharp" else 1.0]}),
               Piece("projection_lower_tail", bound, {"d": [d], "k": [k], "s": [s_1, mean]})]
-    lemmas = [_beta_end_lemma(d, k, form, "lower", s_1)] + \
-        ([_beta_end_lemma(d, k, form, "upper", s_2)] if form == "sharp" else [])
+    lemmas = [beta_end_lemma(d, k, form, "lower", s_1)] + \
+        ([beta_end_lemma(d, k, form, "upper", s_2)] if form == "sharp" else [])
     s = np.linspace(mean, 0.999, 40)
     bound_f = (ineq.projection_bound if form == "exponential" else ineq.projection_bound_dg)(d, k, s)
     return proof_outcome(pieces=pieces, lemmas=lemmas, constant="C", stated=stated, max_boxes=max_boxes,

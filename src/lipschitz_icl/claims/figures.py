@@ -25,10 +25,9 @@ from ..attention import Attention
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..loss import general_terms, paired_ratio
-from ..optimum import wstar
+from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_interval, mean_limits, pretraining_curve, scale_interval
 from ..problem import make_problem
-from .thm34 import _elasticities
 
 __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
@@ -100,7 +99,7 @@ def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slic
     slice_data = _slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
     soft_w, lin_w = _weight_profiles(slice_data["angle"], ws, m_n)
     soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
-    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in _elasticities(L_grid, w_n)]  # of the width
+    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
     last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
 
     def decide(shift: float = 0.0, gap_factor: float = 0.0, window_sign: int = -1, gap_sign: int = +1):
@@ -313,20 +312,18 @@ def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: floa
                  init_scale: float, level: float, threshold: float, seed: np.random.SeedSequence) -> Outcome:
     """The rebuttal's figure: the trained ``W_K^T W_Q`` of full layers (:func:`independent_runs`,
     ``protocol``, start scale ``init_scale``, ``n = n_per_d d``) on ``task`` tasks for each ``d`` of
-    ``d_grid``, and its distance to the Eq. (4) form (:func:`lemmaB1.block_distance`).  Claim
+    ``d_grid``, and its distance to the Eq. (4) form (:func:`lipschitz_icl.geometry.block_distance`).  Claim
     (``one-sided``): for every ``d`` the ``level`` upper limit of the mean distance over ``runs`` runs is
     at most ``threshold`` (interval ``[min over runs, upper limit]``).  ``decide(floor)``: the statement
     "the layers carry a distance of at least ``floor``" at the ``d`` with the largest upper limit, by the
     same rule."""
-    from . import lemmaB1  # the full-layer helpers of Lemma B.1
-
     mats, dists = [], []
     for d, stream in zip(d_grid, seed.spawn(len(d_grid))):
         layers = independent_runs(make_problem(task, d, n_per_d * d, L, sigma), stream, runs, init_scale=init_scale,
                                   **protocol)
-        As = [lemmaB1.kq_matrix(r.params) for _, r in layers]
+        As = [geometry.kq_matrix(r.params) for _, r in layers]
         mats.append(As[0].tolist())
-        dists.append([lemmaB1.block_distance(A) for A in As])
+        dists.append([geometry.block_distance(A) for A in As])
     means, _, highs = zip(*(mean_limits(v, level) for v in dists))
     bounds = [(min(min(v), hi), hi) for v, hi in zip(dists, highs)]
 

@@ -31,7 +31,7 @@ from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..isotropic import draw_isotropic_batch
 from ..loss import loss_differences
-from ..optimum import wstar
+from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
 
@@ -174,17 +174,6 @@ def trained_isotropy(*, task: str, d: int, n: int, seed: np.random.SeedSequence,
 
 
 # ----------------------------------------------------------------------------- monotonicity
-def _elasticities(factors, results) -> list[tuple[float, float, float]]:
-    """``(low, mid, high)`` of the elasticity ``log(w*_b/w*_a)/log(f_b/f_a)`` between consecutive grid
-    points, the interval from the exact ``w*`` intervals."""
-    out = []
-    for (fa, a), (fb, b) in zip(zip(factors, results), list(zip(factors, results))[1:]):
-        span = math.log(fb / fa)
-        out.append((math.log(b.ci_low / a.ci_high) / span, math.log(b.w_star.value / a.w_star.value) / span,
-                    math.log(b.ci_high / a.ci_low) / span))
-    return out
-
-
 def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factors: list) -> Outcome:
     """``w*`` increases with ``L`` and ``n`` and decreases with ``sigma`` (exact ``w*`` at ``factors`` of
     ``(n0, L0, sigma0)``).
@@ -200,7 +189,7 @@ def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factor
                   ("sigma", -1, -2 * alpha, lambda f: (n0, L0, sigma0 * f)))
     results = {name: [wstar(make_problem(task, d, *make(f)), "exact") for f in factors]
                for name, _, _, make in parameters}
-    steps = {name: _elasticities(factors, results[name]) for name in results}
+    steps = {name: wstar_elasticities(factors, results[name]) for name in results}
 
     def decide(shift: float = 0.0, direction: int = +1) -> decision.Decision:
         checks = [decision.sign(lo - sgn * direction * shift, hi - sgn * direction * shift, sgn * direction)
