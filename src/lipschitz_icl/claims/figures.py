@@ -20,8 +20,9 @@ from scipy import stats
 
 from lipschitz_icl.derivations import linear_attention as lin
 
-from .. import decision, geometry, sphere
+from .. import circle, decision, geometry
 from ..attention import Attention
+from ..circle import slice_task, weight_profiles
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..loss import general_terms, paired_ratio
@@ -42,31 +43,6 @@ def _signs(intervals, expected: int, shift: float = 0.0) -> list:
 
 
 # ----------------------------------------------------------------------------- Figure 1
-def _slice_task(task: str, L_grid, n: int, sigma: float, rng: np.random.Generator, points: int):
-    """One task of the class at ``L = 1`` on the circle (``d = 2``), scaled by each ``L`` (every scalar
-    of the class scales with ``L``, so ``L f_1`` is a draw of the class at bound ``L``); ``n`` context
-    points with the same noise draws for every ``L``; the query at angle 0."""
-    f1 = make_problem(task, 2, n, 1.0, sigma).task_class.sample(rng, 1)
-    angle = np.linspace(-np.pi, np.pi, points)
-    ctx = rng.uniform(-np.pi, np.pi, n)
-    eps = rng.standard_normal(n)
-    circle = lambda a: np.stack([np.cos(a), np.sin(a)], axis=-1)[None]  # noqa: E731
-    f_grid, f_ctx, f_q = f1(circle(angle))[0], f1(circle(ctx))[0], float(f1(circle(np.zeros(1)))[0, 0])
-    return {"angle": _floats(angle), "context_angle": _floats(ctx), "query_angle": 0.0,
-            "curves": [_floats(L * f_grid) for L in L_grid],
-            "context_y": [_floats(L * f_ctx + sigma * eps) for L in L_grid],
-            "query_f": [L * f_q for L in L_grid]}
-
-
-def _weight_profiles(angle, ws, ms):
-    """``n`` times the attention weight a context point at angle ``a`` from the query receives, for
-    uniformly spread context points on the circle: softmax ``exp(w cos a) / E[exp(w t)]`` (the
-    normaliser from :func:`lipschitz_icl.sphere.log_phi`), linear ``m cos a``."""
-    a = np.asarray(angle)
-    soft = [_floats(np.exp(w * np.cos(a) - float(sphere.log_phi(2, w)))) for w in ws]
-    return soft, [_floats(m * np.cos(a)) for m in ms]
-
-
 def _error_curves(task: str, d: int, L_grid, n_grid, sigma: float):
     """ICL errors against ``n``: softmax at the exact ``w*`` (exact quadrature, with its stated error)
     and linear attention at ``m*`` (derived), one row per ``L``."""
@@ -96,8 +72,8 @@ def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slic
     w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
     ws = [w.w_star.value for w in w_n]
     m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
-    slice_data = _slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
-    soft_w, lin_w = _weight_profiles(slice_data["angle"], ws, m_n)
+    slice_data = slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
+    soft_w, lin_w = weight_profiles(slice_data["angle"], ws, m_n)
     soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
     steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
     last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
@@ -350,16 +326,6 @@ def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: floa
 
 
 # ----------------------------------------------------------------------------- Figure 6 (Lemma B.5)
-def _centres(M: np.ndarray, w: float, points: int):
-    """The softmax weights ``exp(x^T A q)`` of ``A = w I`` and ``A = M`` over ``points`` evenly spaced context
-    points on the circle (``n`` x weight), and the grid angle of each profile's largest weight."""
-    step = 2 * math.pi / points
-    angle = -math.pi + step * np.arange(points)
-    grid, q = np.stack([np.cos(angle), np.sin(angle)], axis=-1), np.array([1.0, 0.0])
-    profiles = {name: points * Attention(A).weights(grid, q) for name, A in (("iso", w * np.eye(2)), ("gen", M))}
-    return angle, step, profiles, {name: float(angle[int(np.argmax(p))]) for name, p in profiles.items()}
-
-
 def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: float, anisotropy: float, points: int,
             contexts: int, margin: float, family_level: float, seed: np.random.SeedSequence) -> Outcome:
     """Figure 6 (Lemma B.5): the attention a general ``M = w* R(rotation) diag(1 + a, 1 - a)`` induces on
@@ -374,7 +340,7 @@ def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: floa
     w = wstar(problem, "exact").w_star.value
     M = w * np.array([[math.cos(rotation), -math.sin(rotation)], [math.sin(rotation), math.cos(rotation)]]) \
         @ np.diag([1 + anisotropy, 1 - anisotropy])
-    angle, step, profiles, centres = _centres(M, w, points)
+    angle, step, profiles, centres = circle.centres(M, w, points)
     theory = {"iso": 0.0, "gen": math.atan2(float(M[1, 0]), float(M[0, 0]))}
     terms = general_terms(problem, [Attention(M), Attention.isotropic(w, d)], contexts, np.random.default_rng(seed))
     diff = (terms[0][0] + terms[0][1]) - (terms[1][0] + terms[1][1])

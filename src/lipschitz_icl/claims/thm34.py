@@ -30,6 +30,7 @@ from ..estimate import Estimate
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..isotropic import draw_isotropic_batch
+from ..law_points import power_slope_points, window_law_points
 from ..loss import loss_differences
 from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_limits, scale_interval
@@ -221,17 +222,6 @@ def _laws(task: str, d: int) -> dict:
             "envelope": (*law.envelope_law(d), 1.0, 0.0)}
 
 
-def _law_points(rho, ws, alpha: float, C: float, q: float, k: float, shift: float = 0.0, scale: float = 1.0):
-    """:class:`~lipschitz_icl.decision.AsymptoticPoint` per grid point for the law
-    ``w0 = scale C rho^(alpha + shift)``: distance ``w*/w0 - 1`` with the exact ``w*``'s interval and the
-    derived next-order term ``k w0^-q`` (:func:`lipschitz_icl.derivations.window_law.wstar_correction`)."""
-    out = []
-    for r, w in zip(rho, ws):
-        w0 = scale * C * r ** (alpha + shift)
-        out.append(decision.AsymptoticPoint(r, w.ci_low / w0 - 1, w.ci_high / w0 - 1, k * w0 ** (-q)))
-    return out
-
-
 def law_grid(task: str, d: int, n_grid, L: float, sigma: float, *, margin: float, reach: float, factor: float,
              n_max: float, w_max: float):
     """The exact ``w*`` on ``n_grid`` extended (by ``factor`` in ``n``) while the derived next-order term
@@ -271,11 +261,11 @@ def window_scaling(*, task: str, d: int, n_grid: list, L: float, sigma: float, a
         if stuck:
             return decision.Decision("asymptotic", "inconclusive", f"w* at its search bound for n = {stuck}")
         a, c, qq, kk = laws[law]
-        return decision.asymptotic(_law_points(r_use, w_use, a, c, qq, kk, shift, 1 + scale_change), margin)
+        return decision.asymptotic(window_law_points(r_use, w_use, a, c, qq, kk, shift, 1 + scale_change), margin)
 
     ws = np.array([w.w_star.value for w in results])
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
-    last = _law_points(r_use[-1:], w_use[-1:], alpha, C, q, k)[0]
+    last = window_law_points(r_use[-1:], w_use[-1:], alpha, C, q, k)[0]
     setting = {"task": task, "d": d}
     quantities = (
         Quantity(name="w*/law - 1 at the largest n", theory=last.next_order, measured=0.5 * (last.low + last.high),
@@ -305,20 +295,6 @@ def window_scaling(*, task: str, d: int, n_grid: list, L: float, sigma: float, a
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
-def _slope_points(w, values, power: float, next_coef: float, next_q: float, accuracy: float, shift: float = 0.0):
-    """:class:`~lipschitz_icl.decision.AsymptoticPoint` per consecutive pair of ``w``: the local slope of
-    ``log values`` minus ``power + shift``, its interval from the relative ``accuracy`` of each value,
-    and the derived next-order effect on the slope ``-next_q next_coef w^-next_q`` (``values ~ c w^power
-    (1 + next_coef w^-next_q)``), taken at the pair's first point."""
-    out = []
-    for wa, wb, va, vb in zip(w, w[1:], values, values[1:]):
-        span = math.log(wb / wa)
-        slope = math.log(vb / va) / span - power - shift
-        err = 2 * accuracy / span
-        out.append(decision.AsymptoticPoint(wb, slope - err, slope + err, -next_q * next_coef * wa ** (-next_q)))
-    return out
-
-
 def _direction(estimates, part: str, expected: int) -> decision.Decision:
     """``sign`` on the smallest consecutive change of the ``part`` (bias or noise) of exact-loss
     ``estimates``, each with its stated ``abs_error``; inconclusive if any quadrature did not converge."""
@@ -360,15 +336,15 @@ def bias_noise_powers(*, task: str, d: int, w_grid: list, w_small: list, n_large
 
     def powers(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived"):
         shift_b = bias_shift + claimed[bias_law] - p_pow
-        db = decision.asymptotic(_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc, shift_b), margin)
-        dn = decision.asymptotic(_slope_points(w, R, beta, r1, 1.0, 1e-12, noise_shift), margin)
+        db = decision.asymptotic(power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc, shift_b), margin)
+        dn = decision.asymptotic(power_slope_points(w, R, beta, r1, 1.0, 1e-12, noise_shift), margin)
         return db, dn
 
     def decide(**kw) -> decision.Decision:
         return decision.combined("asymptotic", [*powers(**kw), *directions] if not kw else powers(**kw))
 
-    pb = _slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc)[-1]
-    pn = _slope_points(w, R, beta, r1, 1.0, 1e-12)[-1]
+    pb = power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc)[-1]
+    pn = power_slope_points(w, R, beta, r1, 1.0, 1e-12)[-1]
     db, dn = powers()
     setting = {"task": task, "d": d}
     quantities = (
