@@ -72,7 +72,7 @@ def _same_l(spec, monkeypatch, ratios: dict, half_width: float, design=None):
     monkeypatch.setattr(theory, "class_error", lambda *args: 1.0)
     logs = {p: {"relu": (math.log(r), half_width / z)} for p, r in ratios.items()}
     errors = {p: {"matched": (1.0, 0.01), "relu": (r, 0.01)} for p, r in ratios.items()}
-    monkeypatch.setattr(thm35, "_ratios", lambda *args: (logs, errors))
+    monkeypatch.setattr(thm35, "probe_log_ratios", lambda *args: (logs, errors))
     return thm35.same_l_classes(**design, d=3, n=1000, seed=np.random.SeedSequence(0))
 
 
@@ -111,7 +111,7 @@ def _generalisation(spec, monkeypatch, slopes: dict, rel_se: float = 0.005):
         return {p.name: [(n ** slopes.get(p.name, -0.6), rel_se * n ** slopes.get(p.name, -0.6)) for n in n_grid]
                 for p in suite}
 
-    monkeypatch.setattr(thm35, "_errors_along_n", errors)
+    monkeypatch.setattr(thm35, "probe_errors_along_n", errors)
     monkeypatch.setattr(theory, "envelope_bias", lambda d, w, L: 1.0)
     return thm35.generalisation(**spec.design, train_task="affine", d=3, seed=np.random.SeedSequence(0))
 
@@ -189,7 +189,7 @@ def _mismatch(spec, monkeypatch, smaller: float, larger: float, half_width: floa
     logs = {p: {"smaller": (math.log(smaller), half_width / z), "larger": (math.log(larger), half_width / z)}
             for p in (*GATED, "cosine-4")}
     errors = {p: {k: (1.0, 0.01) for k in ("matched", "smaller", "larger")} for p in logs}
-    monkeypatch.setattr(thm35, "_ratios", lambda *args: (logs, errors))
+    monkeypatch.setattr(thm35, "probe_log_ratios", lambda *args: (logs, errors))
     return getattr(thm35, spec.measure)(**spec.design, d=d, n=1000, seed=np.random.SeedSequence(0))
 
 

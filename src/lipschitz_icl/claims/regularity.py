@@ -22,7 +22,6 @@ inconclusive, never a refutation (claim ``regularity.window-law-rough``, explora
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 import numpy as np
 
@@ -33,28 +32,10 @@ from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..law_points import kernel_law_points, kernel_slope_points
 from ..optimum import wstar
-from ..problem import make_problem
-from ..zonal import builtin_kernel, expression_kernel
-from ..zonal_task import zonal_problem
+from ..zonal_task import prior, zonal_problem
 
-__all__ = ["prior", "bias_power", "window_law", "window_law_rough", "law_outcome", "scaling_grid",
+__all__ = ["bias_power", "window_law", "window_law_rough", "law_outcome", "scaling_grid",
            "kernel_scaling"]
-
-
-def prior(name: str, d: int, kernels: dict, L: float):
-    """``(kernel, problem_of)`` of the named prior: an expression of ``kernels`` (the registry's table
-    ``name -> K(t)``) or else the built-in class ``name`` at scale ``L``; ``problem_of(n, sigma)`` is its
-    problem (a built-in class keeps its own exact method)."""
-    if name in kernels:
-        k = _expression_kernel(kernels[name], d)
-        return k, lambda n, sigma: zonal_problem(k, n, sigma)
-    return builtin_kernel(name, d, L), lambda n, sigma: make_problem(name, d, n, L, sigma)
-
-
-@lru_cache(maxsize=None)
-def _expression_kernel(text: str, d: int):
-    """One kernel object per (expression, d): its Gegenbauer coefficients are cached on it."""
-    return expression_kernel(text, d)
 
 
 def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:

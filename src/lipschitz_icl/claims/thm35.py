@@ -23,11 +23,12 @@ from lipschitz_icl.derivations import window_law as law
 
 from .. import decision
 from ..attention import Attention
-from ..estimate import log_slope, mean_se, paired_log_ratio
+from ..estimate import log_slope, mean_se
 from ..evidence import Outcome, Quantity
 from ..optimum import wstar
 from ..pretraining import independent_runs
-from ..probes import CosineProbe, noise_terms, probe_suite, probe_terms
+from ..probes import (CosineProbe, noise_terms, probe_errors_along_n, probe_log_ratios, probe_suite,
+                      probe_terms)
 from ..problem import make_problem
 
 __all__ = ["generalisation", "envelope", "noise_part", "mismatch", "mismatch_marked", "same_l_classes",
@@ -51,17 +52,6 @@ def _band(r: float, se: float, z: float) -> tuple[float, float]:
 
 
 # ----------------------------------------------------------------------------- generalisation
-def _errors_along_n(suite, windows, n_grid, sigma, contexts, seed) -> dict:
-    """``{probe: [(mean, se) of the ICL error at each n]}`` for the windows ``w*(n) I``, independent
-    draws per ``n`` (one spawned stream each)."""
-    loss = {p.name: [] for p in suite}
-    for n, w, c, stream in zip(n_grid, windows, contexts, seed.spawn(len(n_grid))):
-        terms = probe_terms(suite, [_window(w, suite[0].d)], n, sigma, c, np.random.default_rng(stream))
-        for name, ((b, nz),) in terms.items():
-            loss[name].append(mean_se(b + nz))
-    return loss
-
-
 def _rates(train_task: str, d: int) -> dict:
     """``rate -> (bound on the slope at the two largest n, relation)``: the claim's envelope rate
     ``n^-alpha`` and the competing statements the registry's alternatives name."""
@@ -82,7 +72,7 @@ def generalisation(*, train_task: str, d: int, seed: np.random.SeedSequence, L: 
     """
     suite, alpha = probe_suite(d, L, **probes), law.window_law(train_task, d)[0]
     w_grid = [_wstar(train_task, d, n, L, sigma) for n in n_grid]
-    loss = _errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
+    loss = probe_errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
     pairs = list(zip(n_grid[:-1], n_grid[1:]))
     z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
     slopes = {name: [_band(*log_slope(pair, *zip(*rows[k:k + 2])), z) for k, pair in enumerate(pairs)]
@@ -195,19 +185,6 @@ def noise_part(*, train_task: str, d: int, seed: np.random.SeedSequence, L: floa
 
 
 # ----------------------------------------------------------------------------- the L mismatch (Figure 5)
-def _ratios(models: dict, suite, n, sigma, contexts, stream) -> tuple[dict, dict]:
-    """``({probe: {model: (log(E_model/E_first), se)}}, {probe: {model: (mean E, se)}})`` against the first
-    model, on common random numbers."""
-    names = list(models)
-    terms = probe_terms(suite, [models[k] for k in names], n, sigma, contexts, np.random.default_rng(stream))
-    ratios, errors = {}, {}
-    for probe in suite:
-        losses = {k: b + nz for k, (b, nz) in zip(names, terms[probe.name])}
-        ratios[probe.name] = {k: paired_log_ratio(losses[k], losses[names[0]]) for k in names[1:]}
-        errors[probe.name] = {k: mean_se(v) for k, v in losses.items()}
-    return ratios, errors
-
-
 def _figure(errors: dict, labels: dict, z: float, title: str) -> dict:
     probes = list(errors)
     series = [{"label": label, "x": list(range(len(probes))), "y": [errors[p][k][0] for p in probes],
@@ -259,11 +236,11 @@ def _sign_rule(z: float):
 
 def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed):
     """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and their log error
-    ratios and errors on the probes (:func:`_ratios`)."""
+    ratios and errors on the probes (:func:`~lipschitz_icl.probes.probe_log_ratios`)."""
     (stream,) = seed.spawn(1)
     ws = {k: _wstar("affine", d, n, LL, sigma) for k, LL in (("matched", L), ("smaller", L / factor),
                                                                ("larger", L * factor))}
-    return (ws, *_ratios({k: _window(w, d) for k, w in ws.items()}, probe_suite(d, L, **probes), n, sigma, contexts,
+    return (ws, *probe_log_ratios({k: _window(w, d) for k, w in ws.items()}, probe_suite(d, L, **probes), n, sigma, contexts,
                          stream))
 
 
@@ -293,7 +270,7 @@ def trained_mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, 
     for key, LL, stream in zip(("matched", "smaller", "larger"), (L, L / factor, L * factor), streams):
         ((_, result),) = independent_runs(make_problem("affine", d, n, LL, sigma), stream, 1, **protocol)
         models[key], ws[key] = Attention(result.M), result.w_trained
-    ratios, errors = _ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
+    ratios, errors = probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
     z = decision.bonferroni_z(2 * len(gated), family_level)
     return _outcome(ratios, errors, _mismatch_labels(factor, " (trained)"), gated, z, "sign", _sign_rule(z),
                     rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
@@ -347,7 +324,7 @@ def same_l_classes(*, d: int, n: int, seed: np.random.SeedSequence, L: float, si
     (stream,) = seed.spawn(1)
     suite = probe_suite(d, L, **probes)
     ws = {k: _wstar(k, d, n, L, sigma) for k in ("affine", "relu")}
-    ratios, errors = _ratios({"matched": _window(ws["affine"], d), "relu": _window(ws["relu"], d)}, suite, n, sigma,
+    ratios, errors = probe_log_ratios({"matched": _window(ws["affine"], d), "relu": _window(ws["relu"], d)}, suite, n, sigma,
                              contexts, stream)
     z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
     classes = {p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
