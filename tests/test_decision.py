@@ -165,3 +165,14 @@ def test_any_of_is_a_disjunction():
     assert decision.any_of("sign", [f, f]).verdict == "fails"
     assert decision.any_of("sign", [f, i]).verdict == "inconclusive"
     assert decision.any_of("sign", []).verdict == "inconclusive"
+
+
+def test_shifted_equivalence_is_an_equivalence_with_the_derived_value():
+    # measured change -1.00e-4 +- 1e-6 (interval), derived -1.02e-4 known to 1e-8, tolerance 10%
+    near = (-1.01e-4, -0.99e-4)
+    assert decision.shifted_equivalence(near, -1.02e-4, 1e-8, 1.02e-5).verdict == "holds"
+    assert decision.shifted_equivalence(near, -1.5e-4, 1e-8, 1.02e-5).verdict == "fails"  # a 50% error of the derivation
+    assert decision.shifted_equivalence(near, +1.02e-4, 1e-8, 1.02e-5).verdict == "fails"  # the opposite sign
+    # a wide interval, or a derived value known only roughly, decides nothing
+    assert decision.shifted_equivalence((-1.3e-4, -0.7e-4), -1.02e-4, 1e-8, 1.02e-5).verdict == "inconclusive"
+    assert decision.shifted_equivalence(near, -1.02e-4, 2e-5, 1.02e-5).verdict == "inconclusive"

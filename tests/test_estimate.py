@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from lipschitz_icl.estimate import Estimate, difference, log_ratio_of_means, log_slope, paired_log_ratio
+from lipschitz_icl.estimate import (Estimate, difference, log_ratio_of_means, log_slope, mean_difference,
+                                    paired_log_ratio, pilot_sample_size)
 
 
 def test_log_ratio_delta_method():
@@ -38,3 +39,15 @@ def test_log_ratio_is_paired():
     assert r == pytest.approx(math.log(other.mean() / base.mean()), rel=1e-12)
     independent = math.hypot(other.std() / other.mean(), base.std() / base.mean()) / math.sqrt(base.size)
     assert se < 0.05 * independent
+
+
+def test_mean_difference_is_the_pooled_t_interval_of_two_run_means():
+    diff, half = mean_difference([1.0, 2.0, 3.0], [2.0, 4.0, 6.0], 0.95)
+    se = np.sqrt(1.0 / 3 + 4.0 / 3)
+    assert diff == 2.0 and half == pytest.approx(2.7764451051977987 * se)  # t_{0.975, 4}
+
+
+def test_pilot_sample_size_targets_the_half_width_within_bounds():
+    assert pilot_sample_size(0.5, 2.0, 0.01, (10, 10**6)) == 10000  # (2 * 0.5 / 0.01)^2
+    assert pilot_sample_size(0.5, 2.0, 0.01, (10, 5000)) == 5000
+    assert pilot_sample_size(1e-4, 2.0, 0.01, (10, 5000)) == 10

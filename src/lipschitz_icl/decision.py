@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
+__all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "shifted_equivalence", "one_sided",
            "sign", "asymptotic", "extend_grid", "combine", "combined", "any_of", "resolution",
            "two_sided_resolution", "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
 
@@ -146,6 +146,13 @@ def equivalence(low: float, high: float, margin: float) -> Decision:
     else:
         verdict = "inconclusive"
     return Decision("equivalence", verdict, f"[{low:.4g}, {high:.4g}] vs +-{margin:.3g}")
+
+
+def shifted_equivalence(interval, centre: float, accuracy: float, tolerance: float) -> Decision:
+    """``equivalence`` of a measured change (its ``interval``) with a derived ``centre`` known to
+    ``+- accuracy``: the interval of the difference, widened by the accuracy, within ``+- tolerance``."""
+    low, high = interval
+    return equivalence(low - centre - accuracy, high - centre + accuracy, tolerance)
 
 
 def one_sided(low: float, high: float, bound: float, relation: str = "<=") -> Decision:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-__all__ = ["Estimate", "LossEstimate", "difference", "log_ratio_of_means", "mean_se", "paired_log_ratio", "log_slope"]
+__all__ = ["Estimate", "LossEstimate", "difference", "log_ratio_of_means", "mean_se", "paired_log_ratio", "log_slope",
+           "mean_difference", "pilot_sample_size"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,22 @@ def log_slope(n_pair, values, errors) -> tuple[float, float]:
     (n1, n2), (v1, v2), (e1, e2) = n_pair, values, errors
     span = math.log(n2 / n1)
     return math.log(v2 / v1) / span, math.hypot(e1 / v1, e2 / v2) / span
+
+
+def mean_difference(a, b, level: float) -> tuple[float, float]:
+    """``(mean(b) - mean(a), half-width)``: the ``level`` t-interval of a difference of two means of
+    equally many runs (``2 runs - 2`` degrees of freedom)."""
+    a, b = np.asarray(a), np.asarray(b)
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    half = stats.t.ppf(0.5 + level / 2, a.size + b.size - 2) * se
+    return float(b.mean() - a.mean()), float(half)
+
+
+def pilot_sample_size(relative_sd: float, z: float, target: float, bounds) -> int:
+    """Contexts for a ``z`` interval of relative half-width ``target``: ``ceil((z relative_sd / target)^2)``
+    clipped to ``bounds``; ``relative_sd`` comes from an independent pilot sample, so the size depends on the
+    spread only, never on where the estimate lies."""
+    return int(min(max(math.ceil((z * relative_sd / target) ** 2), bounds[0]), bounds[1]))
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from lipschitz_icl.derivations import linear_attention as lin
 
 from .. import circle, decision, geometry
 from ..attention import Attention
 from ..circle import slice_task, weight_profiles
+from ..estimate import mean_difference
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..loss import general_terms, paired_ratio
@@ -108,15 +108,6 @@ def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slic
 
 
 # ----------------------------------------------------------------------------- Figure 3
-def _rise(a, b, level: float) -> tuple[float, float]:
-    """``(mean(b) - mean(a), half-width)``: the ``level`` t-interval of a difference of two means of
-    equally many runs (``2 runs - 2`` degrees of freedom)."""
-    a, b = np.asarray(a), np.asarray(b)
-    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
-    half = stats.t.ppf(0.5 + level / 2, a.size + b.size - 2) * se
-    return float(b.mean() - a.mean()), float(half)
-
-
 def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, protocol: dict, level: float,
             margin: float, seed: np.random.SeedSequence) -> Outcome:
     """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window; ``runs``
@@ -133,7 +124,7 @@ def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, proto
         trained = independent_runs(problem, stream, runs, **protocol)
         norms[(n, s, L)] = [float(np.linalg.norm(r.M, 2)) for _, r in trained]
         w_stars[(n, s, L)] = wstar(problem, "exact")
-    rising = [_rise(norms[(n, s, La)], norms[(n, s, Lb)], level) for n, s in settings
+    rising = [mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level) for n, s in settings
               for La, Lb in zip(L_grid, L_grid[1:])]
 
     def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:

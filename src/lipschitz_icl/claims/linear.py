@@ -24,7 +24,7 @@ from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.derivations import window_law as wlaw
 
 from .. import decision, geometry
-from ..estimate import Estimate
+from ..estimate import Estimate, pilot_sample_size
 from ..evidence import Outcome, Quantity
 from ..linear_scale import base_differences, linear_loss, m_hat
 from ..loss import icl_loss
@@ -62,13 +62,6 @@ def _relative(name: str, value: float, half_width: float, target: float, **kw) -
     return Quantity(name=name, theory=0.0, measured=value / target - 1, ci_low=low, ci_high=high, **kw)
 
 
-def _sample_size(relative_sd: float, z: float, target: float, bounds) -> int:
-    """Contexts for a ``z`` interval of relative half-width ``target``: ``ceil((z relative_sd / target)^2)``
-    clipped to ``bounds``; ``relative_sd`` comes from an independent pilot sample, so the size depends on the
-    spread only, never on where the estimate lies."""
-    return int(min(max(math.ceil((z * relative_sd / target) ** 2), bounds[0]), bounds[1]))
-
-
 def _labelled(label: str, dec: decision.Decision) -> decision.Decision:
     """``dec`` with ``label`` in front of its detail (so a combined detail says which comparison decided)."""
     return decision.Decision(dec.rule, dec.verdict, f"{label}: {dec.detail}")
@@ -104,7 +97,7 @@ def optimum(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: list, L:
     for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
         problem = make_problem(task, d, n, L, sigma)
         m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
-        sizes.append(_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
+        sizes.append(pilot_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
         m_hats.append(m_hat(problem, sizes[-1], streams[3 * k + 1]))
         losses.append(linear_loss(problem, m_star, sizes[-1], streams[3 * k + 2]))
 
@@ -242,7 +235,7 @@ def cannot_adapt(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: lis
         problem, m_star = make_problem(task, d, n, L, sigma), law_values(task, d, n, L, sigma)[0]
         relative_sd = linear_loss(problem, m_star, pilot, streams[2 * k])[1] * math.sqrt(pilot) / e_lim
         target = follow_precision * max(abs(next_order(n)), precision_floor * margin)
-        sizes.append(_sample_size(relative_sd, z, target, contexts))
+        sizes.append(pilot_sample_size(relative_sd, z, target, contexts))
         errors.append(linear_loss(problem, m_star, sizes[-1], streams[2 * k + 1]))
     laws = _error_laws(task, d, grid, L, sigma)
 

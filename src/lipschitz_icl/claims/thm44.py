@@ -34,8 +34,7 @@ from ..optimum import wstar
 from ..pretraining import independent_runs, noise_floor
 from ..problem import make_problem
 
-__all__ = ["direction_optimality", "trained_direction", "dimension_dependence", "saddle", "matched_problem",
-           "change_decision"]
+__all__ = ["direction_optimality", "trained_direction", "dimension_dependence", "saddle", "matched_problem"]
 
 
 def _scales(exponents, points: int) -> np.ndarray:
@@ -299,13 +298,6 @@ def _large_n_change(setting, c: float, s: float, limit: bool) -> float:
             - theory.large_n_loss(setting, c, 0.0, limit=limit).value)
 
 
-def change_decision(interval, centre: float, accuracy: float, tolerance: float) -> decision.Decision:
-    """``equivalence`` of a measured change (its ``interval``) with a derived ``centre`` known to
-    ``+- accuracy``: the interval of the difference, widened by the accuracy, within ``+- tolerance``."""
-    low, high = interval
-    return decision.equivalence(low - centre - accuracy, high - centre + accuracy, tolerance)
-
-
 def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L0: float, sigma: float, step: float,
            scale_step: float, contexts: dict, margin: float, family_level: float, scale_bounds: list) -> Outcome:
     """The change of the loss along the complement ``Q`` at ``c* B B^T`` against its exact derivation.
@@ -342,7 +334,7 @@ def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L
     def decide(shift: float = 0.0, law: str = "exact") -> decision.Decision:
         if th["at_bound"]:
             return decision.Decision("equivalence", "inconclusive", f"c* at the end of {scale_bounds}")
-        size = change_decision(measured.confidence_interval(level), (1 + shift) * rivals[law], change.accuracy,
+        size = decision.shifted_equivalence(measured.confidence_interval(level), (1 + shift) * rivals[law], change.accuracy,
                                margin * abs(change.value))
         return decision.Decision("equivalence", decision.combine([size, *scale_decisions]),
                                  f"change along Q: {size.detail}; scale moves: "
