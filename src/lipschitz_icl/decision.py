@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 __all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "shifted_equivalence", "one_sided",
-           "sign", "asymptotic", "extend_grid", "combine", "combined", "any_of", "resolution",
+           "sign", "asymptotic", "extend_grid", "combine", "combined", "any_of", "unless", "resolution",
            "two_sided_resolution", "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
 
 class Verdict(str, enum.Enum):
@@ -255,6 +255,14 @@ def any_of(rule: str, decisions: Sequence[Decision]) -> Decision:
     verdict = "holds" if "holds" in verdicts else ("fails" if verdicts and set(verdicts) == {"fails"}
                                                    else "inconclusive")
     return Decision(rule, verdict, f"any of {len(verdicts)}: " + ", ".join(verdicts))
+
+
+def unless(dec: Decision, reason: str) -> Decision:
+    """``dec``, except that ``holds`` becomes ``inconclusive`` when ``reason`` (non-empty) says why the
+    measurement cannot support it (a search at its edge, a noise floor too high); the detail starts with it."""
+    if reason and dec.verdict == "holds":
+        return Decision(dec.rule, "inconclusive", f"{reason}; {dec.detail}")
+    return dec
 
 
 def combine(verdicts) -> str:

@@ -138,10 +138,11 @@ def _levy_rivals(d: int) -> dict:
 
 
 def levy_exact(*, d: int, levels: list) -> Outcome:
-    """Levy-type concentration for 1-Lipschitz functionals with an exact law, at the points ``t`` where the
-    bound equals ``levels`` (:func:`~lipschitz_icl.inequalities.levy_t`) inside each functional's range: ``f = x . q`` (``E f = 0``, tail
-    the cap probability) and ``f = +-||P x||``, ``P`` of rank ``k = max(1, d // 4)`` (Beta law, exact mean
-    :func:`~lipschitz_icl.concentration.norm_mean`).  A universal statement checked at those points only."""
+    """Levy-type concentration for 1-Lipschitz functionals with an exact law, at the points ``t`` where the bound
+    equals ``levels`` (:func:`~lipschitz_icl.inequalities.levy_t`) inside each functional's range: ``f = x . q``
+    (``E f = 0``, tail the cap probability) and ``f = +-||P x||``, ``P`` of rank ``k = max(1, d // 4)`` (Beta law,
+    exact mean :func:`~lipschitz_icl.concentration.norm_mean`).  A universal statement checked at those points only.
+    """
     t = ineq.levy_t(d, levels)
     k = max(1, d // 4)
     mean = norm_mean(d, k)
@@ -161,11 +162,12 @@ def levy_exact(*, d: int, levels: list) -> Outcome:
 
 def levy_monte_carlo(*, d: int, levels: list, samples: int, mean_samples: int, anchors: int, family_level: float,
                      seed: np.random.SeedSequence) -> Outcome:
-    """Levy-type concentration for the two functionals of :func:`~lipschitz_icl.tails.monte_carlo_functionals`, by Monte Carlo
-    (streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for the
-    tails).  The tail at ``t`` is bracketed by the Clopper-Pearson lower limit of the proportion of ``f >=
-    m_hi + t`` and the upper limit of that of ``f >= m_lo + t`` (:func:`~lipschitz_icl.tails.bracketing_counts`).  Family-wise
-    ``family_level``: half for the ``M`` mean intervals, half for the ``2G`` Clopper-Pearson intervals."""
+    """Levy-type concentration for the two functionals of :func:`~lipschitz_icl.tails.monte_carlo_functionals`, by
+    Monte Carlo (streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for
+    the tails).  The tail at ``t`` is bracketed by the Clopper-Pearson lower limit of the proportion of ``f >= m_hi
+    + t`` and the upper limit of that of ``f >= m_lo + t`` (:func:`~lipschitz_icl.tails.bracketing_counts`).
+    Family-wise ``family_level``: half for the ``M`` mean intervals, half for the ``2G`` Clopper-Pearson intervals.
+    """
     anchor_stream, mean_stream, tail_stream = (np.random.default_rng(s) for s in seed.spawn(3))
     functionals = monte_carlo_functionals(d, sphere.uniform_sphere(anchor_stream, anchors, d))
     t = ineq.levy_t(d, levels)

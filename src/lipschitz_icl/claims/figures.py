@@ -159,15 +159,14 @@ def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, proto
 def figure5(*, classes: list, d: int, n: int, L: float, sigma: float, segments: int, segment_steps: int,
             test_contexts: int, cross_contexts: int, protocol: dict, init_scale: float, margin: float,
             family_level: float, seed: np.random.SeedSequence) -> Outcome:
-    """Figure 5.  Left: held-out test error during pretraining of softmax attention on each class (same
-    class at test, :func:`~lipschitz_icl.pretraining.pretraining_curve`).  Right: the error on cosine tasks of the three pretrained
-    layers.  Claim: (i) the test error at the end of pretraining is below that at the start, for each
-    class (``sign`` on the paired difference, common test contexts, interval ``+- z (se_end +
-    se_start)``); (ii) the layers pretrained on the other classes generalise to cosine tasks:
-    ``E_class / E_cosine - 1`` lies within ``+-margin`` (``equivalence``, paired delta-method intervals,
-    :func:`~lipschitz_icl.loss.paired_ratio`); ``z`` Bonferroni over all intervals at ``family_level``.
-    ``decide(change, only, drop_sign)``: the ratio of ``only`` (default every class) claimed to be
-    ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
+    """Figure 5.  Left: held-out test error during pretraining of softmax attention on each class (same class at
+    test, :func:`~lipschitz_icl.pretraining.pretraining_curve`).  Right: the error on cosine tasks of the three
+    pretrained layers.  Claim: (i) the test error at the end of pretraining is below that at the start, for each
+    class (``sign`` on the paired difference, common test contexts, interval ``+- z (se_end + se_start)``); (ii) the
+    layers pretrained on the other classes generalise to cosine tasks: ``E_class / E_cosine - 1`` lies within
+    ``+-margin`` (``equivalence``, paired delta-method intervals, :func:`~lipschitz_icl.loss.paired_ratio`); ``z``
+    Bonferroni over all intervals at ``family_level``. ``decide(change, only, drop_sign)``: the ratio of ``only``
+    (default every class) claimed to be ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
     streams = seed.spawn(len(classes) + 1)
     z = decision.bonferroni_z(2 * len(classes), family_level)
     curves, finals, drops = {}, {}, []

@@ -277,15 +277,15 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
 
 def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: list, sigma: float, contexts: int,
             margin_fraction: float, family_level: float) -> Outcome:
-    """As ``L`` grows softmax's optimal window shrinks (``w* ~ L^(2 alpha)``) while the optimal linear
-    attention's weights ``(m*/n) x_i . q`` stay put: a fixed profile whose scale ``m*`` moves only by the
-    derived finite-``n`` noise effect (``m* -> d`` for every ``L``).
+    """As ``L`` grows softmax's optimal window shrinks (``w* ~ L^(2 alpha)``) while the optimal linear attention's
+    weights ``(m*/n) x_i . q`` stay put: a fixed profile whose scale ``m*`` moves only by the derived finite-``n``
+    noise effect (``m* -> d`` for every ``L``).
 
-    ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`, ``contexts`` each) and the exact softmax ``w*`` at each ``L`` of ``L_grid``; the
-    elasticities ``log(x_hi/x_lo)/log(L_hi/L_lo)`` between its ends, linear's interval ``+- z se`` (delta
-    method, ``z`` at ``family_level``), softmax's from the exact ``w*``'s stated accuracy; ``equivalence``
-    within ``+-margin_fraction 2 alpha`` (:func:`lipschitz_icl.derivations.window_law.window_law`) of the
-    derived elasticity of ``m*`` and of ``2 alpha``.  ``decide(shift, linear, softmax)``: the linear claim
+    ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`, ``contexts`` each) and the exact softmax ``w*`` at each
+    ``L`` of ``L_grid``; the elasticities ``log(x_hi/x_lo)/log(L_hi/L_lo)`` between its ends, linear's interval ``+-
+    z se`` (delta method, ``z`` at ``family_level``), softmax's from the exact ``w*``'s stated accuracy;
+    ``equivalence`` within ``+-margin_fraction 2 alpha`` (:func:`lipschitz_icl.derivations.window_law.window_law`)
+    of the derived elasticity of ``m*`` and of ``2 alpha``.  ``decide(shift, linear, softmax)``: the linear claim
     shifted, or the rivals ``linear = "softmax"`` (``m* ~ L^(2 alpha)``), ``softmax = "none"`` (``w*`` fixed).
     """
     alpha = wlaw.window_law(task, d)[0]

@@ -63,19 +63,31 @@ def _full_rank_scale(task: str, problem) -> float:
     return wstar(full, "exact").w_star.value
 
 
+def _moved_base(test: FixedDraw, c: float, P, Q, directions, *, step: float, scale_step: float, level: float,
+                shift: float, outside: float, complement: float) -> decision.Decision:
+    """The rule of :func:`direction_optimality` at a moved base: ``(1 + shift) c P``; ``c P + outside ||c P|| D``
+    for some one of the outside ``D`` (:func:`~lipschitz_icl.decision.any_of`); or ``c (P + complement Q)``."""
+    if shift:
+        return decision.combined("sign", _signs(scale_changes(test, (1 + shift) * c, P, scale_step), level))
+    if outside:
+        return any_of("sign", _signs(outside_changes(test, c * P, directions, outside, step), level))
+    t = complement * np.linalg.norm(Q) / np.linalg.norm(P)
+    unit_Q = [("complement identity Q", Q / np.linalg.norm(Q))]
+    return decision.combined("sign", _signs(outside_changes(test, c * P, unit_Q, t, step), level))
+
+
 def direction_optimality(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L: float,
                          sigma: float, scale_step: float, step: float, contexts: int, search_contexts: int,
                          scale_exponents: list, scale_points: int, refine: list, family_level: float) -> Outcome:
     """Theorem 4.4 at one ``(task, d, k)``: ``M0 = c* P`` is a minimiser.
 
     Streams spawned from ``seed``: the search draw, the random directions, the test draw.  ``c*`` by
-    :func:`~lipschitz_icl.fixed_draw.scale_search` on the search draw (:func:`~lipschitz_icl.lowrank.matched_problem`,
+    :func:`~lipschitz_icl.fixed_draw.scale_search` on the search draw (:func:`lipschitz_icl.lowrank.matched_problem`,
     ``L0 = L``); a ``c*`` on an edge of the grid leaves the claim inconclusive.  ``sign`` rule on the test
     draw: every move raises the loss -- the scale ``c (1 +- scale_step)``, the traceless direction inside
-    ``col(B)`` both ways (``k >= 2``), the five outside directions (:func:`~lipschitz_icl.lowrank.outside_changes`) -- each
+    ``col(B)`` both ways (``k >= 2``), the five outside directions (:mod:`lipschitz_icl.lowrank`) -- each
     interval at level ``1 - family_level / moves`` (Bonferroni).  ``decide(shift, outside, complement,
-    scale)``: the same rule at the base ``(1 + shift) c* P``; at ``c* P + outside ||c* P|| D`` for some one
-    of the five ``D`` (:func:`~lipschitz_icl.decision.any_of`); at ``c* (P + complement Q)``; at ``w P`` with ``w`` the full-rank
+    scale)``: the same rule at a moved base (:func:`_moved_base`), or at ``w P`` with ``w`` the full-rank
     class's exact ``w*`` (``scale="full-rank"``, :func:`_full_rank_scale`).
     """
     search_seed, direction_seed, test_seed = seed.spawn(3)
@@ -91,22 +103,14 @@ def direction_optimality(*, task: str, d: int, k: int, seed: np.random.SeedSeque
              + outside_changes(test, c * P, directions, 0.0, step))
     level = 1 - family_level / len(moves)
     decisions = _signs(moves, level)
-    unit_Q = [("complement identity Q", Q / np.linalg.norm(Q))]
 
     def decide(shift: float = 0.0, outside: float = 0.0, complement: float = 0.0, scale: str = "") -> decision.Decision:
         if scale:
             shift = _full_rank_scale(task, problem) / c - 1
-        if shift:
-            return decision.combined("sign", _signs(scale_changes(test, (1 + shift) * c, P, scale_step), level))
-        if outside:
-            return any_of("sign", _signs(outside_changes(test, c * P, directions, outside, step), level))
-        if complement:
-            t = complement * np.linalg.norm(Q) / np.linalg.norm(P)
-            return decision.combined("sign", _signs(outside_changes(test, c * P, unit_Q, t, step), level))
-        main = decision.combined("sign", decisions)
-        if edge and main.verdict == "holds":
-            return decision.Decision("sign", "inconclusive", f"c* on the search edge ({edge}); {main.detail}")
-        return main
+        if shift or outside or complement:
+            return _moved_base(test, c, P, Q, directions, step=step, scale_step=scale_step, level=level, shift=shift,
+                               outside=outside, complement=complement)
+        return decision.unless(decision.combined("sign", decisions), f"c* on the search edge ({edge})" if edge else "")
 
     return Outcome(
         decide=decide, quantities=_move_rows(moves, decisions, level) + (
@@ -155,10 +159,8 @@ def trained_direction(*, task: str, d: int, k: int, seed: np.random.SeedSequence
             return _range_decision([geometry.anisotropy(M) for M in Ms], shape_threshold)
         if tilt:
             return _range_decision([geometry.rho(M, rotated_basis(B, tilt, u)) for M in Ms], shape_threshold)
-        main = _range_decision(rhos, shape_threshold)
-        if floor >= shape_threshold / floor_divisor and main.verdict == "holds":
-            return decision.Decision("one-sided", "inconclusive", f"noise floor {floor:.4f}; {main.detail}")
-        return main
+        noisy = floor >= shape_threshold / floor_divisor
+        return decision.unless(_range_decision(rhos, shape_threshold), f"noise floor {floor:.4f}" if noisy else "")
 
     scales = [float(np.trace(P @ M @ P) / k) for M in Ms]
     c, _, _ = scale_search(FixedDraw(problem, search_contexts, search_seed, basis=[P]), P,
@@ -204,8 +206,8 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
     shifts the bound of (B) and (D3) to ``(1 + margin) (d/d_min)^-gamma - 1``."""
     (bL, nL), d0 = limit, rows[0]["d"]
     bound = lambda d: (1 + margin) * (d / d0) ** (-gamma) - 1  # noqa: E731
-    ratio = lambda a, b: Estimate(math.expm1(log_ratio_of_means(a, b).value), math.exp(log_ratio_of_means(a, b).value)  # noqa: E731
-                                  * log_ratio_of_means(a, b).standard_error)
+    ratio = lambda a, b: Estimate(math.expm1(log_ratio_of_means(a, b).value),  # noqa: E731
+                                  math.exp(log_ratio_of_means(a, b).value) * log_ratio_of_means(a, b).standard_error)
     out = {}
     for r0, r1 in zip(rows, rows[1:]):
         change = difference(Estimate.from_samples(r1["I"]), Estimate.from_samples(r0["I"]))
@@ -213,7 +215,8 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
     for r in rows:
         out[f"B: L_P(d={r['d']})/L_P(inf) - 1 <= bound"] = (ratio(r["P"], bL + nL), bound(r["d"]), "<=")
     first, last = rows[0], rows[-1]
-    growth = lambda iso, low: difference(log_ratio_of_means(last[iso], first[iso]), log_ratio_of_means(last[low], first[low]))  # noqa
+    growth = lambda iso, low: difference(log_ratio_of_means(last[iso], first[iso]),  # noqa: E731
+                                         log_ratio_of_means(last[low], first[low]))
     out["C: log growth of L_I minus that of L_P >= 0"] = (growth("I", "P"), 0.0, ">=")
     out["D1: log growth of bias_I minus that of bias_P >= 0"] = (growth("bI", "bP"), 0.0, ">=")
     out["D2: log growth of noise_I <= 0"] = (log_ratio_of_means(last["nI"], first["nI"]), 0.0, "<=")
@@ -227,17 +230,16 @@ def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_g
                          scale_points: int, refine: list, limit_points: int) -> Outcome:
     """The ICL error follows ``k``, not ``d``.
 
-    On :func:`~lipschitz_icl.lowrank.matched_problem` for each ``d`` in ``d_grid``: ``c*`` (``M = c P``) and ``w*`` (``M = w I``)
-    by :func:`~lipschitz_icl.fixed_draw.scale_search` on one search draw, then bias and noise parts of
-    both on an independent draw per ``d`` (paired between the two models); the ``d -> infinity`` limit of
-    the low-rank problem (:func:`~lipschitz_icl.lowrank.limit_terms`; best of ``limit_points`` scales on one draw, parts on
-    another).  ``one-sided`` rule on Bonferroni intervals (level ``family_level``): (A) ``L_I`` does not
-    fall between consecutive ``d``; (B) ``L_P(d)/L_P(inf) - 1 <= margin``; (C) the log growth of ``L_I``
-    over the grid is at least that of ``L_P``; (D1) likewise for the bias parts; (D2) the log growth of
-    the isotropic noise part is ``<= 0``; (D3) ``bias_P(d)/bias_P(inf) - 1 <= margin``.
-    ``decide(gamma, rival)``: the bound of (B) and (D3) shifted to ``(1 + margin)(d/d_min)^-gamma``; or
-    (``rival = "follows-d"``) "the low-rank error grows with ``d`` at least as fast as the isotropic one"
-    (the log growth of ``L_P`` minus that of ``L_I`` ``>= 0``).
+    On :func:`~lipschitz_icl.lowrank.matched_problem` for each ``d`` in ``d_grid``: ``c*`` (``M = c P``) and ``w*``
+    (``M = w I``) by :func:`~lipschitz_icl.fixed_draw.scale_search` on one search draw, then bias and noise parts of
+    both on an independent draw per ``d`` (paired between the two models); the ``d -> infinity`` limit of the
+    low-rank problem (:func:`~lipschitz_icl.lowrank.limit_terms`; best of ``limit_points`` scales on one draw, parts
+    on another).  ``one-sided`` rule on Bonferroni intervals (level ``family_level``): (A) ``L_I`` does not fall
+    between consecutive ``d``; (B) ``L_P(d)/L_P(inf) - 1 <= margin``; (C) the log growth of ``L_I`` over the grid is
+    at least that of ``L_P``; (D1) likewise for the bias parts; (D2) the log growth of the isotropic noise part is
+    ``<= 0``; (D3) ``bias_P(d)/bias_P(inf) - 1 <= margin``. ``decide(gamma, rival)``: the bound of (B) and (D3)
+    shifted to ``(1 + margin)(d/d_min)^-gamma``; or (``rival = "follows-d"``) "the low-rank error grows with ``d``
+    at least as fast as the isotropic one" (the log growth of ``L_P`` minus that of ``L_I`` ``>= 0``).
     """
     search_seed, lim_search_seed, lim_eval_seed, *eval_seeds = seed.spawn(3 + len(d_grid))
     grid = _scales(scale_exponents, scale_points)
@@ -257,9 +259,7 @@ def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_g
             return decision.one_sided(*Estimate(-e.value, e.standard_error).confidence_interval(level), 0.0, ">=")
         dec = decision.combined("one-sided", [decision.one_sided(*e.confidence_interval(level), b, rel)
                                               for e, b, rel in tests.values()])
-        if unsure and not gamma and dec.verdict == "holds":
-            return decision.Decision("one-sided", "inconclusive", f"a scale search at its edge; {dec.detail}")
-        return dec
+        return decision.unless(dec, "a scale search at its edge" if unsure and not gamma else "")
 
     quantities = tuple(Quantity(name=name, measured=e.value, ci_low=e.confidence_interval(level)[0],
                                 ci_high=e.confidence_interval(level)[1],
@@ -302,18 +302,17 @@ def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L
            scale_step: float, contexts: dict, margin: float, family_level: float, scale_bounds: list) -> Outcome:
     """The change of the loss along the complement ``Q`` at ``c* B B^T`` against its exact derivation.
 
-    Derived (:mod:`lipschitz_icl.derivations.saddle`, exact in ``n`` up to the quadrature's stated
-    accuracy): ``c*`` minimising the loss of ``c P`` (:func:`~lipschitz_icl.lowrank.matched_problem`, ``L0``), the change
-    ``Delta = L(c* P +- s Q) - L(c* P)`` at ``s = step c*`` (even in ``s``) and the curvature
-    ``d^2 L/ds^2`` at ``s = 0`` (negative: a saddle).  Measured on one draw of ``contexts[f"d{d}k{k}"]``
-    contexts (common random numbers): ``Delta`` by the antithetic pair, and the scale moves
-    ``c* (1 +- scale_step)``.  ``equivalence`` rule, every interval at level ``1 - family_level / 3``:
-    the interval of measured minus derived ``Delta`` (widened by the quadrature's accuracy) within
-    ``+- margin |Delta|`` (so the sign and the size), and ``sign`` on the scale moves (``c*`` is the
-    minimiser along the scale).  ``decide(shift, law)``: the derived change taken as ``(1 + shift) Delta``,
-    or a rival's ``Delta``: ``"large-n"`` (the delta method to ``O(1/n)``), ``"infinite-n"`` (its
-    ``n -> infinity`` limit), ``"no-information"`` (the noise part of ``Delta`` alone: the bias part, the
-    information the complement carries, set to zero).
+    Derived (:mod:`lipschitz_icl.derivations.saddle`, exact in ``n`` up to the quadrature's stated accuracy): ``c*``
+    minimising the loss of ``c P`` (:func:`~lipschitz_icl.lowrank.matched_problem`, ``L0``), the change ``Delta =
+    L(c* P +- s Q) - L(c* P)`` at ``s = step c*`` (even in ``s``) and the curvature ``d^2 L/ds^2`` at ``s = 0``
+    (negative: a saddle).  Measured on one draw of ``contexts[f"d{d}k{k}"]`` contexts (common random numbers):
+    ``Delta`` by the antithetic pair, and the scale moves ``c* (1 +- scale_step)``.  ``equivalence`` rule, every
+    interval at level ``1 - family_level / 3``: the interval of measured minus derived ``Delta`` (widened by the
+    quadrature's accuracy) within ``+- margin |Delta|`` (so the sign and the size), and ``sign`` on the scale moves
+    (``c*`` is the minimiser along the scale).  ``decide(shift, law)``: the derived change taken as ``(1 + shift)
+    Delta``, or a rival's ``Delta``: ``"large-n"`` (the delta method to ``O(1/n)``), ``"infinite-n"`` (its ``n ->
+    infinity`` limit), ``"no-information"`` (the noise part of ``Delta`` alone: the bias part, the information the
+    complement carries, set to zero).
     """
     problem = matched_problem(task, d, k, n=n, L0=L0, sigma=sigma)
     _, P, Q = projectors(problem)
@@ -334,8 +333,8 @@ def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L
     def decide(shift: float = 0.0, law: str = "exact") -> decision.Decision:
         if th["at_bound"]:
             return decision.Decision("equivalence", "inconclusive", f"c* at the end of {scale_bounds}")
-        size = decision.shifted_equivalence(measured.confidence_interval(level), (1 + shift) * rivals[law], change.accuracy,
-                               margin * abs(change.value))
+        size = decision.shifted_equivalence(measured.confidence_interval(level), (1 + shift) * rivals[law],
+                                            change.accuracy, margin * abs(change.value))
         return decision.Decision("equivalence", decision.combine([size, *scale_decisions]),
                                  f"change along Q: {size.detail}; scale moves: "
                                  + ", ".join(dec.verdict for dec in scale_decisions))
