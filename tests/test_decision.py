@@ -176,3 +176,16 @@ def test_shifted_equivalence_is_an_equivalence_with_the_derived_value():
     # a wide interval, or a derived value known only roughly, decides nothing
     assert decision.shifted_equivalence((-1.3e-4, -0.7e-4), -1.02e-4, 1e-8, 1.02e-5).verdict == "inconclusive"
     assert decision.shifted_equivalence(near, -1.02e-4, 2e-5, 1.02e-5).verdict == "inconclusive"
+
+
+def test_labelled_signs_and_unless():
+    dec = decision.labelled("scale", decision.sign(0.1, 0.2, +1))
+    assert dec.verdict == "holds" and dec.detail.startswith("scale: [0.1, 0.2] > 0")
+    assert [d.verdict for d in decision.signs([(1.0, 0.5), (-1.0, 0.5), (0.0, 0.5)], +1)] == \
+        ["holds", "fails", "inconclusive"]
+    assert decision.signs([(1.0, 0.5)], +1, shift=-2.0)[0].verdict == "fails"  # moved by the shift
+    held = decision.unless(dec, "search at its edge")
+    assert held.verdict == "inconclusive" and held.detail == f"search at its edge; {dec.detail}"
+    assert decision.unless(dec, "") is dec
+    failing = decision.sign(-0.2, -0.1, +1)
+    assert decision.unless(failing, "search at its edge") is failing  # only a holding verdict is withheld

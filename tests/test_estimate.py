@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lipschitz_icl.estimate import (Estimate, difference, log_ratio_of_means, log_slope, mean_difference,
-                                    paired_log_ratio, pilot_sample_size)
+                                    paired_log_ratio, pilot_sample_size, relative_interval)
 
 
 def test_log_ratio_delta_method():
@@ -51,3 +51,7 @@ def test_pilot_sample_size_targets_the_half_width_within_bounds():
     assert pilot_sample_size(0.5, 2.0, 0.01, (10, 10**6)) == 10000  # (2 * 0.5 / 0.01)^2
     assert pilot_sample_size(0.5, 2.0, 0.01, (10, 5000)) == 5000
     assert pilot_sample_size(1e-4, 2.0, 0.01, (10, 5000)) == 10
+
+
+def test_relative_interval_is_relative_to_the_target():
+    assert relative_interval(2.2, 0.2, 2.0) == pytest.approx((0.0, 0.2))

@@ -34,9 +34,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "shifted_equivalence", "one_sided",
-           "sign", "asymptotic", "extend_grid", "combine", "combined", "any_of", "unless", "resolution",
-           "two_sided_resolution", "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
+__all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution",
+           "AsymptoticPoint", "equivalence", "shifted_equivalence", "one_sided", "sign", "asymptotic", "extend_grid",
+           "combine", "combined", "any_of", "unless", "labelled", "signs", "resolution", "two_sided_resolution",
+           "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
 
 class Verdict(str, enum.Enum):
     """Every verdict the project gives, with its CLI exit code and its meaning.
@@ -255,6 +256,16 @@ def any_of(rule: str, decisions: Sequence[Decision]) -> Decision:
     verdict = "holds" if "holds" in verdicts else ("fails" if verdicts and set(verdicts) == {"fails"}
                                                    else "inconclusive")
     return Decision(rule, verdict, f"any of {len(verdicts)}: " + ", ".join(verdicts))
+
+
+def labelled(label: str, dec: Decision) -> Decision:
+    """``dec`` with ``label`` in front of its detail (so a combined detail says which comparison decided)."""
+    return Decision(dec.rule, dec.verdict, f"{label}: {dec.detail}")
+
+
+def signs(intervals, expected: int, shift: float = 0.0) -> list[Decision]:
+    """:func:`sign` (``expected`` side of zero) on each ``(centre, half-width)`` interval moved by ``shift``."""
+    return [sign(c - h + shift, c + h + shift, expected) for c, h in intervals]
 
 
 def unless(dec: Decision, reason: str) -> Decision:

@@ -16,7 +16,7 @@ import numpy as np
 from scipy import stats
 
 __all__ = ["Estimate", "LossEstimate", "difference", "log_ratio_of_means", "mean_se", "paired_log_ratio", "log_slope",
-           "mean_difference", "pilot_sample_size"]
+           "mean_difference", "pilot_sample_size", "relative_interval"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,11 @@ def pilot_sample_size(relative_sd: float, z: float, target: float, bounds) -> in
     clipped to ``bounds``; ``relative_sd`` comes from an independent pilot sample, so the size depends on the
     spread only, never on where the estimate lies."""
     return int(min(max(math.ceil((z * relative_sd / target) ** 2), bounds[0]), bounds[1]))
+
+
+def relative_interval(value: float, half_width: float, target: float) -> tuple[float, float]:
+    """``[value - half, value + half] / target - 1`` (``target > 0``)."""
+    return (value - half_width) / target - 1.0, (value + half_width) / target - 1.0
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,6 @@ def _floats(values) -> list:
     return [float(v) for v in values]
 
 
-def _signs(intervals, expected: int, shift: float = 0.0) -> list:
-    """The ``sign`` rule (``expected`` side of zero) on each ``(centre, half-width)`` moved by ``shift``."""
-    return [decision.sign(c - h + shift, c + h + shift, expected) for c, h in intervals]
-
-
 # ----------------------------------------------------------------------------- Figure 1
 def _error_curves(task: str, d: int, L_grid, n_grid, sigma: float):
     """ICL errors against ``n``: softmax at the exact ``w*`` (exact quadrature, with its stated error)
@@ -81,7 +76,7 @@ def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slic
     def decide(shift: float = 0.0, gap_factor: float = 0.0, window_sign: int = -1, gap_sign: int = +1):
         window = [decision.sign(lo - window_sign * shift, hi - window_sign * shift, window_sign) for lo, _, hi in steps]
         gaps = [(e_lin - (1 + gap_factor) * e_soft, (1 + gap_factor) * err) for e_lin, e_soft, err in last]
-        return decision.combined("sign", window + _signs(gaps, gap_sign))
+        return decision.combined("sign", window + decision.signs(gaps, gap_sign))
 
     verdict = decide().verdict
     quantities = [Quantity(name=f"window 1/sqrt(w*) at L={L:g}", measured=1 / math.sqrt(w), ci_low=r.ci_high ** -0.5,
@@ -134,7 +129,7 @@ def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, proto
             w0 = ref.w_star.value
             low, high = scale_interval(norms[(n, s, L)], ref, target=w0 * (1 + change), level=level)
             agree.append(decision.equivalence(low / w0, high / w0, margin))
-        return decision.combined("equivalence", agree + _signs(rising, +1))
+        return decision.combined("equivalence", agree + decision.signs(rising, +1))
 
     quantities = tuple(Quantity(name=f"||M||_2 at n={n}, sigma={s:g}, L={L:g}", theory=w_stars[(n, s, L)].w_star.value,
                                 measured=float(np.mean(norms[(n, s, L)])),
@@ -183,11 +178,11 @@ def figure5(*, classes: list, d: int, n: int, L: float, sigma: float, segments: 
     def decide(change: float = 0.0, only: str = "", drop_sign: int = -1) -> decision.Decision:
         moved = [r - 1 - (change if only in ("", c) else 0.0) for c, r in zip(order, ratios[:-1])]
         cross = [decision.equivalence(x - z * s, x + z * s, margin) for x, s in zip(moved, ratio_se)]
-        return decision.combined("equivalence", cross + _signs(drops, drop_sign))
+        return decision.combined("equivalence", cross + decision.signs(drops, drop_sign))
 
     quantities = [Quantity(name=f"test error of {c}: start -> end", measured=curves[c]["error"][-1],
                            verdict=dec.verdict, note=f"start {curves[c]['error'][0]:.4g}")
-                  for c, dec in zip(classes, _signs(drops, -1))]
+                  for c, dec in zip(classes, decision.signs(drops, -1))]
     quantities += [Quantity(name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine", theory=1.0,
                             measured=r, ci_low=r - z * s, ci_high=r + z * s, note=f"error {e:.4g}")
                    for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)]
@@ -245,7 +240,7 @@ def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, r
                  in zip(out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"])]
 
     def decide(shift: float = 0.0, kind: str = "softmax", gap_sign: int = +1) -> decision.Decision:
-        return decision.combined("sign", _signs(changes[kind], -1, shift) + _signs(gaps, gap_sign))
+        return decision.combined("sign", decision.signs(changes[kind], -1, shift) + decision.signs(gaps, gap_sign))
 
     quantities = []
     for i, link in enumerate(links):

@@ -24,7 +24,7 @@ from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.derivations import window_law as wlaw
 
 from .. import decision, geometry
-from ..estimate import Estimate, pilot_sample_size
+from ..estimate import Estimate, pilot_sample_size, relative_interval
 from ..evidence import Outcome, Quantity
 from ..linear_scale import base_differences, linear_loss, m_hat
 from ..loss import icl_loss
@@ -33,8 +33,7 @@ from ..pretraining import independent_runs, mean_interval, noise_floor
 from ..problem import make_problem
 
 __all__ = ["optimum", "isotropic", "cannot_adapt", "weights", "trained", "law_values", "other_class",
-           "optimum_decision", "perturbation_decision", "error_points", "elasticity_decision", "trained_decision",
-           "relative_interval"]
+           "optimum_decision", "perturbation_decision", "error_points", "elasticity_decision", "trained_decision"]
 
 
 def other_class(task: str) -> str:
@@ -51,20 +50,10 @@ def law_values(task: str, d: int, n: int, L: float, sigma: float, law: str = "de
     return lin.linear_optimum(task, d, n, L, 0.0 if law == "noiseless" else sigma)
 
 
-def relative_interval(value: float, half_width: float, target: float) -> tuple[float, float]:
-    """``[value - half, value + half] / target - 1`` (``target > 0``)."""
-    return (value - half_width) / target - 1.0, (value + half_width) / target - 1.0
-
-
 def _relative(name: str, value: float, half_width: float, target: float, **kw) -> Quantity:
     """A row ``value / target - 1`` (theory 0) with its interval :func:`relative_interval`."""
     low, high = relative_interval(value, half_width, target)
     return Quantity(name=name, theory=0.0, measured=value / target - 1, ci_low=low, ci_high=high, **kw)
-
-
-def _labelled(label: str, dec: decision.Decision) -> decision.Decision:
-    """``dec`` with ``label`` in front of its detail (so a combined detail says which comparison decided)."""
-    return decision.Decision(dec.rule, dec.verdict, f"{label}: {dec.detail}")
 
 
 # ----------------------------------------------------------------------------- the optimum m* I
@@ -74,8 +63,8 @@ def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: flo
     ``[E +- z se] / e_claim - 1`` within ``+-e_margin`` (``(value, se)`` pairs); combined."""
     decisions = []
     for k, ((mh, ms), mc, (e, es), ec) in enumerate(zip(m_hats, m_claims, losses, e_claims)):
-        decisions.append(_labelled(f"m #{k}", decision.equivalence(*relative_interval(mh, z * ms, mc), m_margin)))
-        decisions.append(_labelled(f"E #{k}", decision.equivalence(*relative_interval(e, z * es, ec), e_margin)))
+        decisions.append(decision.labelled(f"m #{k}", decision.equivalence(*relative_interval(mh, z * ms, mc), m_margin)))
+        decisions.append(decision.labelled(f"E #{k}", decision.equivalence(*relative_interval(e, z * es, ec), e_margin)))
     return decision.combined("equivalence", decisions)
 
 
@@ -139,7 +128,7 @@ def _directions(d: int, rng: np.random.Generator):
 def perturbation_decision(diffs, z: float, labels) -> decision.Decision:
     """Sign rule: every paired difference ``L(M + eps D) - L(M)`` (interval ``value +- z se``) is > 0."""
     return decision.combined("sign", [
-        _labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
+        decision.labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
         for label, e in zip(labels, diffs)])
 
 
@@ -271,8 +260,8 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
     """Equivalence within ``+-margin``: the ``L``-elasticity interval ``linear`` of the optimal linear scale
     with ``linear_claim`` and softmax's ``softmax`` with ``softmax_claim``; combined."""
     return decision.combined("equivalence", [
-        _labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
-        _labelled("softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin))])
+        decision.labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
+        decision.labelled("softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin))])
 
 
 def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: list, sigma: float, contexts: int,
@@ -359,8 +348,8 @@ def trained(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float
 
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
         target = law_values(task, d, n, L, sigma, law)[0] * (1 + change)
-        return decision.combined("equivalence", [_labelled("scale", trained_decision(scales, target, margin, level)[0]),
-                                                 _labelled("shape", shape)])
+        return decision.combined("equivalence", [decision.labelled("scale", trained_decision(scales, target, margin, level)[0]),
+                                                 decision.labelled("shape", shape)])
 
     scale_dec, (low, high) = trained_decision(scales, m_star, margin, level)
     quantities = (

@@ -43,10 +43,6 @@ def _wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
     return result.w_star.value
 
 
-def _window(w: float, d: int) -> Attention:
-    return Attention(w * np.eye(d))
-
-
 def _band(r: float, se: float, z: float) -> tuple[float, float]:
     return r - z * se, r + z * se
 
@@ -66,9 +62,9 @@ def generalisation(*, train_task: str, d: int, seed: np.random.SeedSequence, L: 
     """The ICL error of the pretrained window ``w*(n) I`` on every probe falls at least as fast as the
     Lipschitz envelope ``n^-alpha`` (``alpha`` the pretraining class's window exponent).
 
-    ``one-sided`` rule on each probe's local log-log slope (:func:`~lipschitz_icl.estimate.log_slope`, interval ``s +- z se``,
-    Bonferroni over probes and pairs): ``<= 0`` between consecutive ``n``, ``<= -alpha`` between the two
-    largest.  ``decide(shift, rate)``: the bound ``-(alpha + shift)``, or a competing rate of :func:`_rates`.
+    ``one-sided`` rule on each probe's local log-log slope (:func:`~lipschitz_icl.estimate.log_slope`, interval
+    ``s +- z se``, Bonferroni over probes and pairs): ``<= 0`` between consecutive ``n``, ``<= -alpha`` between the
+    two largest.  ``decide(shift, rate)``: the bound ``-(alpha + shift)``, or a competing rate of :func:`_rates`.
     """
     suite, alpha = probe_suite(d, L, **probes), law.window_law(train_task, d)[0]
     w_grid = [_wstar(train_task, d, n, L, sigma) for n in n_grid]
@@ -128,7 +124,7 @@ def envelope(*, train_task: str, d: int, n: int, seed: np.random.SeedSequence, L
     """
     (stream,) = seed.spawn(1)
     w = _wstar(train_task, d, n, L, sigma)
-    terms, (env,) = probe_terms(probe_suite(d, L, **probes), [_window(w, d)], n, sigma, contexts,
+    terms, (env,) = probe_terms(probe_suite(d, L, **probes), [Attention.isotropic(w, d)], n, sigma, contexts,
                                 np.random.default_rng(stream), envelope=True)
     eps = n * np.finfo(float).eps
     rel = {"jensen": 2 * eps, "centroid": eps * (1 + 2 / np.sqrt(env["centroid"]))}
@@ -165,7 +161,7 @@ def noise_part(*, train_task: str, d: int, seed: np.random.SeedSequence, L: floa
     rows = []
     for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
         w = _wstar(train_task, d, n, L, sigma)
-        (samples,) = noise_terms([_window(w, d)], d, n, sigma, c, np.random.default_rng(stream))
+        (samples,) = noise_terms([Attention.isotropic(w, d)], d, n, sigma, c, np.random.default_rng(stream))
         rows.append((n, w, _band(*mean_se(samples), z)))
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
@@ -240,8 +236,8 @@ def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed):
     (stream,) = seed.spawn(1)
     ws = {k: _wstar("affine", d, n, LL, sigma) for k, LL in (("matched", L), ("smaller", L / factor),
                                                                ("larger", L * factor))}
-    return (ws, *probe_log_ratios({k: _window(w, d) for k, w in ws.items()}, probe_suite(d, L, **probes), n, sigma, contexts,
-                         stream))
+    models = {k: Attention.isotropic(w, d) for k, w in ws.items()}
+    return (ws, *probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, stream))
 
 
 def mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int, factor: float,
@@ -249,8 +245,9 @@ def mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: f
     """Figure 5 with ``M = w* I``: attention pretrained on affine tasks at ``L' = L/factor`` or ``factor L`` has a
     larger ICL error on ``L``-tasks of the ``gated`` (Figure 5) classes than the one pretrained at ``L``.
 
-    ``sign`` rule (:func:`_sign_rule`) on every gated paired log ratio ``log(E_L'/E_L)`` (:func:`~lipschitz_icl.estimate.paired_log_ratio`,
-    Bonferroni over the gated comparisons); the other probes' ratios are reported, not gated."""
+    ``sign`` rule (:func:`_sign_rule`) on every gated paired log ratio ``log(E_L'/E_L)``
+    (:func:`~lipschitz_icl.estimate.paired_log_ratio`, Bonferroni over the gated comparisons); the other probes'
+    ratios are reported, not gated."""
     ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
     z = decision.bonferroni_z(2 * len(gated), family_level)
     return _outcome(ratios, errors, _mismatch_labels(factor), gated, z, "sign", _sign_rule(z),
@@ -324,8 +321,8 @@ def same_l_classes(*, d: int, n: int, seed: np.random.SeedSequence, L: float, si
     (stream,) = seed.spawn(1)
     suite = probe_suite(d, L, **probes)
     ws = {k: _wstar(k, d, n, L, sigma) for k in ("affine", "relu")}
-    ratios, errors = probe_log_ratios({"matched": _window(ws["affine"], d), "relu": _window(ws["relu"], d)}, suite, n, sigma,
-                             contexts, stream)
+    models = {"matched": Attention.isotropic(ws["affine"], d), "relu": Attention.isotropic(ws["relu"], d)}
+    ratios, errors = probe_log_ratios(models, suite, n, sigma, contexts, stream)
     z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
     classes = {p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
                for p in suite if p.name in gated}

@@ -225,6 +225,24 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
     return out
 
 
+def _best_limit(task: str, k: int, grid, problem: dict, search_seed, eval_seed):
+    """The ``d -> infinity`` limit (:func:`~lipschitz_icl.lowrank.limit_terms`, ``problem`` its ``n, L0, sigma,
+    contexts``) at the best scale of ``grid`` on one draw, its parts on another: ``(index, (bias_c, noise_c))``."""
+    search = limit_terms(task, k, grid, seed=search_seed, **problem)
+    i = int(np.argmin([np.mean(b + nz) for b, nz in search]))
+    return i, limit_terms(task, k, [grid[i]], seed=eval_seed, **problem)[0]
+
+
+def _dimension_figure(rows, limit) -> dict:
+    """The optimal errors of ``c* P`` (against their ``d -> infinity`` limit) and of ``w* I`` along ``d``."""
+    xs, lossL = [float(r["d"]) for r in rows], float(np.mean(limit[0] + limit[1]))
+    return {"kind": "semilogx", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
+            "series": [{"label": r"$c^* BB^\top$", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
+                        "theory_y": [lossL] * len(rows)},
+                       {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]}],
+            "xlabel": "$d$", "ylabel": "optimal ICL error"}
+
+
 def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_grid: list, n: int, L0: float,
                          sigma: float, contexts: int, margin: float, family_level: float, scale_exponents: list,
                          scale_points: int, refine: list, limit_points: int) -> Outcome:
@@ -245,9 +263,8 @@ def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_g
     grid = _scales(scale_exponents, scale_points)
     rows = _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, search_seed, eval_seeds)
     lim_grid = _scales(scale_exponents, limit_points)
-    lim_search = limit_terms(task, k, lim_grid, n=n, L0=L0, sigma=sigma, contexts=contexts, seed=lim_search_seed)
-    i = int(np.argmin([np.mean(b + nz) for b, nz in lim_search]))
-    limit = limit_terms(task, k, [lim_grid[i]], n=n, L0=L0, sigma=sigma, contexts=contexts, seed=lim_eval_seed)[0]
+    i, limit = _best_limit(task, k, lim_grid, dict(n=n, L0=L0, sigma=sigma, contexts=contexts), lim_search_seed,
+                           lim_eval_seed)
     count = len(_dimension_tests(rows, limit, margin))
     level = 1 - family_level / count
     unsure = any(r["edge"] for r in rows) or i in (0, lim_grid.size - 1)
@@ -261,23 +278,16 @@ def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_g
                                               for e, b, rel in tests.values()])
         return decision.unless(dec, "a scale search at its edge" if unsure and not gamma else "")
 
-    quantities = tuple(Quantity(name=name, measured=e.value, ci_low=e.confidence_interval(level)[0],
-                                ci_high=e.confidence_interval(level)[1],
-                                verdict=decision.one_sided(*e.confidence_interval(level), b, rel).verdict,
-                                note=f"{rel} {b:.4g}")
-                       for name, (e, b, rel) in _dimension_tests(rows, limit, margin).items())
-    xs = [float(r["d"]) for r in rows]
-    lossL = float(np.mean(limit[0] + limit[1]))
+    quantities = tuple(Quantity(name=name, measured=e.value, ci_low=lo, ci_high=hi, note=f"{rel} {b:.4g}",
+                                verdict=decision.one_sided(lo, hi, b, rel).verdict)
+                       for name, (e, b, rel) in _dimension_tests(rows, limit, margin).items()
+                       for lo, hi in [e.confidence_interval(level)])
     return Outcome(
         decide=decide, quantities=quantities,
         margin=f"L_P(d) <= (1 + {margin:g}) L_P(inf); growth differences >= 0",
         rule=f"one-sided tests (A)-(D3) on Bonferroni intervals over {count} tests (level {family_level:g}); d in "
              f"{list(d_grid)}, n={n}, L0={L0:g}, sigma={sigma:g}, {contexts} contexts per draw.",
-        figure={"kind": "semilogx", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
-                "series": [{"label": r"$c^* BB^\top$", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
-                            "theory_y": [lossL] * len(rows)},
-                           {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]}],
-                "xlabel": "$d$", "ylabel": "optimal ICL error"},
+        figure=_dimension_figure(rows, limit),
         extra={"d": list(d_grid), "limit_scale": float(lim_grid[i]), "c_star": [r["c"] for r in rows],
                "w_star": [r["w"] for r in rows]})
 
@@ -296,6 +306,17 @@ def _saddle_theory(setting: theory.Setting, step: float, scale_low: float, scale
 def _large_n_change(setting, c: float, s: float, limit: bool) -> float:
     return (theory.large_n_loss(setting, c, s, limit=limit).value
             - theory.large_n_loss(setting, c, 0.0, limit=limit).value)
+
+
+def _saddle_changes(problem, c: float, P, s: float, Q, scale_step: float, count: int, seed):
+    """On one draw of ``count`` contexts (common random numbers): ``L(c P +- s Q) - L(c P)`` by the antithetic
+    pair and the changes along the scale moves ``c (1 +- scale_step) P``, per-context estimates."""
+    models = [Attention(M) for M in (c * P, c * P + s * Q, c * P - s * Q, (1 + scale_step) * c * P,
+                                     (1 - scale_step) * c * P)]
+    terms = general_terms(problem, models, count, np.random.default_rng(seed))
+    base, plus, minus, up, down = (b + nz for b, nz in terms)
+    return (Estimate.from_samples(0.5 * (plus + minus) - base),
+            [Estimate.from_samples(up - base), Estimate.from_samples(down - base)])
 
 
 def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L0: float, sigma: float, step: float,
@@ -319,13 +340,8 @@ def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L
     th = _saddle_theory(theory.Setting.of(problem), step, *scale_bounds)
     c, s, change = th["c"], th["s"], th["change"]
     count = contexts[f"d{d}k{k}"]
-    models = [Attention(M) for M in (c * P, c * P + s * Q, c * P - s * Q, (1 + scale_step) * c * P,
-                                     (1 - scale_step) * c * P)]
-    terms = general_terms(problem, models, count, np.random.default_rng(seed))
-    base, plus, minus, up, down = (b + nz for b, nz in terms)
-    measured = Estimate.from_samples(0.5 * (plus + minus) - base)
+    measured, scale = _saddle_changes(problem, c, P, s, Q, scale_step, count, seed)
     level = 1 - family_level / 3
-    scale = [Estimate.from_samples(up - base), Estimate.from_samples(down - base)]
     scale_decisions = [decision.sign(*e.confidence_interval(level), +1) for e in scale]
     rivals = {"exact": change.value, "large-n": th["large_n"], "infinite-n": th["infinite_n"],
               "no-information": change.noise}
