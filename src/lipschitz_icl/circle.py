@@ -5,7 +5,7 @@ of the attention a general ``M`` induces.
 With uniformly spread context points the ``n``-scaled weights are ``exp(w cos a) / Phi_2(w)`` for softmax
 attention at ``M = w I`` (:func:`weight_profiles`; ``Phi_2(w) = E exp(w t)``) and ``m cos a`` for linear
 attention at ``m I``; for a general ``M`` the softmax weight ``exp(x^T M q)`` peaks at the direction of
-``M q`` (:func:`centres`).
+``M q`` (:func:`centres`; a general ``M`` of :func:`general_window`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from . import sphere
 from .attention import Attention
 from .problem import make_problem
 
-__all__ = ["slice_task", "weight_profiles", "centres"]
+__all__ = ["slice_task", "weight_profiles", "general_window", "centres"]
 
 
 def _floats(values) -> list:
@@ -48,6 +48,12 @@ def weight_profiles(angle, ws, ms):
     a = np.asarray(angle)
     soft = [_floats(np.exp(w * np.cos(a) - float(sphere.log_phi(2, w)))) for w in ws]
     return soft, [_floats(m * np.cos(a)) for m in ms]
+
+
+def general_window(w: float, rotation: float, anisotropy: float) -> np.ndarray:
+    """``M = w R(rotation) diag(1 + anisotropy, 1 - anisotropy)``, ``R`` the rotation of the plane."""
+    return w * np.array([[math.cos(rotation), -math.sin(rotation)], [math.sin(rotation), math.cos(rotation)]]) \
+        @ np.diag([1 + anisotropy, 1 - anisotropy])
 
 
 def centres(M: np.ndarray, w: float, points: int):

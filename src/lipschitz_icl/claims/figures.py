@@ -22,7 +22,7 @@ from lipschitz_icl.derivations import linear_attention as lin
 from .. import circle, decision, geometry
 from ..attention import Attention
 from ..circle import slice_task, weight_profiles
-from ..estimate import mean_difference
+from ..estimate import mean_difference, mean_se
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..loss import general_terms, paired_ratio
@@ -214,6 +214,22 @@ def _link_runs(problem, stream, *, kind: str, runs: int, **curve) -> dict:
     return {"steps": steps, **out}
 
 
+def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
+    """The reported rows of :func:`figure9`: per link the mean change of softmax's rho (``changes``, ``(mean,
+    half-width)``) and each run's final error gap linear - softmax (``gaps``)."""
+    quantities = []
+    for i, link in enumerate(links):
+        s, (m, h) = series[link], changes[i]
+        quantities.append(Quantity(name=f"{link}: softmax rho end - start (mean over runs)", measured=m, ci_low=m - h,
+                                   ci_high=m + h, verdict=decision.sign(m - h, m + h, -1).verdict,
+                                   note="must be < 0; final rho: " + "; ".join(
+                                       f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s)))
+        quantities += [Quantity(name=f"{link}, run {k}: final error linear - softmax", measured=g, ci_low=g - hw,
+                                ci_high=g + hw, verdict=decision.sign(g - hw, g + hw, +1).verdict)
+                       for k, (g, hw) in enumerate(gaps[i * runs:(i + 1) * runs])]
+    return tuple(quantities)
+
+
 def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, runs: int, segments: int,
             segment_steps: int, test_contexts: int, protocol: dict, linear_protocol: dict, init_scale: float,
             level: float, family_level: float, seed: np.random.SeedSequence) -> Outcome:
@@ -242,16 +258,7 @@ def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, r
     def decide(shift: float = 0.0, kind: str = "softmax", gap_sign: int = +1) -> decision.Decision:
         return decision.combined("sign", decision.signs(changes[kind], -1, shift) + decision.signs(gaps, gap_sign))
 
-    quantities = []
-    for i, link in enumerate(links):
-        s, (m, h) = series[link], changes["softmax"][i]
-        quantities.append(Quantity(name=f"{link}: softmax rho end - start (mean over runs)", measured=m, ci_low=m - h,
-                                   ci_high=m + h, verdict=decision.sign(m - h, m + h, -1).verdict,
-                                   note="must be < 0; final rho: " + "; ".join(
-                                       f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s)))
-        quantities += [Quantity(name=f"{link}, run {k}: final error linear - softmax", measured=g, ci_low=g - hw,
-                                ci_high=g + hw, verdict=decision.sign(g - hw, g + hw, +1).verdict)
-                       for k, (g, hw) in enumerate(gaps[i * runs:(i + 1) * runs])]
+    quantities = _figure9_rows(links, series, changes["softmax"], gaps, runs)
     settings = {"d": d, "rank": rank, "B": "first rank coordinate axes", "n": n, "L": L, "sigma": sigma,
                 "links": list(links), "runs": runs,
                 "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
@@ -260,7 +267,7 @@ def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, r
                 "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
                 "cosine frequency": 1.0, "rho of linear attention": "rho(v M, B)"}
     return Outcome(
-        decide=decide, quantities=tuple(quantities), margin="0 (every interval on its predicted side)",
+        decide=decide, quantities=quantities, margin="0 (every interval on its predicted side)",
         rule=f"sign on the mean end-minus-start change of softmax's rho ({level:g} t-interval over runs) and on each "
              f"run's final error gap linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and "
              "kind.",
@@ -311,6 +318,21 @@ def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: floa
 
 
 # ----------------------------------------------------------------------------- Figure 6 (Lemma B.5)
+def _error_gap(problem, M, w: float, contexts: int, seed):
+    """``(mean, se)`` of the paired per-context ICL error of ``M`` minus that of ``w I`` on common random
+    numbers, and the mean error of ``w I``."""
+    terms = general_terms(problem, [Attention(M), Attention.isotropic(w, problem.d)], contexts,
+                          np.random.default_rng(seed))
+    return mean_se((terms[0][0] + terms[0][1]) - (terms[1][0] + terms[1][1])), float(np.mean(terms[1][0] + terms[1][1]))
+
+
+def _profiles_shown(angle, profiles: dict, points: int) -> dict:
+    """The weight profiles of Figure 6 at no more than about 720 of the ``points`` grid angles."""
+    shown = slice(None, None, max(1, points // 720))
+    return {"angle": _floats(angle[shown]), "weights_isotropic": _floats(profiles["iso"][shown]),
+            "weights_general": _floats(profiles["gen"][shown])}
+
+
 def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: float, anisotropy: float, points: int,
             contexts: int, margin: float, family_level: float, seed: np.random.SeedSequence) -> Outcome:
     """Figure 6 (Lemma B.5): the attention a general ``M = w* R(rotation) diag(1 + a, 1 - a)`` induces on
@@ -323,14 +345,11 @@ def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: floa
     "query"`` claims the general ``M`` centres on the query too (the rival of an isotropic picture)."""
     problem = make_problem(task, d, n, L, sigma)
     w = wstar(problem, "exact").w_star.value
-    M = w * np.array([[math.cos(rotation), -math.sin(rotation)], [math.sin(rotation), math.cos(rotation)]]) \
-        @ np.diag([1 + anisotropy, 1 - anisotropy])
+    M = circle.general_window(w, rotation, anisotropy)
     angle, step, profiles, centres = circle.centres(M, w, points)
     theory = {"iso": 0.0, "gen": math.atan2(float(M[1, 0]), float(M[0, 0]))}
-    terms = general_terms(problem, [Attention(M), Attention.isotropic(w, d)], contexts, np.random.default_rng(seed))
-    diff = (terms[0][0] + terms[0][1]) - (terms[1][0] + terms[1][1])
     z = decision.bonferroni_z(1, family_level)
-    mean, se = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(diff.size))
+    (mean, se), e_iso = _error_gap(problem, M, w, contexts, seed)
     costlier = decision.sign(mean - z * se, mean + z * se, +1)
 
     def centre_rule(name: str, target: float) -> decision.Decision:
@@ -342,8 +361,6 @@ def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: floa
         parts = [centre_rule("iso", offset), gen] + ([away, costlier] if centre == "Mq" else [])
         return decision.combined("equivalence", parts)
 
-    iso, gen = centre_rule("iso", 0.0), centre_rule("gen", theory["gen"])
-    shown = slice(None, None, max(1, points // 720))
     return Outcome(
         decide=decide, margin=f"+-{margin:g} rad on each centre; E(M) - E(w* I) > 0",
         rule=f"equivalence of each centre with its predicted direction within +-{margin:g} rad (interval: one grid "
@@ -351,15 +368,14 @@ def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: floa
         quantities=(
             Quantity(name="centre of the attention of w* I (radians from the query)", theory=0.0,
                      measured=centres["iso"], ci_low=centres["iso"] - step, ci_high=centres["iso"] + step,
-                     verdict=iso.verdict),
+                     verdict=centre_rule("iso", 0.0).verdict),
             Quantity(name="centre of the attention of the general M (radians from the query)", theory=theory["gen"],
                      measured=centres["gen"], ci_low=centres["gen"] - step, ci_high=centres["gen"] + step,
-                     verdict=gen.verdict, note="theory: the direction of M q"),
+                     verdict=centre_rule("gen", theory["gen"]).verdict, note="theory: the direction of M q"),
             Quantity(name="ICL error of the general M minus that of w* I", measured=mean, ci_low=mean - z * se,
                      ci_high=mean + z * se, verdict=costlier.verdict,
-                     note=f"must be > 0; E(w* I) = {float(np.mean(terms[1][0] + terms[1][1])):.4g}")),
-        figure={"name": "fig6", "angle": _floats(angle[shown]), "weights_isotropic": _floats(profiles["iso"][shown]),
-                "weights_general": _floats(profiles["gen"][shown]), "centre_isotropic": centres["iso"],
+                     note=f"must be > 0; E(w* I) = {e_iso:.4g}")),
+        figure={"name": "fig6", **_profiles_shown(angle, profiles, points), "centre_isotropic": centres["iso"],
                 "centre_general": centres["gen"], "centre_theory": theory["gen"], "M": M.tolist(),
                 "verdict": decide().verdict,
                 "settings": {"task": task, "d": d, "n": n, "L": L, "sigma": sigma, "w*": f"{w:.5g} (exact)",

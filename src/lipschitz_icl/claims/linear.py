@@ -24,11 +24,12 @@ from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.derivations import window_law as wlaw
 
 from .. import decision, geometry
+from ..decision import labelled
 from ..estimate import Estimate, pilot_sample_size, relative_interval
 from ..evidence import Outcome, Quantity
 from ..linear_scale import base_differences, linear_loss, m_hat
 from ..loss import icl_loss
-from ..optimum import wstar
+from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_interval, noise_floor
 from ..problem import make_problem
 
@@ -63,8 +64,8 @@ def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: flo
     ``[E +- z se] / e_claim - 1`` within ``+-e_margin`` (``(value, se)`` pairs); combined."""
     decisions = []
     for k, ((mh, ms), mc, (e, es), ec) in enumerate(zip(m_hats, m_claims, losses, e_claims)):
-        decisions.append(decision.labelled(f"m #{k}", decision.equivalence(*relative_interval(mh, z * ms, mc), m_margin)))
-        decisions.append(decision.labelled(f"E #{k}", decision.equivalence(*relative_interval(e, z * es, ec), e_margin)))
+        decisions.append(labelled(f"m #{k}", decision.equivalence(*relative_interval(mh, z * ms, mc), m_margin)))
+        decisions.append(labelled(f"E #{k}", decision.equivalence(*relative_interval(e, z * es, ec), e_margin)))
     return decision.combined("equivalence", decisions)
 
 
@@ -128,7 +129,7 @@ def _directions(d: int, rng: np.random.Generator):
 def perturbation_decision(diffs, z: float, labels) -> decision.Decision:
     """Sign rule: every paired difference ``L(M + eps D) - L(M)`` (interval ``value +- z se``) is > 0."""
     return decision.combined("sign", [
-        decision.labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
+        labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
         for label, e in zip(labels, diffs)])
 
 
@@ -260,8 +261,8 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
     """Equivalence within ``+-margin``: the ``L``-elasticity interval ``linear`` of the optimal linear scale
     with ``linear_claim`` and softmax's ``softmax`` with ``softmax_claim``; combined."""
     return decision.combined("equivalence", [
-        decision.labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
-        decision.labelled("softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin))])
+        labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
+        labelled("softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin))])
 
 
 def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: list, sigma: float, contexts: int,
@@ -279,30 +280,29 @@ def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: 
     """
     alpha = wlaw.window_law(task, d)[0]
     margin, span = margin_fraction * 2 * alpha, math.log(L_grid[-1] / L_grid[0])
-    m_hats = [m_hat(make_problem(task, d, n, LL, sigma), contexts, s)
-              for LL, s in zip(L_grid, seed.spawn(len(L_grid)))]
+    m_hats = [m_hat(make_problem(task, d, n, LL, sigma), contexts, s) for LL, s in zip(L_grid, seed.spawn(len(L_grid)))]
     m_stars = [law_values(task, d, n, LL, sigma)[0] for LL in L_grid]
     found = [wstar(make_problem(task, d, n, LL, sigma), "exact") for LL in L_grid]
     (m_lo, s_lo), (m_hi, s_hi) = m_hats[0], m_hats[-1]
     e_lin, derived = math.log(m_hi / m_lo) / span, math.log(m_stars[-1] / m_stars[0]) / span
     half = decision.bonferroni_z(1, family_level) * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
     lin_iv = (e_lin - half, e_lin + half)
-    soft_iv = tuple(math.log(hi / lo) / span for lo, hi in ((found[0].ci_high, found[-1].ci_low),
-                                                           (found[0].ci_low, found[-1].ci_high)))
+    soft_lo, e_soft, soft_hi = wstar_elasticities([L_grid[0], L_grid[-1]], [found[0], found[-1]])[0]
     stuck = [LL for LL, w in zip(L_grid, found) if w.info.get("at_search_bound")]
 
     def decide(shift: float = 0.0, linear: str = "derived", softmax: str = "derived") -> decision.Decision:
         if stuck:
             return decision.Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
         claim = {"derived": derived, "softmax": 2 * alpha}[linear] + shift
-        return elasticity_decision(lin_iv, soft_iv, claim, {"derived": 2 * alpha, "none": 0.0}[softmax], margin)
+        return elasticity_decision(lin_iv, (soft_lo, soft_hi), claim, {"derived": 2 * alpha, "none": 0.0}[softmax],
+                                   margin)
 
     ws = [w.w_star.value for w in found]
     quantities = (
         Quantity(name="d log m* / d log L (linear attention)", theory=derived, measured=e_lin, ci_low=lin_iv[0],
                  ci_high=lin_iv[1], note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats)),
         Quantity(name="d log w* / d log L (softmax attention)", theory=2 * alpha,
-                 measured=math.log(ws[-1] / ws[0]) / span, ci_low=soft_iv[0], ci_high=soft_iv[1],
+                 measured=e_soft, ci_low=soft_lo, ci_high=soft_hi,
                  note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws)))
     series = [{"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
               {"label": r"linear $\hat m$", "x": list(L_grid), "y": [m / m_lo for m, _ in m_hats],
@@ -348,8 +348,8 @@ def trained(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float
 
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
         target = law_values(task, d, n, L, sigma, law)[0] * (1 + change)
-        return decision.combined("equivalence", [decision.labelled("scale", trained_decision(scales, target, margin, level)[0]),
-                                                 decision.labelled("shape", shape)])
+        return decision.combined("equivalence", [labelled("scale", trained_decision(scales, target, margin, level)[0]),
+                                                 labelled("shape", shape)])
 
     scale_dec, (low, high) = trained_decision(scales, m_star, margin, level)
     quantities = (
