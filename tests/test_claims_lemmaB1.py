@@ -38,22 +38,16 @@ def _rule(values, floor=None):
 def test_block_distance_is_zero_on_the_eq4_form_and_sees_each_violation():
     rng = np.random.default_rng(0)
     p = _eq4_layer(3, 2.5, rng)
-    A = lemmaB1.kq_matrix(p)
-    assert lemmaB1.block_distance(A) == pytest.approx(0.0, abs=1e-12)
-    A_coupled = lemmaB1.kq_matrix(_eq4_layer(3, 2.5, rng, coupling=0.3))
-    assert lemmaB1.block_distance(A_coupled) > 0.1
+    A = geometry.kq_matrix(p)
+    assert geometry.block_distance(A) == pytest.approx(0.0, abs=1e-12)
+    A_coupled = geometry.kq_matrix(_eq4_layer(3, 2.5, rng, coupling=0.3))
+    assert geometry.block_distance(A_coupled) > 0.1
     A_aniso = A.copy()
     A_aniso[0, 1] = 1.0
-    assert lemmaB1.block_distance(A_aniso) == pytest.approx(1.0 / np.linalg.norm(A_aniso[:, :3]))
+    assert geometry.block_distance(A_aniso) == pytest.approx(1.0 / np.linalg.norm(A_aniso[:, :3]))
     A_col = A.copy()
     A_col[:, 3] = 5.0  # the column that meets the query's zero label slot is not part of the form
-    assert lemmaB1.block_distance(A_col) == pytest.approx(0.0, abs=1e-12)
-
-
-def test_mean_limits_are_one_sided_t_limits():
-    mean, low, high = lemmaB1.mean_limits([1.0, 2.0, 3.0, 4.0], 0.99)
-    half = 4.540702858698419 * np.std([1.0, 2.0, 3.0, 4.0], ddof=1) / 2  # t_{0.99, 3} sd / sqrt(4)
-    assert mean == 2.5 and low == pytest.approx(2.5 - half) and high == pytest.approx(2.5 + half)
+    assert geometry.block_distance(A_col) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_structure_rule_holds_below_and_refutes_above_the_threshold():

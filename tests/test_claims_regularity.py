@@ -13,6 +13,7 @@ from lipschitz_icl.cli import main
 from lipschitz_icl.derivations import regularity as law
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.optimum import WStar
+from lipschitz_icl.zonal_task import prior
 
 MATERN = "(1 + sqrt(3)*sqrt(2-2*t))*exp(-sqrt(3)*sqrt(2-2*t))"
 
@@ -23,7 +24,7 @@ def specs(group_registry):
 
 
 def _reg(kernel, spec):
-    return law.regularity_of_kernel(regularity.prior(kernel, 3, spec.design["kernels"], 1.0)[0])
+    return law.regularity_of_kernel(prior(kernel, 3, spec.design["kernels"], 1.0)[0])
 
 
 def _exact_bias(reg, factor=1.0, power_shift=0.0):

@@ -9,6 +9,7 @@ from lipschitz_icl import decision
 from lipschitz_icl.claims import thm34
 from lipschitz_icl.cli import main
 from lipschitz_icl.estimate import Estimate
+from lipschitz_icl.law_points import window_law_points
 from lipschitz_icl.optimum import WStar
 
 
@@ -18,7 +19,7 @@ def _wstars(w):
 
 
 def _law(rho, ws, alpha, C, q, k, shift=0.0, scale=1.0, margin=0.01):
-    return decision.asymptotic(thm34._law_points(rho, ws, alpha, C, q, k, shift, scale), margin)
+    return decision.asymptotic(window_law_points(rho, ws, alpha, C, q, k, shift, scale), margin)
 
 
 @pytest.mark.parametrize("k", [1.5, -0.6, 0.0])

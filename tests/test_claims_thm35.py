@@ -14,7 +14,6 @@ import pytest
 
 from lipschitz_icl import decision, registry
 from lipschitz_icl.claims import thm35
-from lipschitz_icl.claims.thm35 import log_ratio, slope
 from lipschitz_icl.derivations import generalisation as theory
 
 GATED = ("affine", "relu", "cosine-1")
@@ -64,24 +63,6 @@ def test_envelope_is_labelled_an_identity_check(specs):
 
 
 # ----------------------------------------------------------------------------- estimators and theory
-def test_slope_and_its_standard_error():
-    """A law E = n^-0.6 with 1% errors: slope -0.6, se sqrt(2) 0.01 / log 10."""
-    values = [1000**-0.6, 10000**-0.6]
-    s, se = slope((1000, 10000), values, [0.01 * v for v in values])
-    assert s == pytest.approx(-0.6) and se == pytest.approx(math.hypot(0.01, 0.01) / math.log(10))
-
-
-def test_log_ratio_is_paired():
-    """Common random numbers: the paired se is far below the independent one, and the value is exact."""
-    rng = np.random.default_rng(0)
-    base = rng.exponential(size=4000)
-    other = 2.0 * base * (1 + 0.01 * rng.normal(size=base.size))
-    r, se = log_ratio(other, base)
-    assert r == pytest.approx(math.log(other.mean() / base.mean()), rel=1e-12)
-    independent = math.hypot(other.std() / other.mean(), base.std() / base.mean()) / math.sqrt(base.size)
-    assert se < 0.05 * independent
-
-
 # ----------------------------------------------------------------------------- same-l-classes (issue 19)
 def _same_l(spec, monkeypatch, ratios: dict, half_width: float, design=None):
     """The claim's outcome on constructed paired log ratios with intervals +-half_width (relative)."""
@@ -91,7 +72,7 @@ def _same_l(spec, monkeypatch, ratios: dict, half_width: float, design=None):
     monkeypatch.setattr(theory, "class_error", lambda *args: 1.0)
     logs = {p: {"relu": (math.log(r), half_width / z)} for p, r in ratios.items()}
     errors = {p: {"matched": (1.0, 0.01), "relu": (r, 0.01)} for p, r in ratios.items()}
-    monkeypatch.setattr(thm35, "_ratios", lambda *args: (logs, errors))
+    monkeypatch.setattr(thm35, "probe_log_ratios", lambda *args: (logs, errors))
     return thm35.same_l_classes(**design, d=3, n=1000, seed=np.random.SeedSequence(0))
 
 
@@ -130,7 +111,7 @@ def _generalisation(spec, monkeypatch, slopes: dict, rel_se: float = 0.005):
         return {p.name: [(n ** slopes.get(p.name, -0.6), rel_se * n ** slopes.get(p.name, -0.6)) for n in n_grid]
                 for p in suite}
 
-    monkeypatch.setattr(thm35, "_errors_along_n", errors)
+    monkeypatch.setattr(thm35, "probe_errors_along_n", errors)
     monkeypatch.setattr(theory, "envelope_bias", lambda d, w, L: 1.0)
     return thm35.generalisation(**spec.design, train_task="affine", d=3, seed=np.random.SeedSequence(0))
 
@@ -208,7 +189,7 @@ def _mismatch(spec, monkeypatch, smaller: float, larger: float, half_width: floa
     logs = {p: {"smaller": (math.log(smaller), half_width / z), "larger": (math.log(larger), half_width / z)}
             for p in (*GATED, "cosine-4")}
     errors = {p: {k: (1.0, 0.01) for k in ("matched", "smaller", "larger")} for p in logs}
-    monkeypatch.setattr(thm35, "_ratios", lambda *args: (logs, errors))
+    monkeypatch.setattr(thm35, "probe_log_ratios", lambda *args: (logs, errors))
     return getattr(thm35, spec.measure)(**spec.design, d=d, n=1000, seed=np.random.SeedSequence(0))
 
 

@@ -157,3 +157,35 @@ def test_verdict_vocabulary_carries_exit_codes_and_meanings():
     assert all(v.meaning for v in Verdict)
     with pytest.raises(ValueError):
         exit_code("passes")
+
+
+def test_any_of_is_a_disjunction():
+    h, f, i = (decision.Decision("sign", v) for v in ("holds", "fails", "inconclusive"))
+    assert decision.any_of("sign", [f, h, i]).verdict == "holds"
+    assert decision.any_of("sign", [f, f]).verdict == "fails"
+    assert decision.any_of("sign", [f, i]).verdict == "inconclusive"
+    assert decision.any_of("sign", []).verdict == "inconclusive"
+
+
+def test_shifted_equivalence_is_an_equivalence_with_the_derived_value():
+    # measured change -1.00e-4 +- 1e-6 (interval), derived -1.02e-4 known to 1e-8, tolerance 10%
+    near = (-1.01e-4, -0.99e-4)
+    assert decision.shifted_equivalence(near, -1.02e-4, 1e-8, 1.02e-5).verdict == "holds"
+    assert decision.shifted_equivalence(near, -1.5e-4, 1e-8, 1.02e-5).verdict == "fails"  # a 50% error of the derivation
+    assert decision.shifted_equivalence(near, +1.02e-4, 1e-8, 1.02e-5).verdict == "fails"  # the opposite sign
+    # a wide interval, or a derived value known only roughly, decides nothing
+    assert decision.shifted_equivalence((-1.3e-4, -0.7e-4), -1.02e-4, 1e-8, 1.02e-5).verdict == "inconclusive"
+    assert decision.shifted_equivalence(near, -1.02e-4, 2e-5, 1.02e-5).verdict == "inconclusive"
+
+
+def test_labelled_signs_and_unless():
+    dec = decision.labelled("scale", decision.sign(0.1, 0.2, +1))
+    assert dec.verdict == "holds" and dec.detail.startswith("scale: [0.1, 0.2] > 0")
+    assert [d.verdict for d in decision.signs([(1.0, 0.5), (-1.0, 0.5), (0.0, 0.5)], +1)] == \
+        ["holds", "fails", "inconclusive"]
+    assert decision.signs([(1.0, 0.5)], +1, shift=-2.0)[0].verdict == "fails"  # moved by the shift
+    held = decision.unless(dec, "search at its edge")
+    assert held.verdict == "inconclusive" and held.detail == f"search at its edge; {dec.detail}"
+    assert decision.unless(dec, "") is dec
+    failing = decision.sign(-0.2, -0.1, +1)
+    assert decision.unless(failing, "search at its edge") is failing  # only a holding verdict is withheld

@@ -6,9 +6,10 @@ from scipy import special, stats
 
 from lipschitz_icl import inequalities as ineq
 from lipschitz_icl import decision, registry
-from lipschitz_icl.claims.concentration import (CHERNOFF_BOUNDS, DG_BOUNDS, TailComparison, _tail_outcome,
-                                               bernstein_t, clopper_pearson, decide, exact_tails, levy_monte_carlo,
-                                               levy_t)
+from lipschitz_icl.claims.concentration import CHERNOFF_BOUNDS, _tail_outcome, levy_monte_carlo
+from lipschitz_icl.inequalities import bernstein_t, levy_t
+from lipschitz_icl.projection_lemma import DG_BOUNDS
+from lipschitz_icl.tails import TailComparison, clopper_pearson, decide, exact_tails
 from lipschitz_icl.concentration import cap_tail, projection_tail
 from lipschitz_icl.validation import ParameterError
 

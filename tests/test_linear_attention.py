@@ -16,6 +16,7 @@ from lipschitz_icl import decision, make_task_class, sphere
 from lipschitz_icl.attention import Attention
 from lipschitz_icl.claims import linear as lin_claims
 from lipschitz_icl.estimate import Estimate
+from lipschitz_icl.linear_scale import base_differences
 from lipschitz_icl.loss import general_terms, icl_loss
 from lipschitz_icl.problem import make_problem
 
@@ -123,7 +124,7 @@ def test_differences_at_moved_bases_are_exact_on_the_same_draws():
     P = [-0.3 * m * np.eye(3) / 3, 0.4 * np.diag([1.0, -1.0, 0.0])]
     D = np.diag([1.0, 0.0, -1.0]) / math.sqrt(2)
     bases = [m * np.eye(3), 2 * m * np.eye(3), m * (np.eye(3) + math.sqrt(3) * D)]
-    D0, D1, D2 = lin_claims._base_differences(problem, bases, P, 500, np.random.default_rng(5))
+    D0, D1, D2 = base_differences(problem, bases, P, 500, np.random.default_rng(5))
     delta, a = 0.37, -0.2
     base = m * ((1 + delta) * np.eye(3) + a * math.sqrt(3) * D)
     models = [Attention(base, "linear")] + [Attention(base + Q, "linear") for Q in P]

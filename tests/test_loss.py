@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from lipschitz_icl import Attention, make_problem, sphere
 from lipschitz_icl.asymptotic import asymptotic_terms
-from lipschitz_icl.loss import icl_loss
+from lipschitz_icl.loss import icl_loss, paired_ratio
 
 
 def _z(a, b):
@@ -158,3 +158,14 @@ def test_estimators_are_reproducible_from_their_seed():
         a = icl_loss(problem, 5.0, method=method, contexts=500, rng=21)
         b = icl_loss(problem, 5.0, method=method, contexts=500, rng=21)
         assert a.loss.value == b.loss.value
+
+
+def test_paired_ratio_of_a_model_with_itself_is_one_and_sees_a_worse_window():
+    problem = make_problem("cosine", 2, 20, 1.0, 0.3)
+    stream = np.random.SeedSequence(5)
+    errors, ratios, ses = paired_ratio(problem, [Attention.isotropic(4.0, 2), Attention.isotropic(4.0, 2)],
+                                       500, stream)
+    assert ratios[0] == pytest.approx(1.0) and ses[0] == pytest.approx(0.0, abs=1e-12)
+    _, ratios, ses = paired_ratio(problem, [Attention.isotropic(0.5, 2), Attention.isotropic(4.0, 2)],
+                                  500, stream)
+    assert ratios[0] - 4 * ses[0] > 1.0  # a window 8x too wide is worse, beyond its interval

@@ -9,12 +9,10 @@ import numpy as np
 import pytest
 
 from lipschitz_icl import decision, paperfigs
-from lipschitz_icl.attention import Attention
 from lipschitz_icl.claims import figures
 from lipschitz_icl.cli import main
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.optimum import WStar
-from lipschitz_icl.problem import make_problem
 from lipschitz_icl.report.figures import FigureDataError
 from lipschitz_icl.report.style import FULL_WIDTH, LABEL_PT, TICK_PT
 from matplotlib.text import Text
@@ -89,29 +87,6 @@ def test_caption_lists_every_setting_as_it_reads():
     assert paperfigs.caption({"settings": {"d": 2, "n": [10, 20]}}) == "d: 2; n: 10, 20"
     assert paperfigs.caption({"settings": {"runs": [[20, 0.3], [50, 0.5]], "t": "x {'lr': 12.5}"}}) == \
         "runs: (20, 0.3), (50, 0.5); t: x (lr 12.5)"
-
-
-def test_paired_ratio_of_a_model_with_itself_is_one_and_sees_a_worse_window():
-    problem = make_problem("cosine", 2, 20, 1.0, 0.3)
-    stream = np.random.SeedSequence(5)
-    errors, ratios, ses = figures.paired_ratio(problem, [Attention.isotropic(4.0, 2), Attention.isotropic(4.0, 2)],
-                                               500, stream)
-    assert ratios[0] == pytest.approx(1.0) and ses[0] == pytest.approx(0.0, abs=1e-12)
-    _, ratios, ses = figures.paired_ratio(problem, [Attention.isotropic(0.5, 2), Attention.isotropic(4.0, 2)],
-                                          500, stream)
-    assert ratios[0] - 4 * ses[0] > 1.0  # a window 8x too wide is worse, beyond its interval
-
-
-SGD = dict(optimizer="sgd", lr=12.5, batch=128, schedule="constant")
-
-
-def test_pretraining_curve_records_a_falling_error_on_common_test_contexts():
-    problem = make_problem("affine", 2, 20, 1.0, 0.3)
-    steps, errors, ses, Ms, _ = figures.pretraining_curve(problem, np.random.SeedSequence(3), kind="softmax",
-                                                          protocol=SGD, init_scale=1.0, segments=2,
-                                                          segment_steps=40, test_contexts=500)
-    assert steps == [0, 40, 80] and len(Ms) == 3
-    assert errors[-1] + 4 * ses[-1] < errors[0] - 4 * ses[0]
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ from lipschitz_icl import sphere
 from lipschitz_icl.attention import Attention
 from lipschitz_icl.loss import naive_loss
 from lipschitz_icl.problem import Problem, make_problem
-from lipschitz_icl.probes import (CosineProbe, DistanceProbe, TriangleProbe, noise_terms, probe_suite, probe_terms,
+from lipschitz_icl.probes import (CosineProbe, DistanceProbe, TriangleProbe, noise_terms, probe_errors_along_n,
+                                  probe_log_ratios, probe_suite, probe_terms,
                                   triangle_wave)
 from lipschitz_icl.validation import ParameterError
 
@@ -132,3 +133,14 @@ def test_noise_terms_are_the_noise_part_of_probe_terms():
     for k, samples in enumerate(noise):
         assert np.array_equal(samples, terms["affine"][k][1])
     assert not np.array_equal(noise[0], noise[1])
+
+
+def test_probe_log_ratios_of_a_model_with_itself_are_zero_and_errors_fall_along_n():
+    suite = probe_suite(2, 1.0)
+    models = {"a": Attention(4.0 * np.eye(2)), "same": Attention(4.0 * np.eye(2)), "wide": Attention(0.5 * np.eye(2))}
+    ratios, errors = probe_log_ratios(models, suite, 20, 0.3, 400, np.random.SeedSequence(1))
+    for probe in suite:
+        assert ratios[probe.name]["same"] == (0.0, 0.0)
+        assert set(errors[probe.name]) == set(models)
+    rows = probe_errors_along_n(suite, [1.0, 4.0], [5, 200], 0.1, [400, 400], np.random.SeedSequence(2))
+    assert set(rows) == {p.name for p in suite} and all(len(v) == 2 for v in rows.values())

@@ -18,12 +18,16 @@ laws are known in closed form; a stated bound must dominate these exact values.
 
 * Cap counts: the number ``N`` of ``n`` i.i.d. points in a cap of probability ``p`` is
   ``Binomial(n, p)``: ``P(N >= a)`` (:func:`binomial_tail`) and ``P(N <= a)`` (:func:`binomial_lower_tail`).
+* The mean norm of a projection: ``E||P x|| = Gamma((k+1)/2) Gamma(d/2) / (Gamma(k/2) Gamma((d+1)/2))``
+  (:func:`norm_mean`).
 
 Both are accurate to a few ulps relative (``scipy.special.betainc``/``betaincc``); the relative
 accuracy :data:`TAIL_RTOL` is what callers should treat as the numerical error of these values.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from scipy import special, stats
@@ -32,7 +36,7 @@ from . import sphere
 from .validation import ParameterError, check_int
 
 __all__ = ["cap_tail", "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail", "TAILS",
-           "TAIL_RTOL"]
+           "TAIL_RTOL", "norm_mean"]
 
 TAIL_RTOL = 1e-10
 
@@ -86,3 +90,9 @@ def binomial_lower_tail(n: int, a: int, p) -> np.ndarray:
 
 TAILS = {"cap_tail": cap_tail, "projection_tail": projection_tail, "projection_lower_tail": projection_lower_tail,
          "binomial_tail": binomial_tail, "binomial_lower_tail": binomial_lower_tail}  # name -> f(**params)
+
+
+def norm_mean(d: int, k: int) -> float:
+    """``E||P x|| = Gamma((k+1)/2) Gamma(d/2) / (Gamma(k/2) Gamma((d+1)/2))`` for a rank-``k`` ``P``."""
+    return math.exp(special.gammaln(0.5 * (k + 1)) + special.gammaln(0.5 * d)
+                    - special.gammaln(0.5 * k) - special.gammaln(0.5 * (d + 1)))

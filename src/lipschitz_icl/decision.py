@@ -34,9 +34,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution", "AsymptoticPoint", "equivalence", "one_sided",
-           "sign", "asymptotic", "extend_grid", "combine", "combined", "resolution",
-           "two_sided_resolution", "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
+__all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution",
+           "AsymptoticPoint", "equivalence", "shifted_equivalence", "one_sided", "sign", "asymptotic", "extend_grid",
+           "combine", "combined", "any_of", "unless", "labelled", "signs", "resolution", "two_sided_resolution",
+           "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
 
 class Verdict(str, enum.Enum):
     """Every verdict the project gives, with its CLI exit code and its meaning.
@@ -148,6 +149,13 @@ def equivalence(low: float, high: float, margin: float) -> Decision:
     return Decision("equivalence", verdict, f"[{low:.4g}, {high:.4g}] vs +-{margin:.3g}")
 
 
+def shifted_equivalence(interval, centre: float, accuracy: float, tolerance: float) -> Decision:
+    """``equivalence`` of a measured change (its ``interval``) with a derived ``centre`` known to
+    ``+- accuracy``: the interval of the difference, widened by the accuracy, within ``+- tolerance``."""
+    low, high = interval
+    return equivalence(low - centre - accuracy, high - centre + accuracy, tolerance)
+
+
 def one_sided(low: float, high: float, bound: float, relation: str = "<=") -> Decision:
     """``measured <relation> bound`` with ``measured`` in ``[low, high]``: for ``<=`` holds iff
     ``high <= bound`` and fails iff ``low > bound``; for ``>=`` holds iff ``low >= bound`` and fails
@@ -240,6 +248,32 @@ def combined(rule: str, decisions: Sequence[Decision]) -> Decision:
     first = next((d for d in decisions if d.verdict == verdict), None)
     detail = f"{len(decisions)} comparisons, {verdict}" + (f"; e.g. {first.detail}" if first else "")
     return Decision(rule, verdict, detail)
+
+
+def any_of(rule: str, decisions: Sequence[Decision]) -> Decision:
+    """A disjunction ("for some one of these"): holds if any holds, fails if every one fails."""
+    verdicts = [d.verdict for d in decisions]
+    verdict = "holds" if "holds" in verdicts else ("fails" if verdicts and set(verdicts) == {"fails"}
+                                                   else "inconclusive")
+    return Decision(rule, verdict, f"any of {len(verdicts)}: " + ", ".join(verdicts))
+
+
+def labelled(label: str, dec: Decision) -> Decision:
+    """``dec`` with ``label`` in front of its detail (so a combined detail says which comparison decided)."""
+    return Decision(dec.rule, dec.verdict, f"{label}: {dec.detail}")
+
+
+def signs(intervals, expected: int, shift: float = 0.0) -> list[Decision]:
+    """:func:`sign` (``expected`` side of zero) on each ``(centre, half-width)`` interval moved by ``shift``."""
+    return [sign(c - h + shift, c + h + shift, expected) for c, h in intervals]
+
+
+def unless(dec: Decision, reason: str) -> Decision:
+    """``dec``, except that ``holds`` becomes ``inconclusive`` when ``reason`` (non-empty) says why the
+    measurement cannot support it (a search at its edge, a noise floor too high); the detail starts with it."""
+    if reason and dec.verdict == "holds":
+        return Decision(dec.rule, "inconclusive", f"{reason}; {dec.detail}")
+    return dec
 
 
 def combine(verdicts) -> str:

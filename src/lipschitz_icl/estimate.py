@@ -1,4 +1,6 @@
-"""The result types of every estimator: :class:`Estimate` and :class:`LossEstimate`.
+"""The result types of every estimator: :class:`Estimate` and :class:`LossEstimate`; the arithmetic of
+independent estimates (:func:`difference`, :func:`log_ratio_of_means`, :func:`log_slope`) and of paired samples
+(:func:`paired_log_ratio`).
 
 An :class:`Estimate` is a value with its standard error and a normal-theory confidence interval
 ``value +- z_{(1+level)/2} * standard_error`` (``standard_error = 0`` for deterministic methods,
@@ -13,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-__all__ = ["Estimate", "LossEstimate"]
+__all__ = ["Estimate", "LossEstimate", "difference", "log_ratio_of_means", "mean_se", "paired_log_ratio", "log_slope",
+           "mean_difference", "pilot_sample_size", "relative_interval"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,61 @@ class Estimate:
         z = stats.norm.ppf(0.5 + 0.5 * level)
         half = z * self.standard_error + self.abs_error
         return (self.value - half, self.value + half)
+
+
+def difference(a: Estimate, b: Estimate) -> Estimate:
+    """``a - b`` of independent estimates: standard error ``sqrt(se_a^2 + se_b^2)``."""
+    return Estimate(a.value - b.value, math.hypot(a.standard_error, b.standard_error))
+
+
+def log_ratio_of_means(num, den) -> Estimate:
+    """``log(mean(num)/mean(den))`` for independent samples, delta-method standard error
+    ``sqrt((se_num/mean_num)^2 + (se_den/mean_den)^2)``."""
+    a, b = Estimate.from_samples(num), Estimate.from_samples(den)
+    return Estimate(math.log(a.value / b.value), math.hypot(a.standard_error / a.value, b.standard_error / b.value))
+
+
+def mean_se(samples) -> tuple[float, float]:
+    """``(mean, sd / sqrt(N))`` of i.i.d. ``samples`` (plain, unscaled: :meth:`Estimate.from_samples` scales)."""
+    samples = np.asarray(samples, dtype=float)
+    return float(samples.mean()), float(samples.std(ddof=1) / math.sqrt(samples.size))
+
+
+def paired_log_ratio(numerator, denominator) -> tuple[float, float]:
+    """``log(mean X / mean Y)`` of paired per-context samples and its delta-method standard error
+    ``sd(X/mean X - Y/mean Y)/sqrt(N)`` (common random numbers: the pairing enters the variance)."""
+    x, y = np.asarray(numerator, float), np.asarray(denominator, float)
+    mx, my = x.mean(), y.mean()
+    return float(math.log(mx / my)), float(np.std(x / mx - y / my, ddof=1) / math.sqrt(x.size))
+
+
+def log_slope(n_pair, values, errors) -> tuple[float, float]:
+    """Local log-log slope ``s = log(E_2/E_1)/log(n_2/n_1)`` and its delta-method standard error
+    ``sqrt((se_1/E_1)^2 + (se_2/E_2)^2)/log(n_2/n_1)`` (independent samples at the two ``n``)."""
+    (n1, n2), (v1, v2), (e1, e2) = n_pair, values, errors
+    span = math.log(n2 / n1)
+    return math.log(v2 / v1) / span, math.hypot(e1 / v1, e2 / v2) / span
+
+
+def mean_difference(a, b, level: float) -> tuple[float, float]:
+    """``(mean(b) - mean(a), half-width)``: the ``level`` t-interval of a difference of two means of
+    equally many runs (``2 runs - 2`` degrees of freedom)."""
+    a, b = np.asarray(a), np.asarray(b)
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    half = stats.t.ppf(0.5 + level / 2, a.size + b.size - 2) * se
+    return float(b.mean() - a.mean()), float(half)
+
+
+def pilot_sample_size(relative_sd: float, z: float, target: float, bounds) -> int:
+    """Contexts for a ``z`` interval of relative half-width ``target``: ``ceil((z relative_sd / target)^2)``
+    clipped to ``bounds``; ``relative_sd`` comes from an independent pilot sample, so the size depends on the
+    spread only, never on where the estimate lies."""
+    return int(min(max(math.ceil((z * relative_sd / target) ** 2), bounds[0]), bounds[1]))
+
+
+def relative_interval(value: float, half_width: float, target: float) -> tuple[float, float]:
+    """``[value - half, value + half] / target - 1`` (``target > 0``)."""
+    return (value - half_width) / target - 1.0, (value + half_width) / target - 1.0
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ optimum), so a threshold on it does not depend on how large the trained matrix g
 - :func:`kq_label_coupling` (Eq. (4)): ``|A[d, :d]| / ||A[:, :d]||_F`` with ``A = W_K^T W_Q``, the share
   of the score matrix that couples the context labels to the query (``score_i = x_i^T A_xx q +
   y_i A_yx q``; Eq. (4) has ``A_yx = 0``).
+- :func:`block_distance` (Eq. (4)): the distance of ``A = W_K^T W_Q`` (:func:`kq_matrix`) to the block form
+  ``[[w I, 0], [0, 0]]`` on the columns that reach the prediction.
+
+:func:`anisotropic_directions` gives unit perturbations orthogonal to ``I`` (the probes of Lemma B.5).
 
 The last column ``A[:, d]`` of ``W_K^T W_Q`` multiplies the label slot of the query token, which is
 ``0``: it never reaches the prediction, so no measure here constrains it (see :func:`kq_label_coupling`).
@@ -18,11 +22,14 @@ The last column ``A[:, d]`` of ``W_K^T W_Q`` multiplies the label slot of the qu
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .validation import ParameterError
 
-__all__ = ["anisotropy", "isotropic_scale", "rho", "value_leak", "kq_label_coupling"]
+__all__ = ["anisotropy", "isotropic_scale", "rho", "value_leak", "kq_label_coupling", "anisotropic_directions",
+           "kq_matrix", "block_distance"]
 
 
 def _square(name: str, M) -> np.ndarray:
@@ -100,3 +107,33 @@ def kq_label_coupling(W_K, W_Q) -> float:
         raise ParameterError("W_K, W_Q", "matrices of the same shape (k, d+1)", (W_K.shape, W_Q.shape))
     A = W_K.T @ W_Q
     return _ratio(np.linalg.norm(A[-1, :-1]), np.linalg.norm(A[:, :-1]))
+
+
+def anisotropic_directions(A) -> dict:
+    """Unit-Frobenius perturbations orthogonal to ``I`` built from one square ``A``: ``"symmetric"``
+    ``A + A^T - (tr(A + A^T)/d) I`` (traceless), ``"antisymmetric"`` ``A - A^T`` and ``"rank-one"``
+    ``u u^T - I/d``, ``u = A[:, 0]/||A[:, 0]||`` (traceless); each divided by its Frobenius norm."""
+    A = _square("A", A)
+    d = A.shape[0]
+    S = A + A.T
+    S -= np.trace(S) / d * np.eye(d)
+    u = A[:, 0] / np.linalg.norm(A[:, 0])
+    R = np.outer(u, u) - np.eye(d) / d
+    return {"symmetric": S / np.linalg.norm(S), "antisymmetric": (A - A.T) / np.linalg.norm(A - A.T),
+            "rank-one": R / np.linalg.norm(R)}
+
+
+def kq_matrix(params) -> np.ndarray:
+    """``A = W_K^T W_Q`` of full-layer parameters."""
+    return params["W_K"].T @ params["W_Q"]
+
+
+def block_distance(A) -> float:
+    """Distance of ``A = W_K^T W_Q`` to the Eq. (4) form ``[[w I, 0], [0, 0]]`` on the columns that reach
+    the prediction: ``sqrt(||A_xx - (tr A_xx / d) I||_F^2 + ||A[d, :d]||^2) / ||A[:, :d]||_F`` (0 iff the
+    form holds; a scale-free ratio in ``[0, 1]``)."""
+    A = np.asarray(A, dtype=float)
+    d = A.shape[0] - 1
+    A_xx = A[:d, :d]
+    off = A_xx - np.trace(A_xx) / d * np.eye(d)
+    return float(math.sqrt(np.sum(off**2) + np.sum(A[d, :d] ** 2)) / np.linalg.norm(A[:, :d]))

@@ -48,6 +48,8 @@ All functions are vectorised over their tail argument and return ``min(1, bound)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import special
 
@@ -62,8 +64,10 @@ __all__ = [
     "binomial_chernoff",
     "binomial_multiplicative",
     "levy_bound",
+    "levy_t",
     "normaliser_moments",
     "bernstein_normaliser",
+    "bernstein_t",
     "SIDES",
 ]
 
@@ -189,6 +193,11 @@ def levy_bound(d: int, t, *, L: float = 1.0, rate: float = 0.5) -> np.ndarray:
     return np.where(t <= 0.0, 1.0, np.exp(-rate * (d - 2) * np.clip(t, 0.0, None) ** 2 / L**2))
 
 
+def levy_t(d: int, levels) -> np.ndarray:
+    """``t`` where the Levy bound ``exp(-(d-2) t^2/2)`` equals each level."""
+    return np.sqrt(2.0 * np.log(1.0 / np.asarray(levels, dtype=float)) / (d - 2))
+
+
 def normaliser_moments(d: int, w: float) -> dict:
     """Mean ``Phi_d(w)``, summand variance ``v = Phi_d(2w) - Phi_d(w)^2`` and one-sided ranges
     ``b_+ = e^w - Phi_d(w)``, ``b_- = Phi_d(w) - e^{-w}`` of ``exp(w x . q)``, ``w >= 0``."""
@@ -214,3 +223,9 @@ def bernstein_normaliser(d: int, w: float, n: int, t, *, side: str = "upper",
     tc = np.clip(t, 0.0, None)
     bound = np.exp(-n * tc**2 / (constant * (m["variance"] + b * tc / 3.0)))
     return np.where(t <= 0.0, 1.0, np.minimum(bound, 1.0))
+
+
+def bernstein_t(n: int, variance: float, b: float, level: float, constant: float) -> float:
+    """``t`` solving ``exp(-n t^2 / (constant (v + b t/3))) = level`` (positive root of the quadratic)."""
+    c = constant * math.log(1.0 / level)
+    return (c * b / 3.0 + math.sqrt((c * b / 3.0) ** 2 + 4.0 * n * c * variance)) / (2.0 * n)

@@ -23,6 +23,8 @@ Methods:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import sphere
@@ -33,7 +35,7 @@ from .problem import MAX_W, Problem, check_problem
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
 __all__ = ["METHODS", "icl_loss", "naive_loss", "averaged_loss", "general_terms", "loss_differences",
-           "make_attention"]
+           "paired_ratio", "make_attention"]
 
 METHODS = ("averaged", "naive", "asymptotic", "exact")
 DEFAULT_CHUNK_ELEMENTS = 1 << 20  # 8 MiB per float64 array: bounded memory at any n
@@ -237,3 +239,14 @@ def loss_differences(problem: Problem, base: Attention, others, *, contexts: int
     terms = general_terms(problem, [base, *others], contexts, check_rng(rng), chunk_elements)
     base_loss = terms[0][0] + terms[0][1]
     return [Estimate.from_samples(b + nz - base_loss) for b, nz in terms[1:]]
+
+
+def paired_ratio(problem, models, contexts: int, stream: np.random.SeedSequence):
+    """ICL errors of ``models`` on common contexts of ``problem`` and, for each, the ratio ``r_j = mean(l_j) /
+    mean(l_ref)`` of its per-context errors ``l_j`` to those of the last model, with the delta-method standard
+    error ``sd(l_j - r_j l_ref) / (mean(l_ref) sqrt(N))``.  Returns ``(errors, ratios, ratio standard errors)``."""
+    per = [b + nz for b, nz in general_terms(problem, models, contexts, np.random.default_rng(stream))]
+    ref = per[-1]
+    ratios = [float(loss.mean() / ref.mean()) for loss in per]
+    ses = [float(np.std(loss - r * ref, ddof=1) / (ref.mean() * math.sqrt(loss.size))) for loss, r in zip(per, ratios)]
+    return [float(loss.mean()) for loss in per], ratios, ses

@@ -36,7 +36,7 @@ from .problem import Problem, check_problem
 from .tasks import task_names
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
-__all__ = ["WStar", "wstar", "wstar_mc", "wstar_asymptotic", "wstar_exact", "WSTAR_METHODS"]
+__all__ = ["WStar", "wstar", "wstar_mc", "wstar_asymptotic", "wstar_exact", "WSTAR_METHODS", "wstar_elasticities"]
 
 WSTAR_METHODS = ("mc", "asymptotic", "exact")
 W_SEARCH = (1e-3, 1e8)
@@ -404,3 +404,14 @@ def _initial_guess(problem: Problem, rng: np.random.Generator) -> float:
     grid = np.exp(np.linspace(math.log(1e-2), math.log(1e5), 36))
     values = [float(np.mean(probe.terms(w, 0)["loss"])) for w in grid]
     return float(grid[int(np.argmin(values))])
+
+
+def wstar_elasticities(factors, results) -> list[tuple[float, float, float]]:
+    """``(low, mid, high)`` of the elasticity ``log(w*_b/w*_a)/log(f_b/f_a)`` between consecutive grid
+    points, the interval from the exact ``w*`` intervals."""
+    out = []
+    for (fa, a), (fb, b) in zip(zip(factors, results), list(zip(factors, results))[1:]):
+        span = math.log(fb / fa)
+        out.append((math.log(b.ci_low / a.ci_high) / span, math.log(b.w_star.value / a.w_star.value) / span,
+                    math.log(b.ci_high / a.ci_low) / span))
+    return out

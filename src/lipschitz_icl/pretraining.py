@@ -1,4 +1,5 @@
-"""The protocol that holds trained attention against theory: independent runs and the scale rule.
+"""The protocol that holds trained attention against theory: independent runs, the scale rule, t-limits of
+a mean over runs, and held-out error curves of pretraining in segments (:func:`pretraining_curve`).
 
 Training protocol for the M-form (fixed before looking at any result; seeds are the children of one
 ``SeedSequence`` per setting, so every number is reproducible): plain SGD, batch 256 fresh prompts,
@@ -15,12 +16,17 @@ anisotropy, and the run-to-run noise floor (:func:`noise_floor`) must sit well u
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import stats
 
-from .train import init_params, train
+from .attention import Attention
+from .loss import general_terms
+from .train import effective_M, init_params, train
 
-__all__ = ["M_PROTOCOL", "SHAPE_THRESHOLD", "independent_runs", "scale_interval", "noise_floor"]
+__all__ = ["M_PROTOCOL", "SHAPE_THRESHOLD", "independent_runs", "scale_interval", "noise_floor", "mean_interval",
+           "mean_limits", "pretraining_curve"]
 
 M_PROTOCOL = dict(optimizer="sgd", lr=25.0, schedule="step", final_lr_fraction=0.25,
                   average_fraction=0.75, steps=2000, batch=256)
@@ -82,3 +88,45 @@ def noise_floor(Ms, B=None) -> float:
         P = np.asarray(B) @ np.asarray(B).T
         dev = dev - P @ dev @ P
     return float(np.sqrt(np.mean(np.sum(dev**2, axis=(1, 2)))) / np.linalg.norm(Ms.mean(axis=0)))
+
+
+def mean_interval(values, quantile: float) -> tuple[float, float]:
+    """``(mean, half-width)`` of the t-interval of the mean of ``K`` independent runs' ``values``: half-width
+    ``t_{quantile, K-1} sd / sqrt(K)`` (``quantile = (1 + level)/2`` two-sided, ``level`` one-sided)."""
+    v = np.asarray(values, dtype=float)
+    return float(v.mean()), float(stats.t.ppf(quantile, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+
+
+def mean_limits(values, level: float) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean of ``values`` (independent runs) and its one-sided ``level``
+    t-limits ``mean -+ t_{level, K-1} sd / sqrt(K)`` (:func:`mean_interval`)."""
+    mean, half = mean_interval(values, level)
+    return mean, mean - half, mean + half
+
+
+def pretraining_curve(problem, stream: np.random.SeedSequence, *, kind: str, protocol: dict, init_scale: float,
+                      segments: int, segment_steps: int, test_contexts: int, test_problem=None, init=None):
+    """Train the M-form (``kind`` softmax or linear) from a random start of scale ``init_scale`` in
+    ``segments`` segments of ``segment_steps`` steps of ``protocol`` (a constant rate: training in
+    segments is then one run, except that Adam's moments restart at each segment), continuing each from
+    the previous parameters, and after each (and at the start) evaluate the held-out ICL error on
+    ``test_problem`` (default ``problem``) by the task-averaged estimator on ``test_contexts`` contexts
+    that are the same at every checkpoint (common random numbers).  Streams: one for the start, one for
+    the test draws, one per segment, all spawned from ``stream``.
+    Returns ``(steps, errors, standard errors, effective M per checkpoint, final params)``."""
+    s_init, s_test, *s_seg = stream.spawn(2 + segments)
+    params = init or init_params("M", problem.d, kind, np.random.default_rng(s_init), init_scale)
+    test = test_problem or problem
+    steps, errors, ses, Ms = [], [], [], []
+    for k in range(segments + 1):
+        if k:
+            params = train(problem, attention=kind, init=params, seed=s_seg[k - 1], steps=segment_steps,
+                           **protocol).last_params
+        M = effective_M("M", params, kind)
+        (bias, noise), = general_terms(test, [Attention(M, kind)], test_contexts, np.random.default_rng(s_test))
+        loss = bias + noise
+        steps.append(k * segment_steps)
+        errors.append(float(loss.mean()))
+        ses.append(float(loss.std(ddof=1) / math.sqrt(loss.size)))
+        Ms.append(M)
+    return steps, errors, ses, Ms, params

@@ -32,7 +32,9 @@ affine tasks, and neither is in any pretraining class.
 :func:`probe_terms` is the estimator the gates use: per context the bias ``(sum_i p_i f(x_i) - f(q))^2``
 for a sampled task and the noise part ``sigma^2 sum_i p_i^2`` (the label noise integrated out exactly),
 for several models on *common* covariates, queries and tasks, so differences between models are paired;
-:func:`noise_terms` is its noise part alone (no task is needed: the weights do not depend on it).
+:func:`noise_terms` is its noise part alone (no task is needed: the weights do not depend on it);
+:func:`probe_errors_along_n` and :func:`probe_log_ratios` summarise it per probe (mean errors with standard
+errors along ``n``; paired log error ratios between models).
 """
 
 from __future__ import annotations
@@ -42,11 +44,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import sphere
+from .attention import Attention
+from .estimate import mean_se, paired_log_ratio
 from .tasks import make_task_class
 from .validation import check_int, check_real, check_rng
 
 __all__ = ["ProbeTask", "TriangleProbe", "DistanceProbe", "CosineProbe", "probe_suite", "probe_terms",
-           "noise_terms", "PROBE_KINDS", "triangle_wave"]
+           "noise_terms", "probe_errors_along_n", "probe_log_ratios", "PROBE_KINDS", "triangle_wave"]
 
 PROBE_KINDS = ("affine", "relu", "cosine", "triangle", "distance")
 
@@ -252,3 +256,28 @@ def noise_terms(models, d: int, n: int, sigma: float, contexts: int, rng, *, chu
             p = model.weights(x, q)
             parts.append(sigma2 * np.sum(p * p, axis=-1))
     return [np.concatenate(parts) for parts in out]
+
+
+def probe_errors_along_n(suite, windows, n_grid, sigma, contexts, seed) -> dict:
+    """``{probe: [(mean, se) of the ICL error at each n]}`` for the windows ``w(n) I`` (``windows``),
+    ``contexts[i]`` contexts at ``n_grid[i]``, independent draws per ``n`` (one stream spawned from ``seed`` each)."""
+    loss = {p.name: [] for p in suite}
+    for n, w, c, stream in zip(n_grid, windows, contexts, seed.spawn(len(n_grid))):
+        terms = probe_terms(suite, [Attention(w * np.eye(suite[0].d))], n, sigma, c, np.random.default_rng(stream))
+        for name, ((b, nz),) in terms.items():
+            loss[name].append(mean_se(b + nz))
+    return loss
+
+
+def probe_log_ratios(models: dict, suite, n, sigma, contexts, stream) -> tuple[dict, dict]:
+    """``({probe: {model: (log(E_model/E_first), se)}}, {probe: {model: (mean E, se)}})`` of the named
+    ``models`` against the first, on common random numbers (paired log ratios,
+    :func:`lipschitz_icl.estimate.paired_log_ratio`)."""
+    names = list(models)
+    terms = probe_terms(suite, [models[k] for k in names], n, sigma, contexts, np.random.default_rng(stream))
+    ratios, errors = {}, {}
+    for probe in suite:
+        losses = {k: b + nz for k, (b, nz) in zip(names, terms[probe.name])}
+        ratios[probe.name] = {k: paired_log_ratio(losses[k], losses[names[0]]) for k in names[1:]}
+        errors[probe.name] = {k: mean_se(v) for k, v in losses.items()}
+    return ratios, errors

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-from .problem import Problem
+from .problem import Problem, make_problem
 from .tasks import Task, make_task_class, parameters_of
 from .validation import ParameterError, check_int, check_real
-from .zonal import ZonalKernel, expression_kernel, is_mixture, parse_task
+from .zonal import ZonalKernel, builtin_kernel, expression_kernel, is_mixture, parse_task
 
-__all__ = ["ZonalTaskClass", "zonal_problem", "kernel_problem", "mixture_problem"]
+__all__ = ["ZonalTaskClass", "zonal_problem", "kernel_problem", "mixture_problem", "prior"]
 
 
 @dataclass(frozen=True)
@@ -136,3 +137,19 @@ def _leading_order_wstar(kernel: ZonalKernel, n: int, sigma: float) -> float:
             + d1 * m * m / w**2
         loss = bias + sigma * sigma * c_r * w**m / n
     return float(w[int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))])
+
+
+def prior(name: str, d: int, kernels: dict, L: float):
+    """``(kernel, problem_of)`` of the named prior: an expression of ``kernels`` (the registry's table
+    ``name -> K(t)``) or else the built-in class ``name`` at scale ``L``; ``problem_of(n, sigma)`` is its
+    problem (a built-in class keeps its own exact method)."""
+    if name in kernels:
+        k = _expression_kernel(kernels[name], d)
+        return k, lambda n, sigma: zonal_problem(k, n, sigma)
+    return builtin_kernel(name, d, L), lambda n, sigma: make_problem(name, d, n, L, sigma)
+
+
+@lru_cache(maxsize=None)
+def _expression_kernel(text: str, d: int):
+    """One kernel object per (expression, d): its Gegenbauer coefficients are cached on it."""
+    return expression_kernel(text, d)

@@ -10,7 +10,7 @@ points in a cap, Lipschitz functionals of a uniform point, the softmax normalise
   (:func:`lipschitz_icl.proof_outcome.proof_outcome`, rule ``proof``).
 * The others compare tails and bounds at grid points (rule ``one-sided``): with ``r_i = ln(tail_i /
   bound_i)``, the claim is ``max_i r_i <= 0`` on the interval ``[max_i r_i^low, max_i r_i^high]`` of the
-  tails' intervals (:func:`decide`): exact tails with their stated accuracy
+  tails' intervals (:func:`lipschitz_icl.tails.decide`): exact tails with their stated accuracy
   :data:`lipschitz_icl.concentration.TAIL_RTOL` (a universal statement checked at those points only, and
   said so), or Monte Carlo with Clopper-Pearson intervals at the claim's family-wise level.  ``decide(shift)``
   raises the bound to ``1 + shift`` (the constant ``c`` of ``exp(-g/c)`` divided by ``1 + shift``).
@@ -18,92 +18,30 @@ points in a cap, Lipschitz functionals of a uniform point, the softmax normalise
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 from scipy import special, stats
 
-from .. import certified, decision
+from .. import certified
 from .. import inequalities as ineq
 from .. import sphere
-from ..concentration import TAIL_RTOL, cap_tail, projection_tail
-from ..decision import Verdict
+from ..concentration import TAIL_RTOL, cap_tail, norm_mean, projection_tail
 from ..evidence import Outcome, Quantity
-from ..proof_outcome import Lemma, Piece, proof_outcome
+from ..proof_outcome import Piece, proof_outcome
+from ..projection_lemma import DG_BOUNDS, beta_end_lemma
+from ..tails import (TailComparison, bracketing_counts, clopper_pearson, decide, exact_tails, log,
+                     monte_carlo_functionals, normaliser_draws)
 
-__all__ = ["TailComparison", "clopper_pearson", "exact_tails", "decide", "projection_tails", "cap_probability",
-           "cap_counts", "DG_BOUNDS", "CHERNOFF_BOUNDS", "levy_exact", "levy_monte_carlo", "softmax_normaliser"]
-
-
-# ----------------------------------------------------------------------------- the rule
-@dataclasses.dataclass(frozen=True)
-class TailComparison:
-    """A stated bound against the true tail at the grid points of one case, in natural logs: per point
-    the bound ``log_bound``, the true tail's interval ``[log_low, log_high]`` and value ``log_point``
-    (exact value or Monte Carlo proportion), and a label naming the point."""
-
-    labels: tuple
-    log_bound: np.ndarray
-    log_low: np.ndarray
-    log_point: np.ndarray
-    log_high: np.ndarray
-
-    def __post_init__(self):
-        sizes = {len(self.labels), *(np.shape(a)[0] for a in self.arrays)}
-        if len(sizes) != 1 or not self.labels:
-            raise ValueError(f"a comparison needs one label, bound and interval per point, got sizes {sizes}")
-        if np.any(np.isnan(self.log_bound)) or np.any(self.log_bound == -np.inf):
-            raise ValueError("a bound must be positive and finite at every grid point (no underflow)")
-
-    @property
-    def arrays(self):
-        return self.log_bound, self.log_low, self.log_point, self.log_high
-
-    def ratios(self, delta: float = 0.0):
-        """``(low, point, high)`` of ``ln(tail_i / bound_i^(1 + delta))`` per point."""
-        log_b = (1.0 + delta) * self.log_bound
-        return self.log_low - log_b, self.log_point - log_b, self.log_high - log_b
+__all__ = ["projection_tails", "cap_probability", "cap_counts", "DG_BOUNDS", "CHERNOFF_BOUNDS", "levy_exact",
+           "levy_monte_carlo", "softmax_normaliser"]
 
 
-def _log(x) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.log(np.asarray(x, dtype=float))
-
-
-def exact_tails(labels, bound, truth) -> TailComparison:
-    """Exact tails with their stated relative accuracy: ``truth (1 +- TAIL_RTOL)``."""
-    log_t = _log(truth)
-    return TailComparison(tuple(labels), _log(bound), log_t + math.log1p(-TAIL_RTOL), log_t,
-                          log_t + math.log1p(TAIL_RTOL))
-
-
-def clopper_pearson(count, total: int, level: float):
-    """Two-sided Clopper-Pearson interval ``(low, high)`` for a binomial proportion at ``level``:
-    ``low = Beta^{-1}(a/2; c, N - c + 1)``, ``high = Beta^{-1}(1 - a/2; c + 1, N - c)``, ``a = 1 - level``."""
-    count = np.asarray(count, dtype=np.float64)
-    a = 1.0 - level
-    low = np.where(count > 0, stats.beta.ppf(0.5 * a, np.maximum(count, 1e-300), total - count + 1), 0.0)
-    high = np.where(count < total, stats.beta.ppf(1 - 0.5 * a, count + 1, np.maximum(total - count, 1e-300)), 1.0)
-    return low, high
-
-
-def decide(comparison: TailComparison, delta: float = 0.0) -> decision.Decision:
-    """Rule one-sided on ``max_i ln(tail_i / bound_i^(1 + delta)) <= 0`` with the interval
-    ``[max_i low_i, max_i high_i]``: holds iff every tail interval is at or below its bound, fails iff
-    one lies wholly above it.  The detail names the deciding point (the one with the largest ``low``
-    when it fails, the largest ``high`` otherwise)."""
-    low, _, high = comparison.ratios(delta)
-    result = decision.one_sided(float(np.max(low)), float(np.max(high)), 0.0, "<=")
-    i = int(np.argmax(low if result.refutes else high))
-    return decision.Decision(result.rule, result.verdict,
-                             f"max ln(tail/bound^{1 + delta:.4g}) in {result.detail}; "
-                             f"deciding point {comparison.labels[i]}")
-
-
+# ----------------------------------------------------------------------------- the outcome
 def _tail_outcome(comparison: TailComparison, *, rule: str, rivals: dict, figure: dict | None = None,
                   extra: dict | None = None, points: int | None = None) -> Outcome:
-    """The outcome of a tail-against-bound comparison: ``decide(shift, rival)`` is :func:`decide` with the
+    """The outcome of a tail-against-bound comparison: ``decide(shift, rival)`` is
+    :func:`lipschitz_icl.tails.decide` with the
     bound raised to ``1 + shift``, or to ``1 + rivals[rival]`` (a competing rate)."""
     low, point, high = comparison.ratios()
     verdict = decide(comparison).verdict
@@ -132,49 +70,6 @@ EXACT_RULE = (f"one-sided on max ln(tail/bound) <= 0; tails exact with relative 
 
 
 # ----------------------------------------------------------------------------- 1. projections (decided by proof)
-DG_BOUNDS = {  # Dasgupta-Gupta with the rate C (stated 1/2), beta = s d / k
-    "exponential": "(s*d/k)**(C*k) * exp(C*k*(1 - s*d/k))",
-    "sharp": "((s*d/k)**(k/2) * (1 + (1 - s*d/k)*k/(d - k))**((d - k)/2))**(2*C)",
-}
-
-
-def _beta_end_lemma(d: int, k: int, form: str, side: str, end: float) -> Lemma:
-    """Both sides vanish at ``s = 0`` (lower tail) and, for the sharp form, at ``s = 1`` (upper tail), where
-    enclosures cannot separate them.  With ``X ~ Beta(a, b)``, ``a = k/2``, ``b = (d-k)/2``:
-
-    * lower, ``s <= s_1``: ``P(X <= s) = (1/B) int_0^s x^(a-1) (1-x)^(b-1) <= s^a max(1, (1-s_1)^(b-1)) / (a B)``;
-      at ``C = 1/2`` the exponential bound is ``s^a (d/k)^a e^(a (1 - s d/k)) >= s^a (d/k)^a e^(a (1 - s_1 d/k))``
-      and the sharp one ``s^a (1-s)^b (d/k)^a (d/(d-k))^b >= s^a (1-s_1)^b (d/k)^a (d/(d-k))^b``;
-    * upper (sharp), ``s >= s_2``: ``P(X >= s) <= (1-s)^b max(1, s_2^(a-1)) / (b B)`` against
-      ``(1-s)^b s_2^a (d/k)^a (d/(d-k))^b``.
-
-    The common power of ``s`` (or ``1 - s``) cancels: the piece holds when the remaining constants
-    compare, checked in ball arithmetic.  The argument needs ``C = 1/2`` (other rates change the power)."""
-    quantity, s_range = ("projection_lower_tail", [0.0, end]) if side == "lower" else ("projection_tail", [end, 1.0])
-    search = Piece(quantity, DG_BOUNDS[form], {"d": [d], "k": [k], "s": s_range})
-    a, b = certified.exact(k) / 2, certified.exact(d - k) / 2
-    beta = a.gamma() * b.gamma() / (a + b).gamma()
-    e = certified.exact(end)
-    ratio, ratio_c = certified.exact(d) / k, certified.exact(d) / (d - k)
-    if side == "lower":
-        tail = ((1 - e) ** (b - 1)).max(certified.exact(1)) / (a * beta)
-        floor = ratio ** a * ((a * (1 - e * ratio)).exp() if form == "exponential" else (1 - e) ** b * ratio_c ** b)
-        text = f"lemma on s in [0, {end:.6g}] (lower tail: both sides vanish at s = 0)"
-    else:
-        tail = (e ** (a - 1)).max(certified.exact(1)) / (b * beta)
-        floor = e ** a * ratio ** a * ratio_c ** b
-        text = f"lemma on s in [{end:.6g}, 1] (upper tail: both sides vanish at s = 1)"
-
-    def check(value):
-        if value != 0.5:
-            return Verdict.UNDECIDED, "the argument holds at rate 1/2 only"
-        if tail < floor:
-            return Verdict.PROVED, f"{certified.high(tail):.6g} < {certified.low(floor):.6g}"
-        return Verdict.UNDECIDED, "the constants do not compare"
-
-    return Lemma(text, check, search)
-
-
 def projection_tails(*, d: int, k: int, form: str, end_fraction: float, stated: float, max_boxes: int,
                      seconds: float) -> Outcome:
     """Dasgupta-Gupta (Lemma 2.2) for ``||P x||^2 ~ Beta(k/2, (d-k)/2)``, ``P`` of rank ``k < d``, decided by
@@ -187,8 +82,8 @@ def projection_tails(*, d: int, k: int, form: str, end_fraction: float, stated: 
     s_1, s_2 = end_fraction * mean, 1 - end_fraction * (1 - mean)
     pieces = [Piece("projection_tail", bound, {"d": [d], "k": [k], "s": [mean, s_2 if form == "sharp" else 1.0]}),
               Piece("projection_lower_tail", bound, {"d": [d], "k": [k], "s": [s_1, mean]})]
-    lemmas = [_beta_end_lemma(d, k, form, "lower", s_1)] + \
-        ([_beta_end_lemma(d, k, form, "upper", s_2)] if form == "sharp" else [])
+    lemmas = [beta_end_lemma(d, k, form, "lower", s_1)] + \
+        ([beta_end_lemma(d, k, form, "upper", s_2)] if form == "sharp" else [])
     s = np.linspace(mean, 0.999, 40)
     bound_f = (ineq.projection_bound if form == "exponential" else ineq.projection_bound_dg)(d, k, s)
     return proof_outcome(pieces=pieces, lemmas=lemmas, constant="C", stated=stated, max_boxes=max_boxes,
@@ -237,28 +132,18 @@ def cap_counts(*, d: int, h: float, form: str, n_grid: list, stated: float, max_
 
 
 # ----------------------------------------------------------------------------- 3. Lipschitz functionals
-def levy_t(d: int, levels) -> np.ndarray:
-    """``t`` where the Levy bound ``exp(-(d-2) t^2/2)`` equals each level."""
-    return np.sqrt(2.0 * np.log(1.0 / np.asarray(levels, dtype=float)) / (d - 2))
-
-
-def norm_mean(d: int, k: int) -> float:
-    """``E||P x|| = Gamma((k+1)/2) Gamma(d/2) / (Gamma(k/2) Gamma((d+1)/2))`` for a rank-``k`` ``P``."""
-    return math.exp(special.gammaln(0.5 * (k + 1)) + special.gammaln(0.5 * d)
-                    - special.gammaln(0.5 * k) - special.gammaln(0.5 * (d + 1)))
-
-
 def _levy_rivals(d: int) -> dict:
     """The Gaussian rate ``d/2`` for Levy's ``(d-2)/2``: the bound raised to ``d/(d-2)``."""
     return {"gaussian": d / (d - 2) - 1.0}
 
 
 def levy_exact(*, d: int, levels: list) -> Outcome:
-    """Levy-type concentration for 1-Lipschitz functionals with an exact law, at the points ``t`` where the
-    bound equals ``levels`` (:func:`levy_t`) inside each functional's range: ``f = x . q`` (``E f = 0``, tail
-    the cap probability) and ``f = +-||P x||``, ``P`` of rank ``k = max(1, d // 4)`` (Beta law, exact mean
-    :func:`norm_mean`).  A universal statement checked at those points only."""
-    t = levy_t(d, levels)
+    """Levy-type concentration for 1-Lipschitz functionals with an exact law, at the points ``t`` where the bound
+    equals ``levels`` (:func:`~lipschitz_icl.inequalities.levy_t`) inside each functional's range: ``f = x . q``
+    (``E f = 0``, tail the cap probability) and ``f = +-||P x||``, ``P`` of rank ``k = max(1, d // 4)`` (Beta law,
+    exact mean :func:`~lipschitz_icl.concentration.norm_mean`).  A universal statement checked at those points only.
+    """
+    t = ineq.levy_t(d, levels)
     k = max(1, d // 4)
     mean = norm_mean(d, k)
     tails = {
@@ -275,43 +160,22 @@ def levy_exact(*, d: int, levels: list) -> Outcome:
                                         r"$P(x\cdot q \geq t)$"))
 
 
-def monte_carlo_functionals(d: int, anchors: np.ndarray) -> dict:
-    """Two 1-Lipschitz functionals without a closed-form law: the distance to the nearest anchor,
-    ``min_j ||x - a_j||``, and ``||x||_1 / sqrt(d)`` (``| ||x||_1 - ||y||_1 | <= sqrt(d) ||x - y||``)."""
-
-    def nearest(x):
-        return np.min(np.linalg.norm(x[:, None, :] - anchors[None, :, :], axis=-1), axis=1)
-
-    def l1(x):
-        return np.sum(np.abs(x), axis=-1) / np.sqrt(d)
-
-    return {f"distance to nearest of {len(anchors)} points": nearest, "||x||_1/sqrt(d)": l1}
-
-
-def _bracketing_counts(f, mean_draws, tail_draws, t, z: float) -> tuple:
-    """Counts of ``f >= m_hi + t`` and ``f >= m_lo + t``, ``[m_lo, m_hi]`` the normal interval ``+-z se`` of
-    ``E f`` from ``mean_draws``: the tail at ``t`` lies between the two proportions."""
-    m_values = f(mean_draws)
-    m, se = float(m_values.mean()), float(m_values.std(ddof=1) / math.sqrt(len(m_values)))
-    values = f(tail_draws)
-    return ([int(np.sum(values >= m + z * se + ti)) for ti in t], [int(np.sum(values >= m - z * se + ti)) for ti in t])
-
-
 def levy_monte_carlo(*, d: int, levels: list, samples: int, mean_samples: int, anchors: int, family_level: float,
                      seed: np.random.SeedSequence) -> Outcome:
-    """Levy-type concentration for the two functionals of :func:`monte_carlo_functionals`, by Monte Carlo
-    (streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for the
-    tails).  The tail at ``t`` is bracketed by the Clopper-Pearson lower limit of the proportion of ``f >=
-    m_hi + t`` and the upper limit of that of ``f >= m_lo + t`` (:func:`_bracketing_counts`).  Family-wise
-    ``family_level``: half for the ``M`` mean intervals, half for the ``2G`` Clopper-Pearson intervals."""
+    """Levy-type concentration for the two functionals of :func:`~lipschitz_icl.tails.monte_carlo_functionals`, by
+    Monte Carlo (streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for
+    the tails).  The tail at ``t`` is bracketed by the Clopper-Pearson lower limit of the proportion of ``f >= m_hi
+    + t`` and the upper limit of that of ``f >= m_lo + t`` (:func:`~lipschitz_icl.tails.bracketing_counts`).
+    Family-wise ``family_level``: half for the ``M`` mean intervals, half for the ``2G`` Clopper-Pearson intervals.
+    """
     anchor_stream, mean_stream, tail_stream = (np.random.default_rng(s) for s in seed.spawn(3))
     functionals = monte_carlo_functionals(d, sphere.uniform_sphere(anchor_stream, anchors, d))
-    t = levy_t(d, levels)
+    t = ineq.levy_t(d, levels)
     G, M = len(functionals) * len(t), len(functionals)
     z = stats.norm.ppf(1.0 - family_level / (4 * M))
     mean_draws = sphere.uniform_sphere(mean_stream, mean_samples, d)
     tail_draws = sphere.uniform_sphere(tail_stream, samples, d)
-    counts = [_bracketing_counts(f, mean_draws, tail_draws, t, z) for f in functionals.values()]
+    counts = [bracketing_counts(f, mean_draws, tail_draws, t, z) for f in functionals.values()]
     lo_counts, hi_counts = (sum((c[i] for c in counts), []) for i in (0, 1))
     labels = [f"{name}, t={ti:.4g}" for name in functionals for ti in t]
     level = 1.0 - family_level / (4 * G)
@@ -320,35 +184,18 @@ def levy_monte_carlo(*, d: int, levels: list, samples: int, mean_samples: int, a
     point = 0.5 * (np.asarray(lo_counts) + np.asarray(hi_counts)) / samples
     bound = np.tile(ineq.levy_bound(d, t), M)
     return _tail_outcome(
-        TailComparison(tuple(labels), _log(bound), _log(low), _log(point), _log(high)), rivals=_levy_rivals(d),
+        TailComparison(tuple(labels), log(bound), log(low), log(point), log(high)), rivals=_levy_rivals(d),
         rule=f"one-sided on max ln(tail/bound) <= 0; {samples} draws per tail, E f from {mean_samples} draws, "
              f"Clopper-Pearson at {level:.8f} ({G} points, family-wise {family_level:g}); t where the bound equals "
              f"{list(levels)}")
 
 
 # ----------------------------------------------------------------------------- 4. the softmax normaliser
-def bernstein_t(n: int, variance: float, b: float, level: float, constant: float) -> float:
-    """``t`` solving ``exp(-n t^2 / (constant (v + b t/3))) = level`` (positive root of the quadratic)."""
-    c = constant * math.log(1.0 / level)
-    return (c * b / 3.0 + math.sqrt((c * b / 3.0) ** 2 + 4.0 * n * c * variance)) / (2.0 * n)
-
-
-def normaliser_draws(rng: np.random.Generator, d: int, w: float, n: int, replicates: int) -> np.ndarray:
-    """``replicates`` independent draws of ``Z_n = (1/n) sum_i exp(w t_i)``, ``t_i = x_i . q`` from its
-    exact law (:func:`lipschitz_icl.sphere.sample_t`), in blocks of about 2^20 summands."""
-    Z = np.empty(replicates)
-    per = max(1, (1 << 20) // n)
-    for s0 in range(0, replicates, per):
-        s1 = min(replicates, s0 + per)
-        Z[s0:s1] = np.mean(np.exp(w * sphere.sample_t(rng, d, (s1 - s0, n))), axis=1)
-    return Z
-
-
 def softmax_normaliser(*, d: int, w: float, n: int, levels: list, replicates: int, bernstein_constant: float,
                        family_level: float, seed: np.random.SeedSequence) -> Outcome:
     """Bernstein's bound ``exp(-n t^2 / (c (v + b t/3)))`` (``c = bernstein_constant``) for ``Z_n = (1/n) sum_i
     exp(w x_i . q)`` around ``Phi_d(w)``, both tails, against ``replicates`` draws of ``Z_n``
-    (:func:`normaliser_draws`); ``Phi_d(w)``, the summand variance ``v`` and ranges ``b`` exact
+    (:func:`~lipschitz_icl.tails.normaliser_draws`); ``Phi_d(w)``, the summand variance ``v`` and ranges ``b`` exact
     (:func:`~lipschitz_icl.inequalities.normaliser_moments`).  Points: ``t`` where the bound equals ``levels``
     on each side; Clopper-Pearson at family-wise ``family_level`` (Bonferroni over the ``G`` points)."""
     (stream,) = seed.spawn(1)
@@ -357,7 +204,7 @@ def softmax_normaliser(*, d: int, w: float, n: int, levels: list, replicates: in
     labels, bound, counts, ts = [], [], [], []
     for side, sgn, b in (("upper", 1.0, mom["range_upper"]), ("lower", -1.0, mom["range_lower"])):
         for lev in levels:
-            t = bernstein_t(n, mom["variance"], b, lev, bernstein_constant)
+            t = ineq.bernstein_t(n, mom["variance"], b, lev, bernstein_constant)
             labels.append(f"{side} tail, t={t:.4g}")
             bound.append(float(ineq.bernstein_normaliser(d, w, n, t, side=side)))
             counts.append(int(np.sum(sgn * deviation >= t)))
@@ -367,7 +214,7 @@ def softmax_normaliser(*, d: int, w: float, n: int, levels: list, replicates: in
     point = np.asarray(counts, dtype=float) / replicates
     up = slice(0, len(levels))
     return _tail_outcome(
-        TailComparison(tuple(labels), _log(bound), _log(low), _log(point), _log(high)),
+        TailComparison(tuple(labels), log(bound), log(low), log(point), log(high)),
         rivals={"constant-one": 1.0},  # the constant 1 instead of 2: the bound squared
         rule=f"one-sided on max ln(tail/bound) <= 0; {replicates} replicates, Clopper-Pearson at {level:.6f} "
              f"({len(labels)} points, family-wise {family_level:g}); t where the bound equals {list(levels)}",

@@ -16,65 +16,28 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from lipschitz_icl.derivations import linear_attention as lin
 
-from .. import decision, geometry, sphere
+from .. import circle, decision, geometry
 from ..attention import Attention
+from ..circle import slice_task, weight_profiles
+from ..estimate import mean_difference, mean_se
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
-from ..loss import general_terms
-from ..optimum import wstar
-from ..pretraining import independent_runs, scale_interval
+from ..loss import general_terms, paired_ratio
+from ..optimum import wstar, wstar_elasticities
+from ..pretraining import independent_runs, mean_interval, mean_limits, pretraining_curve, scale_interval
 from ..problem import make_problem
-from ..train import effective_M, init_params, train
-from .thm34 import _elasticities
 
-__all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "pretraining_curve", "paired_ratio"]
+__all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
 
 def _floats(values) -> list:
     return [float(v) for v in values]
 
 
-def _mean_interval(values, level: float) -> tuple[float, float]:
-    """``(mean, half-width)`` of the two-sided ``level`` t-interval of the mean of ``values`` (runs)."""
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-
-
-def _signs(intervals, expected: int, shift: float = 0.0) -> list:
-    """The ``sign`` rule (``expected`` side of zero) on each ``(centre, half-width)`` moved by ``shift``."""
-    return [decision.sign(c - h + shift, c + h + shift, expected) for c, h in intervals]
-
-
 # ----------------------------------------------------------------------------- Figure 1
-def _slice_task(task: str, L_grid, n: int, sigma: float, rng: np.random.Generator, points: int):
-    """One task of the class at ``L = 1`` on the circle (``d = 2``), scaled by each ``L`` (every scalar
-    of the class scales with ``L``, so ``L f_1`` is a draw of the class at bound ``L``); ``n`` context
-    points with the same noise draws for every ``L``; the query at angle 0."""
-    f1 = make_problem(task, 2, n, 1.0, sigma).task_class.sample(rng, 1)
-    angle = np.linspace(-np.pi, np.pi, points)
-    ctx = rng.uniform(-np.pi, np.pi, n)
-    eps = rng.standard_normal(n)
-    circle = lambda a: np.stack([np.cos(a), np.sin(a)], axis=-1)[None]  # noqa: E731
-    f_grid, f_ctx, f_q = f1(circle(angle))[0], f1(circle(ctx))[0], float(f1(circle(np.zeros(1)))[0, 0])
-    return {"angle": _floats(angle), "context_angle": _floats(ctx), "query_angle": 0.0,
-            "curves": [_floats(L * f_grid) for L in L_grid],
-            "context_y": [_floats(L * f_ctx + sigma * eps) for L in L_grid],
-            "query_f": [L * f_q for L in L_grid]}
-
-
-def _weight_profiles(angle, ws, ms):
-    """``n`` times the attention weight a context point at angle ``a`` from the query receives, for
-    uniformly spread context points on the circle: softmax ``exp(w cos a) / E[exp(w t)]`` (the
-    normaliser from :func:`lipschitz_icl.sphere.log_phi`), linear ``m cos a``."""
-    a = np.asarray(angle)
-    soft = [_floats(np.exp(w * np.cos(a) - float(sphere.log_phi(2, w)))) for w in ws]
-    return soft, [_floats(m * np.cos(a)) for m in ms]
-
-
 def _error_curves(task: str, d: int, L_grid, n_grid, sigma: float):
     """ICL errors against ``n``: softmax at the exact ``w*`` (exact quadrature, with its stated error)
     and linear attention at ``m*`` (derived), one row per ``L``."""
@@ -104,16 +67,16 @@ def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slic
     w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
     ws = [w.w_star.value for w in w_n]
     m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
-    slice_data = _slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
-    soft_w, lin_w = _weight_profiles(slice_data["angle"], ws, m_n)
+    slice_data = slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
+    soft_w, lin_w = weight_profiles(slice_data["angle"], ws, m_n)
     soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
-    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in _elasticities(L_grid, w_n)]  # of the width
+    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
     last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
 
     def decide(shift: float = 0.0, gap_factor: float = 0.0, window_sign: int = -1, gap_sign: int = +1):
         window = [decision.sign(lo - window_sign * shift, hi - window_sign * shift, window_sign) for lo, _, hi in steps]
         gaps = [(e_lin - (1 + gap_factor) * e_soft, (1 + gap_factor) * err) for e_lin, e_soft, err in last]
-        return decision.combined("sign", window + _signs(gaps, gap_sign))
+        return decision.combined("sign", window + decision.signs(gaps, gap_sign))
 
     verdict = decide().verdict
     quantities = [Quantity(name=f"window 1/sqrt(w*) at L={L:g}", measured=1 / math.sqrt(w), ci_low=r.ci_high ** -0.5,
@@ -139,56 +102,7 @@ def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slic
                 "softmax_error": soft_err, "linear_error": lin_err, "verdict": verdict})
 
 
-# ----------------------------------------------------------------------------- pretraining in segments
-def pretraining_curve(problem, stream: np.random.SeedSequence, *, kind: str, protocol: dict, init_scale: float,
-                      segments: int, segment_steps: int, test_contexts: int, test_problem=None, init=None):
-    """Train the M-form (``kind`` softmax or linear) from a random start of scale ``init_scale`` in
-    ``segments`` segments of ``segment_steps`` steps of ``protocol`` (a constant rate: training in
-    segments is then one run, except that Adam's moments restart at each segment), continuing each from
-    the previous parameters, and after each (and at the start) evaluate the held-out ICL error on
-    ``test_problem`` (default ``problem``) by the task-averaged estimator on ``test_contexts`` contexts
-    that are the same at every checkpoint (common random numbers).  Streams: one for the start, one for
-    the test draws, one per segment, all spawned from ``stream``.
-    Returns ``(steps, errors, standard errors, effective M per checkpoint, final params)``."""
-    s_init, s_test, *s_seg = stream.spawn(2 + segments)
-    params = init or init_params("M", problem.d, kind, np.random.default_rng(s_init), init_scale)
-    test = test_problem or problem
-    steps, errors, ses, Ms = [], [], [], []
-    for k in range(segments + 1):
-        if k:
-            params = train(problem, attention=kind, init=params, seed=s_seg[k - 1], steps=segment_steps,
-                           **protocol).last_params
-        M = effective_M("M", params, kind)
-        (bias, noise), = general_terms(test, [Attention(M, kind)], test_contexts, np.random.default_rng(s_test))
-        loss = bias + noise
-        steps.append(k * segment_steps)
-        errors.append(float(loss.mean()))
-        ses.append(float(loss.std(ddof=1) / math.sqrt(loss.size)))
-        Ms.append(M)
-    return steps, errors, ses, Ms, params
-
-
-def paired_ratio(problem, models, contexts: int, stream: np.random.SeedSequence):
-    """ICL errors of ``models`` on common contexts of ``problem`` and, for each, the ratio of its mean
-    per-context error to that of the last model with its delta-method standard error.  Returns
-    ``(errors, ratios, ratio standard errors)``."""
-    per = [b + nz for b, nz in general_terms(problem, models, contexts, np.random.default_rng(stream))]
-    ref = per[-1]
-    ratios = [float(loss.mean() / ref.mean()) for loss in per]
-    ses = [float(np.std(loss - r * ref, ddof=1) / (ref.mean() * math.sqrt(loss.size))) for loss, r in zip(per, ratios)]
-    return [float(loss.mean()) for loss in per], ratios, ses
-
-
 # ----------------------------------------------------------------------------- Figure 3
-def _rise(a, b, level: float) -> tuple[float, float]:
-    """``(mean(b) - mean(a), half-width)``: the ``level`` t-interval of a difference of two means of
-    equally many runs (``2 runs - 2`` degrees of freedom)."""
-    a, b = np.asarray(a), np.asarray(b)
-    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
-    half = stats.t.ppf(0.5 + level / 2, a.size + b.size - 2) * se
-    return float(b.mean() - a.mean()), float(half)
-
-
 def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, protocol: dict, level: float,
             margin: float, seed: np.random.SeedSequence) -> Outcome:
     """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window; ``runs``
@@ -205,7 +119,7 @@ def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, proto
         trained = independent_runs(problem, stream, runs, **protocol)
         norms[(n, s, L)] = [float(np.linalg.norm(r.M, 2)) for _, r in trained]
         w_stars[(n, s, L)] = wstar(problem, "exact")
-    rising = [_rise(norms[(n, s, La)], norms[(n, s, Lb)], level) for n, s in settings
+    rising = [mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level) for n, s in settings
               for La, Lb in zip(L_grid, L_grid[1:])]
 
     def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:
@@ -215,7 +129,7 @@ def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, proto
             w0 = ref.w_star.value
             low, high = scale_interval(norms[(n, s, L)], ref, target=w0 * (1 + change), level=level)
             agree.append(decision.equivalence(low / w0, high / w0, margin))
-        return decision.combined("equivalence", agree + _signs(rising, +1))
+        return decision.combined("equivalence", agree + decision.signs(rising, +1))
 
     quantities = tuple(Quantity(name=f"||M||_2 at n={n}, sigma={s:g}, L={L:g}", theory=w_stars[(n, s, L)].w_star.value,
                                 measured=float(np.mean(norms[(n, s, L)])),
@@ -240,15 +154,14 @@ def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, proto
 def figure5(*, classes: list, d: int, n: int, L: float, sigma: float, segments: int, segment_steps: int,
             test_contexts: int, cross_contexts: int, protocol: dict, init_scale: float, margin: float,
             family_level: float, seed: np.random.SeedSequence) -> Outcome:
-    """Figure 5.  Left: held-out test error during pretraining of softmax attention on each class (same
-    class at test, :func:`pretraining_curve`).  Right: the error on cosine tasks of the three pretrained
-    layers.  Claim: (i) the test error at the end of pretraining is below that at the start, for each
-    class (``sign`` on the paired difference, common test contexts, interval ``+- z (se_end +
-    se_start)``); (ii) the layers pretrained on the other classes generalise to cosine tasks:
-    ``E_class / E_cosine - 1`` lies within ``+-margin`` (``equivalence``, paired delta-method intervals,
-    :func:`paired_ratio`); ``z`` Bonferroni over all intervals at ``family_level``.
-    ``decide(change, only, drop_sign)``: the ratio of ``only`` (default every class) claimed to be
-    ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
+    """Figure 5.  Left: held-out test error during pretraining of softmax attention on each class (same class at
+    test, :func:`~lipschitz_icl.pretraining.pretraining_curve`).  Right: the error on cosine tasks of the three
+    pretrained layers.  Claim: (i) the test error at the end of pretraining is below that at the start, for each
+    class (``sign`` on the paired difference, common test contexts, interval ``+- z (se_end + se_start)``); (ii) the
+    layers pretrained on the other classes generalise to cosine tasks: ``E_class / E_cosine - 1`` lies within
+    ``+-margin`` (``equivalence``, paired delta-method intervals, :func:`~lipschitz_icl.loss.paired_ratio`); ``z``
+    Bonferroni over all intervals at ``family_level``. ``decide(change, only, drop_sign)``: the ratio of ``only``
+    (default every class) claimed to be ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
     streams = seed.spawn(len(classes) + 1)
     z = decision.bonferroni_z(2 * len(classes), family_level)
     curves, finals, drops = {}, {}, []
@@ -265,11 +178,11 @@ def figure5(*, classes: list, d: int, n: int, L: float, sigma: float, segments: 
     def decide(change: float = 0.0, only: str = "", drop_sign: int = -1) -> decision.Decision:
         moved = [r - 1 - (change if only in ("", c) else 0.0) for c, r in zip(order, ratios[:-1])]
         cross = [decision.equivalence(x - z * s, x + z * s, margin) for x, s in zip(moved, ratio_se)]
-        return decision.combined("equivalence", cross + _signs(drops, drop_sign))
+        return decision.combined("equivalence", cross + decision.signs(drops, drop_sign))
 
     quantities = [Quantity(name=f"test error of {c}: start -> end", measured=curves[c]["error"][-1],
                            verdict=dec.verdict, note=f"start {curves[c]['error'][0]:.4g}")
-                  for c, dec in zip(classes, _signs(drops, -1))]
+                  for c, dec in zip(classes, decision.signs(drops, -1))]
     quantities += [Quantity(name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine", theory=1.0,
                             measured=r, ci_low=r - z * s, ci_high=r + z * s, note=f"error {e:.4g}")
                    for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)]
@@ -301,6 +214,22 @@ def _link_runs(problem, stream, *, kind: str, runs: int, **curve) -> dict:
     return {"steps": steps, **out}
 
 
+def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
+    """The reported rows of :func:`figure9`: per link the mean change of softmax's rho (``changes``, ``(mean,
+    half-width)``) and each run's final error gap linear - softmax (``gaps``)."""
+    quantities = []
+    for i, link in enumerate(links):
+        s, (m, h) = series[link], changes[i]
+        quantities.append(Quantity(name=f"{link}: softmax rho end - start (mean over runs)", measured=m, ci_low=m - h,
+                                   ci_high=m + h, verdict=decision.sign(m - h, m + h, -1).verdict,
+                                   note="must be < 0; final rho: " + "; ".join(
+                                       f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s)))
+        quantities += [Quantity(name=f"{link}, run {k}: final error linear - softmax", measured=g, ci_low=g - hw,
+                                ci_high=g + hw, verdict=decision.sign(g - hw, g + hw, +1).verdict)
+                       for k, (g, hw) in enumerate(gaps[i * runs:(i + 1) * runs])]
+    return tuple(quantities)
+
+
 def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, runs: int, segments: int,
             segment_steps: int, test_contexts: int, protocol: dict, linear_protocol: dict, init_scale: float,
             level: float, family_level: float, seed: np.random.SeedSequence) -> Outcome:
@@ -322,23 +251,14 @@ def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, r
                for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))}
         series[link] = out
         for kind in changes:
-            changes[kind].append(_mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], level))
+            changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
         gaps += [(lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1])) for lin_e, soft_e, lin_s, soft_s
                  in zip(out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"])]
 
     def decide(shift: float = 0.0, kind: str = "softmax", gap_sign: int = +1) -> decision.Decision:
-        return decision.combined("sign", _signs(changes[kind], -1, shift) + _signs(gaps, gap_sign))
+        return decision.combined("sign", decision.signs(changes[kind], -1, shift) + decision.signs(gaps, gap_sign))
 
-    quantities = []
-    for i, link in enumerate(links):
-        s, (m, h) = series[link], changes["softmax"][i]
-        quantities.append(Quantity(name=f"{link}: softmax rho end - start (mean over runs)", measured=m, ci_low=m - h,
-                                   ci_high=m + h, verdict=decision.sign(m - h, m + h, -1).verdict,
-                                   note="must be < 0; final rho: " + "; ".join(
-                                       f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s)))
-        quantities += [Quantity(name=f"{link}, run {k}: final error linear - softmax", measured=g, ci_low=g - hw,
-                                ci_high=g + hw, verdict=decision.sign(g - hw, g + hw, +1).verdict)
-                       for k, (g, hw) in enumerate(gaps[i * runs:(i + 1) * runs])]
+    quantities = _figure9_rows(links, series, changes["softmax"], gaps, runs)
     settings = {"d": d, "rank": rank, "B": "first rank coordinate axes", "n": n, "L": L, "sigma": sigma,
                 "links": list(links), "runs": runs,
                 "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
@@ -347,7 +267,7 @@ def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, r
                 "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
                 "cosine frequency": 1.0, "rho of linear attention": "rho(v M, B)"}
     return Outcome(
-        decide=decide, quantities=tuple(quantities), margin="0 (every interval on its predicted side)",
+        decide=decide, quantities=quantities, margin="0 (every interval on its predicted side)",
         rule=f"sign on the mean end-minus-start change of softmax's rho ({level:g} t-interval over runs) and on each "
              f"run's final error gap linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and "
              "kind.",
@@ -360,21 +280,19 @@ def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: floa
                  init_scale: float, level: float, threshold: float, seed: np.random.SeedSequence) -> Outcome:
     """The rebuttal's figure: the trained ``W_K^T W_Q`` of full layers (:func:`independent_runs`,
     ``protocol``, start scale ``init_scale``, ``n = n_per_d d``) on ``task`` tasks for each ``d`` of
-    ``d_grid``, and its distance to the Eq. (4) form (:func:`lemmaB1.block_distance`).  Claim
+    ``d_grid``, and its distance to the Eq. (4) form (:func:`lipschitz_icl.geometry.block_distance`).  Claim
     (``one-sided``): for every ``d`` the ``level`` upper limit of the mean distance over ``runs`` runs is
     at most ``threshold`` (interval ``[min over runs, upper limit]``).  ``decide(floor)``: the statement
     "the layers carry a distance of at least ``floor``" at the ``d`` with the largest upper limit, by the
     same rule."""
-    from . import lemmaB1  # the full-layer helpers of Lemma B.1
-
     mats, dists = [], []
     for d, stream in zip(d_grid, seed.spawn(len(d_grid))):
         layers = independent_runs(make_problem(task, d, n_per_d * d, L, sigma), stream, runs, init_scale=init_scale,
                                   **protocol)
-        As = [lemmaB1.kq_matrix(r.params) for _, r in layers]
+        As = [geometry.kq_matrix(r.params) for _, r in layers]
         mats.append(As[0].tolist())
-        dists.append([lemmaB1.block_distance(A) for A in As])
-    means, _, highs = zip(*(lemmaB1.mean_limits(v, level) for v in dists))
+        dists.append([geometry.block_distance(A) for A in As])
+    means, _, highs = zip(*(mean_limits(v, level) for v in dists))
     bounds = [(min(min(v), hi), hi) for v, hi in zip(dists, highs)]
 
     def decide(floor: float | None = None) -> decision.Decision:
@@ -400,14 +318,19 @@ def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: floa
 
 
 # ----------------------------------------------------------------------------- Figure 6 (Lemma B.5)
-def _centres(M: np.ndarray, w: float, points: int):
-    """The softmax weights ``exp(x^T A q)`` of ``A = w I`` and ``A = M`` over ``points`` evenly spaced context
-    points on the circle (``n`` x weight), and the grid angle of each profile's largest weight."""
-    step = 2 * math.pi / points
-    angle = -math.pi + step * np.arange(points)
-    grid, q = np.stack([np.cos(angle), np.sin(angle)], axis=-1), np.array([1.0, 0.0])
-    profiles = {name: points * Attention(A).weights(grid, q) for name, A in (("iso", w * np.eye(2)), ("gen", M))}
-    return angle, step, profiles, {name: float(angle[int(np.argmax(p))]) for name, p in profiles.items()}
+def _error_gap(problem, M, w: float, contexts: int, seed):
+    """``(mean, se)`` of the paired per-context ICL error of ``M`` minus that of ``w I`` on common random
+    numbers, and the mean error of ``w I``."""
+    terms = general_terms(problem, [Attention(M), Attention.isotropic(w, problem.d)], contexts,
+                          np.random.default_rng(seed))
+    return mean_se((terms[0][0] + terms[0][1]) - (terms[1][0] + terms[1][1])), float(np.mean(terms[1][0] + terms[1][1]))
+
+
+def _profiles_shown(angle, profiles: dict, points: int) -> dict:
+    """The weight profiles of Figure 6 at no more than about 720 of the ``points`` grid angles."""
+    shown = slice(None, None, max(1, points // 720))
+    return {"angle": _floats(angle[shown]), "weights_isotropic": _floats(profiles["iso"][shown]),
+            "weights_general": _floats(profiles["gen"][shown])}
 
 
 def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: float, anisotropy: float, points: int,
@@ -422,14 +345,11 @@ def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: floa
     "query"`` claims the general ``M`` centres on the query too (the rival of an isotropic picture)."""
     problem = make_problem(task, d, n, L, sigma)
     w = wstar(problem, "exact").w_star.value
-    M = w * np.array([[math.cos(rotation), -math.sin(rotation)], [math.sin(rotation), math.cos(rotation)]]) \
-        @ np.diag([1 + anisotropy, 1 - anisotropy])
-    angle, step, profiles, centres = _centres(M, w, points)
+    M = circle.general_window(w, rotation, anisotropy)
+    angle, step, profiles, centres = circle.centres(M, w, points)
     theory = {"iso": 0.0, "gen": math.atan2(float(M[1, 0]), float(M[0, 0]))}
-    terms = general_terms(problem, [Attention(M), Attention.isotropic(w, d)], contexts, np.random.default_rng(seed))
-    diff = (terms[0][0] + terms[0][1]) - (terms[1][0] + terms[1][1])
     z = decision.bonferroni_z(1, family_level)
-    mean, se = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(diff.size))
+    (mean, se), e_iso = _error_gap(problem, M, w, contexts, seed)
     costlier = decision.sign(mean - z * se, mean + z * se, +1)
 
     def centre_rule(name: str, target: float) -> decision.Decision:
@@ -441,8 +361,6 @@ def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: floa
         parts = [centre_rule("iso", offset), gen] + ([away, costlier] if centre == "Mq" else [])
         return decision.combined("equivalence", parts)
 
-    iso, gen = centre_rule("iso", 0.0), centre_rule("gen", theory["gen"])
-    shown = slice(None, None, max(1, points // 720))
     return Outcome(
         decide=decide, margin=f"+-{margin:g} rad on each centre; E(M) - E(w* I) > 0",
         rule=f"equivalence of each centre with its predicted direction within +-{margin:g} rad (interval: one grid "
@@ -450,15 +368,14 @@ def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: floa
         quantities=(
             Quantity(name="centre of the attention of w* I (radians from the query)", theory=0.0,
                      measured=centres["iso"], ci_low=centres["iso"] - step, ci_high=centres["iso"] + step,
-                     verdict=iso.verdict),
+                     verdict=centre_rule("iso", 0.0).verdict),
             Quantity(name="centre of the attention of the general M (radians from the query)", theory=theory["gen"],
                      measured=centres["gen"], ci_low=centres["gen"] - step, ci_high=centres["gen"] + step,
-                     verdict=gen.verdict, note="theory: the direction of M q"),
+                     verdict=centre_rule("gen", theory["gen"]).verdict, note="theory: the direction of M q"),
             Quantity(name="ICL error of the general M minus that of w* I", measured=mean, ci_low=mean - z * se,
                      ci_high=mean + z * se, verdict=costlier.verdict,
-                     note=f"must be > 0; E(w* I) = {float(np.mean(terms[1][0] + terms[1][1])):.4g}")),
-        figure={"name": "fig6", "angle": _floats(angle[shown]), "weights_isotropic": _floats(profiles["iso"][shown]),
-                "weights_general": _floats(profiles["gen"][shown]), "centre_isotropic": centres["iso"],
+                     note=f"must be > 0; E(w* I) = {e_iso:.4g}")),
+        figure={"name": "fig6", **_profiles_shown(angle, profiles, points), "centre_isotropic": centres["iso"],
                 "centre_general": centres["gen"], "centre_theory": theory["gen"], "M": M.tolist(),
                 "verdict": decide().verdict,
                 "settings": {"task": task, "d": d, "n": n, "L": L, "sigma": sigma, "w*": f"{w:.5g} (exact)",

@@ -19,45 +19,18 @@ from child ``k`` of the case's ``SeedSequence``); intervals are ``level`` t-inte
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
-from scipy import stats
 
 from lipschitz_icl.derivations import window_law as wlaw
 
 from .. import decision, geometry
 from ..evidence import Outcome, Quantity
 from ..optimum import wstar
-from ..pretraining import independent_runs, scale_interval
+from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
 
-__all__ = ["kq_matrix", "block_distance", "mean_limits", "structure_decision", "structure",
-           "block_scale"]
-
-
-def kq_matrix(params) -> np.ndarray:
-    """``A = W_K^T W_Q`` of full-layer parameters."""
-    return params["W_K"].T @ params["W_Q"]
-
-
-def block_distance(A) -> float:
-    """Distance of ``A = W_K^T W_Q`` to the Eq. (4) form ``[[w I, 0], [0, 0]]`` on the columns that reach
-    the prediction: ``sqrt(||A_xx - (tr A_xx / d) I||_F^2 + ||A[d, :d]||^2) / ||A[:, :d]||_F`` (0 iff the
-    form holds; a scale-free ratio in ``[0, 1]``)."""
-    A = np.asarray(A, dtype=float)
-    d = A.shape[0] - 1
-    A_xx = A[:d, :d]
-    off = A_xx - np.trace(A_xx) / d * np.eye(d)
-    return float(math.sqrt(np.sum(off**2) + np.sum(A[d, :d] ** 2)) / np.linalg.norm(A[:, :d]))
-
-
-def mean_limits(values, level: float) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the mean of ``values`` (independent runs) and its one-sided ``level``
-    t-limits ``mean -+ t_{level, K-1} sd / sqrt(K)``."""
-    v = np.asarray(values, dtype=float)
-    half = float(stats.t.ppf(level, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return float(v.mean()), float(v.mean()) - half, float(v.mean()) + half
+__all__ = ["structure_decision", "structure", "block_scale"]
 
 
 def structure_decision(values, threshold: float, level: float, floor: float | None = None) -> decision.Decision:
@@ -81,7 +54,7 @@ def _measures(d: int) -> dict:
     the top-left block ``M = A[:d, :d]`` (:func:`lipschitz_icl.geometry.anisotropy`)."""
     return {"value leak": lambda p: geometry.value_leak(p["W_V"]),
             "label coupling": lambda p: geometry.kq_label_coupling(p["W_K"], p["W_Q"]),
-            "anisotropy of M": lambda p: geometry.anisotropy(kq_matrix(p)[:d, :d])}
+            "anisotropy of M": lambda p: geometry.anisotropy(geometry.kq_matrix(p)[:d, :d])}
 
 
 def structure(*, quantity: str, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float,
@@ -124,7 +97,7 @@ def block_scale(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: f
     :func:`lipschitz_icl.derivations.window_law.window_law`.
     """
     runs_out = independent_runs(make_problem(task, d, n, L, sigma), seed, runs, init_scale=init_scale, **protocol)
-    blocks = [kq_matrix(r.params)[:d, :d] for _, r in runs_out]
+    blocks = [geometry.kq_matrix(r.params)[:d, :d] for _, r in runs_out]
     aniso = [geometry.anisotropy(M) for M in blocks]
     w_runs = [geometry.isotropic_scale(M) for M in blocks]
     ws = wstar(make_problem(task, d, n, L, sigma), "exact")

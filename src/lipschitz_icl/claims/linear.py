@@ -19,23 +19,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.derivations import window_law as wlaw
 
 from .. import decision, geometry
-from ..attention import Attention
-from ..estimate import Estimate
+from ..decision import labelled
+from ..estimate import Estimate, pilot_sample_size, relative_interval
 from ..evidence import Outcome, Quantity
-from ..loss import general_terms, icl_loss
-from ..optimum import wstar
-from ..pretraining import independent_runs, noise_floor
+from ..linear_scale import base_differences, linear_loss, m_hat
+from ..loss import icl_loss
+from ..optimum import wstar, wstar_elasticities
+from ..pretraining import independent_runs, mean_interval, noise_floor
 from ..problem import make_problem
 
 __all__ = ["optimum", "isotropic", "cannot_adapt", "weights", "trained", "law_values", "other_class",
-           "optimum_decision", "perturbation_decision", "error_points", "elasticity_decision", "trained_decision",
-           "relative_interval"]
+           "optimum_decision", "perturbation_decision", "error_points", "elasticity_decision", "trained_decision"]
 
 
 def other_class(task: str) -> str:
@@ -52,57 +51,21 @@ def law_values(task: str, d: int, n: int, L: float, sigma: float, law: str = "de
     return lin.linear_optimum(task, d, n, L, 0.0 if law == "noiseless" else sigma)
 
 
-def relative_interval(value: float, half_width: float, target: float) -> tuple[float, float]:
-    """``[value - half, value + half] / target - 1`` (``target > 0``)."""
-    return (value - half_width) / target - 1.0, (value + half_width) / target - 1.0
-
-
 def _relative(name: str, value: float, half_width: float, target: float, **kw) -> Quantity:
     """A row ``value / target - 1`` (theory 0) with its interval :func:`relative_interval`."""
     low, high = relative_interval(value, half_width, target)
     return Quantity(name=name, theory=0.0, measured=value / target - 1, ci_low=low, ci_high=high, **kw)
 
 
-def _sample_size(relative_sd: float, z: float, target: float, bounds) -> int:
-    """Contexts for a ``z`` interval of relative half-width ``target``: ``ceil((z relative_sd / target)^2)``
-    clipped to ``bounds``; ``relative_sd`` comes from an independent pilot sample, so the size depends on the
-    spread only, never on where the estimate lies."""
-    return int(min(max(math.ceil((z * relative_sd / target) ** 2), bounds[0]), bounds[1]))
-
-
-def _labelled(label: str, dec: decision.Decision) -> decision.Decision:
-    """``dec`` with ``label`` in front of its detail (so a combined detail says which comparison decided)."""
-    return decision.Decision(dec.rule, dec.verdict, f"{label}: {dec.detail}")
-
-
-def _loss(problem, m: float, contexts: int, stream) -> tuple[float, float]:
-    """``(value, standard error)`` of the Monte Carlo ICL loss of linear attention at ``m I``."""
-    est = icl_loss(problem, M=m * np.eye(problem.d), attention="linear", contexts=contexts,
-                   rng=np.random.default_rng(stream)).loss
-    return est.value, est.standard_error
-
-
 # ----------------------------------------------------------------------------- the optimum m* I
-def _m_hat(problem, contexts: int, stream) -> tuple[float, float]:
-    """Monte Carlo optimum of the per-context quadratic ``E_c(m) = a0 - 2 m a1 + m^2 a2`` (exact from the
-    losses at ``m = 0, 1, 2`` on common random numbers: ``a2 = (l2 - 2 l1 + l0)/2``, ``a1 = (l0 + a2 - l1)/2``):
-    ``m_hat = mean(a1)/mean(a2)`` with delta-method standard error ``sd(a1 - m_hat a2) / (mean(a2) sqrt(N))``."""
-    models = [Attention(mm * np.eye(problem.d), "linear") for mm in (0.0, 1.0, 2.0)]
-    l0, l1, l2 = (b + nz for b, nz in general_terms(problem, models, contexts, np.random.default_rng(stream)))
-    a2 = (l2 - 2 * l1 + l0) / 2
-    a1 = (l0 + a2 - l1) / 2
-    m_hat = float(a1.mean() / a2.mean())
-    return m_hat, float(np.std(a1 - m_hat * a2, ddof=1) / (a2.mean() * math.sqrt(contexts)))
-
-
 def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: float,
                      e_margin: float) -> decision.Decision:
     """Equivalence at every ``n``: ``[m_hat +- z se] / m_claim - 1`` within ``+-m_margin`` and
     ``[E +- z se] / e_claim - 1`` within ``+-e_margin`` (``(value, se)`` pairs); combined."""
     decisions = []
     for k, ((mh, ms), mc, (e, es), ec) in enumerate(zip(m_hats, m_claims, losses, e_claims)):
-        decisions.append(_labelled(f"m #{k}", decision.equivalence(*relative_interval(mh, z * ms, mc), m_margin)))
-        decisions.append(_labelled(f"E #{k}", decision.equivalence(*relative_interval(e, z * es, ec), e_margin)))
+        decisions.append(labelled(f"m #{k}", decision.equivalence(*relative_interval(mh, z * ms, mc), m_margin)))
+        decisions.append(labelled(f"E #{k}", decision.equivalence(*relative_interval(e, z * es, ec), e_margin)))
     return decision.combined("equivalence", decisions)
 
 
@@ -110,8 +73,9 @@ def optimum(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: list, L:
             contexts: list, m_margin: float, e_margin: float, half_width: float, family_level: float) -> Outcome:
     """The optimal ``m I`` is the derived ``m*`` and its error the derived ``E_lin(n)``.
 
-    At each ``n``: ``m_hat`` (:func:`_m_hat`) on a sample sized from an independent ``pilot`` for a relative
-    half-width ``half_width`` (within ``contexts``), and the loss at ``m* I`` on as many contexts;
+    At each ``n``: ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`) on a sample sized from an independent
+    ``pilot`` for a relative half-width ``half_width`` (within ``contexts``), and the loss at ``m* I`` on as
+    many contexts;
     :func:`optimum_decision`, Bonferroni ``z`` at ``family_level``.  ``decide(m_shift, e_shift, law)``: the
     claimed ``m* (1 + m_shift)`` and ``E_lin (1 + e_shift)``, or a rival law of :func:`law_values`.
     """
@@ -122,10 +86,10 @@ def optimum(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: list, L:
     m_hats, losses, sizes = [], [], []
     for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
         problem = make_problem(task, d, n, L, sigma)
-        m_pilot, se_pilot = _m_hat(problem, pilot, streams[3 * k])
-        sizes.append(_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
-        m_hats.append(_m_hat(problem, sizes[-1], streams[3 * k + 1]))
-        losses.append(_loss(problem, m_star, sizes[-1], streams[3 * k + 2]))
+        m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
+        sizes.append(pilot_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
+        m_hats.append(m_hat(problem, sizes[-1], streams[3 * k + 1]))
+        losses.append(linear_loss(problem, m_star, sizes[-1], streams[3 * k + 2]))
 
     def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> decision.Decision:
         return optimum_decision(m_hats, [m * (1 + m_shift) for m, _ in laws[law]], losses,
@@ -154,34 +118,19 @@ def optimum(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: list, L:
 
 # ----------------------------------------------------------------------------- isotropy of the optimum
 def _directions(d: int, rng: np.random.Generator):
-    """Unit-Frobenius perturbations: symmetric traceless, antisymmetric, rank-one traceless, and the
-    scale directions ``+-I / sqrt(d)``."""
-    A = rng.normal(size=(d, d))
-    S = A + A.T
-    S -= np.trace(S) / d * np.eye(d)
-    u = A[:, 0] / np.linalg.norm(A[:, 0])
-    R = np.outer(u, u) - np.eye(d) / d
-    return [("symmetric traceless", S / np.linalg.norm(S)), ("antisymmetric", (A - A.T) / np.linalg.norm(A - A.T)),
-            ("rank-one traceless", R / np.linalg.norm(R)), ("scale up", np.eye(d) / math.sqrt(d)),
+    """Unit-Frobenius perturbations: symmetric traceless, antisymmetric, rank-one traceless (one Gaussian ``A``,
+    :func:`lipschitz_icl.geometry.anisotropic_directions`), and the scale directions ``+-I / sqrt(d)``."""
+    dirs = geometry.anisotropic_directions(rng.normal(size=(d, d)))
+    return [("symmetric traceless", dirs["symmetric"]), ("antisymmetric", dirs["antisymmetric"]),
+            ("rank-one traceless", dirs["rank-one"]), ("scale up", np.eye(d) / math.sqrt(d)),
             ("scale down", -np.eye(d) / math.sqrt(d))]
 
 
 def perturbation_decision(diffs, z: float, labels) -> decision.Decision:
     """Sign rule: every paired difference ``L(M + eps D) - L(M)`` (interval ``value +- z se``) is > 0."""
     return decision.combined("sign", [
-        _labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
+        labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
         for label, e in zip(labels, diffs)])
-
-
-def _base_differences(problem, bases, perturbations, contexts: int, rng: np.random.Generator):
-    """Per-context paired differences ``L_c(B + P) - L_c(B)`` for each base ``B`` and perturbation ``P`` on
-    common random numbers.  The per-context loss of linear attention is a quadratic in ``M``, so the difference
-    is affine in ``B``: at ``B_0 + sum_j c_j (B_j - B_0)`` it is exactly ``D_0 + sum_j c_j (D_j - D_0)``.
-    Returns one array of shape ``(perturbations, contexts)`` per base."""
-    models = [Attention(B + P, "linear") for B in bases for P in [np.zeros_like(B), *perturbations]]
-    losses = [b + nz for b, nz in general_terms(problem, models, contexts, rng)]
-    k = len(perturbations) + 1
-    return [np.array([loss - losses[i] for loss in losses[i + 1:i + k]]) for i in range(0, len(losses), k)]
 
 
 def isotropic(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
@@ -199,7 +148,7 @@ def isotropic(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: flo
     eps = relative_size * m_star * math.sqrt(d)
     z = decision.bonferroni_z(len(dirs), family_level)
     bases = [m_star * np.eye(d), 2 * m_star * np.eye(d), m_star * (np.eye(d) - math.sqrt(d) * dirs[0][1])]
-    D0, D1, D2 = _base_differences(make_problem(task, d, n, L, sigma), bases, [eps * D for _, D in dirs], contexts,
+    D0, D1, D2 = base_differences(make_problem(task, d, n, L, sigma), bases, [eps * D for _, D in dirs], contexts,
                                    np.random.default_rng(data_stream))
 
     def diffs(shift: float = 0.0, anisotropy: float = 0.0, base: str = "derived"):
@@ -274,10 +223,10 @@ def cannot_adapt(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: lis
     errors, sizes = [], []
     for k, n in enumerate(grid):
         problem, m_star = make_problem(task, d, n, L, sigma), law_values(task, d, n, L, sigma)[0]
-        relative_sd = _loss(problem, m_star, pilot, streams[2 * k])[1] * math.sqrt(pilot) / e_lim
+        relative_sd = linear_loss(problem, m_star, pilot, streams[2 * k])[1] * math.sqrt(pilot) / e_lim
         target = follow_precision * max(abs(next_order(n)), precision_floor * margin)
-        sizes.append(_sample_size(relative_sd, z, target, contexts))
-        errors.append(_loss(problem, m_star, sizes[-1], streams[2 * k + 1]))
+        sizes.append(pilot_sample_size(relative_sd, z, target, contexts))
+        errors.append(linear_loss(problem, m_star, sizes[-1], streams[2 * k + 1]))
     laws = _error_laws(task, d, grid, L, sigma)
 
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
@@ -312,49 +261,48 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
     """Equivalence within ``+-margin``: the ``L``-elasticity interval ``linear`` of the optimal linear scale
     with ``linear_claim`` and softmax's ``softmax`` with ``softmax_claim``; combined."""
     return decision.combined("equivalence", [
-        _labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
-        _labelled("softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin))])
+        labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
+        labelled("softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin))])
 
 
 def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: list, sigma: float, contexts: int,
             margin_fraction: float, family_level: float) -> Outcome:
-    """As ``L`` grows softmax's optimal window shrinks (``w* ~ L^(2 alpha)``) while the optimal linear
-    attention's weights ``(m*/n) x_i . q`` stay put: a fixed profile whose scale ``m*`` moves only by the
-    derived finite-``n`` noise effect (``m* -> d`` for every ``L``).
+    """As ``L`` grows softmax's optimal window shrinks (``w* ~ L^(2 alpha)``) while the optimal linear attention's
+    weights ``(m*/n) x_i . q`` stay put: a fixed profile whose scale ``m*`` moves only by the derived finite-``n``
+    noise effect (``m* -> d`` for every ``L``).
 
-    ``m_hat`` (:func:`_m_hat`, ``contexts`` each) and the exact softmax ``w*`` at each ``L`` of ``L_grid``; the
-    elasticities ``log(x_hi/x_lo)/log(L_hi/L_lo)`` between its ends, linear's interval ``+- z se`` (delta
-    method, ``z`` at ``family_level``), softmax's from the exact ``w*``'s stated accuracy; ``equivalence``
-    within ``+-margin_fraction 2 alpha`` (:func:`lipschitz_icl.derivations.window_law.window_law`) of the
-    derived elasticity of ``m*`` and of ``2 alpha``.  ``decide(shift, linear, softmax)``: the linear claim
+    ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`, ``contexts`` each) and the exact softmax ``w*`` at each
+    ``L`` of ``L_grid``; the elasticities ``log(x_hi/x_lo)/log(L_hi/L_lo)`` between its ends, linear's interval ``+-
+    z se`` (delta method, ``z`` at ``family_level``), softmax's from the exact ``w*``'s stated accuracy;
+    ``equivalence`` within ``+-margin_fraction 2 alpha`` (:func:`lipschitz_icl.derivations.window_law.window_law`)
+    of the derived elasticity of ``m*`` and of ``2 alpha``.  ``decide(shift, linear, softmax)``: the linear claim
     shifted, or the rivals ``linear = "softmax"`` (``m* ~ L^(2 alpha)``), ``softmax = "none"`` (``w*`` fixed).
     """
     alpha = wlaw.window_law(task, d)[0]
     margin, span = margin_fraction * 2 * alpha, math.log(L_grid[-1] / L_grid[0])
-    m_hats = [_m_hat(make_problem(task, d, n, LL, sigma), contexts, s)
-              for LL, s in zip(L_grid, seed.spawn(len(L_grid)))]
+    m_hats = [m_hat(make_problem(task, d, n, LL, sigma), contexts, s) for LL, s in zip(L_grid, seed.spawn(len(L_grid)))]
     m_stars = [law_values(task, d, n, LL, sigma)[0] for LL in L_grid]
     found = [wstar(make_problem(task, d, n, LL, sigma), "exact") for LL in L_grid]
     (m_lo, s_lo), (m_hi, s_hi) = m_hats[0], m_hats[-1]
     e_lin, derived = math.log(m_hi / m_lo) / span, math.log(m_stars[-1] / m_stars[0]) / span
     half = decision.bonferroni_z(1, family_level) * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
     lin_iv = (e_lin - half, e_lin + half)
-    soft_iv = tuple(math.log(hi / lo) / span for lo, hi in ((found[0].ci_high, found[-1].ci_low),
-                                                           (found[0].ci_low, found[-1].ci_high)))
+    soft_lo, e_soft, soft_hi = wstar_elasticities([L_grid[0], L_grid[-1]], [found[0], found[-1]])[0]
     stuck = [LL for LL, w in zip(L_grid, found) if w.info.get("at_search_bound")]
 
     def decide(shift: float = 0.0, linear: str = "derived", softmax: str = "derived") -> decision.Decision:
         if stuck:
             return decision.Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
         claim = {"derived": derived, "softmax": 2 * alpha}[linear] + shift
-        return elasticity_decision(lin_iv, soft_iv, claim, {"derived": 2 * alpha, "none": 0.0}[softmax], margin)
+        return elasticity_decision(lin_iv, (soft_lo, soft_hi), claim, {"derived": 2 * alpha, "none": 0.0}[softmax],
+                                   margin)
 
     ws = [w.w_star.value for w in found]
     quantities = (
         Quantity(name="d log m* / d log L (linear attention)", theory=derived, measured=e_lin, ci_low=lin_iv[0],
                  ci_high=lin_iv[1], note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats)),
         Quantity(name="d log w* / d log L (softmax attention)", theory=2 * alpha,
-                 measured=math.log(ws[-1] / ws[0]) / span, ci_low=soft_iv[0], ci_high=soft_iv[1],
+                 measured=e_soft, ci_low=soft_lo, ci_high=soft_hi,
                  note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws)))
     series = [{"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
               {"label": r"linear $\hat m$", "x": list(L_grid), "y": [m / m_lo for m, _ in m_hats],
@@ -373,9 +321,7 @@ def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: 
 def trained_decision(scales, target: float, margin: float, level: float):
     """Equivalence of the mean trained scale with ``target``: the two-sided ``level`` t-interval of the mean of
     ``scales`` (independent runs), relative to ``target``, within ``+-margin``.  Returns ``(Decision, interval)``."""
-    values = np.asarray(scales, dtype=float)
-    half = float(stats.t.ppf(0.5 + 0.5 * level, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
-    interval = relative_interval(float(values.mean()), half, target)
+    interval = relative_interval(*mean_interval(scales, 0.5 + 0.5 * level), target)
     return decision.equivalence(*interval, margin), interval
 
 
@@ -402,8 +348,8 @@ def trained(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float
 
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
         target = law_values(task, d, n, L, sigma, law)[0] * (1 + change)
-        return decision.combined("equivalence", [_labelled("scale", trained_decision(scales, target, margin, level)[0]),
-                                                 _labelled("shape", shape)])
+        return decision.combined("equivalence", [labelled("scale", trained_decision(scales, target, margin, level)[0]),
+                                                 labelled("shape", shape)])
 
     scale_dec, (low, high) = trained_decision(scales, m_star, margin, level)
     quantities = (

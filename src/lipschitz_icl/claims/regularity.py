@@ -22,8 +22,6 @@ inconclusive, never a refutation (claim ``regularity.window-law-rough``, explora
 
 from __future__ import annotations
 
-import math
-from functools import lru_cache
 
 import numpy as np
 
@@ -32,29 +30,12 @@ from lipschitz_icl.derivations import regularity as law
 from .. import decision, sweep
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
+from ..law_points import kernel_law_points, kernel_slope_points
 from ..optimum import wstar
-from ..problem import make_problem
-from ..zonal import builtin_kernel, expression_kernel
-from ..zonal_task import zonal_problem
+from ..zonal_task import prior, zonal_problem
 
-__all__ = ["prior", "bias_power", "window_law", "window_law_rough", "law_outcome", "scaling_grid",
+__all__ = ["bias_power", "window_law", "window_law_rough", "law_outcome", "scaling_grid",
            "kernel_scaling"]
-
-
-def prior(name: str, d: int, kernels: dict, L: float):
-    """``(kernel, problem_of)`` of the named prior: an expression of ``kernels`` (the registry's table
-    ``name -> K(t)``) or else the built-in class ``name`` at scale ``L``; ``problem_of(n, sigma)`` is its
-    problem (a built-in class keeps its own exact method)."""
-    if name in kernels:
-        k = _expression_kernel(kernels[name], d)
-        return k, lambda n, sigma: zonal_problem(k, n, sigma)
-    return builtin_kernel(name, d, L), lambda n, sigma: make_problem(name, d, n, L, sigma)
-
-
-@lru_cache(maxsize=None)
-def _expression_kernel(text: str, d: int):
-    """One kernel object per (expression, d): its Gegenbauer coefficients are cached on it."""
-    return expression_kernel(text, d)
 
 
 def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
@@ -65,20 +46,6 @@ def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
 
 
 # ----------------------------------------------------------------------------- the bias power
-def _slope_points(w, values, errors, reg, shift=0.0):
-    """Per consecutive pair of ``w``: distance ``slope + beta - shift`` with its interval (relative errors
-    of the two values over the span) and the derived next-order term of the secant slope,
-    ``k (w_b^-q - w_a^-q) / log(w_b/w_a)`` (0 where ``k`` is not derived)."""
-    out = []
-    for wa, wb, va, vb, ea, eb in zip(w, w[1:], values, values[1:], errors, errors[1:]):
-        span = math.log(wb / wa)
-        dist = math.log(vb / va) / span + reg.beta - shift
-        err = (ea / va + eb / vb) / span
-        nxt = 0.0 if reg.k is None else reg.k * (wb ** -reg.q - wa ** -reg.q) / span
-        out.append(decision.AsymptoticPoint(wb, dist - err, dist + err, nxt))
-    return out
-
-
 def bias_power(*, kernel: str, d: int, kernels: dict, L: float, sigma: float, w_grid: dict, n_min: float,
                finite_n_factor: float, margin: float) -> Outcome:
     """The bias part at large ``n`` falls as ``b w^-beta``, ``beta = min(gamma, 2)`` derived from the kernel.
@@ -103,9 +70,9 @@ def bias_power(*, kernel: str, d: int, kernels: dict, L: float, sigma: float, w_
         if not converged:
             return decision.Decision("asymptotic", "inconclusive", "an exact quadrature did not converge")
         moved = shift + (0.0 if beta is None else reg.beta - beta)
-        return _rival(decision.asymptotic(_slope_points(w, values, errors, reg, moved), margin), beta, reg)
+        return _rival(decision.asymptotic(kernel_slope_points(w, values, errors, reg, moved), margin), beta, reg)
 
-    points = _slope_points(w, values, errors, reg)
+    points = kernel_slope_points(w, values, errors, reg)
     last, setting = points[-1], {"kernel": kernel, "d": d}
     return Outcome(
         decide=decide, margin=f"+-{margin:g} on the bias power",
@@ -127,19 +94,6 @@ def bias_power(*, kernel: str, d: int, kernels: dict, L: float, sigma: float, w_
 
 
 # ----------------------------------------------------------------------------- the window law
-def _law_points(rho, ws, accuracy, reg, shift=0.0, scale=1.0):
-    """Per grid point: distance ``w*/(scale C rho^(alpha + shift)) - 1`` with the exact ``w*``'s relative
-    accuracy and the derived next-order term at ``w0 = C rho^alpha`` (0 where not derived)."""
-    out = []
-    for r, wv, acc in zip(rho, ws, accuracy):
-        w0 = reg.C * r ** reg.alpha
-        dist = wv / (scale * reg.C * r ** (reg.alpha + shift)) - 1.0
-        nxt = reg.wstar_next_order(w0)
-        out.append(decision.AsymptoticPoint(r, dist - acc * (1 + dist), dist + acc * (1 + dist),
-                                            0.0 if nxt is None else nxt))
-    return out
-
-
 def _law_point(problem):
     """One piece of :func:`law_outcome`: the exact ``w*`` of ``problem`` and the exact loss there."""
     result = wstar(problem, "exact")
@@ -168,16 +122,16 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
         if not converged:
             return decision.Decision("asymptotic", "inconclusive", "the exact loss at w* did not converge")
         moved = shift + (0.0 if beta is None else 1.0 / (beta + reg.m) - reg.alpha)
-        dec = decision.asymptotic(_law_points(rho, ws, acc, reg, moved, 1 + scale_change), margin)
+        dec = decision.asymptotic(kernel_law_points(rho, ws, acc, reg, moved, 1 + scale_change), margin)
         if undetermined and dec.refutes:
             dec = decision.Decision("asymptotic", "inconclusive", dec.detail + "; next order O(w*^-beta) not "
                                     "derived: not a refutation")
         return _rival(dec, beta, reg)
 
-    last = _law_points(rho, ws, acc, reg)[-1]
+    last = kernel_law_points(rho, ws, acc, reg)[-1]
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
     ratio = ws / (reg.C * rho**reg.alpha)
-    next_order = [p.next_order for p in _law_points(rho, ws, acc, reg)]
+    next_order = [p.next_order for p in kernel_law_points(rho, ws, acc, reg)]
     setting = {"kernel": label, "d": k.d}
     return Outcome(
         decide=decide, margin=f"+-{margin:g} on w*/law - 1",

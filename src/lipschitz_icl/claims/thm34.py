@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from lipschitz_icl.derivations import window_law as law
 
@@ -31,9 +30,10 @@ from ..estimate import Estimate
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
 from ..isotropic import draw_isotropic_batch
+from ..law_points import power_slope_points, window_law_points
 from ..loss import loss_differences
-from ..optimum import wstar
-from ..pretraining import independent_runs, scale_interval
+from ..optimum import wstar, wstar_elasticities
+from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
 
 __all__ = ["isotropy", "trained_isotropy", "monotonicity", "window_scaling", "bias_noise_powers",
@@ -52,21 +52,10 @@ def _exact_wstar(task: str, d: int, n, L: float, sigma: float):
 
 # ----------------------------------------------------------------------------- Lemma B.5: isotropy
 def _anisotropic_directions(d: int, count: int, rng: np.random.Generator):
-    """Unit-Frobenius perturbations orthogonal to ``I``: symmetric traceless, antisymmetric and
-    rank-one traceless ones, in turn."""
-    out = []
-    for k in range(count):
-        kind = ("symmetric", "antisymmetric", "rank-one")[k % 3]
-        A = rng.normal(size=(d, d))
-        if kind == "symmetric":
-            D = A + A.T - np.trace(A + A.T) / d * np.eye(d)
-        elif kind == "antisymmetric":
-            D = A - A.T
-        else:
-            u = A[:, 0] / np.linalg.norm(A[:, 0])
-            D = np.outer(u, u) - np.eye(d) / d
-        out.append((kind, D / np.linalg.norm(D)))
-    return out
+    """Unit-Frobenius perturbations orthogonal to ``I`` (:func:`lipschitz_icl.geometry.anisotropic_directions`):
+    symmetric traceless, antisymmetric and rank-one traceless ones in turn, each from a fresh Gaussian ``A``."""
+    kinds = [("symmetric", "antisymmetric", "rank-one")[k % 3] for k in range(count)]
+    return [(kind, geometry.anisotropic_directions(rng.normal(size=(d, d)))[kind]) for kind in kinds]
 
 
 def minimiser_decisions(problem, M0: np.ndarray, directions, *, step: float, contexts: int,
@@ -158,7 +147,7 @@ def trained_isotropy(*, task: str, d: int, n: int, seed: np.random.SeedSequence,
     problem = make_problem(task, d, n, L, sigma)
     results = independent_runs(problem, seed, runs, **protocol)
     aniso = np.array([geometry.anisotropy(r.M) for _, r in results])
-    a_high = float(aniso.mean() + stats.t.ppf(level, runs - 1) * aniso.std(ddof=1) / math.sqrt(runs))
+    _, _, a_high = mean_limits(aniso, level)
     shape = decision.one_sided(float(aniso.min()), a_high, shape_threshold, "<=")
     w_runs = [r.w_trained for _, r in results]
     exact = wstar(problem, "exact")
@@ -186,17 +175,6 @@ def trained_isotropy(*, task: str, d: int, n: int, seed: np.random.SeedSequence,
 
 
 # ----------------------------------------------------------------------------- monotonicity
-def _elasticities(factors, results) -> list[tuple[float, float, float]]:
-    """``(low, mid, high)`` of the elasticity ``log(w*_b/w*_a)/log(f_b/f_a)`` between consecutive grid
-    points, the interval from the exact ``w*`` intervals."""
-    out = []
-    for (fa, a), (fb, b) in zip(zip(factors, results), list(zip(factors, results))[1:]):
-        span = math.log(fb / fa)
-        out.append((math.log(b.ci_low / a.ci_high) / span, math.log(b.w_star.value / a.w_star.value) / span,
-                    math.log(b.ci_high / a.ci_low) / span))
-    return out
-
-
 def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factors: list) -> Outcome:
     """``w*`` increases with ``L`` and ``n`` and decreases with ``sigma`` (exact ``w*`` at ``factors`` of
     ``(n0, L0, sigma0)``).
@@ -212,7 +190,7 @@ def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factor
                   ("sigma", -1, -2 * alpha, lambda f: (n0, L0, sigma0 * f)))
     results = {name: [wstar(make_problem(task, d, *make(f)), "exact") for f in factors]
                for name, _, _, make in parameters}
-    steps = {name: _elasticities(factors, results[name]) for name in results}
+    steps = {name: wstar_elasticities(factors, results[name]) for name in results}
 
     def decide(shift: float = 0.0, direction: int = +1) -> decision.Decision:
         checks = [decision.sign(lo - sgn * direction * shift, hi - sgn * direction * shift, sgn * direction)
@@ -244,17 +222,6 @@ def _laws(task: str, d: int) -> dict:
             "envelope": (*law.envelope_law(d), 1.0, 0.0)}
 
 
-def _law_points(rho, ws, alpha: float, C: float, q: float, k: float, shift: float = 0.0, scale: float = 1.0):
-    """:class:`~lipschitz_icl.decision.AsymptoticPoint` per grid point for the law
-    ``w0 = scale C rho^(alpha + shift)``: distance ``w*/w0 - 1`` with the exact ``w*``'s interval and the
-    derived next-order term ``k w0^-q`` (:func:`lipschitz_icl.derivations.window_law.wstar_correction`)."""
-    out = []
-    for r, w in zip(rho, ws):
-        w0 = scale * C * r ** (alpha + shift)
-        out.append(decision.AsymptoticPoint(r, w.ci_low / w0 - 1, w.ci_high / w0 - 1, k * w0 ** (-q)))
-    return out
-
-
 def law_grid(task: str, d: int, n_grid, L: float, sigma: float, *, margin: float, reach: float, factor: float,
              n_max: float, w_max: float):
     """The exact ``w*`` on ``n_grid`` extended (by ``factor`` in ``n``) while the derived next-order term
@@ -269,6 +236,28 @@ def law_grid(task: str, d: int, n_grid, L: float, sigma: float, *, margin: float
                                 x_max=max(top, max(n_grid)), reach=reach)
     pieces = [(task, d, n, L, sigma) for n in grid]
     return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")
+
+
+def _law_rows(task: str, d: int, grid, rho, results, last, verdict: str, margin: float) -> tuple:
+    """The local slope of ``log w*`` over the two largest ``n`` and the reported rows of :func:`window_scaling`:
+    the distance at the largest ``n`` (point ``last``), ``alpha``, ``C_d`` and the two-sided constants."""
+    (alpha, C), (q, k) = law.window_law(task, d), law.wstar_correction(task, d)
+    ws, setting = np.array([w.w_star.value for w in results]), {"task": task, "d": d}
+    slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
+    return slope, (
+        Quantity(name="w*/law - 1 at the largest n", theory=last.next_order, measured=0.5 * (last.low + last.high),
+                 ci_low=last.low, ci_high=last.high, verdict=verdict,
+                 note=f"theory: derived next-order term k w0^-q; margin +-{margin:g}"),
+        Quantity(name="alpha: local slope d log w*/d log rho (largest two n)", theory=alpha, measured=slope,
+                 symbol=r"\alpha", setting=setting, constant=True,
+                 note=f"next-order effect {-alpha * q * k * (C * rho[-2] ** alpha) ** (-q):.2g}"),
+        Quantity(name="C_d: w*/rho^alpha at the largest n", theory=C, measured=float(ws[-1] / rho[-1] ** alpha),
+                 ci_low=float(results[-1].ci_low / rho[-1] ** alpha), ci_high=float(results[-1].ci_high / rho[-1] ** alpha),
+                 symbol="C_d", setting=setting, constant=True,
+                 note=f"w* = C_d rho^alpha (1 + k w0^-q), n = {grid[-1]:.3g}"),
+        Quantity(name="two-sided constants c_lo, c_hi: min and max of w*/rho^alpha over the grid",
+                 measured=float((ws / rho**alpha).min()), ci_high=float((ws / rho**alpha).max()),
+                 note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]"))
 
 
 def window_scaling(*, task: str, d: int, n_grid: list, L: float, sigma: float, asymptotic_from: float, margin: float,
@@ -294,26 +283,11 @@ def window_scaling(*, task: str, d: int, n_grid: list, L: float, sigma: float, a
         if stuck:
             return decision.Decision("asymptotic", "inconclusive", f"w* at its search bound for n = {stuck}")
         a, c, qq, kk = laws[law]
-        return decision.asymptotic(_law_points(r_use, w_use, a, c, qq, kk, shift, 1 + scale_change), margin)
+        return decision.asymptotic(window_law_points(r_use, w_use, a, c, qq, kk, shift, 1 + scale_change), margin)
 
     ws = np.array([w.w_star.value for w in results])
-    slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
-    last = _law_points(r_use[-1:], w_use[-1:], alpha, C, q, k)[0]
-    setting = {"task": task, "d": d}
-    quantities = (
-        Quantity(name="w*/law - 1 at the largest n", theory=last.next_order, measured=0.5 * (last.low + last.high),
-                 ci_low=last.low, ci_high=last.high, verdict=decide().verdict,
-                 note=f"theory: derived next-order term k w0^-q; margin +-{margin:g}"),
-        Quantity(name="alpha: local slope d log w*/d log rho (largest two n)", theory=alpha, measured=slope,
-                 symbol=r"\alpha", setting=setting, constant=True,
-                 note=f"next-order effect {-alpha * q * k * (C * rho[-2] ** alpha) ** (-q):.2g}"),
-        Quantity(name="C_d: w*/rho^alpha at the largest n", theory=C, measured=float(ws[-1] / rho[-1] ** alpha),
-                 ci_low=float(results[-1].ci_low / rho[-1] ** alpha), ci_high=float(results[-1].ci_high / rho[-1] ** alpha),
-                 symbol="C_d", setting=setting, constant=True,
-                 note=f"w* = C_d rho^alpha (1 + k w0^-q), n = {grid[-1]:.3g}"),
-        Quantity(name="two-sided constants c_lo, c_hi: min and max of w*/rho^alpha over the grid",
-                 measured=float((ws / rho**alpha).min()), ci_high=float((ws / rho**alpha).max()),
-                 note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]"))
+    last = window_law_points(r_use[-1:], w_use[-1:], alpha, C, q, k)[0]
+    slope, quantities = _law_rows(task, d, grid, rho, results, last, decide().verdict, margin)
     return Outcome(
         decide=decide, quantities=quantities, margin=f"+-{margin:g} on w*/law - 1",
         rule=f"asymptotic rule on w*/(C rho^alpha) - 1 for n >= {asymptotic_from:g}, grid n = "
@@ -328,23 +302,11 @@ def window_scaling(*, task: str, d: int, n_grid: list, L: float, sigma: float, a
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
-def _slope_points(w, values, power: float, next_coef: float, next_q: float, accuracy: float, shift: float = 0.0):
-    """:class:`~lipschitz_icl.decision.AsymptoticPoint` per consecutive pair of ``w``: the local slope of
-    ``log values`` minus ``power + shift``, its interval from the relative ``accuracy`` of each value,
-    and the derived next-order effect on the slope ``-next_q next_coef w^-next_q`` (``values ~ c w^power
-    (1 + next_coef w^-next_q)``), taken at the pair's first point."""
-    out = []
-    for wa, wb, va, vb in zip(w, w[1:], values, values[1:]):
-        span = math.log(wb / wa)
-        slope = math.log(vb / va) / span - power - shift
-        err = 2 * accuracy / span
-        out.append(decision.AsymptoticPoint(wb, slope - err, slope + err, -next_q * next_coef * wa ** (-next_q)))
-    return out
-
-
-def _direction(estimates, part: str, expected: int) -> decision.Decision:
-    """``sign`` on the smallest consecutive change of the ``part`` (bias or noise) of exact-loss
-    ``estimates``, each with its stated ``abs_error``; inconclusive if any quadrature did not converge."""
+def _direction(task: str, d: int, n: float, w_small, L: float, sigma: float, part: str,
+               expected: int) -> decision.Decision:
+    """``sign`` on the smallest consecutive change along ``w_small`` of the ``part`` (bias or noise) of the
+    exact loss at ``n``, each with its stated ``abs_error``; inconclusive if any quadrature did not converge."""
+    estimates = [exact_loss(make_problem(task, d, n, L, sigma), wi) for wi in w_small]
     if not all(e.info.get("converged", False) for e in estimates):
         return decision.Decision("sign", "inconclusive", f"{part}: an exact quadrature did not converge")
     values = [getattr(e, part).value for e in estimates]
@@ -352,6 +314,24 @@ def _direction(estimates, part: str, expected: int) -> decision.Decision:
     changes = [(expected * (b - a) - ea - eb, expected * (b - a) + ea + eb)
                for a, b, ea, eb in zip(values, values[1:], errors, errors[1:])]
     return decision.sign(*min(changes), +1)
+
+
+def _power_rows(task: str, d: int, L: float, w, bias, R, last, decisions) -> tuple:
+    """The reported rows of :func:`bias_noise_powers`: each power (its slope point ``last`` at the largest
+    ``w`` and its decision) and each constant beside the derived one."""
+    (p_pow, b_const), (beta, c_R) = law.bias_leading(task, d), law.noise_leading(d)
+    (pb, pn), (db, dn), setting = last, decisions, {"task": task, "d": d}
+    return (
+        Quantity(name="bias power -p (slope at largest w)", theory=p_pow, measured=p_pow + 0.5 * (pb.low + pb.high),
+                 ci_low=p_pow + pb.low, ci_high=p_pow + pb.high, verdict=db.verdict, symbol="-p", setting=setting,
+                 constant=True, note=f"derived next-order effect {pb.next_order:.2g}"),
+        Quantity(name="bias constant b_d (bias / (L^2 w^-p) at largest w)", theory=b_const,
+                 measured=float(bias[-1] / (L**2 * w[-1] ** p_pow)), symbol="b_d", setting=setting, constant=True),
+        Quantity(name="noise power beta (slope at largest w)", theory=beta, measured=beta + 0.5 * (pn.low + pn.high),
+                 ci_low=beta + pn.low, ci_high=beta + pn.high, verdict=dn.verdict, symbol=r"\beta", setting=setting,
+                 constant=True, note=f"derived next-order effect {pn.next_order:.2g}"),
+        Quantity(name="noise constant c_R (n noise / (sigma^2 w^beta))", theory=c_R, measured=float(R[-1] / w[-1] ** beta),
+                 symbol="c_R", setting=setting, constant=True))
 
 
 def bias_noise_powers(*, task: str, d: int, w_grid: list, w_small: list, n_large: float, n_finite: list, L: float,
@@ -375,36 +355,22 @@ def bias_noise_powers(*, task: str, d: int, w_grid: list, w_small: list, n_large
     terms = [asymptotic_terms(task, d, wi) for wi in w]
     bias, R = L**2 * np.array([t[0] for t in terms]), np.array([t[2] for t in terms])
     acc = QUADRATURE_ACCURACY[task]
-    directions = [_direction([exact_loss(make_problem(task, d, n_large, L, sigma), wi) for wi in w_small], "bias", -1)]
-    directions += [_direction([exact_loss(make_problem(task, d, n, L, sigma), wi) for wi in w_small], "noise", +1)
-                   for n in n_finite]
-
+    directions = [_direction(task, d, n_large, w_small, L, sigma, "bias", -1)]
+    directions += [_direction(task, d, n, w_small, L, sigma, "noise", +1) for n in n_finite]
     claimed = {"derived": p_pow, "other-class": law.bias_leading(other_class(task), d)[0], "envelope": -1.0}
 
+    def points(shift_b: float = 0.0, noise_shift: float = 0.0):
+        return (power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc, shift_b),
+                power_slope_points(w, R, beta, r1, 1.0, 1e-12, noise_shift))
+
     def powers(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived"):
-        shift_b = bias_shift + claimed[bias_law] - p_pow
-        db = decision.asymptotic(_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc, shift_b), margin)
-        dn = decision.asymptotic(_slope_points(w, R, beta, r1, 1.0, 1e-12, noise_shift), margin)
-        return db, dn
+        return tuple(decision.asymptotic(pts, margin) for pts in points(bias_shift + claimed[bias_law] - p_pow,
+                                                                        noise_shift))
 
     def decide(**kw) -> decision.Decision:
         return decision.combined("asymptotic", [*powers(**kw), *directions] if not kw else powers(**kw))
 
-    pb = _slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc)[-1]
-    pn = _slope_points(w, R, beta, r1, 1.0, 1e-12)[-1]
-    db, dn = powers()
-    setting = {"task": task, "d": d}
-    quantities = (
-        Quantity(name="bias power -p (slope at largest w)", theory=p_pow, measured=p_pow + 0.5 * (pb.low + pb.high),
-                 ci_low=p_pow + pb.low, ci_high=p_pow + pb.high, verdict=db.verdict, symbol="-p", setting=setting,
-                 constant=True, note=f"derived next-order effect {pb.next_order:.2g}"),
-        Quantity(name="bias constant b_d (bias / (L^2 w^-p) at largest w)", theory=b_const,
-                 measured=float(bias[-1] / (L**2 * w[-1] ** p_pow)), symbol="b_d", setting=setting, constant=True),
-        Quantity(name="noise power beta (slope at largest w)", theory=beta, measured=beta + 0.5 * (pn.low + pn.high),
-                 ci_low=beta + pn.low, ci_high=beta + pn.high, verdict=dn.verdict, symbol=r"\beta", setting=setting,
-                 constant=True, note=f"derived next-order effect {pn.next_order:.2g}"),
-        Quantity(name="noise constant c_R (n noise / (sigma^2 w^beta))", theory=c_R, measured=float(R[-1] / w[-1] ** beta),
-                 symbol="c_R", setting=setting, constant=True))
+    quantities = _power_rows(task, d, L, w, bias, R, [pts[-1] for pts in points()], powers())
     return Outcome(
         decide=decide, quantities=quantities, margin=f"+-{margin:g} on each power",
         rule=f"asymptotic rule on local slopes of the large-n limits at w in {list(w_grid)} (margin {margin:g}, "

@@ -23,36 +23,16 @@ from lipschitz_icl.derivations import window_law as law
 
 from .. import decision
 from ..attention import Attention
+from ..estimate import log_slope, mean_se
 from ..evidence import Outcome, Quantity
 from ..optimum import wstar
 from ..pretraining import independent_runs
-from ..probes import CosineProbe, noise_terms, probe_suite, probe_terms
+from ..probes import (CosineProbe, noise_terms, probe_errors_along_n, probe_log_ratios, probe_suite,
+                      probe_terms)
 from ..problem import make_problem
 
 __all__ = ["generalisation", "envelope", "noise_part", "mismatch", "mismatch_marked", "same_l_classes",
-           "trained_mismatch", "log_ratio", "slope"]
-
-
-# ----------------------------------------------------------------------------- estimators
-def _mean_se(samples) -> tuple[float, float]:
-    samples = np.asarray(samples, dtype=float)
-    return float(samples.mean()), float(samples.std(ddof=1) / math.sqrt(samples.size))
-
-
-def log_ratio(numerator, denominator) -> tuple[float, float]:
-    """``log(mean X / mean Y)`` of paired per-context samples and its delta-method standard error
-    ``sd(X/mean X - Y/mean Y)/sqrt(N)`` (common random numbers: the pairing enters the variance)."""
-    x, y = np.asarray(numerator, float), np.asarray(denominator, float)
-    mx, my = x.mean(), y.mean()
-    return float(math.log(mx / my)), float(np.std(x / mx - y / my, ddof=1) / math.sqrt(x.size))
-
-
-def slope(n_pair, values, errors) -> tuple[float, float]:
-    """Local log-log slope ``s = log(E_2/E_1)/log(n_2/n_1)`` and its delta-method standard error
-    ``sqrt((se_1/E_1)^2 + (se_2/E_2)^2)/log(n_2/n_1)`` (independent samples at the two ``n``)."""
-    (n1, n2), (v1, v2), (e1, e2) = n_pair, values, errors
-    span = math.log(n2 / n1)
-    return math.log(v2 / v1) / span, math.hypot(e1 / v1, e2 / v2) / span
+           "trained_mismatch"]
 
 
 def _wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
@@ -63,26 +43,11 @@ def _wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
     return result.w_star.value
 
 
-def _window(w: float, d: int) -> Attention:
-    return Attention(w * np.eye(d))
-
-
 def _band(r: float, se: float, z: float) -> tuple[float, float]:
     return r - z * se, r + z * se
 
 
 # ----------------------------------------------------------------------------- generalisation
-def _errors_along_n(suite, windows, n_grid, sigma, contexts, seed) -> dict:
-    """``{probe: [(mean, se) of the ICL error at each n]}`` for the windows ``w*(n) I``, independent
-    draws per ``n`` (one spawned stream each)."""
-    loss = {p.name: [] for p in suite}
-    for n, w, c, stream in zip(n_grid, windows, contexts, seed.spawn(len(n_grid))):
-        terms = probe_terms(suite, [_window(w, suite[0].d)], n, sigma, c, np.random.default_rng(stream))
-        for name, ((b, nz),) in terms.items():
-            loss[name].append(_mean_se(b + nz))
-    return loss
-
-
 def _rates(train_task: str, d: int) -> dict:
     """``rate -> (bound on the slope at the two largest n, relation)``: the claim's envelope rate
     ``n^-alpha`` and the competing statements the registry's alternatives name."""
@@ -97,16 +62,16 @@ def generalisation(*, train_task: str, d: int, seed: np.random.SeedSequence, L: 
     """The ICL error of the pretrained window ``w*(n) I`` on every probe falls at least as fast as the
     Lipschitz envelope ``n^-alpha`` (``alpha`` the pretraining class's window exponent).
 
-    ``one-sided`` rule on each probe's local log-log slope (:func:`slope`, interval ``s +- z se``,
-    Bonferroni over probes and pairs): ``<= 0`` between consecutive ``n``, ``<= -alpha`` between the two
-    largest.  ``decide(shift, rate)``: the bound ``-(alpha + shift)``, or a competing rate of :func:`_rates`.
+    ``one-sided`` rule on each probe's local log-log slope (:func:`~lipschitz_icl.estimate.log_slope`, interval
+    ``s +- z se``, Bonferroni over probes and pairs): ``<= 0`` between consecutive ``n``, ``<= -alpha`` between the
+    two largest.  ``decide(shift, rate)``: the bound ``-(alpha + shift)``, or a competing rate of :func:`_rates`.
     """
     suite, alpha = probe_suite(d, L, **probes), law.window_law(train_task, d)[0]
     w_grid = [_wstar(train_task, d, n, L, sigma) for n in n_grid]
-    loss = _errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
+    loss = probe_errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
     pairs = list(zip(n_grid[:-1], n_grid[1:]))
     z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
-    slopes = {name: [_band(*slope(pair, *zip(*rows[k:k + 2])), z) for k, pair in enumerate(pairs)]
+    slopes = {name: [_band(*log_slope(pair, *zip(*rows[k:k + 2])), z) for k, pair in enumerate(pairs)]
               for name, rows in loss.items()}
 
     def decide(shift: float = 0.0, rate: str = "envelope") -> decision.Decision:
@@ -159,7 +124,7 @@ def envelope(*, train_task: str, d: int, n: int, seed: np.random.SeedSequence, L
     """
     (stream,) = seed.spawn(1)
     w = _wstar(train_task, d, n, L, sigma)
-    terms, (env,) = probe_terms(probe_suite(d, L, **probes), [_window(w, d)], n, sigma, contexts,
+    terms, (env,) = probe_terms(probe_suite(d, L, **probes), [Attention.isotropic(w, d)], n, sigma, contexts,
                                 np.random.default_rng(stream), envelope=True)
     eps = n * np.finfo(float).eps
     rel = {"jensen": 2 * eps, "centroid": eps * (1 + 2 / np.sqrt(env["centroid"]))}
@@ -196,8 +161,8 @@ def noise_part(*, train_task: str, d: int, seed: np.random.SeedSequence, L: floa
     rows = []
     for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
         w = _wstar(train_task, d, n, L, sigma)
-        (samples,) = noise_terms([_window(w, d)], d, n, sigma, c, np.random.default_rng(stream))
-        rows.append((n, w, _band(*_mean_se(samples), z)))
+        (samples,) = noise_terms([Attention.isotropic(w, d)], d, n, sigma, c, np.random.default_rng(stream))
+        rows.append((n, w, _band(*mean_se(samples), z)))
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
         return [decision.equivalence(*(np.array(band) / ((1 + change) * theory.noise_series(d, w, n, sigma, series))
@@ -216,19 +181,6 @@ def noise_part(*, train_task: str, d: int, seed: np.random.SeedSequence, L: floa
 
 
 # ----------------------------------------------------------------------------- the L mismatch (Figure 5)
-def _ratios(models: dict, suite, n, sigma, contexts, stream) -> tuple[dict, dict]:
-    """``({probe: {model: (log(E_model/E_first), se)}}, {probe: {model: (mean E, se)}})`` against the first
-    model, on common random numbers."""
-    names = list(models)
-    terms = probe_terms(suite, [models[k] for k in names], n, sigma, contexts, np.random.default_rng(stream))
-    ratios, errors = {}, {}
-    for probe in suite:
-        losses = {k: b + nz for k, (b, nz) in zip(names, terms[probe.name])}
-        ratios[probe.name] = {k: log_ratio(losses[k], losses[names[0]]) for k in names[1:]}
-        errors[probe.name] = {k: _mean_se(v) for k, v in losses.items()}
-    return ratios, errors
-
-
 def _figure(errors: dict, labels: dict, z: float, title: str) -> dict:
     probes = list(errors)
     series = [{"label": label, "x": list(range(len(probes))), "y": [errors[p][k][0] for p in probes],
@@ -280,12 +232,12 @@ def _sign_rule(z: float):
 
 def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed):
     """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and their log error
-    ratios and errors on the probes (:func:`_ratios`)."""
+    ratios and errors on the probes (:func:`~lipschitz_icl.probes.probe_log_ratios`)."""
     (stream,) = seed.spawn(1)
     ws = {k: _wstar("affine", d, n, LL, sigma) for k, LL in (("matched", L), ("smaller", L / factor),
                                                                ("larger", L * factor))}
-    return (ws, *_ratios({k: _window(w, d) for k, w in ws.items()}, probe_suite(d, L, **probes), n, sigma, contexts,
-                         stream))
+    models = {k: Attention.isotropic(w, d) for k, w in ws.items()}
+    return (ws, *probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, stream))
 
 
 def mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int, factor: float,
@@ -293,8 +245,9 @@ def mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: f
     """Figure 5 with ``M = w* I``: attention pretrained on affine tasks at ``L' = L/factor`` or ``factor L`` has a
     larger ICL error on ``L``-tasks of the ``gated`` (Figure 5) classes than the one pretrained at ``L``.
 
-    ``sign`` rule (:func:`_sign_rule`) on every gated paired log ratio ``log(E_L'/E_L)`` (:func:`log_ratio`,
-    Bonferroni over the gated comparisons); the other probes' ratios are reported, not gated."""
+    ``sign`` rule (:func:`_sign_rule`) on every gated paired log ratio ``log(E_L'/E_L)``
+    (:func:`~lipschitz_icl.estimate.paired_log_ratio`, Bonferroni over the gated comparisons); the other probes'
+    ratios are reported, not gated."""
     ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
     z = decision.bonferroni_z(2 * len(gated), family_level)
     return _outcome(ratios, errors, _mismatch_labels(factor), gated, z, "sign", _sign_rule(z),
@@ -314,7 +267,7 @@ def trained_mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, 
     for key, LL, stream in zip(("matched", "smaller", "larger"), (L, L / factor, L * factor), streams):
         ((_, result),) = independent_runs(make_problem("affine", d, n, LL, sigma), stream, 1, **protocol)
         models[key], ws[key] = Attention(result.M), result.w_trained
-    ratios, errors = _ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
+    ratios, errors = probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
     z = decision.bonferroni_z(2 * len(gated), family_level)
     return _outcome(ratios, errors, _mismatch_labels(factor, " (trained)"), gated, z, "sign", _sign_rule(z),
                     rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
@@ -368,8 +321,8 @@ def same_l_classes(*, d: int, n: int, seed: np.random.SeedSequence, L: float, si
     (stream,) = seed.spawn(1)
     suite = probe_suite(d, L, **probes)
     ws = {k: _wstar(k, d, n, L, sigma) for k in ("affine", "relu")}
-    ratios, errors = _ratios({"matched": _window(ws["affine"], d), "relu": _window(ws["relu"], d)}, suite, n, sigma,
-                             contexts, stream)
+    models = {"matched": Attention.isotropic(ws["affine"], d), "relu": Attention.isotropic(ws["relu"], d)}
+    ratios, errors = probe_log_ratios(models, suite, n, sigma, contexts, stream)
     z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
     classes = {p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
                for p in suite if p.name in gated}

@@ -2,21 +2,9 @@
 the sphere ``c* B B^T`` can be a saddle.  Registry: ``claims/thm44.toml`` (``direction``, ``trained``,
 ``dimension``, ``saddle``: statements, rules, every design number, resolutions, alternatives).
 
-Setting: tasks depend on ``x`` only through ``B^T x`` (``B`` ``d x k``, ``k < d``, orthonormal columns;
-``P = B B^T``, ``Q = I - P``, ``R = P - Q``).  The theorem: the optimal ``M`` is ``c* P``.
-
-Reflection symmetry (used as an estimator, never as a verdict): ``R`` is orthogonal and ``B^T R = B^T``,
-so reflecting the context points (``x_i -> R x_i``), the query (``q -> R q``) or both preserves the law
-of the prompt and every label, and maps the per-prompt loss of ``M`` to that of ``R M``, ``M R`` or
-``R M R``.  Each perturbation ``D`` of :func:`outside_directions` is flipped by one of these maps
-(``R D = -D`` for ``Q A Q``, ``Q`` and ``Q A P``; ``D R = -D`` for ``P A Q``; ``R D R = -D`` for the
-symmetric cross blocks) while ``c P`` is fixed by all of them, so for every ``u``
-
-    ``lbar_c(u) = (l_c(c P + u D) + l_c(c P - u D)) / 2``
-
-is an unbiased per-prompt estimate of ``L(c P + u D)`` (antithetic pair), even in ``u`` prompt by
-prompt: its differences carry no first-order noise.  It also makes ``c P`` stationary along each such
-``D``; whether it is a minimum is what the claims measure, and for the quadratic and cosine links the
+Setting, the signal-matched problems and the reflection-antithetic moves: :mod:`lipschitz_icl.lowrank`
+(``P = B B^T``, ``Q = I - P``).  The theorem: the optimal ``M`` is ``c* P``; whether ``c P`` is a minimum
+along the outside directions is what the claims measure, and for the quadratic and cosine links the
 exact-in-``n`` derivation of :mod:`lipschitz_icl.derivations.saddle` says which.
 
 Measured numbers come from the task-averaged estimator on one draw per decision
@@ -33,110 +21,25 @@ from functools import lru_cache
 import numpy as np
 
 from .. import decision, geometry
-from ..attention import Attention, softmax_weights_from_logits
+from ..attention import Attention
+from ..decision import any_of
 from ..derivations import saddle as theory
-from ..estimate import Estimate
+from ..estimate import Estimate, difference, log_ratio_of_means
 from ..evidence import Outcome, Quantity
 from ..fixed_draw import FixedDraw, scale_search
 from ..loss import general_terms
+from ..lowrank import (inside_changes, inside_direction, limit_terms, matched_problem, outside_changes,
+                       outside_directions, projectors, rotated_basis, scale_changes)
 from ..optimum import wstar
 from ..pretraining import independent_runs, noise_floor
 from ..problem import make_problem
-from ..tasks import make_task_class
 
-__all__ = ["direction_optimality", "trained_direction", "dimension_dependence", "saddle", "matched_problem",
-           "limit_terms", "outside_directions", "scale_changes", "outside_changes", "rotated_basis", "any_of",
-           "change_decision"]
-
-
-# ----------------------------------------------------------------------------- problems
-def matched_problem(task: str, d: int, k: int, *, n: int, L0: float, sigma: float, frequency: float = 1.0):
-    """The rank-``k`` problem in ``d`` dimensions with the signal matched across ``d``.
-
-    With ``z = sqrt(d/k) B^T x`` (``E ||z||^2 = 1`` for every ``d``) the task is the same function of ``z``
-    at every ``d``: ``L = L0 sqrt(d/k)`` (linear, affine, cosine; the cosine frequency also
-    ``x sqrt(d/k)``) and ``L = L0 d/k`` (quadratic).  Without this the label variance of the canonical class
-    falls like ``1/d`` and every error falls with ``d`` for a trivial reason.
-    """
-    link = task.split("-", 1)[1]
-    r = d / k
-    scale = r if link == "quadratic" else math.sqrt(r)
-    kw = {"frequency": frequency * math.sqrt(r)} if link == "cosine" else {}
-    return make_problem(task, d, n, L0 * scale, sigma, rank=k, **kw)
-
-
-def _projectors(problem):
-    B = problem.task_class.B
-    P = B @ B.T
-    return B, P, np.eye(B.shape[0]) - P
+__all__ = ["direction_optimality", "trained_direction", "dimension_dependence", "saddle", "matched_problem"]
 
 
 def _scales(exponents, points: int) -> np.ndarray:
     """The scale grid ``logspace(exponents[0], exponents[1], points)`` of a scale search."""
     return np.logspace(exponents[0], exponents[1], points)
-
-
-# ----------------------------------------------------------------------------- moves from a base
-def outside_directions(B: np.ndarray, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
-    """Unit-Frobenius perturbations with ``P D P = 0``, each flipped by one reflection (module docstring):
-    the outside block ``Q A Q`` (symmetric), the complement identity ``Q``, the symmetric cross blocks
-    ``P A Q + Q A^T P`` and the one-sided cross blocks ``P A Q`` and ``Q A P``; ``A`` standard Gaussian."""
-    d = B.shape[0]
-    P = B @ B.T
-    Q = np.eye(d) - P
-    A = rng.normal(size=(d, d))
-    dirs = [("outside block QAQ", Q @ (A + A.T) @ Q), ("complement identity Q", Q),
-            ("cross blocks PAQ + QA'P", P @ A @ Q + Q @ A.T @ P), ("cross block PAQ", P @ A @ Q),
-            ("cross block QAP", Q @ A @ P)]
-    return [(name, D / np.linalg.norm(D)) for name, D in dirs]
-
-
-def _inside_direction(B: np.ndarray, rng: np.random.Generator):
-    """A unit traceless symmetric perturbation inside ``col(B)`` (``k >= 2``): ``P M* P`` is isotropic."""
-    k = B.shape[1]
-    A = rng.normal(size=(k, k))
-    S = A + A.T
-    S -= np.trace(S) / k * np.eye(k)
-    D = B @ S @ B.T
-    return "inside col(B), traceless", D / np.linalg.norm(D)
-
-
-def scale_changes(draw: FixedDraw, c: float, P: np.ndarray, scale_step: float) -> list[tuple[str, Estimate]]:
-    """From the base ``c P`` (any ``c``): ``L(c (1 +- scale_step) P) - L(c P)``, per-context differences."""
-    base, up, down = draw.losses([c * P, (1 + scale_step) * c * P, (1 - scale_step) * c * P])
-    return [(f"scale x{1 + scale_step:g}", Estimate.from_samples(up - base)),
-            (f"scale x{1 - scale_step:g}", Estimate.from_samples(down - base))]
-
-
-def _inside_changes(draw: FixedDraw, M0: np.ndarray, inside, step: float) -> list[tuple[str, Estimate]]:
-    """For each ``D`` of ``inside``: ``L(M0 +- u D) - L(M0)``, ``u = step ||M0||_F``, per-context differences."""
-    u = step * np.linalg.norm(M0)
-    out = []
-    for name, D in inside:
-        base, plus, minus = draw.losses([M0, M0 + u * D, M0 - u * D])
-        out += [(f"+{name}", Estimate.from_samples(plus - base)), (f"-{name}", Estimate.from_samples(minus - base))]
-    return out
-
-
-def outside_changes(draw: FixedDraw, M0: np.ndarray, outside, t: float, step: float) -> list[tuple[str, Estimate]]:
-    """For each outside ``D``: from the base ``M0 + t ||M0|| D`` the move ``-step ||M0|| D`` (back toward
-    ``col(B)`` when ``t > 0``): ``lbar(t - step) - lbar(t)`` in units ``||M0||_F`` (antithetic pairs of
-    the module docstring, so no first-order noise).  At ``t = 0`` this is the move of size ``step``
-    either way (``lbar`` is even)."""
-    norm = np.linalg.norm(M0)
-    out = []
-    for name, D in outside:
-        lp, lm, bp, bm = draw.losses([M0 + sign * x * norm * D for x in (t, t - step) for sign in (1, -1)])
-        out.append((name, Estimate.from_samples(0.5 * (bp + bm) - 0.5 * (lp + lm))))
-    return out
-
-
-def any_of(rule: str, decisions) -> decision.Decision:
-    """A disjunction ("for some one of these"): holds if any holds, fails if every one fails."""
-    verdicts = [d.verdict for d in decisions]
-    verdict = "holds" if "holds" in verdicts else ("fails" if verdicts and set(verdicts) == {"fails"}
-                                                   else "inconclusive")
-    return decision.Decision(rule, verdict, f"any of {len(verdicts)}: " + ", ".join(verdicts))
 
 
 def _signs(changes, level: float) -> list[decision.Decision]:
@@ -160,50 +63,54 @@ def _full_rank_scale(task: str, problem) -> float:
     return wstar(full, "exact").w_star.value
 
 
+def _moved_base(test: FixedDraw, c: float, P, Q, directions, *, step: float, scale_step: float, level: float,
+                shift: float, outside: float, complement: float) -> decision.Decision:
+    """The rule of :func:`direction_optimality` at a moved base: ``(1 + shift) c P``; ``c P + outside ||c P|| D``
+    for some one of the outside ``D`` (:func:`~lipschitz_icl.decision.any_of`); or ``c (P + complement Q)``."""
+    if shift:
+        return decision.combined("sign", _signs(scale_changes(test, (1 + shift) * c, P, scale_step), level))
+    if outside:
+        return any_of("sign", _signs(outside_changes(test, c * P, directions, outside, step), level))
+    t = complement * np.linalg.norm(Q) / np.linalg.norm(P)
+    unit_Q = [("complement identity Q", Q / np.linalg.norm(Q))]
+    return decision.combined("sign", _signs(outside_changes(test, c * P, unit_Q, t, step), level))
+
+
 def direction_optimality(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L: float,
                          sigma: float, scale_step: float, step: float, contexts: int, search_contexts: int,
                          scale_exponents: list, scale_points: int, refine: list, family_level: float) -> Outcome:
     """Theorem 4.4 at one ``(task, d, k)``: ``M0 = c* P`` is a minimiser.
 
     Streams spawned from ``seed``: the search draw, the random directions, the test draw.  ``c*`` by
-    :func:`~lipschitz_icl.fixed_draw.scale_search` on the search draw (:func:`matched_problem`,
+    :func:`~lipschitz_icl.fixed_draw.scale_search` on the search draw (:func:`lipschitz_icl.lowrank.matched_problem`,
     ``L0 = L``); a ``c*`` on an edge of the grid leaves the claim inconclusive.  ``sign`` rule on the test
     draw: every move raises the loss -- the scale ``c (1 +- scale_step)``, the traceless direction inside
-    ``col(B)`` both ways (``k >= 2``), the five outside directions (:func:`outside_changes`) -- each
+    ``col(B)`` both ways (``k >= 2``), the five outside directions (:mod:`lipschitz_icl.lowrank`) -- each
     interval at level ``1 - family_level / moves`` (Bonferroni).  ``decide(shift, outside, complement,
-    scale)``: the same rule at the base ``(1 + shift) c* P``; at ``c* P + outside ||c* P|| D`` for some one
-    of the five ``D`` (:func:`any_of`); at ``c* (P + complement Q)``; at ``w P`` with ``w`` the full-rank
+    scale)``: the same rule at a moved base (:func:`_moved_base`), or at ``w P`` with ``w`` the full-rank
     class's exact ``w*`` (``scale="full-rank"``, :func:`_full_rank_scale`).
     """
     search_seed, direction_seed, test_seed = seed.spawn(3)
     problem = matched_problem(task, d, k, n=n, L0=L, sigma=sigma)
-    B, P, Q = _projectors(problem)
+    B, P, Q = projectors(problem)
     c, loss_c, edge = scale_search(FixedDraw(problem, search_contexts, search_seed, basis=[P]), P,
                                    grid=_scales(scale_exponents, scale_points), refine=refine)
     rng = np.random.default_rng(direction_seed)
     directions = outside_directions(B, rng)
-    inside = [_inside_direction(B, rng)] if k >= 2 else []
+    inside = [inside_direction(B, rng)] if k >= 2 else []
     test = FixedDraw(problem, contexts, test_seed, basis=[P] + [D for _, D in inside + directions])
-    moves = (scale_changes(test, c, P, scale_step) + _inside_changes(test, c * P, inside, step)
+    moves = (scale_changes(test, c, P, scale_step) + inside_changes(test, c * P, inside, step)
              + outside_changes(test, c * P, directions, 0.0, step))
     level = 1 - family_level / len(moves)
     decisions = _signs(moves, level)
-    unit_Q = [("complement identity Q", Q / np.linalg.norm(Q))]
 
     def decide(shift: float = 0.0, outside: float = 0.0, complement: float = 0.0, scale: str = "") -> decision.Decision:
         if scale:
             shift = _full_rank_scale(task, problem) / c - 1
-        if shift:
-            return decision.combined("sign", _signs(scale_changes(test, (1 + shift) * c, P, scale_step), level))
-        if outside:
-            return any_of("sign", _signs(outside_changes(test, c * P, directions, outside, step), level))
-        if complement:
-            t = complement * np.linalg.norm(Q) / np.linalg.norm(P)
-            return decision.combined("sign", _signs(outside_changes(test, c * P, unit_Q, t, step), level))
-        main = decision.combined("sign", decisions)
-        if edge and main.verdict == "holds":
-            return decision.Decision("sign", "inconclusive", f"c* on the search edge ({edge}); {main.detail}")
-        return main
+        if shift or outside or complement:
+            return _moved_base(test, c, P, Q, directions, step=step, scale_step=scale_step, level=level, shift=shift,
+                               outside=outside, complement=complement)
+        return decision.unless(decision.combined("sign", decisions), f"c* on the search edge ({edge})" if edge else "")
 
     return Outcome(
         decide=decide, quantities=_move_rows(moves, decisions, level) + (
@@ -218,14 +125,6 @@ def direction_optimality(*, task: str, d: int, k: int, seed: np.random.SeedSeque
 
 
 # ----------------------------------------------------------------------------- what training finds
-def rotated_basis(B: np.ndarray, theta: float, u: np.ndarray) -> np.ndarray:
-    """``B`` with its first column turned by ``theta`` toward the unit vector ``u`` of ``col(B)^perp``:
-    ``b_1 -> cos(theta) b_1 + sin(theta) u`` (orthonormal columns; ``col`` tilted by ``theta``)."""
-    out = B.copy()
-    out[:, 0] = math.cos(theta) * B[:, 0] + math.sin(theta) * u
-    return out
-
-
 def _range_decision(values, threshold: float) -> decision.Decision:
     """``one-sided``: ``[min, max]`` of ``values`` over the runs at or below ``threshold``."""
     return decision.one_sided(min(values), max(values), threshold, "<=")
@@ -241,13 +140,13 @@ def trained_direction(*, task: str, d: int, k: int, seed: np.random.SeedSequence
     ``rho(M_k, B)`` over the ``runs`` runs at or below ``shape_threshold``; inconclusive where the
     run-to-run noise floor of ``rho`` (:func:`~lipschitz_icl.pretraining.noise_floor`) is not below
     ``shape_threshold / floor_divisor``.  ``decide(tilt, target)``: "training ends on ``col(B)`` tilted by
-    ``tilt`` radians toward a random outside direction" (:func:`rotated_basis`), or (``target =
+    ``tilt`` radians toward a random outside direction" (:func:`~lipschitz_icl.lowrank.rotated_basis`), or (``target =
     "isotropic"``) "training ends at an isotropic ``w I``" (the range of the anisotropy against the same
     threshold).  Reported: the trained scale ``tr(P M P)/k`` beside ``c*`` searched on its own draw.
     """
     run_seed, tilt_seed, search_seed = seed.spawn(3)
     problem = make_problem(task, d, n, L, sigma, rank=k)
-    B, P, _ = _projectors(problem)
+    B, P, _ = projectors(problem)
     results = independent_runs(problem, run_seed, runs, **protocol)
     Ms = [r.M for _, r in results]
     rhos = [geometry.rho(M, B) for M in Ms]
@@ -260,10 +159,8 @@ def trained_direction(*, task: str, d: int, k: int, seed: np.random.SeedSequence
             return _range_decision([geometry.anisotropy(M) for M in Ms], shape_threshold)
         if tilt:
             return _range_decision([geometry.rho(M, rotated_basis(B, tilt, u)) for M in Ms], shape_threshold)
-        main = _range_decision(rhos, shape_threshold)
-        if floor >= shape_threshold / floor_divisor and main.verdict == "holds":
-            return decision.Decision("one-sided", "inconclusive", f"noise floor {floor:.4f}; {main.detail}")
-        return main
+        noisy = floor >= shape_threshold / floor_divisor
+        return decision.unless(_range_decision(rhos, shape_threshold), f"noise floor {floor:.4f}" if noisy else "")
 
     scales = [float(np.trace(P @ M @ P) / k) for M in Ms]
     c, _, _ = scale_search(FixedDraw(problem, search_contexts, search_seed, basis=[P]), P,
@@ -286,53 +183,12 @@ def trained_direction(*, task: str, d: int, k: int, seed: np.random.SeedSequence
 
 
 # ----------------------------------------------------------------------------- dependence on d
-def limit_terms(task: str, k: int, scales, *, n: int, L0: float, sigma: float, contexts: int, seed,
-                frequency: float = 1.0):
-    """Per-context ``(bias_c, noise_c)`` of ``M = s B B^T`` in the ``d -> infinity`` limit of
-    :func:`matched_problem`: ``z = sqrt(d/k) B^T x`` tends to ``N(0, I_k/k)``, so contexts and query are
-    Gaussian in ``R^k`` and the kernel is ``exp(s' z_i . z_q)`` (``s' = s k/d`` is the scale that survives
-    the limit: ``scales`` here are values of ``s'``).  Task features from the ``k``-dimensional class
-    (``B = I_k``), so the task is the same function of ``z`` as in :func:`matched_problem`.  ``seed``:
-    anything :func:`numpy.random.default_rng` takes."""
-    rng = np.random.default_rng(seed)
-    kw = {"frequency": frequency} if task.endswith("cosine") else {}
-    d_class = max(k, 2)  # a class needs d >= 2: for k = 1, z sits in R^2 with a zero second coordinate
-    tc = make_task_class(task, d_class, L0, rank=k, **kw)
-    out = [([], []) for _ in scales]
-    per = max(1, (1 << 20) // (n * d_class))
-    for s0 in range(0, contexts, per):
-        size = min(per, contexts - s0)
-        z = rng.standard_normal((size, n, k)) / math.sqrt(k)
-        zq = rng.standard_normal((size, k)) / math.sqrt(k)
-        if d_class > k:
-            z = np.concatenate([z, np.zeros((size, n, 1))], axis=-1)
-            zq = np.concatenate([zq, np.zeros((size, 1))], axis=-1)
-        features = tc.features(rng, z, zq)
-        dots = np.einsum("cnk,ck->cn", z, zq)
-        for (bias_parts, noise_parts), s in zip(out, scales):
-            p = softmax_weights_from_logits(s * dots)
-            bias_parts.append(features.bias(p))
-            noise_parts.append(sigma**2 * np.sum(p * p, axis=-1))
-    return [(np.concatenate(b), np.concatenate(nz)) for b, nz in out]
-
-
-def _log_ratio(num, den) -> Estimate:
-    """``log(mean(num)/mean(den))`` for independent samples, delta-method standard error."""
-    a, b = Estimate.from_samples(num), Estimate.from_samples(den)
-    return Estimate(math.log(a.value / b.value), math.hypot(a.standard_error / a.value, b.standard_error / b.value))
-
-
-def _difference(a: Estimate, b: Estimate) -> Estimate:
-    """``a - b`` of independent estimates."""
-    return Estimate(a.value - b.value, math.hypot(a.standard_error, b.standard_error))
-
-
 def _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, search_seed, eval_seeds) -> list[dict]:
     """Per ``d``: ``c*``, ``w*`` (search draw) and the per-context parts of both (paired evaluation draw)."""
     rows = []
     for d, eval_seed in zip(d_grid, eval_seeds):
         problem = matched_problem(task, d, k, n=n, L0=L0, sigma=sigma)
-        _, P, _ = _projectors(problem)
+        _, P, _ = projectors(problem)
         search = FixedDraw(problem, contexts, search_seed, basis=[P, np.eye(d)])
         c, _, edge_c = scale_search(search, P, grid=grid, refine=refine)
         w, _, edge_w = scale_search(search, np.eye(d), grid=grid, refine=refine)
@@ -350,22 +206,41 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
     shifts the bound of (B) and (D3) to ``(1 + margin) (d/d_min)^-gamma - 1``."""
     (bL, nL), d0 = limit, rows[0]["d"]
     bound = lambda d: (1 + margin) * (d / d0) ** (-gamma) - 1  # noqa: E731
-    ratio = lambda a, b: Estimate(math.expm1(_log_ratio(a, b).value), math.exp(_log_ratio(a, b).value)  # noqa: E731
-                                  * _log_ratio(a, b).standard_error)
+    ratio = lambda a, b: Estimate(math.expm1(log_ratio_of_means(a, b).value),  # noqa: E731
+                                  math.exp(log_ratio_of_means(a, b).value) * log_ratio_of_means(a, b).standard_error)
     out = {}
     for r0, r1 in zip(rows, rows[1:]):
-        change = _difference(Estimate.from_samples(r1["I"]), Estimate.from_samples(r0["I"]))
+        change = difference(Estimate.from_samples(r1["I"]), Estimate.from_samples(r0["I"]))
         out[f"A: L_I(d={r1['d']}) - L_I(d={r0['d']}) >= 0"] = (change, 0.0, ">=")
     for r in rows:
         out[f"B: L_P(d={r['d']})/L_P(inf) - 1 <= bound"] = (ratio(r["P"], bL + nL), bound(r["d"]), "<=")
     first, last = rows[0], rows[-1]
-    growth = lambda iso, low: _difference(_log_ratio(last[iso], first[iso]), _log_ratio(last[low], first[low]))  # noqa
+    growth = lambda iso, low: difference(log_ratio_of_means(last[iso], first[iso]),  # noqa: E731
+                                         log_ratio_of_means(last[low], first[low]))
     out["C: log growth of L_I minus that of L_P >= 0"] = (growth("I", "P"), 0.0, ">=")
     out["D1: log growth of bias_I minus that of bias_P >= 0"] = (growth("bI", "bP"), 0.0, ">=")
-    out["D2: log growth of noise_I <= 0"] = (_log_ratio(last["nI"], first["nI"]), 0.0, "<=")
+    out["D2: log growth of noise_I <= 0"] = (log_ratio_of_means(last["nI"], first["nI"]), 0.0, "<=")
     for r in rows:
         out[f"D3: bias_P(d={r['d']})/bias_P(inf) - 1 <= bound"] = (ratio(r["bP"], bL), bound(r["d"]), "<=")
     return out
+
+
+def _best_limit(task: str, k: int, grid, problem: dict, search_seed, eval_seed):
+    """The ``d -> infinity`` limit (:func:`~lipschitz_icl.lowrank.limit_terms`, ``problem`` its ``n, L0, sigma,
+    contexts``) at the best scale of ``grid`` on one draw, its parts on another: ``(index, (bias_c, noise_c))``."""
+    search = limit_terms(task, k, grid, seed=search_seed, **problem)
+    i = int(np.argmin([np.mean(b + nz) for b, nz in search]))
+    return i, limit_terms(task, k, [grid[i]], seed=eval_seed, **problem)[0]
+
+
+def _dimension_figure(rows, limit) -> dict:
+    """The optimal errors of ``c* P`` (against their ``d -> infinity`` limit) and of ``w* I`` along ``d``."""
+    xs, lossL = [float(r["d"]) for r in rows], float(np.mean(limit[0] + limit[1]))
+    return {"kind": "semilogx", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
+            "series": [{"label": r"$c^* BB^\top$", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
+                        "theory_y": [lossL] * len(rows)},
+                       {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]}],
+            "xlabel": "$d$", "ylabel": "optimal ICL error"}
 
 
 def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_grid: list, n: int, L0: float,
@@ -373,25 +248,23 @@ def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_g
                          scale_points: int, refine: list, limit_points: int) -> Outcome:
     """The ICL error follows ``k``, not ``d``.
 
-    On :func:`matched_problem` for each ``d`` in ``d_grid``: ``c*`` (``M = c P``) and ``w*`` (``M = w I``)
-    by :func:`~lipschitz_icl.fixed_draw.scale_search` on one search draw, then bias and noise parts of
-    both on an independent draw per ``d`` (paired between the two models); the ``d -> infinity`` limit of
-    the low-rank problem (:func:`limit_terms`; best of ``limit_points`` scales on one draw, parts on
-    another).  ``one-sided`` rule on Bonferroni intervals (level ``family_level``): (A) ``L_I`` does not
-    fall between consecutive ``d``; (B) ``L_P(d)/L_P(inf) - 1 <= margin``; (C) the log growth of ``L_I``
-    over the grid is at least that of ``L_P``; (D1) likewise for the bias parts; (D2) the log growth of
-    the isotropic noise part is ``<= 0``; (D3) ``bias_P(d)/bias_P(inf) - 1 <= margin``.
-    ``decide(gamma, rival)``: the bound of (B) and (D3) shifted to ``(1 + margin)(d/d_min)^-gamma``; or
-    (``rival = "follows-d"``) "the low-rank error grows with ``d`` at least as fast as the isotropic one"
-    (the log growth of ``L_P`` minus that of ``L_I`` ``>= 0``).
+    On :func:`~lipschitz_icl.lowrank.matched_problem` for each ``d`` in ``d_grid``: ``c*`` (``M = c P``) and ``w*``
+    (``M = w I``) by :func:`~lipschitz_icl.fixed_draw.scale_search` on one search draw, then bias and noise parts of
+    both on an independent draw per ``d`` (paired between the two models); the ``d -> infinity`` limit of the
+    low-rank problem (:func:`~lipschitz_icl.lowrank.limit_terms`; best of ``limit_points`` scales on one draw, parts
+    on another).  ``one-sided`` rule on Bonferroni intervals (level ``family_level``): (A) ``L_I`` does not fall
+    between consecutive ``d``; (B) ``L_P(d)/L_P(inf) - 1 <= margin``; (C) the log growth of ``L_I`` over the grid is
+    at least that of ``L_P``; (D1) likewise for the bias parts; (D2) the log growth of the isotropic noise part is
+    ``<= 0``; (D3) ``bias_P(d)/bias_P(inf) - 1 <= margin``. ``decide(gamma, rival)``: the bound of (B) and (D3)
+    shifted to ``(1 + margin)(d/d_min)^-gamma``; or (``rival = "follows-d"``) "the low-rank error grows with ``d``
+    at least as fast as the isotropic one" (the log growth of ``L_P`` minus that of ``L_I`` ``>= 0``).
     """
     search_seed, lim_search_seed, lim_eval_seed, *eval_seeds = seed.spawn(3 + len(d_grid))
     grid = _scales(scale_exponents, scale_points)
     rows = _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, search_seed, eval_seeds)
     lim_grid = _scales(scale_exponents, limit_points)
-    lim_search = limit_terms(task, k, lim_grid, n=n, L0=L0, sigma=sigma, contexts=contexts, seed=lim_search_seed)
-    i = int(np.argmin([np.mean(b + nz) for b, nz in lim_search]))
-    limit = limit_terms(task, k, [lim_grid[i]], n=n, L0=L0, sigma=sigma, contexts=contexts, seed=lim_eval_seed)[0]
+    i, limit = _best_limit(task, k, lim_grid, dict(n=n, L0=L0, sigma=sigma, contexts=contexts), lim_search_seed,
+                           lim_eval_seed)
     count = len(_dimension_tests(rows, limit, margin))
     level = 1 - family_level / count
     unsure = any(r["edge"] for r in rows) or i in (0, lim_grid.size - 1)
@@ -403,27 +276,18 @@ def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_g
             return decision.one_sided(*Estimate(-e.value, e.standard_error).confidence_interval(level), 0.0, ">=")
         dec = decision.combined("one-sided", [decision.one_sided(*e.confidence_interval(level), b, rel)
                                               for e, b, rel in tests.values()])
-        if unsure and not gamma and dec.verdict == "holds":
-            return decision.Decision("one-sided", "inconclusive", f"a scale search at its edge; {dec.detail}")
-        return dec
+        return decision.unless(dec, "a scale search at its edge" if unsure and not gamma else "")
 
-    quantities = tuple(Quantity(name=name, measured=e.value, ci_low=e.confidence_interval(level)[0],
-                                ci_high=e.confidence_interval(level)[1],
-                                verdict=decision.one_sided(*e.confidence_interval(level), b, rel).verdict,
-                                note=f"{rel} {b:.4g}")
-                       for name, (e, b, rel) in _dimension_tests(rows, limit, margin).items())
-    xs = [float(r["d"]) for r in rows]
-    lossL = float(np.mean(limit[0] + limit[1]))
+    quantities = tuple(Quantity(name=name, measured=e.value, ci_low=lo, ci_high=hi, note=f"{rel} {b:.4g}",
+                                verdict=decision.one_sided(lo, hi, b, rel).verdict)
+                       for name, (e, b, rel) in _dimension_tests(rows, limit, margin).items()
+                       for lo, hi in [e.confidence_interval(level)])
     return Outcome(
         decide=decide, quantities=quantities,
         margin=f"L_P(d) <= (1 + {margin:g}) L_P(inf); growth differences >= 0",
         rule=f"one-sided tests (A)-(D3) on Bonferroni intervals over {count} tests (level {family_level:g}); d in "
              f"{list(d_grid)}, n={n}, L0={L0:g}, sigma={sigma:g}, {contexts} contexts per draw.",
-        figure={"kind": "semilogx", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
-                "series": [{"label": r"$c^* BB^\top$", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
-                            "theory_y": [lossL] * len(rows)},
-                           {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]}],
-                "xlabel": "$d$", "ylabel": "optimal ICL error"},
+        figure=_dimension_figure(rows, limit),
         extra={"d": list(d_grid), "limit_scale": float(lim_grid[i]), "c_star": [r["c"] for r in rows],
                "w_star": [r["w"] for r in rows]})
 
@@ -444,42 +308,40 @@ def _large_n_change(setting, c: float, s: float, limit: bool) -> float:
             - theory.large_n_loss(setting, c, 0.0, limit=limit).value)
 
 
-def change_decision(interval, centre: float, accuracy: float, tolerance: float) -> decision.Decision:
-    """``equivalence`` of a measured change (its ``interval``) with a derived ``centre`` known to
-    ``+- accuracy``: the interval of the difference, widened by the accuracy, within ``+- tolerance``."""
-    low, high = interval
-    return decision.equivalence(low - centre - accuracy, high - centre + accuracy, tolerance)
+def _saddle_changes(problem, c: float, P, s: float, Q, scale_step: float, count: int, seed):
+    """On one draw of ``count`` contexts (common random numbers): ``L(c P +- s Q) - L(c P)`` by the antithetic
+    pair and the changes along the scale moves ``c (1 +- scale_step) P``, per-context estimates."""
+    models = [Attention(M) for M in (c * P, c * P + s * Q, c * P - s * Q, (1 + scale_step) * c * P,
+                                     (1 - scale_step) * c * P)]
+    terms = general_terms(problem, models, count, np.random.default_rng(seed))
+    base, plus, minus, up, down = (b + nz for b, nz in terms)
+    return (Estimate.from_samples(0.5 * (plus + minus) - base),
+            [Estimate.from_samples(up - base), Estimate.from_samples(down - base)])
 
 
 def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L0: float, sigma: float, step: float,
            scale_step: float, contexts: dict, margin: float, family_level: float, scale_bounds: list) -> Outcome:
     """The change of the loss along the complement ``Q`` at ``c* B B^T`` against its exact derivation.
 
-    Derived (:mod:`lipschitz_icl.derivations.saddle`, exact in ``n`` up to the quadrature's stated
-    accuracy): ``c*`` minimising the loss of ``c P`` (:func:`matched_problem`, ``L0``), the change
-    ``Delta = L(c* P +- s Q) - L(c* P)`` at ``s = step c*`` (even in ``s``) and the curvature
-    ``d^2 L/ds^2`` at ``s = 0`` (negative: a saddle).  Measured on one draw of ``contexts[f"d{d}k{k}"]``
-    contexts (common random numbers): ``Delta`` by the antithetic pair, and the scale moves
-    ``c* (1 +- scale_step)``.  ``equivalence`` rule, every interval at level ``1 - family_level / 3``:
-    the interval of measured minus derived ``Delta`` (widened by the quadrature's accuracy) within
-    ``+- margin |Delta|`` (so the sign and the size), and ``sign`` on the scale moves (``c*`` is the
-    minimiser along the scale).  ``decide(shift, law)``: the derived change taken as ``(1 + shift) Delta``,
-    or a rival's ``Delta``: ``"large-n"`` (the delta method to ``O(1/n)``), ``"infinite-n"`` (its
-    ``n -> infinity`` limit), ``"no-information"`` (the noise part of ``Delta`` alone: the bias part, the
-    information the complement carries, set to zero).
+    Derived (:mod:`lipschitz_icl.derivations.saddle`, exact in ``n`` up to the quadrature's stated accuracy): ``c*``
+    minimising the loss of ``c P`` (:func:`~lipschitz_icl.lowrank.matched_problem`, ``L0``), the change ``Delta =
+    L(c* P +- s Q) - L(c* P)`` at ``s = step c*`` (even in ``s``) and the curvature ``d^2 L/ds^2`` at ``s = 0``
+    (negative: a saddle).  Measured on one draw of ``contexts[f"d{d}k{k}"]`` contexts (common random numbers):
+    ``Delta`` by the antithetic pair, and the scale moves ``c* (1 +- scale_step)``.  ``equivalence`` rule, every
+    interval at level ``1 - family_level / 3``: the interval of measured minus derived ``Delta`` (widened by the
+    quadrature's accuracy) within ``+- margin |Delta|`` (so the sign and the size), and ``sign`` on the scale moves
+    (``c*`` is the minimiser along the scale).  ``decide(shift, law)``: the derived change taken as ``(1 + shift)
+    Delta``, or a rival's ``Delta``: ``"large-n"`` (the delta method to ``O(1/n)``), ``"infinite-n"`` (its ``n ->
+    infinity`` limit), ``"no-information"`` (the noise part of ``Delta`` alone: the bias part, the information the
+    complement carries, set to zero).
     """
     problem = matched_problem(task, d, k, n=n, L0=L0, sigma=sigma)
-    _, P, Q = _projectors(problem)
+    _, P, Q = projectors(problem)
     th = _saddle_theory(theory.Setting.of(problem), step, *scale_bounds)
     c, s, change = th["c"], th["s"], th["change"]
     count = contexts[f"d{d}k{k}"]
-    models = [Attention(M) for M in (c * P, c * P + s * Q, c * P - s * Q, (1 + scale_step) * c * P,
-                                     (1 - scale_step) * c * P)]
-    terms = general_terms(problem, models, count, np.random.default_rng(seed))
-    base, plus, minus, up, down = (b + nz for b, nz in terms)
-    measured = Estimate.from_samples(0.5 * (plus + minus) - base)
+    measured, scale = _saddle_changes(problem, c, P, s, Q, scale_step, count, seed)
     level = 1 - family_level / 3
-    scale = [Estimate.from_samples(up - base), Estimate.from_samples(down - base)]
     scale_decisions = [decision.sign(*e.confidence_interval(level), +1) for e in scale]
     rivals = {"exact": change.value, "large-n": th["large_n"], "infinite-n": th["infinite_n"],
               "no-information": change.noise}
@@ -487,8 +349,8 @@ def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L
     def decide(shift: float = 0.0, law: str = "exact") -> decision.Decision:
         if th["at_bound"]:
             return decision.Decision("equivalence", "inconclusive", f"c* at the end of {scale_bounds}")
-        size = change_decision(measured.confidence_interval(level), (1 + shift) * rivals[law], change.accuracy,
-                               margin * abs(change.value))
+        size = decision.shifted_equivalence(measured.confidence_interval(level), (1 + shift) * rivals[law],
+                                            change.accuracy, margin * abs(change.value))
         return decision.Decision("equivalence", decision.combine([size, *scale_decisions]),
                                  f"change along Q: {size.detail}; scale moves: "
                                  + ", ".join(dec.verdict for dec in scale_decisions))

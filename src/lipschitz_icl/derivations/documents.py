@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import zonal
-from ..claims.thm44 import matched_problem
+from ..lowrank import matched_problem
 from . import (generalisation, kernel_identity, linear_attention, ratio_expansion, regularity, saddle,
                sphere_asymptotics, window_law)
 from .writeup import Document, to_index, to_markdown
@@ -46,7 +46,7 @@ SADDLE_GRID = tuple((task, d, k) for d, k in ((3, 1), (4, 2), (8, 2))
 
 def saddle_cases() -> tuple:
     """``(task, Setting)`` per case of :data:`SADDLE_GRID`: the claim's signal-matched problem
-    (:func:`lipschitz_icl.claims.thm44.matched_problem`)."""
+    (:func:`lipschitz_icl.lowrank.matched_problem`)."""
     kw = {key: SADDLE_DESIGN[key] for key in ("n", "L0", "sigma")}
     return tuple((task, saddle.Setting.of(matched_problem(task, d, k, **kw))) for task, d, k in SADDLE_GRID)
 

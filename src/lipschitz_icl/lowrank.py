@@ -1,0 +1,149 @@
+"""Low-rank tasks: the signal-matched problem, its ``d -> infinity`` limit, and loss changes measured by
+reflection-antithetic pairs.
+
+Setting: tasks depend on ``x`` only through ``B^T x`` (``B`` ``d x k``, ``k < d``, orthonormal columns;
+``P = B B^T``, ``Q = I - P``, ``R = P - Q``).
+
+Reflection symmetry (used as an estimator, never as a verdict): ``R`` is orthogonal and ``B^T R = B^T``,
+so reflecting the context points (``x_i -> R x_i``), the query (``q -> R q``) or both preserves the law
+of the prompt and every label, and maps the per-prompt loss of ``M`` to that of ``R M``, ``M R`` or
+``R M R``.  Each perturbation ``D`` of :func:`outside_directions` is flipped by one of these maps
+(``R D = -D`` for ``Q A Q``, ``Q`` and ``Q A P``; ``D R = -D`` for ``P A Q``; ``R D R = -D`` for the
+symmetric cross blocks) while ``c P`` is fixed by all of them, so for every ``u``
+
+    ``lbar_c(u) = (l_c(c P + u D) + l_c(c P - u D)) / 2``
+
+is an unbiased per-prompt estimate of ``L(c P + u D)`` (antithetic pair), even in ``u`` prompt by
+prompt: its differences carry no first-order noise (:func:`outside_changes`).  It also makes ``c P``
+stationary along each such ``D``; whether it is a minimum is what :mod:`lipschitz_icl.claims.thm44`
+measures.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .attention import softmax_weights_from_logits
+from .estimate import Estimate
+from .fixed_draw import FixedDraw
+from .problem import make_problem
+from .tasks import make_task_class
+
+__all__ = ["matched_problem", "projectors", "limit_terms", "outside_directions", "inside_direction",
+           "scale_changes", "inside_changes", "outside_changes", "rotated_basis"]
+
+
+def matched_problem(task: str, d: int, k: int, *, n: int, L0: float, sigma: float, frequency: float = 1.0):
+    """The rank-``k`` problem in ``d`` dimensions with the signal matched across ``d``.
+
+    With ``z = sqrt(d/k) B^T x`` (``E ||z||^2 = 1`` for every ``d``) the task is the same function of ``z``
+    at every ``d``: ``L = L0 sqrt(d/k)`` (linear, affine, cosine; the cosine frequency also
+    ``x sqrt(d/k)``) and ``L = L0 d/k`` (quadratic).  Without this the label variance of the canonical class
+    falls like ``1/d`` and every error falls with ``d`` for a trivial reason.
+    """
+    link = task.split("-", 1)[1]
+    r = d / k
+    scale = r if link == "quadratic" else math.sqrt(r)
+    kw = {"frequency": frequency * math.sqrt(r)} if link == "cosine" else {}
+    return make_problem(task, d, n, L0 * scale, sigma, rank=k, **kw)
+
+
+def projectors(problem):
+    """``(B, P, Q)`` of a low-rank problem: its basis, ``P = B B^T`` and ``Q = I - P``."""
+    B = problem.task_class.B
+    P = B @ B.T
+    return B, P, np.eye(B.shape[0]) - P
+
+
+def limit_terms(task: str, k: int, scales, *, n: int, L0: float, sigma: float, contexts: int, seed,
+                frequency: float = 1.0):
+    """Per-context ``(bias_c, noise_c)`` of ``M = s B B^T`` in the ``d -> infinity`` limit of
+    :func:`matched_problem`: ``z = sqrt(d/k) B^T x`` tends to ``N(0, I_k/k)``, so contexts and query are
+    Gaussian in ``R^k`` and the kernel is ``exp(s' z_i . z_q)`` (``s' = s k/d`` is the scale that survives
+    the limit: ``scales`` here are values of ``s'``).  Task features from the ``k``-dimensional class
+    (``B = I_k``), so the task is the same function of ``z`` as in :func:`matched_problem`.  ``seed``:
+    anything :func:`numpy.random.default_rng` takes."""
+    rng = np.random.default_rng(seed)
+    kw = {"frequency": frequency} if task.endswith("cosine") else {}
+    d_class = max(k, 2)  # a class needs d >= 2: for k = 1, z sits in R^2 with a zero second coordinate
+    tc = make_task_class(task, d_class, L0, rank=k, **kw)
+    out = [([], []) for _ in scales]
+    per = max(1, (1 << 20) // (n * d_class))
+    for s0 in range(0, contexts, per):
+        size = min(per, contexts - s0)
+        z = rng.standard_normal((size, n, k)) / math.sqrt(k)
+        zq = rng.standard_normal((size, k)) / math.sqrt(k)
+        if d_class > k:
+            z = np.concatenate([z, np.zeros((size, n, 1))], axis=-1)
+            zq = np.concatenate([zq, np.zeros((size, 1))], axis=-1)
+        features = tc.features(rng, z, zq)
+        dots = np.einsum("cnk,ck->cn", z, zq)
+        for (bias_parts, noise_parts), s in zip(out, scales):
+            p = softmax_weights_from_logits(s * dots)
+            bias_parts.append(features.bias(p))
+            noise_parts.append(sigma**2 * np.sum(p * p, axis=-1))
+    return [(np.concatenate(b), np.concatenate(nz)) for b, nz in out]
+
+
+def outside_directions(B: np.ndarray, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
+    """Unit-Frobenius perturbations with ``P D P = 0``, each flipped by one reflection (module docstring):
+    the outside block ``Q A Q`` (symmetric), the complement identity ``Q``, the symmetric cross blocks
+    ``P A Q + Q A^T P`` and the one-sided cross blocks ``P A Q`` and ``Q A P``; ``A`` standard Gaussian."""
+    d = B.shape[0]
+    P = B @ B.T
+    Q = np.eye(d) - P
+    A = rng.normal(size=(d, d))
+    dirs = [("outside block QAQ", Q @ (A + A.T) @ Q), ("complement identity Q", Q),
+            ("cross blocks PAQ + QA'P", P @ A @ Q + Q @ A.T @ P), ("cross block PAQ", P @ A @ Q),
+            ("cross block QAP", Q @ A @ P)]
+    return [(name, D / np.linalg.norm(D)) for name, D in dirs]
+
+
+def inside_direction(B: np.ndarray, rng: np.random.Generator):
+    """A unit traceless symmetric perturbation inside ``col(B)`` (``k >= 2``): ``P M* P`` is isotropic."""
+    k = B.shape[1]
+    A = rng.normal(size=(k, k))
+    S = A + A.T
+    S -= np.trace(S) / k * np.eye(k)
+    D = B @ S @ B.T
+    return "inside col(B), traceless", D / np.linalg.norm(D)
+
+
+def scale_changes(draw: FixedDraw, c: float, P: np.ndarray, scale_step: float) -> list[tuple[str, Estimate]]:
+    """From the base ``c P`` (any ``c``): ``L(c (1 +- scale_step) P) - L(c P)``, per-context differences."""
+    base, up, down = draw.losses([c * P, (1 + scale_step) * c * P, (1 - scale_step) * c * P])
+    return [(f"scale x{1 + scale_step:g}", Estimate.from_samples(up - base)),
+            (f"scale x{1 - scale_step:g}", Estimate.from_samples(down - base))]
+
+
+def inside_changes(draw: FixedDraw, M0: np.ndarray, inside, step: float) -> list[tuple[str, Estimate]]:
+    """For each ``D`` of ``inside``: ``L(M0 +- u D) - L(M0)``, ``u = step ||M0||_F``, per-context differences."""
+    u = step * np.linalg.norm(M0)
+    out = []
+    for name, D in inside:
+        base, plus, minus = draw.losses([M0, M0 + u * D, M0 - u * D])
+        out += [(f"+{name}", Estimate.from_samples(plus - base)), (f"-{name}", Estimate.from_samples(minus - base))]
+    return out
+
+
+def outside_changes(draw: FixedDraw, M0: np.ndarray, outside, t: float, step: float) -> list[tuple[str, Estimate]]:
+    """For each outside ``D``: from the base ``M0 + t ||M0|| D`` the move ``-step ||M0|| D`` (back toward
+    ``col(B)`` when ``t > 0``): ``lbar(t - step) - lbar(t)`` in units ``||M0||_F`` (antithetic pairs of
+    the module docstring, so no first-order noise).  At ``t = 0`` this is the move of size ``step``
+    either way (``lbar`` is even)."""
+    norm = np.linalg.norm(M0)
+    out = []
+    for name, D in outside:
+        lp, lm, bp, bm = draw.losses([M0 + sign * x * norm * D for x in (t, t - step) for sign in (1, -1)])
+        out.append((name, Estimate.from_samples(0.5 * (bp + bm) - 0.5 * (lp + lm))))
+    return out
+
+
+def rotated_basis(B: np.ndarray, theta: float, u: np.ndarray) -> np.ndarray:
+    """``B`` with its first column turned by ``theta`` toward the unit vector ``u`` of ``col(B)^perp``:
+    ``b_1 -> cos(theta) b_1 + sin(theta) u`` (orthonormal columns; ``col`` tilted by ``theta``)."""
+    out = B.copy()
+    out[:, 0] = math.cos(theta) * B[:, 0] + math.sin(theta) * u
+    return out

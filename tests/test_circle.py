@@ -1,0 +1,25 @@
+"""Attention on the circle (lipschitz_icl.circle): the weight profiles and the centre of attention."""
+
+import math
+
+import numpy as np
+import pytest
+
+from lipschitz_icl import circle, sphere
+
+
+def test_weight_profiles_average_to_one_for_softmax_and_follow_cos_for_linear():
+    angle = np.linspace(-np.pi, np.pi, 4001)[:-1]
+    soft, linear = circle.weight_profiles(angle, [0.5, 8.0], [2.0])
+    for w, profile in zip([0.5, 8.0], soft):  # n x weight: exp(w cos a) / Phi_2(w) averages to 1 on the circle
+        assert np.mean(profile) == pytest.approx(1.0, rel=1e-9)
+        assert profile[2000] == pytest.approx(math.exp(w - float(sphere.log_phi(2, w))), rel=1e-12)
+    assert linear[0][2000] == pytest.approx(2.0) and linear[0][0] == pytest.approx(-2.0)
+
+
+def test_centre_of_a_rotated_window_is_the_direction_of_M_q():
+    theta, w = 0.4, 6.0
+    M = w * np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]])
+    angle, step, profiles, centres = circle.centres(M, w, 720)
+    assert centres["iso"] == pytest.approx(0.0, abs=step) and centres["gen"] == pytest.approx(theta, abs=step)
+    assert step == pytest.approx(2 * math.pi / 720) and len(angle) == 720
