@@ -36,19 +36,58 @@ from .latex import Latex, escape
 
 __all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "GREEK"]
 
-GREEK = {name: "\\" + name for name in (
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi sigma tau upsilon phi chi "
-    "psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega varepsilon varphi vartheta").split()}
+GREEK = {
+    name: "\\" + name
+    for name in (
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi sigma tau upsilon phi chi "
+        "psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega varepsilon varphi vartheta"
+    ).split()
+}
 GREEK.update({"eps": r"\varepsilon", "rho": r"\Lambda"})  # rho alone: the project's n L^2 / sigma^2
-FUNCTIONS = {"exp": r"\exp", "log": r"\log", "sqrt": r"\sqrt", "min": r"\min", "max": r"\max", "sum": r"\sum",
-             "lim": r"\lim", "ln": r"\ln", "tr": r"\operatorname{tr}", "inf": r"\infty", "cos": r"\cos", "sin": r"\sin",
-             "argmin": r"\operatorname{arg\,min}", "argmax": r"\operatorname{arg\,max}"}
-OPERATORS = {"<=": r"\le ", ">=": r"\ge ", "->": r"\to ", "+-": r"\pm ", "!=": r"\ne ", "==": "=", "~": r"\sim ",
-             "...": r"\dots ", "*": r"\cdot ", "<": "<", ">": ">", "%": r"\%", "#": r"\#", "&": r"\&",
-             "$": r"\$", "\\": r"\backslash ", "{": r"\{", "}": r"\}", "`": "'", '"': "''", "?": "?", "@": "@",
-             "!": "!"}
+FUNCTIONS = {
+    "exp": r"\exp",
+    "log": r"\log",
+    "sqrt": r"\sqrt",
+    "min": r"\min",
+    "max": r"\max",
+    "sum": r"\sum",
+    "lim": r"\lim",
+    "ln": r"\ln",
+    "tr": r"\operatorname{tr}",
+    "inf": r"\infty",
+    "cos": r"\cos",
+    "sin": r"\sin",
+    "argmin": r"\operatorname{arg\,min}",
+    "argmax": r"\operatorname{arg\,max}",
+}
+OPERATORS = {
+    "<=": r"\le ",
+    ">=": r"\ge ",
+    "->": r"\to ",
+    "+-": r"\pm ",
+    "!=": r"\ne ",
+    "==": "=",
+    "~": r"\sim ",
+    "...": r"\dots ",
+    "*": r"\cdot ",
+    "<": "<",
+    ">": ">",
+    "%": r"\%",
+    "#": r"\#",
+    "&": r"\&",
+    "$": r"\$",
+    "\\": r"\backslash ",
+    "{": r"\{",
+    "}": r"\}",
+    "`": "'",
+    '"': "''",
+    "?": "?",
+    "@": "@",
+    "!": "!",
+}
 _STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>\s+)
   | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b)
   | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b|[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
@@ -57,7 +96,9 @@ _TOKEN = re.compile(r"""
   | (?P<ident>[A-Za-z][A-Za-z0-9]*(?:_(?:[A-Za-z0-9]+))?\*?'*)
   | (?P<op>\|\||<=|>=|->|\+-|!=|==|\.\.\.)
   | (?P<char>.)
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 _MATRIX = re.compile(r"\[\[([^\[\]]+)\](?:,\s*\[([^\[\]]+)\])+\]")
 
 
@@ -105,8 +146,9 @@ def _article_is_symbol(toks: list[_Tok], i: int) -> bool:
         j -= 1
     while k < len(toks) and toks[k].kind == "ws":
         k += 1
-    return (j >= 0 and toks[j].text in _OPERAND_SIDE - {")", ","}) or \
-        (k < len(toks) and toks[k].text in _OPERAND_SIDE - {"(", "-", "+"})
+    return (j >= 0 and toks[j].text in _OPERAND_SIDE - {")", ","}) or (
+        k < len(toks) and toks[k].text in _OPERAND_SIDE - {"(", "-", "+"}
+    )
 
 
 def _is_math(tok: _Tok, toks: list[_Tok] | None = None, i: int = 0) -> bool:
@@ -180,8 +222,13 @@ def _scripted(toks: list[_Tok], i: int) -> bool:
 
 
 def _between_letters(toks: list[_Tok], i: int) -> bool:
-    return (0 < i < len(toks) - 1 and toks[i - 1].kind == "ident" and toks[i + 1].kind == "ident"
-            and not toks[i - 1].word and not toks[i + 1].word)
+    return (
+        0 < i < len(toks) - 1
+        and toks[i - 1].kind == "ident"
+        and toks[i + 1].kind == "ident"
+        and not toks[i - 1].word
+        and not toks[i + 1].word
+    )
 
 
 def _depth(toks) -> int:
@@ -384,8 +431,16 @@ class _Emitter:
             base, sub = base[0], base[1:]
         nxt = self.peek(skip_ws=False)
         before, after, spaced = self._neighbours()
-        if base == "x" and not sub and not star and spaced and after is not None and after.kind == "num" \
-                and before is not None and (before.kind in ("num", "ident") or before.text == ")"):
+        if (
+            base == "x"
+            and not sub
+            and not star
+            and spaced
+            and after is not None
+            and after.kind == "num"
+            and before is not None
+            and (before.kind in ("num", "ident") or before.text == ")")
+        ):
             return r"\times "  # "C x 1.022": a factor
         if base == "rho" and nxt is not None and nxt.text == "(":
             body = r"\rho"
@@ -397,8 +452,15 @@ class _Emitter:
                 inner, _ = self.group("(", closers)
                 return r"\sqrt{" + inner + "}"
             body = (_MPL_FUNCTIONS.get(base) if self.mpl else None) or FUNCTIONS[base]
-        elif base == "E" and not sub and not star and nxt is not None and nxt.kind == "ws" \
-                and after is not None and after.kind == "ident":
+        elif (
+            base == "E"
+            and not sub
+            and not star
+            and nxt is not None
+            and nxt.kind == "ws"
+            and after is not None
+            and after.kind == "ident"
+        ):
             body = r"\mathbb{E}"  # "E f": an expectation
         elif len(base) == 1 or re.fullmatch(r"[A-Z][xyqz]", base):
             body = base
@@ -413,14 +475,23 @@ class _Emitter:
 
 
 _MPL_OPERATORS = {r"\le ": r"\leq ", r"\ge ": r"\geq ", r"\to ": r"\rightarrow ", r"\dots ": r"\ldots "}
-_MPL_FUNCTIONS = {"tr": r"\mathrm{tr}", "argmin": r"\mathrm{argmin}", "argmax": r"\mathrm{argmax}",
-                  "sqrt": r"\surd "}
+_MPL_FUNCTIONS = {"tr": r"\mathrm{tr}", "argmin": r"\mathrm{argmin}", "argmax": r"\mathrm{argmax}", "sqrt": r"\surd "}
 
 
 def _escape_math(text: str) -> str:
     """``text`` with the characters special to (La)TeX inside math made literal."""
-    table = {"%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "\\": r"\backslash ", "{": r"\{", "}": r"\}",
-             "~": r"\sim ", "^": r"\hat{}", "_": r"\_"}
+    table = {
+        "%": r"\%",
+        "#": r"\#",
+        "&": r"\&",
+        "$": r"\$",
+        "\\": r"\backslash ",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\sim ",
+        "^": r"\hat{}",
+        "_": r"\_",
+    }
     return "".join(table.get(ch, ch) for ch in text)
 
 
@@ -453,7 +524,7 @@ def _convert(text: str, mpl: bool, rename: dict):
     pieces = []
     pos = 0
     for m in _MATRIX.finditer(text):
-        pieces.extend(_plain_convert(text[pos:m.start()], mpl, rename))
+        pieces.extend(_plain_convert(text[pos : m.start()], mpl, rename))
         pieces.append((True, _matrix(m, mpl, rename)))
         pos = m.end()
     pieces.extend(_plain_convert(text[pos:], mpl, rename))

@@ -70,9 +70,13 @@ def _seeds(claims: list) -> str:
     seeds = sorted({r["seed"] for r in claims if isinstance(r.get("seed"), int)})
     if not seeds:
         return "no stochastic cases"
-    shown = f"{seeds[0]}" if len(seeds) == 1 else (f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0],
-                                                                                              seeds[-1] + 1))
-                                                    else ", ".join(map(str, seeds)))
+    shown = (
+        f"{seeds[0]}"
+        if len(seeds) == 1
+        else (
+            f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
+        )
+    )
     return f"replicate {shown} of each stochastic case (child of the SeedSequence of the SHA-256 of its id)"
 
 

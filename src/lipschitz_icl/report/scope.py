@@ -18,13 +18,25 @@ from functools import lru_cache
 from .. import registry
 from .symbols import CLASS_PARAMETERS, PARAMETER_WORDS, task_name
 
-__all__ = ["case_params", "record_scope", "checked_scope", "how_checked", "decided_probes", "setting_text",
-           "SCOPE_ORDER", "SCOPE_TITLES"]
+__all__ = [
+    "case_params",
+    "record_scope",
+    "checked_scope",
+    "how_checked",
+    "decided_probes",
+    "setting_text",
+    "SCOPE_ORDER",
+    "SCOPE_TITLES",
+]
 
 SCOPE_ORDER = ("paper", "lemma", "beyond", "finding", "variant")
-SCOPE_TITLES = {"paper": "The paper's statements", "lemma": "Lemmas the proofs cite",
-                "beyond": "Results beyond the paper", "finding": "Findings (past or against the paper)",
-                "variant": "User bound variants"}
+SCOPE_TITLES = {
+    "paper": "The paper's statements",
+    "lemma": "Lemmas the proofs cite",
+    "beyond": "Results beyond the paper",
+    "finding": "Findings (past or against the paper)",
+    "variant": "User bound variants",
+}
 _ORDER = ("train_task", "task", "link", "kernel", "d", "k", "rank", "n", "w", "h")
 
 
@@ -67,8 +79,7 @@ def case_params(record: dict) -> dict:
             params = {k: v for k, v in m.groupdict().items()}
     if not params:
         params = _by_shape(str(record["claim_id"]))
-    return dict(sorted(params.items(), key=lambda kv: (_ORDER.index(kv[0]) if kv[0] in _ORDER else len(_ORDER),
-                                                        kv[0])))
+    return dict(sorted(params.items(), key=lambda kv: (_ORDER.index(kv[0]) if kv[0] in _ORDER else len(_ORDER), kv[0])))
 
 
 def record_scope(record: dict) -> str:
@@ -137,10 +148,19 @@ def decided_probes(records) -> str:
 def how_checked(records) -> str:
     """``at N points`` / ``locally, along N moves from the optimum`` where the records say so, else ``""``."""
     points = [r.get("points") for r in records if isinstance(r.get("points"), int)]
-    noted = [int(m.group(1)) for r in records for q in r.get("quantities", []) if isinstance(q, dict)
-             for m in [re.search(r"at all (\d+) points", str(q.get("note", "")))] if m]
-    moves = [q for q in (records[0].get("quantities", []) if records else []) if isinstance(q, dict)
-             and re.match(r"Delta \S+ along ", str(q.get("name", "")))]
+    noted = [
+        int(m.group(1))
+        for r in records
+        for q in r.get("quantities", [])
+        if isinstance(q, dict)
+        for m in [re.search(r"at all (\d+) points", str(q.get("note", "")))]
+        if m
+    ]
+    moves = [
+        q
+        for q in (records[0].get("quantities", []) if records else [])
+        if isinstance(q, dict) and re.match(r"Delta \S+ along ", str(q.get("name", "")))
+    ]
     if points:
         return f"at {max(points)} points"
     if noted:

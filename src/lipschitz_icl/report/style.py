@@ -18,8 +18,20 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["FULL_WIDTH", "HALF_WIDTH", "TICK_PT", "LABEL_PT", "RC", "new_figure", "save_pdf", "save_png",
-           "PDF_METADATA", "styled", "SCRIPT_FACTOR", "tidy_log_axes"]
+__all__ = [
+    "FULL_WIDTH",
+    "HALF_WIDTH",
+    "TICK_PT",
+    "LABEL_PT",
+    "RC",
+    "new_figure",
+    "save_pdf",
+    "save_png",
+    "PDF_METADATA",
+    "styled",
+    "SCRIPT_FACTOR",
+    "tidy_log_axes",
+]
 
 MM = 1 / 25.4
 FULL_WIDTH = (210 - 2 * 16) * MM  # inches: the report's text width
@@ -28,13 +40,30 @@ TICK_PT, LABEL_PT = 8.0, 9.0
 SCRIPT_FACTOR = 0.7  # matplotlib mathtext's shrink factor for sub- and superscripts
 PDF_METADATA = {"CreationDate": None, "Creator": "lipschitz-icl", "Producer": None}
 RC = {
-    "font.size": TICK_PT, "axes.labelsize": LABEL_PT, "axes.titlesize": LABEL_PT, "xtick.labelsize": TICK_PT,
-    "ytick.labelsize": TICK_PT, "legend.fontsize": TICK_PT, "legend.title_fontsize": TICK_PT,
-    "figure.titlesize": LABEL_PT, "font.family": "DejaVu Sans", "mathtext.fontset": "dejavusans",
-    "axes.linewidth": 0.6, "lines.linewidth": 1.1, "lines.markersize": 3.5, "xtick.major.width": 0.6,
-    "ytick.major.width": 0.6, "xtick.minor.width": 0.4, "ytick.minor.width": 0.4, "legend.frameon": False,
-    "axes.spines.top": False, "axes.spines.right": False, "savefig.dpi": 200,
-    "errorbar.capsize": 2.0, "legend.handlelength": 1.6, "axes.formatter.limits": (-3, 4),
+    "font.size": TICK_PT,
+    "axes.labelsize": LABEL_PT,
+    "axes.titlesize": LABEL_PT,
+    "xtick.labelsize": TICK_PT,
+    "ytick.labelsize": TICK_PT,
+    "legend.fontsize": TICK_PT,
+    "legend.title_fontsize": TICK_PT,
+    "figure.titlesize": LABEL_PT,
+    "font.family": "DejaVu Sans",
+    "mathtext.fontset": "dejavusans",
+    "axes.linewidth": 0.6,
+    "lines.linewidth": 1.1,
+    "lines.markersize": 3.5,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "xtick.minor.width": 0.4,
+    "ytick.minor.width": 0.4,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "savefig.dpi": 200,
+    "errorbar.capsize": 2.0,
+    "legend.handlelength": 1.6,
+    "axes.formatter.limits": (-3, 4),
 }
 
 
