@@ -31,8 +31,21 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-__all__ = ["PRECISION", "precision", "exact", "interval", "low", "high", "Enclosure", "cap_probability",
-           "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail", "phi"]
+__all__ = [
+    "PRECISION",
+    "precision",
+    "exact",
+    "interval",
+    "low",
+    "high",
+    "Enclosure",
+    "cap_probability",
+    "projection_tail",
+    "projection_lower_tail",
+    "binomial_tail",
+    "binomial_lower_tail",
+    "phi",
+]
 
 PRECISION = 128  # bits of the working precision (about 38 digits); the balls' radii carry every rounding
 

@@ -46,7 +46,7 @@ class Panel:
     nodes: tuple
     weights: tuple
     half: arb
-    factor: arb       # h (64/15) rho^(2-2q) / (rho^2 - 1): the error bound per unit of M
+    factor: arb  # h (64/15) rho^(2-2q) / (rho^2 - 1): the error bound per unit of M
 
     def rectangle(self) -> tuple:
         """``(real ball [c - hA, c + hA], imaginary half-height hB)`` of the rectangle holding ``E_rho``."""

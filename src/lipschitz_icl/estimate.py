@@ -69,10 +69,15 @@ class LossEstimate:
         """Flat JSON-ready dict with the CLI contract keys (``converged`` for deterministic methods)."""
         low, high = self.loss.confidence_interval(level)
         out = {
-            "loss": self.loss.value, "ci_low": low, "ci_high": high,
-            "bias": self.bias.value, "noise": self.noise.value,
-            "loss_stderr": self.loss.standard_error, "bias_stderr": self.bias.standard_error,
-            "noise_stderr": self.noise.standard_error, "method": self.method,
+            "loss": self.loss.value,
+            "ci_low": low,
+            "ci_high": high,
+            "bias": self.bias.value,
+            "noise": self.noise.value,
+            "loss_stderr": self.loss.standard_error,
+            "bias_stderr": self.bias.standard_error,
+            "noise_stderr": self.noise.standard_error,
+            "method": self.method,
         }
         if "converged" in self.info:
             out["converged"] = bool(self.info["converged"])

@@ -120,8 +120,11 @@ class Evidence:
     @property
     def resolved(self) -> bool:
         """The claim's rule refutes some deviation within its search limit (its power is shown)."""
-        return isinstance(self.resolution, dict) and self.resolution.get("value") is not None \
+        return (
+            isinstance(self.resolution, dict)
+            and self.resolution.get("value") is not None
             and math.isfinite(self.resolution["value"])
+        )
 
     def to_dict(self) -> dict:
         out = asdict(self)

@@ -73,8 +73,9 @@ def composite_edges(a: float, b: float, *, panels=1, breakpoints=()) -> np.ndarr
     counts = np.broadcast_to(np.asarray(panels), bounds.size - 1) if np.ndim(panels) == 0 else panels
     if len(counts) != bounds.size - 1:
         raise ParameterError("panels", f"an integer or one integer per piece ({bounds.size - 1})", panels)
-    pieces = [np.linspace(lo, hi, check_int("panels", k, minimum=1) + 1)
-              for lo, hi, k in zip(bounds[:-1], bounds[1:], counts)]
+    pieces = [
+        np.linspace(lo, hi, check_int("panels", k, minimum=1) + 1) for lo, hi, k in zip(bounds[:-1], bounds[1:], counts)
+    ]
     return np.unique(np.concatenate(pieces))
 
 

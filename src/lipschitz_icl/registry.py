@@ -85,8 +85,22 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["PROFILES", "ClaimSpec", "ClaimCase", "RegistryError", "Section", "load", "groups", "specs", "cases",
-           "find", "sections", "section_of", "registry_dir", "REGISTRY_ENV"]
+__all__ = [
+    "PROFILES",
+    "ClaimSpec",
+    "ClaimCase",
+    "RegistryError",
+    "Section",
+    "load",
+    "groups",
+    "specs",
+    "cases",
+    "find",
+    "sections",
+    "section_of",
+    "registry_dir",
+    "REGISTRY_ENV",
+]
 
 PROFILES = ("default", "full")
 GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the paper's order; others follow
@@ -156,12 +170,25 @@ class ClaimSpec:
         """Everything the design lock fixes (canonical JSON types): statement, status, scope, measure,
         rule, the design table, grids, seeds, resolution searches and alternatives.  Prose that only
         documents (references, margin wording and source, the sharper statement) is not part of it."""
-        return json.loads(json.dumps({
-            "statement": self.statement, "status": self.status, "scope": self.scope, "measure": self.measure,
-            "rule": self.rule, "design": self.design, "grid": {k: list(v) for k, v in self.grids.items()},
-            "seeds": self.seeds, "resolution": [vars(r) for r in self.resolutions],
-            "alternative": [{"name": a.name, "statement": a.statement, "args": a.args} for a in self.alternatives]},
-            sort_keys=True))
+        return json.loads(
+            json.dumps(
+                {
+                    "statement": self.statement,
+                    "status": self.status,
+                    "scope": self.scope,
+                    "measure": self.measure,
+                    "rule": self.rule,
+                    "design": self.design,
+                    "grid": {k: list(v) for k, v in self.grids.items()},
+                    "seeds": self.seeds,
+                    "resolution": [vars(r) for r in self.resolutions],
+                    "alternative": [
+                        {"name": a.name, "statement": a.statement, "args": a.args} for a in self.alternatives
+                    ],
+                },
+                sort_keys=True,
+            )
+        )
 
     @property
     def design_hash(self) -> str:
@@ -170,15 +197,28 @@ class ClaimSpec:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict:
-        return {"key": self.key, "group": self.group, "id_pattern": self.id_pattern, "paper_ref": self.paper_ref,
-                "statement": self.statement, "sharper": self.sharper, "status": self.status, "scope": self.scope,
-                "exploratory_reason": self.exploratory_reason, "rule": self.rule, "margin": self.margin,
-                "margin_source": self.margin_source, "parameter": self.parameter, "measure": self.measure,
-                "seeds": dict(self.seeds), "grid": {k: list(v) for k, v in self.grids.items()},
-                "design": dict(self.design), "design_hash": self.design_hash,
-                "resolutions": [vars(r) for r in self.resolutions],
-                "alternatives": [{"name": a.name, "statement": a.statement, "args": a.args}
-                                 for a in self.alternatives]}
+        return {
+            "key": self.key,
+            "group": self.group,
+            "id_pattern": self.id_pattern,
+            "paper_ref": self.paper_ref,
+            "statement": self.statement,
+            "sharper": self.sharper,
+            "status": self.status,
+            "scope": self.scope,
+            "exploratory_reason": self.exploratory_reason,
+            "rule": self.rule,
+            "margin": self.margin,
+            "margin_source": self.margin_source,
+            "parameter": self.parameter,
+            "measure": self.measure,
+            "seeds": dict(self.seeds),
+            "grid": {k: list(v) for k, v in self.grids.items()},
+            "design": dict(self.design),
+            "design_hash": self.design_hash,
+            "resolutions": [vars(r) for r in self.resolutions],
+            "alternatives": [{"name": a.name, "statement": a.statement, "args": a.args} for a in self.alternatives],
+        }
 
 
 def _entropy(text: str) -> int:
@@ -237,22 +277,46 @@ class ClaimCase:
             fresh = measure(**kwargs, **seeded("alternatives")).decide
         verdict = judge(outcome.decide, spec.resolutions, spec.alternatives, fresh)
         if verdict.decision.rule != spec.rule:
-            raise RegistryError(f"{spec.key}: measure {spec.measure!r} decided by {verdict.decision.rule!r}, "
-                                f"the registry says {spec.rule!r}")
+            raise RegistryError(
+                f"{spec.key}: measure {spec.measure!r} decided by {verdict.decision.rule!r}, "
+                f"the registry says {spec.rule!r}"
+            )
         entry = lock.entry_of(spec)
-        extra = {**outcome.extra, **({"exploratory_reason": spec.exploratory_reason} if spec.exploratory_reason
-                                      else {})}
+        extra = {
+            **outcome.extra,
+            **({"exploratory_reason": spec.exploratory_reason} if spec.exploratory_reason else {}),
+        }
         res = [r.to_dict() for r in verdict.resolutions]
         return Evidence(
-            claim_id=self.claim_id, verdict=verdict.decision.verdict, statement=spec.statement,
-            paper_ref=spec.paper_ref, key=spec.key, group=spec.group, scope=spec.scope, status=spec.status,
-            sharper=spec.sharper, params=dict(self.params), rule_name=spec.rule, rule=outcome.rule,
-            margin=outcome.margin or spec.margin, margin_source=spec.margin_source, decision=verdict.decision.detail,
-            quantities=tuple(outcome.quantities), resolution=res[0] if res else None, resolutions=tuple(res),
-            alternatives=tuple(a.to_dict() for a in verdict.alternatives), points=outcome.points,
-            proof=outcome.proof, design_hash=spec.design_hash,
-            design_fixed=entry.fixed if entry else "", salt=self.salt, seed=self.seed,
-            seconds=time.perf_counter() - start, figure=outcome.figure, extra=extra)
+            claim_id=self.claim_id,
+            verdict=verdict.decision.verdict,
+            statement=spec.statement,
+            paper_ref=spec.paper_ref,
+            key=spec.key,
+            group=spec.group,
+            scope=spec.scope,
+            status=spec.status,
+            sharper=spec.sharper,
+            params=dict(self.params),
+            rule_name=spec.rule,
+            rule=outcome.rule,
+            margin=outcome.margin or spec.margin,
+            margin_source=spec.margin_source,
+            decision=verdict.decision.detail,
+            quantities=tuple(outcome.quantities),
+            resolution=res[0] if res else None,
+            resolutions=tuple(res),
+            alternatives=tuple(a.to_dict() for a in verdict.alternatives),
+            points=outcome.points,
+            proof=outcome.proof,
+            design_hash=spec.design_hash,
+            design_fixed=entry.fixed if entry else "",
+            salt=self.salt,
+            seed=self.seed,
+            seconds=time.perf_counter() - start,
+            figure=outcome.figure,
+            extra=extra,
+        )
 
 
 # ----------------------------------------------------------------------------- loading
@@ -337,11 +401,28 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         clash = set().union(*points) & set(design)
         if clash:
             raise RegistryError(f"{where}: {sorted(clash)} both in the grid and in [claim.design]")
-    return ClaimSpec(group["name"], group.get("title", group["name"]), raw["name"], raw["id"], raw["paper_ref"],
-                     raw["statement"], raw.get("sharper", ""), raw["status"], raw["scope"],
-                     raw.get("exploratory_reason", ""), raw["measure"], raw["rule"], raw["margin"],
-                     raw["margin_source"], _resolutions(raw.get("resolution"), where),
-                     _alternatives(raw.get("alternative"), where), grids, dict(seeds), design, str(path.parent))
+    return ClaimSpec(
+        group["name"],
+        group.get("title", group["name"]),
+        raw["name"],
+        raw["id"],
+        raw["paper_ref"],
+        raw["statement"],
+        raw.get("sharper", ""),
+        raw["status"],
+        raw["scope"],
+        raw.get("exploratory_reason", ""),
+        raw["measure"],
+        raw["rule"],
+        raw["margin"],
+        raw["margin_source"],
+        _resolutions(raw.get("resolution"), where),
+        _alternatives(raw.get("alternative"), where),
+        grids,
+        dict(seeds),
+        design,
+        str(path.parent),
+    )
 
 
 def _load_file(path: Path) -> list[ClaimSpec]:
@@ -380,8 +461,9 @@ def _load(directory: str) -> tuple[ClaimSpec, ...]:
     for profile in PROFILES:
         ids = [c.claim_id for s in out for c in s.cases(profile)]
         if len(set(ids)) != len(ids):
-            raise RegistryError(f"duplicate claim ids in profile {profile}: "
-                                f"{sorted({i for i in ids if ids.count(i) > 1})[:5]}")
+            raise RegistryError(
+                f"duplicate claim ids in profile {profile}: {sorted({i for i in ids if ids.count(i) > 1})[:5]}"
+            )
     return tuple(out)
 
 
@@ -410,8 +492,9 @@ def sections() -> tuple[Section, ...]:
         missing = [f for f in ("name", "paper_ref", "statement", "members") if not raw.get(f)]
         if missing:
             raise RegistryError(f"_sections.toml: section {raw.get('name', '?')!r} misses {missing}")
-        out.append(Section(raw["name"], raw["paper_ref"], raw["statement"], raw.get("sharper", ""),
-                           tuple(raw["members"])))
+        out.append(
+            Section(raw["name"], raw["paper_ref"], raw["statement"], raw.get("sharper", ""), tuple(raw["members"]))
+        )
     return tuple(out)
 
 

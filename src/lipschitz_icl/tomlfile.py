@@ -52,7 +52,7 @@ def read_limited(path) -> bytes:
             os.close(fd)
     except OSError as exc:
         raise TomlFileError(path, 0, f"cannot read the file ({exc.strerror or exc})") from None
-    except ValueError as exc:        # e.g. an embedded NUL in the path
+    except ValueError as exc:  # e.g. an embedded NUL in the path
         if isinstance(exc, TomlFileError):
             raise
         raise TomlFileError(path, 0, f"cannot read the file ({exc})") from None
@@ -68,7 +68,7 @@ def read_toml(path) -> tuple[str, dict]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
+        line = raw[: exc.start].count(b"\n") + 1
         raise TomlFileError(path, line, "the file is not UTF-8 text") from None
     try:
         data = tomllib.loads(text)
