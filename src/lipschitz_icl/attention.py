@@ -60,13 +60,13 @@ class Attention:
     value: float = 1.0
 
     @staticmethod
-    def isotropic(w: float, d: int, kind: str = "softmax") -> "Attention":
+    def isotropic(w: float, d: int, kind: str = "softmax") -> Attention:
         """``M = w I_d``."""
         w = check_real("w", w)
         return Attention(w * np.eye(d), check_choice("attention", kind, ATTENTION_KINDS))
 
     @staticmethod
-    def create(M, d: int, kind: str = "softmax", value: float = 1.0) -> "Attention":
+    def create(M, d: int, kind: str = "softmax", value: float = 1.0) -> Attention:
         """Validated constructor: ``M`` finite ``d x d``, ``kind`` known, ``value`` finite."""
         return Attention(
             check_matrix("M", M, d), check_choice("attention", kind, ATTENTION_KINDS), check_real("value", value)
@@ -119,7 +119,7 @@ class AttentionLayer:
             raise ParameterError("W_K, W_Q, W_V", "finite matrices", "non-finite entries")
 
     @staticmethod
-    def from_M(M: np.ndarray, kind: str = "softmax") -> "AttentionLayer":
+    def from_M(M: np.ndarray, kind: str = "softmax") -> AttentionLayer:
         """The Eq. (4) layer: ``W_K = I``, ``W_Q = [[M, 0], [0, 0]]``, ``W_V = e_{d+1} e_{d+1}^T``."""
         d = np.shape(M)[0]
         M = check_matrix("M", M, d)

@@ -117,7 +117,7 @@ class Enclosure:
     high: float
 
     @classmethod
-    def of(cls, ball: arb) -> "Enclosure":
+    def of(cls, ball: arb) -> Enclosure:
         return cls(low(ball), high(ball))
 
     @property

@@ -53,7 +53,7 @@ from fractions import Fraction
 from flint import arb
 
 from . import certified
-from .certified_quadrature import Panel, error_bound, panel, widen
+from .certified_quadrature import error_bound, panel, widen
 
 __all__ = ["LossEnclosure", "loss_enclosure", "loss_derivatives", "noise_and_q", "differentiate", "MONOMIALS", "TASKS"]
 
@@ -425,7 +425,7 @@ def _orders(rtol: float) -> tuple:
     )
 
 
-def _inner(d: int, w: tuple, rtol: float) -> "_Inner":
+def _inner(d: int, w: tuple, rtol: float) -> _Inner:
     q_inner, q_outer = _orders(rtol)
     inner = _Inner(d, certified.interval(*w), q_inner)
     inner.q_outer = q_outer

@@ -17,14 +17,14 @@ bound holds whichever count the statement uses).  ``M`` is bounded by evaluating
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from flint import acb, arb, ctx
 
 __all__ = ["rule", "Panel", "panel", "error_bound", "widen"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rule(q: int, prec: int) -> tuple:
     roots = [arb.legendre_p_root(q, k, weight=True) for k in range(q)]
     return tuple(x for x, _ in roots), tuple(w for _, w in roots)

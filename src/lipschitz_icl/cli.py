@@ -66,7 +66,7 @@ class _Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
-    def error(self, message):  # noqa: D401 - argparse hook
+    def error(self, message):  # argparse hook
         raise _UsageError(message)
 
 

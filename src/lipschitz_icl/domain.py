@@ -68,7 +68,7 @@ def _integer_pieces(name: str, raw) -> tuple:
             raise ParameterError(name, "an integer, a list of integers or a range {from = a, to = b}", raw)
         a, b = check_value(name, raw["from"]), check_value(name, raw["to"])
         if a > b:
-            raise ParameterError(name, f"a range with from <= to (an inverted range is empty)", raw)
+            raise ParameterError(name, "a range with from <= to (an inverted range is empty)", raw)
         return ((a, b),)
     values = raw if isinstance(raw, list) else [raw]
     if not values:
@@ -93,7 +93,7 @@ def _real_piece(name: str, raw) -> tuple:
     return ((lo, hi),)
 
 
-def parse_domain(raw: dict, required: tuple, allowed: tuple | None = None) -> "Domain":
+def parse_domain(raw: dict, required: tuple, allowed: tuple | None = None) -> Domain:
     """The :class:`Domain` of the TOML table ``raw`` (module docstring); a missing, unknown or
     out-of-range parameter, an empty or inverted interval raise :class:`ParameterError` naming it."""
     allowed = tuple(required) if allowed is None else tuple(allowed)
@@ -152,14 +152,14 @@ class Box:
             return hi > lo
         return hi - lo > MIN_WIDTH and lo < split_point(lo, hi) < hi
 
-    def split(self, name: str) -> tuple[float | int, "Box", "Box"]:
+    def split(self, name: str) -> tuple[float | int, Box, Box]:
         """``(at, lower, upper)``: the two halves along ``name`` (see the module docstring)."""
         lo, hi = self[name]
         at = (lo + hi) // 2 if name in INTEGER_PARAMS else split_point(lo, hi)
         upper_lo = at + 1 if name in INTEGER_PARAMS else at
         return at, self.replace(name, lo, at), self.replace(name, upper_lo, hi)
 
-    def replace(self, name: str, lo, hi) -> "Box":
+    def replace(self, name: str, lo, hi) -> Box:
         return Box(tuple((key, lo, hi) if key == name else (key, a, b) for key, a, b in self.ranges))
 
     def corner(self, sides: dict) -> dict:
@@ -234,7 +234,7 @@ class Domain:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Domain":
+    def from_dict(cls, data: dict) -> Domain:
         """Inverse of :meth:`as_dict` (no range checks: the caller validates)."""
         pieces = {}
         for name, value in data.items():

@@ -22,8 +22,8 @@ p}`` with ``U_i`` i.i.d. uniform on ``[0, 1]``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from flint import arb
 

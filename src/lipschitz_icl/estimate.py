@@ -26,7 +26,7 @@ class Estimate:
     abs_error: float = 0.0
 
     @staticmethod
-    def from_samples(samples: np.ndarray) -> "Estimate":
+    def from_samples(samples: np.ndarray) -> Estimate:
         """Mean of i.i.d. samples and its standard error ``std(ddof=1) / sqrt(N)``."""
         samples = np.asarray(samples, dtype=np.float64).ravel()
         N = samples.size

@@ -13,8 +13,8 @@ design hash and seeds.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 from .decision import Decision, Verdict, combine
 

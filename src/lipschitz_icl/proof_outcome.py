@@ -12,9 +12,9 @@ the sharpest valid ``C`` lies below ``C (1 + resolution)``) and its alternatives
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
+from functools import cache
 
 from . import prover
 from .decision import Decision, Verdict, combine
@@ -85,7 +85,7 @@ def proof_outcome(
     ``max_boxes`` and ``seconds`` per piece)."""
     budget = {"max_boxes": max_boxes, "seconds": seconds}
 
-    @lru_cache(maxsize=None)
+    @cache
     def at(value: float) -> tuple:
         parts = [_piece(p, constant, value, budget) for p in pieces] + [
             _lemma(lemma, constant, value, budget) for lemma in lemmas

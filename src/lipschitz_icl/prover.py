@@ -81,7 +81,7 @@ class Statement:
     constants: dict
     domain: Domain
 
-    def with_constant(self, name: str, value) -> "Statement":
+    def with_constant(self, name: str, value) -> Statement:
         return Statement(self.quantity, self.relation, self.bound, {**self.constants, name: value}, self.domain)
 
     def holds(self, q, b) -> bool:
@@ -180,7 +180,7 @@ def _counterexample(st: Statement, point: dict, q, b) -> dict:
         "params": dict(point),
         "quantity": certified.Enclosure.of(q).as_list(),
         "bound": certified.Enclosure.of(b).as_list(),
-        "rule": f"low(quantity) > high(bound)" if st.relation == "<=" else "high(quantity) < low(bound)",
+        "rule": "low(quantity) > high(bound)" if st.relation == "<=" else "high(quantity) < low(bound)",
     }
 
 

@@ -15,7 +15,7 @@ the edges; for ``f`` analytic on each panel its error falls geometrically in ``m
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -26,7 +26,7 @@ __all__ = ["gauss_legendre", "panel_rule", "composite_rule", "composite_edges"]
 MAX_ORDER = 512
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reference(order: int) -> tuple[np.ndarray, np.ndarray]:
     x, g = np.polynomial.legendre.leggauss(order)
     x.setflags(write=False)

@@ -159,7 +159,7 @@ class ClaimSpec:
         """The natural parameter of the claim's resolution (its first)."""
         return self.resolutions[0].parameter
 
-    def cases(self, profile: str) -> list["ClaimCase"]:
+    def cases(self, profile: str) -> list[ClaimCase]:
         """The cases of ``profile``: every grid point, times every replicate seed."""
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")

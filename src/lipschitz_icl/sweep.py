@@ -266,7 +266,7 @@ class Sweep:
                 return self._auto(fn, pieces, bar)
             return self._distributed(fn, pieces, bar)
 
-    def submit(self, fn, *args) -> "Pending":
+    def submit(self, fn, *args) -> Pending:
         """One piece, started now on the cluster (in the calling process when :meth:`result` is asked,
         for the serial scheduler)."""
         if self.scheduler.kind == "serial":
@@ -327,7 +327,7 @@ class Sweep:
                 try:
                     raw[i] = future.result()
                     failed = isinstance(raw[i], _Failure)
-                except Exception:  # noqa: BLE001 - re-raised below in piece order
+                except Exception:  # re-raised below in piece order
                     failed = True
                 if failed:
                     _raise_first_failure(client, futures, raw, i)

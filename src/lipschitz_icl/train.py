@@ -373,7 +373,7 @@ def prompt_stream(
                 if stop.is_set():
                     return
                 ready.put(problem.draw_prompts(rng, batch, sets[t % len(sets)]))
-        except BaseException as exc:  # noqa: BLE001 - handed over to the consumer, raised there
+        except BaseException as exc:  # handed over to the consumer, raised there
             ready.put(exc)
 
     worker = threading.Thread(target=draw_all, name="lipschitz-icl-prompts", daemon=True)

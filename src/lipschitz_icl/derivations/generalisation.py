@@ -21,7 +21,7 @@ generalisation.md``).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -50,7 +50,7 @@ SAME_L = {"n": 1000, "L": 1.0, "sigma": 0.5}  # thm35.same-l-classes: n (its gri
 _lam, _p, _beta = sp.symbols("lambda p beta", positive=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _mismatch_derivation() -> dict:
     """The steps of :func:`mismatch_ratio_expr`: ``E(w)``, its minimiser ``w*`` (SymPy's root of ``E'(w) = 0``)
     and ``E(lambda w*)/E(w*)`` simplified."""
@@ -63,7 +63,7 @@ def _mismatch_derivation() -> dict:
     return {"w": w, "energy": energy(w), "w_star": w_star, "ratio": ratio}
 
 
-@lru_cache(maxsize=None)
+@cache
 def mismatch_ratio_expr() -> sp.Expr:
     """``E(lambda w*)/E(w*)`` for ``E(w) = b w^-p + c w^beta / n`` at its minimiser ``w*``: substitute the
     first-order condition ``c w*^beta / n = (p/beta) b w*^-p`` and simplify; it is
@@ -75,7 +75,7 @@ def mismatch_ratio_expr() -> sp.Expr:
     return closed
 
 
-@lru_cache(maxsize=None)
+@cache
 def window_factor_expr() -> sp.Expr:
     """``lambda = w*(L')/w*(L)`` under the window law ``w* = C (n L^2/sigma^2)^alpha``
     (:mod:`lipschitz_icl.derivations.window_law`): ``(L'/L)^(2 alpha)``, free of ``C``, ``n`` and ``sigma``."""

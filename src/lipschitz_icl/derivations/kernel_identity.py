@@ -19,7 +19,7 @@ range, the unit-norm constraints being imposed by substitution (not assumed in t
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -53,7 +53,7 @@ def _squared_distance_sides(d: int):
     return ((x - y).T * (x - y))[0, 0], (x.T * x)[0, 0] + (y.T * y)[0, 0] - 2 * (x.T * y)[0, 0]
 
 
-@lru_cache(maxsize=None)
+@cache
 def squared_distance_identity(d: int) -> sp.Expr:
     """``||x - y||^2 - (|x|^2 + |y|^2 - 2 x.y)`` expanded in coordinates; it is identically 0."""
     dist2, rhs = _squared_distance_sides(d)
@@ -69,7 +69,7 @@ def _sphere_constraint(d: int) -> dict:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernel_identity_residual(d: int, on_sphere: bool = True) -> sp.Expr:
     """``log exp(x^T (wI) y) - log[exp(w) exp(-w ||x - y||^2 / 2)]`` with ``|x| = |y| = 1`` imposed.
 
@@ -96,7 +96,7 @@ def bandwidth() -> sp.Expr:
     return sp.simplify(sol)
 
 
-@lru_cache(maxsize=None)
+@cache
 def softmax_weights_residual(n: int) -> sp.Expr:
     """Softmax over ``n`` context points of ``w t_i`` minus the normalised Gaussian kernel weights.
 

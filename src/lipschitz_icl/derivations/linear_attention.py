@@ -39,7 +39,7 @@ eps_i``, ``x_i, q`` uniform on ``S^{d-1}``.  For a rotation-invariant class writ
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -86,7 +86,7 @@ def loss_expr():
     return sp.expand(m**2 * a2 - 2 * m * a1 + a0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def optimum_expr():
     """``(m*, E_lin(m*))`` solved from ``dE/dm = 0`` (SymPy), with the second-order check ``a2 > 0``."""
     loss = loss_expr()
@@ -96,7 +96,7 @@ def optimum_expr():
     return sp.simplify(m_star), sp.simplify(loss.subs(m, m_star))
 
 
-@lru_cache(maxsize=None)
+@cache
 def limit_exprs():
     """``(lim m*, lim E_lin)`` as ``n -> inf``: ``d`` and ``k1 - d B``."""
     m_star, e_star = optimum_expr()
@@ -109,7 +109,7 @@ def cosine_projection_moment(dim):
     return sp.gamma(nu + 1) * (2 / k) ** nu * sp.besselj(nu + 1, k)
 
 
-@lru_cache(maxsize=None)
+@cache
 def class_moments(task: str):
     """``(k1, B)`` of a class, symbolic in ``L``, ``d`` (and ``k`` for cosine)."""
     if task == "affine":
@@ -122,7 +122,7 @@ def class_moments(task: str):
     raise ValueError(f"task must be one of {CLASSES}, got {task!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def class_limit(task: str) -> sp.Expr:
     """``lim E_lin = k(1) - d B`` of a class, simplified (symbolic in ``L``, ``d``, ``k``)."""
     k1v, Bv = class_moments(task)
@@ -232,7 +232,7 @@ def document() -> Document:
             Step(
                 "The moments per class",
                 "`k(1)` and `B = E_t[t k(t)] = E_f ||E_x[f(x) x]||^2` of each class "
-                f"(cosine: `g_d(k) = E_t[t sin(k t)]` in Bessel form), and the limit `k(1) - d B`:",
+                "(cosine: `g_d(k) = E_t[t sin(k t)]` in Bessel form), and the limit `k(1) - d B`:",
                 (Formula(sp.Function("g_d")(k), cosine_projection_moment(d)),),
                 Table(("class", "k(1)", "B", "k(1) - d B"), moments),
             ),

@@ -19,7 +19,7 @@ context points in the window, is large.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -49,7 +49,7 @@ def _deviation_moments() -> dict:
     return {(0, 0): 1, (1, 0): 0, (0, 1): 0, (2, 0): var_A, (1, 1): cov, (0, 2): var_S}
 
 
-@lru_cache(maxsize=None)
+@cache
 def ratio_square_expansion() -> sp.Expr:
     """``E[(A/S)^2]`` to order ``1/n`` from the Taylor expansion of ``A^2/S^2`` in ``(dA, dS)``."""
     poly, moments = _ratio_square_taylor(), _deviation_moments()
@@ -57,7 +57,7 @@ def ratio_square_expansion() -> sp.Expr:
     return sp.simplify(total)
 
 
-@lru_cache(maxsize=None)
+@cache
 def ratio_square_by_moments() -> sp.Expr:
     """The form used by the code: ``r^2 + (E[e^2 (h-r)^2] - 2 r E[e^2 (h-r)]) / (n s^2)``, ``r = a/s``."""
     r = a / s
@@ -66,7 +66,7 @@ def ratio_square_by_moments() -> sp.Expr:
     return r**2 + (e2_dev2 - 2 * r * e2_dev) / (n * s**2)
 
 
-@lru_cache(maxsize=None)
+@cache
 def collision_expansion() -> sp.Expr:
     """``E[sum_i p_i^2] = E[B/S^2]/n`` to order ``1/n``: ``E[e^2]/(n s^2)`` (the next term is
     ``O(1/n^2)``)."""

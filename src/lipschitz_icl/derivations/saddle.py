@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -114,7 +114,7 @@ def _set_partitions(items):
         yield [[first]] + part
 
 
-@lru_cache(maxsize=None)
+@cache
 def laplace_moment_expr(R: int) -> sp.Expr:
     """``d^R/(dl_1..dl_R) G^n`` at ``l = 0`` with ``n`` symbolic, in the symbols ``g_b`` (``b`` a sorted
     tuple of indices, ``g_()`` = ``g_0``): the expected product of ``R`` power sums under ``exp(-t S)``."""
@@ -127,7 +127,7 @@ def laplace_moment_expr(R: int) -> sp.Expr:
     expr = G**n
     for symbol in lam:
         expr = sp.diff(expr, symbol)
-    return sp.expand(sp.simplify(expr.subs({symbol: 0 for symbol in lam})))
+    return sp.expand(sp.simplify(expr.subs(dict.fromkeys(lam, 0))))
 
 
 def _falling(n, b: int):
@@ -228,7 +228,7 @@ def power_sum_form(monomials) -> sp.Expr:
     return total
 
 
-@lru_cache(maxsize=None)
+@cache
 def complement_variance_expr() -> sp.Expr:
     """``v_i = E[u_i^2 | z_i, z_q] = (1 - r_i^2)(1 - r_q^2) E[w^2]``, ``r_i = |z_i|``, ``r_q = |z_q|``:
     ``u_i = (Q x_i).(Q q)`` with ``Q x_i`` uniform on the sphere of radius ``sqrt(1 - r_i^2)`` of ``col(B)^perp``
@@ -240,7 +240,7 @@ def complement_variance_expr() -> sp.Expr:
 
 
 # ----------------------------------------------------------------------------- 3. the large-n rival
-@lru_cache(maxsize=None)
+@cache
 def large_n_curvature_exprs():
     """``(loss, curvature)`` per feature component at large ``n`` (delta method), in the moments
     ``a = E[e h]``, ``s = E[e]``, ``m_hh = E[e^2 h^2]``, ``m_h = E[e^2 h]``, ``m_e = E[e^2]`` and their
@@ -277,7 +277,7 @@ class Setting:
             raise ValueError(f"need k in (1, 2) and d > k, got d={self.d}, k={self.k}")
 
     @classmethod
-    def of(cls, problem) -> "Setting":
+    def of(cls, problem) -> Setting:
         """The setting of a low-rank :class:`~lipschitz_icl.problem.Problem`."""
         tc = problem.task_class
         return cls(tc.name.split("-", 1)[1], tc.d, tc.rank, problem.n, tc.L, problem.sigma, tc.frequency)
@@ -312,7 +312,7 @@ class Grid:
     tau_low: float = -14.0
     tau_margin: float = 6.0
 
-    def coarser(self) -> "Grid":
+    def coarser(self) -> Grid:
         down = lambda x: max(2, int(x / 1.5))  # noqa: E731
         return replace(
             self,
@@ -509,7 +509,7 @@ def curvature(setting: Setting, c: float, grid: Grid = Grid()) -> Value:
 
 
 # ----------------------------------------------------------------------------- large n
-@lru_cache(maxsize=None)
+@cache
 def large_n_exprs(limit: bool) -> tuple:
     """``(bias, noise, bias curvature, noise curvature)`` of :func:`large_n_curvature_exprs`, or with
     ``limit`` their ``n -> infinity`` limits (the bias's ``r^2`` alone, no noise)."""
@@ -521,7 +521,7 @@ def large_n_exprs(limit: bool) -> tuple:
     return bias, noise, bias_curv, noise_curv
 
 
-@lru_cache(maxsize=None)
+@cache
 def _large_n_functions(limit: bool):
     """Lambdified :func:`large_n_exprs`, arguments ``(n, moments, second derivatives)``."""
     moments, second = large_n_curvature_exprs()[4:]

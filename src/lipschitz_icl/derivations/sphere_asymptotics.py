@@ -44,7 +44,7 @@ numerical spot checks.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import mpmath
 import sympy as sp
@@ -89,7 +89,7 @@ nu = sp.Symbol("nu", real=True)
 # --- 1. Hankel series from the modified Bessel equation ---------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def hankel_coefficients(order: int) -> tuple:
     """``(c_0, ..., c_order)`` of ``I_nu(w) ~ N exp(w) w^(-1/2) sum_k c_k w^(-k)``, ``c_0 = 1``, solved
     order by order from the modified Bessel equation (functions of the symbol ``nu``)."""
@@ -115,7 +115,7 @@ def hankel_closed_form(k: int) -> sp.Expr:
 # --- 2. Watson's lemma on the project's density -------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def watson_prefactor() -> sp.Expr:
     """``K_d`` in ``Phi_d(w) ~ K_d exp(w) w^(-(d-1)/2)``, from the density ``p_d`` near ``t = 1``."""
     m = (d - 3) / 2
@@ -124,7 +124,7 @@ def watson_prefactor() -> sp.Expr:
     return sp.simplify(sp.gammasimp(sp.combsimp(raw.rewrite(sp.gamma))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def watson_coefficients(order: int) -> tuple:
     """``omega_k(d)``, ``k = 0..order``, with ``Phi_d(w) ~ K_d exp(w) w^(-(d-1)/2) sum_k omega_k w^(-k)``.
 
@@ -164,7 +164,7 @@ def _truncated_poly(expr, order: int) -> sp.Expr:
     return sum(expr.coeff(x, k) * x**k for k in range(order + 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _log_phi_tail(order: int) -> sp.Expr:
     """``log(sum_k c_k x^k)`` at ``nu = d/2 - 1`` to ``O(x^(order+1))``, a polynomial in ``x``:
     ``log(1 + z) = sum_j (-1)^(j+1) z^j / j`` with ``z = sum_{k>=1} c_k x^k = O(x)``, truncated."""
@@ -176,19 +176,19 @@ def _log_phi_tail(order: int) -> sp.Expr:
     return sp.expand(tail)
 
 
-@lru_cache(maxsize=None)
+@cache
 def log_phi_series(order: int = 3) -> sp.Expr:
     """``log Phi_d(w) ~ w - ((d-1)/2) log w + log K_d + sum_{k=1..order} l_k(d) w^(-k)``."""
     return w - (d - 1) / 2 * sp.log(w) + sp.log(watson_prefactor()) + _log_phi_tail(order).subs(x, 1 / w)
 
 
-@lru_cache(maxsize=None)
+@cache
 def tilted_mean_series(order: int = 3) -> sp.Expr:
     """``A_d(w) = d/dw log Phi_d(w) ~ 1 - (d-1)/(2w) + ...`` to ``O(w^-(order+1))`` (termwise derivative)."""
     return sp.expand(sp.diff(log_phi_series(order), w))
 
 
-@lru_cache(maxsize=None)
+@cache
 def tilted_mean_series_from_bessel_ratio(order: int = 3) -> sp.Expr:
     """``A_d(w) = I_{d/2}(w)/I_{d/2-1}(w)`` as the ratio of the two Hankel series, to ``O(w^-(order+1))``
     (the normalisations ``N exp(w) w^(-1/2)`` cancel)."""
@@ -196,13 +196,13 @@ def tilted_mean_series_from_bessel_ratio(order: int = 3) -> sp.Expr:
     return sp.expand(sp.series(ratio, x, 0, order + 2).removeO().subs(x, 1 / w))
 
 
-@lru_cache(maxsize=None)
+@cache
 def one_minus_tilted_mean_series(order: int = 3) -> sp.Expr:
     """``1 - A_d(w) ~ (d-1)/(2w) + a_2(d)/w^2 + ...`` to ``O(w^-(order+1))``."""
     return sp.expand(1 - tilted_mean_series(order))
 
 
-@lru_cache(maxsize=None)
+@cache
 def second_moment_series(order: int = 3) -> sp.Expr:
     """``E_w[t^2] = Phi_d''/Phi_d = (log Phi_d)'' + ((log Phi_d)')^2`` to ``O(w^-(order+1))``."""
     lp = log_phi_series(order)
@@ -216,20 +216,20 @@ def _truncate(expr: sp.Expr, order: int) -> sp.Expr:
     return sp.expand(sum(poly.coeff(x, k) * x**k for k in range(order + 1)).subs(x, 1 / w))
 
 
-@lru_cache(maxsize=None)
+@cache
 def c_R() -> sp.Expr:
     """``c_R(d) = 2^(-(d-1)/2) / K_d``, the constant of ``R_d(w) ~ c_R(d) w^((d-1)/2)``, simplified."""
     expr = 2 ** (-(d - 1) / 2) / watson_prefactor()
     return sp.simplify(sp.gammasimp(sp.combsimp(expr.rewrite(sp.gamma))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def c_R_float(dim: int) -> float:
     """``c_R(d)`` as a float."""
     return float(c_R().subs(d, dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def collision_ratio_series(order: int = 3) -> sp.Expr:
     """``R_d(w) = Phi_d(2w)/Phi_d(w)^2 ~ c_R(d) w^((d-1)/2) (1 + r_1/w + ... + r_order/w^order)``.
 

@@ -65,7 +65,7 @@ compare every expansion above against them.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import mpmath
 import numpy as np
@@ -150,13 +150,13 @@ def _density(var, dim=d):
     return (1 - var**2) ** ((dim - 3) / sp.S(2)) / (2 ** (dim - 2) * sp.beta(a, a))
 
 
-@lru_cache(maxsize=None)
+@cache
 def density_at_zero() -> sp.Expr:
     """``p_d(0) = 1/(2^(d-2) B((d-1)/2, (d-1)/2)) = Gamma(d/2)/(sqrt(pi) Gamma((d-1)/2))``."""
     return sp.simplify(sp.gammasimp(sp.combsimp(_density(0).rewrite(sp.gamma))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def half_moment(k: int) -> sp.Expr:
     """``int_0^1 c^k p_d(c) dc``: with ``v = c^2`` it is Euler's Beta integral
     ``(1/2) int_0^1 v^((k-1)/2) (1-v)^((d-3)/2) dv = B((k+1)/2, (d-1)/2)/2``, over ``2^(d-2) B((d-1)/2, (d-1)/2)``."""
@@ -165,7 +165,7 @@ def half_moment(k: int) -> sp.Expr:
     return sp.simplify(sp.gammasimp(sp.combsimp(expr.rewrite(sp.gamma))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def perp_second_moment() -> sp.Expr:
     """``E z^2`` for ``z ~ p_{d-1}`` (the direction of ``x`` orthogonal to ``q``): the ratio of the Beta
     integrals ``int_{-1}^1 z^2 (1-z^2)^m dz = B(3/2, m+1)`` and ``int_{-1}^1 (1-z^2)^m dz = B(1/2, m+1)``,
@@ -187,7 +187,7 @@ def _normal_tail(var):
     return sp.erfc(var / sp.sqrt(2)) / 2
 
 
-@lru_cache(maxsize=None)
+@cache
 def gaussian_hinge_mean() -> sp.Expr:
     """``H(gamma) = E (gamma + g)_+ = int_{-gamma}^inf (gamma + g) phi(g) dg = gamma Phi(gamma) + phi(gamma)``."""
     expr = sp.integrate((_gam + _g) * _normal_pdf(_g), (_g, -_gam, sp.oo))
@@ -203,7 +203,7 @@ def _require_zero(expr, what: str):
         raise DerivationError(f"{what}: residual {expr} is not 0")
 
 
-@lru_cache(maxsize=None)
+@cache
 def kink_integral() -> sp.Expr:
     """``J = int_R psi(gamma)^2 dgamma``, ``psi(gamma) = H(gamma) - gamma_+`` (the relu kink profile).
 
@@ -229,7 +229,7 @@ def kink_integral() -> sp.Expr:
 # --- expansions of the bias and the noise -------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_expansion(task: str, order: int = 2) -> sp.Expr:
     """``bias_inf(w)/L^2`` expanded for large ``w``.
 
@@ -258,7 +258,7 @@ def _collect_powers(expr) -> dict:
     return {p: c for p, c in out.items() if c != 0}
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_leading_expr(task: str):
     """``(p, b(d))`` with ``bias_inf(w) ~ b(d) L^2 w^(-p)``: affine ``(2, (d-1)^2/(12 d))``, relu
     ``(3/2, (2/3) p_d(0) J)``."""
@@ -267,7 +267,7 @@ def bias_leading_expr(task: str):
     return -top, powers[top]
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_next_order_expr(task: str):
     """``(p', b'(d))``: the next term ``b'(d) L^2 w^(-p')`` of ``bias_inf``."""
     powers = _collect_powers(bias_expansion(task))
@@ -283,7 +283,7 @@ def _one_over_w_coefficient(series) -> sp.Expr:
     return sp.simplify(series.subs(w, 1 / S.x).expand().coeff(S.x, 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def cosine_bias_leading_expr():
     """``(p, b(d, k))`` with ``bias_inf(w) ~ b L^2 w^(-p)`` for the cosine class
     ``f(x) = (L/k) cos(k u.x + phi)`` (a smooth class, so ``p = 2`` as for affine tasks).
@@ -306,7 +306,7 @@ def cosine_bias_leading_expr():
     return sp.Integer(2), sp.factor(sp.simplify(b))
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_leading_expr():
     """``(beta, c_R(d))`` with ``sigma^2 R_d(w)/n ~ sigma^2 c_R(d) w^beta / n``, ``beta = (d-1)/2``."""
     series = S.collision_ratio_series(1)
@@ -315,7 +315,7 @@ def noise_leading_expr():
     return beta, sp.simplify(coeffs[0])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _noise_next_relative():
     """``r_1(d)`` in ``R_d = c_R w^((d-1)/2) (1 + r_1/w + ...)``."""
     beta, cr = noise_leading_expr()
@@ -328,7 +328,7 @@ def _noise_next_relative():
 _p, _b, _beta, _cr = sp.symbols("p b beta c_R", positive=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _generic_optimum() -> dict:
     """The first-order condition of ``b L^2 w^(-p) + sigma^2 c_R w^beta / n`` for generic positive
     ``p, b, beta, c_R``, solved exactly.
@@ -357,7 +357,7 @@ def _generic_optimum() -> dict:
     return {"alpha": alpha, "C": C, "gamma": gamma, "K": K, "w_star": w_star}
 
 
-@lru_cache(maxsize=None)
+@cache
 def optimum_exprs(task: str) -> dict:
     """The window law of ``task`` as SymPy functions of ``d``: the generic optimum of
     :func:`_generic_optimum` with ``p, b`` from :func:`bias_leading_expr` and ``beta, c_R`` from
@@ -372,7 +372,7 @@ def optimum_exprs(task: str) -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def envelope_law_exprs() -> dict:
     """A rival derivation: the window law a Lipschitz-envelope analysis gives.  Bounding the bias of any
     ``L``-Lipschitz task by its Jensen envelope ``L^2 E sum_i p_i ||x_i - q||^2 = 2 L^2 (1 - A_d(w))``,
@@ -391,7 +391,7 @@ def envelope_law_exprs() -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _generic_wstar_shift() -> sp.Expr:
     """First-order shift of the minimiser when the leading terms get relative corrections:
     ``b L^2 w^-p (1 + kb w^-q) + N w^beta (1 + kn w^-1)``.  With ``w = w0 (1 + eps)``, ``w0`` the leading
@@ -407,7 +407,7 @@ def _generic_wstar_shift() -> sp.Expr:
     return sp.simplify(sol)
 
 
-@lru_cache(maxsize=None)
+@cache
 def wstar_correction_expr(task: str):
     """``(q, k(d))``: the exact-FOC minimiser of the (unexpanded) ``bias_inf + sigma^2 R_d/n`` is
     ``w* = w0 (1 + k w0^-q + ...)``, ``w0 = C rho^alpha`` (affine ``q = 1``, relu ``q = 1/2``), from
@@ -430,7 +430,7 @@ def wstar_correction_expr(task: str):
 # --- the dropped finite-n terms (delta method) ----------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def delta_method_bias_correction() -> sp.Expr:
     """``n (E[(N/S)^2] - r_1^2)`` at order ``1/n``, ``N = sum_i e_i h_i``, ``S = sum_i e_i``, ``e = exp(w t)``.
 
@@ -447,7 +447,7 @@ def delta_method_bias_correction() -> sp.Expr:
     return sp.factor(sp.simplify(corr.subs(point)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def delta_method_noise_correction() -> sp.Expr:
     """``n (n E[sum_i p_i^2] - R_d)`` at order ``1/n``: with ``a = sum e_i^2/n``, ``b = S/n``,
     ``n sum p_i^2 = a/b^2``; ``n Var a = m4 - m2^2``, ``n Cov = m3 - m1 m2``, ``n Var b = m2 - m1^2``.
@@ -460,7 +460,7 @@ def delta_method_noise_correction() -> sp.Expr:
     return sp.expand(sp.simplify(corr.subs(point)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_finite_n_leading_expr(task: str):
     """``(power, const)``: the ``O(1/n)`` bias term is ``const(d) L^2 w^power / n`` at leading order.
 
@@ -489,7 +489,7 @@ def bias_finite_n_leading_expr(task: str):
     return beta - 1, sp.factor(sp.simplify(cr * coeff))
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_finite_n_leading_expr():
     """``(power, const)``: the ``O(1/n^2)`` noise term is ``sigma^2 const(d) w^power / n^2``, from
     ``3 R^2 - 2 Phi(3w)/Phi(w)^3`` at leading order (``power = d - 1``; ``- R`` is lower order)."""
@@ -507,21 +507,21 @@ def _f(expr, dim) -> float:
     return float(sp.N(sp.sympify(expr).subs(d, dim), 20))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_leading(task: str, dim: int):
     """``(power, constant)``: ``bias_inf(w) ~ constant * L^2 * w**power`` (``power < 0``)."""
     p, b = bias_leading_expr(_check_task(task))
     return -float(p), _f(b, _check_dim(dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_next_order(task: str, dim: int):
     """``(power, constant)`` of the next term of ``bias_inf`` (affine ``w^-3``, relu ``w^-2``)."""
     p, b = bias_next_order_expr(_check_task(task))
     return -float(p), _f(b, _check_dim(dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def cosine_bias_leading(dim: int, frequency: float = 1.0):
     """``(power, constant)``: ``bias_inf(w) ~ constant * L^2 * w**power`` for the cosine class of frequency
     ``k`` (:func:`cosine_bias_leading_expr`)."""
@@ -531,7 +531,7 @@ def cosine_bias_leading(dim: int, frequency: float = 1.0):
     return -float(p), float(sp.N(b.subs({d: _check_dim(dim), _k: frequency}), 20))
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_leading(dim: int):
     """``(power, constant)``: ``sigma^2 E sum p_i^2 ~ constant * sigma^2 * w**power / n``."""
     beta, cr = noise_leading_expr()
@@ -539,13 +539,13 @@ def noise_leading(dim: int):
     return _f(beta, dim), _f(cr, dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_next_order(dim: int) -> float:
     """``r_1(d)``: ``R_d(w) = c_R w^((d-1)/2) (1 + r_1/w + O(1/w^2))``."""
     return _f(_noise_next_relative(), _check_dim(dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def envelope_law(dim: int):
     """``(alpha, C)`` of the rival envelope law (:func:`envelope_law_exprs`): ``alpha = 2/(d+1)``."""
     o = envelope_law_exprs()
@@ -553,7 +553,7 @@ def envelope_law(dim: int):
     return _f(o["alpha"], dim), _f(o["C"], dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def window_law(task: str, dim: int):
     """``(alpha, C)``: ``w* ~ C (n L^2 / sigma^2)**alpha`` at leading order."""
     o = optimum_exprs(_check_task(task))
@@ -561,14 +561,14 @@ def window_law(task: str, dim: int):
     return _f(o["alpha"], dim), _f(o["C"], dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def wstar_correction(task: str, dim: int):
     """``(q, k)``: ``w*_exact-FOC = C rho^alpha (1 + k (C rho^alpha)^-q + ...)``."""
     q, k = wstar_correction_expr(_check_task(task))
     return float(q), _f(k, _check_dim(dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def min_error_law(task: str, dim: int):
     """``(power_in_n, constant)``: the minimal ICL error ``E* ~ constant * L^2 * (n L^2/sigma^2)**power_in_n``
     (so ``E* ~ n**power_in_n`` at fixed ``L, sigma``; ``power_in_n < 0``)."""
@@ -577,7 +577,7 @@ def min_error_law(task: str, dim: int):
     return -_f(o["gamma"], dim), _f(o["K"], dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_finite_n_leading(task: str, dim: int):
     """``(power, constant)``: the ``O(1/n)`` bias term ``~ constant * L^2 * w**power / n``."""
     power, const = bias_finite_n_leading_expr(_check_task(task))
@@ -585,7 +585,7 @@ def bias_finite_n_leading(task: str, dim: int):
     return _f(power, dim), _f(const, dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_finite_n_leading(dim: int):
     """``(power, constant)``: the ``O(1/n^2)`` noise term ``~ constant * sigma^2 * w**power / n^2``."""
     power, const = noise_finite_n_leading_expr()
@@ -662,7 +662,7 @@ def dropped_terms(task: str, dim: int, rho_value: float, n_value: float) -> dict
 # --- exact references ------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _z_average_expr(dim: int):
     al, be, z, z0 = (
         sp.Symbol("alpha", real=True),
@@ -685,7 +685,7 @@ def z_average(dim: int) -> sp.Expr:
     return _z_average_expr(_check_dim(dim))[2]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _z_average_fn(dim: int, module: str):
     al, be, expr = _z_average_expr(dim)
     return sp.lambdify((al, be), expr, modules=module)
@@ -734,7 +734,7 @@ def _mapped_rule(xs, ws, edges):
     return nodes, weights
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gl01_mp(m: int, prec: int):
     with mpmath.workprec(prec):
         X, Wt = mpmath.gauss_quadrature(m, "legendre")
@@ -800,7 +800,7 @@ def exact_bias_inf(task: str, dim: int, wv, *, m: int = 24, with_derivative: boo
     return val, -2 * (1 - A) * Ap / (3 * dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gl01_np(m: int):
     s_, w_ = quadrature.composite_rule(0.0, 1.0, m)
     return 3 * s_**2 - 2 * s_**3, 6 * s_ * (1 - s_) * w_

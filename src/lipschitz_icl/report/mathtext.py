@@ -193,11 +193,7 @@ def _run_end(toks: list[_Tok], start: int) -> int:
             if depth == 0:
                 break
             depth -= 1
-        elif tok.text in (",", ";") and depth == 0:
-            break
-        elif tok.text == "." and depth == 0 and not _between_letters(toks, i):
-            break
-        elif tok.text == ":" and depth == 0:
+        elif depth == 0 and (tok.text in (",", ";", ":") or (tok.text == "." and not _between_letters(toks, i))):
             break
         i += 1
     # trim: trailing spaces, operators that cannot end an expression, and unclosed brackets
@@ -234,8 +230,8 @@ def _between_letters(toks: list[_Tok], i: int) -> bool:
 def _depth(toks) -> int:
     depth = 0
     for t in toks:
-        depth += t.text in ("(", "[") and 1 or 0
-        depth -= t.text in (")", "]") and 1 or 0
+        depth += int(t.text in ("(", "["))
+        depth -= int(t.text in (")", "]"))
     return depth
 
 

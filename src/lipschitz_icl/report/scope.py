@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import string
-from functools import lru_cache
+from functools import cache
 
 from .. import registry
 from .symbols import CLASS_PARAMETERS, PARAMETER_WORDS, task_name
@@ -40,7 +40,7 @@ SCOPE_TITLES = {
 _ORDER = ("train_task", "task", "link", "kernel", "d", "k", "rank", "n", "w", "h")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _patterns() -> dict:
     """Claim key -> (compiled id regex, field names) for every registry claim."""
     out = {}
