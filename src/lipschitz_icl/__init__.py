@@ -21,7 +21,7 @@ _EXPORTS = {
     "make_task_class": ".tasks",
 }
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = list(_EXPORTS) + ["__version__"]
 
 
 def __getattr__(name):

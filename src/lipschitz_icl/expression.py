@@ -12,13 +12,13 @@ each with a budget, and never passed to ``eval``, ``exec``, ``compile``, ``sympi
 2. *parse* with :func:`ast.parse` in ``"eval"`` mode (the screened text is short, ASCII and shallow);
 3. *count*: at most :data:`MAX_TOKENS` tokens (names, numbers, operators, parentheses, commas);
 4. *walk* the syntax tree over a whitelist -- numbers written in decimal (``12``, ``.5``, ``1.``,
-   ``2.5e-3``; not ``01``, ``1_0``, ``0x10``, ``1j``), the allowed names, ``+ - * / **`` (binary) and ``+ -`` (unary), calls of the functions
-   :data:`FUNCTIONS` by name with their arity -- into tuples ``("num", Fraction) | ("var", name) |
-   ("neg", a) | (op, a, b) | ("call", f, args)``, ``op`` in ``add sub mul div pow``.  Any other node
-   (attribute, subscript, string, comparison, boolean operator, lambda, comprehension, starred
-   argument, keyword argument, tuple, ...) is refused.  The depth of a node is ``1 +`` the
-   parentheses around it ``+`` the unary signs and power exponents above it; at most
-   :data:`MAX_DEPTH`.
+   ``2.5e-3``; not ``01``, ``1_0``, ``0x10``, ``1j``), the allowed names, ``+ - * / **`` (binary) and
+   ``+ -`` (unary), calls of the functions :data:`FUNCTIONS` by name with their arity -- into tuples
+   ``("num", Fraction) | ("var", name) | ("neg", a) | (op, a, b) | ("call", f, args)``, ``op`` in
+   ``add sub mul div pow``.  Any other node (attribute, subscript, string, comparison, boolean
+   operator, lambda, comprehension, starred argument, keyword argument, tuple, ...) is refused.  The
+   depth of a node is ``1 +`` the parentheses around it ``+`` the unary signs and power exponents above
+   it; at most :data:`MAX_DEPTH`.
 
 Precedence is Python's: ``-x**2 = -(x**2)``, ``2**3**2 = 2**9``, ``**`` binds tighter than a unary
 sign on its left and looser than one on its right (``2**-1 = 0.5``); ``^`` is refused (``use **``).

@@ -120,6 +120,7 @@ def _commit() -> str:
             text=True,
             timeout=10,
             cwd=Path(__file__).resolve().parent,
+            check=False,  # a failing git gives an empty commit below
         )
     except (OSError, subprocess.SubprocessError):
         return ""

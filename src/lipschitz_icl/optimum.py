@@ -358,7 +358,7 @@ def wstar_mc(
     theta, iterations = _newton(bank, math.log(w0))
     se = _sandwich_se(bank, theta)
     if contexts is None and math.isfinite(se):  # (no curvature at the pilot: inconclusive as it stands)
-        needed = int(math.ceil(bank.contexts * (z * se / math.log1p(rel_precision)) ** 2 * 1.1))
+        needed = math.ceil(bank.contexts * (z * se / math.log1p(rel_precision)) ** 2 * 1.1)
         if needed > bank.contexts:
             bank.grow_to(min(needed, max_contexts))
             theta, more = _newton(bank, theta)

@@ -271,12 +271,12 @@ def fig6(data: dict) -> Figure:
     for w, colour in ((w_iso, "tab:blue"), (w_gen, "tab:red")):
         r = 1 + scale * w
         right.plot(r * np.cos(theta), r * np.sin(theta), color=colour)
-    right.annotate("", xy=(1.0, 0.0), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color="black", lw=0.8))
+    right.annotate("", xy=(1.0, 0.0), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "black", "lw": 0.8})
     right.annotate(
         "",
         xy=(math.cos(c_theory), math.sin(c_theory)),
         xytext=(0, 0),
-        arrowprops=dict(arrowstyle="->", color="tab:red", lw=0.8, ls="--"),
+        arrowprops={"arrowstyle": "->", "color": "tab:red", "lw": 0.8, "ls": "--"},
     )
     right.text(0.55, -0.14, "query $q$", ha="center", va="top")
     right.text(
@@ -356,8 +356,8 @@ def eq4(data: dict) -> Figure:
     fig, ax = new_figure(FULL_WIDTH, 2.3, 1, len(ds))
     image = None
     scale = max(float(np.max(np.abs(np.asarray(m, dtype=float)))) for m in mats) or 1.0
-    for a, d, A, dist in zip(ax[0], ds, mats, dists):
-        A = _shape(np.asarray(A, dtype=float), "matrices", (d + 1, d + 1))
+    for a, d, raw, dist in zip(ax[0], ds, mats, dists):
+        A = _shape(np.asarray(raw, dtype=float), "matrices", (d + 1, d + 1))
         image = a.imshow(A, cmap="RdBu_r", vmin=-scale, vmax=scale)
         a.axvspan(d - 0.5, d + 0.5, color="0.82", zorder=2, lw=0)
         a.text(

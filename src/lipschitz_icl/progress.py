@@ -23,7 +23,7 @@ _silent = False
 @contextlib.contextmanager
 def silenced(active: bool = True):
     """While active, :func:`enabled` is False everywhere (nesting restores the previous state)."""
-    global _silent
+    global _silent  # noqa: PLW0603 - the one module-wide switch that enabled() reads
     previous = _silent
     _silent = previous or bool(active)
     try:

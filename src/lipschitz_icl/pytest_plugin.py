@@ -420,7 +420,9 @@ def provenance(config, seconds: float) -> dict:
 
     def git(*args) -> str:
         try:
-            out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=10, cwd=config.rootpath)
+            out = subprocess.run(
+                ["git", *args], capture_output=True, text=True, timeout=10, cwd=config.rootpath, check=False
+            )
         except (OSError, subprocess.SubprocessError):
             return ""
         return out.stdout.strip() if out.returncode == 0 else ""

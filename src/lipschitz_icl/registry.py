@@ -392,7 +392,7 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         raise RegistryError(f"{where}: seeds must give a positive count for each of {PROFILES}")
     fields = _pattern_fields(raw["id"])
     design = dict(raw.get("design", {}))
-    for profile, points in grids.items():
+    for points in grids.values():
         varying = {k for k in set().union(*points) if len({repr(p.get(k)) for p in points}) > 1}
         if not varying <= fields:
             raise RegistryError(f"{where}: id {raw['id']!r} misses varying parameters {sorted(varying - fields)}")

@@ -60,9 +60,9 @@ def check_int(name: str, value: object, *, minimum: int | None = None, maximum: 
     requirement = "an integer" + bounds
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
         raise ParameterError(name, requirement, value)
-    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
-        if not math.isfinite(value) or value != int(value):
-            raise ParameterError(name, requirement, value)
+    fractional = isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+    if fractional and (not math.isfinite(value) or value != int(value)):
+        raise ParameterError(name, requirement, value)
     ivalue = int(value)
     if (minimum is not None and ivalue < minimum) or (maximum is not None and ivalue > maximum):
         raise ParameterError(name, requirement, value)

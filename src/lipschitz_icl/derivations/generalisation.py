@@ -164,7 +164,7 @@ def _class_rows() -> tuple:
 
 def _steps() -> tuple:
     m = _mismatch_derivation()
-    w, n, L, sigma, d = m["w"], law.n, law.L, law.sigma, law.d
+    w, n, L, sigma = m["w"], law.n, law.L, law.sigma
     E, R_d = sp.Function("E"), sp.Function("R_d")(w)
     q_power, c_q = law.noise_finite_n_leading_expr()
     b_cos = law.cosine_bias_leading_expr()

@@ -70,7 +70,7 @@ def ratio_square_by_moments() -> sp.Expr:
 def collision_expansion() -> sp.Expr:
     """``E[sum_i p_i^2] = E[B/S^2]/n`` to order ``1/n``: ``E[e^2]/(n s^2)`` (the next term is
     ``O(1/n^2)``)."""
-    B, dB = sp.symbols("B dB")
+    dB = sp.Symbol("dB")
     eps = sp.Symbol("eps")
     g = (m_e + eps * dB) / (s + eps * dS) ** 2
     leading = sp.series(g, eps, 0, 1).removeO()

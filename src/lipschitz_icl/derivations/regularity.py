@@ -181,7 +181,7 @@ def document(examples) -> Document:
     """The derivation written up (:mod:`lipschitz_icl.derivations.writeup`), every formula computed here.
 
     ``examples``: ``(label, K, d)`` triples, ``K`` the SymPy form of a kernel in ``t``, worked through the law."""
-    g, c, m, w, rho = sp.symbols("gamma c m w rho", positive=True)
+    g, c, m, w = sp.symbols("gamma c m w", positive=True)
     D1, D2, beta, b, c_R, q, k, r_1, w0 = sp.symbols("D_1 D_2 beta b c_R q k r_1 w_0", real=True)
     alpha, C = _optimum(beta, b, m, c_R)
     dims = sorted({d for _, _, d in examples})

@@ -395,6 +395,10 @@ class _Prompt:
             out = out * self.h[:, c]
         return out
 
+    def mean(self, ea: int, vb: int, comps: tuple = ()) -> float:
+        """``sum_nodes weight * e^ea v^vb prod_(c in comps) h_c``: :meth:`factor` averaged over the nodes."""
+        return float(self.weight @ self.factor(ea, vb, comps))
+
 
 def _expand(monomials, m: int):
     """The monomials with the feature component ``c`` summed out: ``(coef, blocks by partition, power)``;
@@ -535,7 +539,7 @@ def _large_n_parts(setting: Setting, grid: Grid, c: float, s: float, curvature_o
     bias = noise = 0.0
     for zq, a, weight in _outer_nodes(setting, grid):
         p = _Prompt(setting, grid, zq, a, c, s)
-        E = lambda ea, vb, comps=(): float(p.weight @ p.factor(ea, vb, comps))  # noqa: E731
+        E = p.mean
         base = (E(1, 0), E(2, 0), E(1, 1), 4 * E(2, 1))  # s, m_e, ds, dm_e
         for comp in range(_feature_count(setting)):
             one, two = (comp,), (comp, comp)
@@ -677,7 +681,8 @@ def _derivation_steps() -> tuple:
             "`d/ds` of `e_i` is `u_i e_i`; with `D_i = e_i d/de_i` the cross terms "
             "vanish and `d^2L/ds^2 = E[sum_i v_i D_i^2 F] = E[v_t kappa_bias + sigma^2 kappa_noise]` at `s = 0`. "
             "The tables of `kappa` equal `sum_i v_i D_i^2` of the tables of `F` identically (checked by SymPy on 3 "
-            "points with one feature component and on 2 points with two: `check_curvature_identity`). Its sign decides whether `c B B^T` is a minimum or a saddle along `Q`; on the sphere "
+            "points with one feature component and on 2 points with two: `check_curvature_identity`). "
+            "Its sign decides whether `c B B^T` is a minimum or a saddle along `Q`; on the sphere "
             "`|z|^2 = 1 - |Q x|^2`, so an even link is partly a function of `Q x` and the bias part can be "
             "negative.",
             (

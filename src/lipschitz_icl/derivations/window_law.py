@@ -65,6 +65,7 @@ compare every expansion above against them.
 
 from __future__ import annotations
 
+import itertools
 from functools import cache
 
 import mpmath
@@ -415,7 +416,7 @@ def wstar_correction_expr(task: str):
     (``r_1``) coefficients; for relu the noise correction is ``O(w0^-1)``, beyond this order."""
     p, b = bias_leading_expr(_check_task(task))
     p2, b2 = bias_next_order_expr(task)
-    beta, cr = noise_leading_expr()
+    beta, _ = noise_leading_expr()
     q = p2 - p
     db, dn = sp.symbols("delta_b delta_n", positive=True)
     shift = _generic_wstar_shift().subs({_p: p, _beta: beta, sp.Symbol("q", positive=True): q})
@@ -725,7 +726,7 @@ def _theta_edges(h, th0, th_max, lib):
 def _mapped_rule(xs, ws, edges):
     """Nodes and weights of ``sum_panels int_a^b`` with ``x = a + (b - a) q(s)``, ``q = 3s^2 - 2s^3``."""
     nodes, weights = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
+    for a, b in itertools.pairwise(edges):
         if b <= a:
             continue
         for x_, w_ in zip(xs, ws):

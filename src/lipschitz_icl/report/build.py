@@ -94,6 +94,7 @@ def run_latexmk(build: Path, latexmk: str) -> None:
             timeout=LATEXMK_TIMEOUT,
             stdin=subprocess.DEVNULL,
             env=_latex_env(),
+            check=False,  # the exit status is read below
         )
     except subprocess.TimeoutExpired:
         raise LatexError(f"latexmk did not finish within {LATEXMK_TIMEOUT} s") from None

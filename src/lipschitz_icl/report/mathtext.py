@@ -22,9 +22,9 @@ Everything else stays text (escaped).  Within a run:
   between letters is ``x \\cdot q``; ``1e-06`` is ``10^{-6}``; ``[[a, b], [c, d]]`` is a small matrix.
 
 Dotted or underscored program names (``lipschitz_icl.derivations``, ``wstar_exact``) and commit hashes
-(7 to 40 hex digits with a letter and a digit: ``4e9f7ac``) are set as code (``\\code{...}``).  The output always compiles: braces are only emitted in pairs, every LaTeX special
-character inside math is escaped, and characters outside ASCII end a run (they are text, escaped by
-:func:`~lipschitz_icl.report.latex.escape`).
+(7 to 40 hex digits with a letter and a digit: ``4e9f7ac``) are set as code (``\\code{...}``).  The output
+always compiles: braces are only emitted in pairs, every LaTeX special character inside math is escaped,
+and characters outside ASCII end a run (they are text, escaped by :func:`~lipschitz_icl.report.latex.escape`).
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
   | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b)
-  | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b|[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
+  | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b
+      |[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
       |[a-z][a-z0-9]*_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
   | (?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
   | (?P<ident>[A-Za-z][A-Za-z0-9]*(?:_(?:[A-Za-z0-9]+))?\*?'*)
@@ -118,7 +119,7 @@ def _ident_role(text: str) -> str:
     base = text.rstrip("*'").split("_")[0]
     if text in FUNCTIONS:
         return "function"
-    if "_" in text or text.endswith("*") or text.endswith("'") or base in GREEK:
+    if "_" in text or text.endswith(("*", "'")) or base in GREEK:
         return "symbol"
     if re.fullmatch(r"[A-Za-z]\d*", base):
         return "word" if base == "a" else "symbol"

@@ -73,7 +73,7 @@ MAX_FILE_BYTES = 64 * 1024**2
 MAX_ID = 200
 TINY, HUGE = 1e-300, 1e300
 STATUSES = ("confirmatory", "exploratory")
-_ID = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{1,%d}" % MAX_ID)
+_ID = re.compile(rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{{1,{MAX_ID}}}")
 
 
 def reject_constant(name: str):

@@ -76,7 +76,7 @@ def case_params(record: dict) -> dict:
     if found is not None:
         m = found[0].match(str(record["claim_id"]))
         if m:
-            params = {k: v for k, v in m.groupdict().items()}
+            params = m.groupdict()
     if not params:
         params = _by_shape(str(record["claim_id"]))
     return dict(sorted(params.items(), key=lambda kv: (_ORDER.index(kv[0]) if kv[0] in _ORDER else len(_ORDER), kv[0])))
