@@ -236,7 +236,7 @@ class Domain:
     @classmethod
     def from_dict(cls, data: dict) -> Domain:
         """Inverse of :meth:`as_dict` (no range checks: the caller validates)."""
-        pieces = {}
+        pieces: dict[str, tuple[tuple[float, float], ...]] = {}
         for name, value in data.items():
             if name in REAL_PARAMS:
                 pieces[name] = ((float(value[0]), float(value[1])),)

@@ -45,8 +45,10 @@ import ast
 import keyword
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import sympy as sp
@@ -171,7 +173,9 @@ def _syntax_error(source: str, lead: int, exc: SyntaxError) -> ExpressionError:
     if exc.msg == "invalid decimal literal":
         pos = next((m.end() for m in _NUMBER.finditer(source) if m.start() <= pos <= m.end()), pos)
     error = _unexpected(source, pos)
-    if exc.msg.startswith(("invalid syntax", "invalid decimal literal")) or error.column > len(source):
+    if exc.msg.startswith(("invalid syntax", "invalid decimal literal")) or (
+        error.column is not None and error.column > len(source)
+    ):
         return error
     return ExpressionError(f"{error.reason} ({exc.msg.split(';')[0]})", error.column)
 
@@ -187,7 +191,7 @@ def _parse(source: str) -> ast.expr:
     except (RecursionError, MemoryError, ValueError):
         raise ExpressionError("expression too complex to parse") from None
     for node in ast.walk(tree):
-        if hasattr(node, "col_offset"):
+        if hasattr(node, "col_offset") and hasattr(node, "end_col_offset"):
             node.col_offset += lead
             node.end_col_offset += lead
     return tree.body
@@ -224,12 +228,19 @@ _REFUSED = {
 }
 
 
+def _end(node: ast.expr) -> int:
+    """``node.end_col_offset``: :func:`ast.parse` sets it on every expression (its type allows None)."""
+    end = node.end_col_offset
+    assert end is not None
+    return end
+
+
 class _Walk:
     """The whitelist walk of step 4 over the parsed ``source`` (``opened`` from :func:`_open_parens`)."""
 
     def __init__(self, source: str, names: frozenset, opened: list[int]):
         self.source, self.names, self.opened = source, names, opened
-        self.rules = {
+        self.rules: dict[type, Callable[[Any, int], Any]] = {
             ast.Constant: self._constant,
             ast.Name: self._name,
             ast.UnaryOp: self._unary,
@@ -237,7 +248,7 @@ class _Walk:
             ast.Call: self._call,
         }  # the whitelist of node types
 
-    def node(self, node: ast.AST, level: int):
+    def node(self, node: ast.expr, level: int):
         """The tuple tree of ``node``; ``level`` counts the unary signs and exponents above it."""
         self._nest(node, level)
         rule = self.rules.get(type(node))
@@ -245,11 +256,11 @@ class _Walk:
             raise self._refusal(node)
         return rule(node, level)
 
-    def _nest(self, node: ast.AST, level: int) -> None:
+    def _nest(self, node: ast.expr, level: int) -> None:
         if 1 + self.opened[node.col_offset] + level > MAX_DEPTH:
             raise ExpressionError(f"expression nested deeper than {MAX_DEPTH}", node.col_offset + 1)
 
-    def _refusal(self, node: ast.AST) -> ExpressionError:
+    def _refusal(self, node: ast.expr) -> ExpressionError:
         column = node.col_offset + 1
         if isinstance(node, ast.Attribute):
             dot = self.source.index(".", node.value.end_col_offset)
@@ -269,7 +280,7 @@ class _Walk:
 
     def _name(self, node: ast.Name, level: int):
         if node.id in FUNCTIONS:  # a function that is not called
-            token, at = _token_at(self.source, node.end_col_offset)
+            token, at = _token_at(self.source, _end(node))
             if token is None:
                 raise _unexpected(self.source, at)
             raise ExpressionError(f"expected '(', found {token!r}", at + 1)
@@ -288,14 +299,14 @@ class _Walk:
     def _binary(self, node: ast.BinOp, level: int):
         kind = _BINARY.get(type(node.op))
         if kind is None:
-            raise _unexpected(self.source, self._after(node.left.end_col_offset, ")"))
+            raise _unexpected(self.source, self._after(_end(node.left), ")"))
         left = self.node(node.left, level)
         right = self.node(node.right, level + (kind == "pow"))
         return _fold((kind, left, right))
 
     def _call(self, node: ast.Call, level: int):
         func = node.func
-        paren = self._after(func.end_col_offset, ")")  # the call's "(", past the parentheses around func
+        paren = self._after(_end(func), ")")  # the call's "(", past the parentheses around func
         if not isinstance(func, ast.Name):
             self.node(func, level)  # refuses what is not arithmetic, e.g. an attribute
             raise _unexpected(self.source, paren)
@@ -304,11 +315,11 @@ class _Walk:
             if name in self.names:
                 raise ExpressionError(f"{name!r} is not a function", paren + 1)
             raise ExpressionError(_not_allowed(name, self.names), func.col_offset + 1)
-        if self.source[self._after(func.end_col_offset, "")] != "(":  # (sqrt)(x)
+        if self.source[self._after(_end(func), "")] != "(":  # (sqrt)(x)
             return self._name(func, level)
         if node.keywords:
             raise _unexpected(self.source, node.keywords[0].col_offset)
-        close = node.end_col_offset - 1
+        close = _end(node) - 1
         if not node.args or "," in self.source[node.args[-1].end_col_offset : close]:
             raise ExpressionError("unexpected ')'", close + 1)
         args = [self.node(arg, level) for arg in node.args]

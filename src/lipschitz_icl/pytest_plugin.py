@@ -380,7 +380,7 @@ def _ordered(records: list) -> list:
     """Records in registry order (then the others in id order), whatever order workers finished in."""
     from . import registry
 
-    rank = {}
+    rank: dict[str, int] = {}
     for profile in registry.PROFILES:
         for case in registry.cases(profile):
             rank.setdefault(case.claim_id, len(rank))

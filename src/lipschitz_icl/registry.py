@@ -70,6 +70,7 @@ import itertools
 import json
 import os
 import string
+import sys
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -80,9 +81,9 @@ import numpy as np
 from .decision import RULES, Alternative, ResolutionSpec, judge
 from .evidence import SCOPES, STATUSES, Evidence
 
-try:  # Python >= 3.11
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover
+else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = [
@@ -254,6 +255,8 @@ class ClaimCase:
     def seed_sequence(self, stream: str = "") -> np.random.SeedSequence:
         """Child ``seed`` of ``SeedSequence(sha256(base_id [#stream] [#salt<k>]))``: ``stream`` is
         ``""`` for the claim's own data and ``"alternatives"`` for the alternatives' fresh replicates."""
+        if self.seed is None:
+            raise TypeError(f"{self.claim_id}: a deterministic case has no replicate seed")
         salt = self.salt
         text = self.base_id + (f"#{stream}" if stream else "") + (f"#salt{salt}" if salt else "")
         return np.random.SeedSequence(_entropy(text), spawn_key=(self.seed,))
@@ -323,7 +326,7 @@ class ClaimCase:
 def _products(tables, where: str) -> tuple:
     if isinstance(tables, dict):
         tables = [tables]
-    out = []
+    out: list[dict] = []
     for table in tables:
         if not isinstance(table, dict):
             raise RegistryError(f"{where}: a grid is a table or a list of tables")

@@ -65,6 +65,7 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from . import cache, progress
 from .validation import ParameterError
@@ -250,7 +251,9 @@ class Sweep:
 
     def __init__(self, scheduler: str = "serial"):
         self.scheduler = parse_scheduler(scheduler)
-        self._client = self._cluster = self._scratch = None
+        self._client: Any = None  # a distributed.Client once started
+        self._cluster: Any = None  # a distributed.LocalCluster once started
+        self._scratch: str | None = None
         if self.scheduler.kind == "address":
             self._connect()
 
@@ -301,7 +304,7 @@ class Sweep:
     # --------------------------------------------------------------- schedulers
     def _auto(self, fn, pieces, bar) -> list:
         """In this process while the grid is tiny (module docstring); then a local cluster for the rest."""
-        results = []
+        results: list = []
         c = cores()
         start = time.perf_counter()
         for i, args in enumerate(pieces):

@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
-try:  # Python >= 3.11
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["MAX_FILE_BYTES", "TomlFileError", "read_limited", "read_toml"]

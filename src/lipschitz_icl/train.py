@@ -364,7 +364,8 @@ def prompt_stream(
             yield problem.sample_prompts(rng, batch, out=buffers)
         return
     sets = [problem.prompt_buffers(batch) for _ in range(AHEAD + 1)]
-    free, ready, stop = threading.Semaphore(len(sets)), queue.SimpleQueue(), threading.Event()
+    ready: queue.SimpleQueue = queue.SimpleQueue()
+    free, stop = threading.Semaphore(len(sets)), threading.Event()
 
     def draw_all():
         try:

@@ -54,16 +54,16 @@ class ParameterError(ValueError):
         super().__init__(f"parameter '{name}' must be {requirement} (got {shorten(value)})")
 
 
-def check_int(name: str, value: object, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def check_int(name: str, value: object, *, minimum: float | None = None, maximum: float | None = None) -> int:
     """Return ``value`` as ``int``; it must be integral and within ``[minimum, maximum]``."""
     bounds = _describe_bounds(minimum, maximum)
     requirement = "an integer" + bounds
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
         raise ParameterError(name, requirement, value)
     fractional = isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
-    if fractional and (not math.isfinite(value) or value != int(value)):
+    if fractional and (not math.isfinite(value) or value != int(value)):  # type: ignore[call-overload]  # typeshed: Real lacks __int__
         raise ParameterError(name, requirement, value)
-    ivalue = int(value)
+    ivalue = int(value)  # type: ignore[call-overload]  # typeshed: Real lacks __int__
     if (minimum is not None and ivalue < minimum) or (maximum is not None and ivalue > maximum):
         raise ParameterError(name, requirement, value)
     return ivalue

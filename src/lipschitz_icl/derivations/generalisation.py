@@ -22,6 +22,7 @@ generalisation.md``).
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import sympy as sp
 
@@ -46,7 +47,8 @@ __all__ = [
 SERIES = ("derived", "first-order")
 DIMS = (2, 3, 5)  # the dimensions of the thm35 claims' full grids
 FACTOR = 10  # thm35.mismatch, mismatch-marked: pretraining at L' = L/FACTOR and FACTOR L
-SAME_L = {"n": 1000, "L": 1.0, "sigma": 0.5}  # thm35.same-l-classes: n (its grid), L and sigma (its design)
+# thm35.same-l-classes: n (its grid), L and sigma (its design)
+SAME_L: dict[str, Any] = {"n": 1000, "L": 1.0, "sigma": 0.5}
 _lam, _p, _beta = sp.symbols("lambda p beta", positive=True)
 
 

@@ -33,6 +33,7 @@ the noise and is not included: the rule's margin must cover it).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,7 +60,7 @@ def _gap_terms(k_expr) -> tuple:
     """:func:`gap_series` as ``(power, coefficient)`` pairs in increasing power (cached: a series is slow)."""
     gap = k_expr.subs(_T, 1) - k_expr.subs(_T, 1 - _U)
     series = sp.expand(sp.series(gap, _U, 0, ORDER).removeO())
-    out = {}
+    out: dict = {}
     for term in sp.Add.make_args(series):
         coeff, power = term.as_coeff_exponent(_U)
         if power != 0 and coeff != 0:
@@ -130,7 +131,7 @@ def regularity(k_expr, d: int) -> Regularity:
     b_an = _f(_analytic_bias(D1, D2, m))
     gamma = rough[0] if rough else None
     c = terms[gamma] if rough else None
-    b_gamma = _f(c * _moment_factor(gamma, m)) if rough else None
+    b_gamma = _f(c * _moment_factor(gamma, m)) if rough else math.nan  # read only when rough
     if gamma is not None and gamma < 2:
         beta, b = gamma, b_gamma
         q, k = (2 - gamma, b_an / b_gamma) if gamma > 1 else (sp.Integer(1), None)

@@ -98,7 +98,7 @@ def hankel_coefficients(order: int) -> tuple:
     y = sp.exp(w) * u / sp.sqrt(w)
     ode = w**2 * sp.diff(y, w, 2) + w * sp.diff(y, w) - (w**2 + nu**2) * y
     reduced = sp.expand(sp.powsimp(sp.expand(ode * sp.exp(-w) * sp.sqrt(w))))
-    solved = {}
+    solved: dict = {}
     for k in range(1, order + 1):
         # the power w^(1-k) is the first one where c_k appears (through 2 w^2 u')
         eq = reduced.coeff(w, 1 - k).subs(solved)

@@ -250,7 +250,7 @@ def bias_expansion(task: str, order: int = 2) -> sp.Expr:
 
 def _collect_powers(expr) -> dict:
     """``{power: coefficient(d)}`` for a finite sum of ``coefficient(d) * w**power`` terms."""
-    out = {}
+    out: dict = {}
     for term in sp.Add.make_args(sp.expand(expr)):
         coeff, power = term.as_coeff_exponent(w)
         if coeff.has(w):

@@ -83,7 +83,9 @@ def csv_cell(value):
     return value
 
 
-def _relative(theory, measured, low, high):
+def _relative(
+    theory: float | None, measured: float | None, low: float | None, high: float | None
+) -> tuple[float | None, float | None, float | None]:
     """``measured/theory - 1`` and the image of ``[low, high]`` (``None`` without a non-zero theory)."""
     if theory in (None, 0) or measured is None or not math.isfinite(theory):
         return None, None, None

@@ -135,7 +135,7 @@ def escape(text) -> Latex:
 def breakable(text) -> Latex:
     """``escape(text)`` with line-break opportunities after ``/``, ``:`` and ``_`` (for narrow table
     columns holding long identifiers such as ``thm34/scaling/affine/d2``)."""
-    out = escape(text)
+    out: str = escape(text)
     for mark in ("/", ":", r"\_"):
         out = out.replace(mark, mark + r"\allowbreak{}")
     return Latex(out)

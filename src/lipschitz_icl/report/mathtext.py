@@ -132,6 +132,7 @@ def _tokens(text: str) -> list[_Tok]:
     out = []
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         out.append(_Tok(kind, m.group()))
     return out
 
@@ -262,7 +263,9 @@ def _strong(toks) -> bool:
 def _segments(text: str):
     """``(is_math, tokens)`` pieces of ``text``."""
     toks = _tokens(text)
-    out, i, plain = [], 0, []
+    out: list[tuple[bool, list[_Tok]]] = []
+    plain: list[_Tok] = []
+    i = 0
     while i < len(toks):
         if _starts_run(toks, i):
             end = _run_end(toks, i)
@@ -529,7 +532,7 @@ def _convert(text: str, mpl: bool, rename: dict):
 
 
 def _plain_convert(text: str, mpl: bool, rename: dict):
-    out = []
+    out: list[tuple[bool | str, str]] = []
     for is_math, toks in _segments(text):
         if is_math:
             out.append((True, _Emitter(toks, mpl, rename).expression().strip()))
@@ -541,7 +544,7 @@ def _plain_convert(text: str, mpl: bool, rename: dict):
 
 def code(text) -> Latex:
     """``text`` as code: ``\\code{...}`` (typewriter, breakable after ``/ . _ -``)."""
-    out = escape(text)
+    out: str = escape(text)
     for mark in ("/", ".", r"\_", "-"):
         out = out.replace(mark, mark + r"\allowbreak{}")
     return Latex(r"\code{" + out + "}")
@@ -553,7 +556,8 @@ def to_latex(text, *, rename: dict | None = None) -> Latex:
     concept across the report, see :mod:`lipschitz_icl.report.symbols`)."""
     if isinstance(text, Latex):
         return text
-    parts, plain = [], []
+    parts: list[str] = []
+    plain: list[str] = []
     for kind, piece in _convert(str(text), False, rename or {}):
         if kind is True:
             if plain:

@@ -84,7 +84,8 @@ def _seeds(claims: list) -> str:
 
 def provenance(data: dict, claims_path=None) -> Provenance:
     """The provenance of ``data`` (module docstring)."""
-    given = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
+    raw = data.get("provenance")
+    given = raw if isinstance(raw, dict) else {}
     out = Provenance()
     for name in ("commit", "date", "profile", "python", "numpy", "platform"):
         if isinstance(given.get(name), str) and given[name]:

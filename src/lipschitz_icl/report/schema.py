@@ -316,7 +316,7 @@ def validate_claims(data, source: str = "claims.json") -> dict:
                 for key in ("key", "design_hash", "fixed", "commit", "reason"):
                     _string(h, key, f"design_history[{i}]")
                 _integer(h, "salt", f"design_history[{i}]")
-        seen = {}
+        seen: dict[str, int] = {}
         for i, record in enumerate(data["claims"]):
             _record(record, f"claims[{i}]")
             if record["claim_id"] in seen:

@@ -57,7 +57,7 @@ def _patterns() -> dict:
 
 def _by_shape(claim_id: str) -> dict:
     """Parameters of an id the registry does not know: ``d3``, ``n50``, ``k2``, ``d5k2``, a class name."""
-    out = {}
+    out: dict[str, object] = {}
     for part in claim_id.split("/")[2:]:
         if part.startswith("seed"):
             continue
@@ -130,7 +130,8 @@ def decided_probes(records) -> str:
     """Where a claim's compared numbers are named by probe (``cosine-4: error ratio ...``) and some are
     only reported (verdict null), which probes decided it and which were reported only, e.g. ``decided
     on affine, relu, cosine-1; reported only: cosine-4, triangle-1`` (else ``""``)."""
-    decided, reported = [], []
+    decided: list[str] = []
+    reported: list[str] = []
     for r in records:
         for q in r.get("quantities", []):
             m = re.match(r"^([A-Za-z][\w.-]*):\s", str(q.get("name", ""))) if isinstance(q, dict) else None

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 __all__ = [
     "FULL_WIDTH",
@@ -70,7 +71,7 @@ RC = {
 @contextmanager
 def styled():
     """matplotlib's rc parameters set to :data:`RC` for the duration (restored afterwards)."""
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(RC):  # type: ignore[arg-type]  # matplotlib types rc keys as a Literal of names
         yield
 
 
@@ -79,7 +80,9 @@ def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwar
     layout, and its axes as a ``rows x cols`` array.  Call inside :func:`styled`."""
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
-    fig.get_layout_engine().set(w_pad=2 / 72, h_pad=2 / 72, wspace=0.04, hspace=0.04)
+    engine = fig.get_layout_engine()
+    assert isinstance(engine, ConstrainedLayoutEngine)
+    engine.set(w_pad=2 / 72, h_pad=2 / 72, wspace=0.04, hspace=0.04)
     axes = fig.subplots(rows, cols, squeeze=False, **kwargs)
     return fig, axes
 

@@ -227,9 +227,9 @@ def caveats(records: list) -> list[Latex]:
                 and _suffix(str(g.get("name", ""))) == _suffix(str(q.get("name", "")))
             ]
             sides = {
-                math.copysign(1, as_float(g.get("measured")) - _reference(g))
+                math.copysign(1, measured - _reference(g))
                 for g in gated
-                if as_float(g.get("measured")) is not None
+                if (measured := as_float(g.get("measured"))) is not None
             }
             ref = _reference(q)
             if len(sides) == 1 and ((sides == {1.0} and high < ref) or (sides == {-1.0} and low > ref)):
