@@ -21,7 +21,7 @@ _EXPORTS = {
     "make_task_class": ".tasks",
 }
 
-_DYNAMIC = {"TASK_NAMES"}   # read from the task registry on every access (classes can be registered later)
+_DYNAMIC = {"TASK_NAMES"}  # read from the task registry on every access (classes can be registered later)
 
 __all__ = [*_EXPORTS, "__version__"]
 

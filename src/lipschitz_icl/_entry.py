@@ -12,6 +12,7 @@ def main() -> int:
     """Run :func:`lipschitz_icl.cli.main` and return its exit code (130 on Ctrl-C at any point)."""
     try:
         from .cli import main as run
+
         code = run()
     except KeyboardInterrupt:
         try:
@@ -21,6 +22,6 @@ def main() -> int:
         code = 130
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except (ValueError, OSError):     # not the main thread: nothing to guard
+    except (ValueError, OSError):  # not the main thread: nothing to guard
         pass
     return code

@@ -60,16 +60,17 @@ class Attention:
     value: float = 1.0
 
     @staticmethod
-    def isotropic(w: float, d: int, kind: str = "softmax") -> "Attention":
+    def isotropic(w: float, d: int, kind: str = "softmax") -> Attention:
         """``M = w I_d``."""
         w = check_real("w", w)
         return Attention(w * np.eye(d), check_choice("attention", kind, ATTENTION_KINDS))
 
     @staticmethod
-    def create(M, d: int, kind: str = "softmax", value: float = 1.0) -> "Attention":
+    def create(M, d: int, kind: str = "softmax", value: float = 1.0) -> Attention:
         """Validated constructor: ``M`` finite ``d x d``, ``kind`` known, ``value`` finite."""
-        return Attention(check_matrix("M", M, d), check_choice("attention", kind, ATTENTION_KINDS),
-                         check_real("value", value))
+        return Attention(
+            check_matrix("M", M, d), check_choice("attention", kind, ATTENTION_KINDS), check_real("value", value)
+        )
 
     @property
     def d(self) -> int:
@@ -110,15 +111,15 @@ class AttentionLayer:
         check_choice("attention", self.kind, ATTENTION_KINDS)
         shapes = (np.shape(self.W_K), np.shape(self.W_Q), np.shape(self.W_V))
         D = shapes[2][0] if len(shapes[2]) == 2 else -1
-        if (len(shapes[0]) != 2 or shapes[0] != shapes[1] or shapes[0][1] != D or shapes[2] != (D, D)
-                or D < 3):
-            raise ParameterError("W_K, W_Q, W_V", "matrices of shapes (k, d+1), (k, d+1), (d+1, d+1) "
-                                 "with d >= 2", shapes)
+        if len(shapes[0]) != 2 or shapes[0] != shapes[1] or shapes[0][1] != D or shapes[2] != (D, D) or D < 3:
+            raise ParameterError(
+                "W_K, W_Q, W_V", "matrices of shapes (k, d+1), (k, d+1), (d+1, d+1) with d >= 2", shapes
+            )
         if not all(np.all(np.isfinite(W)) for W in (self.W_K, self.W_Q, self.W_V)):
             raise ParameterError("W_K, W_Q, W_V", "finite matrices", "non-finite entries")
 
     @staticmethod
-    def from_M(M: np.ndarray, kind: str = "softmax") -> "AttentionLayer":
+    def from_M(M: np.ndarray, kind: str = "softmax") -> AttentionLayer:
         """The Eq. (4) layer: ``W_K = I``, ``W_Q = [[M, 0], [0, 0]]``, ``W_V = e_{d+1} e_{d+1}^T``."""
         d = np.shape(M)[0]
         M = check_matrix("M", M, d)

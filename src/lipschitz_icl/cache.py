@@ -46,8 +46,18 @@ from pathlib import Path
 
 from .estimate import Estimate, LossEstimate
 
-__all__ = ["cache_dir", "code_version", "cached", "cached_wstar", "cached_loss", "set_enabled", "enabled",
-           "disabled", "STATS", "ENV_VAR"]
+__all__ = [
+    "cache_dir",
+    "code_version",
+    "cached",
+    "cached_wstar",
+    "cached_loss",
+    "set_enabled",
+    "enabled",
+    "disabled",
+    "STATS",
+    "ENV_VAR",
+]
 
 ENV_VAR = "LIPSCHITZ_ICL_CACHE"
 MAX_ENTRY_BYTES = 1 << 20
@@ -230,9 +240,12 @@ def _read(path: Path, ident: dict):
             raise ValueError("too large or no trusted key")
         entry = json.loads(raw.decode("utf-8"))
         payload_text = entry["payload"]
-        ok = (isinstance(payload_text, str) and entry.get("checksum") == _checksum(payload_text)
-              and entry.get("ident") == ident
-              and hmac.compare_digest(str(entry.get("mac", "")), _mac(key, ident, payload_text)))
+        ok = (
+            isinstance(payload_text, str)
+            and entry.get("checksum") == _checksum(payload_text)
+            and entry.get("ident") == ident
+            and hmac.compare_digest(str(entry.get("mac", "")), _mac(key, ident, payload_text))
+        )
         value = json.loads(payload_text) if ok else _MISSING
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         ok, value = False, _MISSING
@@ -247,8 +260,12 @@ def _write(path: Path, ident: dict, value) -> None:
     key = _key()
     if key is None:
         return
-    entry = {"ident": ident, "checksum": _checksum(payload_text), "payload": payload_text,
-             "mac": _mac(key, ident, payload_text)}
+    entry = {
+        "ident": ident,
+        "checksum": _checksum(payload_text),
+        "payload": payload_text,
+        "mac": _mac(key, ident, payload_text),
+    }
     directory = _entry_dir(path, create=True)
     if directory is None:
         return
@@ -272,20 +289,27 @@ def _write(path: Path, ident: dict, value) -> None:
 
 # ------------------------------------------------------------------ the cached evaluations
 
+
 def problem_key(problem) -> dict:
     """The inputs that define a :class:`~lipschitz_icl.problem.Problem` (task class, n, sigma)."""
     tc = problem.task_class
-    key = {"task": tc.name, "d": tc.d, "L": tc.L, "frequency": tc.frequency,
-           "B": None if tc.B is None else tc.B.tolist(), "n": problem.n, "sigma": problem.sigma}
+    key = {
+        "task": tc.name,
+        "d": tc.d,
+        "L": tc.L,
+        "frequency": tc.frequency,
+        "B": None if tc.B is None else tc.B.tolist(),
+        "n": problem.n,
+        "sigma": problem.sigma,
+    }
     others = {k: v for k, v in getattr(tc, "parameter_values", dict)().items() if k != "frequency"}
-    if others:   # a class's extra parameters besides the frequency (none among the built-in classes)
+    if others:  # a class's extra parameters besides the frequency (none among the built-in classes)
         key["parameters"] = others
     return key
 
 
 def _estimate_to_dict(e: Estimate) -> dict:
-    return {"value": e.value, "standard_error": e.standard_error, "samples": e.samples,
-            "abs_error": e.abs_error}
+    return {"value": e.value, "standard_error": e.standard_error, "samples": e.samples, "abs_error": e.abs_error}
 
 
 def _finite(x, minimum=-math.inf) -> bool:
@@ -296,10 +320,17 @@ def _valid_estimate(raw) -> bool:
     """An :class:`Estimate` dict: finite value and ``abs_error >= 0``, standard error ``>= 0`` (``inf`` only
     from a single sample), integer ``samples >= 0``."""
     se = raw["standard_error"]
-    return (_finite(raw["value"]) and _finite(raw["abs_error"], 0.0)
-            and isinstance(se, (int, float)) and not isinstance(se, bool) and se >= 0
-            and (math.isfinite(se) or raw["samples"] <= 1)
-            and isinstance(raw["samples"], int) and not isinstance(raw["samples"], bool) and raw["samples"] >= 0)
+    return (
+        _finite(raw["value"])
+        and _finite(raw["abs_error"], 0.0)
+        and isinstance(se, (int, float))
+        and not isinstance(se, bool)
+        and se >= 0
+        and (math.isfinite(se) or raw["samples"] <= 1)
+        and isinstance(raw["samples"], int)
+        and not isinstance(raw["samples"], bool)
+        and raw["samples"] >= 0
+    )
 
 
 def _valid_wstar(raw, method: str) -> bool:
@@ -307,20 +338,31 @@ def _valid_wstar(raw, method: str) -> bool:
     for a search that ended at its bound), non-negative loss, the requested method, an ``info`` dict."""
     w, lo, hi = raw["w_star"]["value"], raw["ci_low"], raw["ci_high"]
     open_ok = hi == math.inf and raw["info"].get("at_search_bound") is True
-    return (_valid_estimate(raw["w_star"]) and _valid_estimate(raw["loss"]) and raw["loss"]["value"] >= 0
-            and _finite(w, 0.0) and w > 0 and _finite(lo, 0.0) and (_finite(hi) or open_ok) and lo <= w <= hi
-            and raw["method"] == method and isinstance(raw["info"], dict))
+    return (
+        _valid_estimate(raw["w_star"])
+        and _valid_estimate(raw["loss"])
+        and raw["loss"]["value"] >= 0
+        and _finite(w, 0.0)
+        and w > 0
+        and _finite(lo, 0.0)
+        and (_finite(hi) or open_ok)
+        and lo <= w <= hi
+        and raw["method"] == method
+        and isinstance(raw["info"], dict)
+    )
 
 
 def _valid_loss(raw, method: str) -> bool:
     """A stored loss: valid, non-negative estimates of loss, bias and noise, the requested method."""
-    return (all(_valid_estimate(raw[k]) and raw[k]["value"] >= -1e-300 for k in ("loss", "bias", "noise"))
-            and raw["method"] == method and isinstance(raw["info"], dict))
+    return (
+        all(_valid_estimate(raw[k]) and raw[k]["value"] >= -1e-300 for k in ("loss", "bias", "noise"))
+        and raw["method"] == method
+        and isinstance(raw["info"], dict)
+    )
 
 
 def _estimate_from_dict(raw: dict) -> Estimate:
-    return Estimate(float(raw["value"]), float(raw["standard_error"]), int(raw["samples"]),
-                    float(raw["abs_error"]))
+    return Estimate(float(raw["value"]), float(raw["standard_error"]), int(raw["samples"]), float(raw["abs_error"]))
 
 
 def _clean_info(info: dict) -> dict:
@@ -340,13 +382,29 @@ def cached_wstar(problem, method: str, **kwargs):
 
     def compute():
         r = wstar(problem, method, **kwargs)
-        return {"w_star": _estimate_to_dict(r.w_star), "ci_low": r.ci_low, "ci_high": r.ci_high,
-                "loss": _estimate_to_dict(r.loss), "method": r.method, "info": _clean_info(r.info)}
+        return {
+            "w_star": _estimate_to_dict(r.w_star),
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "loss": _estimate_to_dict(r.loss),
+            "method": r.method,
+            "info": _clean_info(r.info),
+        }
 
-    raw = cached({"problem": problem_key(problem), "method": method, "kwargs": kwargs}, compute,
-                 namespace="wstar", validate=lambda raw: _valid_wstar(raw, method))
-    return WStar(_estimate_from_dict(raw["w_star"]), float(raw["ci_low"]), float(raw["ci_high"]),
-                 _estimate_from_dict(raw["loss"]), raw["method"], raw["info"])
+    raw = cached(
+        {"problem": problem_key(problem), "method": method, "kwargs": kwargs},
+        compute,
+        namespace="wstar",
+        validate=lambda raw: _valid_wstar(raw, method),
+    )
+    return WStar(
+        _estimate_from_dict(raw["w_star"]),
+        float(raw["ci_low"]),
+        float(raw["ci_high"]),
+        _estimate_from_dict(raw["loss"]),
+        raw["method"],
+        raw["info"],
+    )
 
 
 def cached_loss(problem, w: float, method: str, **kwargs) -> LossEstimate:
@@ -359,10 +417,24 @@ def cached_loss(problem, w: float, method: str, **kwargs) -> LossEstimate:
 
     def compute():
         r = icl_loss(problem, w, method=method, **kwargs)
-        return {"loss": _estimate_to_dict(r.loss), "bias": _estimate_to_dict(r.bias),
-                "noise": _estimate_to_dict(r.noise), "method": r.method, "info": _clean_info(r.info)}
+        return {
+            "loss": _estimate_to_dict(r.loss),
+            "bias": _estimate_to_dict(r.bias),
+            "noise": _estimate_to_dict(r.noise),
+            "method": r.method,
+            "info": _clean_info(r.info),
+        }
 
-    raw = cached({"problem": problem_key(problem), "w": w, "method": method, "kwargs": kwargs}, compute,
-                 namespace="loss", validate=lambda raw: _valid_loss(raw, method))
-    return LossEstimate(_estimate_from_dict(raw["loss"]), _estimate_from_dict(raw["bias"]),
-                        _estimate_from_dict(raw["noise"]), raw["method"], raw["info"])
+    raw = cached(
+        {"problem": problem_key(problem), "w": w, "method": method, "kwargs": kwargs},
+        compute,
+        namespace="loss",
+        validate=lambda raw: _valid_loss(raw, method),
+    )
+    return LossEstimate(
+        _estimate_from_dict(raw["loss"]),
+        _estimate_from_dict(raw["bias"]),
+        _estimate_from_dict(raw["noise"]),
+        raw["method"],
+        raw["info"],
+    )

@@ -38,12 +38,22 @@ def build(statement, parts: list, precision_bits: int, sharpest: dict | None = N
     """The certificate of ``parts`` (each a dict as in the module docstring) for ``statement``."""
     quantity = statement.quantity
     free = sorted(set(statement.bound.names) - set(quantity.params) - set(statement.constants) - {"pi"})
-    return {"format": FORMAT, "version": VERSION,
-            "statement": {"quantity": quantity.name, "task": getattr(quantity, "task", None),
-                          "relation": statement.relation, "bound": statement.bound.text,
-                          "constants": dict(statement.constants), "free": free,
-                          "domain": statement.domain.as_dict()},
-            "precision_bits": precision_bits, "sharpest": sharpest, "parts": parts}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "statement": {
+            "quantity": quantity.name,
+            "task": getattr(quantity, "task", None),
+            "relation": statement.relation,
+            "bound": statement.bound.text,
+            "constants": dict(statement.constants),
+            "free": free,
+            "domain": statement.domain.as_dict(),
+        },
+        "precision_bits": precision_bits,
+        "sharpest": sharpest,
+        "parts": parts,
+    }
 
 
 def write(certificate: dict, path, *, force: bool = False) -> Path:
@@ -52,15 +62,17 @@ def write(certificate: dict, path, *, force: bool = False) -> Path:
     if path.is_dir():
         raise ParameterError("--certificate", "a file path, not a directory", str(path))
     if (path.exists() or path.is_symlink()) and not force:
-        raise ParameterError("--certificate", "a path that does not exist yet (or give --force to replace it)",
-                             str(path))
+        raise ParameterError(
+            "--certificate", "a path that does not exist yet (or give --force to replace it)", str(path)
+        )
     text = json.dumps(certificate, allow_nan=False)
     try:
-        with open(path, "w" if force else "x", encoding="utf-8") as handle:   # "x": never replace a file
+        with open(path, "w" if force else "x", encoding="utf-8") as handle:  # "x": never replace a file
             handle.write(text)
     except FileExistsError:
-        raise ParameterError("--certificate", "a path that does not exist yet (or give --force to replace it)",
-                             str(path)) from None
+        raise ParameterError(
+            "--certificate", "a path that does not exist yet (or give --force to replace it)", str(path)
+        ) from None
     except OSError as exc:
         raise ParameterError("--certificate", f"a writable path ({exc.strerror or exc})", str(path)) from None
     return path

@@ -31,8 +31,21 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-__all__ = ["PRECISION", "precision", "exact", "interval", "low", "high", "Enclosure", "cap_probability",
-           "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail", "phi"]
+__all__ = [
+    "PRECISION",
+    "precision",
+    "exact",
+    "interval",
+    "low",
+    "high",
+    "Enclosure",
+    "cap_probability",
+    "projection_tail",
+    "projection_lower_tail",
+    "binomial_tail",
+    "binomial_lower_tail",
+    "phi",
+]
 
 PRECISION = 128  # bits of the working precision (about 38 digits); the balls' radii carry every rounding
 
@@ -104,7 +117,7 @@ class Enclosure:
     high: float
 
     @classmethod
-    def of(cls, ball: arb) -> "Enclosure":
+    def of(cls, ball: arb) -> Enclosure:
         return cls(low(ball), high(ball))
 
     @property

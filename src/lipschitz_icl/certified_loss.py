@@ -53,24 +53,21 @@ from fractions import Fraction
 from flint import arb
 
 from . import certified
-from .certified_quadrature import Panel, error_bound, panel, widen
+from .certified_quadrature import error_bound, panel, widen
 
-__all__ = ["LossEnclosure", "loss_enclosure", "loss_derivatives", "noise_and_q", "differentiate", "MONOMIALS",
-           "TASKS"]
+__all__ = ["LossEnclosure", "loss_enclosure", "loss_derivatives", "noise_and_q", "differentiate", "MONOMIALS", "TASKS"]
 
 TASKS = ("affine",)
-H_V = 1.5                   # inner rule: panel width in V (nodes per panel: _orders)
-RHOS_INNER = (12.0, 8.0, 6.0, 4.0, 3.0)   # candidate rho of an inner panel (a panel allowing none is halved)
+H_V = 1.5  # inner rule: panel width in V (nodes per panel: _orders)
+RHOS_INNER = (12.0, 8.0, 6.0, 4.0, 3.0)  # candidate rho of an inner panel (a panel allowing none is halved)
 IM_INNER = 1.2
-H_S, HEIGHT_OUTER = 1.0, 0.9   # outer rule: half-width, rectangle half-height (< pi/2)
-BELOW = 7.0           # V more than this below s: exp(-E) <= exp(-e^7)
+H_S, HEIGHT_OUTER = 1.0, 0.9  # outer rule: half-width, rectangle half-height (< pi/2)
+BELOW = 7.0  # V more than this below s: exp(-E) <= exp(-e^7)
 # an integrand is a sum of monomials (coef, p, factors): coef(n, sigma^2, c) * psi^(n - p) * prod M_{k,m}
 BASE = {
     "noise": [(lambda n, s2, c: s2 * n, 1, ((2, 0),))],
-    "bias": [(lambda n, s2, c: 2 * c * n, 1, ((2, 1),)),
-             (lambda n, s2, c: c * n * (n - 1), 2, ((1, 1), (1, 1)))],
-    "q": [(lambda n, s2, c: n, 1, ((2, 2),)),
-          (lambda n, s2, c: n * (n - 1), 2, ((1, 1), (1, 1)))],
+    "bias": [(lambda n, s2, c: 2 * c * n, 1, ((2, 1),)), (lambda n, s2, c: c * n * (n - 1), 2, ((1, 1), (1, 1)))],
+    "q": [(lambda n, s2, c: n, 1, ((2, 2),)), (lambda n, s2, c: n * (n - 1), 2, ((1, 1), (1, 1)))],
 }
 
 
@@ -81,7 +78,7 @@ def differentiate(terms: list) -> list:
     for coef, p, factors in terms:
         out.append((lambda n, s2, c, f=coef, p=p: f(n, s2, c) * (n - p), p + 1, factors + ((1, 1),)))
         for i, (k, m) in enumerate(factors):
-            rest = factors[:i] + factors[i + 1:]
+            rest = factors[:i] + factors[i + 1 :]
             out.append((coef, p, rest + ((k + 1, m + 1),)))
             out.append((lambda n, s2, c, f=coef, k=k: -k * f(n, s2, c), p, rest + ((k, m + 1),)))
     return out
@@ -129,7 +126,7 @@ class _Inner:
         self.d, self.w, self.q, self.h_v = d, w, q, h_v
         self.w_mid = float(w.mid())
         self.log_norm = -(arb(0.5).lgamma() + (arb(d - 1) / 2).lgamma() - (arb(d) / 2).lgamma())
-        self.panels = []          # (V_a, V_b, node data, box data)
+        self.panels = []  # (V_a, V_b, node data, box data)
         self.theta_end = 0.0
         self.v_end = 0.0
 
@@ -147,8 +144,13 @@ class _Inner:
         refused (a :class:`ParameterError` on ``w``: few points dominate the normaliser up to large ``V``)."""
         if self.theta_end < math.pi and min(v_needed, 2 * self.w_mid) / self.h_v > MAX_INNER_PANELS:
             from .validation import ParameterError
-            raise ParameterError("w", f"small enough for the certified grid at d = {self.d} (the normaliser is "
-                                 f"dominated by a few points up to V = {v_needed:.4g})", self.w_mid)
+
+            raise ParameterError(
+                "w",
+                f"small enough for the certified grid at d = {self.d} (the normaliser is "
+                f"dominated by a few points up to V = {v_needed:.4g})",
+                self.w_mid,
+            )
         while self.theta_end < math.pi and self.v_end < v_needed:
             a = self.theta_end
             b = min(self._theta_of_v(self.v_end + self.h_v), a + math.pi / 8, math.pi)
@@ -188,10 +190,16 @@ class _Inner:
         wu = self.w * u_box
         p_box = (-wu).exp()
         # on the rectangle: |mu|, |u|, |u|^2, cos of the largest |arg E| = |Im(w u)|, and the range of |e^(-wu)|
-        data = (arb(self._mu(box).abs_upper()), arb(u_box.abs_upper()), arb(wu.imag.abs_upper()).cos().lower(),
-                p_box.abs_lower(), p_box.abs_upper())
-        self.panels.append((self._v_of_theta(a), self._v_of_theta(b) if b < math.pi else 2 * self.w_mid, p, nodes,
-                            data))
+        data = (
+            arb(self._mu(box).abs_upper()),
+            arb(u_box.abs_upper()),
+            arb(wu.imag.abs_upper()).cos().lower(),
+            p_box.abs_lower(),
+            p_box.abs_upper(),
+        )
+        self.panels.append(
+            (self._v_of_theta(a), self._v_of_theta(b) if b < math.pi else 2 * self.w_mid, p, nodes, data)
+        )
         return True
 
     def below_probability(self, v: float) -> arb:
@@ -211,7 +219,7 @@ def _peak(k: int, gamma: arb, r_lo: arb, r_hi: arb) -> arb:
         r = r_lo
     else:
         r = top
-    return r ** k * (-gamma * r).exp()
+    return r**k * (-gamma * r).exp()
 
 
 def v_top(s: float, d: int, w: float) -> float:
@@ -256,20 +264,20 @@ def _moments(inner: _Inner, s: arb, wanted: tuple) -> dict:
         err_om += error_bound(p, mu_abs * r_hi.min(arb(2)))
         peaks = {k: mu_abs * _peak(k, gamma, r_lo, r_hi) for k in range(1, k_max + 1)}
         for k, m in wanted:
-            err[(k, m)] += error_bound(p, peaks[k] * u_abs ** m)
+            err[(k, m)] += error_bound(p, peaks[k] * u_abs**m)
     if v_above is None and inner.theta_end < math.pi:
         v_above = inner.v_end
     if v_below > 0:
-        floor = arb(s_lo - v_below).exp()                 # E >= floor >= e^7 below
+        floor = arb(s_lo - v_below).exp()  # E >= floor >= e^7 below
         prob = inner.below_probability(v_below)
         om += prob * (1 - (-floor).exp()).union(arb(1))
         for k, m in wanted:
-            acc[(k, m)] += prob * certified.interval(0, 1) * 2 ** m * floor ** k * (-floor).exp()
+            acc[(k, m)] += prob * certified.interval(0, 1) * 2**m * floor**k * (-floor).exp()
     if v_above is not None:
-        ceiling = arb(s_hi - v_above).exp()               # E <= ceiling above
+        ceiling = arb(s_hi - v_above).exp()  # E <= ceiling above
         om += certified.interval(0, 1) * ceiling
         for k, m in wanted:
-            acc[(k, m)] += certified.interval(0, 1) * 2 ** m * ceiling ** k
+            acc[(k, m)] += certified.interval(0, 1) * 2**m * ceiling**k
     out = {key: widen(acc[key], err[key]) for key in wanted}
     out["om"] = widen(om, err_om)
     return out
@@ -290,7 +298,7 @@ def _value(terms: list, moments: dict):
     psi = 1 - moments["om"]
     total = arb(0)
     for coef, power, factors in terms:
-        term = coef * psi ** power
+        term = coef * psi**power
         for key in factors:
             term = term * moments[key]
         total += term
@@ -304,10 +312,10 @@ def _magnitude(terms: list, psi: arb, x_hi: arb, cos_y: arb, g: dict) -> arb:
     psi = arb(psi.abs_upper())
     total = arb(0)
     for coef, power, factors in terms:
-        term = abs(coef) * psi ** power
+        term = abs(coef) * psi**power
         for k, m in factors:
-            left = 2 ** m * (k * x_hi).exp() * g[k]
-            peak = 2 ** m * (arb(k) / arb(1).exp()) ** k / cos_y ** k
+            left = 2**m * (k * x_hi).exp() * g[k]
+            peak = 2**m * (arb(k) / arb(1).exp()) ** k / cos_y**k
             term = term * left.min(peak)
         total += term
     return total
@@ -320,7 +328,7 @@ def _lower_tail(terms: list, g: dict, s_lo: float) -> arb:
         exponent = sum(k for k, _ in factors)
         term = abs(coef) * arb(s_lo * exponent).exp() / exponent
         for k, m in factors:
-            term = term * 2 ** m * g[k]
+            term = term * 2**m * g[k]
         total += term
     return total
 
@@ -337,9 +345,9 @@ def _upper_tail(terms: list, psi_hi: arb, s_hi: float, w_hi: float) -> arb:
         bounds = []
         if power > 0:
             (k0, m0), rest = factors[0], factors[1:]
-            term = abs(coef) * psi_hi ** power * 2 ** m0 * arb(k0).gamma()
+            term = abs(coef) * psi_hi**power * 2**m0 * arb(k0).gamma()
             for k, m in rest:
-                term = term * 2 ** m * (arb(k) / arb(1).exp()) ** k
+                term = term * 2**m * (arb(k) / arb(1).exp()) ** k
             bounds.append(term)
         K, j = sum(k for k, _ in factors), len(factors)
         if x0 >= 2 * K:
@@ -363,12 +371,15 @@ def _integrate(inner: _Inner, n: int, sigma: float, L: float, names: tuple, rtol
     while any(_lower_tail(terms[x], g, s_lo).abs_upper() > 1e-3 * budget[x] for x in names):
         s_lo -= 2.0
     from .exact_quadrature import _v_quantile
+
     s_hi = max(_v_quantile(d, inner.w_mid, n) + 4.5, s_lo + 4.0)
     while True:
         psi_hi = arb((1 - _moments(inner, arb(s_hi), wanted)["om"]).abs_upper())
         tails_hi = {x: _upper_tail(terms[x], psi_hi, s_hi, certified.high(inner.w)) for x in names}
-        if all(tails_hi[x].is_finite() and tails_hi[x].abs_upper() <= 1e-3 * budget[x] for x in names) \
-                or s_hi > 2 * certified.high(inner.w) + 60:
+        if (
+            all(tails_hi[x].is_finite() and tails_hi[x].abs_upper() <= 1e-3 * budget[x] for x in names)
+            or s_hi > 2 * certified.high(inner.w) + 60
+        ):
             break
         s_hi += 3.0
     width = s_hi - s_lo
@@ -408,11 +419,13 @@ def _orders(rtol: float) -> tuple:
     with ``rho >= 3`` inside and ``rho ~ 2.2`` outside, so ``q ~ log(1/rtol) / log(rho^2)`` plus a margin
     for the magnitude bounds (they only cost time when too small: panels are halved)."""
     digits = math.log(1.0 / rtol)
-    return (min(20, max(8, math.ceil(digits / math.log(9.0)) + 4)),
-            min(22, max(8, math.ceil(digits / math.log(5.0)) + 3)))
+    return (
+        min(20, max(8, math.ceil(digits / math.log(9.0)) + 4)),
+        min(22, max(8, math.ceil(digits / math.log(5.0)) + 3)),
+    )
 
 
-def _inner(d: int, w: tuple, rtol: float) -> "_Inner":
+def _inner(d: int, w: tuple, rtol: float) -> _Inner:
     q_inner, q_outer = _orders(rtol)
     inner = _Inner(d, certified.interval(*w), q_inner)
     inner.q_outer = q_outer
@@ -444,8 +457,13 @@ def _scales(d: int, n: int, w: float, sigma: float, L: float) -> dict:
 
     parts = exact_parts("affine", d, w, n)
     loss = sigma * sigma * parts.noise_factor + L * L / (3 * d) * parts.affine
-    return {"noise": loss, "bias": loss, "q": parts.affine, "noise_w": loss / max(w, 1e-3),
-            "bias_w": loss / max(w, 1e-3)}
+    return {
+        "noise": loss,
+        "bias": loss,
+        "q": parts.affine,
+        "noise_w": loss / max(w, 1e-3),
+        "bias_w": loss / max(w, 1e-3),
+    }
 
 
 def _check(d, n, w, sigma, L, task):
@@ -454,8 +472,7 @@ def _check(d, n, w, sigma, L, task):
     from .validation import ParameterError, check_int, check_real
 
     if task not in TASKS:
-        raise ParameterError("task", "affine for the certified method (relu and zonal kernels are not certified)",
-                             task)
+        raise ParameterError("task", "affine for the certified method (relu and zonal kernels are not certified)", task)
     d = check_int("d", d, minimum=2, maximum=MAX_D)
     n = check_int("n", n, minimum=1, maximum=MAX_N)
     sigma = check_real("sigma", sigma, minimum=0.0, maximum=SIGMA_MAX)
@@ -468,11 +485,20 @@ def _check(d, n, w, sigma, L, task):
 
 
 MAX_W = 1e8
-MAX_INNER_PANELS = 3000   # budget of the inner grid (about V <= 4500): refused beyond, before the work
+MAX_INNER_PANELS = 3000  # budget of the inner grid (about V <= 4500): refused beyond, before the work
 
 
-def loss_enclosure(d: int, n: int, w, sigma: float, L: float, *, rtol: float = 1e-10, task: str = "affine",
-                   precision_bits: int = certified.PRECISION) -> LossEnclosure:
+def loss_enclosure(
+    d: int,
+    n: int,
+    w,
+    sigma: float,
+    L: float,
+    *,
+    rtol: float = 1e-10,
+    task: str = "affine",
+    precision_bits: int = certified.PRECISION,
+) -> LossEnclosure:
     """Certified balls of the noise and bias parts of the affine ICL loss at ``M = w I`` (``w`` a number or
     a ``(lo, hi)`` pair: then every ``w`` in it); ``rtol`` sets the quadrature tolerances (the balls are
     certified whatever it is)."""
@@ -486,8 +512,17 @@ def loss_enclosure(d: int, n: int, w, sigma: float, L: float, *, rtol: float = 1
     return LossEnclosure(out.get("noise", arb(0)), out["bias"], out["info"])
 
 
-def loss_derivatives(d: int, n: int, w, sigma: float, L: float, orders: tuple = (1,), *, rtol: float = 1e-10,
-                     precision_bits: int = certified.PRECISION) -> dict:
+def loss_derivatives(
+    d: int,
+    n: int,
+    w,
+    sigma: float,
+    L: float,
+    orders: tuple = (1,),
+    *,
+    rtol: float = 1e-10,
+    precision_bits: int = certified.PRECISION,
+) -> dict:
     """``{order: ball}``: certified balls of ``d^k L / dw^k`` (``k`` in ``orders``, 1 to 3; 0 is the loss)
     holding every ``w`` of the ball ``w`` (``n >= 2``).  ``rtol`` is relative to ``loss / w^k``."""
     d, n, w, sigma, L = _check(d, n, w, sigma, L, "affine")
@@ -502,8 +537,9 @@ def loss_derivatives(d: int, n: int, w, sigma: float, L: float, orders: tuple = 
     return {k: sum((out[p + suffix[k]] for p in parts), arb(0)) for k in orders} | {"info": out["info"]}
 
 
-def noise_and_q(d: int, n: int, w: float, sigma: float, L: float, *, rtol: float = 1e-8,
-                precision_bits: int = certified.PRECISION) -> tuple:
+def noise_and_q(
+    d: int, n: int, w: float, sigma: float, L: float, *, rtol: float = 1e-8, precision_bits: int = certified.PRECISION
+) -> tuple:
     """Balls of ``sigma^2 E[sum_i p_i^2]`` (nondecreasing in ``w``) and ``c E[(sum_i p_i u_i)^2]``
     (nonincreasing in ``w``, at most the bias), for lower bounds of the loss over an interval of ``w``."""
     d, n, w, sigma, L = _check(d, n, w, sigma, L, "affine")

@@ -17,14 +17,14 @@ bound holds whichever count the statement uses).  ``M`` is bounded by evaluating
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from flint import acb, arb, ctx
 
 __all__ = ["rule", "Panel", "panel", "error_bound", "widen"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rule(q: int, prec: int) -> tuple:
     roots = [arb.legendre_p_root(q, k, weight=True) for k in range(q)]
     return tuple(x for x, _ in roots), tuple(w for _, w in roots)
@@ -46,7 +46,7 @@ class Panel:
     nodes: tuple
     weights: tuple
     half: arb
-    factor: arb       # h (64/15) rho^(2-2q) / (rho^2 - 1): the error bound per unit of M
+    factor: arb  # h (64/15) rho^(2-2q) / (rho^2 - 1): the error bound per unit of M
 
     def rectangle(self) -> tuple:
         """``(real ball [c - hA, c + hA], imaginary half-height hB)`` of the rectangle holding ``E_rho``."""

@@ -42,11 +42,11 @@ from .validation import ParameterError
 __all__ = ["WStarEnclosure", "certified_wstar", "W_SEARCH"]
 
 W_SEARCH = (1e-3, 1e8)
-PIECE = 0.008          # first half-width of a piece relative to its centre (then set by the margins)
-CUT_STEP = 1.15        # far-field cuts move outward by this factor
-COARSE = 1e-4          # tolerance of the value and convexity tests (certified whatever it is)
-FAR = 100.0            # the far-field cuts are looked for within this factor of the float minimiser
-NEAR = 0.1             # within this relative distance of the float minimiser convexity is tried first
+PIECE = 0.008  # first half-width of a piece relative to its centre (then set by the margins)
+CUT_STEP = 1.15  # far-field cuts move outward by this factor
+COARSE = 1e-4  # tolerance of the value and convexity tests (certified whatever it is)
+FAR = 100.0  # the far-field cuts are looked for within this factor of the float minimiser
+NEAR = 0.1  # within this relative distance of the float minimiser convexity is tried first
 
 
 @dataclass(frozen=True)
@@ -63,10 +63,20 @@ class WStarEnclosure:
     info: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"w_star": math.sqrt(self.low * self.high), "w_star_low": self.low, "w_star_high": self.high,
-                "ci_low": self.low, "ci_high": self.high, "loss": 0.5 * (self.loss_low + self.loss_high),
-                "loss_low": self.loss_low, "loss_high": self.loss_high, "method": "certified",
-                "guess": self.guess, "decided": self.decided, **self.info}
+        return {
+            "w_star": math.sqrt(self.low * self.high),
+            "w_star_low": self.low,
+            "w_star_high": self.high,
+            "ci_low": self.low,
+            "ci_high": self.high,
+            "loss": 0.5 * (self.loss_low + self.loss_high),
+            "loss_low": self.loss_low,
+            "loss_high": self.loss_high,
+            "method": "certified",
+            "guess": self.guess,
+            "decided": self.decided,
+            **self.info,
+        }
 
 
 class _Loss:
@@ -103,20 +113,22 @@ def _min_u_mean(d: int, n: int, steps: int = 256):
     return (total * 2 / steps).lower()
 
 
-
-def certified_wstar(d: int, n: int, sigma: float, L: float, *, rel_width: float = 1e-6, task: str = "affine",
-                    seconds: float = 600.0) -> WStarEnclosure:
+def certified_wstar(
+    d: int, n: int, sigma: float, L: float, *, rel_width: float = 1e-6, task: str = "affine", seconds: float = 600.0
+) -> WStarEnclosure:
     """The certified ``w*`` interval (module docstring), of relative width about ``rel_width``."""
     from .optimum import wstar_exact
     from .problem import make_problem
 
     if task != "affine":
-        raise ParameterError("task", "affine for the certified method (relu and zonal kernels are not certified)",
-                             task)
+        raise ParameterError("task", "affine for the certified method (relu and zonal kernels are not certified)", task)
     problem = make_problem("affine", d, n, L, sigma)
     if n < 2 or sigma <= 0:
-        raise ParameterError("n" if n < 2 else "sigma", ">= 2 and sigma > 0 for w* (else the loss has no "
-                             "interior minimiser)", n if n < 2 else sigma)
+        raise ParameterError(
+            "n" if n < 2 else "sigma",
+            ">= 2 and sigma > 0 for w* (else the loss has no interior minimiser)",
+            n if n < 2 else sigma,
+        )
     start = time.perf_counter()
     deadline = start + seconds
     guess = wstar_exact(problem)
@@ -132,7 +144,7 @@ def certified_wstar(d: int, n: int, sigma: float, L: float, *, rel_width: float 
             return _undecided(w0, guess, f"no far-field cut within a factor {FAR:g} of the minimiser", info, start, f)
         info["cuts"] = list(cuts)
         pieces = _pieces(f, cuts[0], cuts[1], upper, w0, deadline)
-    except ParameterError as exc:      # the certified grid refuses a window (few points dominate)
+    except ParameterError as exc:  # the certified grid refuses a window (few points dominate)
         return _undecided(w0, guess, f"a certified evaluation was refused: {exc}", info, start, f)
     if pieces is None:
         return _undecided(w0, guess, "convexity not proved in time between the far-field cuts", info, start, f)
@@ -155,8 +167,15 @@ def certified_wstar(d: int, n: int, sigma: float, L: float, *, rel_width: float 
     c, r = 0.5 * (low + high), certified.exact(0.5 * (high - low))
     at_c = loss_enclosure(d, n, c, sigma, L, rtol=1e-10).loss
     slope = abs(f.derivatives((low, high), (1,), 1e-8)[1]).abs_upper()
-    return WStarEnclosure(low, high, w0, True, certified.low(at_c - r * slope),
-                          min(certified.high(at_c + r * slope), certified.high(upper)), info)
+    return WStarEnclosure(
+        low,
+        high,
+        w0,
+        True,
+        certified.low(at_c - r * slope),
+        min(certified.high(at_c + r * slope), certified.high(upper)),
+        info,
+    )
 
 
 def _undecided(w0, guess, reason, info, start, f):

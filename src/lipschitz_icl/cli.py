@@ -31,12 +31,23 @@ from .validation import ParameterError, shorten
 
 __all__ = ["main", "build_parser", "jsonable", "NonFiniteResult"]
 
-COMMAND_MODULES = ("wstar", "loss", "train", "check", "prove", "report", "scaling", "claims", "figures", "lock",
-                   "derivations")
+COMMAND_MODULES = (
+    "wstar",
+    "loss",
+    "train",
+    "check",
+    "prove",
+    "report",
+    "scaling",
+    "claims",
+    "figures",
+    "lock",
+    "derivations",
+)
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipe closed by its reader
-EXIT_IO_FAILURE = 1     # the result could not be written to stdout (a full disk, /dev/full, an I/O error)
+EXIT_IO_FAILURE = 1  # the result could not be written to stdout (a full disk, /dev/full, an I/O error)
 ALIASES = {"rng": "seed"}  # library parameter names that a command fills from another option
 
 
@@ -55,7 +66,7 @@ class _Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
-    def error(self, message):  # noqa: D401 - argparse hook
+    def error(self, message):  # argparse hook
         raise _UsageError(message)
 
 
@@ -97,8 +108,10 @@ def jsonable(value, *, allow_infinite: bool = True, where: str = "result"):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         if math.isnan(value) or not allow_infinite:
-            raise NonFiniteResult(f"the result {where!r} is not finite ({value}) for these inputs: "
-                                  "they are outside the range this method computes")
+            raise NonFiniteResult(
+                f"the result {where!r} is not finite ({value}) for these inputs: "
+                "they are outside the range this method computes"
+            )
         return "inf" if value > 0 else "-inf"
     if isinstance(value, dict):
         return {k: jsonable(v, allow_infinite=allow_infinite, where=str(k)) for k, v in value.items()}
@@ -149,7 +162,7 @@ def _write_output(text: str) -> int:
     try:
         try:
             print(text, flush=True)
-        except UnicodeEncodeError:         # a terminal that cannot show a character of a user's path
+        except UnicodeEncodeError:  # a terminal that cannot show a character of a user's path
             sys.stdout.buffer.write(text.encode(sys.stdout.encoding or "ascii", "backslashreplace") + b"\n")
             sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (e.g. `| head`): one line, no traceback, not exit 0
@@ -209,8 +222,10 @@ def _main(argv) -> int:
         _say("error: an input nested too deeply to be read")
         return EXIT_BAD_INPUT
     except UnicodeError as exc:
-        _say(f"error: text that is not valid UTF-8 or cannot be encoded ({type(exc).__name__}: "
-             f"{shorten(getattr(exc, 'reason', exc))})")
+        _say(
+            f"error: text that is not valid UTF-8 or cannot be encoded ({type(exc).__name__}: "
+            f"{shorten(getattr(exc, 'reason', exc))})"
+        )
         return EXIT_BAD_INPUT
     except OSError as exc:
         _say(f"error: {_describe_os_error(exc)}")

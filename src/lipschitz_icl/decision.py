@@ -31,13 +31,40 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
-__all__ = ["Verdict", "STATISTICAL", "PROVER", "exit_code", "RULES", "bonferroni_z", "Decision", "Resolution",
-           "AsymptoticPoint", "equivalence", "shifted_equivalence", "one_sided", "sign", "asymptotic", "extend_grid",
-           "combine", "combined", "any_of", "unless", "labelled", "signs", "resolution", "two_sided_resolution",
-           "ResolutionSpec", "Alternative", "AlternativeResult", "Judgement", "judge"]
+__all__ = [
+    "Verdict",
+    "STATISTICAL",
+    "PROVER",
+    "exit_code",
+    "RULES",
+    "bonferroni_z",
+    "Decision",
+    "Resolution",
+    "AsymptoticPoint",
+    "equivalence",
+    "shifted_equivalence",
+    "one_sided",
+    "sign",
+    "asymptotic",
+    "extend_grid",
+    "combine",
+    "combined",
+    "any_of",
+    "unless",
+    "labelled",
+    "signs",
+    "resolution",
+    "two_sided_resolution",
+    "ResolutionSpec",
+    "Alternative",
+    "AlternativeResult",
+    "Judgement",
+    "judge",
+]
+
 
 class Verdict(str, enum.Enum):
     """Every verdict the project gives, with its CLI exit code and its meaning.
@@ -194,8 +221,9 @@ class AsymptoticPoint:
     next_order: float
 
 
-def asymptotic(points: Sequence[AsymptoticPoint], margin: float, *, follow: float = 0.5,
-               floor: float = 0.1) -> Decision:
+def asymptotic(
+    points: Sequence[AsymptoticPoint], margin: float, *, follow: float = 0.5, floor: float = 0.1
+) -> Decision:
     """``distance -> 0`` along increasing ``x`` at the derived next-order rate.
 
     Let ``D_i`` be the distance interval and ``T_i`` the derived next-order term at point ``i``.
@@ -212,8 +240,10 @@ def asymptotic(points: Sequence[AsymptoticPoint], margin: float, *, follow: floa
         raise ValueError("the asymptotic rule needs at least two points")
     last = points[-1]
     in_range = abs(last.next_order) < margin
-    follows = all(_within(p.low - p.next_order, p.high - p.next_order,
-                          follow * max(abs(p.next_order), floor * margin)) for p in points[-2:])
+    follows = all(
+        _within(p.low - p.next_order, p.high - p.next_order, follow * max(abs(p.next_order), floor * margin))
+        for p in points[-2:]
+    )
     residual_low, residual_high = last.low - last.next_order, last.high - last.next_order
     if in_range and follows and _within(last.low, last.high, margin):
         verdict = "holds"
@@ -222,17 +252,27 @@ def asymptotic(points: Sequence[AsymptoticPoint], margin: float, *, follow: floa
     else:
         verdict = "inconclusive"
     state = "in range" if in_range else "not yet in range"
-    return Decision("asymptotic", verdict,
-                    f"distance [{last.low:.3g}, {last.high:.3g}] at x = {last.x:.3g}, next-order term "
-                    f"{last.next_order:.3g} ({state}, margin {margin:.3g}); follows the derived rate: {follows}")
+    return Decision(
+        "asymptotic",
+        verdict,
+        f"distance [{last.low:.3g}, {last.high:.3g}] at x = {last.x:.3g}, next-order term "
+        f"{last.next_order:.3g} ({state}, margin {margin:.3g}); follows the derived rate: {follows}",
+    )
 
 
 def _within(low: float, high: float, margin: float) -> bool:
     return -margin <= low and high <= margin
 
 
-def extend_grid(grid: Sequence[float], next_order: Callable[[float], float], margin: float, *,
-                factor: float, x_max: float, reach: float = 0.5) -> list[float]:
+def extend_grid(
+    grid: Sequence[float],
+    next_order: Callable[[float], float],
+    margin: float,
+    *,
+    factor: float,
+    x_max: float,
+    reach: float = 0.5,
+) -> list[float]:
     """``grid`` extended by multiplying its last point by ``factor`` until the derived next-order term
     ``|next_order(x)|`` is below ``reach * margin`` or ``x`` would pass ``x_max``."""
     out = [float(x) for x in grid]
@@ -253,8 +293,9 @@ def combined(rule: str, decisions: Sequence[Decision]) -> Decision:
 def any_of(rule: str, decisions: Sequence[Decision]) -> Decision:
     """A disjunction ("for some one of these"): holds if any holds, fails if every one fails."""
     verdicts = [d.verdict for d in decisions]
-    verdict = "holds" if "holds" in verdicts else ("fails" if verdicts and set(verdicts) == {"fails"}
-                                                   else "inconclusive")
+    verdict = (
+        "holds" if "holds" in verdicts else ("fails" if verdicts and set(verdicts) == {"fails"} else "inconclusive")
+    )
     return Decision(rule, verdict, f"any of {len(verdicts)}: " + ", ".join(verdicts))
 
 
@@ -310,24 +351,48 @@ class Resolution:
 
     def to_dict(self) -> dict:
         value = self.value if math.isfinite(self.value) else None
-        return {"parameter": self.parameter, "value": value, "low": self.low,
-                "high": self.high if math.isfinite(self.high) else None, "limit": self.limit,
-                "evaluations": self.evaluations, "note": self.note, **self.extra}
+        return {
+            "parameter": self.parameter,
+            "value": value,
+            "low": self.low,
+            "high": self.high if math.isfinite(self.high) else None,
+            "limit": self.limit,
+            "evaluations": self.evaluations,
+            "note": self.note,
+            **self.extra,
+        }
 
 
-def two_sided_resolution(refutes: Callable[[float], bool], parameter: str, *, start: float,
-                         limit: float, rel_tol: float = 0.1) -> Resolution:
+def two_sided_resolution(
+    refutes: Callable[[float], bool], parameter: str, *, start: float, limit: float, rel_tol: float = 0.1
+) -> Resolution:
     """The larger of the resolutions for ``+delta`` and ``-delta`` (both sides must be resolved for the
     claim to be); ``extra`` keeps each side's value."""
     up = resolution(lambda x: refutes(+x), parameter, start=start, limit=limit, rel_tol=rel_tol)
     down = resolution(lambda x: refutes(-x), parameter, start=start, limit=limit, rel_tol=rel_tol)
     worst = up if up.value >= down.value else down
-    return Resolution(parameter, worst.value, worst.low, worst.high, limit, up.evaluations + down.evaluations,
-                      "larger of the + and - sides", {"plus": up.to_dict()["value"], "minus": down.to_dict()["value"]})
+    return Resolution(
+        parameter,
+        worst.value,
+        worst.low,
+        worst.high,
+        limit,
+        up.evaluations + down.evaluations,
+        "larger of the + and - sides",
+        {"plus": up.to_dict()["value"], "minus": down.to_dict()["value"]},
+    )
 
 
-def resolution(refutes: Callable[[float], bool], parameter: str, *, start: float, limit: float,
-               rel_tol: float = 0.1, max_steps: int = 40, note: str = "") -> Resolution:
+def resolution(
+    refutes: Callable[[float], bool],
+    parameter: str,
+    *,
+    start: float,
+    limit: float,
+    rel_tol: float = 0.1,
+    max_steps: int = 40,
+    note: str = "",
+) -> Resolution:
     """Smallest deviation ``delta`` in ``(0, limit]`` with ``refutes(delta)`` true, assuming the rule is
     monotone in ``delta`` (a larger deviation is refuted if a smaller one is).
 
@@ -380,12 +445,21 @@ class ResolutionSpec:
         """The smallest ``|x|`` whose ``decide(**{arg: x})`` refutes (:func:`resolution`)."""
         refutes = lambda x: decide(**{self.arg: x}).refutes  # noqa: E731
         if self.two_sided:
-            res = two_sided_resolution(refutes, self.parameter, start=self.start, limit=self.limit,
-                                       rel_tol=self.rel_tol)
+            res = two_sided_resolution(
+                refutes, self.parameter, start=self.start, limit=self.limit, rel_tol=self.rel_tol
+            )
         else:
             res = resolution(refutes, self.parameter, start=self.start, limit=self.limit, rel_tol=self.rel_tol)
-        return Resolution(res.parameter, res.value, res.low, res.high, res.limit, res.evaluations, res.note,
-                          {**res.extra, "meaning": self.meaning, "symbol": self.symbol, "arg": self.arg})
+        return Resolution(
+            res.parameter,
+            res.value,
+            res.low,
+            res.high,
+            res.limit,
+            res.evaluations,
+            res.note,
+            {**res.extra, "meaning": self.meaning, "symbol": self.symbol, "arg": self.arg},
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -414,8 +488,14 @@ class AlternativeResult:
         return Verdict(self.verdict).refutes
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "statement": self.statement, "verdict": self.verdict, "detail": self.detail,
-                "fresh": self.fresh, "ruled_out": self.ruled_out}
+        return {
+            "name": self.name,
+            "statement": self.statement,
+            "verdict": self.verdict,
+            "detail": self.detail,
+            "fresh": self.fresh,
+            "ruled_out": self.ruled_out,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -431,8 +511,12 @@ class Judgement:
         return bool(self.resolutions) and self.resolutions[0].resolved
 
 
-def judge(decide: Callable[..., Decision], resolutions: Sequence[ResolutionSpec],
-          alternatives: Sequence[Alternative] = (), fresh: Callable[..., Decision] | None = None) -> Judgement:
+def judge(
+    decide: Callable[..., Decision],
+    resolutions: Sequence[ResolutionSpec],
+    alternatives: Sequence[Alternative] = (),
+    fresh: Callable[..., Decision] | None = None,
+) -> Judgement:
     """Judge one claim with its own rule: ``decide()`` is the claim, ``decide(**{spec.arg: x})`` the claim
     moved by ``x`` (bisected for each resolution spec), ``fresh(**alt.args)`` (else ``decide``) each
     pre-specified alternative -- ``fresh`` being the same rule on fresh replicates."""
@@ -440,7 +524,11 @@ def judge(decide: Callable[..., Decision], resolutions: Sequence[ResolutionSpec]
     alts = []
     for alt in alternatives:
         dec = decide_alt(**alt.args)
-        alts.append(AlternativeResult(name=alt.name, statement=alt.statement, verdict=dec.verdict,
-                                      detail=dec.detail, fresh=fresh is not None))
-    return Judgement(decision=decide(), resolutions=tuple(spec.search(decide) for spec in resolutions),
-                     alternatives=tuple(alts))
+        alts.append(
+            AlternativeResult(
+                name=alt.name, statement=alt.statement, verdict=dec.verdict, detail=dec.detail, fresh=fresh is not None
+            )
+        )
+    return Judgement(
+        decision=decide(), resolutions=tuple(spec.search(decide) for spec in resolutions), alternatives=tuple(alts)
+    )

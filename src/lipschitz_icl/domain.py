@@ -23,15 +23,33 @@ from . import certified
 from .problem import L_RANGE, SIGMA_MAX
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["REAL_PARAMS", "INTEGER_PARAMS", "PARAM_RANGES", "check_value", "parse_domain", "Box", "Domain",
-           "split_point"]
+__all__ = [
+    "REAL_PARAMS",
+    "INTEGER_PARAMS",
+    "PARAM_RANGES",
+    "check_value",
+    "parse_domain",
+    "Box",
+    "Domain",
+    "split_point",
+]
 
 REAL_PARAMS = ("h", "s", "t", "p", "L", "sigma", "w")
 INTEGER_PARAMS = ("d", "k", "n", "a")
 # the range of every parameter a quantity can take: (minimum, maximum, minimum excluded)
-PARAM_RANGES = {"d": (2, 512, False), "k": (1, 512, False), "n": (1, 10**15, False), "a": (0, 10**15, False),
-                "h": (-1.0, 1.0, False), "s": (0.0, 1.0, False), "t": (-1.0, 1.0, False), "p": (0.0, 1.0, False),
-                "L": (L_RANGE[0], L_RANGE[1], False), "sigma": (0.0, SIGMA_MAX, True), "w": (0.0, 1e8, True)}
+PARAM_RANGES = {
+    "d": (2, 512, False),
+    "k": (1, 512, False),
+    "n": (1, 10**15, False),
+    "a": (0, 10**15, False),
+    "h": (-1.0, 1.0, False),
+    "s": (0.0, 1.0, False),
+    "t": (-1.0, 1.0, False),
+    "p": (0.0, 1.0, False),
+    "L": (L_RANGE[0], L_RANGE[1], False),
+    "sigma": (0.0, SIGMA_MAX, True),
+    "w": (0.0, 1e8, True),
+}
 MIN_WIDTH = 1e-280  # a real range narrower than this is not split (no subnormal doubles)
 MAX_LISTED = 1000  # integers listed one by one in a domain (a range {from, to} has no such limit)
 
@@ -50,7 +68,7 @@ def _integer_pieces(name: str, raw) -> tuple:
             raise ParameterError(name, "an integer, a list of integers or a range {from = a, to = b}", raw)
         a, b = check_value(name, raw["from"]), check_value(name, raw["to"])
         if a > b:
-            raise ParameterError(name, f"a range with from <= to (an inverted range is empty)", raw)
+            raise ParameterError(name, "a range with from <= to (an inverted range is empty)", raw)
         return ((a, b),)
     values = raw if isinstance(raw, list) else [raw]
     if not values:
@@ -75,7 +93,7 @@ def _real_piece(name: str, raw) -> tuple:
     return ((lo, hi),)
 
 
-def parse_domain(raw: dict, required: tuple, allowed: tuple | None = None) -> "Domain":
+def parse_domain(raw: dict, required: tuple, allowed: tuple | None = None) -> Domain:
     """The :class:`Domain` of the TOML table ``raw`` (module docstring); a missing, unknown or
     out-of-range parameter, an empty or inverted interval raise :class:`ParameterError` naming it."""
     allowed = tuple(required) if allowed is None else tuple(allowed)
@@ -134,14 +152,14 @@ class Box:
             return hi > lo
         return hi - lo > MIN_WIDTH and lo < split_point(lo, hi) < hi
 
-    def split(self, name: str) -> tuple[float | int, "Box", "Box"]:
+    def split(self, name: str) -> tuple[float | int, Box, Box]:
         """``(at, lower, upper)``: the two halves along ``name`` (see the module docstring)."""
         lo, hi = self[name]
         at = (lo + hi) // 2 if name in INTEGER_PARAMS else split_point(lo, hi)
         upper_lo = at + 1 if name in INTEGER_PARAMS else at
         return at, self.replace(name, lo, at), self.replace(name, upper_lo, hi)
 
-    def replace(self, name: str, lo, hi) -> "Box":
+    def replace(self, name: str, lo, hi) -> Box:
         return Box(tuple((key, lo, hi) if key == name else (key, a, b) for key, a, b in self.ranges))
 
     def corner(self, sides: dict) -> dict:
@@ -150,8 +168,10 @@ class Box:
 
     def midpoint(self) -> dict:
         """A point of the box: the split point of every real range, the lower middle of an integer one."""
-        return {key: (lo + hi) // 2 if key in INTEGER_PARAMS else (lo if lo == hi else split_point(lo, hi))
-                for key, lo, hi in self.ranges}
+        return {
+            key: (lo + hi) // 2 if key in INTEGER_PARAMS else (lo if lo == hi else split_point(lo, hi))
+            for key, lo, hi in self.ranges
+        }
 
     def balls(self) -> dict:
         """Name -> ``arb`` ball holding the range (:func:`lipschitz_icl.certified.interval`)."""
@@ -171,9 +191,12 @@ class Box:
         return {key: [lo, hi] for key, lo, hi in self.ranges}
 
     def describe(self) -> str:
-        return ", ".join(f"{key}={lo:g}" if lo == hi else
-                         (f"{key} in {{{lo}..{hi}}}" if key in INTEGER_PARAMS else f"{key} in [{lo!r}, {hi!r}]")
-                         for key, lo, hi in self.ranges)
+        return ", ".join(
+            f"{key}={lo:g}"
+            if lo == hi
+            else (f"{key} in {{{lo}..{hi}}}" if key in INTEGER_PARAMS else f"{key} in [{lo!r}, {hi!r}]")
+            for key, lo, hi in self.ranges
+        )
 
 
 @dataclass(frozen=True)
@@ -185,8 +208,10 @@ class Domain:
 
     def roots(self) -> list[Box]:
         names = list(self.pieces)
-        return [Box(tuple((name, lo, hi) for name, (lo, hi) in zip(names, combo)))
-                for combo in itertools.product(*(self.pieces[name] for name in names))]
+        return [
+            Box(tuple((name, lo, hi) for name, (lo, hi) in zip(names, combo)))
+            for combo in itertools.product(*(self.pieces[name] for name in names))
+        ]
 
     def measure(self) -> Fraction:
         return sum((box.measure() for box in self.roots()), Fraction(0))
@@ -203,13 +228,15 @@ class Domain:
 
     def as_dict(self) -> dict:
         """JSON form: a real parameter ``[lo, hi]``; an integer one a list of ``[from, to]`` pieces."""
-        return {name: (list(pieces[0]) if name in REAL_PARAMS else [list(p) for p in pieces])
-                for name, pieces in self.pieces.items()}
+        return {
+            name: (list(pieces[0]) if name in REAL_PARAMS else [list(p) for p in pieces])
+            for name, pieces in self.pieces.items()
+        }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Domain":
+    def from_dict(cls, data: dict) -> Domain:
         """Inverse of :meth:`as_dict` (no range checks: the caller validates)."""
-        pieces = {}
+        pieces: dict[str, tuple[tuple[float, float], ...]] = {}
         for name, value in data.items():
             if name in REAL_PARAMS:
                 pieces[name] = ((float(value[0]), float(value[1])),)

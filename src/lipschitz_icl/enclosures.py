@@ -22,8 +22,8 @@ p}`` with ``U_i`` i.i.d. uniform on ``[0, 1]``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from flint import arb
 
@@ -70,24 +70,48 @@ def _binomial_directions(box: Box) -> dict:
     return {"p": 1, "n": 1, "a": -1}
 
 
-_TAIL_LIMITS = {"d": (2, 512), "h": (-1.0, 1.0), "k": (1, 512), "s": (0.0, 1.0), "n": (1, 10**15),
-                "a": (0, 10**15), "p": (0.0, 1.0)}
+_TAIL_LIMITS = {
+    "d": (2, 512),
+    "h": (-1.0, 1.0),
+    "k": (1, 512),
+    "s": (0.0, 1.0),
+    "n": (1, 10**15),
+    "a": (0, 10**15),
+    "p": (0.0, 1.0),
+}
 
 LAWS = {
-    "cap_tail": TailLaw("cap_tail", ("d", "h"), lambda q: certified.cap_probability(q["d"], q["h"]),
-                        _cap_directions, _TAIL_LIMITS),
-    "projection_tail": TailLaw("projection_tail", ("d", "k", "s"),
-                               lambda q: certified.projection_tail(q["d"], q["k"], q["s"]),
-                               _projection_directions, _TAIL_LIMITS),
-    "projection_lower_tail": TailLaw("projection_lower_tail", ("d", "k", "s"),
-                                     lambda q: certified.projection_lower_tail(q["d"], q["k"], q["s"]),
-                                     _mirror(_projection_directions), _TAIL_LIMITS),
-    "binomial_tail": TailLaw("binomial_tail", ("n", "a", "p"),
-                             lambda q: certified.binomial_tail(q["n"], q["a"], q["p"]),
-                             _binomial_directions, _TAIL_LIMITS),
-    "binomial_lower_tail": TailLaw("binomial_lower_tail", ("n", "a", "p"),
-                                   lambda q: certified.binomial_lower_tail(q["n"], q["a"], q["p"]),
-                                   _mirror(_binomial_directions), _TAIL_LIMITS),
+    "cap_tail": TailLaw(
+        "cap_tail", ("d", "h"), lambda q: certified.cap_probability(q["d"], q["h"]), _cap_directions, _TAIL_LIMITS
+    ),
+    "projection_tail": TailLaw(
+        "projection_tail",
+        ("d", "k", "s"),
+        lambda q: certified.projection_tail(q["d"], q["k"], q["s"]),
+        _projection_directions,
+        _TAIL_LIMITS,
+    ),
+    "projection_lower_tail": TailLaw(
+        "projection_lower_tail",
+        ("d", "k", "s"),
+        lambda q: certified.projection_lower_tail(q["d"], q["k"], q["s"]),
+        _mirror(_projection_directions),
+        _TAIL_LIMITS,
+    ),
+    "binomial_tail": TailLaw(
+        "binomial_tail",
+        ("n", "a", "p"),
+        lambda q: certified.binomial_tail(q["n"], q["a"], q["p"]),
+        _binomial_directions,
+        _TAIL_LIMITS,
+    ),
+    "binomial_lower_tail": TailLaw(
+        "binomial_lower_tail",
+        ("n", "a", "p"),
+        lambda q: certified.binomial_lower_tail(q["n"], q["a"], q["p"]),
+        _mirror(_binomial_directions),
+        _TAIL_LIMITS,
+    ),
 }
 
 

@@ -29,7 +29,7 @@ class Estimate:
     abs_error: float = 0.0
 
     @staticmethod
-    def from_samples(samples: np.ndarray) -> "Estimate":
+    def from_samples(samples: np.ndarray) -> Estimate:
         """Mean of i.i.d. samples and its standard error ``std(ddof=1) / sqrt(N)``."""
         samples = np.asarray(samples, dtype=np.float64).ravel()
         N = samples.size
@@ -127,10 +127,15 @@ class LossEstimate:
         """Flat JSON-ready dict with the CLI contract keys (``converged`` for deterministic methods)."""
         low, high = self.loss.confidence_interval(level)
         out = {
-            "loss": self.loss.value, "ci_low": low, "ci_high": high,
-            "bias": self.bias.value, "noise": self.noise.value,
-            "loss_stderr": self.loss.standard_error, "bias_stderr": self.bias.standard_error,
-            "noise_stderr": self.noise.standard_error, "method": self.method,
+            "loss": self.loss.value,
+            "ci_low": low,
+            "ci_high": high,
+            "bias": self.bias.value,
+            "noise": self.noise.value,
+            "loss_stderr": self.loss.standard_error,
+            "bias_stderr": self.bias.standard_error,
+            "noise_stderr": self.noise.standard_error,
+            "method": self.method,
         }
         if "converged" in self.info:
             out["converged"] = bool(self.info["converged"])

@@ -13,8 +13,8 @@ design hash and seeds.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 from .decision import Decision, Verdict, combine
 
@@ -120,8 +120,11 @@ class Evidence:
     @property
     def resolved(self) -> bool:
         """The claim's rule refutes some deviation within its search limit (its power is shown)."""
-        return isinstance(self.resolution, dict) and self.resolution.get("value") is not None \
+        return (
+            isinstance(self.resolution, dict)
+            and self.resolution.get("value") is not None
             and math.isfinite(self.resolution["value"])
+        )
 
     def to_dict(self) -> dict:
         out = asdict(self)

@@ -12,13 +12,13 @@ each with a budget, and never passed to ``eval``, ``exec``, ``compile``, ``sympi
 2. *parse* with :func:`ast.parse` in ``"eval"`` mode (the screened text is short, ASCII and shallow);
 3. *count*: at most :data:`MAX_TOKENS` tokens (names, numbers, operators, parentheses, commas);
 4. *walk* the syntax tree over a whitelist -- numbers written in decimal (``12``, ``.5``, ``1.``,
-   ``2.5e-3``; not ``01``, ``1_0``, ``0x10``, ``1j``), the allowed names, ``+ - * / **`` (binary) and ``+ -`` (unary), calls of the functions
-   :data:`FUNCTIONS` by name with their arity -- into tuples ``("num", Fraction) | ("var", name) |
-   ("neg", a) | (op, a, b) | ("call", f, args)``, ``op`` in ``add sub mul div pow``.  Any other node
-   (attribute, subscript, string, comparison, boolean operator, lambda, comprehension, starred
-   argument, keyword argument, tuple, ...) is refused.  The depth of a node is ``1 +`` the
-   parentheses around it ``+`` the unary signs and power exponents above it; at most
-   :data:`MAX_DEPTH`.
+   ``2.5e-3``; not ``01``, ``1_0``, ``0x10``, ``1j``), the allowed names, ``+ - * / **`` (binary) and
+   ``+ -`` (unary), calls of the functions :data:`FUNCTIONS` by name with their arity -- into tuples
+   ``("num", Fraction) | ("var", name) | ("neg", a) | (op, a, b) | ("call", f, args)``, ``op`` in
+   ``add sub mul div pow``.  Any other node (attribute, subscript, string, comparison, boolean
+   operator, lambda, comprehension, starred argument, keyword argument, tuple, ...) is refused.  The
+   depth of a node is ``1 +`` the parentheses around it ``+`` the unary signs and power exponents above
+   it; at most :data:`MAX_DEPTH`.
 
 Precedence is Python's: ``-x**2 = -(x**2)``, ``2**3**2 = 2**9``, ``**`` binds tighter than a unary
 sign on its left and looser than one on its right (``2**-1 = 0.5``); ``^`` is refused (``use **``).
@@ -45,17 +45,30 @@ import ast
 import keyword
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import sympy as sp
 
 _LOG10 = 2.302585092994046  # ln 10 (a bound on the magnitude budget's logarithm need not be exact)
 
-__all__ = ["ExpressionError", "Expression", "parse_expression", "FUNCTIONS", "BUILTIN_CONSTANTS",
-           "MAX_EXPR_CHARS", "MAX_TOKENS", "MAX_DEPTH", "MAX_CONSTANT", "MAX_MAGNITUDE_LOG10", "EVAL_DPS",
-           "BALL_MAGNITUDE_LOG10"]
+__all__ = [
+    "ExpressionError",
+    "Expression",
+    "parse_expression",
+    "FUNCTIONS",
+    "BUILTIN_CONSTANTS",
+    "MAX_EXPR_CHARS",
+    "MAX_TOKENS",
+    "MAX_DEPTH",
+    "MAX_CONSTANT",
+    "MAX_MAGNITUDE_LOG10",
+    "EVAL_DPS",
+    "BALL_MAGNITUDE_LOG10",
+]
 
 FUNCTIONS = {"sqrt": 1, "log": 1, "exp": 1, "abs": 1, "min": None, "max": None}  # name -> arity (None: >= 2)
 BUILTIN_CONSTANTS = {"pi": (mpmath.pi, sp.pi)}
@@ -79,9 +92,16 @@ class ExpressionError(ValueError):
 # ------------------------------------------------------------------ 1. screen
 
 _ALPHABET = frozenset(string.ascii_letters + string.digits + "_.+-*/(),")
-_HINTS = {"^": "use ** for powers", ".": "attribute access is not allowed", "[": "indexing is not allowed",
-          "'": "strings are not allowed", '"': "strings are not allowed", "=": "assignment is not allowed",
-          ";": "statements are not allowed", ":": "only arithmetic is allowed"}
+_HINTS = {
+    "^": "use ** for powers",
+    ".": "attribute access is not allowed",
+    "[": "indexing is not allowed",
+    "'": "strings are not allowed",
+    '"': "strings are not allowed",
+    "=": "assignment is not allowed",
+    ";": "statements are not allowed",
+    ":": "only arithmetic is allowed",
+}
 _NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WORD = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*", re.ASCII)
 _TOKEN_AT = re.compile(rf" *({_NUMBER.pattern}|[A-Za-z_][A-Za-z_0-9]*|\*\*|//|\S)")  # for messages only
@@ -130,6 +150,7 @@ def _open_parens(source: str) -> list[int]:
 
 # ------------------------------------------------------------------ 2. parse, 3. count
 
+
 def _token_at(source: str, pos: int):
     """``(token, position)`` of the first token at or after ``pos``, or ``(None, len(source))``."""
     m = _TOKEN_AT.match(source, pos)
@@ -152,7 +173,9 @@ def _syntax_error(source: str, lead: int, exc: SyntaxError) -> ExpressionError:
     if exc.msg == "invalid decimal literal":
         pos = next((m.end() for m in _NUMBER.finditer(source) if m.start() <= pos <= m.end()), pos)
     error = _unexpected(source, pos)
-    if exc.msg.startswith(("invalid syntax", "invalid decimal literal")) or error.column > len(source):
+    if exc.msg.startswith(("invalid syntax", "invalid decimal literal")) or (
+        error.column is not None and error.column > len(source)
+    ):
         return error
     return ExpressionError(f"{error.reason} ({exc.msg.split(';')[0]})", error.column)
 
@@ -168,7 +191,7 @@ def _parse(source: str) -> ast.expr:
     except (RecursionError, MemoryError, ValueError):
         raise ExpressionError("expression too complex to parse") from None
     for node in ast.walk(tree):
-        if hasattr(node, "col_offset"):
+        if hasattr(node, "col_offset") and hasattr(node, "end_col_offset"):
             node.col_offset += lead
             node.end_col_offset += lead
     return tree.body
@@ -187,13 +210,29 @@ def _check_tokens(body: ast.expr, source: str) -> None:
 # ------------------------------------------------------------------ 4. walk
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow"}
-_REFUSED = {ast.Subscript: "indexing is not allowed", ast.Lambda: "only arithmetic is allowed",
-            ast.Compare: "comparisons are not allowed", ast.BoolOp: "boolean operators are not allowed",
-            ast.IfExp: "conditional expressions are not allowed", ast.NamedExpr: "assignment is not allowed",
-            ast.JoinedStr: "strings are not allowed", ast.List: "containers are not allowed",
-            ast.Set: "containers are not allowed", ast.Dict: "containers are not allowed",
-            ast.ListComp: "comprehensions are not allowed", ast.SetComp: "comprehensions are not allowed",
-            ast.DictComp: "comprehensions are not allowed", ast.GeneratorExp: "comprehensions are not allowed"}
+_REFUSED = {
+    ast.Subscript: "indexing is not allowed",
+    ast.Lambda: "only arithmetic is allowed",
+    ast.Compare: "comparisons are not allowed",
+    ast.BoolOp: "boolean operators are not allowed",
+    ast.IfExp: "conditional expressions are not allowed",
+    ast.NamedExpr: "assignment is not allowed",
+    ast.JoinedStr: "strings are not allowed",
+    ast.List: "containers are not allowed",
+    ast.Set: "containers are not allowed",
+    ast.Dict: "containers are not allowed",
+    ast.ListComp: "comprehensions are not allowed",
+    ast.SetComp: "comprehensions are not allowed",
+    ast.DictComp: "comprehensions are not allowed",
+    ast.GeneratorExp: "comprehensions are not allowed",
+}
+
+
+def _end(node: ast.expr) -> int:
+    """``node.end_col_offset``: :func:`ast.parse` sets it on every expression (its type allows None)."""
+    end = node.end_col_offset
+    assert end is not None
+    return end
 
 
 class _Walk:
@@ -201,10 +240,15 @@ class _Walk:
 
     def __init__(self, source: str, names: frozenset, opened: list[int]):
         self.source, self.names, self.opened = source, names, opened
-        self.rules = {ast.Constant: self._constant, ast.Name: self._name, ast.UnaryOp: self._unary,
-                      ast.BinOp: self._binary, ast.Call: self._call}   # the whitelist of node types
+        self.rules: dict[type, Callable[[Any, int], Any]] = {
+            ast.Constant: self._constant,
+            ast.Name: self._name,
+            ast.UnaryOp: self._unary,
+            ast.BinOp: self._binary,
+            ast.Call: self._call,
+        }  # the whitelist of node types
 
-    def node(self, node: ast.AST, level: int):
+    def node(self, node: ast.expr, level: int):
         """The tuple tree of ``node``; ``level`` counts the unary signs and exponents above it."""
         self._nest(node, level)
         rule = self.rules.get(type(node))
@@ -212,11 +256,11 @@ class _Walk:
             raise self._refusal(node)
         return rule(node, level)
 
-    def _nest(self, node: ast.AST, level: int) -> None:
+    def _nest(self, node: ast.expr, level: int) -> None:
         if 1 + self.opened[node.col_offset] + level > MAX_DEPTH:
             raise ExpressionError(f"expression nested deeper than {MAX_DEPTH}", node.col_offset + 1)
 
-    def _refusal(self, node: ast.AST) -> ExpressionError:
+    def _refusal(self, node: ast.expr) -> ExpressionError:
         column = node.col_offset + 1
         if isinstance(node, ast.Attribute):
             dot = self.source.index(".", node.value.end_col_offset)
@@ -229,14 +273,14 @@ class _Walk:
         return ExpressionError(f"{type(node).__name__} is not allowed: {reason}", column)
 
     def _constant(self, node: ast.Constant, level: int):
-        text = self.source[node.col_offset:node.end_col_offset]
+        text = self.source[node.col_offset : node.end_col_offset]
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)) or not _NUMBER.fullmatch(text):
             raise ExpressionError(f"unexpected {text!r}: numbers are written in decimal", node.col_offset + 1)
         return ("num", _number(text, node.col_offset + 1))
 
     def _name(self, node: ast.Name, level: int):
-        if node.id in FUNCTIONS:   # a function that is not called
-            token, at = _token_at(self.source, node.end_col_offset)
+        if node.id in FUNCTIONS:  # a function that is not called
+            token, at = _token_at(self.source, _end(node))
             if token is None:
                 raise _unexpected(self.source, at)
             raise ExpressionError(f"expected '(', found {token!r}", at + 1)
@@ -245,7 +289,7 @@ class _Walk:
         raise ExpressionError(_not_allowed(node.id, self.names), node.col_offset + 1)
 
     def _unary(self, node: ast.UnaryOp, level: int):
-        self._nest(node, level + 1)         # the sign itself opens a level
+        self._nest(node, level + 1)  # the sign itself opens a level
         if isinstance(node.op, ast.UAdd):
             return self.node(node.operand, level + 1)
         if isinstance(node.op, ast.USub):
@@ -255,28 +299,28 @@ class _Walk:
     def _binary(self, node: ast.BinOp, level: int):
         kind = _BINARY.get(type(node.op))
         if kind is None:
-            raise _unexpected(self.source, self._after(node.left.end_col_offset, ")"))
+            raise _unexpected(self.source, self._after(_end(node.left), ")"))
         left = self.node(node.left, level)
         right = self.node(node.right, level + (kind == "pow"))
         return _fold((kind, left, right))
 
     def _call(self, node: ast.Call, level: int):
         func = node.func
-        paren = self._after(func.end_col_offset, ")")   # the call's "(", past the parentheses around func
+        paren = self._after(_end(func), ")")  # the call's "(", past the parentheses around func
         if not isinstance(func, ast.Name):
-            self.node(func, level)           # refuses what is not arithmetic, e.g. an attribute
+            self.node(func, level)  # refuses what is not arithmetic, e.g. an attribute
             raise _unexpected(self.source, paren)
         name = func.id
         if name not in FUNCTIONS:
             if name in self.names:
                 raise ExpressionError(f"{name!r} is not a function", paren + 1)
             raise ExpressionError(_not_allowed(name, self.names), func.col_offset + 1)
-        if self.source[self._after(func.end_col_offset, "")] != "(":       # (sqrt)(x)
+        if self.source[self._after(_end(func), "")] != "(":  # (sqrt)(x)
             return self._name(func, level)
         if node.keywords:
             raise _unexpected(self.source, node.keywords[0].col_offset)
-        close = node.end_col_offset - 1
-        if not node.args or "," in self.source[node.args[-1].end_col_offset:close]:
+        close = _end(node) - 1
+        if not node.args or "," in self.source[node.args[-1].end_col_offset : close]:
             raise ExpressionError("unexpected ')'", close + 1)
         args = [self.node(arg, level) for arg in node.args]
         arity = FUNCTIONS[name]
@@ -298,8 +342,11 @@ def _number(text: str, column: int) -> Fraction:
     ``[1e-300, 1e300]`` or 0."""
     mantissa_exp = re.search(r"[eE]([+-]?\d+)$", text)
     if len(text) > 40 or (mantissa_exp and abs(int(mantissa_exp.group(1))) > 300):
-        raise ExpressionError(f"number {text[:20]}{'...' if len(text) > 20 else ''} out of range "
-                              "(at most 40 characters, |x| in [1e-300, 1e300])", column)
+        raise ExpressionError(
+            f"number {text[:20]}{'...' if len(text) > 20 else ''} out of range "
+            "(at most 40 characters, |x| in [1e-300, 1e300])",
+            column,
+        )
     value = Fraction(text)
     if value != 0 and not (Fraction(1, 10**300) <= abs(value) <= 10**300):
         raise ExpressionError(f"number {text} out of range (|x| in [1e-300, 1e300])", column)
@@ -316,6 +363,7 @@ def _tree(text: str, names: frozenset):
 
 
 # ------------------------------------------------------------------ folding and evaluation
+
 
 def _is_constant(node) -> bool:
     if node[0] == "num":
@@ -344,8 +392,10 @@ def _real(value):
     if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
         raise ExpressionError("not a finite real number")
     if value != 0 and abs(mpmath.log10(abs(value))) > MAX_MAGNITUDE_LOG10:
-        raise ExpressionError(f"an intermediate value is out of range (|x| must stay within "
-                              f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])")
+        raise ExpressionError(
+            f"an intermediate value is out of range (|x| must stay within "
+            f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])"
+        )
     return value
 
 
@@ -357,8 +407,9 @@ def _checked_power(a, b):
     if a < 0 and b != int(b):
         raise ExpressionError("negative number to a fractional power")
     if a != 0 and abs(b * mpmath.log10(abs(a))) > MAX_MAGNITUDE_LOG10:
-        raise ExpressionError(f"a power is out of range (|x| must stay within "
-                              f"[1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])")
+        raise ExpressionError(
+            f"a power is out of range (|x| must stay within [1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])"
+        )
     return _real(mpmath.power(a, b))
 
 
@@ -405,13 +456,16 @@ def _evaluate_node(node, env, dps: int = EVAL_DPS):
 
 # ------------------------------------------------------------------ ball evaluation (python-flint arb)
 
+
 def _ball(value):
     """``value`` (an ``arb``) if finite and within :data:`BALL_MAGNITUDE_LOG10`, else refused."""
     if not value.is_finite():
         raise ExpressionError("undefined or unbounded on this box")
     top = abs(value).abs_upper()
-    if top != 0 and (top.log() / _LOG10 > BALL_MAGNITUDE_LOG10 or
-                     (value.abs_lower() > 0 and value.abs_lower().log() / _LOG10 < -BALL_MAGNITUDE_LOG10)):
+    if top != 0 and (
+        top.log() / _LOG10 > BALL_MAGNITUDE_LOG10
+        or (value.abs_lower() > 0 and value.abs_lower().log() / _LOG10 < -BALL_MAGNITUDE_LOG10)
+    ):
         raise ExpressionError("an intermediate value is out of range on this box")
     return value
 
@@ -433,12 +487,12 @@ def _ball_power(a, b):
         if m == 0:
             return arb(1)
         if a > 0 or a < 0:
-            return _ball(a ** m)
+            return _ball(a**m)
         if m < 0:
             raise ExpressionError("zero to a negative power on this box")
         lo, hi = a.lower(), a.upper()
         if m % 2:
-            return _ball(_interval(lo ** m, hi ** m))
+            return _ball(_interval(lo**m, hi**m))
         return _ball(_interval(arb(0), a.abs_upper() ** m))
     if not a >= 0:
         raise ExpressionError("a fractional power of a possibly negative number on this box")
@@ -519,7 +573,7 @@ def _to_sympy(node, symbols):
             value = _checked_power(mpmath.mpf(a.p) / a.q, mpmath.mpf(b.p) / b.q)
         return sp.Float(mpmath.nstr(value, 30), 30)
     if kind == "pow":
-        return a ** b
+        return a**b
     return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b}[kind]()
 
 

@@ -39,7 +39,7 @@ def _square(name: str, M) -> np.ndarray:
     return M
 
 
-def _ratio(num: float, den: float) -> float:
+def _ratio(num: float | np.floating, den: float | np.floating) -> float:
     if den == 0.0:
         raise ParameterError("M", "a matrix with a non-zero norm", "the zero matrix")
     return float(num / den)

@@ -134,8 +134,9 @@ def kink_width(w: float, d: int) -> float | None:
     return float(1.0 / np.sqrt(w))
 
 
-def draw_isotropic_batch(task_class: TaskFamily, n: int, contexts: int, rng: np.random.Generator,
-                         w_hint: float | None = None) -> IsotropicBatch:
+def draw_isotropic_batch(
+    task_class: TaskFamily, n: int, contexts: int, rng: np.random.Generator, w_hint: float | None = None
+) -> IsotropicBatch:
     """Draw ``t_i = x_i . q`` (``contexts x n``, law ``2 Beta((d-1)/2, (d-1)/2) - 1``) and features;
     ``w_hint`` (a class with a kink, relu) centres the importance sampling of ``c`` on the kink width at that ``w``."""
     t = sphere.sample_t(rng, task_class.d, (contexts, n))
@@ -143,8 +144,9 @@ def draw_isotropic_batch(task_class: TaskFamily, n: int, contexts: int, rng: np.
     return IsotropicBatch(t, task_class.reduced_features(rng, t, kink_width=width))
 
 
-def isotropic_terms(task_class: TaskFamily, n: int, w: float, contexts: int,
-                    rng: np.random.Generator, chunk_elements: int):
+def isotropic_terms(
+    task_class: TaskFamily, n: int, w: float, contexts: int, rng: np.random.Generator, chunk_elements: int
+):
     """Per-context ``(bias_c, collision_c)`` for ``contexts`` fresh contexts, drawn chunk by chunk so
     that memory stays ``O(chunk_elements)`` whatever ``n`` and ``contexts``."""
     per_chunk = max(1, chunk_elements // n)

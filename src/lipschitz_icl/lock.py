@@ -114,15 +114,22 @@ def changes(spec) -> list[str]:
 
 def _commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=10,
-                             cwd=Path(__file__).resolve().parent)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=Path(__file__).resolve().parent,
+            check=False,  # a failing git gives an empty commit below
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def relock(specs, reason: str, *, directory, keep_data: bool = False, today: str | None = None,
-           commit: str | None = None) -> list[LockEntry]:
+def relock(
+    specs, reason: str, *, directory, keep_data: bool = False, today: str | None = None, commit: str | None = None
+) -> list[LockEntry]:
     """Lock the designs of ``specs`` (confirmatory claims) with a new salt each, one above any salt the
     claim has had (``keep_data``: keep the current salt, 0 for a claim never locked), and write the lock."""
     if not reason.strip():
@@ -139,13 +146,22 @@ def relock(specs, reason: str, *, directory, keep_data: bool = False, today: str
             salt = current[spec.key].salt if spec.key in current else 0
         else:
             salt = max(salts, default=0) + 1
-        entry = LockEntry(key=spec.key, design_hash=spec.design_hash, salt=salt, fixed=today, commit=commit,
-                          reason=reason.strip(), design=spec.design_record())
+        entry = LockEntry(
+            key=spec.key,
+            design_hash=spec.design_hash,
+            salt=salt,
+            fixed=today,
+            commit=commit,
+            reason=reason.strip(),
+            design=spec.design_record(),
+        )
         current[spec.key] = entry
         past.append(LockEntry(**{**asdict(entry), "design": None}))
         made.append(entry)
-    payload = {"format": FORMAT,
-               "claims": {k: {f: v for f, v in asdict(e).items() if f != "key"} for k, e in sorted(current.items())},
-               "history": [{f: v for f, v in asdict(h).items() if f != "design"} for h in past]}
+    payload = {
+        "format": FORMAT,
+        "claims": {k: {f: v for f, v in asdict(e).items() if f != "key"} for k, e in sorted(current.items())},
+        "history": [{f: v for f, v in asdict(h).items() if f != "design"} for h in past],
+    }
     _path(directory).write_text(json.dumps(payload, indent=1, sort_keys=False) + "\n", encoding="utf-8")
     return made

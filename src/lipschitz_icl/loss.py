@@ -34,8 +34,16 @@ from .isotropic import isotropic_terms
 from .problem import MAX_W, Problem, check_problem
 from .validation import ParameterError, check_choice, check_int, check_real, check_rng
 
-__all__ = ["METHODS", "icl_loss", "naive_loss", "averaged_loss", "general_terms", "loss_differences",
-           "paired_ratio", "make_attention"]
+__all__ = [
+    "METHODS",
+    "icl_loss",
+    "naive_loss",
+    "averaged_loss",
+    "general_terms",
+    "loss_differences",
+    "paired_ratio",
+    "make_attention",
+]
 
 METHODS = ("averaged", "naive", "asymptotic", "exact")
 DEFAULT_CHUNK_ELEMENTS = 1 << 20  # 8 MiB per float64 array: bounded memory at any n
@@ -46,8 +54,7 @@ WORK_BUDGET = 10**10  # sampled coordinates (contexts * n * d, or contexts * n r
 _ARRAYS_PER_CHUNK = 8  # float64 arrays of one chunk's size alive at once (x, p, features, temporaries)
 
 
-def make_attention(problem: Problem, w=None, M=None, attention: str = "softmax",
-                   value: float = 1.0) -> Attention:
+def make_attention(problem: Problem, w=None, M=None, attention: str = "softmax", value: float = 1.0) -> Attention:
     """The model from exactly one of ``w`` (``M = w I``) or ``M`` (a ``d x d`` matrix)."""
     if (w is None) == (M is None):
         raise ParameterError("w/M", "exactly one of w (M = w I) or M given", "both" if w is not None else "neither")
@@ -56,9 +63,18 @@ def make_attention(problem: Problem, w=None, M=None, attention: str = "softmax",
     return Attention.create(M, problem.d, attention, value)
 
 
-def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", value: float = 1.0,
-             method: str = "averaged", contexts: int = 4096, rng=0,
-             chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> LossEstimate:
+def icl_loss(
+    problem: Problem,
+    w=None,
+    *,
+    M=None,
+    attention: str = "softmax",
+    value: float = 1.0,
+    method: str = "averaged",
+    contexts: int = 4096,
+    rng=0,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> LossEstimate:
     """The ICL loss of ``problem`` at ``M = w I`` (or a general ``M``) by ``method``.
 
     ``L(M) = E (sum_i p_i f(x_i) - f(q))^2 + sigma^2 E sum_i p_i^2`` (bias + noise), with ``p`` the
@@ -116,20 +132,31 @@ def icl_loss(problem: Problem, w=None, *, M=None, attention: str = "softmax", va
     model = make_attention(problem, w, M, attention, value)
     if method in ("asymptotic", "exact"):
         if model.kind != "softmax" or model.w is None:
-            raise ParameterError("method", f"used with softmax attention and M = w I for {method!r}",
-                                 "a general M or linear attention")
+            raise ParameterError(
+                "method", f"used with softmax attention and M = w I for {method!r}", "a general M or linear attention"
+            )
         if method == "asymptotic":
             from .asymptotic import asymptotic_loss
+
             return asymptotic_loss(problem, model.w)
         from .exact import exact_loss
+
         return exact_loss(problem, model.w)
     if problem.n > MAX_MC_N:
-        raise ParameterError("n", f"<= {MAX_MC_N:.0e} for the Monte Carlo method {method!r} "
-                             "(use method 'exact' or 'asymptotic' for larger n)", problem.n)
+        raise ParameterError(
+            "n",
+            f"<= {MAX_MC_N:.0e} for the Monte Carlo method {method!r} "
+            "(use method 'exact' or 'asymptotic' for larger n)",
+            problem.n,
+        )
     contexts = check_int("contexts", contexts, minimum=2, maximum=MAX_CONTEXTS)
     chunk_elements = check_int("chunk_elements", chunk_elements, minimum=1)
-    reduced = method == "averaged" and model.kind == "softmax" and model.w is not None \
+    reduced = (
+        method == "averaged"
+        and model.kind == "softmax"
+        and model.w is not None
         and problem.task_class.rotation_invariant
+    )
     check_memory(problem, chunk_elements, reduced)
     check_work(problem, contexts, reduced)
     generator = check_rng(rng)
@@ -145,9 +172,13 @@ def check_memory(problem: Problem, chunk_elements: int, reduced: bool) -> None:
     per_prompt = problem.n * (1 if reduced else problem.d)
     needed = 8 * _ARRAYS_PER_CHUNK * max(per_prompt, min(chunk_elements, per_prompt * MAX_CONTEXTS))
     if needed > MEMORY_BUDGET:
-        raise ParameterError("n", f"small enough that one prompt fits the memory budget of "
-                             f"{MEMORY_BUDGET / 1024**3:g} GiB (n d <= {MEMORY_BUDGET // (8 * _ARRAYS_PER_CHUNK)} "
-                             f"here; d = {problem.d})", problem.n)
+        raise ParameterError(
+            "n",
+            f"small enough that one prompt fits the memory budget of "
+            f"{MEMORY_BUDGET / 1024**3:g} GiB (n d <= {MEMORY_BUDGET // (8 * _ARRAYS_PER_CHUNK)} "
+            f"here; d = {problem.d})",
+            problem.n,
+        )
 
 
 def check_work(problem: Problem, contexts: int, reduced: bool, name: str = "contexts") -> None:
@@ -155,8 +186,12 @@ def check_work(problem: Problem, contexts: int, reduced: bool, name: str = "cont
     coordinates (``contexts * n``, times ``d`` unless ``reduced``): it would run for hours."""
     per_context = problem.n * (1 if reduced else problem.d)
     if contexts * per_context > WORK_BUDGET:
-        raise ParameterError(name, f"at most {max(1, WORK_BUDGET // per_context)} at n = {problem.n}, d = {problem.d} "
-                             f"(work budget: {name} * n{'' if reduced else ' * d'} <= {WORK_BUDGET:.0e})", contexts)
+        raise ParameterError(
+            name,
+            f"at most {max(1, WORK_BUDGET // per_context)} at n = {problem.n}, d = {problem.d} "
+            f"(work budget: {name} * n{'' if reduced else ' * d'} <= {WORK_BUDGET:.0e})",
+            contexts,
+        )
 
 
 def _chunks(total: int, per_chunk: int):
@@ -165,12 +200,18 @@ def _chunks(total: int, per_chunk: int):
 
 
 def _estimates(bias_c, noise_c, loss_c, method: str, info: dict) -> LossEstimate:
-    return LossEstimate(Estimate.from_samples(loss_c), Estimate.from_samples(bias_c),
-                        Estimate.from_samples(noise_c), method, info)
+    return LossEstimate(
+        Estimate.from_samples(loss_c), Estimate.from_samples(bias_c), Estimate.from_samples(noise_c), method, info
+    )
 
 
-def naive_loss(problem: Problem, model: Attention, contexts: int, rng: np.random.Generator,
-               chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> LossEstimate:
+def naive_loss(
+    problem: Problem,
+    model: Attention,
+    contexts: int,
+    rng: np.random.Generator,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> LossEstimate:
     """Plain Monte Carlo: per prompt ``(yhat - f(q))^2``; bias from the same prompt without noise,
     ``(sum_i p_i f(x_i) - f(q))^2``, noise part ``(sum_i p_i eps_i)^2``."""
     per_chunk = max(1, chunk_elements // (problem.n * problem.d))
@@ -188,27 +229,33 @@ def naive_loss(problem: Problem, model: Attention, contexts: int, rng: np.random
     return _estimates(arrays["bias"], arrays["noise"], arrays["loss"], "naive", {"contexts": contexts})
 
 
-def averaged_loss(problem: Problem, model: Attention, contexts: int, rng: np.random.Generator,
-                  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> LossEstimate:
+def averaged_loss(
+    problem: Problem,
+    model: Attention,
+    contexts: int,
+    rng: np.random.Generator,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> LossEstimate:
     """Task-averaged Monte Carlo: per context the exact conditional expectation over the task
     coefficients and the noise, ``v ||sum p phi(x) - phi(q)||^2 + v_b (sum p - 1)^2 + sigma^2 sum p^2``
     (``v_b = L^2/3`` the intercept variance, zero contribution for softmax)."""
     tc = problem.task_class
     sigma2 = problem.sigma**2
     if getattr(tc, "kernel", None) is not None and model.kind == "softmax" and model.w is not None:
-        from .pairwise import pairwise_loss   # a prior given by its kernel: the pairwise-kernel form
+        from .pairwise import pairwise_loss  # a prior given by its kernel: the pairwise-kernel form
+
         return pairwise_loss(problem, model.w, contexts=contexts, rng=rng)
     if model.kind == "softmax" and model.w is not None and tc.rotation_invariant:
         bias_c, collision_c = isotropic_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
         noise_c = sigma2 * collision_c
-        return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged",
-                          {"contexts": contexts, "form": "reduced"})
-    (bias_c, noise_c), = general_terms(problem, [model], contexts, rng, chunk_elements)
+        return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": "reduced"})
+    ((bias_c, noise_c),) = general_terms(problem, [model], contexts, rng, chunk_elements)
     return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": "general"})
 
 
-def general_terms(problem: Problem, models, contexts: int, rng: np.random.Generator,
-                  chunk_elements: int = DEFAULT_CHUNK_ELEMENTS):
+def general_terms(
+    problem: Problem, models, contexts: int, rng: np.random.Generator, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+):
     """Per-context ``(bias_c, noise_c)`` of the task-averaged estimator for each model, all on the
     *same* draws of covariates, queries and task directions (common random numbers)."""
     tc = problem.task_class
@@ -230,8 +277,15 @@ def general_terms(problem: Problem, models, contexts: int, rng: np.random.Genera
     return [(np.concatenate(b), np.concatenate(nz)) for b, nz in parts]
 
 
-def loss_differences(problem: Problem, base: Attention, others, *, contexts: int = 20000, rng=0,
-                     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> list[Estimate]:
+def loss_differences(
+    problem: Problem,
+    base: Attention,
+    others,
+    *,
+    contexts: int = 20000,
+    rng=0,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+) -> list[Estimate]:
     """``L(other) - L(base)`` for each of ``others``, as paired estimates on common random numbers
     (task-averaged, general form): the standard error is that of the per-context differences, far
     smaller than that of either loss when the models are close."""

@@ -41,7 +41,7 @@ class LossQuantity:
     task: str = "affine"
     params: tuple = ("d", "n", "L", "sigma")
     cache: dict = field(default_factory=dict)
-    corners_only = True     # the prover tests corners for counterexamples, not a new midpoint
+    corners_only = True  # the prover tests corners for counterexamples, not a new midpoint
 
     def check_domain(self, domain) -> None:
         if "w" in domain.pieces:
@@ -79,8 +79,12 @@ class LossQuantity:
 def loss_quantity(name: str, task: str | None) -> LossQuantity:
     """The certified loss quantity ``name`` of ``task`` (affine only)."""
     if name not in LOSS_QUANTITIES:
-        raise ParameterError("quantity", "one of the certified quantities: cap_tail, projection_tail, "
-                             "projection_lower_tail, binomial_tail, binomial_lower_tail, w_star, icl_error", name)
+        raise ParameterError(
+            "quantity",
+            "one of the certified quantities: cap_tail, projection_tail, "
+            "projection_lower_tail, binomial_tail, binomial_lower_tail, w_star, icl_error",
+            name,
+        )
     if task != "affine":
         raise ParameterError("task", f"affine for {name} in `prove` (relu and zonal kernels are not certified)", task)
     return LossQuantity(name, task)

@@ -60,12 +60,22 @@ class WStar:
     def inconclusive(self) -> bool:
         """The search ended at a bound of :data:`W_SEARCH` or of the method's budget, ``mc`` missed its
         precision target, or the deterministic loss at ``w*`` did not reach its tolerance."""
-        return (bool(self.info.get("at_search_bound")) or bool(self.info.get("at_budget_bound"))
-                or self.info.get("precision_reached") is False or self.info.get("loss_converged") is False)
+        return (
+            bool(self.info.get("at_search_bound"))
+            or bool(self.info.get("at_budget_bound"))
+            or self.info.get("precision_reached") is False
+            or self.info.get("loss_converged") is False
+        )
 
     def as_dict(self) -> dict:
-        return {"w_star": self.w_star.value, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                "loss": self.loss.value, "method": self.method, **self.info}
+        return {
+            "w_star": self.w_star.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "loss": self.loss.value,
+            "method": self.method,
+            **self.info,
+        }
 
 
 def _w_of(theta: float) -> float:
@@ -122,11 +132,15 @@ def wstar(problem: Problem, method: str = "mc", **kwargs) -> WStar:
 def _require_isotropic(problem: Problem):
     check_problem(problem)
     if not problem.task_class.rotation_invariant:
-        raise ParameterError("task", f"a rotation-invariant class ({', '.join(task_names(rotation_invariant=True))}) "
-                             "for w*", problem.task)
+        raise ParameterError(
+            "task",
+            f"a rotation-invariant class ({', '.join(task_names(rotation_invariant=True))}) for w*",
+            problem.task,
+        )
     if problem.sigma <= 0:
-        raise ParameterError("sigma", "> 0 for w* (without label noise the window need not have a finite optimum)",
-                             problem.sigma)
+        raise ParameterError(
+            "sigma", "> 0 for w* (without label noise the window need not have a finite optimum)", problem.sigma
+        )
     if problem.n < 2:
         raise ParameterError("n", ">= 2 for w* (with one context point the loss does not depend on w)", problem.n)
 
@@ -147,8 +161,8 @@ def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
     step = 0.25
     mid = min(max(theta0, lo_bound + step), hi_bound - step)
     walk = step
-    while not math.isfinite(f(mid)) and mid - walk > lo_bound:   # a start beyond the method's budget (large
-        mid -= walk                                               # w): walk down in doubling steps
+    while not math.isfinite(f(mid)) and mid - walk > lo_bound:  # a start beyond the method's budget (large
+        mid -= walk  # w): walk down in doubling steps
         walk *= 2.0
     left, right = mid - step, mid + step
     while True:
@@ -185,12 +199,13 @@ def _leading_order_guess(problem: Problem) -> float:
     return float(grid[int(np.argmin(values))])
 
 
-_EDGE = 0.01   # a minimiser whose neighbour exp(+-_EDGE) w* could not be evaluated is at a budget bound
+_EDGE = 0.01  # a minimiser whose neighbour exp(+-_EDGE) w* could not be evaluated is at a budget bound
 
 
 def _refusing(loss_fn, refused: list):
     """``loss_fn`` with a refusal of ``w`` (the method's grid or range budget at that window) turned into an
     infinite loss, the window recorded in ``refused``."""
+
     def loss(problem, w):
         try:
             return loss_fn(problem, w)
@@ -199,11 +214,11 @@ def _refusing(loss_fn, refused: list):
                 raise
             refused.append(w)
             return LossEstimate(Estimate(math.inf), Estimate(math.inf), Estimate(math.inf), "refused")
+
     return loss
 
 
-def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
-                         loss_accuracy: float = 2e-6) -> WStar:
+def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float, loss_accuracy: float = 2e-6) -> WStar:
     """Minimise ``loss_fn`` in ``log w``.  Windows the method refuses (budget) count as an infinite loss; a
     minimiser next to such a window (within ``exp(+-_EDGE)``) is not a minimum that was found: it is
     reported like one at the search bound, inconclusive with the open interval beyond it
@@ -213,22 +228,26 @@ def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
     start = time.perf_counter()
     refused: list = []
     loss = _refusing(loss_fn, refused)
-    theta, evaluations = _minimise_deterministic(lambda th: loss(problem, _w_of(th)).loss.value,
-                                                 _leading_order_guess(problem), rel_tol)
+    theta, evaluations = _minimise_deterministic(
+        lambda th: loss(problem, _w_of(th)).loss.value, _leading_order_guess(problem), rel_tol
+    )
     w_star = _w_of(theta)
     at = loss(problem, w_star)
     if not math.isfinite(at.loss.value):
-        raise ParameterError("method", f"a method that can evaluate the loss near w* for these inputs ({method} "
-                             f"is out of its budget at every window the search reached, e.g. w = {w_star:.4g})",
-                             method)
-    info = {"evaluations": evaluations, "seconds": time.perf_counter() - start,
-            "at_search_bound": _at_bound(theta)}
+        raise ParameterError(
+            "method",
+            f"a method that can evaluate the loss near w* for these inputs ({method} "
+            f"is out of its budget at every window the search reached, e.g. w = {w_star:.4g})",
+            method,
+        )
+    info = {"evaluations": evaluations, "seconds": time.perf_counter() - start, "at_search_bound": _at_bound(theta)}
     if "converged" in at.info:
         info["loss_converged"] = bool(at.info["converged"])
     side = 0
     if refused:
-        side = next((s for s in (1, -1) if not math.isfinite(loss(problem, w_star * math.exp(s * _EDGE)).loss.value)),
-                    0)
+        side = next(
+            (s for s in (1, -1) if not math.isfinite(loss(problem, w_star * math.exp(s * _EDGE)).loss.value)), 0
+        )
         info["at_budget_bound"] = side != 0
     # accuracy: the optimiser's tolerance plus the shift of the minimiser that the loss's own numerical
     # error allows (``loss_accuracy``, relative in w*)
@@ -250,16 +269,23 @@ def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
     """Minimiser of the large-``n`` loss ``L^2 (b0(w) + b1(w)/n) + sigma^2 R_d(w)/n`` (``R_d(w)`` beyond the
     double range at large ``w`` and ``d``: an infinite loss there)."""
     from .asymptotic import asymptotic_loss
-    return _deterministic_wstar(problem, asymptotic_loss, "asymptotic", rel_tol,
-                                loss_accuracy=_ASYMPTOTIC_WSTAR_ACCURACY.get(problem.task_class.quadrature, 2e-6))
+
+    return _deterministic_wstar(
+        problem,
+        asymptotic_loss,
+        "asymptotic",
+        rel_tol,
+        loss_accuracy=_ASYMPTOTIC_WSTAR_ACCURACY.get(problem.task_class.quadrature, 2e-6),
+    )
 
 
 def wstar_exact(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
     """Minimiser of the quadrature loss of :mod:`lipschitz_icl.exact` (windows beyond its grid budget:
     see :func:`_deterministic_wstar`)."""
     from .exact import check_budget, exact_loss
+
     _require_isotropic(problem)
-    check_budget(problem, math.exp(_leading_order_guess(problem)))   # refused up front, not after the search
+    check_budget(problem, math.exp(_leading_order_guess(problem)))  # refused up front, not after the search
     # measured: w* moves by ~1e-6 relative between quadrature tolerances 1e-6 and 1e-10
     return _deterministic_wstar(problem, exact_loss, "exact", rel_tol, loss_accuracy=2e-6)
 
@@ -267,8 +293,7 @@ def wstar_exact(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
 class _Bank:
     """Common random numbers: fixed context batches, extended on demand (same seed stream)."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, chunk_contexts: int,
-                 w_hint: float | None = None):
+    def __init__(self, problem: Problem, rng: np.random.Generator, chunk_contexts: int, w_hint: float | None = None):
         self.problem = problem
         self.w_hint = w_hint
         self.rng = rng
@@ -282,8 +307,9 @@ class _Bank:
     def grow_to(self, contexts: int):
         while self.contexts < contexts:
             size = min(self.chunk_contexts, contexts - self.contexts)
-            self.batches.append(draw_isotropic_batch(self.problem.task_class, self.problem.n, size, self.rng,
-                                                     w_hint=self.w_hint))
+            self.batches.append(
+                draw_isotropic_batch(self.problem.task_class, self.problem.n, size, self.rng, w_hint=self.w_hint)
+            )
 
     def terms(self, w: float, order: int):
         """Per-context loss and its theta-derivatives: ``loss_c = bias_c + sigma^2 collision_c``."""
@@ -306,9 +332,12 @@ def _newton(bank: _Bank, theta: float, max_iter: int = 50, tol: float = 1e-8) ->
         t = bank.terms(math.exp(theta), 2)
         g, h, f0 = float(np.mean(t["grad"])), float(np.mean(t["hess"])), float(np.mean(t["loss"]))
         if h <= 0:
-            res = optimize.minimize_scalar(lambda th: float(np.mean(bank.terms(math.exp(th), 0)["loss"])),
-                                           bounds=(theta - 3.0, theta + 3.0), method="bounded",
-                                           options={"xatol": 1e-6})
+            res = optimize.minimize_scalar(
+                lambda th: float(np.mean(bank.terms(math.exp(th), 0)["loss"])),
+                bounds=(theta - 3.0, theta + 3.0),
+                method="bounded",
+                options={"xatol": 1e-6},
+            )
             theta = float(res.x)
             continue
         step = -g / h
@@ -324,19 +353,30 @@ def _newton(bank: _Bank, theta: float, max_iter: int = 50, tol: float = 1e-8) ->
     return theta, max_iter
 
 
-def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: float = 0.95,
-             pilot_contexts: int = 2000, max_contexts: int = 400_000, contexts: int | None = None,
-             w0: float | None = None, chunk_elements: int = 1 << 21) -> WStar:
+def wstar_mc(
+    problem: Problem,
+    *,
+    rng=0,
+    rel_precision: float = 0.005,
+    level: float = 0.95,
+    pilot_contexts: int = 2000,
+    max_contexts: int = 400_000,
+    contexts: int | None = None,
+    w0: float | None = None,
+    chunk_elements: int = 1 << 21,
+) -> WStar:
     """``w*`` by Monte Carlo with common random numbers; ``contexts`` fixes the sample size, otherwise
     it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
     ``max_contexts``; ``info['precision_reached']`` says whether the target was met)."""
     _require_isotropic(problem)
     from .loss import MAX_MC_N, MEMORY_BUDGET, WORK_BUDGET
+
     if problem.n > MAX_MC_N:
         raise ParameterError("n", f"<= {MAX_MC_N:.0e} for method 'mc' (use 'exact' or 'asymptotic')", problem.n)
     generator = check_rng(rng)
-    rel_precision = check_real("rel_precision", rel_precision, minimum=REL_PRECISION_RANGE[0],
-                               maximum=REL_PRECISION_RANGE[1])
+    rel_precision = check_real(
+        "rel_precision", rel_precision, minimum=REL_PRECISION_RANGE[0], maximum=REL_PRECISION_RANGE[1]
+    )
     level = check_real("level", level, minimum=0.5, maximum=0.999999)
     pilot_contexts = check_int("pilot_contexts", pilot_contexts, minimum=10)
     max_contexts = check_int("max_contexts", max_contexts, minimum=10)
@@ -345,10 +385,12 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
     # the bank keeps every drawn context (t and the reduced features: about BANK_BYTES per point)
     affordable = min(WORK_BUDGET // problem.n, MEMORY_BUDGET // (BANK_BYTES * problem.n))
     if (contexts or 10) > affordable:
-        raise ParameterError("contexts" if contexts else "n",
-                             f"such that contexts * n <= {affordable * problem.n:.3g} for method 'mc' (memory "
-                             f"{MEMORY_BUDGET / 1024**3:g} GiB, work {WORK_BUDGET:.0e}; use 'exact' for large n)",
-                             contexts or problem.n)
+        raise ParameterError(
+            "contexts" if contexts else "n",
+            f"such that contexts * n <= {affordable * problem.n:.3g} for method 'mc' (memory "
+            f"{MEMORY_BUDGET / 1024**3:g} GiB, work {WORK_BUDGET:.0e}; use 'exact' for large n)",
+            contexts or problem.n,
+        )
     max_contexts = min(max_contexts, affordable)
     pilot_contexts = min(pilot_contexts, max_contexts)
     start = time.perf_counter()
@@ -360,7 +402,7 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
     bank.grow_to(contexts if contexts is not None else min(pilot_contexts, max_contexts))
     theta, iterations = _newton(bank, math.log(w0))
     se = _sandwich_se(bank, theta)
-    if contexts is None and math.isfinite(se):     # (no curvature at the pilot: inconclusive as it stands)
+    if contexts is None and math.isfinite(se):  # (no curvature at the pilot: inconclusive as it stands)
         needed = int(math.ceil(bank.contexts * (z * se / math.log1p(rel_precision)) ** 2 * 1.1))
         if needed > bank.contexts:
             bank.grow_to(min(needed, max_contexts))
@@ -372,15 +414,18 @@ def wstar_mc(problem: Problem, *, rng=0, rel_precision: float = 0.005, level: fl
     at = bank.terms(w_star, 0)
     half = z * se
     reached = bool(math.isfinite(half) and math.expm1(half) <= rel_precision * (1 + 1e-12))
-    info = {"contexts": bank.contexts, "newton_iterations": iterations,
-            "relative_halfwidth": math.expm1(half) if math.isfinite(half) else math.inf,
-            "precision_reached": reached, "at_search_bound": _at_bound(theta),
-            "seconds": time.perf_counter() - start}
+    info = {
+        "contexts": bank.contexts,
+        "newton_iterations": iterations,
+        "relative_halfwidth": math.expm1(half) if math.isfinite(half) else math.inf,
+        "precision_reached": reached,
+        "at_search_bound": _at_bound(theta),
+        "seconds": time.perf_counter() - start,
+    }
     low, high = (w_star * math.exp(-half), w_star * math.exp(half)) if math.isfinite(half) else (0.0, math.inf)
     if info["at_search_bound"]:
         low, high = _open_interval(w_star)
-    return WStar(Estimate(w_star, w_star * se, bank.contexts), low, high, Estimate.from_samples(at["loss"]),
-                 "mc", info)
+    return WStar(Estimate(w_star, w_star * se, bank.contexts), low, high, Estimate.from_samples(at["loss"]), "mc", info)
 
 
 def _sandwich_se(bank: _Bank, theta: float) -> float:
@@ -397,6 +442,7 @@ def _initial_guess(problem: Problem, rng: np.random.Generator) -> float:
     """Start of the Newton search: the asymptotic ``w*`` where it exists, else a coarse CRN grid drawn
     from a stream spawned from the caller's generator (``rng.spawn``: its own state is not advanced)."""
     from .asymptotic import asymptotic_tasks
+
     if problem.task in asymptotic_tasks():
         return wstar_asymptotic(problem, rel_tol=1e-3).w_star.value
     probe = _Bank(problem, rng.spawn(1)[0], 1 << 30)
@@ -412,6 +458,11 @@ def wstar_elasticities(factors, results) -> list[tuple[float, float, float]]:
     out = []
     for (fa, a), (fb, b) in zip(zip(factors, results), list(zip(factors, results))[1:]):
         span = math.log(fb / fa)
-        out.append((math.log(b.ci_low / a.ci_high) / span, math.log(b.w_star.value / a.w_star.value) / span,
-                    math.log(b.ci_high / a.ci_low) / span))
+        out.append(
+            (
+                math.log(b.ci_low / a.ci_high) / span,
+                math.log(b.w_star.value / a.w_star.value) / span,
+                math.log(b.ci_high / a.ci_low) / span,
+            )
+        )
     return out

@@ -39,7 +39,7 @@ def pairwise_terms(kernel, n: int, w: float, contexts: int, rng, chunk_elements:
         size = min(per_chunk, contexts - done)
         x = sphere.uniform_sphere(rng, (size, n), d)
         q = sphere.uniform_sphere(rng, size, d)
-        u_q = 0.5 * np.sum((x - q[:, None, :]) ** 2, axis=-1)            # 1 - x_i.q
+        u_q = 0.5 * np.sum((x - q[:, None, :]) ** 2, axis=-1)  # 1 - x_i.q
         logits = -w * u_q
         p = np.exp(logits - logits.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
@@ -52,8 +52,11 @@ def pairwise_terms(kernel, n: int, w: float, contexts: int, rng, chunk_elements:
         done += size
     bias_c, collision_c = np.concatenate(bias), np.concatenate(collision)
     if not (np.all(np.isfinite(bias_c)) and np.all(np.isfinite(collision_c))):
-        raise ParameterError("kernel", f"finite on [-1, 1] (non-finite pairwise Monte Carlo terms at w = {w})",
-                             getattr(kernel, "name", kernel))
+        raise ParameterError(
+            "kernel",
+            f"finite on [-1, 1] (non-finite pairwise Monte Carlo terms at w = {w})",
+            getattr(kernel, "name", kernel),
+        )
     return bias_c, collision_c
 
 
@@ -64,5 +67,10 @@ def pairwise_loss(problem, w, *, contexts: int = 4096, rng=0) -> LossEstimate:
         raise ParameterError("n", f"<= {MAX_PAIRWISE_N} for the pairwise Monte Carlo (use method 'exact')", problem.n)
     bias_c, collision_c = pairwise_terms(kernel_of(problem.task_class), problem.n, w, contexts, rng)
     noise_c = problem.sigma**2 * collision_c
-    return LossEstimate(Estimate.from_samples(bias_c + noise_c), Estimate.from_samples(bias_c),
-                        Estimate.from_samples(noise_c), "averaged", {"contexts": contexts, "form": "pairwise"})
+    return LossEstimate(
+        Estimate.from_samples(bias_c + noise_c),
+        Estimate.from_samples(bias_c),
+        Estimate.from_samples(noise_c),
+        "averaged",
+        {"contexts": contexts, "form": "pairwise"},
+    )

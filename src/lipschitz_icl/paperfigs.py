@@ -88,8 +88,13 @@ def fig1(data: dict) -> Figure:
     fig, ax = new_figure(FULL_WIDTH, 5.4, 3, k, sharex="row")
     for j, Lj in enumerate(L):
         top, mid, bottom = ax[0, j], ax[1, j], ax[2, j]
-        top.axvspan(query - window[j], query + window[j], color="tab:blue", alpha=0.15,
-                    label=r"softmax window $\pm 1/\sqrt{w^*}$")
+        top.axvspan(
+            query - window[j],
+            query + window[j],
+            color="tab:blue",
+            alpha=0.15,
+            label=r"softmax window $\pm 1/\sqrt{w^*}$",
+        )
         top.plot(angle, curves[j], color="black", lw=1.0, label="target $f$")
         top.scatter(ctx, ctx_y[j], s=7, color="tab:gray", label="context $(x_i, y_i)$")
         top.scatter([query], [query_f[j]], marker="*", s=60, color="tab:red", zorder=3, label="query")
@@ -149,8 +154,15 @@ def fig3(data: dict) -> Figure:
         left.errorbar(Ls, means, yerr=halves, fmt="o-", color=colour, ms=3, label=f"trained, {label}")
         left.plot(Ls, w, "--", color=colour, lw=1.0, label=f"$w^*$ exact, {label}")
         shift = (i - (len(series) - 1) / 2) * 0.03  # small horizontal offsets so the intervals do not overlap
-        right.errorbar(Ls * math.exp(shift), np.asarray(means) / w - 1, yerr=np.asarray(halves) / w, fmt="o",
-                       color=colour, ms=3, label=f"trained, {label}")
+        right.errorbar(
+            Ls * math.exp(shift),
+            np.asarray(means) / w - 1,
+            yerr=np.asarray(halves) / w,
+            fmt="o",
+            color=colour,
+            ms=3,
+            label=f"trained, {label}",
+        )
     ticks = sorted({float(L) for s in series for L in s.get("L", [])})
     for a in (left, right):
         a.set_xscale("log")
@@ -162,9 +174,13 @@ def fig3(data: dict) -> Figure:
     right.set_ylabel(r"$\Vert M\Vert_2 / w^* - 1$")
     _legend_right(right)
     handles, labels = left.get_legend_handles_labels()
-    right.legend([h for h, lab in zip(handles, labels) if lab.startswith("$w")] + right.get_legend_handles_labels()[0],
-                 [lab for lab in labels if lab.startswith("$w")] + right.get_legend_handles_labels()[1],
-                 loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    right.legend(
+        [h for h, lab in zip(handles, labels) if lab.startswith("$w")] + right.get_legend_handles_labels()[0],
+        [lab for lab in labels if lab.startswith("$w")] + right.get_legend_handles_labels()[1],
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0.0,
+    )
     return fig
 
 
@@ -208,16 +224,21 @@ def fig5(data: dict) -> Figure:
         colour = _COLOURS[classes.index(c) % len(_COLOURS)] if c in classes else "0.5"
         right.errorbar([i], [r], yerr=[2 * se], fmt="o", color=colour, ms=4)
     if "optimal" in cross:
-        right.axhline(float(cross["optimal"]) / float(errors[-1]), color="black", ls=":", lw=1.0,
-                      label="optimal $E(w^*I)$")
+        right.axhline(
+            float(cross["optimal"]) / float(errors[-1]), color="black", ls=":", lw=1.0, label="optimal $E(w^*I)$"
+        )
     right.set_xticks(range(len(names)), [mpl_text(n) for n in names])
     right.set_xlim(-0.5, len(names) - 0.5)
     right.set_xlabel("pretrained on")
     right.set_ylabel(r"error on cosine tasks, relative")
     handles, labels = left.get_legend_handles_labels()
     more = right.get_legend_handles_labels()
-    fig.legend(handles + more[0], ["pretrained on " + lab if not lab.startswith("optimal") else lab for lab in labels]
-               + more[1], loc="outside upper center", ncols=4)
+    fig.legend(
+        handles + more[0],
+        ["pretrained on " + lab if not lab.startswith("optimal") else lab for lab in labels] + more[1],
+        loc="outside upper center",
+        ncols=4,
+    )
     return fig
 
 
@@ -250,12 +271,22 @@ def fig6(data: dict) -> Figure:
     for w, colour in ((w_iso, "tab:blue"), (w_gen, "tab:red")):
         r = 1 + scale * w
         right.plot(r * np.cos(theta), r * np.sin(theta), color=colour)
-    right.annotate("", xy=(1.0, 0.0), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color="black", lw=0.8))
-    right.annotate("", xy=(math.cos(c_theory), math.sin(c_theory)), xytext=(0, 0),
-                   arrowprops=dict(arrowstyle="->", color="tab:red", lw=0.8, ls="--"))
+    right.annotate("", xy=(1.0, 0.0), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "black", "lw": 0.8})
+    right.annotate(
+        "",
+        xy=(math.cos(c_theory), math.sin(c_theory)),
+        xytext=(0, 0),
+        arrowprops={"arrowstyle": "->", "color": "tab:red", "lw": 0.8, "ls": "--"},
+    )
     right.text(0.55, -0.14, "query $q$", ha="center", va="top")
-    right.text(0.5 * math.cos(c_theory) - 0.05, 0.5 * math.sin(c_theory) + 0.05, "$Mq$", color="tab:red",
-               ha="right", va="bottom")
+    right.text(
+        0.5 * math.cos(c_theory) - 0.05,
+        0.5 * math.sin(c_theory) + 0.05,
+        "$Mq$",
+        color="tab:red",
+        ha="right",
+        va="bottom",
+    )
     right.set_aspect("equal")
     right.set_xlim(-1.6, 1.6)
     right.set_ylim(-1.6, 1.6)
@@ -292,8 +323,13 @@ def fig9(data: dict) -> Figure:
         if "optimal" in entry:
             ax[1, j].axhline(float(entry["optimal"]), color="tab:blue", ls=":", lw=1.0, label="optimal softmax error")
         if "linear_optimum" in entry:
-            ax[1, j].axhline(float(entry["linear_optimum"]), color="tab:orange", ls=":", lw=1.0,
-                             label=r"linear optimum $E_{\mathrm{lin}}$")
+            ax[1, j].axhline(
+                float(entry["linear_optimum"]),
+                color="tab:orange",
+                ls=":",
+                lw=1.0,
+                label=r"linear optimum $E_{\mathrm{lin}}$",
+            )
         ax[0, j].set_title(f"{mpl_text(link)} link", loc="left")
         ax[0, j].set_ylim(0, 1.05)
         ax[1, j].set_yscale("log")
@@ -320,12 +356,13 @@ def eq4(data: dict) -> Figure:
     fig, ax = new_figure(FULL_WIDTH, 2.3, 1, len(ds))
     image = None
     scale = max(float(np.max(np.abs(np.asarray(m, dtype=float)))) for m in mats) or 1.0
-    for a, d, A, dist in zip(ax[0], ds, mats, dists):
-        A = _shape(np.asarray(A, dtype=float), "matrices", (d + 1, d + 1))
+    for a, d, raw, dist in zip(ax[0], ds, mats, dists):
+        A = _shape(np.asarray(raw, dtype=float), "matrices", (d + 1, d + 1))
         image = a.imshow(A, cmap="RdBu_r", vmin=-scale, vmax=scale)
         a.axvspan(d - 0.5, d + 0.5, color="0.82", zorder=2, lw=0)
-        a.text(d, d / 2, "meets the\nquery's\nzero label", rotation=90, ha="center", va="center", zorder=3,
-               color="0.25")
+        a.text(
+            d, d / 2, "meets the\nquery's\nzero label", rotation=90, ha="center", va="center", zorder=3, color="0.25"
+        )
         labels = [f"$x_{{{i + 1}}}$" for i in range(d)] + ["$y$"]
         a.set_xticks(range(d + 1), labels)
         a.set_yticks(range(d + 1), labels)
@@ -353,8 +390,9 @@ def render(data: dict) -> Figure:
         except FigureDataError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
-            raise FigureDataError(f"{data['name']}: malformed figure data ({type(exc).__name__}: "
-                                  f"{' '.join(str(exc).split())[:120]})") from None
+            raise FigureDataError(
+                f"{data['name']}: malformed figure data ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+            ) from None
 
 
 def write(fig: Figure, directory, stem: str) -> list[str]:
@@ -377,8 +415,7 @@ def _setting_value(value) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k} {_setting_value(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
-        return ", ".join(f"({_setting_value(v)})" if isinstance(v, (list, tuple)) else _setting_value(v)
-                         for v in value)
+        return ", ".join(f"({_setting_value(v)})" if isinstance(v, (list, tuple)) else _setting_value(v) for v in value)
     if isinstance(value, str):
         return re.sub(r"\{[^{}]*\}", _literal_dict, value)
     return f"{value:g}" if isinstance(value, float) else str(value)

@@ -15,16 +15,25 @@ from .task_family import TaskFamily
 from .tasks import make_task_class
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["Problem", "PromptBuffers", "make_problem", "check_problem", "MAX_D", "MAX_N", "L_RANGE", "SIGMA_MAX",
-           "MAX_W"]
+__all__ = [
+    "Problem",
+    "PromptBuffers",
+    "make_problem",
+    "check_problem",
+    "MAX_D",
+    "MAX_N",
+    "L_RANGE",
+    "SIGMA_MAX",
+    "MAX_W",
+]
 
 # Supported ranges of every problem (each method may narrow them; see its docstring):
-MAX_D = 512            # the quadratures and the Monte Carlo reductions are tested up to d = 512
-MAX_N = 10**150        # the exact quadrature agrees with the independent large-n formula up to n = 1e150
-                       # (measured; beyond, n^2 overflows a double); Monte Carlo stops at 1e7
+MAX_D = 512  # the quadratures and the Monte Carlo reductions are tested up to d = 512
+MAX_N = 10**150  # the exact quadrature agrees with the independent large-n formula up to n = 1e150
+# (measured; beyond, n^2 overflows a double); Monte Carlo stops at 1e7
 L_RANGE = (1e-6, 1e6)  # L^2 and sigma^2 must stay far inside the double range in every loss term
 SIGMA_MAX = 1e6
-MAX_W = 1e8            # attention scale of M = w I (the w* search range ends here; Bessel forms hold to 1e9)
+MAX_W = 1e8  # attention scale of M = w I (the w* search range ends here; Bessel forms hold to 1e9)
 
 
 @dataclass(frozen=True)
@@ -62,8 +71,9 @@ class Problem:
         """The random part of :meth:`sample_prompts`: returns the tasks and leaves the raw Gaussians of
         ``x``, ``q`` and ``eps`` in ``out.x``, ``out.q``, ``out.y`` (no other use of ``rng``)."""
         if out.x.shape != (batch, self.n, self.d):
-            raise ParameterError("out", f"buffers for batch {batch}, n = {self.n}, d = {self.d}",
-                                 f"buffers of shape {out.x.shape}")
+            raise ParameterError(
+                "out", f"buffers for batch {batch}, n = {self.n}, d = {self.d}", f"buffers of shape {out.x.shape}"
+            )
         task = self.task_class.sample(rng, batch)
         for raw in (out.x, out.q, out.y):
             rng.standard_normal(out=raw)
@@ -82,8 +92,7 @@ class Problem:
     def prompt_buffers(self, batch: int) -> PromptBuffers:
         """Arrays for ``batch`` prompts, filled by :meth:`sample_prompts` (``out=``)."""
         batch = check_int("batch", batch, minimum=1)
-        return PromptBuffers(np.empty((batch, self.n, self.d)), np.empty((batch, self.n)),
-                             np.empty((batch, self.d)))
+        return PromptBuffers(np.empty((batch, self.n, self.d)), np.empty((batch, self.n)), np.empty((batch, self.d)))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ _silent = False
 @contextlib.contextmanager
 def silenced(active: bool = True):
     """While active, :func:`enabled` is False everywhere (nesting restores the previous state)."""
-    global _silent
+    global _silent  # noqa: PLW0603 - the one module-wide switch that enabled() reads
     previous = _silent
     _silent = previous or bool(active)
     try:
@@ -43,11 +43,28 @@ def enabled(show: bool | None = None, stream=None) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def bar(iterable=None, *, total: int | None = None, desc: str, unit: str = "it", show: bool | None = None,
-        stream=None, **kwargs) -> tqdm:
+def bar(
+    iterable=None,
+    *,
+    total: int | None = None,
+    desc: str,
+    unit: str = "it",
+    show: bool | None = None,
+    stream=None,
+    **kwargs,
+) -> tqdm:
     """A ``tqdm`` bar over ``iterable`` (or updated by hand when ``iterable`` is None) on ``stream``
     (default stderr), disabled unless :func:`enabled` (``show``, ``stream``).  Extra ``kwargs`` go to
     ``tqdm`` (e.g. ``postfix``)."""
     stream = sys.stderr if stream is None else stream
-    return tqdm(iterable, total=total, desc=desc, unit=unit, file=stream, disable=not enabled(show, stream),
-                mininterval=MIN_INTERVAL, dynamic_ncols=True, **kwargs)
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc,
+        unit=unit,
+        file=stream,
+        disable=not enabled(show, stream),
+        mininterval=MIN_INTERVAL,
+        dynamic_ncols=True,
+        **kwargs,
+    )

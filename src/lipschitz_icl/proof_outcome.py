@@ -12,9 +12,9 @@ the sharpest valid ``C`` lies below ``C (1 + resolution)``) and its alternatives
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
+from functools import cache
 
 from . import prover
 from .decision import Decision, Verdict, combine
@@ -44,8 +44,9 @@ class Lemma:
 
 
 def _where(counterexample: dict) -> str:
-    params = ", ".join(f"{k}={v:.9g}" if isinstance(v, float) else f"{k}={v}"
-                       for k, v in counterexample["params"].items())
+    params = ", ".join(
+        f"{k}={v:.9g}" if isinstance(v, float) else f"{k}={v}" for k, v in counterexample["params"].items()
+    )
     q, b = counterexample["quantity"], counterexample["bound"]
     return f"at {params}: quantity in [{q[0]:.9g}, {q[1]:.9g}] > bound in [{b[0]:.9g}, {b[1]:.9g}]"
 
@@ -68,17 +69,27 @@ def _lemma(lemma: Lemma, name: str, value: float, budget: dict) -> tuple[str, st
     return verdict.value, f"{lemma.text}: {verdict.value} ({detail})", 0
 
 
-def proof_outcome(*, pieces, lemmas=(), constant: str, stated: float, max_boxes: int, seconds: float,
-                  figure: dict | None = None, extra: dict | None = None) -> Outcome:
+def proof_outcome(
+    *,
+    pieces,
+    lemmas=(),
+    constant: str,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+    figure: dict | None = None,
+    extra: dict | None = None,
+) -> Outcome:
     """The outcome of a claim decided by proof (module docstring).  Every piece and lemma is decided at a
     value of ``constant``: refuted if one is, proved if all are, else undecided (the prover's budgets
     ``max_boxes`` and ``seconds`` per piece)."""
     budget = {"max_boxes": max_boxes, "seconds": seconds}
 
-    @lru_cache(maxsize=None)
+    @cache
     def at(value: float) -> tuple:
-        parts = [_piece(p, constant, value, budget) for p in pieces] + \
-                [_lemma(lemma, constant, value, budget) for lemma in lemmas]
+        parts = [_piece(p, constant, value, budget) for p in pieces] + [
+            _lemma(lemma, constant, value, budget) for lemma in lemmas
+        ]
         return combine([v for v, _, _ in parts]), tuple(d for _, d, _ in parts), sum(b for _, _, b in parts)
 
     def decide(shift: float = 0.0, value: float | None = None) -> Decision:
@@ -90,10 +101,20 @@ def proof_outcome(*, pieces, lemmas=(), constant: str, stated: float, max_boxes:
     verdict, details, boxes = at(stated)
     domain = "; ".join(f"{p.quantity} <= {p.bound} on {p.domain}" for p in pieces)
     return Outcome(
-        decide=decide, margin="none: quantity <= bound at every point of the domain",
+        decide=decide,
+        margin="none: quantity <= bound at every point of the domain",
         rule="proved on the whole domain by certified ball arithmetic (lipschitz_icl.prover: branch and bound on "
-             f"python-flint enclosures, at most {max_boxes} boxes per piece): {domain}"
-             + "".join(f"; {lemma.text}" for lemma in lemmas),
-        quantities=(Quantity(name=f"boxes decided at {constant} = {stated:g}", measured=float(boxes), verdict=verdict,
-                             note="; ".join(details)),),
-        figure=figure, extra=extra or {}, proof={"verdict": verdict, "boxes": boxes, "pieces": list(details)})
+        f"python-flint enclosures, at most {max_boxes} boxes per piece): {domain}"
+        + "".join(f"; {lemma.text}" for lemma in lemmas),
+        quantities=(
+            Quantity(
+                name=f"boxes decided at {constant} = {stated:g}",
+                measured=float(boxes),
+                verdict=verdict,
+                note="; ".join(details),
+            ),
+        ),
+        figure=figure,
+        extra=extra or {},
+        proof={"verdict": verdict, "boxes": boxes, "pieces": list(details)},
+    )

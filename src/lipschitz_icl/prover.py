@@ -47,29 +47,41 @@ from .enclosures import LAWS, NeedsSplit, enclose
 from .expression import Expression, ExpressionError, parse_expression
 from .validation import ParameterError, check_choice, check_int, check_real
 
-__all__ = ["Statement", "ProofResult", "prove", "prove_statement", "sharpest", "bisect_constant", "Bisection",
-           "make_statement", "quantity_of", "MAX_BOXES", "SECONDS",
-           "SHARPEST_RTOL", "RELATIONS"]
+__all__ = [
+    "Statement",
+    "ProofResult",
+    "prove",
+    "prove_statement",
+    "sharpest",
+    "bisect_constant",
+    "Bisection",
+    "make_statement",
+    "quantity_of",
+    "MAX_BOXES",
+    "SECONDS",
+    "SHARPEST_RTOL",
+    "RELATIONS",
+]
 
-MAX_BOXES = 20000      # default budget: boxes evaluated by one search
-SECONDS = 120.0        # default budget: wall-clock seconds of one command
-SHARPEST_RTOL = 1e-4   # default relative width of a sharpest-constant interval
+MAX_BOXES = 20000  # default budget: boxes evaluated by one search
+SECONDS = 120.0  # default budget: wall-clock seconds of one command
+SHARPEST_RTOL = 1e-4  # default relative width of a sharpest-constant interval
 MAX_LISTED_BOXES = 20  # undecided boxes listed in a result (all are counted)
 RELATIONS = ("<=", ">=")
-FINAL = "<final>"      # a box whose quantity cannot be enclosed at all (e.g. a w* proof that did not close)
+FINAL = "<final>"  # a box whose quantity cannot be enclosed at all (e.g. a w* proof that did not close)
 
 
 @dataclass(frozen=True)
 class Statement:
     """``quantity relation bound`` on ``domain`` with the ``constants`` (name -> number)."""
 
-    quantity: object                # a TailLaw or a loss quantity (value / enclose / directions)
+    quantity: object  # a TailLaw or a loss quantity (value / enclose / directions)
     relation: str
     bound: Expression
     constants: dict
     domain: Domain
 
-    def with_constant(self, name: str, value) -> "Statement":
+    def with_constant(self, name: str, value) -> Statement:
         return Statement(self.quantity, self.relation, self.bound, {**self.constants, name: value}, self.domain)
 
     def holds(self, q, b) -> bool:
@@ -89,8 +101,8 @@ class Statement:
 class _Node:
     box: Box
     priority: float = 0.0
-    split: tuple | None = None        # (param, at, lower node, upper node)
-    leaf: dict | None = None          # {"decision", "rule", "quantity", "bound", "reason"}
+    split: tuple | None = None  # (param, at, lower node, upper node)
+    leaf: dict | None = None  # {"decision", "rule", "quantity", "bound", "reason"}
 
 
 @dataclass(frozen=True)
@@ -115,11 +127,19 @@ class ProofResult:
         return self.verdict.exit_code
 
     def as_dict(self) -> dict:
-        return {"verdict": self.verdict.value, "statement": self.statement, "boxes_evaluated": self.boxes,
-                "boxes_proved": self.proved_boxes, "undecided_boxes": list(self.undecided_boxes),
-                "undecided_count": self.undecided_count, "undecided_share": self.undecided_share,
-                "counterexample": self.counterexample, "sharpest": self.sharpest, "seconds": self.seconds,
-                "notes": list(self.notes)}
+        return {
+            "verdict": self.verdict.value,
+            "statement": self.statement,
+            "boxes_evaluated": self.boxes,
+            "boxes_proved": self.proved_boxes,
+            "undecided_boxes": list(self.undecided_boxes),
+            "undecided_count": self.undecided_count,
+            "undecided_share": self.undecided_share,
+            "counterexample": self.counterexample,
+            "sharpest": self.sharpest,
+            "seconds": self.seconds,
+            "notes": list(self.notes),
+        }
 
 
 # ----------------------------------------------------------------------------- one box
@@ -156,9 +176,12 @@ def _margin(st: Statement, q, b) -> float:
 
 
 def _counterexample(st: Statement, point: dict, q, b) -> dict:
-    return {"params": dict(point), "quantity": certified.Enclosure.of(q).as_list(),
-            "bound": certified.Enclosure.of(b).as_list(),
-            "rule": f"low(quantity) > high(bound)" if st.relation == "<=" else "high(quantity) < low(bound)"}
+    return {
+        "params": dict(point),
+        "quantity": certified.Enclosure.of(q).as_list(),
+        "bound": certified.Enclosure.of(b).as_list(),
+        "rule": "low(quantity) > high(bound)" if st.relation == "<=" else "high(quantity) < low(bound)",
+    }
 
 
 def _rule(st: Statement) -> str:
@@ -170,23 +193,30 @@ def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
     box = node.box
     q, b, split, reason = _enclosure_pair(st, box)
     if q is not None and b is not None and st.holds(q, b):
-        node.leaf = {"decision": "proved", "rule": _rule(st), "quantity": certified.Enclosure.of(q).as_list(),
-                     "bound": certified.Enclosure.of(b).as_list()}
+        node.leaf = {
+            "decision": "proved",
+            "rule": _rule(st),
+            "quantity": certified.Enclosure.of(q).as_list(),
+            "bound": certified.Enclosure.of(b).as_list(),
+        }
         return "proved", None, None
     node.priority = 0.0
     for point in _probes(st, box):
         try:
             qm, bm = _point_pair(st, point)
-        except NeedsSplit as exc:          # a point value that could not be certified
+        except NeedsSplit as exc:  # a point value that could not be certified
             reason = reason or exc.reason
             continue
         if bm is not None and st.violated(qm, bm):
             node.leaf = {"decision": "refuted", "rule": "counterexample at a point of the box"}
             return "refuted", _counterexample(st, point, qm, bm), None
         node.priority = min(node.priority, _margin(st, qm, bm) if bm is not None else 0.0)
-    node.leaf = {"decision": "undecided", "reason": reason or "enclosures overlap",
-                 "quantity": None if q is None else certified.Enclosure.of(q).as_list(),
-                 "bound": None if b is None else certified.Enclosure.of(b).as_list()}
+    node.leaf = {
+        "decision": "undecided",
+        "reason": reason or "enclosures overlap",
+        "quantity": None if q is None else certified.Enclosure.of(q).as_list(),
+        "bound": None if b is None else certified.Enclosure.of(b).as_list(),
+    }
     return "undecided", None, split if split is not None or q is not None or not reason else FINAL
 
 
@@ -305,9 +335,16 @@ def _box_entry(st: Statement, node: _Node) -> dict:
     return {"box": node.box.as_dict(), "reason": f"{reason}; {note}" if note else reason}
 
 
-def prove_statement(st: Statement, *, max_boxes: int = MAX_BOXES, seconds: float = SECONDS,
-                    deadline: float | None = None, desc: str = "prove", show_progress: bool | None = None,
-                    precision_bits: int = certified.PRECISION) -> ProofResult:
+def prove_statement(
+    st: Statement,
+    *,
+    max_boxes: int = MAX_BOXES,
+    seconds: float = SECONDS,
+    deadline: float | None = None,
+    desc: str = "prove",
+    show_progress: bool | None = None,
+    precision_bits: int = certified.PRECISION,
+) -> ProofResult:
     """Decide ``st`` on its whole domain (module docstring); never raises on an exhausted budget."""
     start = time.perf_counter()
     deadline = start + seconds if deadline is None else deadline
@@ -329,9 +366,20 @@ def prove_statement(st: Statement, *, max_boxes: int = MAX_BOXES, seconds: float
         part["roots"] = [_tree(root) for root in search.roots]
     notes = ("budget exhausted",) if search.budget_hit and verdict is Verdict.UNDECIDED else ()
     listed = tuple(_box_entry(st, n) for n in search.undecided[:MAX_LISTED_BOXES])
-    return ProofResult(verdict, st.describe(), search.evaluated, search.proved, listed, len(search.undecided),
-                       share if verdict is Verdict.UNDECIDED else 0.0, search.counterexample, None,
-                       _certificate(st, [part], precision_bits), time.perf_counter() - start, notes)
+    return ProofResult(
+        verdict,
+        st.describe(),
+        search.evaluated,
+        search.proved,
+        listed,
+        len(search.undecided),
+        share if verdict is Verdict.UNDECIDED else 0.0,
+        search.counterexample,
+        None,
+        _certificate(st, [part], precision_bits),
+        time.perf_counter() - start,
+        notes,
+    )
 
 
 def _certificate(st: Statement, parts: list, precision_bits: int, sharpest: dict | None = None) -> dict:
@@ -365,8 +413,12 @@ def bisect_constant(decide, name: str, bracket: tuple, rtol: float) -> Bisection
         undecided = next(r for r in ends.values() if r.verdict is Verdict.UNDECIDED)
         return Bisection(None, None, ends, undecided, ("an end of the bracket is undecided",))
     if verdicts[lo] == verdicts[hi]:
-        raise ParameterError(f"[constants] {name}", "a bracket [lo, hi] with the bound proved at one end and "
-                             f"refuted at the other (both ends are {verdicts[lo].value})", [lo, hi])
+        raise ParameterError(
+            f"[constants] {name}",
+            "a bracket [lo, hi] with the bound proved at one end and "
+            f"refuted at the other (both ends are {verdicts[lo].value})",
+            [lo, hi],
+        )
     good, bad = (lo, hi) if verdicts[lo] is Verdict.PROVED else (hi, lo)
     notes = []
     while abs(bad - good) > rtol * max(abs(good), abs(bad)):
@@ -382,47 +434,103 @@ def bisect_constant(decide, name: str, bracket: tuple, rtol: float) -> Bisection
     return Bisection(good, bad, ends, None, tuple(notes))
 
 
-def sharpest(st: Statement, name: str, bracket: tuple, *, rtol: float = SHARPEST_RTOL, max_boxes: int = MAX_BOXES,
-             seconds: float = SECONDS, show_progress: bool | None = None,
-             precision_bits: int = certified.PRECISION) -> ProofResult:
+def sharpest(
+    st: Statement,
+    name: str,
+    bracket: tuple,
+    *,
+    rtol: float = SHARPEST_RTOL,
+    max_boxes: int = MAX_BOXES,
+    seconds: float = SECONDS,
+    show_progress: bool | None = None,
+    precision_bits: int = certified.PRECISION,
+) -> ProofResult:
     """The certified interval of the sharpest value of constant ``name`` in ``bracket`` (module docstring,
     :func:`bisect_constant`): ``undecided`` if an end is, else ``proved`` with the interval reached."""
     start = time.perf_counter()
     deadline = start + seconds
 
     def decide(value):
-        return prove_statement(st.with_constant(name, value), max_boxes=max_boxes, deadline=deadline,
-                               desc=f"{name}={value:.6g}", show_progress=show_progress, precision_bits=precision_bits)
+        return prove_statement(
+            st.with_constant(name, value),
+            max_boxes=max_boxes,
+            deadline=deadline,
+            desc=f"{name}={value:.6g}",
+            show_progress=show_progress,
+            precision_bits=precision_bits,
+        )
 
     b = bisect_constant(decide, name, bracket, rtol)
     if b.undecided is not None:
-        return _sharpest_result(st, name, bracket, None, None, b.ends, Verdict.UNDECIDED, start, precision_bits,
-                                b.notes, b.undecided)
+        return _sharpest_result(
+            st, name, bracket, None, None, b.ends, Verdict.UNDECIDED, start, precision_bits, b.notes, b.undecided
+        )
     return _sharpest_result(st, name, bracket, b.good, b.bad, b.ends, Verdict.PROVED, start, precision_bits, b.notes)
 
 
 def _sharpest_result(st, name, bracket, good, bad, ends, verdict, start, precision_bits, notes, undecided=None):
     boxes = sum(r.boxes for r in ends.values())
     if verdict is Verdict.UNDECIDED:
-        return ProofResult(verdict, st.describe(), boxes, undecided.proved_boxes, undecided.undecided_boxes,
-                           undecided.undecided_count, undecided.undecided_share, None,
-                           {"name": name, "bracket": list(bracket), "low": None, "high": None},
-                           undecided.certificate, time.perf_counter() - start, notes)
+        return ProofResult(
+            verdict,
+            st.describe(),
+            boxes,
+            undecided.proved_boxes,
+            undecided.undecided_boxes,
+            undecided.undecided_count,
+            undecided.undecided_share,
+            None,
+            {"name": name, "bracket": list(bracket), "low": None, "high": None},
+            undecided.certificate,
+            time.perf_counter() - start,
+            notes,
+        )
     refuted = ends[bad]
-    info = {"name": name, "bracket": list(bracket), "low": min(good, bad), "high": max(good, bad),
-            "proved_at": good, "refuted_at": bad, "counterexample": refuted.counterexample,
-            "width": abs(bad - good), "steps": len(ends)}
+    info = {
+        "name": name,
+        "bracket": list(bracket),
+        "low": min(good, bad),
+        "high": max(good, bad),
+        "proved_at": good,
+        "refuted_at": bad,
+        "counterexample": refuted.counterexample,
+        "width": abs(bad - good),
+        "steps": len(ends),
+    }
     parts = [ends[good].certificate["parts"][0], refuted.certificate["parts"][0]]
     certificate = _certificate(st, parts, precision_bits, info)
-    return ProofResult(verdict, st.describe(), boxes, ends[good].proved_boxes, (), 0, 0.0, None, info, certificate,
-                       time.perf_counter() - start, notes)
+    return ProofResult(
+        verdict,
+        st.describe(),
+        boxes,
+        ends[good].proved_boxes,
+        (),
+        0,
+        0.0,
+        None,
+        info,
+        certificate,
+        time.perf_counter() - start,
+        notes,
+    )
 
 
 # ----------------------------------------------------------------------------- the Python API
-def prove(quantity: str, bound: str, domain: dict, *, relation: str = "<=", constants: dict | None = None,
-          sharpest_constant: str | None = None, bracket: tuple | None = None, max_boxes: int = MAX_BOXES,
-          seconds: float = SECONDS, rtol: float = SHARPEST_RTOL, show_progress: bool | None = False,
-          task: str | None = None) -> ProofResult:
+def prove(
+    quantity: str,
+    bound: str,
+    domain: dict,
+    *,
+    relation: str = "<=",
+    constants: dict | None = None,
+    sharpest_constant: str | None = None,
+    bracket: tuple | None = None,
+    max_boxes: int = MAX_BOXES,
+    seconds: float = SECONDS,
+    rtol: float = SHARPEST_RTOL,
+    show_progress: bool | None = False,
+    task: str | None = None,
+) -> ProofResult:
     """Decide ``quantity relation bound`` at every point of ``domain``; or certify the sharpest constant.
 
     Parameters
@@ -489,16 +597,30 @@ def prove(quantity: str, bound: str, domain: dict, *, relation: str = "<=", cons
     >>> print(f"{sharp.sharpest['low']:.3f} <= C <= {sharp.sharpest['high']:.3f}")
     1.109 <= C <= 1.115
     """
-    statement = make_statement(quantity, bound, domain, relation=relation, constants=constants,
-                               free=(sharpest_constant,) if sharpest_constant else (), task=task)
+    statement = make_statement(
+        quantity,
+        bound,
+        domain,
+        relation=relation,
+        constants=constants,
+        free=(sharpest_constant,) if sharpest_constant else (),
+        task=task,
+    )
     max_boxes = check_int("max_boxes", max_boxes, minimum=1, maximum=10**7)
     seconds = check_real("seconds", seconds, minimum=0.0, strict_minimum=True, maximum=1e6)
     if sharpest_constant is None:
         return prove_statement(statement, max_boxes=max_boxes, seconds=seconds, show_progress=show_progress)
     lo, hi = check_bracket(sharpest_constant, bracket)
     rtol = check_real("rtol", rtol, minimum=1e-12, maximum=0.5)
-    return sharpest(statement, sharpest_constant, (lo, hi), rtol=rtol, max_boxes=max_boxes, seconds=seconds,
-                    show_progress=show_progress)
+    return sharpest(
+        statement,
+        sharpest_constant,
+        (lo, hi),
+        rtol=rtol,
+        max_boxes=max_boxes,
+        seconds=seconds,
+        show_progress=show_progress,
+    )
 
 
 def check_bracket(name: str, bracket) -> tuple:
@@ -522,14 +644,23 @@ def quantity_of(name: str, task: str | None = None):
     return loss_quantity(name, task)
 
 
-def make_statement(quantity: str, bound: str, domain: dict, *, relation: str = "<=", constants: dict | None = None,
-                   free: tuple = (), task: str | None = None) -> Statement:
+def make_statement(
+    quantity: str,
+    bound: str,
+    domain: dict,
+    *,
+    relation: str = "<=",
+    constants: dict | None = None,
+    free: tuple = (),
+    task: str | None = None,
+) -> Statement:
     """A :class:`Statement` from plain values (names as in variant files); ``free`` names constants that
     are filled in later (the sharpest constant)."""
     law = quantity_of(quantity, task)
     relation = check_choice("relation", relation, RELATIONS)
-    constants = {k: check_real(f"[constants] {k}", v, minimum=-1e300, maximum=1e300)
-                 for k, v in (constants or {}).items()}
+    constants = {
+        k: check_real(f"[constants] {k}", v, minimum=-1e300, maximum=1e300) for k, v in (constants or {}).items()
+    }
     dom = parse_domain(domain, law.params)
     if hasattr(law, "check_domain"):
         law.check_domain(dom)
@@ -544,5 +675,4 @@ def make_statement(quantity: str, bound: str, domain: dict, *, relation: str = "
 
 def _check_projection_ranks(name: str, dom: Domain) -> None:
     if name.startswith("projection") and max(b for _, b in dom.pieces["k"]) > min(a for a, _ in dom.pieces["d"]):
-        raise ParameterError("k", "at most d at every point of the domain (every k <= every d)",
-                             dom.as_dict()["k"])
+        raise ParameterError("k", "at most d at every point of the domain (every k <= every d)", dom.as_dict()["k"])

@@ -46,28 +46,50 @@ PROFILES = ("default", "full")
 _RECORDS_KEY = pytest.StashKey[list]()
 _VARIANTS_KEY = pytest.StashKey[list]()
 _CACHE_STATE_KEY = pytest.StashKey[bool]()
-_SWEEP_KEY = pytest.StashKey[contextlib.ExitStack]()   # the --scheduler session, closed at unconfigure
-_PENDING_KEY = pytest.StashKey[object]()               # per item: the submitted piece of its claim case
+_SWEEP_KEY = pytest.StashKey[contextlib.ExitStack]()  # the --scheduler session, closed at unconfigure
+_PENDING_KEY = pytest.StashKey[object]()  # per item: the submitted piece of its claim case
 _WORKER_KEY = "lipschitz_icl_records"  # pytest-xdist workeroutput key (JSON text of the worker's records)
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("lipschitz-icl", "claim gates of lipschitz-icl")
-    group.addoption("--profile", choices=PROFILES, default="default",
-                    help="grid size of the claim gates: default (fast) or full (tighter grids, seed sweeps)")
+    group.addoption(
+        "--profile",
+        choices=PROFILES,
+        default="default",
+        help="grid size of the claim gates: default (fast) or full (tighter grids, seed sweeps)",
+    )
     group.addoption("--report-dir", default="reports", help="directory for claims.json (default: reports/)")
-    group.addoption("--variants", nargs="+", default=[], metavar="FILE",
-                    help="TOML files of user bound variants to run as gates (put this option last, "
-                         "or write --variants=FILE)")
-    group.addoption("--registry", default=None, dest="lipschitz_icl_registry", metavar="DIR",
-                    help="a directory of claim TOML files and its design lock to use instead of the package's "
-                         "registry (e.g. an edited copy)")
-    group.addoption("--no-cache", action="store_true", dest="lipschitz_icl_no_cache",
-                    help="recompute every w*/loss evaluation instead of reading the lipschitz-icl disk cache")
-    group.addoption("--scheduler", default="serial", dest="lipschitz_icl_scheduler", metavar="SCHEDULER",
-                    help="serial (default: each gate computes its claim), local, local:N, auto (= local) or "
-                         "the ADDRESS of a Dask scheduler (tcp://HOST:PORT): every collected claim case is "
-                         "computed on that cluster; claims.json is the same as a serial run's")
+    group.addoption(
+        "--variants",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="TOML files of user bound variants to run as gates (put this option last, or write --variants=FILE)",
+    )
+    group.addoption(
+        "--registry",
+        default=None,
+        dest="lipschitz_icl_registry",
+        metavar="DIR",
+        help="a directory of claim TOML files and its design lock to use instead of the package's "
+        "registry (e.g. an edited copy)",
+    )
+    group.addoption(
+        "--no-cache",
+        action="store_true",
+        dest="lipschitz_icl_no_cache",
+        help="recompute every w*/loss evaluation instead of reading the lipschitz-icl disk cache",
+    )
+    group.addoption(
+        "--scheduler",
+        default="serial",
+        dest="lipschitz_icl_scheduler",
+        metavar="SCHEDULER",
+        help="serial (default: each gate computes its claim), local, local:N, auto (= local) or "
+        "the ADDRESS of a Dask scheduler (tcp://HOST:PORT): every collected claim case is "
+        "computed on that cluster; claims.json is the same as a serial run's",
+    )
 
 
 def _records(config) -> list:
@@ -112,8 +134,10 @@ def pytest_configure(config):
         for name in files:
             path = Path(name)
             if path.is_dir() or path.suffix != ".toml":
-                raise pytest.UsageError(f"--variants: {name!r} is not a .toml variant file (put --variants "
-                                        "after the test paths, or write --variants=FILE)")
+                raise pytest.UsageError(
+                    f"--variants: {name!r} is not a .toml variant file (put --variants "
+                    "after the test paths, or write --variants=FILE)"
+                )
             try:
                 variants.append(load_variant(path))
             except VariantFileError as exc:
@@ -131,8 +155,9 @@ def _start_sweep(config) -> None:
     try:
         kind = sweep.parse_scheduler(text).kind
         if kind != "serial" and (getattr(config.option, "numprocesses", None) or _is_worker(config)):
-            raise pytest.UsageError("--scheduler: serial with pytest-xdist's -n (use one parallel route: "
-                                    "-n or --scheduler)")
+            raise pytest.UsageError(
+                "--scheduler: serial with pytest-xdist's -n (use one parallel route: -n or --scheduler)"
+            )
         if kind != "serial":
             stack = contextlib.ExitStack()
             stack.enter_context(sweep.session(text))
@@ -194,8 +219,11 @@ def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None
         record["figure"] = figure
     records = _records(config)
     if any(r["claim_id"] == evidence.claim_id for r in records):
-        pytest.fail(f"claim id {evidence.claim_id!r} recorded twice (ids must carry every varying parameter "
-                    "and the seed); the second record is not kept", pytrace=False)
+        pytest.fail(
+            f"claim id {evidence.claim_id!r} recorded twice (ids must carry every varying parameter "
+            "and the seed); the second record is not kept",
+            pytrace=False,
+        )
     records.append(record)
     if evidence.status == "exploratory":
         return evidence
@@ -203,13 +231,19 @@ def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None
     if verdict.refutes:
         pytest.fail(f"claim {evidence.claim_id} {verdict.value.upper()}: {_brief(evidence)}", pytrace=False)
     if not verdict.passes:
-        pytest.fail(f"claim {evidence.claim_id} {verdict.value.upper()} (confirmatory claims must be decided): "
-                    f"{_brief(evidence)}", pytrace=False)
+        pytest.fail(
+            f"claim {evidence.claim_id} {verdict.value.upper()} (confirmatory claims must be decided): "
+            f"{_brief(evidence)}",
+            pytrace=False,
+        )
     if evidence.group != "variants" and not evidence.resolved:
         limit = (evidence.resolution or {}).get("limit")
-        pytest.fail(f"claim {evidence.claim_id}: its rule refutes no deviation of "
-                    f"{(evidence.resolution or {}).get('parameter', 'its parameter')} up to {limit} "
-                    "(its power is not shown)", pytrace=False)
+        pytest.fail(
+            f"claim {evidence.claim_id}: its rule refutes no deviation of "
+            f"{(evidence.resolution or {}).get('parameter', 'its parameter')} up to {limit} "
+            "(its power is not shown)",
+            pytrace=False,
+        )
     return evidence
 
 
@@ -248,10 +282,13 @@ def _check_lock(case) -> None:
         return
     changed = lock.changes(case.spec)
     if changed:
-        pytest.fail(f"claim {case.claim_id}: its design differs from the lock ({lock.LOCK_NAME}): "
-                    + "; ".join(changed[:8]) + (f"; ... {len(changed) - 8} more" if len(changed) > 8 else "")
-                    + f". A changed design draws fresh data: lipschitz-icl lock {case.spec.key} --reason TEXT",
-                    pytrace=False)
+        pytest.fail(
+            f"claim {case.claim_id}: its design differs from the lock ({lock.LOCK_NAME}): "
+            + "; ".join(changed[:8])
+            + (f"; ... {len(changed) - 8} more" if len(changed) > 8 else "")
+            + f". A changed design draws fresh data: lipschitz-icl lock {case.spec.key} --reason TEXT",
+            pytrace=False,
+        )
 
 
 class VariantError(Exception):
@@ -276,8 +313,9 @@ class VariantItem(pytest.Item):
             self.result = evaluate_variant(self.variant)
         except ParameterError as exc:
             message = " ".join(str(exc).split())
-            raise VariantError(f"variant {self.variant.name} cannot be evaluated (not a refutation): {message}") \
-                from None
+            raise VariantError(
+                f"variant {self.variant.name} cannot be evaluated (not a refutation): {message}"
+            ) from None
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, VariantError):
@@ -294,9 +332,11 @@ class VariantItem(pytest.Item):
             where = ", ".join(f"{k}={v:g}" for k, v in c.params.items())
             at = next(i for i, p in enumerate(result.points) if p is c)
             rows = list(evidence.quantities)
-            evidence = replace(evidence, quantities=(rows.pop(at), *rows),
-                               rule=evidence.rule + f" (counter-example at {where}: measured {c.measured:.6g}, "
-                                                    f"bound {c.bound:.6g})")
+            evidence = replace(
+                evidence,
+                quantities=(rows.pop(at), *rows),
+                rule=evidence.rule + f" (counter-example at {where}: measured {c.measured:.6g}, bound {c.bound:.6g})",
+            )
         record_evidence(self.config, self.nodeid, evidence)
 
     def reportinfo(self):
@@ -340,7 +380,7 @@ def _ordered(records: list) -> list:
     """Records in registry order (then the others in id order), whatever order workers finished in."""
     from . import registry
 
-    rank = {}
+    rank: dict[str, int] = {}
     for profile in registry.PROFILES:
         for case in registry.cases(profile):
             rank.setdefault(case.claim_id, len(rank))
@@ -359,9 +399,14 @@ def pytest_sessionfinish(session, exitstatus):
     out_dir = _report_dir(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     seconds = time.time() - getattr(config, "_lipschitz_icl_start", time.time())
-    payload = {"profile": config.getoption("--profile"), "seconds": seconds,
-               "provenance": provenance(config, seconds), "design_history": _design_history(),
-               "replicates": replicate_summary(records), "claims": records}
+    payload = {
+        "profile": config.getoption("--profile"),
+        "seconds": seconds,
+        "provenance": provenance(config, seconds),
+        "design_history": _design_history(),
+        "replicates": replicate_summary(records),
+        "claims": records,
+    }
     (out_dir / "claims.json").write_text(json.dumps(payload, indent=1, allow_nan=False))
     config._lipschitz_icl_report = out_dir / "claims.json"
 
@@ -375,19 +420,27 @@ def provenance(config, seconds: float) -> dict:
 
     def git(*args) -> str:
         try:
-            out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=10, cwd=config.rootpath)
+            out = subprocess.run(
+                ["git", *args], capture_output=True, text=True, timeout=10, cwd=config.rootpath, check=False
+            )
         except (OSError, subprocess.SubprocessError):
             return ""
         return out.stdout.strip() if out.returncode == 0 else ""
 
     commit = git("rev-parse", "HEAD")
-    return {"commit": commit, "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if commit else None,
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "profile": config.getoption("--profile"), "seconds": seconds,
-            "python": platform.python_version(), "numpy": numpy.__version__, "platform": platform.platform(),
-            "workers": _workers(config),
-            "registry": str(registry_dir()), "seeds": "replicate k = child k of SeedSequence(sha256(claim id "
-                                                     "[#salt])), salts in design.lock.json"}
+    return {
+        "commit": commit,
+        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if commit else None,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "profile": config.getoption("--profile"),
+        "seconds": seconds,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "platform": platform.platform(),
+        "workers": _workers(config),
+        "registry": str(registry_dir()),
+        "seeds": "replicate k = child k of SeedSequence(sha256(claim id [#salt])), salts in design.lock.json",
+    }
 
 
 def _workers(config) -> int:
@@ -437,9 +490,11 @@ def _replicate_lines(records) -> list[str]:
         return []
     lines = ["seed sweeps (independent replicates):"]
     for base, counts in summary.items():
-        lines.append(f"  {base}: {counts['holds']}/{sum(counts.values())} seeds hold"
-                     + (f", {counts['fails']} fail" if counts["fails"] else "")
-                     + (f", {counts['inconclusive']} inconclusive" if counts["inconclusive"] else ""))
+        lines.append(
+            f"  {base}: {counts['holds']}/{sum(counts.values())} seeds hold"
+            + (f", {counts['fails']} fail" if counts["fails"] else "")
+            + (f", {counts['inconclusive']} inconclusive" if counts["inconclusive"] else "")
+        )
     return lines
 
 
@@ -456,14 +511,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         refuted += p_ok
         total += p_all
         status = "" if r.get("status", "confirmatory") == "confirmatory" else " (exploratory)"
-        tr.write_line(f"{r['claim_id']:<{width}}  {r['verdict'].upper() + status:<26}  {r['paper_ref']:<24}  "
-                      f"{_resolution_text(r)}  alternatives ruled out {p_ok}/{p_all}  {r['seconds']:.1f}s")
+        tr.write_line(
+            f"{r['claim_id']:<{width}}  {r['verdict'].upper() + status:<26}  {r['paper_ref']:<24}  "
+            f"{_resolution_text(r)}  alternatives ruled out {p_ok}/{p_all}  {r['seconds']:.1f}s"
+        )
     for status in ("confirmatory", "exploratory"):
         rows = [r for r in records if r.get("status", "confirmatory") == status]
         if rows:
             counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
-            tr.write_line(f"{len(rows)} {status} claims: "
-                          + ", ".join(f"{n} {v}" for v, n in counts.items() if n or v in STATISTICAL))
+            tr.write_line(
+                f"{len(rows)} {status} claims: "
+                + ", ".join(f"{n} {v}" for v, n in counts.items() if n or v in STATISTICAL)
+            )
     paper = [r for r in records if r.get("scope") == "paper" and r.get("status") == "confirmatory"]
     if paper:
         held = sum(Verdict(r["verdict"]).passes for r in paper)

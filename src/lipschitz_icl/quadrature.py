@@ -15,7 +15,7 @@ the edges; for ``f`` analytic on each panel its error falls geometrically in ``m
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -26,7 +26,7 @@ __all__ = ["gauss_legendre", "panel_rule", "composite_rule", "composite_edges"]
 MAX_ORDER = 512
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reference(order: int) -> tuple[np.ndarray, np.ndarray]:
     x, g = np.polynomial.legendre.leggauss(order)
     x.setflags(write=False)
@@ -73,8 +73,9 @@ def composite_edges(a: float, b: float, *, panels=1, breakpoints=()) -> np.ndarr
     counts = np.broadcast_to(np.asarray(panels), bounds.size - 1) if np.ndim(panels) == 0 else panels
     if len(counts) != bounds.size - 1:
         raise ParameterError("panels", f"an integer or one integer per piece ({bounds.size - 1})", panels)
-    pieces = [np.linspace(lo, hi, check_int("panels", k, minimum=1) + 1)
-              for lo, hi, k in zip(bounds[:-1], bounds[1:], counts)]
+    pieces = [
+        np.linspace(lo, hi, check_int("panels", k, minimum=1) + 1) for lo, hi, k in zip(bounds[:-1], bounds[1:], counts)
+    ]
     return np.unique(np.concatenate(pieces))
 
 

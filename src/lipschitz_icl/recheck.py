@@ -87,6 +87,7 @@ def _quantity_on(statement: dict, box: Box):
     name = statement["quantity"]
     if name in ("w_star", "icl_error"):
         from .loss_enclosures import loss_quantity
+
         return loss_quantity(name, statement.get("task")).enclose(box)
     sides = _directions(name, box)
     for key, lo, hi in box.ranges:
@@ -100,13 +101,19 @@ def _point_value(statement: dict, point: dict):
     name = statement["quantity"]
     if name in ("w_star", "icl_error"):
         from .loss_enclosures import loss_quantity
+
         return loss_quantity(name, statement.get("task")).value(point)
     return _tail(name, point)
 
 
 def _meets(stored, ball) -> bool:
-    return (isinstance(stored, list) and len(stored) == 2 and all(isinstance(x, (int, float)) for x in stored)
-            and stored[0] <= stored[1] and ball.overlaps(arb(stored[0]).union(arb(stored[1]))))
+    return (
+        isinstance(stored, list)
+        and len(stored) == 2
+        and all(isinstance(x, (int, float)) for x in stored)
+        and stored[0] <= stored[1]
+        and ball.overlaps(arb(stored[0]).union(arb(stored[1])))
+    )
 
 
 class _Check:
@@ -139,11 +146,16 @@ class _Check:
                 split = node["split"] if isinstance(node["split"], dict) else {}
                 param, at = split.get("param"), split.get("at")
                 lo, hi = box[param] if param in box.names else (None, None)
-                if not (isinstance(at, (int, float)) and lo is not None
-                        and (lo <= at < hi if param in INTEGER_PARAMS else lo < at < hi)):
+                if not (
+                    isinstance(at, (int, float))
+                    and lo is not None
+                    and (lo <= at < hi if param in INTEGER_PARAMS else lo < at < hi)
+                ):
                     return self.fail(box, f"a split of {param} at {at} that does not halve the box")
-                expected += [box.replace(param, at + 1 if param in INTEGER_PARAMS else at, hi),
-                             box.replace(param, lo, at)]
+                expected += [
+                    box.replace(param, at + 1 if param in INTEGER_PARAMS else at, hi),
+                    box.replace(param, lo, at),
+                ]
                 continue
             self.leaf(node, box)
         if self.bad is None and used != len(nodes):
@@ -190,8 +202,10 @@ def _load(path) -> dict:
         raise CertificateError(f"{path} is not readable JSON ({type(exc).__name__})") from None
     _need(isinstance(data, dict) and data.get("format") == certificate.FORMAT, "no 'format' of a certificate")
     _need(data.get("version") == certificate.VERSION, f"version must be {certificate.VERSION}")
-    _need(isinstance(data.get("statement"), dict) and isinstance(data.get("parts"), list) and data["parts"],
-          "no statement or parts")
+    _need(
+        isinstance(data.get("statement"), dict) and isinstance(data.get("parts"), list) and data["parts"],
+        "no statement or parts",
+    )
     return data
 
 
@@ -202,8 +216,10 @@ def recheck(path) -> dict:
     data = _load(path)
     st = data["statement"]
     _need(st.get("relation") in ("<=", ">=") and isinstance(st.get("bound"), str), "a statement without relation")
-    _need(isinstance(st.get("domain"), dict) and all(k in REAL_PARAMS + INTEGER_PARAMS for k in st["domain"]),
-          "a statement without a domain")
+    _need(
+        isinstance(st.get("domain"), dict) and all(k in REAL_PARAMS + INTEGER_PARAMS for k in st["domain"]),
+        "a statement without a domain",
+    )
     try:
         domain = Domain.from_dict(st["domain"])
         for pieces in domain.pieces.values():
@@ -238,6 +254,11 @@ def recheck(path) -> dict:
     finally:
         ctx.prec = previous
     verdict = "undecided" if "undecided" in verdicts else ("refuted" if verdicts == ["refuted"] else "proved")
-    return {"verdict": verdict, "recheck": "failed" if bad else "passed", "boxes_checked": checked,
-            "undecided_boxes": undecided, "first_bad_box": bad[0] if bad else None,
-            "reason": bad[1] if bad else None}
+    return {
+        "verdict": verdict,
+        "recheck": "failed" if bad else "passed",
+        "boxes_checked": checked,
+        "undecided_boxes": undecided,
+        "first_bad_box": bad[0] if bad else None,
+        "reason": bad[1] if bad else None,
+    }

@@ -70,6 +70,7 @@ import itertools
 import json
 import os
 import string
+import sys
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -80,13 +81,27 @@ import numpy as np
 from .decision import RULES, Alternative, ResolutionSpec, judge
 from .evidence import SCOPES, STATUSES, Evidence
 
-try:  # Python >= 3.11
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover
+else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["PROFILES", "ClaimSpec", "ClaimCase", "RegistryError", "Section", "load", "groups", "specs", "cases",
-           "find", "sections", "section_of", "registry_dir", "REGISTRY_ENV"]
+__all__ = [
+    "PROFILES",
+    "ClaimSpec",
+    "ClaimCase",
+    "RegistryError",
+    "Section",
+    "load",
+    "groups",
+    "specs",
+    "cases",
+    "find",
+    "sections",
+    "section_of",
+    "registry_dir",
+    "REGISTRY_ENV",
+]
 
 PROFILES = ("default", "full")
 GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the paper's order; others follow
@@ -145,7 +160,7 @@ class ClaimSpec:
         """The natural parameter of the claim's resolution (its first)."""
         return self.resolutions[0].parameter
 
-    def cases(self, profile: str) -> list["ClaimCase"]:
+    def cases(self, profile: str) -> list[ClaimCase]:
         """The cases of ``profile``: every grid point, times every replicate seed."""
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -156,12 +171,25 @@ class ClaimSpec:
         """Everything the design lock fixes (canonical JSON types): statement, status, scope, measure,
         rule, the design table, grids, seeds, resolution searches and alternatives.  Prose that only
         documents (references, margin wording and source, the sharper statement) is not part of it."""
-        return json.loads(json.dumps({
-            "statement": self.statement, "status": self.status, "scope": self.scope, "measure": self.measure,
-            "rule": self.rule, "design": self.design, "grid": {k: list(v) for k, v in self.grids.items()},
-            "seeds": self.seeds, "resolution": [vars(r) for r in self.resolutions],
-            "alternative": [{"name": a.name, "statement": a.statement, "args": a.args} for a in self.alternatives]},
-            sort_keys=True))
+        return json.loads(
+            json.dumps(
+                {
+                    "statement": self.statement,
+                    "status": self.status,
+                    "scope": self.scope,
+                    "measure": self.measure,
+                    "rule": self.rule,
+                    "design": self.design,
+                    "grid": {k: list(v) for k, v in self.grids.items()},
+                    "seeds": self.seeds,
+                    "resolution": [vars(r) for r in self.resolutions],
+                    "alternative": [
+                        {"name": a.name, "statement": a.statement, "args": a.args} for a in self.alternatives
+                    ],
+                },
+                sort_keys=True,
+            )
+        )
 
     @property
     def design_hash(self) -> str:
@@ -170,15 +198,28 @@ class ClaimSpec:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict:
-        return {"key": self.key, "group": self.group, "id_pattern": self.id_pattern, "paper_ref": self.paper_ref,
-                "statement": self.statement, "sharper": self.sharper, "status": self.status, "scope": self.scope,
-                "exploratory_reason": self.exploratory_reason, "rule": self.rule, "margin": self.margin,
-                "margin_source": self.margin_source, "parameter": self.parameter, "measure": self.measure,
-                "seeds": dict(self.seeds), "grid": {k: list(v) for k, v in self.grids.items()},
-                "design": dict(self.design), "design_hash": self.design_hash,
-                "resolutions": [vars(r) for r in self.resolutions],
-                "alternatives": [{"name": a.name, "statement": a.statement, "args": a.args}
-                                 for a in self.alternatives]}
+        return {
+            "key": self.key,
+            "group": self.group,
+            "id_pattern": self.id_pattern,
+            "paper_ref": self.paper_ref,
+            "statement": self.statement,
+            "sharper": self.sharper,
+            "status": self.status,
+            "scope": self.scope,
+            "exploratory_reason": self.exploratory_reason,
+            "rule": self.rule,
+            "margin": self.margin,
+            "margin_source": self.margin_source,
+            "parameter": self.parameter,
+            "measure": self.measure,
+            "seeds": dict(self.seeds),
+            "grid": {k: list(v) for k, v in self.grids.items()},
+            "design": dict(self.design),
+            "design_hash": self.design_hash,
+            "resolutions": [vars(r) for r in self.resolutions],
+            "alternatives": [{"name": a.name, "statement": a.statement, "args": a.args} for a in self.alternatives],
+        }
 
 
 def _entropy(text: str) -> int:
@@ -214,6 +255,8 @@ class ClaimCase:
     def seed_sequence(self, stream: str = "") -> np.random.SeedSequence:
         """Child ``seed`` of ``SeedSequence(sha256(base_id [#stream] [#salt<k>]))``: ``stream`` is
         ``""`` for the claim's own data and ``"alternatives"`` for the alternatives' fresh replicates."""
+        if self.seed is None:
+            raise TypeError(f"{self.claim_id}: a deterministic case has no replicate seed")
         salt = self.salt
         text = self.base_id + (f"#{stream}" if stream else "") + (f"#salt{salt}" if salt else "")
         return np.random.SeedSequence(_entropy(text), spawn_key=(self.seed,))
@@ -237,29 +280,53 @@ class ClaimCase:
             fresh = measure(**kwargs, **seeded("alternatives")).decide
         verdict = judge(outcome.decide, spec.resolutions, spec.alternatives, fresh)
         if verdict.decision.rule != spec.rule:
-            raise RegistryError(f"{spec.key}: measure {spec.measure!r} decided by {verdict.decision.rule!r}, "
-                                f"the registry says {spec.rule!r}")
+            raise RegistryError(
+                f"{spec.key}: measure {spec.measure!r} decided by {verdict.decision.rule!r}, "
+                f"the registry says {spec.rule!r}"
+            )
         entry = lock.entry_of(spec)
-        extra = {**outcome.extra, **({"exploratory_reason": spec.exploratory_reason} if spec.exploratory_reason
-                                      else {})}
+        extra = {
+            **outcome.extra,
+            **({"exploratory_reason": spec.exploratory_reason} if spec.exploratory_reason else {}),
+        }
         res = [r.to_dict() for r in verdict.resolutions]
         return Evidence(
-            claim_id=self.claim_id, verdict=verdict.decision.verdict, statement=spec.statement,
-            paper_ref=spec.paper_ref, key=spec.key, group=spec.group, scope=spec.scope, status=spec.status,
-            sharper=spec.sharper, params=dict(self.params), rule_name=spec.rule, rule=outcome.rule,
-            margin=outcome.margin or spec.margin, margin_source=spec.margin_source, decision=verdict.decision.detail,
-            quantities=tuple(outcome.quantities), resolution=res[0] if res else None, resolutions=tuple(res),
-            alternatives=tuple(a.to_dict() for a in verdict.alternatives), points=outcome.points,
-            proof=outcome.proof, design_hash=spec.design_hash,
-            design_fixed=entry.fixed if entry else "", salt=self.salt, seed=self.seed,
-            seconds=time.perf_counter() - start, figure=outcome.figure, extra=extra)
+            claim_id=self.claim_id,
+            verdict=verdict.decision.verdict,
+            statement=spec.statement,
+            paper_ref=spec.paper_ref,
+            key=spec.key,
+            group=spec.group,
+            scope=spec.scope,
+            status=spec.status,
+            sharper=spec.sharper,
+            params=dict(self.params),
+            rule_name=spec.rule,
+            rule=outcome.rule,
+            margin=outcome.margin or spec.margin,
+            margin_source=spec.margin_source,
+            decision=verdict.decision.detail,
+            quantities=tuple(outcome.quantities),
+            resolution=res[0] if res else None,
+            resolutions=tuple(res),
+            alternatives=tuple(a.to_dict() for a in verdict.alternatives),
+            points=outcome.points,
+            proof=outcome.proof,
+            design_hash=spec.design_hash,
+            design_fixed=entry.fixed if entry else "",
+            salt=self.salt,
+            seed=self.seed,
+            seconds=time.perf_counter() - start,
+            figure=outcome.figure,
+            extra=extra,
+        )
 
 
 # ----------------------------------------------------------------------------- loading
 def _products(tables, where: str) -> tuple:
     if isinstance(tables, dict):
         tables = [tables]
-    out = []
+    out: list[dict] = []
     for table in tables:
         if not isinstance(table, dict):
             raise RegistryError(f"{where}: a grid is a table or a list of tables")
@@ -328,7 +395,7 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         raise RegistryError(f"{where}: seeds must give a positive count for each of {PROFILES}")
     fields = _pattern_fields(raw["id"])
     design = dict(raw.get("design", {}))
-    for profile, points in grids.items():
+    for points in grids.values():
         varying = {k for k in set().union(*points) if len({repr(p.get(k)) for p in points}) > 1}
         if not varying <= fields:
             raise RegistryError(f"{where}: id {raw['id']!r} misses varying parameters {sorted(varying - fields)}")
@@ -337,11 +404,28 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         clash = set().union(*points) & set(design)
         if clash:
             raise RegistryError(f"{where}: {sorted(clash)} both in the grid and in [claim.design]")
-    return ClaimSpec(group["name"], group.get("title", group["name"]), raw["name"], raw["id"], raw["paper_ref"],
-                     raw["statement"], raw.get("sharper", ""), raw["status"], raw["scope"],
-                     raw.get("exploratory_reason", ""), raw["measure"], raw["rule"], raw["margin"],
-                     raw["margin_source"], _resolutions(raw.get("resolution"), where),
-                     _alternatives(raw.get("alternative"), where), grids, dict(seeds), design, str(path.parent))
+    return ClaimSpec(
+        group["name"],
+        group.get("title", group["name"]),
+        raw["name"],
+        raw["id"],
+        raw["paper_ref"],
+        raw["statement"],
+        raw.get("sharper", ""),
+        raw["status"],
+        raw["scope"],
+        raw.get("exploratory_reason", ""),
+        raw["measure"],
+        raw["rule"],
+        raw["margin"],
+        raw["margin_source"],
+        _resolutions(raw.get("resolution"), where),
+        _alternatives(raw.get("alternative"), where),
+        grids,
+        dict(seeds),
+        design,
+        str(path.parent),
+    )
 
 
 def _load_file(path: Path) -> list[ClaimSpec]:
@@ -380,8 +464,9 @@ def _load(directory: str) -> tuple[ClaimSpec, ...]:
     for profile in PROFILES:
         ids = [c.claim_id for s in out for c in s.cases(profile)]
         if len(set(ids)) != len(ids):
-            raise RegistryError(f"duplicate claim ids in profile {profile}: "
-                                f"{sorted({i for i in ids if ids.count(i) > 1})[:5]}")
+            raise RegistryError(
+                f"duplicate claim ids in profile {profile}: {sorted({i for i in ids if ids.count(i) > 1})[:5]}"
+            )
     return tuple(out)
 
 
@@ -410,8 +495,9 @@ def sections() -> tuple[Section, ...]:
         missing = [f for f in ("name", "paper_ref", "statement", "members") if not raw.get(f)]
         if missing:
             raise RegistryError(f"_sections.toml: section {raw.get('name', '?')!r} misses {missing}")
-        out.append(Section(raw["name"], raw["paper_ref"], raw["statement"], raw.get("sharper", ""),
-                           tuple(raw["members"])))
+        out.append(
+            Section(raw["name"], raw["paper_ref"], raw["statement"], raw.get("sharper", ""), tuple(raw["members"]))
+        )
     return tuple(out)
 
 

@@ -58,7 +58,7 @@ def normalise_rows(g: np.ndarray) -> np.ndarray:
     else:
         norm = g[..., :1] * g[..., :1]
         for k in range(1, d):
-            norm += g[..., k:k + 1] * g[..., k:k + 1]
+            norm += g[..., k : k + 1] * g[..., k : k + 1]
         np.sqrt(norm, out=norm)
     return np.divide(g, norm, out=g)
 
@@ -128,8 +128,9 @@ def _moments(d: int, w):
     bad = ~small & ~((i_nu > 1e-280) & (i_nu1 > 1e-280) & np.isfinite(log_phi_v))
     if np.any(bad):
         shape = np.shape(w)
-        log_phi_v, mean, second = (np.array(a, dtype=np.float64).reshape(-1)
-                                   for a in np.broadcast_arrays(log_phi_v, mean, second))
+        log_phi_v, mean, second = (
+            np.array(a, dtype=np.float64).reshape(-1) for a in np.broadcast_arrays(log_phi_v, mean, second)
+        )
         flat_w = np.broadcast_to(ws, shape).reshape(-1)
         for index in np.flatnonzero(np.broadcast_to(bad, shape)):
             log_phi_v[index], mean[index], second[index] = _quadrature_moments(d, float(flat_w[index]))

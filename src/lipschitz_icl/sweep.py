@@ -65,18 +65,33 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from . import cache, progress
 from .validation import ParameterError
 
-__all__ = ["Sweep", "session", "active", "map_pieces", "run_here", "one_blas_thread", "parse_scheduler", "add_scheduler_argument", "START_SECONDS",
-           "CONNECT_TIMEOUT", "HANDSHAKE_TIMEOUT", "SCHEDULER_CHOICES"]
+__all__ = [
+    "Sweep",
+    "session",
+    "active",
+    "map_pieces",
+    "run_here",
+    "one_blas_thread",
+    "parse_scheduler",
+    "add_scheduler_argument",
+    "START_SECONDS",
+    "CONNECT_TIMEOUT",
+    "HANDSHAKE_TIMEOUT",
+    "SCHEDULER_CHOICES",
+]
 
 START_SECONDS = 3.0  # auto: cost of starting a local cluster (measured: 2-3 s on 2 cores, imports included)
 CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler ADDRESS
 MAX_LOCAL_WORKERS = 1024
-SCHEDULER_CHOICES = ("serial, auto, local, local:N (N worker processes), or the address of a running Dask "
-                     "scheduler (tcp://HOST:PORT or HOST:PORT)")
+SCHEDULER_CHOICES = (
+    "serial, auto, local, local:N (N worker processes), or the address of a running Dask "
+    "scheduler (tcp://HOST:PORT or HOST:PORT)"
+)
 HANDSHAKE_TIMEOUT = 10.0  # seconds for the connection and the scheduler's first reply (Dask's handshake)
 _ADDRESS = re.compile(r"(?:(tcp|tls)://)?([^/\[\]:]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):([0-9]{1,5})", re.ASCII)
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)", re.ASCII)
@@ -93,6 +108,8 @@ def _valid_host(host: str) -> bool:
             return False
         return True
     return len(host) <= 253 and all(_LABEL.fullmatch(label) for label in host.split("."))
+
+
 _LOCAL = re.compile(r"local(?::([0-9]{1,4}))?", re.ASCII)
 
 
@@ -119,17 +136,25 @@ def parse_scheduler(text) -> Scheduler:
         address = _ADDRESS.fullmatch(text)
         if address and not local and _valid_host(address.group(2)) and 1 <= int(address.group(3)) <= 65535:
             return Scheduler("address", address=text if "://" in text else f"tcp://{text}", text=text)
-    raise ParameterError("scheduler", SCHEDULER_CHOICES + f"; local:N with 1 <= N <= {MAX_LOCAL_WORKERS}, "
-                         "a host name of labels of 1-63 letters, digits and inner hyphens (at most 253 "
-                         "characters) or an IP address, a port in 1..65535", text)
+    raise ParameterError(
+        "scheduler",
+        SCHEDULER_CHOICES + f"; local:N with 1 <= N <= {MAX_LOCAL_WORKERS}, "
+        "a host name of labels of 1-63 letters, digits and inner hyphens (at most 253 "
+        "characters) or an IP address, a port in 1..65535",
+        text,
+    )
 
 
 def add_scheduler_argument(parser, default: str = "auto") -> None:
     """The ``--scheduler`` option of a command (checked by :func:`parse_scheduler` when it runs)."""
-    parser.add_argument("--scheduler", default=default, metavar="SCHEDULER",
-                        help=f"where the independent pieces run: {SCHEDULER_CHOICES} (default {default}: in "
-                             "this process for tiny grids, else a local cluster on this machine's cores); "
-                             "results are the same bit for bit on any scheduler")
+    parser.add_argument(
+        "--scheduler",
+        default=default,
+        metavar="SCHEDULER",
+        help=f"where the independent pieces run: {SCHEDULER_CHOICES} (default {default}: in "
+        "this process for tiny grids, else a local cluster on this machine's cores); "
+        "results are the same bit for bit on any scheduler",
+    )
 
 
 def cores() -> int:
@@ -182,8 +207,12 @@ def _run_piece(fn, args: tuple, context: _Context):
     """``(fn(*args), cache counter deltas)`` on a worker, under the caller's cache settings; a
     ``ParameterError`` is returned as a :class:`_Failure`."""
     if context.code != cache.code_version():
-        return _Failure("scheduler", f"a cluster whose workers run this lipschitz-icl source (version "
-                        f"{context.code}; a worker has {cache.code_version()})", os.uname().nodename)
+        return _Failure(
+            "scheduler",
+            f"a cluster whose workers run this lipschitz-icl source (version "
+            f"{context.code}; a worker has {cache.code_version()})",
+            os.uname().nodename,
+        )
     saved = cache.enabled(), os.environ.get(cache.ENV_VAR)
     _set_cache(context.cache_enabled, context.cache_dir)
     before = dict(cache.STATS)
@@ -222,7 +251,9 @@ class Sweep:
 
     def __init__(self, scheduler: str = "serial"):
         self.scheduler = parse_scheduler(scheduler)
-        self._client = self._cluster = self._scratch = None
+        self._client: Any = None  # a distributed.Client once started
+        self._cluster: Any = None  # a distributed.LocalCluster once started
+        self._scratch: str | None = None
         if self.scheduler.kind == "address":
             self._connect()
 
@@ -238,7 +269,7 @@ class Sweep:
                 return self._auto(fn, pieces, bar)
             return self._distributed(fn, pieces, bar)
 
-    def submit(self, fn, *args) -> "Pending":
+    def submit(self, fn, *args) -> Pending:
         """One piece, started now on the cluster (in the calling process when :meth:`result` is asked,
         for the serial scheduler)."""
         if self.scheduler.kind == "serial":
@@ -273,7 +304,7 @@ class Sweep:
     # --------------------------------------------------------------- schedulers
     def _auto(self, fn, pieces, bar) -> list:
         """In this process while the grid is tiny (module docstring); then a local cluster for the rest."""
-        results = []
+        results: list = []
         c = cores()
         start = time.perf_counter()
         for i, args in enumerate(pieces):
@@ -299,7 +330,7 @@ class Sweep:
                 try:
                     raw[i] = future.result()
                     failed = isinstance(raw[i], _Failure)
-                except Exception:  # noqa: BLE001 - re-raised below in piece order
+                except Exception:  # re-raised below in piece order
                     failed = True
                 if failed:
                     _raise_first_failure(client, futures, raw, i)
@@ -322,11 +353,20 @@ class Sweep:
 
         self._scratch = tempfile.mkdtemp(prefix="lipschitz-icl-dask-")
         try:  # temporary-directory: else the scheduler's lock files go to <tmp>/dask-scratch-space, never removed
-            with _workers_ignore_sigint(), _worker_environment(), \
-                    dask.config.set({"temporary-directory": self._scratch}):
-                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                             dashboard_address="127.0.0.1:0", local_directory=self._scratch,
-                                             memory_limit=0, silence_logs=logging.CRITICAL)
+            with (
+                _workers_ignore_sigint(),
+                _worker_environment(),
+                dask.config.set({"temporary-directory": self._scratch}),
+            ):
+                self._cluster = LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address="127.0.0.1:0",
+                    local_directory=self._scratch,
+                    memory_limit=0,
+                    silence_logs=logging.CRITICAL,
+                )
             self._client = Client(self._cluster, set_as_default=False)
         except BaseException:
             self.close()
@@ -340,8 +380,12 @@ class Sweep:
             with _quiet_logs():
                 self._client = Client(self.scheduler.address, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise ParameterError("scheduler", f"the address of a running Dask scheduler (no answer within "
-                                 f"{CONNECT_TIMEOUT:g} s: {type(exc).__name__})", self.scheduler.text) from None
+            raise ParameterError(
+                "scheduler",
+                f"the address of a running Dask scheduler (no answer within "
+                f"{CONNECT_TIMEOUT:g} s: {type(exc).__name__})",
+                self.scheduler.text,
+            ) from None
 
 
 def _handshake(scheduler: Scheduler) -> None:
@@ -360,12 +404,15 @@ def _handshake(scheduler: Scheduler) -> None:
     if scheduler.address.startswith("tls://"):
         args = Security().get_connection_args("client")
         if args.get("ssl_context") is None:
-            raise ParameterError("scheduler", "a tls:// address with Dask's TLS settings configured "
-                                 "(distributed.comm.tls: ca-file and client certificate)", scheduler.text)
+            raise ParameterError(
+                "scheduler",
+                "a tls:// address with Dask's TLS settings configured "
+                "(distributed.comm.tls: ca-file and client certificate)",
+                scheduler.text,
+            )
 
     async def probe():
-        comm = await asyncio.wait_for(connect(scheduler.address, timeout=CONNECT_TIMEOUT, **args),
-                                      HANDSHAKE_TIMEOUT)
+        comm = await asyncio.wait_for(connect(scheduler.address, timeout=CONNECT_TIMEOUT, **args), HANDSHAKE_TIMEOUT)
         try:
             if not isinstance(comm.remote_info, dict) or "pickle-protocol" not in comm.remote_info:
                 raise ValueError("not a Dask handshake")
@@ -378,11 +425,17 @@ def _handshake(scheduler: Scheduler) -> None:
         with _quiet_logs():
             future.result(timeout=HANDSHAKE_TIMEOUT + 2.0)
     except (concurrent.futures.TimeoutError, asyncio.TimeoutError, TimeoutError):
-        raise ParameterError("scheduler", f"the address of a running Dask scheduler (no Dask handshake within "
-                             f"{HANDSHAKE_TIMEOUT:g} s)", scheduler.text) from None
-    except Exception as exc:     # whatever a server that is no Dask scheduler makes Dask's parser raise
-        raise ParameterError("scheduler", f"the address of a running Dask scheduler (the handshake failed: "
-                             f"{type(exc).__name__})", scheduler.text) from None
+        raise ParameterError(
+            "scheduler",
+            f"the address of a running Dask scheduler (no Dask handshake within {HANDSHAKE_TIMEOUT:g} s)",
+            scheduler.text,
+        ) from None
+    except Exception as exc:  # whatever a server that is no Dask scheduler makes Dask's parser raise
+        raise ParameterError(
+            "scheduler",
+            f"the address of a running Dask scheduler (the handshake failed: {type(exc).__name__})",
+            scheduler.text,
+        ) from None
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -412,7 +465,7 @@ def _serial(fn, pieces, bar) -> list:
 
 def _raise_first_failure(client, futures, raw, failed: int):
     """Cancel the pieces after ``failed``, wait for those before it, raise the first failure in order."""
-    client.cancel(futures[failed + 1:])
+    client.cancel(futures[failed + 1 :])
     for i in range(failed + 1):
         if raw[i] is _MISSING or i == failed:
             raw[i] = futures[i].result()  # raises the piece's own exception

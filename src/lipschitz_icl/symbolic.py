@@ -60,8 +60,9 @@ def _clear(thread_id: int) -> None:
 
 def _check_size(expr, name: str, text, what: str) -> None:
     if expr is not None and node_count(expr) > MAX_NODES:
-        raise ParameterError(name, f"an expression SymPy can handle within its size budget ({what}: more than "
-                             f"{MAX_NODES} nodes)", text)
+        raise ParameterError(
+            name, f"an expression SymPy can handle within its size budget ({what}: more than {MAX_NODES} nodes)", text
+        )
 
 
 def within_budget(step, *, name: str, text, what: str, start=None, seconds: float | None = None):
@@ -91,12 +92,16 @@ def within_budget(step, *, name: str, text, what: str, start=None, seconds: floa
             with lock:
                 done.set()
                 if fired:
-                    _clear(target)   # a timeout scheduled but not yet delivered must not fire later
+                    _clear(target)  # a timeout scheduled but not yet delivered must not fire later
     except _Timeout:
-        raise ParameterError(name, f"an expression SymPy can handle within its time budget ({what} took "
-                             f"more than {limit:g} s)", text) from None
+        raise ParameterError(
+            name, f"an expression SymPy can handle within its time budget ({what} took more than {limit:g} s)", text
+        ) from None
     except (MemoryError, RecursionError):
-        raise ParameterError(name, f"an expression SymPy can handle within its memory budget ({what} ran "
-                             "out of memory or recursion depth)", text) from None
+        raise ParameterError(
+            name,
+            f"an expression SymPy can handle within its memory budget ({what} ran out of memory or recursion depth)",
+            text,
+        ) from None
     _check_size(result, name, text, what)
     return result

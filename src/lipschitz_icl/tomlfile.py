@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
-try:  # Python >= 3.11
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["MAX_FILE_BYTES", "TomlFileError", "read_limited", "read_toml"]
@@ -52,7 +53,7 @@ def read_limited(path) -> bytes:
             os.close(fd)
     except OSError as exc:
         raise TomlFileError(path, 0, f"cannot read the file ({exc.strerror or exc})") from None
-    except ValueError as exc:        # e.g. an embedded NUL in the path
+    except ValueError as exc:  # e.g. an embedded NUL in the path
         if isinstance(exc, TomlFileError):
             raise
         raise TomlFileError(path, 0, f"cannot read the file ({exc})") from None
@@ -68,7 +69,7 @@ def read_toml(path) -> tuple[str, dict]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
+        line = raw[: exc.start].count(b"\n") + 1
         raise TomlFileError(path, line, "the file is not UTF-8 text") from None
     try:
         data = tomllib.loads(text)

@@ -82,19 +82,19 @@ DEFAULT_INIT_SCALE = {"M": 1.0, "full": 0.5}
 
 # Largest prompt batch held in memory at once, in float64 entries ``batch * n * (d + 1)`` (400 MB).
 MAX_BATCH_ELEMENTS = 50_000_000
-MAX_STEPS = 10**6   # optimiser steps per run (about a day at the default batch)
+MAX_STEPS = 10**6  # optimiser steps per run (about a day at the default batch)
 LONG_RUN_PROMPTS = 200_000  # progress=None draws a bar (on a terminal) from steps * batch prompts
-MAX_LR = 1000.0     # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
+MAX_LR = 1000.0  # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
 
 
 # --------------------------------------------------------------------------- forward and gradient
 def _m_form_forward(params: Params, x, y, q, kind: str):
     M = params["M"]
     if kind == "softmax":
-        s = (x @ (q @ M.T)[:, :, None])[:, :, 0]             # s_i = x_i^T M q
+        s = (x @ (q @ M.T)[:, :, None])[:, :, 0]  # s_i = x_i^T M q
         p = softmax_weights_from_logits(s)
         return np.einsum("bn,bn->b", p, y), p
-    g = (y[:, None, :] @ x)[:, 0, :] / x.shape[1]             # g = (1/n) sum_i y_i x_i
+    g = (y[:, None, :] @ x)[:, 0, :] / x.shape[1]  # g = (1/n) sum_i y_i x_i
     return params["v"] * np.einsum("bd,bd->b", g, q @ M.T), g
 
 
@@ -112,8 +112,8 @@ def m_form_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
     e = 2.0 * r / B
     if kind == "softmax":
         p = aux
-        coef = e[:, None] * p * (y - yhat[:, None])          # e_b p_i (y_i - yhat)
-        grad_M = (coef[:, None, :] @ x)[:, 0, :].T @ q       # sum_b (sum_i coef_bi x_bi) q_b^T
+        coef = e[:, None] * p * (y - yhat[:, None])  # e_b p_i (y_i - yhat)
+        grad_M = (coef[:, None, :] @ x)[:, 0, :].T @ q  # sum_b (sum_i coef_bi x_bi) q_b^T
         return float(np.mean(r * r)), {"M": grad_M}
     g = aux
     grad_M = params["v"] * ((e[:, None] * g).T @ q)
@@ -122,18 +122,18 @@ def m_form_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
 
 
 def _tokens(x, y, q):
-    z = np.concatenate([x, y[..., None]], axis=-1)                       # z_i = [x_i; y_i]
-    zq = np.concatenate([q, np.zeros(q.shape[:-1] + (1,))], axis=-1)     # z_q = [q; 0]
+    z = np.concatenate([x, y[..., None]], axis=-1)  # z_i = [x_i; y_i]
+    zq = np.concatenate([q, np.zeros(q.shape[:-1] + (1,))], axis=-1)  # z_q = [q; 0]
     return z, zq
 
 
 def _full_forward(params: Params, x, y, q, kind: str):
     W_K, W_Q, W_V = params["W_K"], params["W_Q"], params["W_V"]
     z, zq = _tokens(x, y, q)
-    h = zq @ W_Q.T                                                       # h = W_Q z_q
-    s = (z @ (h @ W_K)[:, :, None])[:, :, 0]                             # s_i = (W_K z_i) . h
+    h = zq @ W_Q.T  # h = W_Q z_q
+    s = (z @ (h @ W_K)[:, :, None])[:, :, 0]  # s_i = (W_K z_i) . h
     a = softmax_weights_from_logits(s) if kind == "softmax" else s / x.shape[1]
-    c = z @ W_V[-1]                                                      # c_i = W_V[d] . z_i
+    c = z @ W_V[-1]  # c_i = W_V[d] . z_i
     return np.einsum("bn,bn->b", a, c), (z, zq, h, a, c)
 
 
@@ -153,7 +153,7 @@ def full_layer_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax")
         g = a * (c - yhat[:, None])
     else:
         g = c / x.shape[1]
-    u = (g[:, None, :] @ z)[:, 0, :]                                     # u_b = sum_i g_bi z_bi
+    u = (g[:, None, :] @ z)[:, 0, :]  # u_b = sum_i g_bi z_bi
     grad_V = np.zeros_like(params["W_V"])
     grad_V[-1] = e @ (a[:, None, :] @ z)[:, 0, :]
     eu = e[:, None] * u
@@ -176,8 +176,9 @@ def predict(param: str, params: Params, x, y, q, kind: str = "softmax") -> np.nd
     return _full_forward(params, x, y, q, kind)[0]
 
 
-def icl_loss(problem: Problem, param: str, params: Params, rng, *, kind: str = "softmax",
-             prompts: int = 20000, chunk: int = 5000) -> Estimate:
+def icl_loss(
+    problem: Problem, param: str, params: Params, rng, *, kind: str = "softmax", prompts: int = 20000, chunk: int = 5000
+) -> Estimate:
     """Monte Carlo ICL loss ``E (yhat - f(q))^2`` on ``prompts`` fresh prompts, with its standard error
     (the sample mean of i.i.d. squared errors; used for the held-out loss of a trained layer)."""
     rng = check_rng(rng)
@@ -221,8 +222,9 @@ def _check_init(init, param: str, d: int, kind: str) -> Params:
     for name in names:
         value = np.array(init[name], dtype=np.float64)
         if value.shape != shapes[name] or not np.all(np.isfinite(value)):
-            raise ParameterError(f"init[{name!r}]", f"a finite array of shape {shapes[name]}",
-                                 f"array of shape {value.shape}")
+            raise ParameterError(
+                f"init[{name!r}]", f"a finite array of shape {shapes[name]}", f"array of shape {value.shape}"
+            )
         out[name] = value
     return out
 
@@ -260,8 +262,7 @@ class Adam:
             params[name] = params[name] - lr * (m / c1) / (np.sqrt(s / c2) + self.eps)
 
 
-def _learning_rate(lr: float, schedule: str, step: int, steps: int, final_fraction: float,
-                   switch: int) -> float:
+def _learning_rate(lr: float, schedule: str, step: int, steps: int, final_fraction: float, switch: int) -> float:
     """constant: ``lr``; cosine: ``lr (f + (1 - f)(1 + cos(pi t / T)) / 2)`` from ``lr`` down to ``f lr``;
     step: ``lr`` for ``t < switch``, then ``f lr`` (burn-in fast, then average with a small step);
     inverse: ``lr t0 / (t0 + t)`` with ``t0 = f T / (1 - f)``, so that the last step has ``f lr``
@@ -329,19 +330,21 @@ class TrainResult:
         if self.param == "M":
             value = float(self.params["v"]) if self.kind == "linear" else 1.0
             return Attention(self.params["M"].copy(), self.kind, value)
-        return AttentionLayer(self.params["W_K"].copy(), self.params["W_Q"].copy(),
-                              self.params["W_V"].copy(), self.kind)
+        return AttentionLayer(
+            self.params["W_K"].copy(), self.params["W_Q"].copy(), self.params["W_V"].copy(), self.kind
+        )
 
 
 # --------------------------------------------------------------------------- the loop
 # Batches drawn on a worker thread when ``batch * n * d`` (float64 entries) is in this range: below, the
 # hand-over costs more than it saves; above, the extra buffers (``AHEAD + 1`` sets) cost too much memory.
 BACKGROUND_ENTRIES = (50_000, 6_250_000)
-AHEAD = 2   # batches the worker may draw ahead of the one in use
+AHEAD = 2  # batches the worker may draw ahead of the one in use
 
 
-def prompt_stream(problem: Problem, rng: np.random.Generator, batch: int, steps: int, *,
-                  background: bool | None = None):
+def prompt_stream(
+    problem: Problem, rng: np.random.Generator, batch: int, steps: int, *, background: bool | None = None
+):
     """``steps`` batches ``problem.sample_prompts(rng, batch)``, the same draws in the same order.
 
     Serial: one set of buffers, refilled each step.  ``background`` (default: ``batch * n * d`` within
@@ -361,7 +364,8 @@ def prompt_stream(problem: Problem, rng: np.random.Generator, batch: int, steps:
             yield problem.sample_prompts(rng, batch, out=buffers)
         return
     sets = [problem.prompt_buffers(batch) for _ in range(AHEAD + 1)]
-    free, ready, stop = threading.Semaphore(len(sets)), queue.SimpleQueue(), threading.Event()
+    ready: queue.SimpleQueue = queue.SimpleQueue()
+    free, stop = threading.Semaphore(len(sets)), threading.Event()
 
     def draw_all():
         try:
@@ -370,7 +374,7 @@ def prompt_stream(problem: Problem, rng: np.random.Generator, batch: int, steps:
                 if stop.is_set():
                     return
                 ready.put(problem.draw_prompts(rng, batch, sets[t % len(sets)]))
-        except BaseException as exc:  # noqa: BLE001 - handed over to the consumer, raised there
+        except BaseException as exc:  # handed over to the consumer, raised there
             ready.put(exc)
 
     worker = threading.Thread(target=draw_all, name="lipschitz-icl-prompts", daemon=True)
@@ -388,11 +392,24 @@ def prompt_stream(problem: Problem, rng: np.random.Generator, batch: int, steps:
         worker.join()
 
 
-def train(problem: Problem, *, param: str = "M", attention: str = "softmax", steps: int = 2000,
-          batch: int = 256, lr: float = 0.01, optimizer: str = "adam", schedule: str = "constant",
-          final_lr_fraction: float = 0.01, average_fraction: float = 0.0, seed=0,
-          init: Params | None = None, init_scale: float | None = None, betas=(0.9, 0.999),
-          progress: bool | None = None) -> TrainResult:
+def train(
+    problem: Problem,
+    *,
+    param: str = "M",
+    attention: str = "softmax",
+    steps: int = 2000,
+    batch: int = 256,
+    lr: float = 0.01,
+    optimizer: str = "adam",
+    schedule: str = "constant",
+    final_lr_fraction: float = 0.01,
+    average_fraction: float = 0.0,
+    seed=0,
+    init: Params | None = None,
+    init_scale: float | None = None,
+    betas=(0.9, 0.999),
+    progress: bool | None = None,
+) -> TrainResult:
     """Online pretraining: ``steps`` updates, each on ``batch`` fresh prompts from ``problem``.
 
     Each step takes one optimiser step on the batch loss ``(1/B) sum_b (yhat_b - f_b(q_b))^2`` with its
@@ -465,10 +482,13 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
     schedule = check_choice("schedule", schedule, SCHEDULES)
     steps = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
     if problem.n * (problem.d + 1) > MAX_BATCH_ELEMENTS:
-        raise ParameterError("n", f"at most {MAX_BATCH_ELEMENTS // (problem.d + 1)} for training in "
-                             f"d = {problem.d} (one prompt must fit in memory)", problem.n)
-    batch = check_int("batch", batch, minimum=1,
-                      maximum=max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
+        raise ParameterError(
+            "n",
+            f"at most {MAX_BATCH_ELEMENTS // (problem.d + 1)} for training in "
+            f"d = {problem.d} (one prompt must fit in memory)",
+            problem.n,
+        )
+    batch = check_int("batch", batch, minimum=1, maximum=max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
     lr = check_real("lr", lr, minimum=0.0, strict_minimum=True, maximum=MAX_LR)
     final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
     average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
@@ -483,8 +503,7 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
     beta2 = check_real("betas[1]", beta2, minimum=0.0, maximum=0.9999)
     rng = check_rng(seed)
     d = problem.d
-    params = (init_params(param, d, kind, rng, init_scale) if init is None
-              else _check_init(init, param, d, kind))
+    params = init_params(param, d, kind, rng, init_scale) if init is None else _check_init(init, param, d, kind)
     opt = Adam(beta1, beta2) if optimizer == "adam" else SGD()
     n_avg = int(np.ceil(average_fraction * steps)) if average_fraction > 0 else 0
     switch = steps - n_avg if n_avg else steps // 2
@@ -492,8 +511,10 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
     curve = np.empty(steps)
     show = progress if progress is not None else (None if steps * batch >= LONG_RUN_PROMPTS else False)
     start = time.perf_counter()
-    with progress_bar(total=steps, desc="train", unit="step", show=show) as bar, \
-            contextlib.closing(prompt_stream(problem, rng, batch, steps)) as stream:
+    with (
+        progress_bar(total=steps, desc="train", unit="step", show=show) as bar,
+        contextlib.closing(prompt_stream(problem, rng, batch, steps)) as stream,
+    ):
         for t, (_, x, y, q, fq) in enumerate(stream):
             loss, grads = loss_and_grad(param, params, x, y, q, fq, kind)
             if not np.isfinite(loss):
@@ -508,5 +529,6 @@ def train(problem: Problem, *, param: str = "M", attention: str = "softmax", ste
                 bar.update()
     seconds = time.perf_counter() - start
     last = {name: value.copy() for name, value in params.items()}
-    return TrainResult(avg if n_avg else {k: v.copy() for k, v in last.items()}, last, curve,
-                       seconds, steps, param, kind, d)
+    return TrainResult(
+        avg if n_avg else {k: v.copy() for k, v in last.items()}, last, curve, seconds, steps, param, kind, d
+    )

@@ -41,7 +41,7 @@ def shorten(value: object) -> str:
     text = repr(value)
     if len(text) <= MAX_ECHO:
         return text
-    return f"{text[:MAX_ECHO - 20]}... ({len(text)} characters)"
+    return f"{text[: MAX_ECHO - 20]}... ({len(text)} characters)"
 
 
 class ParameterError(ValueError):
@@ -54,24 +54,29 @@ class ParameterError(ValueError):
         super().__init__(f"parameter '{name}' must be {requirement} (got {shorten(value)})")
 
 
-def check_int(name: str, value: object, *, minimum: int | None = None,
-              maximum: int | None = None) -> int:
+def check_int(name: str, value: object, *, minimum: float | None = None, maximum: float | None = None) -> int:
     """Return ``value`` as ``int``; it must be integral and within ``[minimum, maximum]``."""
     bounds = _describe_bounds(minimum, maximum)
     requirement = "an integer" + bounds
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
         raise ParameterError(name, requirement, value)
-    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
-        if not math.isfinite(value) or value != int(value):
-            raise ParameterError(name, requirement, value)
-    ivalue = int(value)
+    fractional = isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+    if fractional and (not math.isfinite(value) or value != int(value)):  # type: ignore[call-overload]  # typeshed: Real lacks __int__
+        raise ParameterError(name, requirement, value)
+    ivalue = int(value)  # type: ignore[call-overload]  # typeshed: Real lacks __int__
     if (minimum is not None and ivalue < minimum) or (maximum is not None and ivalue > maximum):
         raise ParameterError(name, requirement, value)
     return ivalue
 
 
-def check_real(name: str, value: object, *, minimum: float | None = None,
-               maximum: float | None = None, strict_minimum: bool = False) -> float:
+def check_real(
+    name: str,
+    value: object,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_minimum: bool = False,
+) -> float:
     """Return ``value`` as a finite ``float`` within the stated bounds.
 
     ``strict_minimum=True`` requires ``value > minimum`` instead of ``value >= minimum``.
@@ -110,11 +115,9 @@ def check_matrix(name: str, value: object, d: int) -> np.ndarray:
     except (TypeError, ValueError):
         raise ParameterError(name, f"a finite real matrix of shape ({d}, {d})", value) from None
     if array.shape != (d, d):
-        raise ParameterError(name, f"a finite real matrix of shape ({d}, {d})",
-                             f"array of shape {array.shape}")
+        raise ParameterError(name, f"a finite real matrix of shape ({d}, {d})", f"array of shape {array.shape}")
     if not np.all(np.isfinite(array)):
-        raise ParameterError(name, f"a finite real matrix of shape ({d}, {d})",
-                             "matrix with non-finite entries")
+        raise ParameterError(name, f"a finite real matrix of shape ({d}, {d})", "matrix with non-finite entries")
     return array
 
 

@@ -13,19 +13,39 @@ from functools import lru_cache
 
 from .. import zonal
 from ..lowrank import matched_problem
-from . import (generalisation, kernel_identity, linear_attention, ratio_expansion, regularity, saddle,
-               sphere_asymptotics, window_law)
+from . import (
+    generalisation,
+    kernel_identity,
+    linear_attention,
+    ratio_expansion,
+    regularity,
+    saddle,
+    sphere_asymptotics,
+    window_law,
+)
 from .writeup import Document, to_index, to_markdown
 
-__all__ = ["SUPPORT_MODULES", "REGULARITY_DIMS", "REGULARITY_EXPRESSIONS", "regularity_examples", "SADDLE_DESIGN",
-           "SADDLE_GRID", "saddle_cases", "documents", "files", "INDEX"]
+__all__ = [
+    "SUPPORT_MODULES",
+    "REGULARITY_DIMS",
+    "REGULARITY_EXPRESSIONS",
+    "regularity_examples",
+    "SADDLE_DESIGN",
+    "SADDLE_GRID",
+    "saddle_cases",
+    "documents",
+    "files",
+    "INDEX",
+]
 
-SUPPORT_MODULES = ("documents", "writeup")   # modules of the package that are not derivations
+SUPPORT_MODULES = ("documents", "writeup")  # modules of the package that are not derivations
 INDEX = "README.md"
 REGULARITY_DIMS = (3, 5)
 # the regularity claims' kernels beyond the built-in classes (the union of their [claim.design] kernels)
-REGULARITY_EXPRESSIONS = (("exponential", "exp(-sqrt(2-2*t))"),
-                          ("matern32", "(1 + sqrt(3)*sqrt(2-2*t))*exp(-sqrt(3)*sqrt(2-2*t))"))
+REGULARITY_EXPRESSIONS = (
+    ("exponential", "exp(-sqrt(2-2*t))"),
+    ("matern32", "(1 + sqrt(3)*sqrt(2-2*t))*exp(-sqrt(3)*sqrt(2-2*t))"),
+)
 
 
 def regularity_examples() -> tuple:
@@ -40,8 +60,9 @@ def regularity_examples() -> tuple:
 
 # thm44.saddle: the design numbers that shape the derived ones, and the full grid as (task, d, k)
 SADDLE_DESIGN = {"n": 20, "L0": 1.0, "sigma": 0.3, "step": 0.04, "scale_bounds": (0.5, 50.0)}
-SADDLE_GRID = tuple((task, d, k) for d, k in ((3, 1), (4, 2), (8, 2))
-                    for task in ("lowrank-quadratic", "lowrank-cosine"))
+SADDLE_GRID = tuple(
+    (task, d, k) for d, k in ((3, 1), (4, 2), (8, 2)) for task in ("lowrank-quadratic", "lowrank-cosine")
+)
 
 
 def saddle_cases() -> tuple:
@@ -54,10 +75,16 @@ def saddle_cases() -> tuple:
 @lru_cache(maxsize=1)
 def documents() -> tuple[Document, ...]:
     """One document per derivation module, in reading order (immutable, computed once)."""
-    return (kernel_identity.document(), sphere_asymptotics.document(), ratio_expansion.document(),
-            window_law.document(), regularity.document(regularity_examples()), linear_attention.document(),
-            generalisation.document(),
-            saddle.document(saddle_cases(), step=SADDLE_DESIGN["step"], scale_bounds=SADDLE_DESIGN["scale_bounds"]))
+    return (
+        kernel_identity.document(),
+        sphere_asymptotics.document(),
+        ratio_expansion.document(),
+        window_law.document(),
+        regularity.document(regularity_examples()),
+        linear_attention.document(),
+        generalisation.document(),
+        saddle.document(saddle_cases(), step=SADDLE_DESIGN["step"], scale_bounds=SADDLE_DESIGN["scale_bounds"]),
+    )
 
 
 def files() -> dict[str, str]:

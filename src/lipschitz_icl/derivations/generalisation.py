@@ -21,7 +21,8 @@ generalisation.md``).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
+from typing import Any
 
 import sympy as sp
 
@@ -29,29 +30,42 @@ from . import sphere_asymptotics as S
 from . import window_law as law
 from .writeup import Document, Formula, Step, Table
 
-__all__ = ["mismatch_ratio_expr", "mismatch_ratio", "window_factor_expr", "noise_series", "envelope_bias",
-           "class_error", "SERIES", "DIMS", "FACTOR", "SAME_L", "document"]
+__all__ = [
+    "mismatch_ratio_expr",
+    "mismatch_ratio",
+    "window_factor_expr",
+    "noise_series",
+    "envelope_bias",
+    "class_error",
+    "SERIES",
+    "DIMS",
+    "FACTOR",
+    "SAME_L",
+    "document",
+]
 
 SERIES = ("derived", "first-order")
 DIMS = (2, 3, 5)  # the dimensions of the thm35 claims' full grids
 FACTOR = 10  # thm35.mismatch, mismatch-marked: pretraining at L' = L/FACTOR and FACTOR L
-SAME_L = {"n": 1000, "L": 1.0, "sigma": 0.5}  # thm35.same-l-classes: n (its grid), L and sigma (its design)
+# thm35.same-l-classes: n (its grid), L and sigma (its design)
+SAME_L: dict[str, Any] = {"n": 1000, "L": 1.0, "sigma": 0.5}
 _lam, _p, _beta = sp.symbols("lambda p beta", positive=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _mismatch_derivation() -> dict:
     """The steps of :func:`mismatch_ratio_expr`: ``E(w)``, its minimiser ``w*`` (SymPy's root of ``E'(w) = 0``)
     and ``E(lambda w*)/E(w*)`` simplified."""
     b, c, n, w = sp.symbols("b c n w", positive=True)
     energy = lambda x: b * x**-_p + c * x**_beta / n  # noqa: E731
     w_star = sp.solve(sp.Eq(sp.diff(energy(w), w), 0), w)[0]
-    ratio = sp.simplify(sp.powsimp(sp.expand_power_base(energy(_lam * w_star) / energy(w_star), force=True),
-                                   force=True))
+    ratio = sp.simplify(
+        sp.powsimp(sp.expand_power_base(energy(_lam * w_star) / energy(w_star), force=True), force=True)
+    )
     return {"w": w, "energy": energy(w), "w_star": w_star, "ratio": ratio}
 
 
-@lru_cache(maxsize=None)
+@cache
 def mismatch_ratio_expr() -> sp.Expr:
     """``E(lambda w*)/E(w*)`` for ``E(w) = b w^-p + c w^beta / n`` at its minimiser ``w*``: substitute the
     first-order condition ``c w*^beta / n = (p/beta) b w*^-p`` and simplify; it is
@@ -63,7 +77,7 @@ def mismatch_ratio_expr() -> sp.Expr:
     return closed
 
 
-@lru_cache(maxsize=None)
+@cache
 def window_factor_expr() -> sp.Expr:
     """``lambda = w*(L')/w*(L)`` under the window law ``w* = C (n L^2/sigma^2)^alpha``
     (:mod:`lipschitz_icl.derivations.window_law`): ``(L'/L)^(2 alpha)``, free of ``C``, ``n`` and ``sigma``."""
@@ -126,8 +140,13 @@ def _mismatch_rows() -> tuple:
     rows = []
     for dim in DIMS:
         for label, sign in ((f"1/{FACTOR}", -1), (f"{FACTOR}", +1)):
-            lam = window_factor_expr().subs({sp.Symbol("L'", positive=True): sp.Integer(FACTOR) ** sign,
-                                             law.L: 1, sp.Symbol("alpha", positive=True): alpha.subs(law.d, dim)})
+            lam = window_factor_expr().subs(
+                {
+                    sp.Symbol("L'", positive=True): sp.Integer(FACTOR) ** sign,
+                    law.L: 1,
+                    sp.Symbol("alpha", positive=True): alpha.subs(law.d, dim),
+                }
+            )
             ratio = mismatch_ratio_expr().subs({_lam: lam, _p: p, _beta: beta.subs(law.d, dim)})
             rows.append((dim, label, alpha.subs(law.d, dim), lam, float(sp.N(lam, 20)), float(sp.N(ratio, 20))))
     return tuple(rows)
@@ -147,93 +166,161 @@ def _class_rows() -> tuple:
 
 def _steps() -> tuple:
     m = _mismatch_derivation()
-    w, n, L, sigma, d = m["w"], law.n, law.L, law.sigma, law.d
+    w, n, L, sigma = m["w"], law.n, law.L, law.sigma
     E, R_d = sp.Function("E"), sp.Function("R_d")(w)
     q_power, c_q = law.noise_finite_n_leading_expr()
     b_cos = law.cosine_bias_leading_expr()
     noise = sigma**2 * (R_d / n + sp.Symbol("c_q") * w**q_power / n**2)
     envelope = 2 * L**2 * S.by_powers(S.one_minus_tilted_mean_series(2), -1, 2)
     return (
-        Step("The optimum of a two-power error", "At leading order in `1/w` the error of the window `w I` on its "
-             "pretraining class is `E(w) = b w^-p + c w^beta/n` (window_law.md: `p = 2` affine, `3/2` relu; "
-             "`beta = (d-1)/2`). SymPy solves `E'(w) = 0`:",
-             (Formula(E(w), m["energy"]), Formula(sp.Symbol("w^*"), m["w_star"]))),
-        Step("The cost of a mismatched window", "`E(lambda w*)/E(w*)` with the first-order condition substituted "
-             "and simplified; its difference from the closed form below simplifies to 0 (`mismatch_ratio_expr`). "
-             "It is 1 at `lambda = 1` and larger for every other `lambda`, whatever `b`, `c` and `n` (a weighted "
-             "arithmetic mean of `lambda^-p` and `lambda^beta`, whose weighted geometric mean is 1):",
-             (Formula(E(_lam * sp.Symbol("w^*")) / E(sp.Symbol("w^*")), mismatch_ratio_expr()),)),
-        Step("The window of a mismatched pretraining", "Pretraining at `L'` instead of `L` gives the window "
-             "`w*(L')`; with the window law `w* = C (n L^2/sigma^2)^alpha` the factor is free of `C`, `n` and "
-             "`sigma`:", (Formula(_lam, window_factor_expr()),)),
-        Step("The noise part on any task", "The softmax weights do not depend on the task, so the noise part is "
-             "the same on every test task: `sigma^2 E sum_i p_i^2` with `R_d = Phi_d(2w)/Phi_d(w)^2` exact "
-             "(sphere_asymptotics.md) and the `1/n^2` term of the delta method at leading order (window_law.md); "
-             "`first-order` drops the second term:",
-             (Formula(sp.Symbol("N(w)"), noise), Formula(sp.Symbol("c_q"), c_q))),
-        Step("The Lipschitz envelope", "For weights `p_i >= 0` summing to one and an `L`-Lipschitz task, "
-             "`|sum_i p_i f(x_i) - f(q)| <= L sum_i p_i ||x_i - q||`, so by Jensen the bias of a context is at most "
-             "`L^2 sum_i p_i ||x_i - q||^2` whatever the task. Its large-`n` mean is "
-             "`2 L^2 (1 - A_d(w))` (`||x - q||^2 = 2 - 2t`), of order `L^2 (d-1)/w`: with `w* ~ C rho^alpha` the "
-             "error on every `L`-Lipschitz task falls at least as `n^-alpha`, the pretraining class's own rate "
-             "`n^-(p alpha)` being faster:",
-             (Formula(2 * L**2 * (1 - sp.Function("A_d")(w)), envelope, r"\sim"),)),
-        Step("A window on another class", "The error of `w I` on a class it was not pretrained for: exact "
-             "quadrature for the affine and relu classes (`lipschitz_icl.exact`), and for the cosine class of "
-             "frequency `k` the leading-order bias (window_law.md) plus the noise part above:",
-             (Formula(sp.Function(r"E_{\cos}")(w), L**2 * b_cos[1] * w ** -b_cos[0] + noise),)),
+        Step(
+            "The optimum of a two-power error",
+            "At leading order in `1/w` the error of the window `w I` on its "
+            "pretraining class is `E(w) = b w^-p + c w^beta/n` (window_law.md: `p = 2` affine, `3/2` relu; "
+            "`beta = (d-1)/2`). SymPy solves `E'(w) = 0`:",
+            (Formula(E(w), m["energy"]), Formula(sp.Symbol("w^*"), m["w_star"])),
+        ),
+        Step(
+            "The cost of a mismatched window",
+            "`E(lambda w*)/E(w*)` with the first-order condition substituted "
+            "and simplified; its difference from the closed form below simplifies to 0 (`mismatch_ratio_expr`). "
+            "It is 1 at `lambda = 1` and larger for every other `lambda`, whatever `b`, `c` and `n` (a weighted "
+            "arithmetic mean of `lambda^-p` and `lambda^beta`, whose weighted geometric mean is 1):",
+            (Formula(E(_lam * sp.Symbol("w^*")) / E(sp.Symbol("w^*")), mismatch_ratio_expr()),),
+        ),
+        Step(
+            "The window of a mismatched pretraining",
+            "Pretraining at `L'` instead of `L` gives the window "
+            "`w*(L')`; with the window law `w* = C (n L^2/sigma^2)^alpha` the factor is free of `C`, `n` and "
+            "`sigma`:",
+            (Formula(_lam, window_factor_expr()),),
+        ),
+        Step(
+            "The noise part on any task",
+            "The softmax weights do not depend on the task, so the noise part is "
+            "the same on every test task: `sigma^2 E sum_i p_i^2` with `R_d = Phi_d(2w)/Phi_d(w)^2` exact "
+            "(sphere_asymptotics.md) and the `1/n^2` term of the delta method at leading order (window_law.md); "
+            "`first-order` drops the second term:",
+            (Formula(sp.Symbol("N(w)"), noise), Formula(sp.Symbol("c_q"), c_q)),
+        ),
+        Step(
+            "The Lipschitz envelope",
+            "For weights `p_i >= 0` summing to one and an `L`-Lipschitz task, "
+            "`|sum_i p_i f(x_i) - f(q)| <= L sum_i p_i ||x_i - q||`, so by Jensen the bias of a context is at most "
+            "`L^2 sum_i p_i ||x_i - q||^2` whatever the task. Its large-`n` mean is "
+            "`2 L^2 (1 - A_d(w))` (`||x - q||^2 = 2 - 2t`), of order `L^2 (d-1)/w`: with `w* ~ C rho^alpha` the "
+            "error on every `L`-Lipschitz task falls at least as `n^-alpha`, the pretraining class's own rate "
+            "`n^-(p alpha)` being faster:",
+            (Formula(2 * L**2 * (1 - sp.Function("A_d")(w)), envelope, r"\sim"),),
+        ),
+        Step(
+            "A window on another class",
+            "The error of `w I` on a class it was not pretrained for: exact "
+            "quadrature for the affine and relu classes (`lipschitz_icl.exact`), and for the cosine class of "
+            "frequency `k` the leading-order bias (window_law.md) plus the noise part above:",
+            (Formula(sp.Function(r"E_{\cos}")(w), L**2 * b_cos[1] * w ** -b_cos[0] + noise),),
+        ),
     )
 
 
 def document() -> Document:
     """The derivation written up (:mod:`lipschitz_icl.derivations.writeup`), every formula computed here."""
-    rates = tuple((task, dim, law.optimum_exprs(task)["alpha"].subs(law.d, dim), law.window_law(task, dim)[0],
-                   -law.min_error_law(task, dim)[0]) for task in law.TASKS for dim in DIMS)
+    rates = tuple(
+        (
+            task,
+            dim,
+            law.optimum_exprs(task)["alpha"].subs(law.d, dim),
+            law.window_law(task, dim)[0],
+            -law.min_error_law(task, dim)[0],
+        )
+        for task in law.TASKS
+        for dim in DIMS
+    )
     q_power, c_q = law.noise_finite_n_leading_expr()
-    noise_rows = tuple((dim, *law.noise_leading(dim)[1:], int(q_power.subs(law.d, dim)), c_q.subs(law.d, dim),
-                        law.noise_finite_n_leading(dim)[1]) for dim in DIMS)
+    noise_rows = tuple(
+        (
+            dim,
+            *law.noise_leading(dim)[1:],
+            int(q_power.subs(law.d, dim)),
+            c_q.subs(law.d, dim),
+            law.noise_finite_n_leading(dim)[1],
+        )
+        for dim in DIMS
+    )
     return Document(
         name="generalisation",
         title="Theorem 3.5: a window on tasks it was not pretrained for, and the cost of a mismatched L",
         summary="the cost `(beta lambda^-p + p lambda^beta)/(beta + p)` of a window `lambda` times the optimum, "
-                "`lambda = (L'/L)^(2 alpha)` for a mismatched `L'`; the task-free noise part; the Lipschitz envelope; "
-                "a window's error on another class",
+        "`lambda = (L'/L)^(2 alpha)` for a mismatched `L'`; the task-free noise part; the Lipschitz envelope; "
+        "a window's error on another class",
         paper="Theorem 3.5 and the Section 3.2 text on Figure 5",
-        claims=("thm35.generalisation", "thm35.envelope", "thm35.noise-part", "thm35.mismatch",
-                "thm35.mismatch-marked", "thm35.same-l-classes"),
+        claims=(
+            "thm35.generalisation",
+            "thm35.envelope",
+            "thm35.noise-part",
+            "thm35.mismatch",
+            "thm35.mismatch-marked",
+            "thm35.same-l-classes",
+        ),
         used_by=("lipschitz_icl.claims.thm35",),
-        statement=Step("", "A window `lambda w*` instead of the optimum `w*` of the error `b w^-p + c w^beta/n` costs "
-                       "the factor below; pretraining at `L'` instead of `L` gives `lambda = (L'/L)^(2 alpha)` at "
-                       "leading order. The noise part is the same on every task, and on every `L`-Lipschitz task the "
-                       "bias is at most the Lipschitz envelope.",
-                       (Formula(sp.Function("E")(_lam * sp.Symbol("w^*")) / sp.Function("E")(sp.Symbol("w^*")),
-                                mismatch_ratio_expr()), Formula(_lam, window_factor_expr()))),
-        assumptions=("`x_i` and `q` uniform on `S^(d-1)`, `M = w I`, label noise of variance `sigma^2`; the windows "
-                     "are pretrained on the affine or relu class (window_law.md).",
-                     "The mismatch ratio is the leading order in `1/w` and `1/n` (the two-power error of "
-                     "window_law.md); the noise part keeps `R_d` exact and the `1/n^2` term at leading order.",
-                     "Test tasks are `L`-Lipschitz on the sphere (the probes of `lipschitz_icl.probes`)."),
+        statement=Step(
+            "",
+            "A window `lambda w*` instead of the optimum `w*` of the error `b w^-p + c w^beta/n` costs "
+            "the factor below; pretraining at `L'` instead of `L` gives `lambda = (L'/L)^(2 alpha)` at "
+            "leading order. The noise part is the same on every task, and on every `L`-Lipschitz task the "
+            "bias is at most the Lipschitz envelope.",
+            (
+                Formula(
+                    sp.Function("E")(_lam * sp.Symbol("w^*")) / sp.Function("E")(sp.Symbol("w^*")),
+                    mismatch_ratio_expr(),
+                ),
+                Formula(_lam, window_factor_expr()),
+            ),
+        ),
+        assumptions=(
+            "`x_i` and `q` uniform on `S^(d-1)`, `M = w I`, label noise of variance `sigma^2`; the windows "
+            "are pretrained on the affine or relu class (window_law.md).",
+            "The mismatch ratio is the leading order in `1/w` and `1/n` (the two-power error of "
+            "window_law.md); the noise part keeps `R_d` exact and the `1/n^2` term at leading order.",
+            "Test tasks are `L`-Lipschitz on the sphere (the probes of `lipschitz_icl.probes`).",
+        ),
         steps=_steps(),
         results=(
-            Step("The cost of a mismatched L", f"Affine pretraining (`p = 2`, `beta = (d-1)/2`, `alpha = 2/(d+3)`) at "
-                 f"`L' = L/{FACTOR}` and `{FACTOR} L` (thm35.mismatch: the ratio is above 1, so the mismatched error "
-                 "is larger; thm35.mismatch-marked asks a factor `marked_factor` where this ratio is at least "
-                 "`marked_margin x marked_factor`); the ratio does not depend on `n`:", (),
-                 Table(("d", "L'/L", "alpha exact", "lambda exact", "lambda", "E(lambda w*)/E(w*)"), _mismatch_rows())),
-            Step("The envelope rate and the own-class rate", "thm35.generalisation bounds the local slope of the "
-                 "error in `log n` by `-alpha` (the envelope rate); its rival 'the pretraining class's own rate' is "
-                 "`-p alpha` (window_law.md):", (),
-                 Table(("class", "d", "alpha exact", "alpha", "p alpha"), rates)),
-            Step("The noise part", "`c_R` (`R_d ~ c_R w^((d-1)/2)`) and the `1/n^2` term `c_q w^(d-1)/n^2` per "
-                 "dimension (thm35.noise-part evaluates the series at the exact `w*`):", (),
-                 Table(("d", "c_R", "1/n^2 power", "c_q exact", "c_q"), noise_rows)),
-            Step("Same L, other class", f"thm35.same-l-classes: the error on the Figure 5 classes at the exact relu "
-                 f"window over that at the exact affine window (`n = {SAME_L['n']}`, `L = {SAME_L['L']:g}`, "
-                 f"`sigma = {SAME_L['sigma']:g}`):", (),
-                 Table(("d", "test class", "w* affine", "w* relu", "E(relu window)/E(affine window)"), _class_rows())),
+            Step(
+                "The cost of a mismatched L",
+                f"Affine pretraining (`p = 2`, `beta = (d-1)/2`, `alpha = 2/(d+3)`) at "
+                f"`L' = L/{FACTOR}` and `{FACTOR} L` (thm35.mismatch: the ratio is above 1, so the mismatched error "
+                "is larger; thm35.mismatch-marked asks a factor `marked_factor` where this ratio is at least "
+                "`marked_margin x marked_factor`); the ratio does not depend on `n`:",
+                (),
+                Table(("d", "L'/L", "alpha exact", "lambda exact", "lambda", "E(lambda w*)/E(w*)"), _mismatch_rows()),
+            ),
+            Step(
+                "The envelope rate and the own-class rate",
+                "thm35.generalisation bounds the local slope of the "
+                "error in `log n` by `-alpha` (the envelope rate); its rival 'the pretraining class's own rate' is "
+                "`-p alpha` (window_law.md):",
+                (),
+                Table(("class", "d", "alpha exact", "alpha", "p alpha"), rates),
+            ),
+            Step(
+                "The noise part",
+                "`c_R` (`R_d ~ c_R w^((d-1)/2)`) and the `1/n^2` term `c_q w^(d-1)/n^2` per "
+                "dimension (thm35.noise-part evaluates the series at the exact `w*`):",
+                (),
+                Table(("d", "c_R", "1/n^2 power", "c_q exact", "c_q"), noise_rows),
+            ),
+            Step(
+                "Same L, other class",
+                f"thm35.same-l-classes: the error on the Figure 5 classes at the exact relu "
+                f"window over that at the exact affine window (`n = {SAME_L['n']}`, `L = {SAME_L['L']:g}`, "
+                f"`sigma = {SAME_L['sigma']:g}`):",
+                (),
+                Table(("d", "test class", "w* affine", "w* relu", "E(relu window)/E(affine window)"), _class_rows()),
+            ),
         ),
         exactness="the mismatch ratio, the window factor, `alpha`, `p alpha`, `c_R` and `c_q` are exact symbolic "
-                  "expressions (evaluated with `sympy.N` at 20 digits, printed to 12 significant digits); the last "
-                  "table comes from exact quadratures and searches of `w*` (accurate to about `1e-5` relative) and is "
-                  "printed to 6 significant digits.",
+        "expressions (evaluated with `sympy.N` at 20 digits, printed to 12 significant digits); the last "
+        "table comes from exact quadratures and searches of `w*` (accurate to about `1e-5` relative) and is "
+        "printed to 6 significant digits.",
     )

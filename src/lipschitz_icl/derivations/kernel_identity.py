@@ -19,7 +19,7 @@ range, the unit-norm constraints being imposed by substitution (not assumed in t
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -35,7 +35,7 @@ __all__ = [
     "document",
 ]
 
-DIMS = range(1, 7)   # the dimensions verify_kernel_identity checks by default
+DIMS = range(1, 7)  # the dimensions verify_kernel_identity checks by default
 N_POINTS = 4
 
 w = sp.Symbol("w", positive=True)
@@ -53,7 +53,7 @@ def _squared_distance_sides(d: int):
     return ((x - y).T * (x - y))[0, 0], (x.T * x)[0, 0] + (y.T * y)[0, 0] - 2 * (x.T * y)[0, 0]
 
 
-@lru_cache(maxsize=None)
+@cache
 def squared_distance_identity(d: int) -> sp.Expr:
     """``||x - y||^2 - (|x|^2 + |y|^2 - 2 x.y)`` expanded in coordinates; it is identically 0."""
     dist2, rhs = _squared_distance_sides(d)
@@ -69,7 +69,7 @@ def _sphere_constraint(d: int) -> dict:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernel_identity_residual(d: int, on_sphere: bool = True) -> sp.Expr:
     """``log exp(x^T (wI) y) - log[exp(w) exp(-w ||x - y||^2 / 2)]`` with ``|x| = |y| = 1`` imposed.
 
@@ -96,7 +96,7 @@ def bandwidth() -> sp.Expr:
     return sp.simplify(sol)
 
 
-@lru_cache(maxsize=None)
+@cache
 def softmax_weights_residual(n: int) -> sp.Expr:
     """Softmax over ``n`` context points of ``w t_i`` minus the normalised Gaussian kernel weights.
 
@@ -135,49 +135,67 @@ def document() -> Document:
     dist2, expanded = _squared_distance_sides(d_show)
     gap = sp.Symbol(r"\Delta_d")
     soft, weight = _softmax_and_kernel_weight(N_POINTS)
-    statement = Step("", "For unit vectors `x, y` in `R^d` and `w > 0` the attention score `exp(x^T (w I) y)` "
-                     "is `exp(w)` times a Gaussian kernel in `||x - y||` with bandwidth `h = 1/sqrt(w)`; the "
-                     "softmax weights of `M = w I` are therefore the Nadaraya-Watson weights of that kernel.",
-                     (Formula(sp.exp(w * t), sp.Mul(sp.exp(w), kernel, evaluate=False)),
-                      Formula(sp.Symbol("h"), h)))
-    steps = (
-        Step("The squared distance in coordinates",
-             f"Written out in coordinates (here `d = {d_show}`), `||x - y||^2` and `|x|^2 + |y|^2 - 2 x.y` "
-             "expand to the same polynomial: their difference is identically 0.",
-             (Formula(dist2, expanded),)),
-        Step("The exponent gap off the sphere",
-             f"`Delta_d = x^T (w I) y - (w - w ||x - y||^2 / 2)`, expanded (`d = {d_show}`). Without the "
-             "unit-norm constraint it is not 0: the identity is a property of the sphere.",
-             (Formula(gap, kernel_identity_residual(d_show, on_sphere=False)),)),
-        Step("Imposing the sphere",
-             "The constraint is imposed by eliminating the last coordinate of each vector (valid on the whole "
-             "sphere, whatever its sign); the gap then expands to 0 in every dimension checked.",
-             tuple(Formula(k, v) for k, v in _sphere_constraint(d_show).items()),
-             Table(("d", "Delta_d on the sphere"), tuple((d, kernel_identity_residual(d)) for d in DIMS))),
-        Step("The bandwidth",
-             "Solving `exp(-w r^2/2) = exp(-r^2/(2 h^2))` for all `r` gives the positive root:",
-             (Formula(sp.Symbol("h"), h),)),
-        Step("The softmax weights",
-             f"With `t_i = x_i . x` and `||x_i - x||^2 = 2 - 2 t_i`, the softmax weight of point 1 among "
-             f"`n = {N_POINTS}` equals its normalised kernel weight (the common factor `exp(w)` cancels); "
-             "their difference simplifies to 0.",
-             (Formula(soft, weight), Formula(soft - weight, softmax_weights_residual(N_POINTS)))),
+    statement = Step(
+        "",
+        "For unit vectors `x, y` in `R^d` and `w > 0` the attention score `exp(x^T (w I) y)` "
+        "is `exp(w)` times a Gaussian kernel in `||x - y||` with bandwidth `h = 1/sqrt(w)`; the "
+        "softmax weights of `M = w I` are therefore the Nadaraya-Watson weights of that kernel.",
+        (Formula(sp.exp(w * t), sp.Mul(sp.exp(w), kernel, evaluate=False)), Formula(sp.Symbol("h"), h)),
     )
-    results = (Step("The identity and the bandwidth",
-                    f"Verified symbolically for `d` in {DIMS.start}..{DIMS.stop - 1} and `n = {N_POINTS}`: "
-                    f"`verify_kernel_identity()` returns {verify_kernel_identity()}.",
-                    (Formula(sp.Symbol("h"), h),)),)
+    steps = (
+        Step(
+            "The squared distance in coordinates",
+            f"Written out in coordinates (here `d = {d_show}`), `||x - y||^2` and `|x|^2 + |y|^2 - 2 x.y` "
+            "expand to the same polynomial: their difference is identically 0.",
+            (Formula(dist2, expanded),),
+        ),
+        Step(
+            "The exponent gap off the sphere",
+            f"`Delta_d = x^T (w I) y - (w - w ||x - y||^2 / 2)`, expanded (`d = {d_show}`). Without the "
+            "unit-norm constraint it is not 0: the identity is a property of the sphere.",
+            (Formula(gap, kernel_identity_residual(d_show, on_sphere=False)),),
+        ),
+        Step(
+            "Imposing the sphere",
+            "The constraint is imposed by eliminating the last coordinate of each vector (valid on the whole "
+            "sphere, whatever its sign); the gap then expands to 0 in every dimension checked.",
+            tuple(Formula(k, v) for k, v in _sphere_constraint(d_show).items()),
+            Table(("d", "Delta_d on the sphere"), tuple((d, kernel_identity_residual(d)) for d in DIMS)),
+        ),
+        Step(
+            "The bandwidth",
+            "Solving `exp(-w r^2/2) = exp(-r^2/(2 h^2))` for all `r` gives the positive root:",
+            (Formula(sp.Symbol("h"), h),),
+        ),
+        Step(
+            "The softmax weights",
+            f"With `t_i = x_i . x` and `||x_i - x||^2 = 2 - 2 t_i`, the softmax weight of point 1 among "
+            f"`n = {N_POINTS}` equals its normalised kernel weight (the common factor `exp(w)` cancels); "
+            "their difference simplifies to 0.",
+            (Formula(soft, weight), Formula(soft - weight, softmax_weights_residual(N_POINTS))),
+        ),
+    )
+    results = (
+        Step(
+            "The identity and the bandwidth",
+            f"Verified symbolically for `d` in {DIMS.start}..{DIMS.stop - 1} and `n = {N_POINTS}`: "
+            f"`verify_kernel_identity()` returns {verify_kernel_identity()}.",
+            (Formula(sp.Symbol("h"), h),),
+        ),
+    )
     return Document(
         name="kernel_identity",
         title="Softmax attention with M = wI is a Gaussian-kernel smoother",
         summary="`exp(w x.y) = e^w exp(-w ||x-y||^2/2)` on the sphere: softmax weights are Nadaraya-Watson "
-                "weights with bandwidth `1/sqrt(w)`",
+        "weights with bandwidth `1/sqrt(w)`",
         paper="Lemma B.5, Eqs. (7)-(8)",
         claims=("thm34.isotropy",),
         used_by=(),
         statement=statement,
-        assumptions=("`x`, `y` (and every context point) lie on the unit sphere `S^(d-1)`.",
-                     "`M = w I` with `w > 0` (the isotropic form; thm34.isotropy checks the optimum has it)."),
+        assumptions=(
+            "`x`, `y` (and every context point) lie on the unit sphere `S^(d-1)`.",
+            "`M = w I` with `w > 0` (the isotropic form; thm34.isotropy checks the optimum has it).",
+        ),
         steps=steps,
         results=results,
         exactness="every result is exact (SymPy algebra on explicit coordinates, no numerics).",

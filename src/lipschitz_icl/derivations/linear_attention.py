@@ -39,15 +39,32 @@ eps_i``, ``x_i, q`` uniform on ``S^{d-1}``.  For a rotation-invariant class writ
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
 from .writeup import Document, Formula, Step, Table
 
-__all__ = ["m", "d", "n", "L", "sigma", "k", "CLASSES", "quadratic_coefficients", "loss_expr", "optimum_expr",
-           "limit_exprs", "class_moments", "linear_optimum", "linear_limit", "zero_predictor_error",
-           "cosine_projection_moment", "class_limit", "document"]
+__all__ = [
+    "m",
+    "d",
+    "n",
+    "L",
+    "sigma",
+    "k",
+    "CLASSES",
+    "quadratic_coefficients",
+    "loss_expr",
+    "optimum_expr",
+    "limit_exprs",
+    "class_moments",
+    "linear_optimum",
+    "linear_limit",
+    "zero_predictor_error",
+    "cosine_projection_moment",
+    "class_limit",
+    "document",
+]
 
 m = sp.Symbol("m", real=True)
 d, n, L, sigma, k = sp.symbols("d n L sigma k", positive=True)
@@ -69,7 +86,7 @@ def loss_expr():
     return sp.expand(m**2 * a2 - 2 * m * a1 + a0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def optimum_expr():
     """``(m*, E_lin(m*))`` solved from ``dE/dm = 0`` (SymPy), with the second-order check ``a2 > 0``."""
     loss = loss_expr()
@@ -79,7 +96,7 @@ def optimum_expr():
     return sp.simplify(m_star), sp.simplify(loss.subs(m, m_star))
 
 
-@lru_cache(maxsize=None)
+@cache
 def limit_exprs():
     """``(lim m*, lim E_lin)`` as ``n -> inf``: ``d`` and ``k1 - d B``."""
     m_star, e_star = optimum_expr()
@@ -92,7 +109,7 @@ def cosine_projection_moment(dim):
     return sp.gamma(nu + 1) * (2 / k) ** nu * sp.besselj(nu + 1, k)
 
 
-@lru_cache(maxsize=None)
+@cache
 def class_moments(task: str):
     """``(k1, B)`` of a class, symbolic in ``L``, ``d`` (and ``k`` for cosine)."""
     if task == "affine":
@@ -105,7 +122,7 @@ def class_moments(task: str):
     raise ValueError(f"task must be one of {CLASSES}, got {task!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def class_limit(task: str) -> sp.Expr:
     """``lim E_lin = k(1) - d B`` of a class, simplified (symbolic in ``L``, ``d``, ``k``)."""
     k1v, Bv = class_moments(task)
@@ -118,8 +135,9 @@ def _values(task: str, dim: int, frequency: float):
     return k1v.subs(subs), Bv.subs(subs)
 
 
-def linear_optimum(task: str, dim: int, n_value, L_value: float, sigma_value: float,
-                   frequency: float = 1.0) -> tuple[float, float]:
+def linear_optimum(
+    task: str, dim: int, n_value, L_value: float, sigma_value: float, frequency: float = 1.0
+) -> tuple[float, float]:
     """``(m*, E_lin(m*))`` as floats for a class at ``(d, n, L, sigma)`` (cosine: ``frequency``)."""
     k1v, Bv = _values(task, dim, frequency)
     m_star, e_star = optimum_expr()
@@ -143,8 +161,8 @@ def zero_predictor_error(task: str, dim: int, L_value: float, frequency: float =
     return float(sp.N(k1v.subs(L, L_value), 20))
 
 
-DIMS = (2, 3, 5)   # the dimensions of the linear claims' grids
-FREQUENCY = 1.0    # the cosine class's frequency in the linear claims
+DIMS = (2, 3, 5)  # the dimensions of the linear claims' grids
+FREQUENCY = 1.0  # the cosine class's frequency in the linear claims
 
 
 def document() -> Document:
@@ -159,39 +177,75 @@ def document() -> Document:
         name="linear_attention",
         title="The optimal linear attention and its ICL error",
         summary="`m* = a1/a2`, `E_lin(n) = a0 - a1^2/a2`; as `n -> inf`, `m* -> d` and `E_lin -> k(1) - d B > 0` "
-                "per class: linear attention cannot narrow its window",
+        "per class: linear attention cannot narrow its window",
         paper="Section 4 (linear attention) and Figure 1",
-        claims=("linear.optimum", "linear.isotropic", "linear.cannot-adapt", "linear.weights", "linear.trained",
-                "figures.fig1"),
-        used_by=("lipschitz_icl.claims.linear", "lipschitz_icl.claims.figures"),
-        statement=Step("", "The linear attention `yhat(q) = (1/n) sum_i y_i x_i^T M q` has its optimum at "
-                       "`M = m* I`; its ICL error tends, as `n -> inf`, to the part of the task that no homogeneous "
-                       "linear function explains, whatever `L` and `sigma`.",
-                       (Formula(sp.Limit(ms, n, sp.oo), m_lim), Formula(sp.Limit(el, n, sp.oo), e_lim))),
-        assumptions=("`x_i` and `q` uniform on `S^(d-1)`, `y_i = f(x_i) + eps_i` with noise variance `sigma^2`.",
-                     "A rotation-invariant task class with covariance `k(s) = E_f[f(a) f(b)]`, `a.b = s`, "
-                     "and `E_f f = 0`; `k1 = k(1)`, `B = E_t[t k(t)]` with `t = x.q`.",
-                     "The value weight is absorbed into `M`."),
-        steps=(
-            Step("Isotropy", "The loss is a convex quadratic in `M`, invariant under `M -> R M R^T` for every "
-                 "orthogonal `R`; the average of `R M* R^T` over `O(d)` is a minimiser and a multiple of the "
-                 "identity (Schur). So the optimum over `M = m I` is an optimum over all `M`."),
-            Step("The quadratic in m", "With `M = m I` the loss is `m^2 a2 - 2 m a1 + a0`, each expectation reduced "
-                 "by the independence of `q` and `E[q q^T] = I/d`:",
-                 (Formula(sp.Symbol("a_0"), a0), Formula(sp.Symbol("a_1"), a1), Formula(sp.Symbol("a_2"), a2),
-                  Formula(sp.Function(r"E_{\mathrm{lin}}")(m), loss_expr()))),
-            Step("The optimum", "`dE/dm = 0` solved by SymPy; the curvature `2 a2` is positive, so it is the minimum.",
-                 (Formula(ms, m_star), Formula(sp.Function(r"E_{\mathrm{lin}}")(ms), e_star))),
-            Step("The limit n -> inf", "The limits of the two expressions above:",
-                 (Formula(sp.Limit(ms, n, sp.oo), m_lim), Formula(sp.Limit(el, n, sp.oo), e_lim))),
-            Step("The moments per class", "`k(1)` and `B = E_t[t k(t)] = E_f ||E_x[f(x) x]||^2` of each class "
-                 f"(cosine: `g_d(k) = E_t[t sin(k t)]` in Bessel form), and the limit `k(1) - d B`:",
-                 (Formula(sp.Function("g_d")(k), cosine_projection_moment(d)),),
-                 Table(("class", "k(1)", "B", "k(1) - d B"), moments)),
+        claims=(
+            "linear.optimum",
+            "linear.isotropic",
+            "linear.cannot-adapt",
+            "linear.weights",
+            "linear.trained",
+            "figures.fig1",
         ),
-        results=(Step("The limits per class and dimension", f"`L = 1`, cosine frequency `k = {FREQUENCY:g}` "
-                      f"(the linear claims' settings); `m*` tends to `d` for every class.",
-                      (), Table(("class", "d", "lim m*", "lim E_lin"), numbers)),),
+        used_by=("lipschitz_icl.claims.linear", "lipschitz_icl.claims.figures"),
+        statement=Step(
+            "",
+            "The linear attention `yhat(q) = (1/n) sum_i y_i x_i^T M q` has its optimum at "
+            "`M = m* I`; its ICL error tends, as `n -> inf`, to the part of the task that no homogeneous "
+            "linear function explains, whatever `L` and `sigma`.",
+            (Formula(sp.Limit(ms, n, sp.oo), m_lim), Formula(sp.Limit(el, n, sp.oo), e_lim)),
+        ),
+        assumptions=(
+            "`x_i` and `q` uniform on `S^(d-1)`, `y_i = f(x_i) + eps_i` with noise variance `sigma^2`.",
+            "A rotation-invariant task class with covariance `k(s) = E_f[f(a) f(b)]`, `a.b = s`, "
+            "and `E_f f = 0`; `k1 = k(1)`, `B = E_t[t k(t)]` with `t = x.q`.",
+            "The value weight is absorbed into `M`.",
+        ),
+        steps=(
+            Step(
+                "Isotropy",
+                "The loss is a convex quadratic in `M`, invariant under `M -> R M R^T` for every "
+                "orthogonal `R`; the average of `R M* R^T` over `O(d)` is a minimiser and a multiple of the "
+                "identity (Schur). So the optimum over `M = m I` is an optimum over all `M`.",
+            ),
+            Step(
+                "The quadratic in m",
+                "With `M = m I` the loss is `m^2 a2 - 2 m a1 + a0`, each expectation reduced "
+                "by the independence of `q` and `E[q q^T] = I/d`:",
+                (
+                    Formula(sp.Symbol("a_0"), a0),
+                    Formula(sp.Symbol("a_1"), a1),
+                    Formula(sp.Symbol("a_2"), a2),
+                    Formula(sp.Function(r"E_{\mathrm{lin}}")(m), loss_expr()),
+                ),
+            ),
+            Step(
+                "The optimum",
+                "`dE/dm = 0` solved by SymPy; the curvature `2 a2` is positive, so it is the minimum.",
+                (Formula(ms, m_star), Formula(sp.Function(r"E_{\mathrm{lin}}")(ms), e_star)),
+            ),
+            Step(
+                "The limit n -> inf",
+                "The limits of the two expressions above:",
+                (Formula(sp.Limit(ms, n, sp.oo), m_lim), Formula(sp.Limit(el, n, sp.oo), e_lim)),
+            ),
+            Step(
+                "The moments per class",
+                "`k(1)` and `B = E_t[t k(t)] = E_f ||E_x[f(x) x]||^2` of each class "
+                "(cosine: `g_d(k) = E_t[t sin(k t)]` in Bessel form), and the limit `k(1) - d B`:",
+                (Formula(sp.Function("g_d")(k), cosine_projection_moment(d)),),
+                Table(("class", "k(1)", "B", "k(1) - d B"), moments),
+            ),
+        ),
+        results=(
+            Step(
+                "The limits per class and dimension",
+                f"`L = 1`, cosine frequency `k = {FREQUENCY:g}` "
+                f"(the linear claims' settings); `m*` tends to `d` for every class.",
+                (),
+                Table(("class", "d", "lim m*", "lim E_lin"), numbers),
+            ),
+        ),
         exactness="the optimum, the limits and the per-class moments are exact symbolic expressions; the table "
-                  "gives them as doubles (`sympy.N` at 20 digits, printed to 12 significant digits).",
+        "gives them as doubles (`sympy.N` at 20 digits, printed to 12 significant digits).",
     )

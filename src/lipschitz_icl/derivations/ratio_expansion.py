@@ -19,14 +19,13 @@ context points in the window, is large.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
 from .writeup import Document, Formula, Step
 
-__all__ = ["ratio_square_expansion", "ratio_square_by_moments", "collision_expansion", "check_identities",
-           "document"]
+__all__ = ["ratio_square_expansion", "ratio_square_by_moments", "collision_expansion", "check_identities", "document"]
 
 # Symbols: means a = E[eh], s = E[e]; raw second moments m_hh = E[e^2 h^2], m_h = E[e^2 h], m_e = E[e^2].
 a, s, n = sp.symbols("a s n", positive=True)
@@ -50,7 +49,7 @@ def _deviation_moments() -> dict:
     return {(0, 0): 1, (1, 0): 0, (0, 1): 0, (2, 0): var_A, (1, 1): cov, (0, 2): var_S}
 
 
-@lru_cache(maxsize=None)
+@cache
 def ratio_square_expansion() -> sp.Expr:
     """``E[(A/S)^2]`` to order ``1/n`` from the Taylor expansion of ``A^2/S^2`` in ``(dA, dS)``."""
     poly, moments = _ratio_square_taylor(), _deviation_moments()
@@ -58,7 +57,7 @@ def ratio_square_expansion() -> sp.Expr:
     return sp.simplify(total)
 
 
-@lru_cache(maxsize=None)
+@cache
 def ratio_square_by_moments() -> sp.Expr:
     """The form used by the code: ``r^2 + (E[e^2 (h-r)^2] - 2 r E[e^2 (h-r)]) / (n s^2)``, ``r = a/s``."""
     r = a / s
@@ -67,11 +66,11 @@ def ratio_square_by_moments() -> sp.Expr:
     return r**2 + (e2_dev2 - 2 * r * e2_dev) / (n * s**2)
 
 
-@lru_cache(maxsize=None)
+@cache
 def collision_expansion() -> sp.Expr:
     """``E[sum_i p_i^2] = E[B/S^2]/n`` to order ``1/n``: ``E[e^2]/(n s^2)`` (the next term is
     ``O(1/n^2)``)."""
-    B, dB = sp.symbols("B dB")
+    dB = sp.Symbol("dB")
     eps = sp.Symbol("eps")
     g = (m_e + eps * dB) / (s + eps * dS) ** 2
     leading = sp.series(g, eps, 0, 1).removeO()
@@ -90,44 +89,67 @@ def document() -> Document:
     lhs = expect(sp.Symbol("A") ** 2 / sp.Symbol("S") ** 2)
     i = sp.Symbol("i", integer=True)
     collision = expect(sp.Sum(sp.IndexedBase("p")[i] ** 2, (i, 1, n)))
-    moment_formulas = tuple(Formula(expect(dA**i * dS**j), moments[(i, j)]) for (i, j) in sorted(moments)
-                            if i + j > 0)
+    moment_formulas = tuple(Formula(expect(dA**i * dS**j), moments[(i, j)]) for (i, j) in sorted(moments) if i + j > 0)
     return Document(
         name="ratio_expansion",
         title="The 1/n term of the softmax average: a second-order delta method",
         summary="`E[(A/S)^2]` and `E[sum_i p_i^2]` to order `1/n` for the softmax-weighted average, the formulas "
-                "the `asymptotic` loss method evaluates",
+        "the `asymptotic` loss method evaluates",
         paper="the large-`n` analysis behind Lemmas C.3-C.9 (not stated there at order `1/n`)",
         claims=(),
         used_by=("lipschitz_icl.asymptotic",),
-        statement=Step("", "With `e_i = exp(w t_i)` i.i.d. and `h_i = h(x_i)`, the attention output is a ratio of "
-                       "means `A/S`, `A = (1/n) sum_i e_i h_i`, `S = (1/n) sum_i e_i`, with means `a = E[e h]`, "
-                       "`s = E[e]` and raw moments `m_hh = E[e^2 h^2]`, `m_h = E[e^2 h]`, `m_e = E[e^2]`. To order "
-                       "`1/n`:",
-                       (Formula(lhs, ratio_square_expansion()), Formula(collision, collision_expansion()))),
-        assumptions=("The context points are i.i.d., so `(A, S)` are means of `n` i.i.d. pairs.",
-                     "Terms of order `1/n^2` (third and fourth central moments of `(A, S)`) are dropped; they are "
-                     "small once `n / R_d(w)`, the effective number of points in the window, is large."),
-        steps=(
-            Step("Taylor expansion", "`A = a + dA`, `S = s + dS`; `A^2/S^2` to second order in `(dA, dS)`:",
-                 (Formula(sp.Symbol("A") ** 2 / sp.Symbol("S") ** 2, _ratio_square_taylor().as_expr(),
-                          r"\approx"),)),
-            Step("The moments of the deviations", "The first moments vanish; the second are those of means of `n` "
-                 "i.i.d. terms:", moment_formulas),
-            Step("Taking expectations", "Each monomial replaced by its moment and the sum simplified:",
-                 (Formula(lhs, ratio_square_expansion()),)),
-            Step("The form the code evaluates", "With `r = a/s` the same quantity is written with "
-                 "`E[e^2 (h - r)^2]` and `E[e^2 (h - r)]` (no cancellation); the difference of the two forms "
-                 f"simplifies to 0 (`check_identities()` returns {check_identities()}).",
-                 (Formula(lhs, ratio_square_by_moments()),)),
-            Step("The collision term", "`E[sum_i p_i^2] = E[B/S^2]/n` with `B = (1/n) sum_i e_i^2`; its leading "
-                 "term:", (Formula(collision, collision_expansion()),)),
+        statement=Step(
+            "",
+            "With `e_i = exp(w t_i)` i.i.d. and `h_i = h(x_i)`, the attention output is a ratio of "
+            "means `A/S`, `A = (1/n) sum_i e_i h_i`, `S = (1/n) sum_i e_i`, with means `a = E[e h]`, "
+            "`s = E[e]` and raw moments `m_hh = E[e^2 h^2]`, `m_h = E[e^2 h]`, `m_e = E[e^2]`. To order "
+            "`1/n`:",
+            (Formula(lhs, ratio_square_expansion()), Formula(collision, collision_expansion())),
         ),
-        results=(Step("The 1/n expansions", "Since `E[e^2 g(t)] / s^2 = R_d(w) E_2w[g]` with "
-                      "`R_d(w) = Phi_d(2w)/Phi_d(w)^2`, these are the formulas `lipschitz_icl.asymptotic` evaluates.",
-                      (Formula(lhs, ratio_square_by_moments()), Formula(collision, collision_expansion()))),),
+        assumptions=(
+            "The context points are i.i.d., so `(A, S)` are means of `n` i.i.d. pairs.",
+            "Terms of order `1/n^2` (third and fourth central moments of `(A, S)`) are dropped; they are "
+            "small once `n / R_d(w)`, the effective number of points in the window, is large.",
+        ),
+        steps=(
+            Step(
+                "Taylor expansion",
+                "`A = a + dA`, `S = s + dS`; `A^2/S^2` to second order in `(dA, dS)`:",
+                (Formula(sp.Symbol("A") ** 2 / sp.Symbol("S") ** 2, _ratio_square_taylor().as_expr(), r"\approx"),),
+            ),
+            Step(
+                "The moments of the deviations",
+                "The first moments vanish; the second are those of means of `n` i.i.d. terms:",
+                moment_formulas,
+            ),
+            Step(
+                "Taking expectations",
+                "Each monomial replaced by its moment and the sum simplified:",
+                (Formula(lhs, ratio_square_expansion()),),
+            ),
+            Step(
+                "The form the code evaluates",
+                "With `r = a/s` the same quantity is written with "
+                "`E[e^2 (h - r)^2]` and `E[e^2 (h - r)]` (no cancellation); the difference of the two forms "
+                f"simplifies to 0 (`check_identities()` returns {check_identities()}).",
+                (Formula(lhs, ratio_square_by_moments()),),
+            ),
+            Step(
+                "The collision term",
+                "`E[sum_i p_i^2] = E[B/S^2]/n` with `B = (1/n) sum_i e_i^2`; its leading term:",
+                (Formula(collision, collision_expansion()),),
+            ),
+        ),
+        results=(
+            Step(
+                "The 1/n expansions",
+                "Since `E[e^2 g(t)] / s^2 = R_d(w) E_2w[g]` with "
+                "`R_d(w) = Phi_d(2w)/Phi_d(w)^2`, these are the formulas `lipschitz_icl.asymptotic` evaluates.",
+                (Formula(lhs, ratio_square_by_moments()), Formula(collision, collision_expansion())),
+            ),
+        ),
         exactness="every result is an exact symbolic expression (no numbers); the truncation at order `1/n` is "
-                  "the only approximation.",
+        "the only approximation.",
     )
 
 

@@ -33,6 +33,7 @@ the noise and is not included: the rule's margin must cover it).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -45,7 +46,7 @@ __all__ = ["Regularity", "gap_series", "regularity", "regularity_of_kernel", "do
 
 _U = sp.Symbol("u", positive=True)
 _T = sp.Symbol("t")
-ORDER = 4   # powers of u up to u^ORDER are examined
+ORDER = 4  # powers of u up to u^ORDER are examined
 
 
 def gap_series(k_expr) -> dict:
@@ -59,26 +60,25 @@ def _gap_terms(k_expr) -> tuple:
     """:func:`gap_series` as ``(power, coefficient)`` pairs in increasing power (cached: a series is slow)."""
     gap = k_expr.subs(_T, 1) - k_expr.subs(_T, 1 - _U)
     series = sp.expand(sp.series(gap, _U, 0, ORDER).removeO())
-    out = {}
+    out: dict = {}
     for term in sp.Add.make_args(series):
         coeff, power = term.as_coeff_exponent(_U)
         if power != 0 and coeff != 0:
             out[sp.nsimplify(power)] = out.get(sp.nsimplify(power), 0) + coeff
-    return tuple((p, sp.nsimplify(c) if c.is_Rational else c) for p, c in sorted(out.items())
-                 if sp.simplify(c) != 0)
+    return tuple((p, sp.nsimplify(c) if c.is_Rational else c) for p, c in sorted(out.items()) if sp.simplify(c) != 0)
 
 
 @dataclass(frozen=True)
 class Regularity:
     """The derived law for one kernel and dimension (floats; exponents exact where rational)."""
 
-    gamma: float | None      # leading non-integer power of D (None: none below ORDER, analytic)
+    gamma: float | None  # leading non-integer power of D (None: none below ORDER, analytic)
     c: float | None
-    beta: float              # bias power: bias_inf ~ b w^-beta
+    beta: float  # bias power: bias_inf ~ b w^-beta
     b: float
-    q: float                 # next order of the bias: relative k w^-q
-    k: float | None          # None: not derived
-    alpha: float             # w* ~ C (n/sigma^2)^alpha
+    q: float  # next order of the bias: relative k w^-q
+    k: float | None  # None: not derived
+    alpha: float  # w* ~ C (n/sigma^2)^alpha
     C: float
     m: float
     c_R: float
@@ -131,7 +131,7 @@ def regularity(k_expr, d: int) -> Regularity:
     b_an = _f(_analytic_bias(D1, D2, m))
     gamma = rough[0] if rough else None
     c = terms[gamma] if rough else None
-    b_gamma = _f(c * _moment_factor(gamma, m)) if rough else None
+    b_gamma = _f(c * _moment_factor(gamma, m)) if rough else math.nan  # read only when rough
     if gamma is not None and gamma < 2:
         beta, b = gamma, b_gamma
         q, k = (2 - gamma, b_an / b_gamma) if gamma > 1 else (sp.Integer(1), None)
@@ -147,8 +147,19 @@ def regularity(k_expr, d: int) -> Regularity:
     r_1 = window_law.noise_next_order(d)
     beta, mf = _f(beta), _f(m)
     alpha, C = _optimum(beta, b, mf, c_R)
-    return Regularity(None if gamma is None else _f(gamma), None if c is None else _f(c), beta, b, _f(q), k,
-                      alpha, C, mf, float(c_R), float(r_1))
+    return Regularity(
+        None if gamma is None else _f(gamma),
+        None if c is None else _f(c),
+        beta,
+        b,
+        _f(q),
+        k,
+        alpha,
+        C,
+        mf,
+        float(c_R),
+        float(r_1),
+    )
 
 
 def _f(x) -> float:
@@ -171,15 +182,17 @@ def document(examples) -> Document:
     """The derivation written up (:mod:`lipschitz_icl.derivations.writeup`), every formula computed here.
 
     ``examples``: ``(label, K, d)`` triples, ``K`` the SymPy form of a kernel in ``t``, worked through the law."""
-    g, c, m, w, rho = sp.symbols("gamma c m w rho", positive=True)
+    g, c, m, w = sp.symbols("gamma c m w", positive=True)
     D1, D2, beta, b, c_R, q, k, r_1, w0 = sp.symbols("D_1 D_2 beta b c_R q k r_1 w_0", real=True)
     alpha, C = _optimum(beta, b, m, c_R)
     dims = sorted({d for _, _, d in examples})
     series = []
     for label, k_expr, d in examples:
         if d == dims[0]:
-            series += [Formula(sp.Function(f"K_{label}")(_T), k_expr),
-                       Formula(sp.Function(f"D_{label}")(_U), _series_expr(gap_series(k_expr)) + sp.O(_U**ORDER))]
+            series += [
+                Formula(sp.Function(f"K_{label}")(_T), k_expr),
+                Formula(sp.Function(f"D_{label}")(_U), _series_expr(gap_series(k_expr)) + sp.O(_U**ORDER)),
+            ]
     rows = []
     for label, k_expr, d in examples:
         r = regularity(k_expr, d)
@@ -188,46 +201,78 @@ def document(examples) -> Document:
         name="regularity",
         title="The regularity law: the kernel's roughness at t = 1 sets the bias power and the window law",
         summary="`bias_inf ~ b w^-beta`, `beta = min(gamma, 2)` from the leading non-integer power `u^gamma` of "
-                "`K(1) - K(1 - u)`; `w* = C (n/sigma^2)^(2/(2 beta + d - 1))`",
+        "`K(1) - K(1 - u)`; `w* = C (n/sigma^2)^(2/(2 beta + d - 1))`",
         paper="not in the paper: extends Lemmas C.3-C.9 and Theorem 3.4 to every rotation-invariant task prior",
         claims=("regularity.bias-power", "regularity.window-law", "regularity.window-law-rough"),
         used_by=("lipschitz_icl.claims.regularity", "lipschitz-icl scaling --kernel"),
-        statement=Step("", "For a zonal task prior with covariance `K(x.y)`, `M = w I` and `m = (d - 1)/2`, write "
-                       "`D(u) = K(1) - K(1 - u)`. If `c u^gamma` is its leading non-integer power, the large-`n` bias "
-                       "falls as `b w^-beta` with `beta = min(gamma, 2)` (analytic `D`: `beta = 2`), and the optimal "
-                       "window is `w* = C rho^alpha`, `rho = n/sigma^2`:",
-                       (Formula(sp.Symbol("alpha"), alpha), Formula(sp.Symbol("C"), C))),
-        assumptions=("The task prior is rotation-invariant on `S^(d-1)` with a SymPy form of `K` in `t` whose "
-                     "Puiseux series at `t = 1` is examined up to `u^4`.",
-                     "Large `n` (the softmax average becomes the tilted mean) and large `w` (the tilted law is "
-                     "Gaussian in the tangent plane, relative corrections `O(1/w)`).",
-                     "The noise part is `sigma^2 c_R w^m (1 + r_1/w)/n` (window_law.md)."),
-        steps=(
-            Step("The bias as a functional of D", "As `n -> inf`, `bias_inf(w) = 2 E_rho[D(u_x)] - "
-                 "E_(rho x rho)[D(1 - x.y)]` with `rho` the tilted law `exp(-w u) p_d`. For large `w`, "
-                 "`u_x ~ Gamma(m, rate w)` and `1 - x.y ~ Gamma(m, rate w/2)`, so a term `c u^gamma` of `D` "
-                 "contributes:", (Formula(c * _moment_factor(g, m) * w ** (-g)),)),
-            Step("The analytic part", "At `gamma = 1` the factor `2 - 2^gamma` vanishes: the linear term enters only "
-                 "through `(1 - A)^2`, `A = E_rho t = 1 - m/w + O(w^-2)`. Together with `D2 u^2`, "
-                 "`D1 u + D2 u^2 + ...` gives `b_an w^-2`:", (Formula(sp.Symbol("b_an"), _analytic_bias(D1, D2, m)),)),
-            Step("The bias power", "The smaller power wins: `gamma < 2` gives `beta = gamma` and `b` from step 1 "
-                 "(next order `q = 2 - gamma`, `k = b_an/b` when `gamma > 1`; for `gamma < 1`, `q = 1` with its "
-                 "coefficient not derived); `gamma > 2` or analytic `D` gives `beta = 2`, `b = b_an` (next order "
-                 "`q = gamma - 2`, `k = b_gamma/b_an` when `gamma < 3`, else `q = 1`, not derived)."),
-            Step("The window law", "The first-order condition of `b w^-beta + c_R w^m/rho` gives `w0 = C rho^alpha`; "
-                 "the next orders of the bias (`k w^-q`) and of the noise (`r_1/w`) move the minimiser to "
-                 "`w* = w0 (1 + epsilon)`:",
-                 (Formula(sp.Symbol("alpha"), alpha), Formula(sp.Symbol("C"), C),
-                  Formula(sp.Symbol("epsilon"), _wstar_shift(beta, q, k, m, r_1, w0)))),
-            Step("The kernels of the claims", f"`K(t)` and the series of `D(u)` of each kernel (`d = {dims[0]}`), "
-                 "from its SymPy form; the built-in classes (`L = 1`, cosine `k = 1`) carry `L` as a float, so their "
-                 "coefficients print as decimals.", tuple(series)),
+        statement=Step(
+            "",
+            "For a zonal task prior with covariance `K(x.y)`, `M = w I` and `m = (d - 1)/2`, write "
+            "`D(u) = K(1) - K(1 - u)`. If `c u^gamma` is its leading non-integer power, the large-`n` bias "
+            "falls as `b w^-beta` with `beta = min(gamma, 2)` (analytic `D`: `beta = 2`), and the optimal "
+            "window is `w* = C rho^alpha`, `rho = n/sigma^2`:",
+            (Formula(sp.Symbol("alpha"), alpha), Formula(sp.Symbol("C"), C)),
         ),
-        results=(Step("The law per kernel and dimension", "`regularity(K, d)` for each kernel of the claims "
-                      "(`k` is not derived where the next order is only known to be `O(1/w)`):", (),
-                      Table(("kernel", "d", "gamma", "c", "beta", "b", "q", "k", "alpha", "C"), tuple(rows))),),
+        assumptions=(
+            "The task prior is rotation-invariant on `S^(d-1)` with a SymPy form of `K` in `t` whose "
+            "Puiseux series at `t = 1` is examined up to `u^4`.",
+            "Large `n` (the softmax average becomes the tilted mean) and large `w` (the tilted law is "
+            "Gaussian in the tangent plane, relative corrections `O(1/w)`).",
+            "The noise part is `sigma^2 c_R w^m (1 + r_1/w)/n` (window_law.md).",
+        ),
+        steps=(
+            Step(
+                "The bias as a functional of D",
+                "As `n -> inf`, `bias_inf(w) = 2 E_rho[D(u_x)] - "
+                "E_(rho x rho)[D(1 - x.y)]` with `rho` the tilted law `exp(-w u) p_d`. For large `w`, "
+                "`u_x ~ Gamma(m, rate w)` and `1 - x.y ~ Gamma(m, rate w/2)`, so a term `c u^gamma` of `D` "
+                "contributes:",
+                (Formula(c * _moment_factor(g, m) * w ** (-g)),),
+            ),
+            Step(
+                "The analytic part",
+                "At `gamma = 1` the factor `2 - 2^gamma` vanishes: the linear term enters only "
+                "through `(1 - A)^2`, `A = E_rho t = 1 - m/w + O(w^-2)`. Together with `D2 u^2`, "
+                "`D1 u + D2 u^2 + ...` gives `b_an w^-2`:",
+                (Formula(sp.Symbol("b_an"), _analytic_bias(D1, D2, m)),),
+            ),
+            Step(
+                "The bias power",
+                "The smaller power wins: `gamma < 2` gives `beta = gamma` and `b` from step 1 "
+                "(next order `q = 2 - gamma`, `k = b_an/b` when `gamma > 1`; for `gamma < 1`, `q = 1` with its "
+                "coefficient not derived); `gamma > 2` or analytic `D` gives `beta = 2`, `b = b_an` (next order "
+                "`q = gamma - 2`, `k = b_gamma/b_an` when `gamma < 3`, else `q = 1`, not derived).",
+            ),
+            Step(
+                "The window law",
+                "The first-order condition of `b w^-beta + c_R w^m/rho` gives `w0 = C rho^alpha`; "
+                "the next orders of the bias (`k w^-q`) and of the noise (`r_1/w`) move the minimiser to "
+                "`w* = w0 (1 + epsilon)`:",
+                (
+                    Formula(sp.Symbol("alpha"), alpha),
+                    Formula(sp.Symbol("C"), C),
+                    Formula(sp.Symbol("epsilon"), _wstar_shift(beta, q, k, m, r_1, w0)),
+                ),
+            ),
+            Step(
+                "The kernels of the claims",
+                f"`K(t)` and the series of `D(u)` of each kernel (`d = {dims[0]}`), "
+                "from its SymPy form; the built-in classes (`L = 1`, cosine `k = 1`) carry `L` as a float, so their "
+                "coefficients print as decimals.",
+                tuple(series),
+            ),
+        ),
+        results=(
+            Step(
+                "The law per kernel and dimension",
+                "`regularity(K, d)` for each kernel of the claims "
+                "(`k` is not derived where the next order is only known to be `O(1/w)`):",
+                (),
+                Table(("kernel", "d", "gamma", "c", "beta", "b", "q", "k", "alpha", "C"), tuple(rows)),
+            ),
+        ),
         exactness="the general law (steps 1-4) is symbolic; the series coefficients are exact for the "
-                  "expression kernels and decimal for the built-in classes; `b`, `k`, `C` are evaluated to 20 digits "
-                  "and printed to 12 significant digits; `gamma`, `beta`, `q`, `alpha` are exact rationals shown as "
-                  "decimals.",
+        "expression kernels and decimal for the built-in classes; `b`, `k`, `C` are evaluated to 20 digits "
+        "and printed to 12 significant digits; `gamma`, `beta`, `q`, `alpha` are exact rationals shown as "
+        "decimals.",
     )

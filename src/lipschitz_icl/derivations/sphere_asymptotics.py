@@ -44,7 +44,7 @@ numerical spot checks.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import mpmath
 import sympy as sp
@@ -52,14 +52,32 @@ import sympy as sp
 from .writeup import Document, Formula, Step, Table
 
 __all__ = [
-    "w", "x", "d", "nu",
-    "hankel_coefficients", "hankel_closed_form",
-    "watson_prefactor", "watson_coefficients", "hankel_normalisation",
-    "log_phi_series", "tilted_mean_series", "tilted_mean_series_from_bessel_ratio",
-    "one_minus_tilted_mean_series", "second_moment_series", "collision_ratio_series",
-    "c_R", "c_R_float", "phi_power_ratio_leading",
-    "series_coefficients", "by_powers", "document",
-    "exact_phi", "exact_log_phi", "exact_tilted_mean", "exact_second_moment", "exact_collision_ratio",
+    "w",
+    "x",
+    "d",
+    "nu",
+    "hankel_coefficients",
+    "hankel_closed_form",
+    "watson_prefactor",
+    "watson_coefficients",
+    "hankel_normalisation",
+    "log_phi_series",
+    "tilted_mean_series",
+    "tilted_mean_series_from_bessel_ratio",
+    "one_minus_tilted_mean_series",
+    "second_moment_series",
+    "collision_ratio_series",
+    "c_R",
+    "c_R_float",
+    "phi_power_ratio_leading",
+    "series_coefficients",
+    "by_powers",
+    "document",
+    "exact_phi",
+    "exact_log_phi",
+    "exact_tilted_mean",
+    "exact_second_moment",
+    "exact_collision_ratio",
 ]
 
 w = sp.Symbol("w", positive=True)
@@ -70,7 +88,8 @@ nu = sp.Symbol("nu", real=True)
 
 # --- 1. Hankel series from the modified Bessel equation ---------------------------------------------
 
-@lru_cache(maxsize=None)
+
+@cache
 def hankel_coefficients(order: int) -> tuple:
     """``(c_0, ..., c_order)`` of ``I_nu(w) ~ N exp(w) w^(-1/2) sum_k c_k w^(-k)``, ``c_0 = 1``, solved
     order by order from the modified Bessel equation (functions of the symbol ``nu``)."""
@@ -79,7 +98,7 @@ def hankel_coefficients(order: int) -> tuple:
     y = sp.exp(w) * u / sp.sqrt(w)
     ode = w**2 * sp.diff(y, w, 2) + w * sp.diff(y, w) - (w**2 + nu**2) * y
     reduced = sp.expand(sp.powsimp(sp.expand(ode * sp.exp(-w) * sp.sqrt(w))))
-    solved = {}
+    solved: dict = {}
     for k in range(1, order + 1):
         # the power w^(1-k) is the first one where c_k appears (through 2 w^2 u')
         eq = reduced.coeff(w, 1 - k).subs(solved)
@@ -90,13 +109,13 @@ def hankel_coefficients(order: int) -> tuple:
 
 def hankel_closed_form(k: int) -> sp.Expr:
     """DLMF 10.40.1: ``(-1)^k prod_{j=1..k} (4 nu^2 - (2j-1)^2) / (k! 8^k)`` (for the cross-check)."""
-    return (-1) ** k * sp.prod([4 * nu**2 - (2 * j - 1) ** 2 for j in range(1, k + 1)]) / (
-        sp.factorial(k) * 8**k)
+    return (-1) ** k * sp.prod([4 * nu**2 - (2 * j - 1) ** 2 for j in range(1, k + 1)]) / (sp.factorial(k) * 8**k)
 
 
 # --- 2. Watson's lemma on the project's density -------------------------------------------------------
 
-@lru_cache(maxsize=None)
+
+@cache
 def watson_prefactor() -> sp.Expr:
     """``K_d`` in ``Phi_d(w) ~ K_d exp(w) w^(-(d-1)/2)``, from the density ``p_d`` near ``t = 1``."""
     m = (d - 3) / 2
@@ -105,7 +124,7 @@ def watson_prefactor() -> sp.Expr:
     return sp.simplify(sp.gammasimp(sp.combsimp(raw.rewrite(sp.gamma))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def watson_coefficients(order: int) -> tuple:
     """``omega_k(d)``, ``k = 0..order``, with ``Phi_d(w) ~ K_d exp(w) w^(-(d-1)/2) sum_k omega_k w^(-k)``.
 
@@ -134,6 +153,7 @@ def hankel_normalisation() -> sp.Expr:
 
 # --- 3. Expansions of log Phi, A, E t^2, R -----------------------------------------------------------
 
+
 def _hankel_sum(nu_value, order: int) -> sp.Expr:
     return sum(c.subs(nu, nu_value) * x**k for k, c in enumerate(hankel_coefficients(order)))
 
@@ -144,7 +164,7 @@ def _truncated_poly(expr, order: int) -> sp.Expr:
     return sum(expr.coeff(x, k) * x**k for k in range(order + 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _log_phi_tail(order: int) -> sp.Expr:
     """``log(sum_k c_k x^k)`` at ``nu = d/2 - 1`` to ``O(x^(order+1))``, a polynomial in ``x``:
     ``log(1 + z) = sum_j (-1)^(j+1) z^j / j`` with ``z = sum_{k>=1} c_k x^k = O(x)``, truncated."""
@@ -156,19 +176,19 @@ def _log_phi_tail(order: int) -> sp.Expr:
     return sp.expand(tail)
 
 
-@lru_cache(maxsize=None)
+@cache
 def log_phi_series(order: int = 3) -> sp.Expr:
     """``log Phi_d(w) ~ w - ((d-1)/2) log w + log K_d + sum_{k=1..order} l_k(d) w^(-k)``."""
     return w - (d - 1) / 2 * sp.log(w) + sp.log(watson_prefactor()) + _log_phi_tail(order).subs(x, 1 / w)
 
 
-@lru_cache(maxsize=None)
+@cache
 def tilted_mean_series(order: int = 3) -> sp.Expr:
     """``A_d(w) = d/dw log Phi_d(w) ~ 1 - (d-1)/(2w) + ...`` to ``O(w^-(order+1))`` (termwise derivative)."""
     return sp.expand(sp.diff(log_phi_series(order), w))
 
 
-@lru_cache(maxsize=None)
+@cache
 def tilted_mean_series_from_bessel_ratio(order: int = 3) -> sp.Expr:
     """``A_d(w) = I_{d/2}(w)/I_{d/2-1}(w)`` as the ratio of the two Hankel series, to ``O(w^-(order+1))``
     (the normalisations ``N exp(w) w^(-1/2)`` cancel)."""
@@ -176,13 +196,13 @@ def tilted_mean_series_from_bessel_ratio(order: int = 3) -> sp.Expr:
     return sp.expand(sp.series(ratio, x, 0, order + 2).removeO().subs(x, 1 / w))
 
 
-@lru_cache(maxsize=None)
+@cache
 def one_minus_tilted_mean_series(order: int = 3) -> sp.Expr:
     """``1 - A_d(w) ~ (d-1)/(2w) + a_2(d)/w^2 + ...`` to ``O(w^-(order+1))``."""
     return sp.expand(1 - tilted_mean_series(order))
 
 
-@lru_cache(maxsize=None)
+@cache
 def second_moment_series(order: int = 3) -> sp.Expr:
     """``E_w[t^2] = Phi_d''/Phi_d = (log Phi_d)'' + ((log Phi_d)')^2`` to ``O(w^-(order+1))``."""
     lp = log_phi_series(order)
@@ -196,20 +216,20 @@ def _truncate(expr: sp.Expr, order: int) -> sp.Expr:
     return sp.expand(sum(poly.coeff(x, k) * x**k for k in range(order + 1)).subs(x, 1 / w))
 
 
-@lru_cache(maxsize=None)
+@cache
 def c_R() -> sp.Expr:
     """``c_R(d) = 2^(-(d-1)/2) / K_d``, the constant of ``R_d(w) ~ c_R(d) w^((d-1)/2)``, simplified."""
     expr = 2 ** (-(d - 1) / 2) / watson_prefactor()
     return sp.simplify(sp.gammasimp(sp.combsimp(expr.rewrite(sp.gamma))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def c_R_float(dim: int) -> float:
     """``c_R(d)`` as a float."""
     return float(c_R().subs(d, dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def collision_ratio_series(order: int = 3) -> sp.Expr:
     """``R_d(w) = Phi_d(2w)/Phi_d(w)^2 ~ c_R(d) w^((d-1)/2) (1 + r_1/w + ... + r_order/w^order)``.
 
@@ -246,6 +266,7 @@ def by_powers(expr: sp.Expr, leading_power, order: int) -> sp.Expr:
 
 
 # --- exact references (mpmath) -------------------------------------------------------------------------
+
 
 def exact_phi(dim, wv):
     """``Phi_d(w) = Gamma(d/2) (2/w)^(d/2-1) I_{d/2-1}(w)`` at the current mpmath precision."""
@@ -291,7 +312,7 @@ def exact_collision_ratio(dim, wv):
     return exact_phi(dim, 2 * mpmath.mpf(wv)) / exact_phi(dim, wv) ** 2
 
 
-DIMS = (2, 3, 5, 8, 10, 16)   # the dimensions of the window-law claims' grids (thm34, full profile)
+DIMS = (2, 3, 5, 8, 10, 16)  # the dimensions of the window-law claims' grids (thm34, full profile)
 ORDER = 3
 
 
@@ -317,60 +338,104 @@ def document() -> Document:
         raise ArithmeticError("the readable log Phi_d differs from log_phi_series")
     rel = by_powers(sp.expand(collision_ratio_series(ORDER) / (c_R() * w**half)), 0, ORDER)
     one_minus_a = by_powers(one_minus_tilted_mean_series(ORDER), -1, ORDER)
-    dlmf = Table(("k", "c_k from the ODE", "c_k - DLMF 10.40.1", "omega_k - c_k(d/2 - 1)"),
-                 tuple((k, hank[k], sp.simplify(hank[k] - hankel_closed_form(k)),
-                        sp.simplify(watson[k] - hank[k].subs(nu, d / 2 - 1))) for k in range(ORDER + 1)))
+    dlmf = Table(
+        ("k", "c_k from the ODE", "c_k - DLMF 10.40.1", "omega_k - c_k(d/2 - 1)"),
+        tuple(
+            (
+                k,
+                hank[k],
+                sp.simplify(hank[k] - hankel_closed_form(k)),
+                sp.simplify(watson[k] - hank[k].subs(nu, d / 2 - 1)),
+            )
+            for k in range(ORDER + 1)
+        ),
+    )
     ratio_gap = sp.simplify(tilted_mean_series(ORDER) - tilted_mean_series_from_bessel_ratio(ORDER))
     return Document(
         name="sphere_asymptotics",
         title="Large-w expansions of the exponential moments of t = x.q on the sphere",
         summary="`log Phi_d`, `1 - A_d`, `E_w[t^2]` and `R_d = Phi_d(2w)/Phi_d(w)^2 ~ c_R w^((d-1)/2) (1 + r_1/w)` "
-                "from the Bessel equation and Watson's lemma",
+        "from the Bessel equation and Watson's lemma",
         paper="the moment estimates behind Lemmas C.3-C.9 and Assumption B.4 (Theorem 3.4)",
         claims=("thm34.window-law", "thm34.bias-noise", "thm35.generalisation", "thm35.noise-part"),
         used_by=("lipschitz_icl.derivations.window_law", "lipschitz_icl.claims.thm35"),
-        statement=Step("", "For `t = x.q` with density `p_d(t) = (1 - t^2)^((d-3)/2) / (2^(d-2) B((d-1)/2, (d-1)/2))` "
-                       "on `[-1, 1]`, `Phi_d(w) = E exp(w t) = Gamma(d/2) (2/w)^nu I_nu(w)` (`nu = d/2 - 1`), "
-                       "the tilted mean `A_d = Phi_d'/Phi_d` and the collision ratio `R_d` have, for large `w`:",
-                       (Formula(sp.log(phi), log_phi, r"\sim"), Formula(k_d, watson_prefactor()),
-                        Formula(1 - a_d, one_minus_a, r"\sim"),
-                        Formula(r_d, c_r * w**half * rel, r"\sim"), Formula(c_r, c_R()))),
-        assumptions=("`x` uniform on `S^(d-1)`, `q` a fixed unit vector, `d >= 2`.",
-                     "The expansions are asymptotic (divergent for non half-integer `nu`), truncated three orders "
-                     "in `1/w` after the leading term; the other solution of the Bessel equation enters `I_nu` only "
-                     "with weight `exp(-w)`, beyond all orders."),
-        steps=(
-            Step("The Hankel series from the modified Bessel equation",
-                 "`y(w) = exp(w) w^(-1/2) sum_k c_k w^(-k)` with `c_0 = 1` is put into "
-                 "`w^2 y'' + w y' - (w^2 + nu^2) y = 0`; matching powers of `w` gives the `c_k`, which equal the "
-                 "closed form DLMF 10.40.1 (the difference is 0). The ODE leaves the overall constant free.",
-                 tuple(Formula(c[k], hank[k]) for k in range(1, ORDER + 1)), dlmf),
-            Step("Watson's lemma on the density",
-                 "With `t = 1 - s`, expanding `(1 - s/2)^((d-3)/2)` termwise in "
-                 "`Phi_d(w) = exp(w) int_0^2 exp(-w s) (s (2 - s))^((d-3)/2) ds / (2^(d-2) B)` gives "
-                 "`Phi_d ~ K_d exp(w) w^(-(d-1)/2) sum_k omega_k w^(-k)`. Its leading term fixes the Hankel "
-                 "normalisation `N` (free of `d`), and every `omega_k` equals `c_k` at `nu = d/2 - 1` (table above): "
-                 "an independent check of the Bessel form of `Phi_d`.",
-                 (Formula(k_d, watson_prefactor()),
-                  *(Formula(omega[k], watson[k]) for k in range(1, ORDER + 1)),
-                  Formula(sp.Symbol("N"), hankel_normalisation()))),
-            Step("log Phi_d and the tilted mean",
-                 "`log Phi_d = w - ((d-1)/2) log w + log K_d + log(sum_k c_k w^-k)`, the last logarithm expanded; "
-                 "`A_d = (log Phi_d)'` termwise. The ratio of the two Hankel series `I_(d/2)/I_(d/2-1)` gives "
-                 f"the same `A_d` (difference `{ratio_gap}`).",
-                 (Formula(sp.log(phi), log_phi, r"\sim"), Formula(1 - a_d, one_minus_a, r"\sim"))),
-            Step("The second moment", "`E_w[t^2] = Phi_d''/Phi_d = (log Phi_d)'' + ((log Phi_d)')^2`:",
-                 (Formula(sp.Function("E_w")(sp.Symbol("t") ** 2), by_powers(second_moment_series(ORDER), 0, ORDER),
-                          r"\sim"),)),
-            Step("The collision ratio", "`log R_d = log Phi_d(2w) - 2 log Phi_d(w)`: the `w` terms cancel, the "
-                 "logarithms give the power and the constant `c_R = 2^(-(d-1)/2)/K_d`, the Hankel tails the "
-                 "relative corrections:",
-                 (Formula(c_r, c_R()), Formula(r_d, c_r * w**half * rel, r"\sim"))),
+        statement=Step(
+            "",
+            "For `t = x.q` with density `p_d(t) = (1 - t^2)^((d-3)/2) / (2^(d-2) B((d-1)/2, (d-1)/2))` "
+            "on `[-1, 1]`, `Phi_d(w) = E exp(w t) = Gamma(d/2) (2/w)^nu I_nu(w)` (`nu = d/2 - 1`), "
+            "the tilted mean `A_d = Phi_d'/Phi_d` and the collision ratio `R_d` have, for large `w`:",
+            (
+                Formula(sp.log(phi), log_phi, r"\sim"),
+                Formula(k_d, watson_prefactor()),
+                Formula(1 - a_d, one_minus_a, r"\sim"),
+                Formula(r_d, c_r * w**half * rel, r"\sim"),
+                Formula(c_r, c_R()),
+            ),
         ),
-        results=(Step("The constants per dimension", "`c_R(d)` (exact and as a double), `r_1(d)` (the relative "
-                      "`1/w` term of `R_d`) and the first two coefficients `a_1, a_2` of "
-                      "`1 - A_d = a_1/w + a_2/w^2 + ...`:", (),
-                      Table(("d", "c_R exact", "c_R", "r_1", "a_1", "a_2"), tuple(_table_row(k) for k in DIMS))),),
+        assumptions=(
+            "`x` uniform on `S^(d-1)`, `q` a fixed unit vector, `d >= 2`.",
+            "The expansions are asymptotic (divergent for non half-integer `nu`), truncated three orders "
+            "in `1/w` after the leading term; the other solution of the Bessel equation enters `I_nu` only "
+            "with weight `exp(-w)`, beyond all orders.",
+        ),
+        steps=(
+            Step(
+                "The Hankel series from the modified Bessel equation",
+                "`y(w) = exp(w) w^(-1/2) sum_k c_k w^(-k)` with `c_0 = 1` is put into "
+                "`w^2 y'' + w y' - (w^2 + nu^2) y = 0`; matching powers of `w` gives the `c_k`, which equal the "
+                "closed form DLMF 10.40.1 (the difference is 0). The ODE leaves the overall constant free.",
+                tuple(Formula(c[k], hank[k]) for k in range(1, ORDER + 1)),
+                dlmf,
+            ),
+            Step(
+                "Watson's lemma on the density",
+                "With `t = 1 - s`, expanding `(1 - s/2)^((d-3)/2)` termwise in "
+                "`Phi_d(w) = exp(w) int_0^2 exp(-w s) (s (2 - s))^((d-3)/2) ds / (2^(d-2) B)` gives "
+                "`Phi_d ~ K_d exp(w) w^(-(d-1)/2) sum_k omega_k w^(-k)`. Its leading term fixes the Hankel "
+                "normalisation `N` (free of `d`), and every `omega_k` equals `c_k` at `nu = d/2 - 1` (table above): "
+                "an independent check of the Bessel form of `Phi_d`.",
+                (
+                    Formula(k_d, watson_prefactor()),
+                    *(Formula(omega[k], watson[k]) for k in range(1, ORDER + 1)),
+                    Formula(sp.Symbol("N"), hankel_normalisation()),
+                ),
+            ),
+            Step(
+                "log Phi_d and the tilted mean",
+                "`log Phi_d = w - ((d-1)/2) log w + log K_d + log(sum_k c_k w^-k)`, the last logarithm expanded; "
+                "`A_d = (log Phi_d)'` termwise. The ratio of the two Hankel series `I_(d/2)/I_(d/2-1)` gives "
+                f"the same `A_d` (difference `{ratio_gap}`).",
+                (Formula(sp.log(phi), log_phi, r"\sim"), Formula(1 - a_d, one_minus_a, r"\sim")),
+            ),
+            Step(
+                "The second moment",
+                "`E_w[t^2] = Phi_d''/Phi_d = (log Phi_d)'' + ((log Phi_d)')^2`:",
+                (
+                    Formula(
+                        sp.Function("E_w")(sp.Symbol("t") ** 2),
+                        by_powers(second_moment_series(ORDER), 0, ORDER),
+                        r"\sim",
+                    ),
+                ),
+            ),
+            Step(
+                "The collision ratio",
+                "`log R_d = log Phi_d(2w) - 2 log Phi_d(w)`: the `w` terms cancel, the "
+                "logarithms give the power and the constant `c_R = 2^(-(d-1)/2)/K_d`, the Hankel tails the "
+                "relative corrections:",
+                (Formula(c_r, c_R()), Formula(r_d, c_r * w**half * rel, r"\sim")),
+            ),
+        ),
+        results=(
+            Step(
+                "The constants per dimension",
+                "`c_R(d)` (exact and as a double), `r_1(d)` (the relative "
+                "`1/w` term of `R_d`) and the first two coefficients `a_1, a_2` of "
+                "`1 - A_d = a_1/w + a_2/w^2 + ...`:",
+                (),
+                Table(("d", "c_R exact", "c_R", "r_1", "a_1", "a_2"), tuple(_table_row(k) for k in DIMS)),
+            ),
+        ),
         exactness="every expansion coefficient is an exact function of `d`; the table evaluates them at each `d` "
-                  "(exact `c_R` shown symbolically, all columns as doubles to 12 significant digits).",
+        "(exact `c_R` shown symbolically, all columns as doubles to 12 significant digits).",
     )

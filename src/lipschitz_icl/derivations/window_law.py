@@ -65,7 +65,8 @@ compare every expansion above against them.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import itertools
+from functools import cache
 
 import mpmath
 import numpy as np
@@ -77,17 +78,47 @@ from . import sphere_asymptotics as S
 from .writeup import Document, Formula, Step, Table
 
 __all__ = [
-    "TASKS", "w", "d", "L", "sigma", "n", "rho",
-    "density_at_zero", "half_moment", "perp_second_moment",
-    "gaussian_hinge_mean", "kink_integral",
-    "bias_expansion", "bias_leading_expr", "bias_next_order_expr", "noise_leading_expr",
-    "optimum_exprs", "delta_method_bias_correction", "delta_method_noise_correction",
-    "bias_finite_n_leading_expr", "noise_finite_n_leading_expr",
-    "bias_leading", "bias_next_order", "noise_leading", "noise_next_order", "window_law",
-    "cosine_bias_leading_expr", "cosine_bias_leading",
-    "min_error_law", "theory_table", "wstar_correction_expr", "wstar_correction", "bias_finite_n_leading", "noise_finite_n_leading", "dropped_terms",
-    "z_average", "exact_bias_inf", "exact_bias_inf_dw", "exact_bias_inf_relu_float",
-    "exact_foc_wstar", "document",
+    "TASKS",
+    "w",
+    "d",
+    "L",
+    "sigma",
+    "n",
+    "rho",
+    "density_at_zero",
+    "half_moment",
+    "perp_second_moment",
+    "gaussian_hinge_mean",
+    "kink_integral",
+    "bias_expansion",
+    "bias_leading_expr",
+    "bias_next_order_expr",
+    "noise_leading_expr",
+    "optimum_exprs",
+    "delta_method_bias_correction",
+    "delta_method_noise_correction",
+    "bias_finite_n_leading_expr",
+    "noise_finite_n_leading_expr",
+    "bias_leading",
+    "bias_next_order",
+    "noise_leading",
+    "noise_next_order",
+    "window_law",
+    "cosine_bias_leading_expr",
+    "cosine_bias_leading",
+    "min_error_law",
+    "theory_table",
+    "wstar_correction_expr",
+    "wstar_correction",
+    "bias_finite_n_leading",
+    "noise_finite_n_leading",
+    "dropped_terms",
+    "z_average",
+    "exact_bias_inf",
+    "exact_bias_inf_dw",
+    "exact_bias_inf_relu_float",
+    "exact_foc_wstar",
+    "document",
 ]
 
 TASKS = ("affine", "relu")
@@ -113,19 +144,20 @@ def _check_dim(dim) -> int:
 
 # --- the law of c = u.q and of z ----------------------------------------------------------------------
 
+
 def _density(var, dim=d):
     """``p_dim(var)``, the project's density of ``x . q`` on ``S^{dim-1}``."""
     a = (dim - 1) / sp.S(2)
     return (1 - var**2) ** ((dim - 3) / sp.S(2)) / (2 ** (dim - 2) * sp.beta(a, a))
 
 
-@lru_cache(maxsize=None)
+@cache
 def density_at_zero() -> sp.Expr:
     """``p_d(0) = 1/(2^(d-2) B((d-1)/2, (d-1)/2)) = Gamma(d/2)/(sqrt(pi) Gamma((d-1)/2))``."""
     return sp.simplify(sp.gammasimp(sp.combsimp(_density(0).rewrite(sp.gamma))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def half_moment(k: int) -> sp.Expr:
     """``int_0^1 c^k p_d(c) dc``: with ``v = c^2`` it is Euler's Beta integral
     ``(1/2) int_0^1 v^((k-1)/2) (1-v)^((d-3)/2) dv = B((k+1)/2, (d-1)/2)/2``, over ``2^(d-2) B((d-1)/2, (d-1)/2)``."""
@@ -134,7 +166,7 @@ def half_moment(k: int) -> sp.Expr:
     return sp.simplify(sp.gammasimp(sp.combsimp(expr.rewrite(sp.gamma))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def perp_second_moment() -> sp.Expr:
     """``E z^2`` for ``z ~ p_{d-1}`` (the direction of ``x`` orthogonal to ``q``): the ratio of the Beta
     integrals ``int_{-1}^1 z^2 (1-z^2)^m dz = B(3/2, m+1)`` and ``int_{-1}^1 (1-z^2)^m dz = B(1/2, m+1)``,
@@ -146,6 +178,7 @@ def perp_second_moment() -> sp.Expr:
 
 # --- the relu kink ------------------------------------------------------------------------------------
 
+
 def _normal_pdf(var):
     return sp.exp(-(var**2) / 2) / sp.sqrt(2 * sp.pi)
 
@@ -155,7 +188,7 @@ def _normal_tail(var):
     return sp.erfc(var / sp.sqrt(2)) / 2
 
 
-@lru_cache(maxsize=None)
+@cache
 def gaussian_hinge_mean() -> sp.Expr:
     """``H(gamma) = E (gamma + g)_+ = int_{-gamma}^inf (gamma + g) phi(g) dg = gamma Phi(gamma) + phi(gamma)``."""
     expr = sp.integrate((_gam + _g) * _normal_pdf(_g), (_g, -_gam, sp.oo))
@@ -171,7 +204,7 @@ def _require_zero(expr, what: str):
         raise DerivationError(f"{what}: residual {expr} is not 0")
 
 
-@lru_cache(maxsize=None)
+@cache
 def kink_integral() -> sp.Expr:
     """``J = int_R psi(gamma)^2 dgamma``, ``psi(gamma) = H(gamma) - gamma_+`` (the relu kink profile).
 
@@ -196,7 +229,8 @@ def kink_integral() -> sp.Expr:
 
 # --- expansions of the bias and the noise -------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+
+@cache
 def bias_expansion(task: str, order: int = 2) -> sp.Expr:
     """``bias_inf(w)/L^2`` expanded for large ``w``.
 
@@ -209,13 +243,14 @@ def bias_expansion(task: str, order: int = 2) -> sp.Expr:
     if task == "affine":
         return S._truncate(sp.expand(one_minus_a**2 / (3 * d)), order + 1)
     a = one_minus_a.subs(w, 1 / S.x).expand().coeff(S.x, 1)
-    return sp.Rational(2, 3) * (density_at_zero() * kink_integral() * w ** sp.Rational(-3, 2)
-                                + a**2 * half_moment(2) * w ** (-2))
+    return sp.Rational(2, 3) * (
+        density_at_zero() * kink_integral() * w ** sp.Rational(-3, 2) + a**2 * half_moment(2) * w ** (-2)
+    )
 
 
 def _collect_powers(expr) -> dict:
     """``{power: coefficient(d)}`` for a finite sum of ``coefficient(d) * w**power`` terms."""
-    out = {}
+    out: dict = {}
     for term in sp.Add.make_args(sp.expand(expr)):
         coeff, power = term.as_coeff_exponent(w)
         if coeff.has(w):
@@ -224,7 +259,7 @@ def _collect_powers(expr) -> dict:
     return {p: c for p, c in out.items() if c != 0}
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_leading_expr(task: str):
     """``(p, b(d))`` with ``bias_inf(w) ~ b(d) L^2 w^(-p)``: affine ``(2, (d-1)^2/(12 d))``, relu
     ``(3/2, (2/3) p_d(0) J)``."""
@@ -233,7 +268,7 @@ def bias_leading_expr(task: str):
     return -top, powers[top]
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_next_order_expr(task: str):
     """``(p', b'(d))``: the next term ``b'(d) L^2 w^(-p')`` of ``bias_inf``."""
     powers = _collect_powers(bias_expansion(task))
@@ -249,7 +284,7 @@ def _one_over_w_coefficient(series) -> sp.Expr:
     return sp.simplify(series.subs(w, 1 / S.x).expand().coeff(S.x, 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def cosine_bias_leading_expr():
     """``(p, b(d, k))`` with ``bias_inf(w) ~ b L^2 w^(-p)`` for the cosine class
     ``f(x) = (L/k) cos(k u.x + phi)`` (a smooth class, so ``p = 2`` as for affine tasks).
@@ -272,7 +307,7 @@ def cosine_bias_leading_expr():
     return sp.Integer(2), sp.factor(sp.simplify(b))
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_leading_expr():
     """``(beta, c_R(d))`` with ``sigma^2 R_d(w)/n ~ sigma^2 c_R(d) w^beta / n``, ``beta = (d-1)/2``."""
     series = S.collision_ratio_series(1)
@@ -281,7 +316,7 @@ def noise_leading_expr():
     return beta, sp.simplify(coeffs[0])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _noise_next_relative():
     """``r_1(d)`` in ``R_d = c_R w^((d-1)/2) (1 + r_1/w + ...)``."""
     beta, cr = noise_leading_expr()
@@ -294,7 +329,7 @@ def _noise_next_relative():
 _p, _b, _beta, _cr = sp.symbols("p b beta c_R", positive=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _generic_optimum() -> dict:
     """The first-order condition of ``b L^2 w^(-p) + sigma^2 c_R w^beta / n`` for generic positive
     ``p, b, beta, c_R``, solved exactly.
@@ -311,8 +346,7 @@ def _generic_optimum() -> dict:
     eq = sp.expand_log(sp.log(-t_bias), force=True) - sp.expand_log(sp.log(t_noise), force=True)
     (lw_star,) = sp.solve(sp.expand(eq.subs(sp.log(w), lw)), lw)
     w_star = sp.exp(lw_star)
-    ratio = sp.powsimp(sp.expand_power_base(sp.expand((-t_bias / t_noise).subs(w, w_star)), force=True),
-                       force=True)
+    ratio = sp.powsimp(sp.expand_power_base(sp.expand((-t_bias / t_noise).subs(w, w_star)), force=True), force=True)
     _require_zero(sp.simplify(ratio) - 1, "w* solves the first-order condition")
     log_w_rho = sp.expand(sp.expand_log(sp.log(w_star.subs(n, rho * sigma**2 / L**2)), force=True))
     alpha = sp.simplify(log_w_rho.coeff(sp.log(rho)))
@@ -324,7 +358,7 @@ def _generic_optimum() -> dict:
     return {"alpha": alpha, "C": C, "gamma": gamma, "K": K, "w_star": w_star}
 
 
-@lru_cache(maxsize=None)
+@cache
 def optimum_exprs(task: str) -> dict:
     """The window law of ``task`` as SymPy functions of ``d``: the generic optimum of
     :func:`_generic_optimum` with ``p, b`` from :func:`bias_leading_expr` and ``beta, c_R`` from
@@ -339,7 +373,7 @@ def optimum_exprs(task: str) -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def envelope_law_exprs() -> dict:
     """A rival derivation: the window law a Lipschitz-envelope analysis gives.  Bounding the bias of any
     ``L``-Lipschitz task by its Jensen envelope ``L^2 E sum_i p_i ||x_i - q||^2 = 2 L^2 (1 - A_d(w))``,
@@ -358,7 +392,7 @@ def envelope_law_exprs() -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _generic_wstar_shift() -> sp.Expr:
     """First-order shift of the minimiser when the leading terms get relative corrections:
     ``b L^2 w^-p (1 + kb w^-q) + N w^beta (1 + kn w^-1)``.  With ``w = w0 (1 + eps)``, ``w0`` the leading
@@ -374,7 +408,7 @@ def _generic_wstar_shift() -> sp.Expr:
     return sp.simplify(sol)
 
 
-@lru_cache(maxsize=None)
+@cache
 def wstar_correction_expr(task: str):
     """``(q, k(d))``: the exact-FOC minimiser of the (unexpanded) ``bias_inf + sigma^2 R_d/n`` is
     ``w* = w0 (1 + k w0^-q + ...)``, ``w0 = C rho^alpha`` (affine ``q = 1``, relu ``q = 1/2``), from
@@ -382,7 +416,7 @@ def wstar_correction_expr(task: str):
     (``r_1``) coefficients; for relu the noise correction is ``O(w0^-1)``, beyond this order."""
     p, b = bias_leading_expr(_check_task(task))
     p2, b2 = bias_next_order_expr(task)
-    beta, cr = noise_leading_expr()
+    beta, _ = noise_leading_expr()
     q = p2 - p
     db, dn = sp.symbols("delta_b delta_n", positive=True)
     shift = _generic_wstar_shift().subs({_p: p, _beta: beta, sp.Symbol("q", positive=True): q})
@@ -396,7 +430,8 @@ def wstar_correction_expr(task: str):
 
 # --- the dropped finite-n terms (delta method) ----------------------------------------------------------
 
-@lru_cache(maxsize=None)
+
+@cache
 def delta_method_bias_correction() -> sp.Expr:
     """``n (E[(N/S)^2] - r_1^2)`` at order ``1/n``, ``N = sum_i e_i h_i``, ``S = sum_i e_i``, ``e = exp(w t)``.
 
@@ -413,7 +448,7 @@ def delta_method_bias_correction() -> sp.Expr:
     return sp.factor(sp.simplify(corr.subs(point)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def delta_method_noise_correction() -> sp.Expr:
     """``n (n E[sum_i p_i^2] - R_d)`` at order ``1/n``: with ``a = sum e_i^2/n``, ``b = S/n``,
     ``n sum p_i^2 = a/b^2``; ``n Var a = m4 - m2^2``, ``n Cov = m3 - m1 m2``, ``n Var b = m2 - m1^2``.
@@ -426,7 +461,7 @@ def delta_method_noise_correction() -> sp.Expr:
     return sp.expand(sp.simplify(corr.subs(point)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_finite_n_leading_expr(task: str):
     """``(power, const)``: the ``O(1/n)`` bias term is ``const(d) L^2 w^power / n`` at leading order.
 
@@ -455,7 +490,7 @@ def bias_finite_n_leading_expr(task: str):
     return beta - 1, sp.factor(sp.simplify(cr * coeff))
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_finite_n_leading_expr():
     """``(power, const)``: the ``O(1/n^2)`` noise term is ``sigma^2 const(d) w^power / n^2``, from
     ``3 R^2 - 2 Phi(3w)/Phi(w)^3`` at leading order (``power = d - 1``; ``- R`` is lower order)."""
@@ -468,25 +503,26 @@ def noise_finite_n_leading_expr():
 
 # --- plain-float interface ----------------------------------------------------------------------------
 
+
 def _f(expr, dim) -> float:
     return float(sp.N(sp.sympify(expr).subs(d, dim), 20))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_leading(task: str, dim: int):
     """``(power, constant)``: ``bias_inf(w) ~ constant * L^2 * w**power`` (``power < 0``)."""
     p, b = bias_leading_expr(_check_task(task))
     return -float(p), _f(b, _check_dim(dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_next_order(task: str, dim: int):
     """``(power, constant)`` of the next term of ``bias_inf`` (affine ``w^-3``, relu ``w^-2``)."""
     p, b = bias_next_order_expr(_check_task(task))
     return -float(p), _f(b, _check_dim(dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def cosine_bias_leading(dim: int, frequency: float = 1.0):
     """``(power, constant)``: ``bias_inf(w) ~ constant * L^2 * w**power`` for the cosine class of frequency
     ``k`` (:func:`cosine_bias_leading_expr`)."""
@@ -496,7 +532,7 @@ def cosine_bias_leading(dim: int, frequency: float = 1.0):
     return -float(p), float(sp.N(b.subs({d: _check_dim(dim), _k: frequency}), 20))
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_leading(dim: int):
     """``(power, constant)``: ``sigma^2 E sum p_i^2 ~ constant * sigma^2 * w**power / n``."""
     beta, cr = noise_leading_expr()
@@ -504,13 +540,13 @@ def noise_leading(dim: int):
     return _f(beta, dim), _f(cr, dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_next_order(dim: int) -> float:
     """``r_1(d)``: ``R_d(w) = c_R w^((d-1)/2) (1 + r_1/w + O(1/w^2))``."""
     return _f(_noise_next_relative(), _check_dim(dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def envelope_law(dim: int):
     """``(alpha, C)`` of the rival envelope law (:func:`envelope_law_exprs`): ``alpha = 2/(d+1)``."""
     o = envelope_law_exprs()
@@ -518,7 +554,7 @@ def envelope_law(dim: int):
     return _f(o["alpha"], dim), _f(o["C"], dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def window_law(task: str, dim: int):
     """``(alpha, C)``: ``w* ~ C (n L^2 / sigma^2)**alpha`` at leading order."""
     o = optimum_exprs(_check_task(task))
@@ -526,14 +562,14 @@ def window_law(task: str, dim: int):
     return _f(o["alpha"], dim), _f(o["C"], dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def wstar_correction(task: str, dim: int):
     """``(q, k)``: ``w*_exact-FOC = C rho^alpha (1 + k (C rho^alpha)^-q + ...)``."""
     q, k = wstar_correction_expr(_check_task(task))
     return float(q), _f(k, _check_dim(dim))
 
 
-@lru_cache(maxsize=None)
+@cache
 def min_error_law(task: str, dim: int):
     """``(power_in_n, constant)``: the minimal ICL error ``E* ~ constant * L^2 * (n L^2/sigma^2)**power_in_n``
     (so ``E* ~ n**power_in_n`` at fixed ``L, sigma``; ``power_in_n < 0``)."""
@@ -542,7 +578,7 @@ def min_error_law(task: str, dim: int):
     return -_f(o["gamma"], dim), _f(o["K"], dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def bias_finite_n_leading(task: str, dim: int):
     """``(power, constant)``: the ``O(1/n)`` bias term ``~ constant * L^2 * w**power / n``."""
     power, const = bias_finite_n_leading_expr(_check_task(task))
@@ -550,7 +586,7 @@ def bias_finite_n_leading(task: str, dim: int):
     return _f(power, dim), _f(const, dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def noise_finite_n_leading(dim: int):
     """``(power, constant)``: the ``O(1/n^2)`` noise term ``~ constant * sigma^2 * w**power / n^2``."""
     power, const = noise_finite_n_leading_expr()
@@ -626,10 +662,15 @@ def dropped_terms(task: str, dim: int, rho_value: float, n_value: float) -> dict
 
 # --- exact references ------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+
+@cache
 def _z_average_expr(dim: int):
-    al, be, z, z0 = sp.Symbol("alpha", real=True), sp.Symbol("beta", positive=True), \
-        sp.Symbol("z", real=True), sp.Symbol("z0", real=True)
+    al, be, z, z0 = (
+        sp.Symbol("alpha", real=True),
+        sp.Symbol("beta", positive=True),
+        sp.Symbol("z", real=True),
+        sp.Symbol("z0", real=True),
+    )
     if dim == 2:  # z is a Rademacher sign
         expr = (al + be) / 2
     else:
@@ -645,7 +686,7 @@ def z_average(dim: int) -> sp.Expr:
     return _z_average_expr(_check_dim(dim))[2]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _z_average_fn(dim: int, module: str):
     al, be, expr = _z_average_expr(dim)
     return sp.lambdify((al, be), expr, modules=module)
@@ -685,7 +726,7 @@ def _theta_edges(h, th0, th_max, lib):
 def _mapped_rule(xs, ws, edges):
     """Nodes and weights of ``sum_panels int_a^b`` with ``x = a + (b - a) q(s)``, ``q = 3s^2 - 2s^3``."""
     nodes, weights = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
+    for a, b in itertools.pairwise(edges):
         if b <= a:
             continue
         for x_, w_ in zip(xs, ws):
@@ -694,7 +735,7 @@ def _mapped_rule(xs, ws, edges):
     return nodes, weights
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gl01_mp(m: int, prec: int):
     with mpmath.workprec(prec):
         X, Wt = mpmath.gauss_quadrature(m, "legendre")
@@ -760,7 +801,7 @@ def exact_bias_inf(task: str, dim: int, wv, *, m: int = 24, with_derivative: boo
     return val, -2 * (1 - A) * Ap / (3 * dim)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gl01_np(m: int):
     s_, w_ = quadrature.composite_rule(0.0, 1.0, m)
     return 3 * s_**2 - 2 * s_**3, 6 * s_ * (1 - s_) * w_
@@ -783,8 +824,9 @@ def exact_bias_inf_relu_float(dim: int, wv: float, *, m: int = 24, with_derivati
     log_norm = (dim - 2) * np.log(2.0) + special.betaln(a_half, a_half)
     pc = np.exp(0.5 * (dim - 3) * np.log1p(-c * c) - log_norm)
     th0 = np.arcsin(np.abs(c))
-    cand = np.stack([np.zeros_like(c)] + [np.full_like(c, k * h) for k in _WIDTHS]
-                    + [th0, np.pi - th0, np.full_like(c, th_max)], -1)
+    cand = np.stack(
+        [np.zeros_like(c)] + [np.full_like(c, k * h) for k in _WIDTHS] + [th0, np.pi - th0, np.full_like(c, th_max)], -1
+    )
     te = np.sort(np.clip(cand, 0.0, th_max), axis=-1)
     lo, width = te[:, :-1, None], (te[:, 1:] - te[:, :-1])[:, :, None]
     th = (lo + width * q).reshape(len(c), -1)
@@ -850,7 +892,7 @@ def exact_foc_wstar(task: str, dim: int, rho_value: float) -> float:
 
 # --- the derivation as a document ------------------------------------------------------------------------
 
-DIMS = (2, 3, 5, 8, 10, 16)   # the dimensions of the window-law claims' grids (thm34, full profile)
+DIMS = (2, 3, 5, 8, 10, 16)  # the dimensions of the window-law claims' grids (thm34, full profile)
 
 
 def _by_powers(expr) -> sp.Expr:
@@ -869,29 +911,54 @@ def _law_steps() -> tuple:
     lead = tuple((task, *bias_leading_expr(task), *bias_next_order_expr(task)) for task in TASKS)
     beta, c_r = noise_leading_expr()
     return (
-        Step("The law of c = u.q and of z", "The density of `c = u.q` at 0, its half moment "
-             "`int_0^1 c^2 p_d(c) dc` (Euler's Beta integral) and `E z^2` for the direction `z ~ p_(d-1)` "
-             "orthogonal to `q`:",
-             (Formula(sp.Function("p_d")(0), density_at_zero()),
-              Formula(sp.Integral(sp.Symbol("c") ** 2 * sp.Function("p_d")(sp.Symbol("c")), (sp.Symbol("c"), 0, 1)),
-                      half_moment(2)),
-              Formula(sp.Function("E")(sp.Symbol("z") ** 2), perp_second_moment()))),
-        Step("The relu kink", "`H(gamma) = E (gamma + g)_+` for standard normal `g`; the kink profile "
-             "`psi = H(gamma) - gamma_+` is even, and `J = int psi^2` is done in polar coordinates (a Gamma "
-             "integral in the radius times a trigonometric one):",
-             (Formula(H, gaussian_hinge_mean()), Formula(J, kink_integral()))),
-        Step("The large-n bias", "As `n -> inf` the softmax average becomes the tilted mean. Affine: "
-             "`bias_inf = (L^2/(3d)) (1 - A_d)^2` with the series of `1 - A_d` (sphere_asymptotics.md). Relu: the "
-             "kink region of width `w^(-1/2)` in `c` gives `(2/3) p_d(0) J w^(-3/2)`, the smooth part "
-             "`r = c (A_d - 1)` gives the next order (the overlap is `O(w^(-5/2))`). Per `L^2`:",
-             tuple(Formula(sp.Function(f"bias_{task}")(w) / sp.Symbol("L") ** 2, _by_powers(bias_expansion(task)),
-                           r"\sim") for task in TASKS)),
-        Step("Leading and next-order bias", "`bias_inf ~ b L^2 w^(-p) + b' L^2 w^(-p')`:", (),
-             Table(("class", "p", "b(d)", "p'", "b'(d)"), lead)),
-        Step("The noise", "`sigma^2 E sum_i p_i^2 = sigma^2 R_d(w)/n + O(1/n^2)` with "
-             "`R_d ~ c_R w^beta (1 + r_1/w)` (sphere_asymptotics.md):",
-             (Formula(sp.Symbol("beta"), beta), Formula(sp.Symbol("c_R"), c_r),
-              Formula(sp.Symbol("r_1"), _noise_next_relative()))),
+        Step(
+            "The law of c = u.q and of z",
+            "The density of `c = u.q` at 0, its half moment "
+            "`int_0^1 c^2 p_d(c) dc` (Euler's Beta integral) and `E z^2` for the direction `z ~ p_(d-1)` "
+            "orthogonal to `q`:",
+            (
+                Formula(sp.Function("p_d")(0), density_at_zero()),
+                Formula(
+                    sp.Integral(sp.Symbol("c") ** 2 * sp.Function("p_d")(sp.Symbol("c")), (sp.Symbol("c"), 0, 1)),
+                    half_moment(2),
+                ),
+                Formula(sp.Function("E")(sp.Symbol("z") ** 2), perp_second_moment()),
+            ),
+        ),
+        Step(
+            "The relu kink",
+            "`H(gamma) = E (gamma + g)_+` for standard normal `g`; the kink profile "
+            "`psi = H(gamma) - gamma_+` is even, and `J = int psi^2` is done in polar coordinates (a Gamma "
+            "integral in the radius times a trigonometric one):",
+            (Formula(H, gaussian_hinge_mean()), Formula(J, kink_integral())),
+        ),
+        Step(
+            "The large-n bias",
+            "As `n -> inf` the softmax average becomes the tilted mean. Affine: "
+            "`bias_inf = (L^2/(3d)) (1 - A_d)^2` with the series of `1 - A_d` (sphere_asymptotics.md). Relu: the "
+            "kink region of width `w^(-1/2)` in `c` gives `(2/3) p_d(0) J w^(-3/2)`, the smooth part "
+            "`r = c (A_d - 1)` gives the next order (the overlap is `O(w^(-5/2))`). Per `L^2`:",
+            tuple(
+                Formula(sp.Function(f"bias_{task}")(w) / sp.Symbol("L") ** 2, _by_powers(bias_expansion(task)), r"\sim")
+                for task in TASKS
+            ),
+        ),
+        Step(
+            "Leading and next-order bias",
+            "`bias_inf ~ b L^2 w^(-p) + b' L^2 w^(-p')`:",
+            (),
+            Table(("class", "p", "b(d)", "p'", "b'(d)"), lead),
+        ),
+        Step(
+            "The noise",
+            "`sigma^2 E sum_i p_i^2 = sigma^2 R_d(w)/n + O(1/n^2)` with "
+            "`R_d ~ c_R w^beta (1 + r_1/w)` (sphere_asymptotics.md):",
+            (
+                Formula(sp.Symbol("beta"), beta),
+                Formula(sp.Symbol("c_R"), c_r),
+                Formula(sp.Symbol("r_1"), _noise_next_relative()),
+            ),
+        ),
     )
 
 
@@ -903,80 +970,175 @@ def _optimum_steps() -> tuple:
     finite = tuple((task, *bias_finite_n_leading_expr(task)) for task in TASKS)
     ws = sp.Symbol("w^*")
     return (
-        Step("The optimum of b L^2 w^-p + sigma^2 c_R w^beta / n", "The two parts of the derivative have "
-             "opposite signs, so the first-order condition is linear in `log w`; the objective tends to `+inf` at "
-             "both ends, so its single root is the minimum. With `rho = n L^2/sigma^2`, "
-             "`w* = C rho^alpha` and the minimal error `E* = K L^2 rho^(-gamma)`:",
-             (Formula(ws, g["w_star"]), Formula(sp.Symbol("alpha"), g["alpha"]), Formula(sp.Symbol("C"), g["C"]),
-              Formula(sp.Symbol("gamma"), g["gamma"]), Formula(sp.Symbol("K"), g["K"]))),
-        Step("The law per class", "The generic optimum with `p, b` of step 4 and `beta, c_R` of step 5:", (),
-             Table(("class", "alpha", "C", "gamma (E* ~ rho^-gamma)"), per_class)),
-        Step("The next order of w*", "With relative corrections `delta_b = k_b w0^-q` of the bias and "
-             "`delta_n = k_n/w0` of the noise, the first-order condition linearised at `w = w0 (1 + epsilon)` "
-             "gives `epsilon`; per class `w* = w0 (1 + k w0^-q + ...)` (relu: the noise's `1/w0` is beyond this "
-             "order):", (Formula(sp.Symbol("epsilon"), _generic_wstar_shift()),),
-             Table(("class", "q", "k(d)"), shifts)),
-        Step("The dropped finite-n terms", "The second-order delta method on the ratio `sum e_i h_i / sum e_i` "
-             "(`m_k = Phi_d(k w)`, `r_k = E_(kw)[h]`, `h2 = E_(2w)[h^2]`) gives the `O(1/n)` bias term "
-             "`R_d (...)/n`; on `n sum p_i^2` the `O(1/n^2)` noise term. At leading order the bias term is "
-             "`const(d) L^2 w^power / n` and the noise term `sigma^2 c_q(d) w^(d-1) / n^2`:",
-             (Formula(sp.Symbol(r"n \Delta_{\mathrm{bias}}"), delta_method_bias_correction()),
-              Formula(sp.Symbol(r"n \Delta_{\mathrm{noise}}"), delta_method_noise_correction()),
-              Formula(sp.Symbol("c_q"), noise_finite_n_leading_expr()[1])),
-             Table(("class", "power", "const(d)"), finite)),
+        Step(
+            "The optimum of b L^2 w^-p + sigma^2 c_R w^beta / n",
+            "The two parts of the derivative have "
+            "opposite signs, so the first-order condition is linear in `log w`; the objective tends to `+inf` at "
+            "both ends, so its single root is the minimum. With `rho = n L^2/sigma^2`, "
+            "`w* = C rho^alpha` and the minimal error `E* = K L^2 rho^(-gamma)`:",
+            (
+                Formula(ws, g["w_star"]),
+                Formula(sp.Symbol("alpha"), g["alpha"]),
+                Formula(sp.Symbol("C"), g["C"]),
+                Formula(sp.Symbol("gamma"), g["gamma"]),
+                Formula(sp.Symbol("K"), g["K"]),
+            ),
+        ),
+        Step(
+            "The law per class",
+            "The generic optimum with `p, b` of step 4 and `beta, c_R` of step 5:",
+            (),
+            Table(("class", "alpha", "C", "gamma (E* ~ rho^-gamma)"), per_class),
+        ),
+        Step(
+            "The next order of w*",
+            "With relative corrections `delta_b = k_b w0^-q` of the bias and "
+            "`delta_n = k_n/w0` of the noise, the first-order condition linearised at `w = w0 (1 + epsilon)` "
+            "gives `epsilon`; per class `w* = w0 (1 + k w0^-q + ...)` (relu: the noise's `1/w0` is beyond this "
+            "order):",
+            (Formula(sp.Symbol("epsilon"), _generic_wstar_shift()),),
+            Table(("class", "q", "k(d)"), shifts),
+        ),
+        Step(
+            "The dropped finite-n terms",
+            "The second-order delta method on the ratio `sum e_i h_i / sum e_i` "
+            "(`m_k = Phi_d(k w)`, `r_k = E_(kw)[h]`, `h2 = E_(2w)[h^2]`) gives the `O(1/n)` bias term "
+            "`R_d (...)/n`; on `n sum p_i^2` the `O(1/n^2)` noise term. At leading order the bias term is "
+            "`const(d) L^2 w^power / n` and the noise term `sigma^2 c_q(d) w^(d-1) / n^2`:",
+            (
+                Formula(sp.Symbol(r"n \Delta_{\mathrm{bias}}"), delta_method_bias_correction()),
+                Formula(sp.Symbol(r"n \Delta_{\mathrm{noise}}"), delta_method_noise_correction()),
+                Formula(sp.Symbol("c_q"), noise_finite_n_leading_expr()[1]),
+            ),
+            Table(("class", "power", "const(d)"), finite),
+        ),
     )
 
 
 def document() -> Document:
     """The derivation written up (:mod:`lipschitz_icl.derivations.writeup`), every formula computed here."""
     table = theory_table(DIMS)
-    exact_alpha = tuple((row["task"], row["d"], optimum_exprs(row["task"])["alpha"].subs(d, row["d"]), row["alpha"],
-                         row["C"], row["wstar_shift_power"], row["wstar_shift_constant"]) for row in table)
+    exact_alpha = tuple(
+        (
+            row["task"],
+            row["d"],
+            optimum_exprs(row["task"])["alpha"].subs(d, row["d"]),
+            row["alpha"],
+            row["C"],
+            row["wstar_shift_power"],
+            row["wstar_shift_constant"],
+        )
+        for row in table
+    )
     return Document(
         name="window_law",
         title="The window law of Theorem 3.4: bias, noise, the optimal w and the minimal ICL error",
         summary="`w* = C_d (n L^2/sigma^2)^alpha`, affine `alpha = 2/(d+3)`, relu `2/(d+2)`, with `C_d`, the "
-                "bias and noise constants `b_d, c_R, r_1`, the minimal error and the next-order terms",
+        "bias and noise constants `b_d, c_R, r_1`, the minimal error and the next-order terms",
         paper="Theorem 3.4, on the bias/variance bounds of Lemmas C.3-C.9 and Assumption B.4",
-        claims=("thm34.window-law", "thm34.bias-noise", "thm34.monotonicity", "thm35.generalisation",
-                "thm35.noise-part", "thm35.mismatch-marked", "linear.weights", "linear.cannot-adapt",
-                "lemmaB1.block-scale", "regularity.window-law"),
-        used_by=("lipschitz_icl.claims.thm34", "lipschitz_icl.claims.thm35", "lipschitz_icl.claims.linear",
-                 "lipschitz_icl.claims.lemmaB1", "lipschitz_icl.derivations.regularity", "lipschitz-icl scaling"),
-        statement=Step("", "For softmax attention with `M = w I` on the affine and relu classes, the large-`n` "
-                       "ICL loss is `bias_inf(w) + sigma^2 R_d(w)/n`; at leading order in `1/w` its minimiser is "
-                       "`w* = C_d rho^alpha`, `rho = n L^2/sigma^2`, and the minimal error `E* = K L^2 rho^(-gamma)`:",
-                       tuple(Formula(sp.Symbol(f"alpha_{task}"), optimum_exprs(task)["alpha"]) for task in TASKS)
-                       + tuple(Formula(sp.Symbol(f"gamma_{task}"), optimum_exprs(task)["gamma"]) for task in TASKS)),
-        assumptions=("`x_i` and `q` uniform on `S^(d-1)`, `d >= 2`; `M = w I` (kernel_identity.md).",
-                     "Affine: `f(x) = l.x + c`; relu: `f(x) = l (u.x)_+ + c` with `u` uniform, scaled to Lipschitz "
-                     "constant `L` (the project's task classes); label noise of variance `sigma^2`.",
-                     "Leading order in `1/w` and in `1/n`: the next orders in `1/w` are derived (steps 4, 5, 8), the "
-                     "finite-`n` terms are derived at leading order (step 9) and are relative `O(R_d(w*)/n)`, one over "
-                     "the number of points in the window."),
+        claims=(
+            "thm34.window-law",
+            "thm34.bias-noise",
+            "thm34.monotonicity",
+            "thm35.generalisation",
+            "thm35.noise-part",
+            "thm35.mismatch-marked",
+            "linear.weights",
+            "linear.cannot-adapt",
+            "lemmaB1.block-scale",
+            "regularity.window-law",
+        ),
+        used_by=(
+            "lipschitz_icl.claims.thm34",
+            "lipschitz_icl.claims.thm35",
+            "lipschitz_icl.claims.linear",
+            "lipschitz_icl.claims.lemmaB1",
+            "lipschitz_icl.derivations.regularity",
+            "lipschitz-icl scaling",
+        ),
+        statement=Step(
+            "",
+            "For softmax attention with `M = w I` on the affine and relu classes, the large-`n` "
+            "ICL loss is `bias_inf(w) + sigma^2 R_d(w)/n`; at leading order in `1/w` its minimiser is "
+            "`w* = C_d rho^alpha`, `rho = n L^2/sigma^2`, and the minimal error `E* = K L^2 rho^(-gamma)`:",
+            tuple(Formula(sp.Symbol(f"alpha_{task}"), optimum_exprs(task)["alpha"]) for task in TASKS)
+            + tuple(Formula(sp.Symbol(f"gamma_{task}"), optimum_exprs(task)["gamma"]) for task in TASKS),
+        ),
+        assumptions=(
+            "`x_i` and `q` uniform on `S^(d-1)`, `d >= 2`; `M = w I` (kernel_identity.md).",
+            "Affine: `f(x) = l.x + c`; relu: `f(x) = l (u.x)_+ + c` with `u` uniform, scaled to Lipschitz "
+            "constant `L` (the project's task classes); label noise of variance `sigma^2`.",
+            "Leading order in `1/w` and in `1/n`: the next orders in `1/w` are derived (steps 4, 5, 8), the "
+            "finite-`n` terms are derived at leading order (step 9) and are relative `O(R_d(w*)/n)`, one over "
+            "the number of points in the window.",
+        ),
         steps=_law_steps() + _optimum_steps(),
         results=(
-            Step("The window law", "`w* = C rho^alpha (1 + k w0^-q + ...)`; `alpha` exact and as a double:", (),
-                 Table(("class", "d", "alpha exact", "alpha", "C", "q", "k"), exact_alpha)),
-            Step("Bias and noise constants", "`bias_inf ~ b L^2 w^(bias power) + b' L^2 w^(next power)`; noise "
-                 "`sigma^2 c_R w^(noise power) (1 + r_1/w)/n`:", (),
-                 Table(("class", "d", "bias power", "b", "next power", "b'", "noise power", "c_R", "r_1"),
-                       _rows(("task", "d", "bias_power", "bias_constant", "bias_next_power", "bias_next_constant",
-                              "noise_power", "noise_constant", "noise_r1"), table))),
-            Step("The minimal error and the finite-n terms", "`E* ~ K L^2 rho^power`; the `O(1/n)` bias term "
-                 "`const L^2 w^power / n` and the `O(1/n^2)` noise term `c_q sigma^2 w^power / n^2`:", (),
-                 Table(("class", "d", "E* power", "K", "bias 1/n power", "const", "noise 1/n^2 power", "c_q"),
-                       _rows(("task", "d", "min_error_power", "min_error_constant", "bias_finite_n_power",
-                              "bias_finite_n_constant", "noise_finite_n_power", "noise_finite_n_constant"), table))),
-            Step("A rival law: the Lipschitz envelope", "Bounding the bias of any `L`-Lipschitz task by its Jensen "
-                 "envelope `2 L^2 (1 - A_d(w)) ~ L^2 (d-1)/w` (bias power 1) and balancing it against the same noise "
-                 "gives another exponent; the window-law claim's data must tell it apart from the classes' laws "
-                 "(`envelope_law_exprs`):",
-                 (Formula(sp.Symbol("alpha_envelope"), envelope_law_exprs()["alpha"]),
-                  Formula(sp.Symbol("C_envelope"), sp.simplify(envelope_law_exprs()["C"]))),
-                 Table(("d", "alpha", "C"), tuple((k, *envelope_law(k)) for k in DIMS))),
+            Step(
+                "The window law",
+                "`w* = C rho^alpha (1 + k w0^-q + ...)`; `alpha` exact and as a double:",
+                (),
+                Table(("class", "d", "alpha exact", "alpha", "C", "q", "k"), exact_alpha),
+            ),
+            Step(
+                "Bias and noise constants",
+                "`bias_inf ~ b L^2 w^(bias power) + b' L^2 w^(next power)`; noise "
+                "`sigma^2 c_R w^(noise power) (1 + r_1/w)/n`:",
+                (),
+                Table(
+                    ("class", "d", "bias power", "b", "next power", "b'", "noise power", "c_R", "r_1"),
+                    _rows(
+                        (
+                            "task",
+                            "d",
+                            "bias_power",
+                            "bias_constant",
+                            "bias_next_power",
+                            "bias_next_constant",
+                            "noise_power",
+                            "noise_constant",
+                            "noise_r1",
+                        ),
+                        table,
+                    ),
+                ),
+            ),
+            Step(
+                "The minimal error and the finite-n terms",
+                "`E* ~ K L^2 rho^power`; the `O(1/n)` bias term "
+                "`const L^2 w^power / n` and the `O(1/n^2)` noise term `c_q sigma^2 w^power / n^2`:",
+                (),
+                Table(
+                    ("class", "d", "E* power", "K", "bias 1/n power", "const", "noise 1/n^2 power", "c_q"),
+                    _rows(
+                        (
+                            "task",
+                            "d",
+                            "min_error_power",
+                            "min_error_constant",
+                            "bias_finite_n_power",
+                            "bias_finite_n_constant",
+                            "noise_finite_n_power",
+                            "noise_finite_n_constant",
+                        ),
+                        table,
+                    ),
+                ),
+            ),
+            Step(
+                "A rival law: the Lipschitz envelope",
+                "Bounding the bias of any `L`-Lipschitz task by its Jensen "
+                "envelope `2 L^2 (1 - A_d(w)) ~ L^2 (d-1)/w` (bias power 1) and balancing it against the same noise "
+                "gives another exponent; the window-law claim's data must tell it apart from the classes' laws "
+                "(`envelope_law_exprs`):",
+                (
+                    Formula(sp.Symbol("alpha_envelope"), envelope_law_exprs()["alpha"]),
+                    Formula(sp.Symbol("C_envelope"), sp.simplify(envelope_law_exprs()["C"])),
+                ),
+                Table(("d", "alpha", "C"), tuple((k, *envelope_law(k)) for k in DIMS)),
+            ),
         ),
         exactness="every expression above is exact in `d`; the result tables evaluate them at each `d` with "
-                  "`sympy.N` at 20 digits (`theory_table`), printed to 12 significant digits; `alpha` is also "
-                  "given exactly.",
+        "`sympy.N` at 20 digits (`theory_table`), printed to 12 significant digits; `alpha` is also "
+        "given exactly.",
     )

@@ -18,5 +18,12 @@ from .build import LATEXMK_TIMEOUT, LatexError, ReportResult, build_report
 from .render import power_summary, render_tex
 from .schema import load_claims
 
-__all__ = ["build_report", "load_claims", "power_summary", "render_tex", "ReportResult", "LATEXMK_TIMEOUT",
-           "LatexError"]
+__all__ = [
+    "build_report",
+    "load_claims",
+    "power_summary",
+    "render_tex",
+    "ReportResult",
+    "LATEXMK_TIMEOUT",
+    "LatexError",
+]

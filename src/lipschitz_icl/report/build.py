@@ -49,11 +49,19 @@ class ReportResult:
     constants: Path | None = None
 
     def as_dict(self) -> dict:
-        return {"tex": str(self.tex), "pdf": None if self.pdf is None else str(self.pdf),
-                "figures": [str(p) for p in self.figures], "compiled": self.compiled, "message": self.message,
-                "claims": self.claims, "verdicts": self.counts, "power": self.power, "notes": self.notes,
-                "log": None if self.log is None else str(self.log),
-                "constants": None if self.constants is None else str(self.constants)}
+        return {
+            "tex": str(self.tex),
+            "pdf": None if self.pdf is None else str(self.pdf),
+            "figures": [str(p) for p in self.figures],
+            "compiled": self.compiled,
+            "message": self.message,
+            "claims": self.claims,
+            "verdicts": self.counts,
+            "power": self.power,
+            "notes": self.notes,
+            "log": None if self.log is None else str(self.log),
+            "constants": None if self.constants is None else str(self.constants),
+        }
 
 
 def _latex_env() -> dict:
@@ -66,16 +74,35 @@ def _latex_env() -> dict:
 def run_latexmk(build: Path, latexmk: str) -> None:
     """Run ``latexmk`` on ``build/report.tex`` in ``build`` (rc files off, no shell escape); raises
     :class:`LatexError` with the first error line on failure."""
-    cmd = [latexmk, "-norc", "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error",
-           "-pdflatex=pdflatex -no-shell-escape %O %S", "report.tex"]
+    cmd = [
+        latexmk,
+        "-norc",
+        "-pdf",
+        "-interaction=nonstopmode",
+        "-halt-on-error",
+        "-file-line-error",
+        "-pdflatex=pdflatex -no-shell-escape %O %S",
+        "report.tex",
+    ]
     try:
-        proc = subprocess.run(cmd, cwd=build, capture_output=True, encoding="utf-8", errors="replace",
-                              timeout=LATEXMK_TIMEOUT, stdin=subprocess.DEVNULL, env=_latex_env())
+        proc = subprocess.run(
+            cmd,
+            cwd=build,
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=LATEXMK_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            env=_latex_env(),
+            check=False,  # the exit status is read below
+        )
     except subprocess.TimeoutExpired:
         raise LatexError(f"latexmk did not finish within {LATEXMK_TIMEOUT} s") from None
     if proc.returncode != 0 or not (build / "report.pdf").is_file():
-        first = next((line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith(("!", "./"))),
-                     f"exit code {proc.returncode}")
+        first = next(
+            (line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith(("!", "./"))),
+            f"exit code {proc.returncode}",
+        )
         raise LatexError(f"latexmk failed: {first.strip()}")
 
 
@@ -102,14 +129,26 @@ def build_report(claims_path, out_dir, *, compile_pdf: bool = True, force: bool 
         figures = [p.relative_to(build).as_posix() for p in rendered.figures]
         names = [*FIXED_OUTPUTS, *figures]
         check_targets(out, [*names, *compiled_names], force)
-        result = ReportResult(out / "report.tex", None, [out / f for f in figures], False, "", rendered.power,
-                              _counts(data["claims"]), len(data["claims"]), rendered.notes,
-                              constants=out / "constants.csv")
+        result = ReportResult(
+            out / "report.tex",
+            None,
+            [out / f for f in figures],
+            False,
+            "",
+            rendered.power,
+            _counts(data["claims"]),
+            len(data["claims"]),
+            rendered.notes,
+            constants=out / "constants.csv",
+        )
         if latexmk is None:
             install(build, out, names, force)
-            result.message = (f"wrote {result.tex} (compilation not requested)" if not compile_pdf else
-                              f"latexmk not found on PATH: wrote {result.tex} only (install latexmk and TeX Live "
-                              "with booktabs and siunitx to get report.pdf)")
+            result.message = (
+                f"wrote {result.tex} (compilation not requested)"
+                if not compile_pdf
+                else f"latexmk not found on PATH: wrote {result.tex} only (install latexmk and TeX Live "
+                "with booktabs and siunitx to get report.pdf)"
+            )
             return result
         try:
             run_latexmk(build, latexmk)
@@ -121,4 +160,3 @@ def build_report(claims_path, out_dir, *, compile_pdf: bool = True, force: bool 
     result.pdf, result.log, result.compiled = out / "report.pdf", out / "report.log", True
     result.message = f"wrote {result.tex} and {result.pdf}"
     return result
-

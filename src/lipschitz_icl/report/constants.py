@@ -24,8 +24,25 @@ from .symbols import constant_spec
 
 __all__ = ["ConstantRow", "constant_rows", "constants_csv", "CSV_FIELDS", "csv_cell"]
 
-CSV_FIELDS = ("case", "claim_id", "key", "constant", "symbol", "setting", "theory", "measured", "ci_low", "ci_high",
-              "rel_dev", "rel_dev_low", "rel_dev_high", "margin", "verdict", "quantity", "source")
+CSV_FIELDS = (
+    "case",
+    "claim_id",
+    "key",
+    "constant",
+    "symbol",
+    "setting",
+    "theory",
+    "measured",
+    "ci_low",
+    "ci_high",
+    "rel_dev",
+    "rel_dev_low",
+    "rel_dev_high",
+    "margin",
+    "verdict",
+    "quantity",
+    "source",
+)
 _MARGIN = re.compile(r"margin\s*(?P<pm>[+-]+\s*[\d.eE+-]+)|required factor\s*(?P<factor>[\d.]+)")
 
 
@@ -66,7 +83,9 @@ def csv_cell(value):
     return value
 
 
-def _relative(theory, measured, low, high):
+def _relative(
+    theory: float | None, measured: float | None, low: float | None, high: float | None
+) -> tuple[float | None, float | None, float | None]:
     """``measured/theory - 1`` and the image of ``[low, high]`` (``None`` without a non-zero theory)."""
     if theory in (None, 0) or measured is None or not math.isfinite(theory):
         return None, None, None
@@ -78,8 +97,10 @@ def _relative(theory, measured, low, high):
 def _decider(record: dict, pattern: str | None):
     if pattern is None:
         return None
-    return next((q for q in record.get("quantities", []) if isinstance(q, dict)
-                 and re.search(pattern, str(q.get("name", "")))), None)
+    return next(
+        (q for q in record.get("quantities", []) if isinstance(q, dict) and re.search(pattern, str(q.get("name", "")))),
+        None,
+    )
 
 
 def _margin_of(record: dict, decider: dict | None) -> str:
@@ -108,10 +129,23 @@ def _row_from_fields(number: int, record: dict, q: dict) -> ConstantRow:
     rel = _relative(theory, measured, low, high)
     setting = {**case_params(record), **{str(k): v for k, v in (q.get("setting") or {}).items()}}
     decided = q.get("verdict")
-    return ConstantRow(number, record["claim_id"], str(record.get("key", "")), str(q.get("name", "")),
-                       str(q.get("symbol") or ""), setting, theory, measured, low, high, *rel,
-                       _first_clause(record) if decided else "", _verdict(record, decided),
-                       str(q.get("name", "")), "claims.json")
+    return ConstantRow(
+        number,
+        record["claim_id"],
+        str(record.get("key", "")),
+        str(q.get("name", "")),
+        str(q.get("symbol") or ""),
+        setting,
+        theory,
+        measured,
+        low,
+        high,
+        *rel,
+        _first_clause(record) if decided else "",
+        _verdict(record, decided),
+        str(q.get("name", "")),
+        "claims.json",
+    )
 
 
 def _verdict(record: dict, decided) -> str:
@@ -135,9 +169,24 @@ def _row_from_mapping(number: int, record: dict, q: dict, spec, match) -> Consta
     decider = q if spec.decided_by is None else _decider(record, spec.decided_by)
     decided = decider.get("verdict") if decider is not None and spec.decided_by is not None else None
     setting = {**case_params(record), **{k: v for k, v in match.groupdict().items() if v is not None}}
-    return ConstantRow(number, record["claim_id"], str(record.get("key", "")), spec.constant, spec.symbol, setting,
-                       theory, measured, low, high, *rel, _margin_of(record, decider) if decided else "",
-                       _verdict(record, decided), str(q.get("name", "")), "fallback mapping", spec.note)
+    return ConstantRow(
+        number,
+        record["claim_id"],
+        str(record.get("key", "")),
+        spec.constant,
+        spec.symbol,
+        setting,
+        theory,
+        measured,
+        low,
+        high,
+        *rel,
+        _margin_of(record, decider) if decided else "",
+        _verdict(record, decided),
+        str(q.get("name", "")),
+        "fallback mapping",
+        spec.note,
+    )
 
 
 def constant_rows(claims: list, numbers: dict) -> list[ConstantRow]:

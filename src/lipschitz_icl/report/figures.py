@@ -60,9 +60,14 @@ def _series(spec: dict, label: str | None):
     x = _vector(spec, "x", None, True)
     if not len(x):
         raise FigureDataError("figure field 'x' is empty")
-    return {"label": label, "x": x, "y": _vector(spec, "y", len(x), True),
-            "y_low": _vector(spec, "y_low", len(x), False), "y_high": _vector(spec, "y_high", len(x), False),
-            "theory_y": _vector(spec, "theory_y", len(x), False)}
+    return {
+        "label": label,
+        "x": x,
+        "y": _vector(spec, "y", len(x), True),
+        "y_low": _vector(spec, "y_low", len(x), False),
+        "y_high": _vector(spec, "y_high", len(x), False),
+        "theory_y": _vector(spec, "theory_y", len(x), False),
+    }
 
 
 def parse_series(spec) -> list[dict]:
@@ -89,8 +94,7 @@ class Panel:
     curve's legend entry, the ``transform`` (``None`` or ``"deviation"``), ``log_y`` (a log value axis
     whatever the kind) and ``dodge`` (scatter series set side by side around each ``x``)."""
 
-    def __init__(self, kind, xlabel, ylabel, series, theory_label="theory", transform=None, log_y=False,
-                 dodge=False):
+    def __init__(self, kind, xlabel, ylabel, series, theory_label="theory", transform=None, log_y=False, dodge=False):
         self.kind, self.xlabel, self.ylabel = kind, xlabel, ylabel
         self.series, self.theory_label, self.transform = series, theory_label, transform
         self.log_y, self.dodge = log_y, dodge
@@ -193,14 +197,17 @@ def split_label(text: str) -> tuple[str, str | None]:
     m = _DASHED.search(text)
     if not m:
         return text, None
-    return text[:m.start()], m.group(1)
+    return text[: m.start()], m.group(1)
 
 
 def axis_labels(spec: dict) -> tuple[str, str, str]:
     """``(xlabel, ylabel, theory legend entry)`` of a figure spec, as mathtext."""
     raw_y, theory = split_label(str(spec.get("ylabel", "")))
-    return (to_mathtext(str(spec.get("xlabel", ""))), to_mathtext(raw_y),
-            ("theory: " + to_mathtext(theory)) if theory else "theory")
+    return (
+        to_mathtext(str(spec.get("xlabel", ""))),
+        to_mathtext(raw_y),
+        ("theory: " + to_mathtext(theory)) if theory else "theory",
+    )
 
 
 def spec_panel(spec) -> Panel:
@@ -210,4 +217,3 @@ def spec_panel(spec) -> Panel:
         s["label"] = None if s["label"] is None else to_mathtext(s["label"])
     xlabel, ylabel, theory = axis_labels(spec)
     return Panel(spec.get("kind", "line"), xlabel, ylabel, series, theory_label=theory)
-

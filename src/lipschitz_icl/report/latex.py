@@ -20,29 +20,88 @@ import math
 __all__ = ["Latex", "escape", "breakable", "num", "as_float"]
 
 _SPECIAL = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
-    "^": r"\textasciicircum{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}",
-    "<": r"\textless{}", ">": r"\textgreater{}",
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "#": r"\#",
+    "^": r"\textasciicircum{}",
+    "_": r"\_",
+    "%": r"\%",
+    "~": r"\textasciitilde{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 
 
-_GREEK = ("alpha beta gamma delta varepsilon zeta eta theta iota kappa lambda mu nu xi o pi rho varsigma sigma "
-          "tau upsilon varphi chi psi omega").split()
+_GREEK = (
+    "alpha beta gamma delta varepsilon zeta eta theta iota kappa lambda mu nu xi o pi rho varsigma sigma "
+    "tau upsilon varphi chi psi omega"
+).split()
 _GREEK_UPPER = "A B Gamma Delta E Z H Theta I K Lambda M N Xi O Pi P - Sigma T Upsilon Phi X Psi Omega".split()
 UNICODE = {
     **{chr(0x3B1 + i): (rf"$\{g}$" if g != "o" else "o") for i, g in enumerate(_GREEK)},
     **{chr(0x391 + i): (rf"$\{g}$" if len(g) > 1 else g) for i, g in enumerate(_GREEK_UPPER) if g != "-"},
-    "\u03d5": r"$\phi$", "\u03f5": r"$\epsilon$", "\u03d1": r"$\vartheta$",
-    "≥": r"$\geq$", "≤": r"$\leq$", "≠": r"$\neq$", "≈": r"$\approx$", "±": r"$\pm$", "×": r"$\times$",
-    "÷": r"$\div$", "∞": r"$\infty$", "→": r"$\to$", "←": r"$\leftarrow$", "⇒": r"$\Rightarrow$",
-    "⇔": r"$\Leftrightarrow$", "↔": r"$\leftrightarrow$", "∈": r"$\in$", "∉": r"$\notin$", "⊂": r"$\subset$",
-    "⊆": r"$\subseteq$", "∪": r"$\cup$", "∩": r"$\cap$", "∑": r"$\sum$", "∏": r"$\prod$", "∫": r"$\int$",
-    "∂": r"$\partial$", "∇": r"$\nabla$", "√": r"$\surd$", "·": r"$\cdot$", "∼": r"$\sim$", "≪": r"$\ll$",
-    "≫": r"$\gg$", "∝": r"$\propto$", "∀": r"$\forall$", "∃": r"$\exists$", "′": r"$'$", "−": r"$-$",
-    "∘": r"$\circ$", "≡": r"$\equiv$", "µ": r"$\mu$", "²": r"$^2$", "³": r"$^3$", "¹": r"$^1$",
-    "—": "---", "–": "--", "‘": "`", "’": "'", "“": "``", "”": "''", "…": r"\ldots{}", "•": r"\textbullet{}",
-    "\u00a0": "~", "°": r"\textdegree{}", "§": r"\S{}", "¶": r"\P{}", "©": r"\textcopyright{}",
-    "€": r"\texteuro{}", "«": r"\guillemotleft{}", "»": r"\guillemotright{}",
+    "\u03d5": r"$\phi$",
+    "\u03f5": r"$\epsilon$",
+    "\u03d1": r"$\vartheta$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "≠": r"$\neq$",
+    "≈": r"$\approx$",
+    "±": r"$\pm$",
+    "×": r"$\times$",
+    "÷": r"$\div$",
+    "∞": r"$\infty$",
+    "→": r"$\to$",
+    "←": r"$\leftarrow$",
+    "⇒": r"$\Rightarrow$",
+    "⇔": r"$\Leftrightarrow$",
+    "↔": r"$\leftrightarrow$",
+    "∈": r"$\in$",
+    "∉": r"$\notin$",
+    "⊂": r"$\subset$",
+    "⊆": r"$\subseteq$",
+    "∪": r"$\cup$",
+    "∩": r"$\cap$",
+    "∑": r"$\sum$",
+    "∏": r"$\prod$",
+    "∫": r"$\int$",
+    "∂": r"$\partial$",
+    "∇": r"$\nabla$",
+    "√": r"$\surd$",
+    "·": r"$\cdot$",
+    "∼": r"$\sim$",
+    "≪": r"$\ll$",
+    "≫": r"$\gg$",
+    "∝": r"$\propto$",
+    "∀": r"$\forall$",
+    "∃": r"$\exists$",
+    "′": r"$'$",
+    "−": r"$-$",
+    "∘": r"$\circ$",
+    "≡": r"$\equiv$",
+    "µ": r"$\mu$",
+    "²": r"$^2$",
+    "³": r"$^3$",
+    "¹": r"$^1$",
+    "—": "---",
+    "–": "--",
+    "‘": "`",
+    "’": "'",
+    "“": "``",
+    "”": "''",
+    "…": r"\ldots{}",
+    "•": r"\textbullet{}",
+    "\u00a0": "~",
+    "°": r"\textdegree{}",
+    "§": r"\S{}",
+    "¶": r"\P{}",
+    "©": r"\textcopyright{}",
+    "€": r"\texteuro{}",
+    "«": r"\guillemotleft{}",
+    "»": r"\guillemotright{}",
 }
 
 
@@ -76,7 +135,7 @@ def escape(text) -> Latex:
 def breakable(text) -> Latex:
     """``escape(text)`` with line-break opportunities after ``/``, ``:`` and ``_`` (for narrow table
     columns holding long identifiers such as ``thm34/scaling/affine/d2``)."""
-    out = escape(text)
+    out: str = escape(text)
     for mark in ("/", ":", r"\_"):
         out = out.replace(mark, mark + r"\allowbreak{}")
     return Latex(out)
@@ -132,18 +191,18 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
     if u > abs(v) and not compact:  # the interval dwarfs the value: show it rather than round the value away
         return Latex(rf"\num{{{v:.4g}}}\,[\num{{{lo:.3g}}}, \num{{{hi:.3g}}}]")
     e = _exponent(v if abs(v) >= u else u)
-    scale = 10.0 ** e
+    scale = 10.0**e
     vs, us = v / scale, u / scale
     place = math.floor(math.log10(us)) - 1  # two significant digits of the uncertainty
     if place > 20 or place < -40:
         return Latex(rf"\num{{{v:.{digits}g}}}")
     if max_digits is not None and vs != 0 and math.floor(math.log10(abs(vs))) - place + 1 > max_digits:
         return Latex(rf"\num{{{v:.{max_digits}g}}}")
-    step = 10.0 ** place
+    step = 10.0**place
     u_digits = math.ceil(us / step - 1e-9)  # round the uncertainty up, never down
     if u_digits >= 100:  # ceil carried into a third digit
         place += 1
-        step = 10.0 ** place
+        step = 10.0**place
         u_digits = math.ceil(us / step - 1e-9)
     suffix = f"e{e}" if e else ""
     if place >= 0:

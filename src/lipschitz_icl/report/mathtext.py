@@ -22,9 +22,9 @@ Everything else stays text (escaped).  Within a run:
   between letters is ``x \\cdot q``; ``1e-06`` is ``10^{-6}``; ``[[a, b], [c, d]]`` is a small matrix.
 
 Dotted or underscored program names (``lipschitz_icl.derivations``, ``wstar_exact``) and commit hashes
-(7 to 40 hex digits with a letter and a digit: ``4e9f7ac``) are set as code (``\\code{...}``).  The output always compiles: braces are only emitted in pairs, every LaTeX special
-character inside math is escaped, and characters outside ASCII end a run (they are text, escaped by
-:func:`~lipschitz_icl.report.latex.escape`).
+(7 to 40 hex digits with a letter and a digit: ``4e9f7ac``) are set as code (``\\code{...}``).  The output
+always compiles: braces are only emitted in pairs, every LaTeX special character inside math is escaped,
+and characters outside ASCII end a run (they are text, escaped by :func:`~lipschitz_icl.report.latex.escape`).
 """
 
 from __future__ import annotations
@@ -36,28 +36,70 @@ from .latex import Latex, escape
 
 __all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "GREEK"]
 
-GREEK = {name: "\\" + name for name in (
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi sigma tau upsilon phi chi "
-    "psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega varepsilon varphi vartheta").split()}
+GREEK = {
+    name: "\\" + name
+    for name in (
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi sigma tau upsilon phi chi "
+        "psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega varepsilon varphi vartheta"
+    ).split()
+}
 GREEK.update({"eps": r"\varepsilon", "rho": r"\Lambda"})  # rho alone: the project's n L^2 / sigma^2
-FUNCTIONS = {"exp": r"\exp", "log": r"\log", "sqrt": r"\sqrt", "min": r"\min", "max": r"\max", "sum": r"\sum",
-             "lim": r"\lim", "ln": r"\ln", "tr": r"\operatorname{tr}", "inf": r"\infty", "cos": r"\cos", "sin": r"\sin",
-             "argmin": r"\operatorname{arg\,min}", "argmax": r"\operatorname{arg\,max}"}
-OPERATORS = {"<=": r"\le ", ">=": r"\ge ", "->": r"\to ", "+-": r"\pm ", "!=": r"\ne ", "==": "=", "~": r"\sim ",
-             "...": r"\dots ", "*": r"\cdot ", "<": "<", ">": ">", "%": r"\%", "#": r"\#", "&": r"\&",
-             "$": r"\$", "\\": r"\backslash ", "{": r"\{", "}": r"\}", "`": "'", '"': "''", "?": "?", "@": "@",
-             "!": "!"}
+FUNCTIONS = {
+    "exp": r"\exp",
+    "log": r"\log",
+    "sqrt": r"\sqrt",
+    "min": r"\min",
+    "max": r"\max",
+    "sum": r"\sum",
+    "lim": r"\lim",
+    "ln": r"\ln",
+    "tr": r"\operatorname{tr}",
+    "inf": r"\infty",
+    "cos": r"\cos",
+    "sin": r"\sin",
+    "argmin": r"\operatorname{arg\,min}",
+    "argmax": r"\operatorname{arg\,max}",
+}
+OPERATORS = {
+    "<=": r"\le ",
+    ">=": r"\ge ",
+    "->": r"\to ",
+    "+-": r"\pm ",
+    "!=": r"\ne ",
+    "==": "=",
+    "~": r"\sim ",
+    "...": r"\dots ",
+    "*": r"\cdot ",
+    "<": "<",
+    ">": ">",
+    "%": r"\%",
+    "#": r"\#",
+    "&": r"\&",
+    "$": r"\$",
+    "\\": r"\backslash ",
+    "{": r"\{",
+    "}": r"\}",
+    "`": "'",
+    '"': "''",
+    "?": "?",
+    "@": "@",
+    "!": "!",
+}
 _STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>\s+)
   | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b)
-  | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b|[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
+  | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b
+      |[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
       |[a-z][a-z0-9]*_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
   | (?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
   | (?P<ident>[A-Za-z][A-Za-z0-9]*(?:_(?:[A-Za-z0-9]+))?\*?'*)
   | (?P<op>\|\||<=|>=|->|\+-|!=|==|\.\.\.)
   | (?P<char>.)
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 _MATRIX = re.compile(r"\[\[([^\[\]]+)\](?:,\s*\[([^\[\]]+)\])+\]")
 
 
@@ -77,7 +119,7 @@ def _ident_role(text: str) -> str:
     base = text.rstrip("*'").split("_")[0]
     if text in FUNCTIONS:
         return "function"
-    if "_" in text or text.endswith("*") or text.endswith("'") or base in GREEK:
+    if "_" in text or text.endswith(("*", "'")) or base in GREEK:
         return "symbol"
     if re.fullmatch(r"[A-Za-z]\d*", base):
         return "word" if base == "a" else "symbol"
@@ -90,6 +132,7 @@ def _tokens(text: str) -> list[_Tok]:
     out = []
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         out.append(_Tok(kind, m.group()))
     return out
 
@@ -105,8 +148,9 @@ def _article_is_symbol(toks: list[_Tok], i: int) -> bool:
         j -= 1
     while k < len(toks) and toks[k].kind == "ws":
         k += 1
-    return (j >= 0 and toks[j].text in _OPERAND_SIDE - {")", ","}) or \
-        (k < len(toks) and toks[k].text in _OPERAND_SIDE - {"(", "-", "+"})
+    return (j >= 0 and toks[j].text in _OPERAND_SIDE - {")", ","}) or (
+        k < len(toks) and toks[k].text in _OPERAND_SIDE - {"(", "-", "+"}
+    )
 
 
 def _is_math(tok: _Tok, toks: list[_Tok] | None = None, i: int = 0) -> bool:
@@ -151,11 +195,7 @@ def _run_end(toks: list[_Tok], start: int) -> int:
             if depth == 0:
                 break
             depth -= 1
-        elif tok.text in (",", ";") and depth == 0:
-            break
-        elif tok.text == "." and depth == 0 and not _between_letters(toks, i):
-            break
-        elif tok.text == ":" and depth == 0:
+        elif depth == 0 and (tok.text in (",", ";", ":") or (tok.text == "." and not _between_letters(toks, i))):
             break
         i += 1
     # trim: trailing spaces, operators that cannot end an expression, and unclosed brackets
@@ -180,15 +220,20 @@ def _scripted(toks: list[_Tok], i: int) -> bool:
 
 
 def _between_letters(toks: list[_Tok], i: int) -> bool:
-    return (0 < i < len(toks) - 1 and toks[i - 1].kind == "ident" and toks[i + 1].kind == "ident"
-            and not toks[i - 1].word and not toks[i + 1].word)
+    return (
+        0 < i < len(toks) - 1
+        and toks[i - 1].kind == "ident"
+        and toks[i + 1].kind == "ident"
+        and not toks[i - 1].word
+        and not toks[i + 1].word
+    )
 
 
 def _depth(toks) -> int:
     depth = 0
     for t in toks:
-        depth += t.text in ("(", "[") and 1 or 0
-        depth -= t.text in (")", "]") and 1 or 0
+        depth += int(t.text in ("(", "["))
+        depth -= int(t.text in (")", "]"))
     return depth
 
 
@@ -218,7 +263,9 @@ def _strong(toks) -> bool:
 def _segments(text: str):
     """``(is_math, tokens)`` pieces of ``text``."""
     toks = _tokens(text)
-    out, i, plain = [], 0, []
+    out: list[tuple[bool, list[_Tok]]] = []
+    plain: list[_Tok] = []
+    i = 0
     while i < len(toks):
         if _starts_run(toks, i):
             end = _run_end(toks, i)
@@ -384,8 +431,16 @@ class _Emitter:
             base, sub = base[0], base[1:]
         nxt = self.peek(skip_ws=False)
         before, after, spaced = self._neighbours()
-        if base == "x" and not sub and not star and spaced and after is not None and after.kind == "num" \
-                and before is not None and (before.kind in ("num", "ident") or before.text == ")"):
+        if (
+            base == "x"
+            and not sub
+            and not star
+            and spaced
+            and after is not None
+            and after.kind == "num"
+            and before is not None
+            and (before.kind in ("num", "ident") or before.text == ")")
+        ):
             return r"\times "  # "C x 1.022": a factor
         if base == "rho" and nxt is not None and nxt.text == "(":
             body = r"\rho"
@@ -397,8 +452,15 @@ class _Emitter:
                 inner, _ = self.group("(", closers)
                 return r"\sqrt{" + inner + "}"
             body = (_MPL_FUNCTIONS.get(base) if self.mpl else None) or FUNCTIONS[base]
-        elif base == "E" and not sub and not star and nxt is not None and nxt.kind == "ws" \
-                and after is not None and after.kind == "ident":
+        elif (
+            base == "E"
+            and not sub
+            and not star
+            and nxt is not None
+            and nxt.kind == "ws"
+            and after is not None
+            and after.kind == "ident"
+        ):
             body = r"\mathbb{E}"  # "E f": an expectation
         elif len(base) == 1 or re.fullmatch(r"[A-Z][xyqz]", base):
             body = base
@@ -413,14 +475,23 @@ class _Emitter:
 
 
 _MPL_OPERATORS = {r"\le ": r"\leq ", r"\ge ": r"\geq ", r"\to ": r"\rightarrow ", r"\dots ": r"\ldots "}
-_MPL_FUNCTIONS = {"tr": r"\mathrm{tr}", "argmin": r"\mathrm{argmin}", "argmax": r"\mathrm{argmax}",
-                  "sqrt": r"\surd "}
+_MPL_FUNCTIONS = {"tr": r"\mathrm{tr}", "argmin": r"\mathrm{argmin}", "argmax": r"\mathrm{argmax}", "sqrt": r"\surd "}
 
 
 def _escape_math(text: str) -> str:
     """``text`` with the characters special to (La)TeX inside math made literal."""
-    table = {"%": r"\%", "#": r"\#", "&": r"\&", "$": r"\$", "\\": r"\backslash ", "{": r"\{", "}": r"\}",
-             "~": r"\sim ", "^": r"\hat{}", "_": r"\_"}
+    table = {
+        "%": r"\%",
+        "#": r"\#",
+        "&": r"\&",
+        "$": r"\$",
+        "\\": r"\backslash ",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\sim ",
+        "^": r"\hat{}",
+        "_": r"\_",
+    }
     return "".join(table.get(ch, ch) for ch in text)
 
 
@@ -453,7 +524,7 @@ def _convert(text: str, mpl: bool, rename: dict):
     pieces = []
     pos = 0
     for m in _MATRIX.finditer(text):
-        pieces.extend(_plain_convert(text[pos:m.start()], mpl, rename))
+        pieces.extend(_plain_convert(text[pos : m.start()], mpl, rename))
         pieces.append((True, _matrix(m, mpl, rename)))
         pos = m.end()
     pieces.extend(_plain_convert(text[pos:], mpl, rename))
@@ -461,7 +532,7 @@ def _convert(text: str, mpl: bool, rename: dict):
 
 
 def _plain_convert(text: str, mpl: bool, rename: dict):
-    out = []
+    out: list[tuple[bool | str, str]] = []
     for is_math, toks in _segments(text):
         if is_math:
             out.append((True, _Emitter(toks, mpl, rename).expression().strip()))
@@ -473,7 +544,7 @@ def _plain_convert(text: str, mpl: bool, rename: dict):
 
 def code(text) -> Latex:
     """``text`` as code: ``\\code{...}`` (typewriter, breakable after ``/ . _ -``)."""
-    out = escape(text)
+    out: str = escape(text)
     for mark in ("/", ".", r"\_", "-"):
         out = out.replace(mark, mark + r"\allowbreak{}")
     return Latex(r"\code{" + out + "}")
@@ -485,7 +556,8 @@ def to_latex(text, *, rename: dict | None = None) -> Latex:
     concept across the report, see :mod:`lipschitz_icl.report.symbols`)."""
     if isinstance(text, Latex):
         return text
-    parts, plain = [], []
+    parts: list[str] = []
+    plain: list[str] = []
     for kind, piece in _convert(str(text), False, rename or {}):
         if kind is True:
             if plain:

@@ -31,8 +31,19 @@ from ..validation import ParameterError
 __all__ = ["OutputError", "out_directory", "check_targets", "install", "USER_ERRNOS", "describe"]
 
 # errors that mean the directory the user gave cannot take the output (exit 2); others are I/O failures
-USER_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENOTDIR,
-               errno.EISDIR, errno.EEXIST, errno.ELOOP, errno.ENAMETOOLONG}
+USER_ERRNOS = {
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EFBIG,
+    errno.ENOTDIR,
+    errno.EISDIR,
+    errno.EEXIST,
+    errno.ELOOP,
+    errno.ENAMETOOLONG,
+}
 
 
 class OutputError(OSError):
@@ -109,7 +120,7 @@ def check_targets(out: Path, names, force: bool) -> None:
 def _parents_inside(out: Path, name: str) -> list[Path]:
     """The directories between ``out`` and ``out/<name>`` (``out/figures`` for ``figures/a.pdf``)."""
     parts = Path(name).parts[:-1]
-    return [out.joinpath(*parts[:i + 1]) for i in range(len(parts))]
+    return [out.joinpath(*parts[: i + 1]) for i in range(len(parts))]
 
 
 def _make_parents(out: Path, name: str, force: bool, created: list) -> None:
@@ -149,8 +160,7 @@ def _place(tmp: Path, target: Path, force: bool) -> None:
     try:
         os.link(tmp, target, follow_symlinks=False)
     except FileExistsError:
-        raise ParameterError("force", f"given to replace existing files ({target} appeared meanwhile)", False) \
-            from None
+        raise ParameterError("force", f"given to replace existing files ({target} appeared meanwhile)", False) from None
     except OSError as exc:
         if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
             raise

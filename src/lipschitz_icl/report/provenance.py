@@ -50,7 +50,9 @@ class Provenance:
 def _git(args: list[str], cwd: Path) -> str | None:
     cmd = ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-C", str(cwd), *args]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None
@@ -70,15 +72,20 @@ def _seeds(claims: list) -> str:
     seeds = sorted({r["seed"] for r in claims if isinstance(r.get("seed"), int)})
     if not seeds:
         return "no stochastic cases"
-    shown = f"{seeds[0]}" if len(seeds) == 1 else (f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0],
-                                                                                              seeds[-1] + 1))
-                                                    else ", ".join(map(str, seeds)))
+    shown = (
+        f"{seeds[0]}"
+        if len(seeds) == 1
+        else (
+            f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
+        )
+    )
     return f"replicate {shown} of each stochastic case (child of the SeedSequence of the SHA-256 of its id)"
 
 
 def provenance(data: dict, claims_path=None) -> Provenance:
     """The provenance of ``data`` (module docstring)."""
-    given = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
+    raw = data.get("provenance")
+    given = raw if isinstance(raw, dict) else {}
     out = Provenance()
     for name in ("commit", "date", "profile", "python", "numpy", "platform"):
         if isinstance(given.get(name), str) and given[name]:

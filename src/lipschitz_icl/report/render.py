@@ -33,8 +33,7 @@ from .style import FULL_WIDTH
 from .summary import caveats, headline, not_holding, scope_rows
 from .symbols import RESOLUTIONS, figure_axes, rename_for, resolution_symbol
 
-__all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES", "MAX_TABLE_ROWS",
-           "cases_csv"]
+__all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES", "MAX_TABLE_ROWS", "cases_csv"]
 
 MAX_FIGURES = 24
 MAX_SERIES = 8
@@ -78,8 +77,13 @@ def power_summary(claims: list[dict]) -> dict:
         rows.append({"claim_id": record["claim_id"], "refuted": refuted, "total": total, "unrefuted": unrefuted})
     refuted = sum(r["refuted"] for r in rows)
     total = sum(r["total"] for r in rows)
-    return {"rows": rows, "refuted": refuted, "total": total, "all_refuted": refuted == total,
-            "claims_without_false_variants": [r["claim_id"] for r in rows if r["total"] == 0]}
+    return {
+        "rows": rows,
+        "refuted": refuted,
+        "total": total,
+        "all_refuted": refuted == total,
+        "claims_without_false_variants": [r["claim_id"] for r in rows if r["total"] == 0],
+    }
 
 
 # ----------------------------------------------------------------------------- resolutions
@@ -102,8 +106,11 @@ def resolution_of(records: list) -> dict:
     unreached = len(found) - len(values)
     if values:
         lo, hi = min(values), max(values)
-        value = num(lo, digits=2) if math.isclose(lo, hi, rel_tol=0.05) else \
-            Latex(num(lo, digits=2) + "--" + num(hi, digits=2))
+        value = (
+            num(lo, digits=2)
+            if math.isclose(lo, hi, rel_tol=0.05)
+            else Latex(num(lo, digits=2) + "--" + num(hi, digits=2))
+        )
         if unreached:
             value = Latex(value + escape(f" ({unreached} not reached)"))
     else:
@@ -164,10 +171,18 @@ def _claim_panels(claim: Claim) -> list[Panel]:
     for axes, spec in order[:2]:
         mapped = figure_axes(claim.key, axes[2])
         xlabel, ylabel, theory = axis_labels(spec)
-        panels.append(Panel(axes[0], mapped.get("xlabel") or xlabel, mapped.get("ylabel") or ylabel,
-                            groups[axes][:MAX_SERIES], theory_label=mapped.get("theory") or theory,
-                            transform=mapped.get("transform"), log_y=bool(mapped.get("log_y")),
-                            dodge=bool(mapped.get("dodge"))))
+        panels.append(
+            Panel(
+                axes[0],
+                mapped.get("xlabel") or xlabel,
+                mapped.get("ylabel") or ylabel,
+                groups[axes][:MAX_SERIES],
+                theory_label=mapped.get("theory") or theory,
+                transform=mapped.get("transform"),
+                log_y=bool(mapped.get("log_y")),
+                dodge=bool(mapped.get("dodge")),
+            )
+        )
     return panels
 
 
@@ -205,10 +220,17 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
         n_cases = len(_first_seed(claim))
         more = f" ({n_cases - MAX_SERIES} further cases not drawn)" if n_cases > MAX_SERIES else ""
         mark = "Dashes" if panels[0].kind == "scatter" else "Dashed"
-        theory = f" {mark}: " + panels[0].theory_label + "." if any(
-            s["theory_y"] is not None for p in panels for s in p.series) else ""
-        caption = Latex(escape(_caption_head(claim) + ": ") + to_latex(_statement(claim), rename=rename_for(claim.key))
-                        + escape(f" One series per case{more}.") + _mathtext_to_latex(theory))
+        theory = (
+            f" {mark}: " + panels[0].theory_label + "."
+            if any(s["theory_y"] is not None for p in panels for s in p.series)
+            else ""
+        )
+        caption = Latex(
+            escape(_caption_head(claim) + ": ")
+            + to_latex(_statement(claim), rename=rename_for(claim.key))
+            + escape(f" One series per case{more}.")
+            + _mathtext_to_latex(theory)
+        )
         return {"file": Latex(f"figures/{path.name}"), "caption": caption, "path": path}
     return None
 
@@ -216,13 +238,20 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
 def _mathtext_to_latex(text: str) -> Latex:
     """A label written for matplotlib (mathtext between ``$``) as LaTeX: text escaped, math kept."""
     parts = re.split(r"(?<!\\)(\$[^$]*\$)", text)
-    return Latex("".join(p if p.startswith("$") and p.endswith("$") and len(p) > 1 else escape(p.replace(r"\$", "$"))
-                         for p in parts))
+    return Latex(
+        "".join(
+            p if p.startswith("$") and p.endswith("$") and len(p) > 1 else escape(p.replace(r"\$", "$")) for p in parts
+        )
+    )
 
 
 def _has_paper_figures(view: SectionView) -> bool:
-    return any(isinstance(s, dict) and s.get("name") in paperfigs.RENDERERS
-               for c in view.claims for r in _first_seed(c)[:1] for s in _specs(r))
+    return any(
+        isinstance(s, dict) and s.get("name") in paperfigs.RENDERERS
+        for c in view.claims
+        for r in _first_seed(c)[:1]
+        for s in _specs(r)
+    )
 
 
 def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int) -> list[dict]:
@@ -245,11 +274,19 @@ def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int) ->
                 number = paperfigs.PAPER_NUMBERS.get(spec["name"], "?")
                 ref = "paper Fig. " + number if number != "rebuttal" else "the rebuttal's figure"
                 rename = rename_for(claim.key)
-                caption = Latex(escape(f"({ref}) {_caption_head(claim)}: ")
-                                + to_latex(_statement(claim), rename=rename)
-                                + escape(" Settings: ") + to_latex(paperfigs.caption(spec), rename=rename))
-                out.append({"file": Latex(f"figures/{Path(paths[0]).name}"), "caption": caption,
-                            "paths": [Path(p) for p in paths]})
+                caption = Latex(
+                    escape(f"({ref}) {_caption_head(claim)}: ")
+                    + to_latex(_statement(claim), rename=rename)
+                    + escape(" Settings: ")
+                    + to_latex(paperfigs.caption(spec), rename=rename)
+                )
+                out.append(
+                    {
+                        "file": Latex(f"figures/{Path(paths[0]).name}"),
+                        "caption": caption,
+                        "paths": [Path(p) for p in paths],
+                    }
+                )
     return out
 
 
@@ -263,11 +300,18 @@ def _counts_cell(counts: dict) -> Latex:
 def _claim_row(claim: Claim) -> dict:
     refuted, total = near_misses(claim.records)
     res = resolution_of(claim.records)
-    return {"name": escape(claim.name), "scope": escape(record_scope(claim.records[0])),
-            "status": escape("expl." if claim.status == "exploratory" else "conf."), "rule": escape(claim.rule),
-            "cases": len(claim.records), "counts": _counts_cell(verdict_counts(claim.records, claim.status)),
-            "symbol": res["symbol"], "value": res["value"], "meaning": res["meaning"],
-            "near_misses": escape(f"{refuted}/{total}")}
+    return {
+        "name": escape(claim.name),
+        "scope": escape(record_scope(claim.records[0])),
+        "status": escape("expl." if claim.status == "exploratory" else "conf."),
+        "rule": escape(claim.rule),
+        "cases": len(claim.records),
+        "counts": _counts_cell(verdict_counts(claim.records, claim.status)),
+        "symbol": res["symbol"],
+        "value": res["value"],
+        "meaning": res["meaning"],
+        "near_misses": escape(f"{refuted}/{total}"),
+    }
 
 
 def _section_notes(view: SectionView) -> list[Latex]:
@@ -276,8 +320,14 @@ def _section_notes(view: SectionView) -> list[Latex]:
         reason = (claim.records[0].get("extra") or {}).get("exploratory_reason", "")
         if claim.status == "exploratory" and reason:
             clipped = reason if len(reason) <= REASON_CLIP else reason[:REASON_CLIP].rsplit(" ", 1)[0] + " ..."
-            notes.append(Latex(r"\textit{" + escape(claim.name) + "} is exploratory: "
-                               + to_latex(clipped, rename=rename_for(claim.key))))
+            notes.append(
+                Latex(
+                    r"\textit{"
+                    + escape(claim.name)
+                    + "} is exploratory: "
+                    + to_latex(clipped, rename=rename_for(claim.key))
+                )
+            )
         notes.extend(caveats(claim.records))
     return notes
 
@@ -289,24 +339,37 @@ def _case_row(number: int, record: dict) -> dict:
     verdict = record.get("verdict", "")
     if verdict == "holds" and isinstance(record.get("points"), int):
         verdict = f"holds at {record['points']} points"
-    return {"number": number, "claim_id": breakable(record["claim_id"]), "verdict": escape(verdict),
-            "scope": escape(record_scope(record)),
-            "status": escape("expl." if record.get("status") == "exploratory" else "conf."),
-            "resolution": Latex(res["symbol"] + " " + res["value"]) if res["value"] else Latex("--"),
-            "near_misses": escape(f"{refuted}/{total}"),
-            "seconds": escape(f"{seconds:.1f}" if seconds is not None else "--")}
+    return {
+        "number": number,
+        "claim_id": breakable(record["claim_id"]),
+        "verdict": escape(verdict),
+        "scope": escape(record_scope(record)),
+        "status": escape("expl." if record.get("status") == "exploratory" else "conf."),
+        "resolution": Latex(res["symbol"] + " " + res["value"]) if res["value"] else Latex("--"),
+        "near_misses": escape(f"{refuted}/{total}"),
+        "seconds": escape(f"{seconds:.1f}" if seconds is not None else "--"),
+    }
 
 
 def _constant_row(row) -> dict:
     setting = ", ".join(setting_text(k, [v]) for k, v in row.setting.items())
-    rel = num(row.rel_dev, row.rel_dev_low, row.rel_dev_high, digits=3, compact=True, max_digits=4) \
-        if row.rel_dev is not None else Latex("--")
+    rel = (
+        num(row.rel_dev, row.rel_dev_low, row.rel_dev_high, digits=3, compact=True, max_digits=4)
+        if row.rel_dev is not None
+        else Latex("--")
+    )
     constant = Latex(row.constant) if row.source != "claims.json" else to_latex(row.constant)
-    return {"number": row.case, "constant": constant,
-            "symbol": Latex(f"${_math_symbol(row.symbol)}$") if row.symbol else Latex("--"),
-            "setting": to_latex(setting), "theory": num(row.theory),
-            "measured": num(row.measured, row.ci_low, row.ci_high, compact=True, max_digits=MEASURED_DIGITS),
-            "rel": rel, "margin": to_latex(row.margin) if row.margin else Latex("--"), "verdict": escape(row.verdict)}
+    return {
+        "number": row.case,
+        "constant": constant,
+        "symbol": Latex(f"${_math_symbol(row.symbol)}$") if row.symbol else Latex("--"),
+        "setting": to_latex(setting),
+        "theory": num(row.theory),
+        "measured": num(row.measured, row.ci_low, row.ci_high, compact=True, max_digits=MEASURED_DIGITS),
+        "rel": rel,
+        "margin": to_latex(row.margin) if row.margin else Latex("--"),
+        "verdict": escape(row.verdict),
+    }
 
 
 def cases_csv(records: list, numbers: dict) -> str:
@@ -318,18 +381,37 @@ def cases_csv(records: list, numbers: dict) -> str:
     from .constants import csv_cell
 
     buffer = io.StringIO()
-    fields = ("case", "claim_id", "key", "scope", "status", "verdict", "resolution_parameter", "resolution",
-              "alternatives_ruled_out", "alternatives", "seconds")
+    fields = (
+        "case",
+        "claim_id",
+        "key",
+        "scope",
+        "status",
+        "verdict",
+        "resolution_parameter",
+        "resolution",
+        "alternatives_ruled_out",
+        "alternatives",
+        "seconds",
+    )
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for record in records:
         res = record.get("resolution") if isinstance(record.get("resolution"), dict) else {}
         refuted, total = near_misses([record])
-        row = {"case": numbers[record["claim_id"]], "claim_id": record["claim_id"], "key": record.get("key", ""),
-               "scope": record_scope(record), "status": record.get("status", "confirmatory"),
-               "verdict": record["verdict"], "resolution_parameter": res.get("parameter", ""),
-               "resolution": res.get("value", ""), "alternatives_ruled_out": refuted, "alternatives": total,
-               "seconds": record.get("seconds", "")}
+        row = {
+            "case": numbers[record["claim_id"]],
+            "claim_id": record["claim_id"],
+            "key": record.get("key", ""),
+            "scope": record_scope(record),
+            "status": record.get("status", "confirmatory"),
+            "verdict": record["verdict"],
+            "resolution_parameter": res.get("parameter", ""),
+            "resolution": res.get("value", ""),
+            "alternatives_ruled_out": refuted,
+            "alternatives": total,
+            "seconds": record.get("seconds", ""),
+        }
         writer.writerow({k: ("" if v is None else csv_cell(v)) for k, v in row.items()})
     return buffer.getvalue()
 
@@ -340,9 +422,13 @@ def _margins(views: list[SectionView]) -> list[dict]:
         for claim in view.claims:
             record = claim.records[0]
             rename = rename_for(claim.key)
-            out.append({"key": code(claim.key), "margin": to_latex(str(record.get("margin") or "--"),
-                                                                         rename=rename),
-                        "source": to_latex(str(record.get("margin_source") or "--"), rename=rename)})
+            out.append(
+                {
+                    "key": code(claim.key),
+                    "margin": to_latex(str(record.get("margin") or "--"), rename=rename),
+                    "source": to_latex(str(record.get("margin_source") or "--"), rename=rename),
+                }
+            )
     return out
 
 
@@ -356,10 +442,20 @@ def _design_history(data: dict) -> list[dict]:
     for h in (h for h in history if isinstance(h, dict)):
         event = tuple(str(h.get(field, "")) for field in ("salt", "fixed", "commit", "reason"))
         groups.setdefault(event, []).append(h)
-    return [{"claims": Latex(", ".join(f"{breakable(str(h.get('key', '')))} ({code(str(h.get('design_hash', ''))[:8])})"
-                                     for h in members)),
-             "salt": escape(salt), "fixed": escape(fixed), "commit": escape(commit[:7]), "reason": to_latex(reason)}
-            for (salt, fixed, commit, reason), members in groups.items()]
+    return [
+        {
+            "claims": Latex(
+                ", ".join(
+                    f"{breakable(str(h.get('key', '')))} ({code(str(h.get('design_hash', ''))[:8])})" for h in members
+                )
+            ),
+            "salt": escape(salt),
+            "fixed": escape(fixed),
+            "commit": escape(commit[:7]),
+            "reason": to_latex(reason),
+        }
+        for (salt, fixed, commit, reason), members in groups.items()
+    ]
 
 
 # ----------------------------------------------------------------------------- the document
@@ -368,10 +464,16 @@ def _environment():
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("lipschitz_icl.report", "templates"),
-        block_start_string=r"\BLOCK{", block_end_string="}",
-        variable_start_string=r"\VAR{", variable_end_string="}",
-        comment_start_string=r"\#{", comment_end_string="}",
-        trim_blocks=True, lstrip_blocks=True, autoescape=False, keep_trailing_newline=True,
+        block_start_string=r"\BLOCK{",
+        block_end_string="}",
+        variable_start_string=r"\VAR{",
+        variable_end_string="}",
+        comment_start_string=r"\#{",
+        comment_end_string="}",
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+        keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
         finalize=lambda value: value if isinstance(value, Latex) else escape(value),
     )
@@ -408,22 +510,38 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
             figure_paths.extend(f["path"] for f in figures)
         drawn += len(figures)
         rename = rename_for(view.claims[0].key)
-        sections.append({"name": escape(view.name), "paper_ref": escape(view.paper_ref),
-                         "statement": to_latex(view.statement, rename=rename),
-                         "sharper": to_latex(view.sharper, rename=rename) if view.sharper else Latex(""),
-                         "claims": [_claim_row(c) for c in view.claims], "notes": _section_notes(view),
-                         "figures": figures})
+        sections.append(
+            {
+                "name": escape(view.name),
+                "paper_ref": escape(view.paper_ref),
+                "statement": to_latex(view.statement, rename=rename),
+                "sharper": to_latex(view.sharper, rename=rename) if view.sharper else Latex(""),
+                "claims": [_claim_row(c) for c in view.claims],
+                "notes": _section_notes(view),
+                "figures": figures,
+            }
+        )
     power = power_summary(claims)
     env = _environment()
     tex = env.get_template("report.tex.j2").render(
         title="Softmax attention adapts to function Lipschitzness: the claims, checked",
-        source=source, n_cases=len(claims), head=headline(claims, prov), prov=prov,
+        source=source,
+        n_cases=len(claims),
+        head=headline(claims, prov),
+        prov=prov,
         provenance_derived=", ".join(prov.derived),
         not_holding=not_holding(claims, numbers)[:MAX_NOT_HOLDING],
-        not_holding_count=len(not_holding(claims, numbers)), scopes=scope_rows(views), sections=sections,
-        constants=[_constant_row(r) for r in rows[:MAX_TABLE_ROWS]], constants_cut=max(len(rows) - MAX_TABLE_ROWS, 0),
-        n_constants=len(rows), fallback=any(r.source != "claims.json" for r in rows),
+        not_holding_count=len(not_holding(claims, numbers)),
+        scopes=scope_rows(views),
+        sections=sections,
+        constants=[_constant_row(r) for r in rows[:MAX_TABLE_ROWS]],
+        constants_cut=max(len(rows) - MAX_TABLE_ROWS, 0),
+        n_constants=len(rows),
+        fallback=any(r.source != "claims.json" for r in rows),
         cases=[_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]],
-        cases_cut=max(len(ordered) - MAX_TABLE_ROWS, 0), margins=_margins(views), history=_design_history(data),
-        notes=[escape(n) for n in notes])
+        cases_cut=max(len(ordered) - MAX_TABLE_ROWS, 0),
+        margins=_margins(views),
+        history=_design_history(data),
+        notes=[escape(n) for n in notes],
+    )
     return Rendered(tex, figure_paths, notes, power, rows)

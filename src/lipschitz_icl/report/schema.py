@@ -54,8 +54,16 @@ from pathlib import Path
 from ..evidence import SCOPES, VERDICTS
 from ..validation import ParameterError
 
-__all__ = ["validate_claims", "load_claims", "reject_constant", "MAX_DEPTH", "MAX_STRING", "MAX_ITEMS", "MAX_RECORDS",
-           "MAX_FILE_BYTES"]
+__all__ = [
+    "validate_claims",
+    "load_claims",
+    "reject_constant",
+    "MAX_DEPTH",
+    "MAX_STRING",
+    "MAX_ITEMS",
+    "MAX_RECORDS",
+    "MAX_FILE_BYTES",
+]
 
 MAX_DEPTH = 20
 MAX_STRING = 100_000
@@ -65,12 +73,12 @@ MAX_FILE_BYTES = 64 * 1024**2
 MAX_ID = 200
 TINY, HUGE = 1e-300, 1e300
 STATUSES = ("confirmatory", "exploratory")
-_ID = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{1,%d}" % MAX_ID)
+_ID = re.compile(rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029]{{1,{MAX_ID}}}")
 
 
 def reject_constant(name: str):
     """``json.loads(parse_constant=...)`` hook: ``NaN``/``Infinity`` literals are not JSON."""
-    raise ValueError(f"the literal {name} is not allowed (write infinities as \"inf\"/\"-inf\")")
+    raise ValueError(f'the literal {name} is not allowed (write infinities as "inf"/"-inf")')
 
 
 class _Invalid(Exception):
@@ -128,7 +136,7 @@ def _string(record: dict, key: str, where: str, required: bool = False) -> None:
 def _number_or_null(record: dict, key: str, where: str) -> None:
     value = record.get(key)
     if value is not None and not _is_number(value):
-        raise _Invalid(f"{where}.{key}", "not a number (finite, |x| in [1e-300, 1e300], or \"inf\"/\"-inf\") or null")
+        raise _Invalid(f"{where}.{key}", 'not a number (finite, |x| in [1e-300, 1e300], or "inf"/"-inf") or null')
 
 
 def _list_of_objects(record: dict, key: str, where: str) -> list:
@@ -161,9 +169,10 @@ def _quantity(q: dict, where: str) -> None:
     if q.get("verdict") is not None and q["verdict"] not in VERDICTS:
         raise _Invalid(f"{where}.verdict", f"not null or one of {', '.join(VERDICTS)}")
     setting = q.get("setting")
-    if setting is not None and (not isinstance(setting, dict)
-                                or not all(isinstance(v, (str, int, float, bool)) or v is None
-                                           for v in setting.values())):
+    if setting is not None and (
+        not isinstance(setting, dict)
+        or not all(isinstance(v, (str, int, float, bool)) or v is None for v in setting.values())
+    ):
         raise _Invalid(f"{where}.setting", "not an object of strings and numbers")
 
 
@@ -212,9 +221,12 @@ def _record(record, where: str) -> None:
             _string(v, key, f"{where}.false_variants[{i}]")
         _number_or_null(v, "distance", f"{where}.false_variants[{i}]")
     power = record.get("power", [0, 0])
-    if (not isinstance(power, list) or len(power) != 2
-            or not all(isinstance(p, int) and not isinstance(p, bool) for p in power)
-            or not 0 <= power[0] <= power[1]):
+    if (
+        not isinstance(power, list)
+        or len(power) != 2
+        or not all(isinstance(p, int) and not isinstance(p, bool) for p in power)
+        or not 0 <= power[0] <= power[1]
+    ):
         raise _Invalid(f"{where}.power", "not [refuted, total] with integers 0 <= refuted <= total")
     seconds = record.get("seconds")
     if seconds is not None and not (_is_number(seconds, unbounded=False) and seconds >= 0):
@@ -296,19 +308,23 @@ def validate_claims(data, source: str = "claims.json") -> dict:
             raise _Invalid("seconds", "not a finite number")
         _provenance(data.get("provenance"))
         if "design_history" in data:
-            if not isinstance(data["design_history"], list) or not all(isinstance(h, dict)
-                                                                         for h in data["design_history"]):
+            if not isinstance(data["design_history"], list) or not all(
+                isinstance(h, dict) for h in data["design_history"]
+            ):
                 raise _Invalid("design_history", "not a list of objects")
             for i, h in enumerate(data["design_history"]):
                 for key in ("key", "design_hash", "fixed", "commit", "reason"):
                     _string(h, key, f"design_history[{i}]")
                 _integer(h, "salt", f"design_history[{i}]")
-        seen = {}
+        seen: dict[str, int] = {}
         for i, record in enumerate(data["claims"]):
             _record(record, f"claims[{i}]")
             if record["claim_id"] in seen:
-                raise _Invalid(f"claims[{i}].claim_id", f"duplicate of claims[{seen[record['claim_id']]}] "
-                                                        f"({record['claim_id'][:40]!r}); ids must be unique")
+                raise _Invalid(
+                    f"claims[{i}].claim_id",
+                    f"duplicate of claims[{seen[record['claim_id']]}] "
+                    f"({record['claim_id'][:40]!r}); ids must be unique",
+                )
             seen[record["claim_id"]] = i
     except _Invalid as exc:
         raise ParameterError("claims", f"a valid claims.json ({exc})", source) from None

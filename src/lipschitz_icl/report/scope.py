@@ -13,22 +13,34 @@ from __future__ import annotations
 
 import re
 import string
-from functools import lru_cache
+from functools import cache
 
 from .. import registry
 from .symbols import CLASS_PARAMETERS, PARAMETER_WORDS, task_name
 
-__all__ = ["case_params", "record_scope", "checked_scope", "how_checked", "decided_probes", "setting_text",
-           "SCOPE_ORDER", "SCOPE_TITLES"]
+__all__ = [
+    "case_params",
+    "record_scope",
+    "checked_scope",
+    "how_checked",
+    "decided_probes",
+    "setting_text",
+    "SCOPE_ORDER",
+    "SCOPE_TITLES",
+]
 
 SCOPE_ORDER = ("paper", "lemma", "beyond", "finding", "variant")
-SCOPE_TITLES = {"paper": "The paper's statements", "lemma": "Lemmas the proofs cite",
-                "beyond": "Results beyond the paper", "finding": "Findings (past or against the paper)",
-                "variant": "User bound variants"}
+SCOPE_TITLES = {
+    "paper": "The paper's statements",
+    "lemma": "Lemmas the proofs cite",
+    "beyond": "Results beyond the paper",
+    "finding": "Findings (past or against the paper)",
+    "variant": "User bound variants",
+}
 _ORDER = ("train_task", "task", "link", "kernel", "d", "k", "rank", "n", "w", "h")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _patterns() -> dict:
     """Claim key -> (compiled id regex, field names) for every registry claim."""
     out = {}
@@ -45,7 +57,7 @@ def _patterns() -> dict:
 
 def _by_shape(claim_id: str) -> dict:
     """Parameters of an id the registry does not know: ``d3``, ``n50``, ``k2``, ``d5k2``, a class name."""
-    out = {}
+    out: dict[str, object] = {}
     for part in claim_id.split("/")[2:]:
         if part.startswith("seed"):
             continue
@@ -64,11 +76,10 @@ def case_params(record: dict) -> dict:
     if found is not None:
         m = found[0].match(str(record["claim_id"]))
         if m:
-            params = {k: v for k, v in m.groupdict().items()}
+            params = m.groupdict()
     if not params:
         params = _by_shape(str(record["claim_id"]))
-    return dict(sorted(params.items(), key=lambda kv: (_ORDER.index(kv[0]) if kv[0] in _ORDER else len(_ORDER),
-                                                        kv[0])))
+    return dict(sorted(params.items(), key=lambda kv: (_ORDER.index(kv[0]) if kv[0] in _ORDER else len(_ORDER), kv[0])))
 
 
 def record_scope(record: dict) -> str:
@@ -119,7 +130,8 @@ def decided_probes(records) -> str:
     """Where a claim's compared numbers are named by probe (``cosine-4: error ratio ...``) and some are
     only reported (verdict null), which probes decided it and which were reported only, e.g. ``decided
     on affine, relu, cosine-1; reported only: cosine-4, triangle-1`` (else ``""``)."""
-    decided, reported = [], []
+    decided: list[str] = []
+    reported: list[str] = []
     for r in records:
         for q in r.get("quantities", []):
             m = re.match(r"^([A-Za-z][\w.-]*):\s", str(q.get("name", ""))) if isinstance(q, dict) else None
@@ -137,10 +149,19 @@ def decided_probes(records) -> str:
 def how_checked(records) -> str:
     """``at N points`` / ``locally, along N moves from the optimum`` where the records say so, else ``""``."""
     points = [r.get("points") for r in records if isinstance(r.get("points"), int)]
-    noted = [int(m.group(1)) for r in records for q in r.get("quantities", []) if isinstance(q, dict)
-             for m in [re.search(r"at all (\d+) points", str(q.get("note", "")))] if m]
-    moves = [q for q in (records[0].get("quantities", []) if records else []) if isinstance(q, dict)
-             and re.match(r"Delta \S+ along ", str(q.get("name", "")))]
+    noted = [
+        int(m.group(1))
+        for r in records
+        for q in r.get("quantities", [])
+        if isinstance(q, dict)
+        for m in [re.search(r"at all (\d+) points", str(q.get("note", "")))]
+        if m
+    ]
+    moves = [
+        q
+        for q in (records[0].get("quantities", []) if records else [])
+        if isinstance(q, dict) and re.match(r"Delta \S+ along ", str(q.get("name", "")))
+    ]
     if points:
         return f"at {max(points)} points"
     if noted:

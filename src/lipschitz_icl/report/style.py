@@ -17,9 +17,22 @@ from contextlib import contextmanager
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-__all__ = ["FULL_WIDTH", "HALF_WIDTH", "TICK_PT", "LABEL_PT", "RC", "new_figure", "save_pdf", "save_png",
-           "PDF_METADATA", "styled", "SCRIPT_FACTOR", "tidy_log_axes"]
+__all__ = [
+    "FULL_WIDTH",
+    "HALF_WIDTH",
+    "TICK_PT",
+    "LABEL_PT",
+    "RC",
+    "new_figure",
+    "save_pdf",
+    "save_png",
+    "PDF_METADATA",
+    "styled",
+    "SCRIPT_FACTOR",
+    "tidy_log_axes",
+]
 
 MM = 1 / 25.4
 FULL_WIDTH = (210 - 2 * 16) * MM  # inches: the report's text width
@@ -28,20 +41,37 @@ TICK_PT, LABEL_PT = 8.0, 9.0
 SCRIPT_FACTOR = 0.7  # matplotlib mathtext's shrink factor for sub- and superscripts
 PDF_METADATA = {"CreationDate": None, "Creator": "lipschitz-icl", "Producer": None}
 RC = {
-    "font.size": TICK_PT, "axes.labelsize": LABEL_PT, "axes.titlesize": LABEL_PT, "xtick.labelsize": TICK_PT,
-    "ytick.labelsize": TICK_PT, "legend.fontsize": TICK_PT, "legend.title_fontsize": TICK_PT,
-    "figure.titlesize": LABEL_PT, "font.family": "DejaVu Sans", "mathtext.fontset": "dejavusans",
-    "axes.linewidth": 0.6, "lines.linewidth": 1.1, "lines.markersize": 3.5, "xtick.major.width": 0.6,
-    "ytick.major.width": 0.6, "xtick.minor.width": 0.4, "ytick.minor.width": 0.4, "legend.frameon": False,
-    "axes.spines.top": False, "axes.spines.right": False, "savefig.dpi": 200,
-    "errorbar.capsize": 2.0, "legend.handlelength": 1.6, "axes.formatter.limits": (-3, 4),
+    "font.size": TICK_PT,
+    "axes.labelsize": LABEL_PT,
+    "axes.titlesize": LABEL_PT,
+    "xtick.labelsize": TICK_PT,
+    "ytick.labelsize": TICK_PT,
+    "legend.fontsize": TICK_PT,
+    "legend.title_fontsize": TICK_PT,
+    "figure.titlesize": LABEL_PT,
+    "font.family": "DejaVu Sans",
+    "mathtext.fontset": "dejavusans",
+    "axes.linewidth": 0.6,
+    "lines.linewidth": 1.1,
+    "lines.markersize": 3.5,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "xtick.minor.width": 0.4,
+    "ytick.minor.width": 0.4,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "savefig.dpi": 200,
+    "errorbar.capsize": 2.0,
+    "legend.handlelength": 1.6,
+    "axes.formatter.limits": (-3, 4),
 }
 
 
 @contextmanager
 def styled():
     """matplotlib's rc parameters set to :data:`RC` for the duration (restored afterwards)."""
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(RC):  # type: ignore[arg-type]  # matplotlib types rc keys as a Literal of names
         yield
 
 
@@ -50,7 +80,9 @@ def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwar
     layout, and its axes as a ``rows x cols`` array.  Call inside :func:`styled`."""
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
-    fig.get_layout_engine().set(w_pad=2 / 72, h_pad=2 / 72, wspace=0.04, hspace=0.04)
+    engine = fig.get_layout_engine()
+    assert isinstance(engine, ConstrainedLayoutEngine)
+    engine.set(w_pad=2 / 72, h_pad=2 / 72, wspace=0.04, hspace=0.04)
     axes = fig.subplots(rows, cols, squeeze=False, **kwargs)
     return fig, axes
 

@@ -54,30 +54,41 @@ def headline(claims: list, prov) -> dict:
     ruled, total, word = alternatives(claims)
     points = [r for r in claims if isinstance(r.get("points"), int) and r.get("verdict") == "holds"]
     commit = prov.short_commit + ("" if prov.dirty is None else (" (dirty tree)" if prov.dirty else " (clean tree)"))
-    return {"confirmatory": escape(_counts_text(conf)),
-            "exploratory": escape(f"{expl['holds']}/{expl['fails']}/{expl['inconclusive']}"
-                                  + "".join(f"/{expl[v]} {v}" for v in ("proved", "refuted", "undecided")
-                                            if expl.get(v))),
-            "alternatives": escape(f"{word} {ruled}/{total}"),
-            "seconds": escape("runtime unknown" if prov.seconds is None else f"{prov.seconds:.0f} s"),
-            "commit": escape(commit), "date": escape(prov.date[:10]), "profile": escape(prov.profile),
-            "seeds": escape(prov.seeds),
-            "points": escape(f"{len(points)} universal statements hold at points only" if points else ""),
-            "derived": escape(", ".join(prov.derived))}
+    return {
+        "confirmatory": escape(_counts_text(conf)),
+        "exploratory": escape(
+            f"{expl['holds']}/{expl['fails']}/{expl['inconclusive']}"
+            + "".join(f"/{expl[v]} {v}" for v in ("proved", "refuted", "undecided") if expl.get(v))
+        ),
+        "alternatives": escape(f"{word} {ruled}/{total}"),
+        "seconds": escape("runtime unknown" if prov.seconds is None else f"{prov.seconds:.0f} s"),
+        "commit": escape(commit),
+        "date": escape(prov.date[:10]),
+        "profile": escape(prov.profile),
+        "seeds": escape(prov.seeds),
+        "points": escape(f"{len(points)} universal statements hold at points only" if points else ""),
+        "derived": escape(", ".join(prov.derived)),
+    }
 
 
 def reason(record: dict) -> Latex:
     """One line on why a case does not hold: its first compared number carrying its verdict (else one not
     holding), as ``name = measured(interval)``, the theory if any and the start of its note."""
     quantities = [q for q in record.get("quantities", []) if isinstance(q, dict)]
-    q = next((q for q in quantities if q.get("verdict") == record.get("verdict")), None) \
-        or next((q for q in quantities if q.get("verdict") not in (None, "holds", "proved")), None)
+    q = next((q for q in quantities if q.get("verdict") == record.get("verdict")), None) or next(
+        (q for q in quantities if q.get("verdict") not in (None, "holds", "proved")), None
+    )
     if q is None:
         res = record.get("resolution") or {}
-        return escape("no compared number carries the verdict" + (
-            "; the rule's resolution was not reached" if isinstance(res, dict) and res.get("value") is None else ""))
-    parts = [to_latex(str(q.get("name", ""))), Latex(" $=$ "), num(q.get("measured"), q.get("ci_low"),
-                                                                     q.get("ci_high"), digits=4)]
+        return escape(
+            "no compared number carries the verdict"
+            + ("; the rule's resolution was not reached" if isinstance(res, dict) and res.get("value") is None else "")
+        )
+    parts = [
+        to_latex(str(q.get("name", ""))),
+        Latex(" $=$ "),
+        num(q.get("measured"), q.get("ci_low"), q.get("ci_high"), digits=4),
+    ]
     if as_float(q.get("theory")) is not None:
         parts += [Latex(", theory "), num(q.get("theory"), digits=4)]
     note = _clip(str(q.get("note", "")), REASON_CHARS)
@@ -105,8 +116,17 @@ class NotHolding:
 
 def not_holding(claims: list, numbers: dict) -> list[NotHolding]:
     """Every case whose verdict is in :data:`NON_HOLDING`, in case-number order."""
-    out = [NotHolding(numbers.get(r["claim_id"], 0), escape(r["claim_id"]), r["verdict"],
-                      r.get("status", "confirmatory"), reason(r)) for r in claims if r.get("verdict") in NON_HOLDING]
+    out = [
+        NotHolding(
+            numbers.get(r["claim_id"], 0),
+            escape(r["claim_id"]),
+            r["verdict"],
+            r.get("status", "confirmatory"),
+            reason(r),
+        )
+        for r in claims
+        if r.get("verdict") in NON_HOLDING
+    ]
     return sorted(out, key=lambda x: x.number)
 
 
@@ -136,8 +156,9 @@ def _checked_lines(view: SectionView, scope: str) -> list[Latex]:
         how = "; ".join(x for x in (how_checked(records), decided_probes(records)) if x)
         text = checked_scope(records) + (f"; {how}" if how else "")
         status = "" if claim.status == "confirmatory" else " (exploratory)"
-        lines.append(Latex(r"\textit{" + escape(claim.name) + "}" + escape(status) + ": "
-                           + to_latex(text or "one case")))
+        lines.append(
+            Latex(r"\textit{" + escape(claim.name) + "}" + escape(status) + ": " + to_latex(text or "one case"))
+        )
     return lines
 
 
@@ -158,9 +179,16 @@ def scope_rows(views: list[SectionView]) -> list[tuple[str, list[ScopeRow]]]:
                 keys = list(dict.fromkeys(str(r.get("key", "")) for r in records))
                 statement = " ".join(_claim_statement(k, [r for r in records if r.get("key") == k]) for k in keys)
             rename = rename_for(str(records[0].get("key", "")))
-            rows.append(ScopeRow(escape(view.name), escape(view.paper_ref), to_latex(statement, rename=rename),
-                                 _checked_lines(view, scope), verdict_counts(records, "confirmatory"),
-                                 verdict_counts(records, "exploratory")))
+            rows.append(
+                ScopeRow(
+                    escape(view.name),
+                    escape(view.paper_ref),
+                    to_latex(statement, rename=rename),
+                    _checked_lines(view, scope),
+                    verdict_counts(records, "confirmatory"),
+                    verdict_counts(records, "exploratory"),
+                )
+            )
         if rows:
             out.append((SCOPE_TITLES[scope], rows))
     return out
@@ -192,14 +220,29 @@ def caveats(records: list) -> list[Latex]:
             low, high = as_float(q.get("ci_low")), as_float(q.get("ci_high"))
             if low is None or high is None:
                 continue
-            gated = [g for g in quantities if g.get("verdict") in ("holds", "proved")
-                     and _suffix(str(g.get("name", ""))) == _suffix(str(q.get("name", "")))]
-            sides = {math.copysign(1, as_float(g.get("measured")) - _reference(g)) for g in gated
-                     if as_float(g.get("measured")) is not None}
+            gated = [
+                g
+                for g in quantities
+                if g.get("verdict") in ("holds", "proved")
+                and _suffix(str(g.get("name", ""))) == _suffix(str(q.get("name", "")))
+            ]
+            sides = {
+                math.copysign(1, measured - _reference(g))
+                for g in gated
+                if (measured := as_float(g.get("measured"))) is not None
+            }
             ref = _reference(q)
             if len(sides) == 1 and ((sides == {1.0} and high < ref) or (sides == {-1.0} and low > ref)):
                 value = num(q.get("measured"), low, high, digits=4)
-                out.append(Latex(to_latex(str(q.get("name", ""))) + " $=$ " + value
-                                 + escape(f" ({record['claim_id']}): reported only, on the other side of {ref:g} "
-                                          "from every decided case of this kind")))
+                out.append(
+                    Latex(
+                        to_latex(str(q.get("name", "")))
+                        + " $=$ "
+                        + value
+                        + escape(
+                            f" ({record['claim_id']}): reported only, on the other side of {ref:g} "
+                            "from every decided case of this kind"
+                        )
+                    )
+                )
     return out

@@ -30,9 +30,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ConstantSpec", "CONSTANTS", "RESOLUTIONS", "RENAMES", "TASKS", "FIGURES", "CLASS_PARAMETERS",
-           "PARAMETER_WORDS", "constant_spec",
-           "resolution_symbol", "task_name", "rename_for", "figure_axes"]
+__all__ = [
+    "ConstantSpec",
+    "CONSTANTS",
+    "RESOLUTIONS",
+    "RENAMES",
+    "TASKS",
+    "FIGURES",
+    "CLASS_PARAMETERS",
+    "PARAMETER_WORDS",
+    "constant_spec",
+    "resolution_symbol",
+    "task_name",
+    "rename_for",
+    "figure_axes",
+]
 
 
 @dataclass(frozen=True)
@@ -51,15 +63,31 @@ class ConstantSpec:
 
 
 _WINDOW = (
-    ConstantSpec(r"^C: w\*/rho\^alpha at the largest n$", "window-law constant", r"C_d",
-                 decided_by=r"^w\*/(law|\(C rho\^alpha\)) - 1",
-                 note=r"measured: $w^*/\Lambda^{\alpha}$ at the largest $n$"),
-    ConstantSpec(r"^local slope d log w\*/d log rho", "window-law exponent", r"\alpha",
-                 note=r"measured: local slope of $\log w^*$ in $\log\Lambda$ at the two largest $n$"),
-    ConstantSpec(r"^two-sided lower constant", "lower constant (grid)", r"c_{\mathrm{lo}}",
-                 note=r"$\min w^*/\Lambda^{\alpha}$ over the grid of $n$"),
-    ConstantSpec(r"^two-sided upper constant", "upper constant (grid)", r"c_{\mathrm{hi}}",
-                 note=r"$\max w^*/\Lambda^{\alpha}$ over the grid of $n$"),
+    ConstantSpec(
+        r"^C: w\*/rho\^alpha at the largest n$",
+        "window-law constant",
+        r"C_d",
+        decided_by=r"^w\*/(law|\(C rho\^alpha\)) - 1",
+        note=r"measured: $w^*/\Lambda^{\alpha}$ at the largest $n$",
+    ),
+    ConstantSpec(
+        r"^local slope d log w\*/d log rho",
+        "window-law exponent",
+        r"\alpha",
+        note=r"measured: local slope of $\log w^*$ in $\log\Lambda$ at the two largest $n$",
+    ),
+    ConstantSpec(
+        r"^two-sided lower constant",
+        "lower constant (grid)",
+        r"c_{\mathrm{lo}}",
+        note=r"$\min w^*/\Lambda^{\alpha}$ over the grid of $n$",
+    ),
+    ConstantSpec(
+        r"^two-sided upper constant",
+        "upper constant (grid)",
+        r"c_{\mathrm{hi}}",
+        note=r"$\max w^*/\Lambda^{\alpha}$ over the grid of $n$",
+    ),
 )
 CONSTANTS: dict[str, tuple[ConstantSpec, ...]] = {
     "thm34.window-law": _WINDOW,
@@ -69,68 +97,127 @@ CONSTANTS: dict[str, tuple[ConstantSpec, ...]] = {
         ConstantSpec(r"^bias power", "bias power (slope)", r"-p", decided_by=r"^bias power"),
         ConstantSpec(r"^bias constant b", "bias constant", r"b_d", note=r"bias$/(L^2 w^{-p})$ at the largest $w$"),
         ConstantSpec(r"^noise power", "noise power (slope)", r"\beta", decided_by=r"^noise power"),
-        ConstantSpec(r"^noise constant c_R", "noise constant", r"c_R",
-                     note=r"$n\,$noise$/(\sigma^2 w^{\beta})$ at the largest $w$"),
+        ConstantSpec(
+            r"^noise constant c_R",
+            "noise constant",
+            r"c_R",
+            note=r"$n\,$noise$/(\sigma^2 w^{\beta})$ at the largest $w$",
+        ),
     ),
     "regularity.bias-power": (
         ConstantSpec(r"^bias power beta", "bias power", r"p", decided_by=r"^bias power"),
         ConstantSpec(r"^bias constant b", "bias constant", r"b_d", note=r"bias $\cdot\, w^{p}$ at the largest $w$"),
     ),
     "thm34.monotonicity": (
-        ConstantSpec(r"^d log w\*/d log L$", r"elasticity $\partial\log w^*/\partial\log L$", r"\eta_L",
-                     decided_by=r"^d log w\*/d log L$"),
-        ConstantSpec(r"^d log w\*/d log n$", r"elasticity $\partial\log w^*/\partial\log n$", r"\eta_n",
-                     decided_by=r"^d log w\*/d log n$"),
-        ConstantSpec(r"^d log w\*/d log sigma$", r"elasticity $\partial\log w^*/\partial\log\sigma$",
-                     r"\eta_{\sigma}", decided_by=r"^d log w\*/d log sigma$"),
+        ConstantSpec(
+            r"^d log w\*/d log L$",
+            r"elasticity $\partial\log w^*/\partial\log L$",
+            r"\eta_L",
+            decided_by=r"^d log w\*/d log L$",
+        ),
+        ConstantSpec(
+            r"^d log w\*/d log n$",
+            r"elasticity $\partial\log w^*/\partial\log n$",
+            r"\eta_n",
+            decided_by=r"^d log w\*/d log n$",
+        ),
+        ConstantSpec(
+            r"^d log w\*/d log sigma$",
+            r"elasticity $\partial\log w^*/\partial\log\sigma$",
+            r"\eta_{\sigma}",
+            decided_by=r"^d log w\*/d log sigma$",
+        ),
     ),
     "thm34.trained-isotropy": (
-        ConstantSpec(r"^tr\(M\)/d vs w\*$", "$w^*$ (Monte Carlo) vs trained $\\mathrm{tr}(M)/d$",
-                     r"w^*", decided_by=r"^tr\(M\)/d vs w\*$"),
+        ConstantSpec(
+            r"^tr\(M\)/d vs w\*$",
+            "$w^*$ (Monte Carlo) vs trained $\\mathrm{tr}(M)/d$",
+            r"w^*",
+            decided_by=r"^tr\(M\)/d vs w\*$",
+        ),
     ),
     "lemmaB1.block-scale": (
-        ConstantSpec(r"^tr\(M\)/d vs exact w\*$", r"$w^*$ (exact) vs trained block's $\mathrm{tr}(M)/d$", r"w^*",
-                     decided_by=r"^tr\(M\)/d vs exact w\*$"),
+        ConstantSpec(
+            r"^tr\(M\)/d vs exact w\*$",
+            r"$w^*$ (exact) vs trained block's $\mathrm{tr}(M)/d$",
+            r"w^*",
+            decided_by=r"^tr\(M\)/d vs exact w\*$",
+        ),
     ),
     "figures.fig3": (
-        ConstantSpec(r"^\|\|M\|\|_2 at n=(?P<n>[\d.]+), sigma=(?P<sigma>[\d.]+), L=(?P<L>[\d.]+)$",
-                     r"$w^*$ (exact) vs trained $\|M\|_2$", r"w^*"),
+        ConstantSpec(
+            r"^\|\|M\|\|_2 at n=(?P<n>[\d.]+), sigma=(?P<sigma>[\d.]+), L=(?P<L>[\d.]+)$",
+            r"$w^*$ (exact) vs trained $\|M\|_2$",
+            r"w^*",
+        ),
     ),
-    "thm35.generalisation": (
-        ConstantSpec(r"^w\* growth exponent", "window-law exponent (grid fit)", r"\alpha"),
-    ),
+    "thm35.generalisation": (ConstantSpec(r"^w\* growth exponent", "window-law exponent (grid fit)", r"\alpha"),),
     "thm35.mismatch-marked": (
-        ConstantSpec(r"^(?P<task>affine): error ratio (?P<mismatch>L'=\S+) / matched$",
-                     "error ratio, mismatched over matched $L$", r"E_{L'}/E_{L}", decided_by=r"^affine: error ratio"),
+        ConstantSpec(
+            r"^(?P<task>affine): error ratio (?P<mismatch>L'=\S+) / matched$",
+            "error ratio, mismatched over matched $L$",
+            r"E_{L'}/E_{L}",
+            decided_by=r"^affine: error ratio",
+        ),
     ),
     "linear.optimum": (
-        ConstantSpec(r"^lim m\* \(n -> inf\)$", "linear optimum as $n\\to\\infty$", r"m^*_{\infty}", kind="theory",
-                     note="derived; equals $d$ for every $L$ and $\\sigma$"),
-        ConstantSpec(r"^m_hat / m\* - 1 at n=(?P<n>\d+)$", "linear optimum", r"m^*", kind="relative",
-                     decided_by=r"^m_hat / m\* - 1", note=r"measured: $\hat m$ by search, relative to $m^*$"),
-        ConstantSpec(r"^E\(m\* I\) / E_lin - 1 at n=(?P<n>\d+)$", "optimal linear error",
-                     r"E_{\mathrm{lin}}", kind="relative", decided_by=r"^E\(m\* I\) / E_lin - 1"),
+        ConstantSpec(
+            r"^lim m\* \(n -> inf\)$",
+            "linear optimum as $n\\to\\infty$",
+            r"m^*_{\infty}",
+            kind="theory",
+            note="derived; equals $d$ for every $L$ and $\\sigma$",
+        ),
+        ConstantSpec(
+            r"^m_hat / m\* - 1 at n=(?P<n>\d+)$",
+            "linear optimum",
+            r"m^*",
+            kind="relative",
+            decided_by=r"^m_hat / m\* - 1",
+            note=r"measured: $\hat m$ by search, relative to $m^*$",
+        ),
+        ConstantSpec(
+            r"^E\(m\* I\) / E_lin - 1 at n=(?P<n>\d+)$",
+            "optimal linear error",
+            r"E_{\mathrm{lin}}",
+            kind="relative",
+            decided_by=r"^E\(m\* I\) / E_lin - 1",
+        ),
     ),
     "linear.trained": (
-        ConstantSpec(r"^tr\(v M\)/d / m\* - 1$", "$m^*$ vs trained $\\mathrm{tr}(vM)/d$", r"m^*",
-                     kind="relative", decided_by=r"^tr\(v M\)/d / m\* - 1$"),
+        ConstantSpec(
+            r"^tr\(v M\)/d / m\* - 1$",
+            "$m^*$ vs trained $\\mathrm{tr}(vM)/d$",
+            r"m^*",
+            kind="relative",
+            decided_by=r"^tr\(v M\)/d / m\* - 1$",
+        ),
     ),
     "linear.cannot-adapt": (
-        ConstantSpec(r"^linear error limit k\(1\) - d B", "linear-attention error limit", r"k(1) - d\,B",
-                     kind="theory", note="derived limit; the finite-$n$ error is compared in the row below"),
-        ConstantSpec(r"^E\(n=(?P<n>\d+)\) / \(k\(1\) - d B\) - 1$", "finite-$n$ error over limit",
-                     r"E_n/E_{\infty} - 1", decided_by=r"^E\(n=\d+\) / \(k\(1\) - d B\) - 1$",
-                     note="theory: the derived next-order term"),
+        ConstantSpec(
+            r"^linear error limit k\(1\) - d B",
+            "linear-attention error limit",
+            r"k(1) - d\,B",
+            kind="theory",
+            note="derived limit; the finite-$n$ error is compared in the row below",
+        ),
+        ConstantSpec(
+            r"^E\(n=(?P<n>\d+)\) / \(k\(1\) - d B\) - 1$",
+            "finite-$n$ error over limit",
+            r"E_n/E_{\infty} - 1",
+            decided_by=r"^E\(n=\d+\) / \(k\(1\) - d B\) - 1$",
+            note="theory: the derived next-order term",
+        ),
     ),
     "linear.window": (
-        ConstantSpec(r"^d log width / d log L \(linear, m\*\)$", "linear window's elasticity in $L$",
-                     r"\eta_L^{\mathrm{lin}}"),
-        ConstantSpec(r"^d log width / d log L \(softmax, w\*\)$", "softmax window's elasticity in $L$",
-                     r"\eta_L^{\mathrm{soft}}"),
+        ConstantSpec(
+            r"^d log width / d log L \(linear, m\*\)$", "linear window's elasticity in $L$", r"\eta_L^{\mathrm{lin}}"
+        ),
+        ConstantSpec(
+            r"^d log width / d log L \(softmax, w\*\)$", "softmax window's elasticity in $L$", r"\eta_L^{\mathrm{soft}}"
+        ),
     ),
-    "thm44.direction": (
-        ConstantSpec(r"^best scale c\* of c B B\^T$", r"best scale of $c\,BB^{\top}$", r"c^*"),
-    ),
+    "thm44.direction": (ConstantSpec(r"^best scale c\* of c B B\^T$", r"best scale of $c\,BB^{\top}$", r"c^*"),),
     "thm44.direction-nonlinear": (
         ConstantSpec(r"^best scale c\* of c B B\^T$", r"best scale of $c\,BB^{\top}$", r"c^*"),
     ),
@@ -138,10 +225,18 @@ CONSTANTS: dict[str, tuple[ConstantSpec, ...]] = {
         ConstantSpec(r"^trained scale tr\(PMP\)/k vs searched c\*$", r"$c^*$ vs trained $\mathrm{tr}(PMP)/k$", r"c^*"),
     ),
     "figures.fig6": (
-        ConstantSpec(r"^centre of the attention of (?P<M>w\* I)", "centre of the attention weights", r"\theta_c",
-                     decided_by=r"^centre of the attention of w\* I"),
-        ConstantSpec(r"^centre of the attention of (?P<M>the general M)", "centre of the attention weights",
-                     r"\theta_c", decided_by=r"^centre of the attention of the general M"),
+        ConstantSpec(
+            r"^centre of the attention of (?P<M>w\* I)",
+            "centre of the attention weights",
+            r"\theta_c",
+            decided_by=r"^centre of the attention of w\* I",
+        ),
+        ConstantSpec(
+            r"^centre of the attention of (?P<M>the general M)",
+            "centre of the attention weights",
+            r"\theta_c",
+            decided_by=r"^centre of the attention of the general M",
+        ),
     ),
 }
 
@@ -150,80 +245,150 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
     "exponent shift delta": (r"\delta\alpha", r"shift of the exponent $\alpha$ of the law the rule refutes"),
     "bias power shift": (r"\delta p", "shift of the bias power the rule refutes"),
     "shift of the bias power beta": (r"\delta p", "shift of the bias power the rule refutes"),
-    "elasticity beyond zero on the wrong side (L)": (r"\delta\eta", "elasticity on the wrong side of zero the "
-                                                                    "rule refutes"),
-    "log scale factor eps on the base e^eps w* I": (r"\varepsilon", r"log scale factor: the base $e^{\varepsilon}w^*I$ "
-                                                    "is refuted as the optimum"),
+    "elasticity beyond zero on the wrong side (L)": (
+        r"\delta\eta",
+        "elasticity on the wrong side of zero the rule refutes",
+    ),
+    "log scale factor eps on the base e^eps w* I": (
+        r"\varepsilon",
+        r"log scale factor: the base $e^{\varepsilon}w^*I$ "
+        "is refuted as the optimum",
+    ),
     "relative change of w*": (r"\delta w^*/w^*", r"relative change of $w^*$ the rule refutes"),
-    "exponent shift delta: error <= n^-(alpha + delta)": (r"\delta",
-                                                           r"faster rate $n^{-(\alpha+\delta)}$ the rule refutes"),
-    "relative tightening delta: bias_c <= L^2 env_c / (1 + delta)": (r"\delta", "tightening of the envelope bound "
-                                                                      "by $1+\\delta$ the rule refutes"),
+    "exponent shift delta: error <= n^-(alpha + delta)": (
+        r"\delta",
+        r"faster rate $n^{-(\alpha+\delta)}$ the rule refutes",
+    ),
+    "relative tightening delta: bias_c <= L^2 env_c / (1 + delta)": (
+        r"\delta",
+        "tightening of the envelope bound by $1+\\delta$ the rule refutes",
+    ),
     "relative change c of the theory: (1 + c) sigma^2 (R_d/n + c_q w^(d-1)/n^2)": (
-        r"c", "relative change of the derived noise part the rule refutes"),
+        r"c",
+        "relative change of the derived noise part the rule refutes",
+    ),
     "log error ratio s: the mismatched error exceeds exp(s) x the matched": (
-        r"s", r"log error ratio: mismatched error $> e^{s}\times$ matched is refuted"),
+        r"s",
+        r"log error ratio: mismatched error $> e^{s}\times$ matched is refuted",
+    ),
     "shift s of the required log factor": (r"s", "shift of the required log factor the rule refutes"),
-    "shift s of the claimed log error ratio (relu@L over affine@L)": (r"s", "shift of the log error ratio the rule "
-                                                                      "refutes"),
+    "shift s of the claimed log error ratio (relu@L over affine@L)": (
+        r"s",
+        "shift of the log error ratio the rule refutes",
+    ),
     "relative change of m*": (r"\delta m^*/m^*", r"relative change of $m^*$ the rule refutes"),
     "relative shift of the base point m* I": (r"\delta", r"relative shift of the base point $m^*I$ the rule refutes"),
     "relative change of the limit k(1) - d B": (r"\delta", r"relative change of the limit $k(1)-dB$ the rule refutes"),
-    "elasticity of the linear window width in L": (r"\delta\eta", "elasticity of the linear window in $L$ the "
-                                                   "rule refutes"),
-    "scale factor eps on c: base (1 + eps) c*": (r"\varepsilon", r"scale factor: the base $(1+\varepsilon)c^*$ is "
-                                                 "refuted as the optimum"),
+    "elasticity of the linear window width in L": (
+        r"\delta\eta",
+        "elasticity of the linear window in $L$ the rule refutes",
+    ),
+    "scale factor eps on c: base (1 + eps) c*": (
+        r"\varepsilon",
+        r"scale factor: the base $(1+\varepsilon)c^*$ is "
+        "refuted as the optimum",
+    ),
     "angle theta (radians) of col(B) tilted toward a random outside direction": (
-        r"\theta", r"tilt of $\mathrm{col}(B)$ (radians) the rule refutes"),
+        r"\theta",
+        r"tilt of $\mathrm{col}(B)$ (radians) the rule refutes",
+    ),
     "exponent gamma: low-rank error bound (1 + margin)(d/d_min)^-gamma": (
-        r"\gamma", r"decay exponent of the error bound in $d$ the rule refutes"),
-    "rate increase delta (bound -> bound^(1 + delta))": (r"\delta", r"sharpening of the bound to "
-                                                         r"$\mathrm{bound}^{1+\delta}$ the tails refute"),
-    "elasticity of the window width beyond zero on the wrong side": (r"\delta\eta", "elasticity of the window "
-                                                                     "width on the wrong side the rule refutes"),
+        r"\gamma",
+        r"decay exponent of the error bound in $d$ the rule refutes",
+    ),
+    "rate increase delta (bound -> bound^(1 + delta))": (
+        r"\delta",
+        r"sharpening of the bound to "
+        r"$\mathrm{bound}^{1+\delta}$ the tails refute",
+    ),
+    "elasticity of the window width beyond zero on the wrong side": (
+        r"\delta\eta",
+        "elasticity of the window width on the wrong side the rule refutes",
+    ),
     "change of E_class / E_cosine": (r"\delta", r"change of $E_{\mathrm{class}}/E_{\mathrm{cosine}}$ the rule refutes"),
     "rise of softmax's rho beyond zero": (r"\delta\rho", r"rise of $\rho(M,B)$ during pretraining the rule refutes"),
-    "distance to the Eq. (4) form the rule refutes": (r"\Delta", "distance to the Eq. (4) form refuted as a claim "
-                                                     "about the trained layers"),
-    "value leak the rule refutes as a claim about the trained layers": (r"\Delta", "value leak refuted as a claim "
-                                                                        "about the trained layers"),
-    "label coupling the rule refutes as a claim about the trained layers": (r"\Delta", "label coupling refuted as a "
-                                                                            "claim about the trained layers"),
-    "anisotropy of M the rule refutes as a claim about the trained layers": (r"\Delta", "anisotropy of $M$ refuted "
-                                                                             "as a claim about the trained layers"),
+    "distance to the Eq. (4) form the rule refutes": (
+        r"\Delta",
+        "distance to the Eq. (4) form refuted as a claim about the trained layers",
+    ),
+    "value leak the rule refutes as a claim about the trained layers": (
+        r"\Delta",
+        "value leak refuted as a claim about the trained layers",
+    ),
+    "label coupling the rule refutes as a claim about the trained layers": (
+        r"\Delta",
+        "label coupling refuted as a claim about the trained layers",
+    ),
+    "anisotropy of M the rule refutes as a claim about the trained layers": (
+        r"\Delta",
+        "anisotropy of $M$ refuted as a claim about the trained layers",
+    ),
     "offset of the attention centre of w* I from the query (radians)": (
-        r"\theta", r"offset of the centre of $w^*I$'s attention (radians) the rule refutes"),
+        r"\theta",
+        r"offset of the centre of $w^*I$'s attention (radians) the rule refutes",
+    ),
 }
 
-RENAMES: dict[str, dict[str, str]] = {"regularity": {"beta": "p"},
-                                      # there "rho" alone is the representation error rho(M, B), not Lambda
-                                      "thm44": {"rho": r"\rho"}, "figures": {"rho": r"\rho"}}
+RENAMES: dict[str, dict[str, str]] = {
+    "regularity": {"beta": "p"},
+    # there "rho" alone is the representation error rho(M, B), not Lambda
+    "thm44": {"rho": r"\rho"},
+    "figures": {"rho": r"\rho"},
+}
 
 # claim key -> ((regular expression on the figure data's ylabel, axes), ...)
 FIGURES: dict[str, tuple] = {
-    "thm34.window-law": ((r"^w\* / \(C rho", {
-        "xlabel": r"$\Lambda = nL^2/\sigma^2$", "ylabel": r"$|w^*/(C_d\Lambda^{\alpha}) - 1|$",
-        "transform": "deviation", "theory": r"derived next order $|k\,w_0^{-q}|$"}),),
-    "thm34.bias-noise": ((r"^large-n bias", {"xlabel": "$w$", "ylabel": "large-$n$ bias part",
-                                             "theory": r"theory $b_d L^2 w^{-p}$"}),
-                         (r"^n E sum", {"xlabel": "$w$", "ylabel": r"$n\,\mathbb{E}\sum_i p_i^2$",
-                                        "theory": r"theory $c_R\,w^{\beta}$"})),
-    "thm34.monotonicity": ((r"", {"xlabel": r"factor on $L$, $n$ or $\sigma$",
-                                  "ylabel": r"$w^* / w^*_{\mathrm{base}}$"}),),
-    "thm34.isotropy": ((r"", {"xlabel": r"move from $w^*I$: 1-3 $+D$, 4-6 $-D$, 7-8 scale up, down",
-                              "ylabel": r"loss change $\Delta\mathcal{L}$", "log_y": True, "dodge": True}),),
+    "thm34.window-law": (
+        (
+            r"^w\* / \(C rho",
+            {
+                "xlabel": r"$\Lambda = nL^2/\sigma^2$",
+                "ylabel": r"$|w^*/(C_d\Lambda^{\alpha}) - 1|$",
+                "transform": "deviation",
+                "theory": r"derived next order $|k\,w_0^{-q}|$",
+            },
+        ),
+    ),
+    "thm34.bias-noise": (
+        (r"^large-n bias", {"xlabel": "$w$", "ylabel": "large-$n$ bias part", "theory": r"theory $b_d L^2 w^{-p}$"}),
+        (
+            r"^n E sum",
+            {"xlabel": "$w$", "ylabel": r"$n\,\mathbb{E}\sum_i p_i^2$", "theory": r"theory $c_R\,w^{\beta}$"},
+        ),
+    ),
+    "thm34.monotonicity": (
+        (r"", {"xlabel": r"factor on $L$, $n$ or $\sigma$", "ylabel": r"$w^* / w^*_{\mathrm{base}}$"}),
+    ),
+    "thm34.isotropy": (
+        (
+            r"",
+            {
+                "xlabel": r"move from $w^*I$: 1-3 $+D$, 4-6 $-D$, 7-8 scale up, down",
+                "ylabel": r"loss change $\Delta\mathcal{L}$",
+                "log_y": True,
+                "dodge": True,
+            },
+        ),
+    ),
     "thm35.generalisation": ((r"", {"xlabel": "context size $n$", "ylabel": "ICL error"}),),
-    "linear.cannot-adapt": ((r"", {"xlabel": "context size $n$", "ylabel": "ICL error",
-                                   "theory": r"derived $E_{\mathrm{lin}}(n)$"}),),
-    "thm44.dimension": ((r"", {"xlabel": "dimension $d$", "ylabel": "optimal ICL error",
-                               "theory": r"$d$-free limit $L_P(\infty)$"}),),
+    "linear.cannot-adapt": (
+        (r"", {"xlabel": "context size $n$", "ylabel": "ICL error", "theory": r"derived $E_{\mathrm{lin}}(n)$"}),
+    ),
+    "thm44.dimension": (
+        (r"", {"xlabel": "dimension $d$", "ylabel": "optimal ICL error", "theory": r"$d$-free limit $L_P(\infty)$"}),
+    ),
 }
 
 CLASS_PARAMETERS = ("task", "link", "kernel")  # parameters whose values are class names
 PARAMETER_WORDS = {"train_task": "pretrained on {}", "mismatch": "{}", "M": "{}"}  # parameters read as words
-TASKS = {"lowrank-linear": "low-rank linear", "lowrank-affine": "low-rank affine",
-         "lowrank-quadratic": "low-rank quadratic", "lowrank-cosine": "low-rank cosine", "relu": "ReLU",
-         "matern32": r"Matérn-3/2"}
+TASKS = {
+    "lowrank-linear": "low-rank linear",
+    "lowrank-affine": "low-rank affine",
+    "lowrank-quadratic": "low-rank quadratic",
+    "lowrank-cosine": "low-rank cosine",
+    "relu": "ReLU",
+    "matern32": r"Matérn-3/2",
+}
 
 
 def constant_spec(key: str, name: str):
