@@ -45,8 +45,15 @@ from .problem import MAX_W, Problem, check_problem
 from .tasks import TASKS
 from .validation import ParameterError, check_real
 
-__all__ = ["asymptotic_loss", "asymptotic_terms", "form_terms", "relu_moments", "asymptotic_tasks", "FORM_ACCURACY",
-           "QUADRATURE_ACCURACY"]
+__all__ = [
+    "asymptotic_loss",
+    "asymptotic_terms",
+    "form_terms",
+    "relu_moments",
+    "asymptotic_tasks",
+    "FORM_ACCURACY",
+    "QUADRATURE_ACCURACY",
+]
 
 # stated relative accuracy of asymptotic_terms at refine=1 (module docstring), by kernel form: the linear
 # form is closed form up to the Bessel functions' rounding; the arc-cosine quadrature is within 1e-4 in
@@ -98,8 +105,12 @@ def form_terms(form: str, d: int, w: float, *, refine: int = 1):
     """:func:`asymptotic_terms` of the kernel form ``form`` (``"linear"`` or ``"arc-cosine"``)."""
     log_R = float(sphere.log_collision_ratio(d, w))
     if log_R > 700.0:  # R_d(w) ~ w^((d-1)/2) beyond the double range: no finite large-n model at any n
-        raise ParameterError("w", f"small enough that R_d(w) = Phi_d(2w)/Phi_d(w)^2 fits a double at d = {d} "
-                             f"(log R = {log_R:.4g} > 700; use a smaller w or the exact method)", w)
+        raise ParameterError(
+            "w",
+            f"small enough that R_d(w) = Phi_d(2w)/Phi_d(w)^2 fits a double at d = {d} "
+            f"(log R = {log_R:.4g} > 700; use a smaller w or the exact method)",
+            w,
+        )
     R = math.exp(log_R)
     mu = float(sphere.tilted_mean(d, w))
     if form == "linear":
@@ -136,8 +147,9 @@ def _c_rule(d: int, w: float, refine: int):
     """Nodes ``c = cos gamma`` and weights for the law ``p_d(c)``, panels in ``gamma`` refined in
     ``|gamma - pi/2| < delta``, ``delta = min(pi/2, 10/sqrt(w))``."""
     delta = np.pi / 2 if w <= 0 else min(np.pi / 2, 10.0 / np.sqrt(w))
-    gamma, gw = quadrature.composite_rule(0.0, np.pi, 16, panels=(4 * refine, 6 * refine, 4 * refine),
-                                          breakpoints=(np.pi / 2 - delta, np.pi / 2 + delta))
+    gamma, gw = quadrature.composite_rule(
+        0.0, np.pi, 16, panels=(4 * refine, 6 * refine, 4 * refine), breakpoints=(np.pi / 2 - delta, np.pi / 2 + delta)
+    )
     weights = gw * np.sin(gamma) ** (d - 2)
     return np.cos(gamma), weights / weights.sum()
 
@@ -163,8 +175,7 @@ def relu_moments(d: int, alpha, beta):
     x = 0.5 * (1.0 - zc)
     P = special.betainc(a, a, x)
     with np.errstate(divide="ignore"):
-        E1 = np.exp(a * np.log1p(-zc * zc) - np.log(2.0 * a) - (2.0 * a - 1.0) * np.log(2.0)
-                    - special.betaln(a, a))
+        E1 = np.exp(a * np.log1p(-zc * zc) - np.log(2.0 * a) - (2.0 * a - 1.0) * np.log(2.0) - special.betaln(a, a))
     E2 = P - (2.0 * a / (2.0 * a + 1.0)) * special.betainc(a + 1.0, a + 1.0, x)
     m1 = alpha * P + beta * E1
     m2 = alpha * alpha * P + 2.0 * alpha * beta * E1 + beta * beta * E2

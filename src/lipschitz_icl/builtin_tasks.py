@@ -200,15 +200,19 @@ class AffineTask(_Affine, TaskFamily):
         """Reduced form with ``u`` and ``v_i`` averaged exactly: ``phi(t) = t``, ``phi(q) = 1``, remainder
         ``1 - t_i^2``, ``v = L^2/(3d)``."""
         t = np.asarray(t, dtype=np.float64)
-        return Features(t[..., None], np.ones(t.shape[:-1] + (1,)), self.L**2 / (3.0 * self.d),
-                        remainder=1.0 - t * t)
+        return Features(t[..., None], np.ones(t.shape[:-1] + (1,)), self.L**2 / (3.0 * self.d), remainder=1.0 - t * t)
 
     @classmethod
     def zonal_kernel(cls, d, L):
         t = sp.Symbol("t")
         c = L * L / (3.0 * d)
-        return ZonalKernel("affine", d, L * L / 3.0 * (1.0 / d + 1.0), lambda u: c * np.asarray(u, dtype=float),
-                           sp.Rational(1, 3) * sp.Float(L) ** 2 * (t / d + 1))
+        return ZonalKernel(
+            "affine",
+            d,
+            L * L / 3.0 * (1.0 / d + 1.0),
+            lambda u: c * np.asarray(u, dtype=float),
+            sp.Rational(1, 3) * sp.Float(L) ** 2 * (t / d + 1),
+        )
 
 
 @dataclass(frozen=True)
@@ -222,8 +226,13 @@ class ReluTask(_Relu, TaskFamily):
         t = sp.Symbol("t")
         th = sp.acos(t)
         kappa = (sp.sqrt(1 - t**2) + (sp.pi - th) * t) / (2 * sp.pi * d)
-        return ZonalKernel("relu", d, L * L / 3.0 * (1.0 / d + 1.0), _relu_gap(d, L),
-                           sp.Float(L) ** 2 * (sp.Rational(2, 3) * kappa + sp.Rational(1, 3)))
+        return ZonalKernel(
+            "relu",
+            d,
+            L * L / 3.0 * (1.0 / d + 1.0),
+            _relu_gap(d, L),
+            sp.Float(L) ** 2 * (sp.Rational(2, 3) * kappa + sp.Rational(1, 3)),
+        )
 
 
 @dataclass(frozen=True)
@@ -237,9 +246,14 @@ class CosineTask(_Cosine, TaskFamily):
         k = frequency
         t = sp.Symbol("t")
         # Omega_d(r) = Gamma(d/2) (2/r)^(d/2-1) J_(d/2-1)(r) = 0F1(; d/2; -r^2/4), r^2 = 2 k^2 (1 - t)
-        omega = sp.hyper([], [sp.Rational(d, 2)], -sp.Float(k) ** 2 * (1 - t) / 2)
-        return ZonalKernel(f"cosine(k={k:g})", d, L * L / (2.0 * k * k), _cosine_gap(d, L, k),
-                           sp.Float(L) ** 2 / (2 * sp.Float(k) ** 2) * omega)
+        omega = sp.hyper([], [sp.Rational(d, 2)], -(sp.Float(k) ** 2) * (1 - t) / 2)
+        return ZonalKernel(
+            f"cosine(k={k:g})",
+            d,
+            L * L / (2.0 * k * k),
+            _cosine_gap(d, L, k),
+            sp.Float(L) ** 2 / (2 * sp.Float(k) ** 2) * omega,
+        )
 
 
 # ----------------------------------------------------------------------------- low-rank classes
@@ -272,8 +286,15 @@ class LowRankCosineTask(_Cosine, TaskFamily):
     low_rank = True
 
 
-BUILTIN_TASKS = (AffineTask, ReluTask, CosineTask, LowRankLinearTask, LowRankAffineTask, LowRankQuadraticTask,
-                 LowRankCosineTask)
+BUILTIN_TASKS = (
+    AffineTask,
+    ReluTask,
+    CosineTask,
+    LowRankLinearTask,
+    LowRankAffineTask,
+    LowRankQuadraticTask,
+    LowRankCosineTask,
+)
 
 
 # ----------------------------------------------------------------------------- kernel gaps D(u)
@@ -285,6 +306,7 @@ def _relu_gap(d: int, L: float):
         odd = np.where(theta < 1e-2, series, np.sin(theta) - theta * np.cos(theta))
         # 2 (kappa(1) - kappa(t)) = [pi u - (sin th - th cos th)] / (pi d)
         return (2.0 * L * L / 3.0) * 0.5 * (np.pi * u - odd) / (np.pi * d)
+
     return gap
 
 
@@ -299,11 +321,12 @@ def _cosine_gap(d: int, L: float, k: float):
         r = k * np.sqrt(2.0 * u)
         half_u = 0.5 * u
         series = np.zeros_like(u)
-        term = np.full_like(u, -1.0)           # term_j = (-1)^j Gamma(d/2) (u/2)^j k^(2j-2) / (j! Gamma(j+d/2))
+        term = np.full_like(u, -1.0)  # term_j = (-1)^j Gamma(d/2) (u/2)^j k^(2j-2) / (j! Gamma(j+d/2))
         for j in range(1, 12):
             term = -term * half_u * (k * k if j > 1 else 1.0) / (j * (j - 1 + 0.5 * d))
             series = series + term
         with np.errstate(invalid="ignore", over="ignore"):
             far = scale * (1.0 - sphere_characteristic(d, np.where(r < 0.5, 0.5, r)))
         return np.where(r < 0.5, (L * L / 2.0) * series, far)
+
     return gap

@@ -35,10 +35,14 @@ def slice_task(task: str, L_grid, n: int, sigma: float, rng: np.random.Generator
     eps = rng.standard_normal(n)
     circle = lambda a: np.stack([np.cos(a), np.sin(a)], axis=-1)[None]  # noqa: E731
     f_grid, f_ctx, f_q = f1(circle(angle))[0], f1(circle(ctx))[0], float(f1(circle(np.zeros(1)))[0, 0])
-    return {"angle": _floats(angle), "context_angle": _floats(ctx), "query_angle": 0.0,
-            "curves": [_floats(L * f_grid) for L in L_grid],
-            "context_y": [_floats(L * f_ctx + sigma * eps) for L in L_grid],
-            "query_f": [L * f_q for L in L_grid]}
+    return {
+        "angle": _floats(angle),
+        "context_angle": _floats(ctx),
+        "query_angle": 0.0,
+        "curves": [_floats(L * f_grid) for L in L_grid],
+        "context_y": [_floats(L * f_ctx + sigma * eps) for L in L_grid],
+        "query_f": [L * f_q for L in L_grid],
+    }
 
 
 def weight_profiles(angle, ws, ms):
@@ -52,8 +56,11 @@ def weight_profiles(angle, ws, ms):
 
 def general_window(w: float, rotation: float, anisotropy: float) -> np.ndarray:
     """``M = w R(rotation) diag(1 + anisotropy, 1 - anisotropy)``, ``R`` the rotation of the plane."""
-    return w * np.array([[math.cos(rotation), -math.sin(rotation)], [math.sin(rotation), math.cos(rotation)]]) \
+    return (
+        w
+        * np.array([[math.cos(rotation), -math.sin(rotation)], [math.sin(rotation), math.cos(rotation)]])
         @ np.diag([1 + anisotropy, 1 - anisotropy])
+    )
 
 
 def centres(M: np.ndarray, w: float, points: int):

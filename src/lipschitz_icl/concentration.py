@@ -35,8 +35,16 @@ from scipy import special, stats
 from . import sphere
 from .validation import ParameterError, check_int
 
-__all__ = ["cap_tail", "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail", "TAILS",
-           "TAIL_RTOL", "norm_mean"]
+__all__ = [
+    "cap_tail",
+    "projection_tail",
+    "projection_lower_tail",
+    "binomial_tail",
+    "binomial_lower_tail",
+    "TAILS",
+    "TAIL_RTOL",
+    "norm_mean",
+]
 
 TAIL_RTOL = 1e-10
 
@@ -88,11 +96,20 @@ def binomial_lower_tail(n: int, a: int, p) -> np.ndarray:
     return stats.binom.cdf(check_int("a", a), check_int("n", n, minimum=0), p)
 
 
-TAILS = {"cap_tail": cap_tail, "projection_tail": projection_tail, "projection_lower_tail": projection_lower_tail,
-         "binomial_tail": binomial_tail, "binomial_lower_tail": binomial_lower_tail}  # name -> f(**params)
+TAILS = {
+    "cap_tail": cap_tail,
+    "projection_tail": projection_tail,
+    "projection_lower_tail": projection_lower_tail,
+    "binomial_tail": binomial_tail,
+    "binomial_lower_tail": binomial_lower_tail,
+}  # name -> f(**params)
 
 
 def norm_mean(d: int, k: int) -> float:
     """``E||P x|| = Gamma((k+1)/2) Gamma(d/2) / (Gamma(k/2) Gamma((d+1)/2))`` for a rank-``k`` ``P``."""
-    return math.exp(special.gammaln(0.5 * (k + 1)) + special.gammaln(0.5 * d)
-                    - special.gammaln(0.5 * k) - special.gammaln(0.5 * (d + 1)))
+    return math.exp(
+        special.gammaln(0.5 * (k + 1))
+        + special.gammaln(0.5 * d)
+        - special.gammaln(0.5 * k)
+        - special.gammaln(0.5 * (d + 1))
+    )

@@ -15,8 +15,18 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-__all__ = ["Estimate", "LossEstimate", "difference", "log_ratio_of_means", "mean_se", "paired_log_ratio", "log_slope",
-           "mean_difference", "pilot_sample_size", "relative_interval"]
+__all__ = [
+    "Estimate",
+    "LossEstimate",
+    "difference",
+    "log_ratio_of_means",
+    "mean_se",
+    "paired_log_ratio",
+    "log_slope",
+    "mean_difference",
+    "pilot_sample_size",
+    "relative_interval",
+]
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,13 @@ Both share the grids of :mod:`lipschitz_icl.exact_quadrature`; neither imports t
 from __future__ import annotations
 
 from .estimate import LossEstimate
-from .exact_quadrature import (check_budget, exact_parts, quadrature_loss, relu_diagonal,  # noqa: F401 (re-exported)
-                               relu_offdiagonal_factor)
+from .exact_quadrature import (
+    check_budget,
+    exact_parts,
+    quadrature_loss,
+    relu_diagonal,
+    relu_offdiagonal_factor,
+)
 from .exact_zonal import zonal_loss
 from .problem import Problem
 from .tasks import TASKS

@@ -96,7 +96,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import special
@@ -110,15 +110,15 @@ from .validation import ParameterError, check_choice, check_int, check_real
 
 __all__ = ["FORMS", "quadrature_loss", "exact_parts", "relu_diagonal", "relu_offdiagonal_factor", "check_budget"]
 
-FORMS = QUADRATURE_FORMS   # the kernel forms (TaskFamily.quadrature) this quadrature implements
-_TAIL = 1e-20          # target tail mass dropped by the s and V ranges
-_U_NEG = 21.0          # e^(2u) < e^-42 below s_lo
-_U_POS = 4.5           # k2(4.5) = exp(9 - e^4.5) ~ e^-81
-_V_TAIL = 40.0         # e^-40 tail of k1 beyond the fine zone
-_MAX_THETA = 2e6       # budget: theta nodes
-_MAX_RELU = 2e7        # budget: entries of the relu matrix D (N_c/2 x N_theta)
-_MAX_RELU_WORK = 5e9   # budget: multiply-adds N_s x N_theta x N_c of one relu evaluation (~1.5 s; d = 128,
-                       # n = 1e20 at w*: 6e8; d = 512, n = 1e150: 3.5e10)
+FORMS = QUADRATURE_FORMS  # the kernel forms (TaskFamily.quadrature) this quadrature implements
+_TAIL = 1e-20  # target tail mass dropped by the s and V ranges
+_U_NEG = 21.0  # e^(2u) < e^-42 below s_lo
+_U_POS = 4.5  # k2(4.5) = exp(9 - e^4.5) ~ e^-81
+_V_TAIL = 40.0  # e^-40 tail of k1 beyond the fine zone
+_MAX_THETA = 2e6  # budget: theta nodes
+_MAX_RELU = 2e7  # budget: entries of the relu matrix D (N_c/2 x N_theta)
+_MAX_RELU_WORK = 5e9  # budget: multiply-adds N_s x N_theta x N_c of one relu evaluation (~1.5 s; d = 128,
+# n = 1e20 at w*: 6e8; d = 512, n = 1e150: 3.5e10)
 _MAX_LEVEL = 4
 
 
@@ -139,11 +139,12 @@ class _Level:
 def _level(k: int) -> _Level:
     """Level ``k``: widths shrink by ``1.25^k`` and every Gauss order grows by ``k``."""
     f = 1.25**k
-    return _Level(h_v=2.0 / f, q_v=11 + k, h_s=2.5 / f, q_s=9 + k, grade=0.3 / f,
-                  q_c=7 + k, q_k=9 + k, max_angle=np.pi / 6.5 / f)
+    return _Level(
+        h_v=2.0 / f, q_v=11 + k, h_s=2.5 / f, q_s=9 + k, grade=0.3 / f, q_c=7 + k, q_k=9 + k, max_angle=np.pi / 6.5 / f
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _barycentric(q: int) -> np.ndarray:
     """Barycentric weights ``1 / prod_(k != j) (x_j - x_k)`` of the ``q`` Gauss-Legendre nodes."""
     x, _ = quadrature.gauss_legendre(q)
@@ -192,7 +193,7 @@ def _v_quantile(d: int, w: float, n: int) -> float:
         return 0.0
     m = max(n - 2, 1)
     log_tail = (math.log(_TAIL) - 2.0 * math.log(n) - math.log(2.0 * w + 10.0)) / m
-    F = -math.expm1(log_tail)          # P(V <= V_q)
+    F = -math.expm1(log_tail)  # P(V <= V_q)
     a = 0.5 * (d - 1)
     if F >= 1.0:
         return 2.0 * w
@@ -234,7 +235,7 @@ def _relu_J(d: int, z0: np.ndarray) -> np.ndarray:
     m = d - 3
     # I_m by the stable upward recursion I_k = (-sin^(k-1) cos + (k-1) I_{k-2}) / k from I_0 or I_1
     if m % 2 == 0:
-        I, k, sp = np.arccos(z0), 0, s          # sp = sin^(k+1): the power the step to k + 2 needs
+        I, k, sp = np.arccos(z0), 0, s  # sp = sin^(k+1): the power the step to k + 2 needs
     else:
         I, k, sp = 1.0 - z0, 1, s2
     while k < m:
@@ -264,7 +265,7 @@ def relu_offdiagonal_factor(d: int, theta_c, theta) -> np.ndarray:
     base = c * np.where(c > 0.0, -np.minimum(_one_minus_t(theta), 1.0), np.minimum(t, 0.0))
     out = np.array(np.broadcast_to(base, np.broadcast_shapes(base.shape, z0.shape)), dtype=np.float64)
     zflat = z0.ravel()
-    inside = np.flatnonzero(np.abs(zflat) < 1.0)         # elsewhere J = 0 (no truncation)
+    inside = np.flatnonzero(np.abs(zflat) < 1.0)  # elsewhere J = 0 (no truncation)
     if inside.size:
         beta = np.broadcast_to(sc * st, out.shape).ravel()
         out.ravel()[inside] += beta[inside] * _relu_J(d, np.abs(zflat[inside]))
@@ -274,9 +275,9 @@ def relu_offdiagonal_factor(d: int, theta_c, theta) -> np.ndarray:
 # --------------------------------------------------------------------------- one evaluation
 @dataclass
 class _Parts:
-    noise_factor: float          # E[sum_i p_i^2]
-    affine: float | None         # E[sum p^2 2(1-t) + sum_{i!=j} p p (1-t)(1-t)]
-    relu: float | None           # E[sum_{i,j} p_i p_j K(x_i, x_j)]
+    noise_factor: float  # E[sum_i p_i^2]
+    affine: float | None  # E[sum p^2 2(1-t) + sum_{i!=j} p p (1-t)(1-t)]
+    relu: float | None  # E[sum_{i,j} p_i p_j K(x_i, x_j)]
     info: dict
 
 
@@ -300,6 +301,7 @@ def _grids(d: int, w: float, n: int, lev: _Level):
     v_fine = min(two_w, s_hi + 8.0)
     v_top = min(two_w, max(s_hi, 0.0) + 8.0 + _V_TAIL + 0.5 * (d - 1) + 12.0 * math.sqrt(d))
     if w > 0.0 and two_w > lev.h_v:
+
         def v_width(v):
             if v < v_fine:
                 return lev.h_v
@@ -308,8 +310,11 @@ def _grids(d: int, w: float, n: int, lev: _Level):
         n_fine = v_fine / lev.h_v
         if n_fine * lev.q_v > _MAX_THETA:
             raise ParameterError(
-                "w", f"small enough for the exact grid at n = {n}, d = {d} (the normaliser is dominated "
-                f"by a few points up to V = {v_q:.3g}; use a Monte Carlo method)", w)
+                "w",
+                f"small enough for the exact grid at n = {n}, d = {d} (the normaliser is dominated "
+                f"by a few points up to V = {v_q:.3g}; use a Monte Carlo method)",
+                w,
+            )
         v_breaks = _graded_breaks(0.0, v_top, v_width)
         theta_breaks = _theta_of_v(w, v_breaks)
         theta_breaks[-1] = np.pi if v_top >= two_w else theta_breaks[-1]
@@ -318,11 +323,20 @@ def _grids(d: int, w: float, n: int, lev: _Level):
     theta_breaks = _subdivide(np.unique(theta_breaks), lev.max_angle)
     theta, gw = quadrature.panel_rule(theta_breaks, lev.q_v)
     weights = gw * np.exp(_log_mu_density(d, theta))
-    return dict(s=s_nodes, ws=s_weights, theta_breaks=theta_breaks, theta=theta, wt=weights,
-                v_top=min(v_top, two_w) if w > 0 else 0.0, v_q=v_q, s_lo=s_lo, s_hi=s_hi)
+    return dict(
+        s=s_nodes,
+        ws=s_weights,
+        theta_breaks=theta_breaks,
+        theta=theta,
+        wt=weights,
+        v_top=min(v_top, two_w) if w > 0 else 0.0,
+        v_q=v_q,
+        s_lo=s_lo,
+        s_hi=s_hi,
+    )
 
 
-_S_SPLIT = -8.0        # below it k1(s - V) = sum_m (-1)^m e^((m+1)(s-V)) / m!, 5 terms to e^-40 (V >= 0)
+_S_SPLIT = -8.0  # below it k1(s - V) = sum_m (-1)^m e^((m+1)(s-V)) / m!, 5 terms to e^-40 (V >= 0)
 
 
 def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
@@ -348,7 +362,7 @@ def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
     x_ref, lam = quadrature.gauss_legendre(q)[0], _barycentric(q)
     y, gy = quadrature.composite_rule(0.0, 1.0, lev.q_k)
     first = np.abs(half - theta_c)
-    kinks = np.stack([first, np.pi - first], axis=1)              # (N_c, 2)
+    kinks = np.stack([first, np.pi - first], axis=1)  # (N_c, 2)
     tol = 1e-12
     panel = np.clip(np.searchsorted(tb, kinks, side="right") - 1, 0, tb.size - 2)
     inside = (kinks > tb[panel] + tol) & (kinks < tb[panel + 1] - tol) & (kinks < theta_top - tol)
@@ -359,8 +373,9 @@ def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
         kink, p = kinks[rows, cols], panel[rows, cols]
         a, b = tb[p], tb[p + 1]
         yy = y * y
-        pts = np.concatenate([kink[:, None] - (kink - a)[:, None] * yy,
-                              kink[:, None] + (b - kink)[:, None] * yy], axis=1)
+        pts = np.concatenate(
+            [kink[:, None] - (kink - a)[:, None] * yy, kink[:, None] + (b - kink)[:, None] * yy], axis=1
+        )
         pw = np.concatenate([2.0 * (kink - a)[:, None] * (y * gy), 2.0 * (b - kink)[:, None] * (y * gy)], axis=1)
         dens = np.exp(_log_mu_density(d, pts)) * relu_offdiagonal_factor(d, theta_c[rows][:, None], pts)
         xi = (2.0 * pts - (a + b)[:, None]) / (b - a)[:, None]
@@ -373,7 +388,7 @@ def _relu_weights(d: int, w: float, grid: dict, lev: _Level):
         pts, pw = _kink_rule(a, b, np.sort(kinks[m]), y, gy)
         dens = np.exp(_log_mu_density(d, pts)) * relu_offdiagonal_factor(d, theta_c[m], pts)
         ell = _lagrange((2.0 * pts - a - b) / (b - a), x_ref, lam)
-        wmod[m, p * q:(p + 1) * q] = (pw * dens) @ ell
+        wmod[m, p * q : (p + 1) * q] = (pw * dens) @ ell
     return theta_c, wc, wmod
 
 
@@ -423,7 +438,7 @@ def _s_chunks(s: np.ndarray, q: int, span: float = 30.0):
         if end >= s.size:
             yield slice(start, s.size)
             return
-        nxt = s[end:end + q]
+        nxt = s[end : end + q]
         if nxt.max() - s[start] > span or ((s[end - 1] <= _S_SPLIT) != (nxt.max() <= _S_SPLIT)):
             yield slice(start, end)
             start = end
@@ -435,13 +450,21 @@ def _check_relu_budget(grid: dict, lev: _Level, d: int, w: float, n: int) -> Non
     n_c_estimate = len(grid["theta_breaks"]) * lev.q_c
     n_text = str(n) if n < 10**7 else f"{n:.3g}"
     if n_c_estimate * grid["theta"].size > _MAX_RELU:
-        raise ParameterError("w", f"small enough for the exact relu grid at n = {n_text}, d = {d} (the "
-                             f"normaliser is dominated by a few points up to V = {grid['v_q']:.3g}; "
-                             "use a Monte Carlo method)", w)
+        raise ParameterError(
+            "w",
+            f"small enough for the exact relu grid at n = {n_text}, d = {d} (the "
+            f"normaliser is dominated by a few points up to V = {grid['v_q']:.3g}; "
+            "use a Monte Carlo method)",
+            w,
+        )
     work = _relu_work(grid, lev)
     if work > _MAX_RELU_WORK:
-        raise ParameterError("w", f"a window whose exact relu grid fits the work budget at n = {n_text}, d = {d} "
-                             f"({work:.2g} > {_MAX_RELU_WORK:.0e} multiply-adds per evaluation)", w)
+        raise ParameterError(
+            "w",
+            f"a window whose exact relu grid fits the work budget at n = {n_text}, d = {d} "
+            f"({work:.2g} > {_MAX_RELU_WORK:.0e} multiply-adds per evaluation)",
+            w,
+        )
 
 
 def _relu_work(grid: dict, lev: _Level) -> int:
@@ -466,9 +489,13 @@ def check_budget(problem: Problem, w: float) -> None:
         return
     work = _relu_work(grid, lev)
     if work > _MAX_RELU_WORK:
-        raise ParameterError("method", f"a method within its work budget for these inputs (exact relu at w = "
-                             f"{w:.4g}, near w*: {work:.2g} > {_MAX_RELU_WORK:.0e} multiply-adds per evaluation; "
-                             "use asymptotic or mc)", "exact")
+        raise ParameterError(
+            "method",
+            f"a method within its work budget for these inputs (exact relu at w = "
+            f"{w:.4g}, near w*: {work:.2g} > {_MAX_RELU_WORK:.0e} multiply-adds per evaluation; "
+            "use asymptotic or mc)",
+            "exact",
+        )
 
 
 def _evaluate(form: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
@@ -489,15 +516,15 @@ def _evaluate(form: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
     upper_tail = _upper_tail(d, w, grid["v_top"])
 
     if form == "linear":
-        g2 = wt * 2.0 * omt                                   # diagonal g = 2(1 - t)
-        g1 = wt * omt                                         # off-diagonal g = 1 - t
+        g2 = wt * 2.0 * omt  # diagonal g = 2(1 - t)
+        g1 = wt * omt  # off-diagonal g = 1 - t
     else:
         _check_relu_budget(grid, lev, d, w, n)
         g2 = wt * relu_diagonal(d, theta)
-        theta_c, wc, wmod = _relu_weights(d, w, grid, lev)            # theta_c in [0, pi/2]
-        wmod = np.vstack([wmod, wt * omt])                            # last row: A_1[1 - t]
+        theta_c, wc, wmod = _relu_weights(d, w, grid, lev)  # theta_c in [0, pi/2]
+        wmod = np.vstack([wmod, wt * omt])  # last row: A_1[1 - t]
         cos_c = np.cos(theta_c)
-        moments = np.stack([wmod @ np.exp(-(m + 1) * V) for m in range(5)])   # series below s = -8
+        moments = np.stack([wmod @ np.exp(-(m + 1) * V) for m in range(5)])  # series below s = -8
 
     N = s.size
     one_minus_psi, psi_direct = np.empty(N), np.empty(N)
@@ -509,7 +536,7 @@ def _evaluate(form: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
         u = sb[:, None] - V[None, lo:hi]
         e = np.exp(np.minimum(u, 50.0))
         k1 = np.exp(u - e)
-        k2 = k1 * e                                # exp(2u - e^u); k1 = 0 beyond u = 6
+        k2 = k1 * e  # exp(2u - e^u); k1 = 0 beyond u = 6
         win = slice(lo, hi)
         one_minus_psi[sl] = prefix[lo] + (-np.expm1(-e)) @ wt[win]
         psi_direct[sl] = np.exp(-e) @ wt[win] + (prefix[-1] - prefix[hi]) + upper_tail
@@ -521,17 +548,18 @@ def _evaluate(form: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
         else:
             if sb.max() <= _S_SPLIT:
                 coef = np.stack([((-1) ** m / math.factorial(m)) * np.exp((m + 1) * sb) for m in range(5)], axis=1)
-                G = coef @ moments                                        # (q_s, N_c + 1)
+                G = coef @ moments  # (q_s, N_c + 1)
             else:
                 G = k1 @ wmod[:, win].T
             a1 = G[:, -1:]
             G = G[:, :-1]
-            G_mirror = G + a1 * cos_c[None, :]                            # theta_c -> pi - theta_c
+            G_mirror = G + a1 * cos_c[None, :]  # theta_c -> pi - theta_c
             second[sl] = (G * G) @ wc + (G_mirror * G_mirror) @ wc
 
     with np.errstate(divide="ignore"):
-        log_psi = np.where(one_minus_psi < 0.5, np.log1p(-np.minimum(one_minus_psi, 0.5)),
-                           np.log(np.maximum(psi_direct, 0.0)))
+        log_psi = np.where(
+            one_minus_psi < 0.5, np.log1p(-np.minimum(one_minus_psi, 0.5)), np.log(np.maximum(psi_direct, 0.0))
+        )
 
     def power(k):
         if k == 0:
@@ -542,8 +570,14 @@ def _evaluate(form: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
     off_w = ws * (float(n) * (n - 1)) * power(n - 2) if n >= 2 else np.zeros_like(ws)
     noise_factor = float(diag_w @ a2_noise)
     bias = float(diag_w @ a2_diag + off_w @ second)
-    info = dict(level=None, n_s=int(N), n_theta=int(theta.size), s_range=(grid["s_lo"], grid["s_hi"]),
-                v_top=grid["v_top"], v_quantile=grid["v_q"])
+    info = dict(
+        level=None,
+        n_s=int(N),
+        n_theta=int(theta.size),
+        s_range=(grid["s_lo"], grid["s_hi"]),
+        v_top=grid["v_top"],
+        v_quantile=grid["v_q"],
+    )
     if form == "linear":
         return _Parts(noise_factor, bias, None, info)
     info["n_c"] = 2 * int(theta_c.size)
@@ -615,7 +649,13 @@ def quadrature_loss(problem: Problem, w, *, rtol: float = 1e-6) -> LossEstimate:
     noise = Estimate(noise_value, 0.0, 0, sigma * sigma * err_noise)
     bias = Estimate(bias_value, 0.0, 0, scale * err_bias)
     loss = Estimate(noise_value + bias_value, 0.0, 0, noise.abs_error + bias.abs_error)
-    info = dict(cur.info, level=level, converged=converged, rtol=rtol,
-                sum_p2=cur.noise_factor, sum_p2_abs_error=err_noise,
-                history=history)
+    info = dict(
+        cur.info,
+        level=level,
+        converged=converged,
+        rtol=rtol,
+        sum_p2=cur.noise_factor,
+        sum_p2_abs_error=err_noise,
+        history=history,
+    )
     return LossEstimate(loss, bias, noise, method="exact", info=info)

@@ -65,22 +65,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import exact_quadrature as _quad
-from .estimate import Estimate, LossEstimate
-from .validation import ParameterError, check_int, check_real
 from . import quadrature
+from .estimate import Estimate, LossEstimate
 from .problem import make_problem
 from .tasks import parameters_of
+from .validation import ParameterError, check_int, check_real
 from .zonal_kernel import ZonalKernel, gap_coefficients, gegenbauer_blocks, harmonic_dimension, rounding_floor
 
 __all__ = ["MAX_DEGREE", "kernel_of", "zonal_parts", "zonal_loss"]
 
 MAX_DEGREE = 20000
 _BLOCK = 128
-_C0 = 4.0           # degree rule: Lam = (_C0 + level) sqrt(w (s_eff + 2)) + 8
-_S_EFF = 1e-12      # s_eff: the largest s where the off-diagonal integrand exceeds _S_EFF of its total
+_C0 = 4.0  # degree rule: Lam = (_C0 + level) sqrt(w (s_eff + 2)) + 8
+_S_EFF = 1e-12  # s_eff: the largest s where the off-diagonal integrand exceeds _S_EFF of its total
 _THETA_WIDTH = 3.0  # theta panels (of >= 11 Gauss nodes) at most _THETA_WIDTH / degree wide where kernels live
-_PARSEVAL_ROUNDING = 2e-14   # rounding of A_1[P_l] relative to A_1[1], and of E[k1^2]
-_MAX_DOUBLINGS = 1           # a series the tail bound refuses is doubled at most once (then inconclusive)
+_PARSEVAL_ROUNDING = 2e-14  # rounding of A_1[P_l] relative to A_1[1], and of E[k1^2]
+_MAX_DOUBLINGS = 1  # a series the tail bound refuses is doubled at most once (then inconclusive)
 
 
 def kernel_of(task_class) -> ZonalKernel:
@@ -113,7 +113,7 @@ def _gap_coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
         while len(_COEF_CACHE) >= _COEF_CACHE_SIZE:
             _COEF_CACHE.pop(next(iter(_COEF_CACHE)))
         _COEF_CACHE[id(kernel)] = cache
-    return cache[1][:degree + 1]
+    return cache[1][: degree + 1]
 
 
 _COEF_CACHE: dict = {}
@@ -127,9 +127,10 @@ def _theta_rule(d: int, w: float, lev, grid: dict, degree: int, theta_top: float
     breaks = grid["theta_breaks"]
     if degree > 0:
         low = breaks[breaks <= theta_top]
-        fine = _quad._subdivide(np.append(low, breaks[low.size]) if low.size < breaks.size else low,
-                                 _THETA_WIDTH / degree)
-        breaks = np.unique(np.concatenate([fine, breaks[low.size:]]))
+        fine = _quad._subdivide(
+            np.append(low, breaks[low.size]) if low.size < breaks.size else low, _THETA_WIDTH / degree
+        )
+        breaks = np.unique(np.concatenate([fine, breaks[low.size :]]))
     theta, gw = quadrature.panel_rule(breaks, lev.q_v)
     return theta, gw * np.exp(_quad._log_mu_density(d, theta))
 
@@ -170,13 +171,23 @@ def _window_sums(kernel: ZonalKernel, w: float, n: int, lev, grid: dict, theta, 
         k1_sq[sl] = (kw * k1).sum(axis=1)
         chunks.append((sl, win, kw))
     with np.errstate(divide="ignore"):
-        log_psi = np.where(one_minus_psi < 0.5, np.log1p(-np.minimum(one_minus_psi, 0.5)),
-                           np.log(np.maximum(psi_direct, 0.0)))
+        log_psi = np.where(
+            one_minus_psi < 0.5, np.log1p(-np.minimum(one_minus_psi, 0.5)), np.log(np.maximum(psi_direct, 0.0))
+        )
     diag_w = ws * n * np.exp((n - 1) * log_psi)
     off_w = ws * (float(n) * (n - 1)) * np.exp((n - 2) * log_psi) if n >= 2 else np.zeros_like(ws)
-    return dict(noise_factor=float(diag_w @ a2_noise), diag=float(diag_w @ a2_diag), off_w=off_w,
-                a1_one=a1_one, k1_sq=k1_sq, chunks=chunks, b_inf=float(off_w @ a1_one**2), n_theta=theta.size,
-                theta=theta, window_top=max(win.stop for _, win, _ in chunks) if chunks else 0)
+    return dict(
+        noise_factor=float(diag_w @ a2_noise),
+        diag=float(diag_w @ a2_diag),
+        off_w=off_w,
+        a1_one=a1_one,
+        k1_sq=k1_sq,
+        chunks=chunks,
+        b_inf=float(off_w @ a1_one**2),
+        n_theta=theta.size,
+        theta=theta,
+        window_top=max(win.stop for _, win, _ in chunks) if chunks else 0,
+    )
 
 
 def _series(kernel: ZonalKernel, sums: dict, degree: int):
@@ -195,15 +206,14 @@ def _series(kernel: ZonalKernel, sums: dict, degree: int):
         dims = harmonic_dimension(d, np.arange(l0, l0 + size))
         sq = np.zeros((N, size))
         for sl, win, kw in chunks:
-            a1p = kw @ P[:, win].T                       # A_1[P_l](s)
-            gl = a1_one[sl, None] - a1p                  # A_1[1 - P_l](s)
+            a1p = kw @ P[:, win].T  # A_1[P_l](s)
+            gl = a1_one[sl, None] - a1p  # A_1[1 - P_l](s)
             sq[sl] = gl * gl
             captured[sl] += (a1p * a1p) @ dims
             rounding[sl] += np.abs(a1p) @ dims
-        per_l[l0:l0 + size] = off_w @ sq
+        per_l[l0 : l0 + size] = off_w @ sq
     # |A_1[P_l]| carries a rounding error below 1e-15 A_1[1] (|P_l| <= 1); so does R, summed over l
-    remainder = np.maximum(sums["k1_sq"] - captured, 0.0) + _PARSEVAL_ROUNDING * (
-        a1_one * rounding + sums["k1_sq"])
+    remainder = np.maximum(sums["k1_sq"] - captured, 0.0) + _PARSEVAL_ROUNDING * (a1_one * rounding + sums["k1_sq"])
     return per_l, remainder
 
 
@@ -218,7 +228,7 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
     v_window = min(2.0 * w, max(grid["s_hi"], 0.0) + upper_extra) if w > 0 else 0.0
     theta_top = float(_quad._theta_of_v(w, np.array([v_window]))[0]) if w > 0 else np.pi
     info = dict(n_s=int(grid["s"].size), v_quantile=grid["v_q"])
-    if n < 2:                                          # no pairs: the bias is the diagonal alone
+    if n < 2:  # no pairs: the bias is the diagonal alone
         theta, wt = _theta_rule(d, w, lev, grid, 0, theta_top)
         sums = _window_sums(kernel, w, n, lev, grid, theta, wt)
         info.update(n_theta=int(theta.size), degree=0, tail=0.0, tail_bound=0.0, b_inf=0.0)
@@ -231,7 +241,7 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
     fast = not above.size or above.max() < 48
     if fast:
         degree = int(above.max()) if above.size else 0
-    else:                                              # the degree rule of the module doc
+    else:  # the degree rule of the module doc
         theta, wt = _theta_rule(d, w, lev, grid, 0, theta_top)
         sums = _window_sums(kernel, w, n, lev, grid, theta, wt)
         dens = sums["off_w"] * sums["a1_one"] ** 2
@@ -240,8 +250,12 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
     previous, doublings = math.inf, 0
     while True:
         if degree > MAX_DEGREE:
-            raise ParameterError("w", f"small enough for the exact zonal series at n = {n}, d = {d} "
-                                 f"(it needs {degree} > {MAX_DEGREE} Gegenbauer terms)", w)
+            raise ParameterError(
+                "w",
+                f"small enough for the exact zonal series at n = {n}, d = {d} "
+                f"(it needs {degree} > {MAX_DEGREE} Gegenbauer terms)",
+                w,
+            )
         theta, wt = _theta_rule(d, w, lev, grid, degree, theta_top)
         sums = _window_sums(kernel, w, n, lev, grid, theta, wt)
         parts = _sum_series(kernel, sums, degree, fast)
@@ -251,9 +265,15 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
         # the series is at _MAX_DOUBLINGS doublings of the rule or MAX_DEGREE (then the level is not
         # converged: inconclusive)
         # (level 0 only enters through its difference from level 1: its series is never doubled)
-        if fast or level == 0 or parts.tail_bound <= 0.25 * rtol * abs(parts.bias) \
-                or bound <= 0.5 * rtol * abs(parts.bias) or bound > 0.5 * previous \
-                or doublings == _MAX_DOUBLINGS or degree == MAX_DEGREE:
+        if (
+            fast
+            or level == 0
+            or parts.tail_bound <= 0.25 * rtol * abs(parts.bias)
+            or bound <= 0.5 * rtol * abs(parts.bias)
+            or bound > 0.5 * previous
+            or doublings == _MAX_DOUBLINGS
+            or degree == MAX_DEGREE
+        ):
             break
         previous, doublings = bound, doublings + 1
         degree = min(2 * degree, MAX_DEGREE)
@@ -265,25 +285,25 @@ def _sum_series(kernel: ZonalKernel, sums: dict, degree: int, fast: bool) -> Zon
     """The bias ``diag + sum_(l <= band) a_l per_l + T B_inf`` and its tail bound (module doc)."""
     b_inf = sums["b_inf"]
     per_l, remainder = _series(kernel, sums, degree)
-    b = _gap_coefficients(kernel, degree)            # b_0 = E[D], b_l = a_l (l >= 1)
+    b = _gap_coefficients(kernel, degree)  # b_0 = E[D], b_l = a_l (l >= 1)
     floor = rounding_floor(kernel, degree)
     above = np.flatnonzero(np.abs(b[1:]) > floor[1:]) + 1
     band = int(above.max()) if above.size else 0
     dev = np.abs(per_l - b_inf)
-    if fast:                   # the true a_l beyond band are far below r_l: the series ends there
+    if fast:  # the true a_l beyond band are far below r_l: the series ends there
         tail, tail_bound, parseval = 0.0, 0.0, 0.0
     else:
         # T = sum_(l > band) a_l = E[D] - sum_(1 <= l <= band) a_l (no K(1): no cancellation)
-        tail = max(float(b[0] - np.sum(b[1:band + 1])), 0.0)
+        tail = max(float(b[0] - np.sum(b[1 : band + 1])), 0.0)
         # l > degree: |A_1[P_l](s)| <= eps(s) = sqrt(R(s) / N(d, degree + 1)) (Parseval), hence
         # |per_l - B_inf| <= int off_w (eps^2 + 2 A_1[1] eps) for each of them, whose a_l sum to at most
         # T plus the rounding of the a_l between band and degree
         eps = np.sqrt(remainder / harmonic_dimension(kernel.d, degree + 1))
-        beyond = tail + float(np.sum(floor[band + 1:]))
+        beyond = tail + float(np.sum(floor[band + 1 :]))
         parseval = beyond * float(sums["off_w"] @ (eps * eps + 2.0 * sums["a1_one"] * eps))
-        below = float(floor[band + 1:] @ dev[band + 1:])
+        below = float(floor[band + 1 :] @ dev[band + 1 :])
         tail_bound = 1e-15 * kernel.gap_scale * b_inf + below + parseval
-    second = float(b[1:band + 1] @ per_l[1:band + 1]) + tail * b_inf
+    second = float(b[1 : band + 1] @ per_l[1 : band + 1]) + tail * b_inf
     bias = sums["diag"] + second
     info = dict(degree=degree, band=band, tail=tail, tail_bound=tail_bound, parseval_part=parseval, fast=fast)
     return ZonalParts(sums["noise_factor"], bias, tail_bound, degree, info)
@@ -302,9 +322,13 @@ def _mixture_loss(kernel: ZonalKernel, problem, w, rtol: float) -> LossEstimate:
     bias_value = sum(wt * r.bias.value for wt, r in parts)
     bias = Estimate(bias_value, 0.0, 0, sum(wt * r.bias.abs_error for wt, r in parts))
     loss = Estimate(bias_value + noise.value, 0.0, 0, bias.abs_error + noise.abs_error)
-    info = dict(kernel=kernel.name, converged=all(r.info.get("converged", False) for _, r in parts),
-                level=max(r.info.get("level", 0) for _, r in parts), rtol=rtol,
-                parts=[(name, wt, r.info.get("level")) for (name, wt, _, _), (_, r) in zip(kernel.parts, parts)])
+    info = dict(
+        kernel=kernel.name,
+        converged=all(r.info.get("converged", False) for _, r in parts),
+        level=max(r.info.get("level", 0) for _, r in parts),
+        rtol=rtol,
+        parts=[(name, wt, r.info.get("level")) for (name, wt, _, _), (_, r) in zip(kernel.parts, parts)],
+    )
     return LossEstimate(loss, bias, noise, method="exact", info=info)
 
 
@@ -322,7 +346,7 @@ def zonal_loss(problem, w, *, rtol: float = 1e-6) -> LossEstimate:
     rtol = check_real("rtol", rtol, minimum=1e-13, maximum=0.1)
     n = check_int("n", problem.n, minimum=1)
     sigma = problem.sigma
-    _quad._grids(kernel.d, w, n, _quad._level(1))       # refuse up front if the grid is out of budget
+    _quad._grids(kernel.d, w, n, _quad._level(1))  # refuse up front if the grid is out of budget
     prev = zonal_parts(kernel, w, n, 0, rtol)
     history = [(prev.noise_factor, prev.bias)]
     converged = False
@@ -336,12 +360,21 @@ def zonal_loss(problem, w, *, rtol: float = 1e-6) -> LossEstimate:
             converged = True
             break
     if not (math.isfinite(cur.bias) and math.isfinite(cur.noise_factor)):
-        raise ParameterError("w", f"a window at which the exact zonal loss is finite (n = {n}, kernel "
-                             f"{kernel.name!r})", w)
+        raise ParameterError(
+            "w", f"a window at which the exact zonal loss is finite (n = {n}, kernel {kernel.name!r})", w
+        )
     noise_value = sigma * sigma * cur.noise_factor
     noise = Estimate(noise_value, 0.0, 0, sigma * sigma * err_noise)
     bias = Estimate(cur.bias, 0.0, 0, err_bias)
     loss = Estimate(noise_value + cur.bias, 0.0, 0, noise.abs_error + bias.abs_error)
-    info = dict(cur.info, level=k, converged=converged, rtol=rtol, kernel=kernel.name,
-                sum_p2=cur.noise_factor, sum_p2_abs_error=err_noise, history=history)
+    info = dict(
+        cur.info,
+        level=k,
+        converged=converged,
+        rtol=rtol,
+        kernel=kernel.name,
+        sum_p2=cur.noise_factor,
+        sum_p2_abs_error=err_noise,
+        history=history,
+    )
     return LossEstimate(loss, bias, noise, method="exact", info=info)

@@ -28,8 +28,16 @@ import numpy as np
 
 from .validation import ParameterError
 
-__all__ = ["anisotropy", "isotropic_scale", "rho", "value_leak", "kq_label_coupling", "anisotropic_directions",
-           "kq_matrix", "block_distance"]
+__all__ = [
+    "anisotropy",
+    "isotropic_scale",
+    "rho",
+    "value_leak",
+    "kq_label_coupling",
+    "anisotropic_directions",
+    "kq_matrix",
+    "block_distance",
+]
 
 
 def _square(name: str, M) -> np.ndarray:
@@ -119,8 +127,11 @@ def anisotropic_directions(A) -> dict:
     S -= np.trace(S) / d * np.eye(d)
     u = A[:, 0] / np.linalg.norm(A[:, 0])
     R = np.outer(u, u) - np.eye(d) / d
-    return {"symmetric": S / np.linalg.norm(S), "antisymmetric": (A - A.T) / np.linalg.norm(A - A.T),
-            "rank-one": R / np.linalg.norm(R)}
+    return {
+        "symmetric": S / np.linalg.norm(S),
+        "antisymmetric": (A - A.T) / np.linalg.norm(A - A.T),
+        "rank-one": R / np.linalg.norm(R),
+    }
 
 
 def kq_matrix(params) -> np.ndarray:

@@ -205,12 +205,15 @@ def normaliser_moments(d: int, w: float) -> dict:
     w = check_real("w", w, minimum=0.0)
     phi = float(np.exp(sphere.log_phi(d, w)))
     phi2 = float(np.exp(sphere.log_phi(d, 2.0 * w)))
-    return {"phi": phi, "variance": phi2 - phi * phi, "range_upper": float(np.exp(w)) - phi,
-            "range_lower": phi - float(np.exp(-w))}
+    return {
+        "phi": phi,
+        "variance": phi2 - phi * phi,
+        "range_upper": float(np.exp(w)) - phi,
+        "range_lower": phi - float(np.exp(-w)),
+    }
 
 
-def bernstein_normaliser(d: int, w: float, n: int, t, *, side: str = "upper",
-                         constant: float = 2.0) -> np.ndarray:
+def bernstein_normaliser(d: int, w: float, n: int, t, *, side: str = "upper", constant: float = 2.0) -> np.ndarray:
     """Bernstein bound for the softmax normaliser ``Z_n = (1/n) sum_i exp(w x_i . q)`` around ``Phi_d(w)``:
     ``P(+-(Z_n - Phi_d(w)) >= t) <= exp(-n t^2 / (constant (v + b t / 3)))`` with ``v``, ``b = b_+-``
     from :func:`normaliser_moments`; valid ``constant = 2``; ``1`` for ``t <= 0``."""

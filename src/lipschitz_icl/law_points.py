@@ -37,11 +37,10 @@ def kernel_law_points(rho, ws, accuracy, reg, shift=0.0, scale=1.0):
     accuracy and the derived next-order term at ``w0 = C rho^alpha`` (0 where not derived)."""
     out = []
     for r, wv, acc in zip(rho, ws, accuracy):
-        w0 = reg.C * r ** reg.alpha
+        w0 = reg.C * r**reg.alpha
         dist = wv / (scale * reg.C * r ** (reg.alpha + shift)) - 1.0
         nxt = reg.wstar_next_order(w0)
-        out.append(AsymptoticPoint(r, dist - acc * (1 + dist), dist + acc * (1 + dist),
-                                            0.0 if nxt is None else nxt))
+        out.append(AsymptoticPoint(r, dist - acc * (1 + dist), dist + acc * (1 + dist), 0.0 if nxt is None else nxt))
     return out
 
 
@@ -68,6 +67,6 @@ def kernel_slope_points(w, values, errors, reg, shift=0.0):
         span = math.log(wb / wa)
         dist = math.log(vb / va) / span + reg.beta - shift
         err = (ea / va + eb / vb) / span
-        nxt = 0.0 if reg.k is None else reg.k * (wb ** -reg.q - wa ** -reg.q) / span
+        nxt = 0.0 if reg.k is None else reg.k * (wb**-reg.q - wa**-reg.q) / span
         out.append(AsymptoticPoint(wb, dist - err, dist + err, nxt))
     return out

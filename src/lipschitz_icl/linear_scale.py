@@ -41,11 +41,12 @@ def base_differences(problem, bases, perturbations, contexts: int, rng: np.rando
     models = [Attention(B + P, "linear") for B in bases for P in [np.zeros_like(B), *perturbations]]
     losses = [b + nz for b, nz in general_terms(problem, models, contexts, rng)]
     k = len(perturbations) + 1
-    return [np.array([loss - losses[i] for loss in losses[i + 1:i + k]]) for i in range(0, len(losses), k)]
+    return [np.array([loss - losses[i] for loss in losses[i + 1 : i + k]]) for i in range(0, len(losses), k)]
 
 
 def linear_loss(problem, m: float, contexts: int, stream) -> tuple[float, float]:
     """``(value, standard error)`` of the Monte Carlo ICL loss of linear attention at ``m I``."""
-    est = icl_loss(problem, M=m * np.eye(problem.d), attention="linear", contexts=contexts,
-                   rng=np.random.default_rng(stream)).loss
+    est = icl_loss(
+        problem, M=m * np.eye(problem.d), attention="linear", contexts=contexts, rng=np.random.default_rng(stream)
+    ).loss
     return est.value, est.standard_error

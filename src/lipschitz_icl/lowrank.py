@@ -31,8 +31,17 @@ from .fixed_draw import FixedDraw
 from .problem import make_problem
 from .tasks import make_task_class
 
-__all__ = ["matched_problem", "projectors", "limit_terms", "outside_directions", "inside_direction",
-           "scale_changes", "inside_changes", "outside_changes", "rotated_basis"]
+__all__ = [
+    "matched_problem",
+    "projectors",
+    "limit_terms",
+    "outside_directions",
+    "inside_direction",
+    "scale_changes",
+    "inside_changes",
+    "outside_changes",
+    "rotated_basis",
+]
 
 
 def matched_problem(task: str, d: int, k: int, *, n: int, L0: float, sigma: float, frequency: float = 1.0):
@@ -57,8 +66,9 @@ def projectors(problem):
     return B, P, np.eye(B.shape[0]) - P
 
 
-def limit_terms(task: str, k: int, scales, *, n: int, L0: float, sigma: float, contexts: int, seed,
-                frequency: float = 1.0):
+def limit_terms(
+    task: str, k: int, scales, *, n: int, L0: float, sigma: float, contexts: int, seed, frequency: float = 1.0
+):
     """Per-context ``(bias_c, noise_c)`` of ``M = s B B^T`` in the ``d -> infinity`` limit of
     :func:`matched_problem`: ``z = sqrt(d/k) B^T x`` tends to ``N(0, I_k/k)``, so contexts and query are
     Gaussian in ``R^k`` and the kernel is ``exp(s' z_i . z_q)`` (``s' = s k/d`` is the scale that survives
@@ -95,9 +105,13 @@ def outside_directions(B: np.ndarray, rng: np.random.Generator) -> list[tuple[st
     P = B @ B.T
     Q = np.eye(d) - P
     A = rng.normal(size=(d, d))
-    dirs = [("outside block QAQ", Q @ (A + A.T) @ Q), ("complement identity Q", Q),
-            ("cross blocks PAQ + QA'P", P @ A @ Q + Q @ A.T @ P), ("cross block PAQ", P @ A @ Q),
-            ("cross block QAP", Q @ A @ P)]
+    dirs = [
+        ("outside block QAQ", Q @ (A + A.T) @ Q),
+        ("complement identity Q", Q),
+        ("cross blocks PAQ + QA'P", P @ A @ Q + Q @ A.T @ P),
+        ("cross block PAQ", P @ A @ Q),
+        ("cross block QAP", Q @ A @ P),
+    ]
     return [(name, D / np.linalg.norm(D)) for name, D in dirs]
 
 
@@ -114,8 +128,10 @@ def inside_direction(B: np.ndarray, rng: np.random.Generator):
 def scale_changes(draw: FixedDraw, c: float, P: np.ndarray, scale_step: float) -> list[tuple[str, Estimate]]:
     """From the base ``c P`` (any ``c``): ``L(c (1 +- scale_step) P) - L(c P)``, per-context differences."""
     base, up, down = draw.losses([c * P, (1 + scale_step) * c * P, (1 - scale_step) * c * P])
-    return [(f"scale x{1 + scale_step:g}", Estimate.from_samples(up - base)),
-            (f"scale x{1 - scale_step:g}", Estimate.from_samples(down - base))]
+    return [
+        (f"scale x{1 + scale_step:g}", Estimate.from_samples(up - base)),
+        (f"scale x{1 - scale_step:g}", Estimate.from_samples(down - base)),
+    ]
 
 
 def inside_changes(draw: FixedDraw, M0: np.ndarray, inside, step: float) -> list[tuple[str, Estimate]]:

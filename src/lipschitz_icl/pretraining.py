@@ -25,11 +25,20 @@ from .attention import Attention
 from .loss import general_terms
 from .train import effective_M, init_params, train
 
-__all__ = ["M_PROTOCOL", "SHAPE_THRESHOLD", "independent_runs", "scale_interval", "noise_floor", "mean_interval",
-           "mean_limits", "pretraining_curve"]
+__all__ = [
+    "M_PROTOCOL",
+    "SHAPE_THRESHOLD",
+    "independent_runs",
+    "scale_interval",
+    "noise_floor",
+    "mean_interval",
+    "mean_limits",
+    "pretraining_curve",
+]
 
-M_PROTOCOL = dict(optimizer="sgd", lr=25.0, schedule="step", final_lr_fraction=0.25,
-                  average_fraction=0.75, steps=2000, batch=256)
+M_PROTOCOL = dict(
+    optimizer="sgd", lr=25.0, schedule="step", final_lr_fraction=0.25, average_fraction=0.75, steps=2000, batch=256
+)
 SHAPE_THRESHOLD = 0.05
 
 
@@ -46,8 +55,9 @@ def independent_runs(problem, seed, runs: int, *, attention: str = "softmax", in
     for child in root.spawn(runs):
         init_seq, data_seq = child.spawn(2)
         init = init_params(param, problem.d, attention, np.random.default_rng(init_seq), init_scale)
-        result = train(problem, attention=attention, init={k: v.copy() for k, v in init.items()}, seed=data_seq,
-                       **protocol)
+        result = train(
+            problem, attention=attention, init={k: v.copy() for k, v in init.items()}, seed=data_seq, **protocol
+        )
         out.append((init["M"] if param == "M" else init, result))
     return out
 
@@ -104,8 +114,19 @@ def mean_limits(values, level: float) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def pretraining_curve(problem, stream: np.random.SeedSequence, *, kind: str, protocol: dict, init_scale: float,
-                      segments: int, segment_steps: int, test_contexts: int, test_problem=None, init=None):
+def pretraining_curve(
+    problem,
+    stream: np.random.SeedSequence,
+    *,
+    kind: str,
+    protocol: dict,
+    init_scale: float,
+    segments: int,
+    segment_steps: int,
+    test_contexts: int,
+    test_problem=None,
+    init=None,
+):
     """Train the M-form (``kind`` softmax or linear) from a random start of scale ``init_scale`` in
     ``segments`` segments of ``segment_steps`` steps of ``protocol`` (a constant rate: training in
     segments is then one run, except that Adam's moments restart at each segment), continuing each from
@@ -120,10 +141,11 @@ def pretraining_curve(problem, stream: np.random.SeedSequence, *, kind: str, pro
     steps, errors, ses, Ms = [], [], [], []
     for k in range(segments + 1):
         if k:
-            params = train(problem, attention=kind, init=params, seed=s_seg[k - 1], steps=segment_steps,
-                           **protocol).last_params
+            params = train(
+                problem, attention=kind, init=params, seed=s_seg[k - 1], steps=segment_steps, **protocol
+            ).last_params
         M = effective_M("M", params, kind)
-        (bias, noise), = general_terms(test, [Attention(M, kind)], test_contexts, np.random.default_rng(s_test))
+        ((bias, noise),) = general_terms(test, [Attention(M, kind)], test_contexts, np.random.default_rng(s_test))
         loss = bias + noise
         steps.append(k * segment_steps)
         errors.append(float(loss.mean()))

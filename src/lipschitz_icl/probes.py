@@ -49,8 +49,19 @@ from .estimate import mean_se, paired_log_ratio
 from .tasks import make_task_class
 from .validation import check_int, check_real, check_rng
 
-__all__ = ["ProbeTask", "TriangleProbe", "DistanceProbe", "CosineProbe", "probe_suite", "probe_terms",
-           "noise_terms", "probe_errors_along_n", "probe_log_ratios", "PROBE_KINDS", "triangle_wave"]
+__all__ = [
+    "ProbeTask",
+    "TriangleProbe",
+    "DistanceProbe",
+    "CosineProbe",
+    "probe_suite",
+    "probe_terms",
+    "noise_terms",
+    "probe_errors_along_n",
+    "probe_log_ratios",
+    "PROBE_KINDS",
+    "triangle_wave",
+]
 
 PROBE_KINDS = ("affine", "relu", "cosine", "triangle", "distance")
 
@@ -144,8 +155,11 @@ class DistanceProbe:
             batch, d = x.shape[0], x.shape[-1]
             flat = x.reshape(batch, -1, d)
             # ||x - s||^2 = 2 - 2 x.s on the sphere; computed directly so points off the sphere work too
-            dist2 = (np.sum(flat * flat, axis=-1)[:, :, None] - 2.0 * np.einsum("bnd,bmd->bnm", flat, p["s"])
-                     + np.sum(p["s"] * p["s"], axis=-1)[:, None, :])
+            dist2 = (
+                np.sum(flat * flat, axis=-1)[:, :, None]
+                - 2.0 * np.einsum("bnd,bmd->bnm", flat, p["s"])
+                + np.sum(p["s"] * p["s"], axis=-1)[:, None, :]
+            )
             dist = np.sqrt(np.clip(np.min(dist2, axis=-1), 0.0, None))
             return L * (dist.reshape(x.shape[:-1]) - 1.0)
 
@@ -168,23 +182,27 @@ class _ClassProbe:
         return make_task_class(self.kind, self.d, self.L).sample(rng, size)
 
 
-def probe_suite(d: int, L: float, *, cosine_frequencies=(1.0, 4.0), triangle_frequencies=(1.0, 4.0),
-                centres=(3,)) -> list:
+def probe_suite(
+    d: int, L: float, *, cosine_frequencies=(1.0, 4.0), triangle_frequencies=(1.0, 4.0), centres=(3,)
+) -> list:
     """The probe suite: affine, relu, cosine and triangle waves at the given frequencies, distance to
     ``m`` random points for each ``m`` in ``centres``; every task ``L``-Lipschitz on ``S^{d-1}``."""
     d = check_int("d", d, minimum=2)
     L = check_real("L", L, minimum=0.0, strict_minimum=True)
     suite = [_ClassProbe("affine", d, L), _ClassProbe("relu", d, L)]
-    suite += [CosineProbe(d, L, check_real("frequency", k, minimum=0.0, strict_minimum=True))
-              for k in cosine_frequencies]
-    suite += [TriangleProbe(d, L, check_real("frequency", k, minimum=0.0, strict_minimum=True))
-              for k in triangle_frequencies]
+    suite += [
+        CosineProbe(d, L, check_real("frequency", k, minimum=0.0, strict_minimum=True)) for k in cosine_frequencies
+    ]
+    suite += [
+        TriangleProbe(d, L, check_real("frequency", k, minimum=0.0, strict_minimum=True)) for k in triangle_frequencies
+    ]
     suite += [DistanceProbe(d, L, check_int("centres", m, minimum=1)) for m in centres]
     return suite
 
 
-def probe_terms(probes, models, n: int, sigma: float, contexts: int, rng, *,
-                chunk_elements: int = 1 << 20, envelope: bool = False):
+def probe_terms(
+    probes, models, n: int, sigma: float, contexts: int, rng, *, chunk_elements: int = 1 << 20, envelope: bool = False
+):
     """Per-context ``(bias_c, noise_c)`` of each model on each probe, on common random numbers.
 
     For each context: covariates ``x_1..x_n`` and query ``q`` uniform on the sphere (shared by every

@@ -42,11 +42,11 @@ def beta_end_lemma(d: int, k: int, form: str, side: str, end: float) -> Lemma:
     ratio, ratio_c = certified.exact(d) / k, certified.exact(d) / (d - k)
     if side == "lower":
         tail = ((1 - e) ** (b - 1)).max(certified.exact(1)) / (a * beta)
-        floor = ratio ** a * ((a * (1 - e * ratio)).exp() if form == "exponential" else (1 - e) ** b * ratio_c ** b)
+        floor = ratio**a * ((a * (1 - e * ratio)).exp() if form == "exponential" else (1 - e) ** b * ratio_c**b)
         text = f"lemma on s in [0, {end:.6g}] (lower tail: both sides vanish at s = 0)"
     else:
         tail = (e ** (a - 1)).max(certified.exact(1)) / (b * beta)
-        floor = e ** a * ratio ** a * ratio_c ** b
+        floor = e**a * ratio**a * ratio_c**b
         text = f"lemma on s in [{end:.6g}, 1] (upper tail: both sides vanish at s = 1)"
 
     def check(value):

@@ -26,8 +26,16 @@ from scipy import stats
 from . import decision, sphere
 from .concentration import TAIL_RTOL
 
-__all__ = ["TailComparison", "log", "exact_tails", "clopper_pearson", "decide", "monte_carlo_functionals",
-           "bracketing_counts", "normaliser_draws"]
+__all__ = [
+    "TailComparison",
+    "log",
+    "exact_tails",
+    "clopper_pearson",
+    "decide",
+    "monte_carlo_functionals",
+    "bracketing_counts",
+    "normaliser_draws",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,8 +76,9 @@ def log(x) -> np.ndarray:
 def exact_tails(labels, bound, truth) -> TailComparison:
     """Exact tails with their stated relative accuracy: ``truth (1 +- TAIL_RTOL)``."""
     log_t = log(truth)
-    return TailComparison(tuple(labels), log(bound), log_t + math.log1p(-TAIL_RTOL), log_t,
-                          log_t + math.log1p(TAIL_RTOL))
+    return TailComparison(
+        tuple(labels), log(bound), log_t + math.log1p(-TAIL_RTOL), log_t, log_t + math.log1p(TAIL_RTOL)
+    )
 
 
 def clopper_pearson(count, total: int, level: float):
@@ -90,9 +99,11 @@ def decide(comparison: TailComparison, delta: float = 0.0) -> decision.Decision:
     low, _, high = comparison.ratios(delta)
     result = decision.one_sided(float(np.max(low)), float(np.max(high)), 0.0, "<=")
     i = int(np.argmax(low if result.refutes else high))
-    return decision.Decision(result.rule, result.verdict,
-                             f"max ln(tail/bound^{1 + delta:.4g}) in {result.detail}; "
-                             f"deciding point {comparison.labels[i]}")
+    return decision.Decision(
+        result.rule,
+        result.verdict,
+        f"max ln(tail/bound^{1 + delta:.4g}) in {result.detail}; deciding point {comparison.labels[i]}",
+    )
 
 
 def monte_carlo_functionals(d: int, anchors: np.ndarray) -> dict:

@@ -107,9 +107,9 @@ class TaskFamily:
     parameters: ClassVar[dict] = {}
     quadrature: ClassVar[str | None] = None
     has_kink: ClassVar[bool] = False
-    exact_route: ClassVar[str | None] = None    # derived (__init_subclass__), one of EXACT_ROUTES or None
-    B = None            # low-rank classes: a field (d x r, orthonormal columns)
-    frequency = 1.0     # classes with a frequency: a field
+    exact_route: ClassVar[str | None] = None  # derived (__init_subclass__), one of EXACT_ROUTES or None
+    B = None  # low-rank classes: a field (d x r, orthonormal columns)
+    frequency = 1.0  # classes with a frequency: a field
 
     # ----------------------------------------------------------------- structure
     @property
@@ -174,7 +174,7 @@ class TaskFamily:
 
     def evaluate(self, params: dict, x: np.ndarray) -> np.ndarray:
         """``f(x)`` for each task of the batch; ``x`` has shape ``(batch, ..., d)``."""
-        s = self._projection(params, x)            # a fresh array: the links work in place
+        s = self._projection(params, x)  # a fresh array: the links work in place
         shape = (-1,) + (1,) * (s.ndim - 1)
         col = {key: np.reshape(value, shape) for key, value in params.items() if key != "u"}
         return self.link(s, col)
@@ -203,8 +203,7 @@ class TaskFamily:
         s_q = self._projection(task.params, q[:, None, :])[:, 0]
         return self.scalar_features(s_x, s_q)
 
-    def reduced_features(self, rng: np.random.Generator, t: np.ndarray, *,
-                         kink_width: float | None = None) -> Features:
+    def reduced_features(self, rng: np.random.Generator, t: np.ndarray, *, kink_width: float | None = None) -> Features:
         """Features of (*) for ``M = w I`` on a rotation-invariant class, from ``t_i = x_i . q`` alone.
 
         With ``q = e_1``, ``x_i = t_i e_1 + sqrt(1 - t_i^2) v_i`` (``v_i`` uniform on the unit sphere of

@@ -25,12 +25,27 @@ from .builtin_tasks import BUILTIN_TASKS, FREQUENCY_RANGE, relu_kernel, sphere_c
 from .task_family import QUADRATURE_FORMS, Features, Task, TaskFamily
 from .validation import ParameterError, check_choice, check_int, check_real
 
-__all__ = ["Features", "Task", "TaskFamily", "TASKS", "TaskPluginError", "ENTRY_POINT_GROUP",
-           "register_task", "unregister_task", "task_names", "parameters_of", "make_task_class", "relu_kernel",
-           "sphere_characteristic", "FREQUENCY_RANGE", "TASK_NAMES", "ROTATION_INVARIANT"]
+__all__ = [
+    "Features",
+    "Task",
+    "TaskFamily",
+    "TASKS",
+    "TaskPluginError",
+    "ENTRY_POINT_GROUP",
+    "register_task",
+    "unregister_task",
+    "task_names",
+    "parameters_of",
+    "make_task_class",
+    "relu_kernel",
+    "sphere_characteristic",
+    "FREQUENCY_RANGE",
+    "TASK_NAMES",
+    "ROTATION_INVARIANT",
+]
 
 ENTRY_POINT_GROUP = "lipschitz_icl.tasks"
-_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")   # lower case words joined by '-' (no ':' of mix:/kernel:)
+_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")  # lower case words joined by '-' (no ':' of mix:/kernel:)
 
 
 class TaskPluginError(ParameterError):
@@ -50,7 +65,7 @@ class _Registry(Mapping):
         self._plugins_loaded = False
 
     def _load(self) -> dict:
-        if not self._plugins_loaded:        # all or nothing: a failed load is raised again on every read
+        if not self._plugins_loaded:  # all or nothing: a failed load is raised again on every read
             self._classes.update(_plugin_classes(self._classes))
             self._plugins_loaded = True
         return self._classes
@@ -113,10 +128,11 @@ def _plugin_classes(registered: dict) -> dict:
         where = f"{entry.name} = {entry.value}"
         try:
             cls = entry.load()
-        except Exception as exc:  # noqa: BLE001 - any failure of a third-party import is reported in one line
+        except Exception as exc:
             raise TaskPluginError(where, f"cannot be loaded ({type(exc).__name__}: {exc})") from None
-        reason = _check_class(cls) or (f"its class is named {cls.name!r}, not {entry.name!r}"
-                                       if cls.name != entry.name else "")
+        reason = _check_class(cls) or (
+            f"its class is named {cls.name!r}, not {entry.name!r}" if cls.name != entry.name else ""
+        )
         if not reason and (entry.name in registered or entry.name in found):
             reason = f"the name {entry.name!r} is taken"
         if reason:
@@ -160,8 +176,9 @@ def make_task_class(name: str, d: int, L: float, *, rank: int | None = None, B=N
     values = {}
     for pname, value in parameters.items():
         if pname not in cls.parameters:
-            raise ParameterError(pname, f"unset for the class {name!r} (its parameters: "
-                                 f"{', '.join(cls.parameters) or 'none'})", value)
+            raise ParameterError(
+                pname, f"unset for the class {name!r} (its parameters: {', '.join(cls.parameters) or 'none'})", value
+            )
         _, low, high = cls.parameters[pname]
         values[pname] = check_real(pname, value, minimum=low, maximum=high)
     if not cls.low_rank:
@@ -180,8 +197,7 @@ def _low_rank_B(name: str, d: int, rank, B) -> np.ndarray:
         return np.eye(d)[:, :rank]
     B = np.asarray(B, dtype=np.float64)
     if B.ndim != 2 or B.shape[0] != d or not 1 <= B.shape[1] <= d or not np.all(np.isfinite(B)):
-        raise ParameterError("B", f"a finite d x r matrix with d = {d} and 1 <= r <= {d}",
-                             f"array of shape {B.shape}")
+        raise ParameterError("B", f"a finite d x r matrix with d = {d} and 1 <= r <= {d}", f"array of shape {B.shape}")
     if not np.allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-10):
         raise ParameterError("B", "a matrix with orthonormal columns (B^T B = I)", "B^T B != I")
     if rank is not None and check_int("rank", rank, minimum=1) != B.shape[1]:

@@ -83,17 +83,34 @@ from pathlib import Path
 import mpmath
 
 from . import decision
-from .evidence import Evidence, Quantity
-from .expression import (BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, MAX_DEPTH, MAX_EXPR_CHARS,  # noqa: F401 (re-exported)
-                         MAX_MAGNITUDE_LOG10, MAX_TOKENS, Expression, ExpressionError, parse_expression)
 from .domain import REAL_PARAMS, Domain, check_value, parse_domain
+from .evidence import Evidence, Quantity
+from .expression import (
+    BUILTIN_CONSTANTS,
+    FUNCTIONS,
+    MAX_CONSTANT,
+    MAX_EXPR_CHARS,  # noqa: F401 (re-exported)
+    Expression,
+    ExpressionError,
+    parse_expression,
+)
+from .tasks import TASKS, parameters_of
 from .tomlfile import MAX_FILE_BYTES, TomlFileError, read_toml  # noqa: F401 (MAX_FILE_BYTES re-exported)
 from .validation import ParameterError, check_int
-from .tasks import TASKS, parameters_of
 from .zonal import is_mixture, parse_mixture, zonal_task_names
 
-__all__ = ["QUANTITIES", "FUNCTIONS", "VariantFileError", "Variant", "VariantResult", "parse_expression",
-           "load_variant", "evaluate_variant", "variant_evidence", "EXIT_CODES"]
+__all__ = [
+    "QUANTITIES",
+    "FUNCTIONS",
+    "VariantFileError",
+    "Variant",
+    "VariantResult",
+    "parse_expression",
+    "load_variant",
+    "evaluate_variant",
+    "variant_evidence",
+    "EXIT_CODES",
+]
 
 PROBLEM_PARAMS = ("d", "n", "L", "sigma")
 QUANTITIES = {
@@ -111,8 +128,25 @@ OPTIONAL_PARAMS = {"bias": ("w",), "noise": ("w",)}
 TAIL_QUANTITIES = ("cap_tail", "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail")
 METHODS = ("exact", "asymptotic", "mc")
 RELATIONS = ("<=", ">=")
-TOP_KEYS = {"name", "quantity", "task", "frequency", "method", "relation", "bound", "paper_ref", "statement",
-            "tight_constant", "at_w", "seed", "contexts", "constants", "grid", "domain", "sharpest"}
+TOP_KEYS = {
+    "name",
+    "quantity",
+    "task",
+    "frequency",
+    "method",
+    "relation",
+    "bound",
+    "paper_ref",
+    "statement",
+    "tight_constant",
+    "at_w",
+    "seed",
+    "contexts",
+    "constants",
+    "grid",
+    "domain",
+    "sharpest",
+}
 MAX_GRID_POINTS = 200
 LEVEL = 0.95
 EXIT_CODES = {v: decision.exit_code(v) for v in decision.STATISTICAL}  # verdict -> CLI exit code
@@ -128,6 +162,7 @@ class VariantFileError(ParameterError):
 
 
 # ------------------------------------------------------------------ the variant file
+
 
 @dataclass
 class Variant:
@@ -174,8 +209,10 @@ class Variant:
         grid = ", ".join(f"{k} in {{{', '.join(_fmt(v) for v in vals)}}}" for k, vals in self.grid.items())
         if not self.grid and self.domain is not None:
             grid = _describe_domain(self.domain)
-        consts = ", ".join([f"{k} = {_fmt(v)}" for k, v in self.constants.items()]
-                           + [f"{k} in [{_fmt(lo)}, {_fmt(hi)}] (sharpest)" for k, (lo, hi) in self.brackets.items()])
+        consts = ", ".join(
+            [f"{k} = {_fmt(v)}" for k, v in self.constants.items()]
+            + [f"{k} in [{_fmt(lo)}, {_fmt(hi)}] (sharpest)" for k, (lo, hi) in self.brackets.items()]
+        )
         where = f"{self.quantity}" + (f" of the {self.task} class ({self.method})" if self.task else " (exact law)")
         text = f"{where} {self.relation} {self.bound.text} for {grid}"
         return text + (f", with {consts}" if consts else "")
@@ -220,7 +257,7 @@ def load_variant(path) -> Variant:
     """Read, parse and validate one variant file; any problem raises :class:`VariantFileError`."""
     path = Path(path)
     try:
-        text, data = read_toml(path)          # regular file, size, UTF-8, TOML, nesting
+        text, data = read_toml(path)  # regular file, size, UTF-8, TOML, nesting
     except TomlFileError as exc:
         raise VariantFileError(exc.path, exc.line, exc.reason) from None
 
@@ -258,7 +295,7 @@ def load_variant(path) -> Variant:
     task = string("task", required=not is_tail)
     if is_tail and task is not None:
         fail("task", f"'task' does not apply to {quantity}")
-    tasks = zonal_task_names()         # the classes with w*, the exact method and the large-n formula where it applies
+    tasks = zonal_task_names()  # the classes with w*, the exact method and the large-n formula where it applies
     if task is not None and task not in tasks and not is_mixture(task):
         fail("task", f"'task' must be one of {', '.join(tasks)} or mix:NAME=WEIGHT,... (got {task!r})")
     if is_mixture(task):
@@ -292,13 +329,18 @@ def load_variant(path) -> Variant:
     brackets = {}
     for cname, cvalue in constants.items():
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", cname) or cname in reserved:
-            fail(cname, f"constant name {cname!r} must be an identifier that is not a parameter or function",
-                 "constants")
+            fail(
+                cname, f"constant name {cname!r} must be an identifier that is not a parameter or function", "constants"
+            )
         if cname == sharpest:
             brackets[cname] = _bracket(cvalue, cname, lambda reason, c=cname: fail(c, reason, "constants"))
             continue
-        if isinstance(cvalue, bool) or not isinstance(cvalue, (int, float)) or not math.isfinite(cvalue) \
-                or abs(cvalue) > MAX_CONSTANT:
+        if (
+            isinstance(cvalue, bool)
+            or not isinstance(cvalue, (int, float))
+            or not math.isfinite(cvalue)
+            or abs(cvalue) > MAX_CONSTANT
+        ):
             fail(cname, f"constant {cname!r} must be a finite number", "constants")
     constants = {k: float(v) for k, v in constants.items() if k not in brackets}
 
@@ -335,11 +377,28 @@ def load_variant(path) -> Variant:
     if points > MAX_GRID_POINTS:
         fail("grid", f"the grid has {points} points; at most {MAX_GRID_POINTS} are allowed", None)
 
-    variant = Variant(str(path), name, quantity, relation, bound, constants, grid, task, method,
-                      string("paper_ref", required=False, default="user bound variant"),
-                      string("statement", required=False, default=""), tight, at_w, seed, contexts,
-                      {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid", "domain")},
-                      float(frequency), domain, sharpest, brackets)
+    variant = Variant(
+        str(path),
+        name,
+        quantity,
+        relation,
+        bound,
+        constants,
+        grid,
+        task,
+        method,
+        string("paper_ref", required=False, default="user bound variant"),
+        string("statement", required=False, default=""),
+        tight,
+        at_w,
+        seed,
+        contexts,
+        {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid", "domain")},
+        float(frequency),
+        domain,
+        sharpest,
+        brackets,
+    )
     if grid and not brackets:
         _check_expressions_on_grid(variant, fail)
     if domain is not None:
@@ -365,14 +424,21 @@ def _check_expressions_on_grid(variant: Variant, fail) -> None:
             if value != 0 and not (mpmath.mpf(1) / MAX_CONSTANT <= abs(value) <= MAX_CONSTANT):
                 fail(key, f"{key!r} is out of range at {_fmt_params(params)} (|value| must be 0 or in [1e-300, 1e300])")
             if key == "at_w" and not 0 < value <= 1e8:
-                fail(key, f"'at_w' must be in (0, 1e8] at every grid point (at {_fmt_params(params)}: {float(value):g})")
+                fail(
+                    key, f"'at_w' must be in (0, 1e8] at every grid point (at {_fmt_params(params)}: {float(value):g})"
+                )
 
 
 def _bracket(value, name: str, fail) -> tuple:
     """The sharpest constant's bracket ``[lo, hi]`` (finite, ``lo < hi``)."""
-    if not isinstance(value, list) or len(value) != 2 or any(
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or any(
             isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or abs(v) > MAX_CONSTANT
-            for v in value):
+            for v in value
+        )
+    ):
         fail(f"the sharpest constant {name!r} must be a bracket [lo, hi] of two finite numbers")
     if not value[0] < value[1]:
         fail(f"the bracket of {name!r} must have lo < hi (got {value})")
@@ -388,11 +454,16 @@ def _check_bound_on_domain(variant: Variant, fail) -> None:
             try:
                 value = variant.bound.evaluate({**corner, **variant.constants, **end})
             except ExpressionError as exc:
-                fail("bound", f"'bound' cannot be evaluated at {_fmt_params({**corner, **end})} (a corner of the "
-                     f"domain): {exc.reason}")
+                fail(
+                    "bound",
+                    f"'bound' cannot be evaluated at {_fmt_params({**corner, **end})} (a corner of the "
+                    f"domain): {exc.reason}",
+                )
             if value != 0 and not (mpmath.mpf(1) / MAX_CONSTANT <= abs(value) <= MAX_CONSTANT):
-                fail("bound", f"'bound' is out of range at {_fmt_params(corner)} "
-                     "(|value| must be 0 or in [1e-300, 1e300])")
+                fail(
+                    "bound",
+                    f"'bound' is out of range at {_fmt_params(corner)} (|value| must be 0 or in [1e-300, 1e300])",
+                )
 
 
 def _load_domain(data, quantity, path, text) -> Domain:
@@ -406,8 +477,11 @@ def _load_domain(data, quantity, path, text) -> Domain:
     except ParameterError as exc:
         line = _key_line(text, "domain", exc.name) if exc.name in raw else _key_line(text, None, "domain")
         raise VariantFileError(path, line, f"domain: {exc}") from None
-    if "k" in domain.pieces and "d" in domain.pieces and \
-            max(b for _, b in domain.pieces["k"]) > min(a for a, _ in domain.pieces["d"]):
+    if (
+        "k" in domain.pieces
+        and "d" in domain.pieces
+        and max(b for _, b in domain.pieces["k"]) > min(a for a, _ in domain.pieces["d"])
+    ):
         raise VariantFileError(path, _key_line(text, "domain", "k"), "domain: every k must be <= every d")
     return domain
 
@@ -420,12 +494,16 @@ def _load_grid(data, quantity, path, text) -> dict:
     allowed = required + OPTIONAL_PARAMS.get(quantity, ())
     for key in grid_raw:
         if key not in allowed:
-            raise VariantFileError(path, _key_line(text, "grid", key),
-                                   f"grid parameter {key!r} does not apply to {quantity} (allowed: {', '.join(allowed)})")
+            raise VariantFileError(
+                path,
+                _key_line(text, "grid", key),
+                f"grid parameter {key!r} does not apply to {quantity} (allowed: {', '.join(allowed)})",
+            )
     for key in required:
         if key not in grid_raw:
-            raise VariantFileError(path, _key_line(text, None, "grid"),
-                                   f"grid parameter {key!r} is required for {quantity}")
+            raise VariantFileError(
+                path, _key_line(text, None, "grid"), f"grid parameter {key!r} is required for {quantity}"
+            )
     grid = {}
     for key in allowed:
         if key not in grid_raw:
@@ -447,6 +525,7 @@ def _load_grid(data, quantity, path, text) -> dict:
 
 
 # ------------------------------------------------------------------ evaluation
+
 
 @dataclass
 class PointResult:
@@ -484,13 +563,25 @@ class VariantResult:
 
     def as_dict(self) -> dict:
         v = self.variant
-        return {"file": v.path, "name": v.name, "quantity": v.quantity, "task": v.task, "method": v.method,
-                "relation": v.relation, "bound": v.bound.text, "bound_sympy": str(v.bound.sympy),
-                "constants": v.constants, "verdict": self.verdict,
-                "counterexample": None if self.counterexample is None else self.counterexample.as_dict(),
-                "tightest_constant": self.tightest, "grid_points": len(self.points),
-                "confidence_level": self.level, "seconds": self.seconds, "notes": self.notes,
-                "points": [p.as_dict() for p in self.points]}
+        return {
+            "file": v.path,
+            "name": v.name,
+            "quantity": v.quantity,
+            "task": v.task,
+            "method": v.method,
+            "relation": v.relation,
+            "bound": v.bound.text,
+            "bound_sympy": str(v.bound.sympy),
+            "constants": v.constants,
+            "verdict": self.verdict,
+            "counterexample": None if self.counterexample is None else self.counterexample.as_dict(),
+            "tightest_constant": self.tightest,
+            "grid_points": len(self.points),
+            "confidence_level": self.level,
+            "seconds": self.seconds,
+            "notes": self.notes,
+            "points": [p.as_dict() for p in self.points],
+        }
 
 
 def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float, float]:
@@ -541,8 +632,9 @@ def _bound_at(variant: Variant, params: dict):
     try:
         return variant.bound.evaluate({**params, **variant.constants})
     except ExpressionError as exc:
-        raise VariantFileError(variant.path, variant.lines.get("bound", 1),
-                               f"bound undefined at {_fmt_params(params)}: {exc.reason}") from None
+        raise VariantFileError(
+            variant.path, variant.lines.get("bound", 1), f"bound undefined at {_fmt_params(params)}: {exc.reason}"
+        ) from None
 
 
 def evaluate_variant(variant: Variant) -> VariantResult:
@@ -555,21 +647,28 @@ def evaluate_variant(variant: Variant) -> VariantResult:
 
     start = time.perf_counter()
     if not variant.grid:
-        raise VariantFileError(variant.path, variant.lines.get("domain", 1), "no [grid] table: the grid check "
-                               "samples points; `lipschitz-icl prove` decides the [domain]")
+        raise VariantFileError(
+            variant.path,
+            variant.lines.get("domain", 1),
+            "no [grid] table: the grid check samples points; `lipschitz-icl prove` decides the [domain]",
+        )
     points = variant.points
     m = len(points)
     level = 1.0 - (1.0 - LEVEL) / m if variant.method == "mc" else LEVEL
     bounds = [_bound_at(variant, params) for params in points]
-    measured = sweep.map_pieces(_measure_point, [(variant, params, level) for params in points],
-                                desc=variant.name, unit="point")
+    measured = sweep.map_pieces(
+        _measure_point, [(variant, params, level) for params in points], desc=variant.name, unit="point"
+    )
     results: list[PointResult] = []
     factor_ok = variant.tight_constant is not None
     ratios = []
     for params, bound_mp, measurement in zip(points, bounds, measured):
         if isinstance(measurement, str):
-            raise VariantFileError(variant.path, variant.lines.get("grid", 1),
-                                   f"cannot be evaluated at {_fmt_params(params)}: {measurement}")
+            raise VariantFileError(
+                variant.path,
+                variant.lines.get("grid", 1),
+                f"cannot be evaluated at {_fmt_params(params)}: {measurement}",
+            )
         value, lo, hi = measurement
         bound = float(bound_mp)
         verdict = decision.one_sided(lo, hi, bound, variant.relation).verdict
@@ -589,16 +688,23 @@ def evaluate_variant(variant: Variant) -> VariantResult:
     notes = []
     tightest = None
     if variant.tight_constant is not None and not factor_ok:
-        notes.append(f"no tightest {variant.tight_constant}: the bound is not {variant.tight_constant} times a "
-                     "positive function on the grid")
+        notes.append(
+            f"no tightest {variant.tight_constant}: the bound is not {variant.tight_constant} times a "
+            "positive function on the grid"
+        )
     elif factor_ok and ratios:
         pick = max if variant.relation == "<=" else min
         best = pick(ratios, key=lambda r: r[0])
-        tightest = {"name": variant.tight_constant, "stated": variant.constants[variant.tight_constant],
-                    "value": best[0], "ci_low": pick(r[1] for r in ratios), "ci_high": pick(r[2] for r in ratios),
-                    "kind": "sup" if variant.relation == "<=" else "inf", "at": best[3]}
-    return VariantResult(variant, results, verdict, counterexample, tightest, time.perf_counter() - start,
-                         level, notes)
+        tightest = {
+            "name": variant.tight_constant,
+            "stated": variant.constants[variant.tight_constant],
+            "value": best[0],
+            "ci_low": pick(r[1] for r in ratios),
+            "ci_high": pick(r[2] for r in ratios),
+            "kind": "sup" if variant.relation == "<=" else "inf",
+            "at": best[3],
+        }
+    return VariantResult(variant, results, verdict, counterexample, tightest, time.perf_counter() - start, level, notes)
 
 
 def _fmt_params(params: dict) -> str:
@@ -609,20 +715,53 @@ def variant_evidence(result: VariantResult) -> Evidence:
     """The :class:`Evidence` record of a checked variant (one quantity per grid point, plus the
     tightest constant when there is one)."""
     v = result.variant
-    interval = ("the method's numerical error bound" if v.method != "mc"
-                else f"a {result.level:.4g} normal interval (Bonferroni over {len(result.points)} points)")
-    rule = (f"measured {v.relation} bound at every grid point, each measurement an interval ({interval}): "
-            "holds if every interval lies on the bound's side, fails if any lies wholly on the wrong side, "
-            "else inconclusive")
-    quantities = [Quantity(name=f"{v.quantity}({_fmt_params(p.params)})", theory=p.bound, measured=p.measured,
-                           ci_low=p.ci_low, ci_high=p.ci_high, verdict=p.verdict,
-                           note=f"relative margin {p.relative_margin:+.3g}") for p in result.points]
+    interval = (
+        "the method's numerical error bound"
+        if v.method != "mc"
+        else f"a {result.level:.4g} normal interval (Bonferroni over {len(result.points)} points)"
+    )
+    rule = (
+        f"measured {v.relation} bound at every grid point, each measurement an interval ({interval}): "
+        "holds if every interval lies on the bound's side, fails if any lies wholly on the wrong side, "
+        "else inconclusive"
+    )
+    quantities = [
+        Quantity(
+            name=f"{v.quantity}({_fmt_params(p.params)})",
+            theory=p.bound,
+            measured=p.measured,
+            ci_low=p.ci_low,
+            ci_high=p.ci_high,
+            verdict=p.verdict,
+            note=f"relative margin {p.relative_margin:+.3g}",
+        )
+        for p in result.points
+    ]
     if result.tightest is not None:
         t = result.tightest
-        quantities.append(Quantity(name=f"tightest {t['name']} ({t['kind']} over the grid)", theory=t["stated"],
-                                   measured=t["value"], ci_low=t["ci_low"], ci_high=t["ci_high"],
-                                   note=f"attained at {_fmt_params(t['at'])}"))
-    return Evidence(claim_id=f"variant:{v.name}", paper_ref=v.paper_ref, statement=v.statement, rule=rule,
-                    quantities=tuple(quantities), verdict=result.verdict, seconds=result.seconds, rule_name="one-sided",
-                    margin=f"none: measured {v.relation} bound", margin_source="the user's bound, stated in its file",
-                    group="variants", key=f"variants.{v.name}", scope="variant", points=len(result.points))
+        quantities.append(
+            Quantity(
+                name=f"tightest {t['name']} ({t['kind']} over the grid)",
+                theory=t["stated"],
+                measured=t["value"],
+                ci_low=t["ci_low"],
+                ci_high=t["ci_high"],
+                note=f"attained at {_fmt_params(t['at'])}",
+            )
+        )
+    return Evidence(
+        claim_id=f"variant:{v.name}",
+        paper_ref=v.paper_ref,
+        statement=v.statement,
+        rule=rule,
+        quantities=tuple(quantities),
+        verdict=result.verdict,
+        seconds=result.seconds,
+        rule_name="one-sided",
+        margin=f"none: measured {v.relation} bound",
+        margin_source="the user's bound, stated in its file",
+        group="variants",
+        key=f"variants.{v.name}",
+        scope="variant",
+        points=len(result.points),
+    )

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 import zlib
-from typing import Callable
+from collections.abc import Callable
 
 import mpmath
 import numpy as np
@@ -36,14 +36,39 @@ from .expression import BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, ExpressionEr
 from .task_family import class_kernel
 from .tasks import FREQUENCY_RANGE, TASKS, task_names
 from .validation import ParameterError, check_int, check_real, parse_real
-from .zonal_kernel import (SCHOENBERG_DEGREE, SCHOENBERG_TOL, ZonalKernel, check_schoenberg,  # noqa: F401 (re-exported)
-                           gap_coefficients, gegenbauer_blocks, gegenbauer_coefficients, gegenbauer_table,
-                           harmonic_dimension, rounding_floor)
+from .zonal_kernel import (
+    SCHOENBERG_TOL,
+    ZonalKernel,
+    check_schoenberg,
+    gap_coefficients,
+    gegenbauer_coefficients,
+    gegenbauer_table,
+    harmonic_dimension,
+    rounding_floor,
+)
 
-__all__ = ["ZonalKernel", "BUILTIN_KERNELS", "SCHOENBERG_TOL", "builtin_kernel", "mixture_kernel",
-           "expression_kernel", "callable_kernel", "parse_task", "parse_mixture", "gegenbauer_table",
-           "harmonic_dimension", "gegenbauer_coefficients", "gap_coefficients", "check_schoenberg", "rounding_floor",
-           "kernel_constants", "RESERVED_NAMES", "zonal_task_names", "is_mixture", "MIXTURE_PREFIX"]
+__all__ = [
+    "ZonalKernel",
+    "BUILTIN_KERNELS",
+    "SCHOENBERG_TOL",
+    "builtin_kernel",
+    "mixture_kernel",
+    "expression_kernel",
+    "callable_kernel",
+    "parse_task",
+    "parse_mixture",
+    "gegenbauer_table",
+    "harmonic_dimension",
+    "gegenbauer_coefficients",
+    "gap_coefficients",
+    "check_schoenberg",
+    "rounding_floor",
+    "kernel_constants",
+    "RESERVED_NAMES",
+    "zonal_task_names",
+    "is_mixture",
+    "MIXTURE_PREFIX",
+]
 
 
 def zonal_task_names() -> tuple:
@@ -95,8 +120,9 @@ def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
     names = [name for name, _ in parts]
     if len(set(names)) != len(names) or not set(names) <= set(classes):
         raise ParameterError("task", f"a mixture of distinct classes among {', '.join(classes)}", names)
-    weights = [check_real(f"weight of {name}", weight, minimum=0.0, maximum=MAX_MIXTURE_WEIGHT)
-               for name, weight in parts]
+    weights = [
+        check_real(f"weight of {name}", weight, minimum=0.0, maximum=MAX_MIXTURE_WEIGHT) for name, weight in parts
+    ]
     total = math.fsum(weights)
     if not total > 0:
         raise ParameterError("task", "a mixture with a positive total weight", parts)
@@ -120,11 +146,13 @@ def parse_mixture(task: str) -> tuple:
     (:func:`~lipschitz_icl.validation.parse_real`: ASCII decimal, no ``1_0`` or ``' 5 '``) in
     ``[0, 1e300]``, and a total weight ``> 0``."""
     classes = zonal_task_names()
-    requirement = (f"mix:NAME=WEIGHT,... with distinct NAME in {', '.join(classes)} and weights in "
-                   f"[0, {MAX_MIXTURE_WEIGHT:g}] written in ASCII digits, with a positive total")
+    requirement = (
+        f"mix:NAME=WEIGHT,... with distinct NAME in {', '.join(classes)} and weights in "
+        f"[0, {MAX_MIXTURE_WEIGHT:g}] written in ASCII digits, with a positive total"
+    )
     if not is_mixture(task):
         raise ParameterError("task", requirement, task)
-    items = task[len(MIXTURE_PREFIX):].split(",", len(classes))
+    items = task[len(MIXTURE_PREFIX) :].split(",", len(classes))
     if len(items) > len(classes):
         raise ParameterError("task", f"{requirement} (at most {len(classes)} parts)", task)
     parts = []
@@ -153,9 +181,9 @@ def parse_task(task: str, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
 
 # ----------------------------------------------------------------------------- user kernels
 KERNEL_VARIABLES = ("t", "d")
-RESERVED_NAMES = frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})   # never a constant's name
-CHECK_POINTS = 24          # points of [-1, 1] where the SymPy form is held to the expression's value
-AGREEMENT_RTOL = 1e-8      # allowed |D_sympy - D_expression| relative to max |D| at the check points
+RESERVED_NAMES = frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})  # never a constant's name
+CHECK_POINTS = 24  # points of [-1, 1] where the SymPy form is held to the expression's value
+AGREEMENT_RTOL = 1e-8  # allowed |D_sympy - D_expression| relative to max |D| at the check points
 
 
 def kernel_constants(constants) -> dict:
@@ -164,11 +192,13 @@ def kernel_constants(constants) -> dict:
     ``|x| <= 1e300``."""
     out = {}
     for name, value in dict(constants or {}).items():
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) \
-                or name in RESERVED_NAMES:
-            raise ParameterError(f"constant {name!r}", "named by an identifier (a letter, then letters, digits or "
-                                 f"_; at most 31) other than t, d, u, pi and the functions {', '.join(FUNCTIONS)}",
-                                 name)
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) or name in RESERVED_NAMES:
+            raise ParameterError(
+                f"constant {name!r}",
+                "named by an identifier (a letter, then letters, digits or "
+                f"_; at most 31) other than t, d, u, pi and the functions {', '.join(FUNCTIONS)}",
+                name,
+            )
         out[name] = check_real(f"constant {name}", value, minimum=-MAX_CONSTANT, maximum=MAX_CONSTANT)
     return out
 
@@ -187,8 +217,9 @@ def _expression_values(parsed, text: str, env: dict, points: np.ndarray) -> list
         try:
             values.append(parsed.evaluate({**env, "t": mpmath.mpf(float(t))}))
         except ExpressionError as exc:
-            raise ParameterError("kernel", f"a real, finite function of t on [-1, 1] (at t = {t:.6g}: "
-                                 f"{exc.reason})", text) from None
+            raise ParameterError(
+                "kernel", f"a real, finite function of t on [-1, 1] (at t = {t:.6g}: {exc.reason})", text
+            ) from None
     return values
 
 
@@ -206,8 +237,9 @@ def _symbolic_gap(parsed, text: str, d: int, constants: dict):
             raise ParameterError("kernel", f"an expression in t, d and named constants ({exc})", text) from None
 
     k_t = symbolic.within_budget(build, name="kernel", text=text, what="its SymPy form")
-    gap = symbolic.within_budget(lambda: sp.simplify(k_t.subs(t, 1) - k_t.subs(t, 1 - u)), name="kernel",
-                                 text=text, what="simplify", start=k_t)
+    gap = symbolic.within_budget(
+        lambda: sp.simplify(k_t.subs(t, 1) - k_t.subs(t, 1 - u)), name="kernel", text=text, what="simplify", start=k_t
+    )
     return k_t, gap, u
 
 
@@ -230,8 +262,9 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
     if not all(math.isfinite(float(value)) for value in exact):
         raise ParameterError("kernel", "a function whose values on [-1, 1] a double can hold (|K| <= 1e308)", text)
     k_t, gap_expr, u = _symbolic_gap(parsed, text, d, constants)
-    fn = symbolic.within_budget(lambda: sp.lambdify(u, gap_expr, modules="numpy"), name="kernel", text=text,
-                                what="lambdify", start=gap_expr)
+    fn = symbolic.within_budget(
+        lambda: sp.lambdify(u, gap_expr, modules="numpy"), name="kernel", text=text, what="lambdify", start=gap_expr
+    )
 
     def gap(values):
         values = np.asarray(values, dtype=np.float64)
@@ -260,8 +293,12 @@ def _check_agreement(gap, exact: list, points: np.ndarray, text: str) -> None:
     bad = np.flatnonzero(~(np.abs(got - reference) <= AGREEMENT_RTOL * scale + 1e-300))
     if bad.size:
         j = int(bad[0])
-        raise ParameterError("kernel", f"an expression whose symbolic form keeps its values (at t = {points[j]:.6g} "
-                             f"K(1) - K(t) is {reference[j]:.6g}, its SymPy form gives {got[j]:.6g})", text)
+        raise ParameterError(
+            "kernel",
+            f"an expression whose symbolic form keeps its values (at t = {points[j]:.6g} "
+            f"K(1) - K(t) is {reference[j]:.6g}, its SymPy form gives {got[j]:.6g})",
+            text,
+        )
 
 
 def callable_kernel(fn: Callable, d: int, name: str = "callable", *, check: bool = True) -> ZonalKernel:

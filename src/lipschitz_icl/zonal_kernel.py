@@ -20,9 +20,9 @@ their scale is ``max |D|`` (:attr:`ZonalKernel.gap_scale`), not ``K(1)``.  The c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Callable
 
 import numpy as np
 from scipy import special
@@ -30,11 +30,21 @@ from scipy import special
 from . import quadrature
 from .validation import ParameterError, check_int
 
-__all__ = ["ZonalKernel", "SCHOENBERG_TOL", "SCHOENBERG_DEGREE", "gegenbauer_table", "gegenbauer_blocks",
-           "harmonic_dimension", "gegenbauer_coefficients", "gap_coefficients", "check_schoenberg", "rounding_floor"]
+__all__ = [
+    "ZonalKernel",
+    "SCHOENBERG_TOL",
+    "SCHOENBERG_DEGREE",
+    "gegenbauer_table",
+    "gegenbauer_blocks",
+    "harmonic_dimension",
+    "gegenbauer_coefficients",
+    "gap_coefficients",
+    "check_schoenberg",
+    "rounding_floor",
+]
 
-SCHOENBERG_TOL = 1e-10         # a_l < -SCHOENBERG_TOL K(1) refutes a kernel
-SCHOENBERG_DEGREE = 64         # degrees checked by the Schoenberg test
+SCHOENBERG_TOL = 1e-10  # a_l < -SCHOENBERG_TOL K(1) refutes a kernel
+SCHOENBERG_DEGREE = 64  # degrees checked by the Schoenberg test
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,7 @@ class ZonalKernel:
     k1: float
     gap: Callable = field(compare=False)
     sympy: object = field(default=None, compare=False)
-    parts: tuple = field(default=(), compare=False)   # mixtures: ((name, weight, L, frequency), ...)
+    parts: tuple = field(default=(), compare=False)  # mixtures: ((name, weight, L, frequency), ...)
 
     def __call__(self, t) -> np.ndarray:
         """``K(t)``."""
@@ -100,7 +110,7 @@ def gegenbauer_blocks(d: int, t: np.ndarray, degree: int, block: int = 256):
         out = np.empty((size, t.size))
         for j in range(size):
             out[j] = prev
-            k = l + j                      # prev = P_k, cur = P_(k+1)
+            k = l + j  # prev = P_k, cur = P_(k+1)
             nxt = (2.0 * (k + 1 + lam) / (k + 1 + 2.0 * lam)) * t * cur - ((k + 1) / (k + 1 + 2.0 * lam)) * prev
             prev, cur = cur, nxt
         yield l, out
@@ -145,9 +155,9 @@ def gap_coefficients(kernel: ZonalKernel, degree: int) -> np.ndarray:
     wg = weight * gap
     out = np.empty(degree + 1)
     for l0, P in gegenbauer_blocks(d, np.cos(theta), degree):
-        out[l0:l0 + P.shape[0]] = -(P @ wg)
+        out[l0 : l0 + P.shape[0]] = -(P @ wg)
     out *= harmonic_dimension(d, np.arange(degree + 1))
-    out[0] = -out[0]                   # E[D]
+    out[0] = -out[0]  # E[D]
     return out
 
 
@@ -175,7 +185,11 @@ def check_schoenberg(kernel: ZonalKernel, degree: int = SCHOENBERG_DEGREE, tol: 
     bad = np.flatnonzero(a < -np.maximum(tol * scale, rounding_floor(kernel, degree)))
     if bad.size:
         l = int(bad[0])
-        raise ParameterError("kernel", f"a valid covariance on S^{kernel.d - 1} (Schoenberg: every Gegenbauer "
-                             f"coefficient a_l >= -{tol:g} max|K(1) - K(t)|); first negative coefficient "
-                             f"a_{l} = {a[l]:.3g}", kernel.name)
+        raise ParameterError(
+            "kernel",
+            f"a valid covariance on S^{kernel.d - 1} (Schoenberg: every Gegenbauer "
+            f"coefficient a_l >= -{tol:g} max|K(1) - K(t)|); first negative coefficient "
+            f"a_{l} = {a[l]:.3g}",
+            kernel.name,
+        )
     return a

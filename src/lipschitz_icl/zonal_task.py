@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -74,8 +74,11 @@ class ZonalTaskClass:
         return _leading_order_wstar(self.kernel, n, sigma)
 
     def _no_sampler(self, *args, **kwargs):
-        raise ParameterError("method", "exact or averaged for a task prior given by its kernel "
-                             "(it defines no sampler of tasks)", self.name)
+        raise ParameterError(
+            "method",
+            "exact or averaged for a task prior given by its kernel (it defines no sampler of tasks)",
+            self.name,
+        )
 
     features = reduced_features = _no_sampler
 
@@ -83,11 +86,16 @@ class ZonalTaskClass:
         """Mixtures of the built-in classes: each task draws its class with probability its weight, then
         a task of that class (covariance ``sum_c w_c K_c``, mean zero); other kernels have no sampler."""
         if not self.kernel.parts:
-            raise ParameterError("task", "a class with a sampler of tasks (the built-in classes and their "
-                                 "mixtures); a prior given by its kernel alone has none: use method exact "
-                                 "or averaged", self.name)
-        classes = [make_task_class(name, self.d, L, **parameters_of(name, frequency=f))
-                   for name, _, L, f in self.kernel.parts]
+            raise ParameterError(
+                "task",
+                "a class with a sampler of tasks (the built-in classes and their "
+                "mixtures); a prior given by its kernel alone has none: use method exact "
+                "or averaged",
+                self.name,
+            )
+        classes = [
+            make_task_class(name, self.d, L, **parameters_of(name, frequency=f)) for name, _, L, f in self.kernel.parts
+        ]
         weights = np.array([w for _, w, _, _ in self.kernel.parts])
         component = rng.choice(len(classes), size=size, p=weights / weights.sum())
         return Task(self, {"component": component, "subs": [c.sample(rng, size) for c in classes]})
@@ -131,10 +139,9 @@ def _leading_order_wstar(kernel: ZonalKernel, n: int, sigma: float) -> float:
     c_r = math.sqrt(math.pi) / (special.gamma(0.5 * d) * 2.0 ** (d - 2))
     w = np.exp(np.linspace(math.log(1e-2), math.log(1e8), 201))
     u = x[None, :] / w[:, None]
-    with np.errstate(all="ignore"):      # a kernel near the double range (exp(700 t)): inf, never chosen
+    with np.errstate(all="ignore"):  # a kernel near the double range (exp(700 t)): inf, never chosen
         d1 = float(kernel.gap(np.array([1e-7]))[0]) / 1e-7
-        bias = 2.0 * (kernel.gap(np.minimum(u, 2.0)) @ g) - kernel.gap(np.minimum(2.0 * u, 2.0)) @ g \
-            + d1 * m * m / w**2
+        bias = 2.0 * (kernel.gap(np.minimum(u, 2.0)) @ g) - kernel.gap(np.minimum(2.0 * u, 2.0)) @ g + d1 * m * m / w**2
         loss = bias + sigma * sigma * c_r * w**m / n
     return float(w[int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))])
 
@@ -149,7 +156,7 @@ def prior(name: str, d: int, kernels: dict, L: float):
     return builtin_kernel(name, d, L), lambda n, sigma: make_problem(name, d, n, L, sigma)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _expression_kernel(text: str, d: int):
     """One kernel object per (expression, d): its Gegenbauer coefficients are cached on it."""
     return expression_kernel(text, d)

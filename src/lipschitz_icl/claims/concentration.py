@@ -23,23 +23,45 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from .. import certified
+from .. import certified, sphere
 from .. import inequalities as ineq
-from .. import sphere
 from ..concentration import TAIL_RTOL, cap_tail, norm_mean, projection_tail
 from ..evidence import Outcome, Quantity
-from ..proof_outcome import Piece, proof_outcome
 from ..projection_lemma import DG_BOUNDS, beta_end_lemma
-from ..tails import (TailComparison, bracketing_counts, clopper_pearson, decide, exact_tails, log,
-                     monte_carlo_functionals, normaliser_draws)
+from ..proof_outcome import Piece, proof_outcome
+from ..tails import (
+    TailComparison,
+    bracketing_counts,
+    clopper_pearson,
+    decide,
+    exact_tails,
+    log,
+    monte_carlo_functionals,
+    normaliser_draws,
+)
 
-__all__ = ["projection_tails", "cap_probability", "cap_counts", "DG_BOUNDS", "CHERNOFF_BOUNDS", "levy_exact",
-           "levy_monte_carlo", "softmax_normaliser"]
+__all__ = [
+    "projection_tails",
+    "cap_probability",
+    "cap_counts",
+    "DG_BOUNDS",
+    "CHERNOFF_BOUNDS",
+    "levy_exact",
+    "levy_monte_carlo",
+    "softmax_normaliser",
+]
 
 
 # ----------------------------------------------------------------------------- the outcome
-def _tail_outcome(comparison: TailComparison, *, rule: str, rivals: dict, figure: dict | None = None,
-                  extra: dict | None = None, points: int | None = None) -> Outcome:
+def _tail_outcome(
+    comparison: TailComparison,
+    *,
+    rule: str,
+    rivals: dict,
+    figure: dict | None = None,
+    extra: dict | None = None,
+    points: int | None = None,
+) -> Outcome:
     """The outcome of a tail-against-bound comparison: ``decide(shift, rival)`` is
     :func:`lipschitz_icl.tails.decide` with the
     bound raised to ``1 + shift``, or to ``1 + rivals[rival]`` (a competing rate)."""
@@ -48,30 +70,54 @@ def _tail_outcome(comparison: TailComparison, *, rule: str, rivals: dict, figure
     finite = -point[np.isfinite(point)]
     return Outcome(
         decide=lambda shift=0.0, rival=None: decide(comparison, rivals[rival] if rival else shift),
-        rule=rule, margin="none: tail <= bound at every grid point (no slack)", figure=figure, extra=extra or {},
+        rule=rule,
+        margin="none: tail <= bound at every grid point (no slack)",
+        figure=figure,
+        extra=extra or {},
         points=points,
         quantities=(
-            Quantity(name="max over the grid of tail/bound", theory=1.0, measured=float(np.exp(np.max(point))),
-                     ci_low=float(np.exp(np.max(low))), ci_high=float(np.exp(np.max(high))), verdict=verdict,
-                     note=f"must be <= 1 at all {len(low)} points"),
-            Quantity(name="tightness bound/tail (smallest over the grid)", theory=1.0,
-                     measured=float(np.exp(finite.min())) if finite.size else None,
-                     note=f"geometric mean {float(np.exp(finite.mean())):.3g} over {finite.size} points"
-                     if finite.size else "no point with a positive tail value")))
+            Quantity(
+                name="max over the grid of tail/bound",
+                theory=1.0,
+                measured=float(np.exp(np.max(point))),
+                ci_low=float(np.exp(np.max(low))),
+                ci_high=float(np.exp(np.max(high))),
+                verdict=verdict,
+                note=f"must be <= 1 at all {len(low)} points",
+            ),
+            Quantity(
+                name="tightness bound/tail (smallest over the grid)",
+                theory=1.0,
+                measured=float(np.exp(finite.min())) if finite.size else None,
+                note=f"geometric mean {float(np.exp(finite.mean())):.3g} over {finite.size} points"
+                if finite.size
+                else "no point with a positive tail value",
+            ),
+        ),
+    )
 
 
 def _figure(x, truth, bound, xlabel: str, ylabel: str) -> dict:
-    return {"kind": "semilogy", "x": [float(v) for v in x], "y": [float(v) for v in truth],
-            "theory_y": [float(v) for v in bound], "xlabel": xlabel, "ylabel": ylabel}
+    return {
+        "kind": "semilogy",
+        "x": [float(v) for v in x],
+        "y": [float(v) for v in truth],
+        "theory_y": [float(v) for v in bound],
+        "xlabel": xlabel,
+        "ylabel": ylabel,
+    }
 
 
-EXACT_RULE = (f"one-sided on max ln(tail/bound) <= 0; tails exact with relative accuracy {TAIL_RTOL:g} "
-              "(lipschitz_icl.concentration.TAIL_RTOL)")
+EXACT_RULE = (
+    f"one-sided on max ln(tail/bound) <= 0; tails exact with relative accuracy {TAIL_RTOL:g} "
+    "(lipschitz_icl.concentration.TAIL_RTOL)"
+)
 
 
 # ----------------------------------------------------------------------------- 1. projections (decided by proof)
-def projection_tails(*, d: int, k: int, form: str, end_fraction: float, stated: float, max_boxes: int,
-                     seconds: float) -> Outcome:
+def projection_tails(
+    *, d: int, k: int, form: str, end_fraction: float, stated: float, max_boxes: int, seconds: float
+) -> Outcome:
     """Dasgupta-Gupta (Lemma 2.2) for ``||P x||^2 ~ Beta(k/2, (d-k)/2)``, ``P`` of rank ``k < d``, decided by
     proof on both sides of the mean: ``P(||Px||^2 >= s)`` for ``s`` in ``[k/d, 1]`` and ``P(||Px||^2 <= s)`` for
     ``s`` in ``[0, k/d]``, against ``exp(C k (1 - beta + ln beta))`` (``form = "exponential"``) or
@@ -80,24 +126,38 @@ def projection_tails(*, d: int, k: int, form: str, end_fraction: float, stated: 
     :func:`_beta_end_lemma`."""
     bound, mean = DG_BOUNDS[form], k / d
     s_1, s_2 = end_fraction * mean, 1 - end_fraction * (1 - mean)
-    pieces = [Piece("projection_tail", bound, {"d": [d], "k": [k], "s": [mean, s_2 if form == "sharp" else 1.0]}),
-              Piece("projection_lower_tail", bound, {"d": [d], "k": [k], "s": [s_1, mean]})]
-    lemmas = [beta_end_lemma(d, k, form, "lower", s_1)] + \
-        ([beta_end_lemma(d, k, form, "upper", s_2)] if form == "sharp" else [])
+    pieces = [
+        Piece("projection_tail", bound, {"d": [d], "k": [k], "s": [mean, s_2 if form == "sharp" else 1.0]}),
+        Piece("projection_lower_tail", bound, {"d": [d], "k": [k], "s": [s_1, mean]}),
+    ]
+    lemmas = [beta_end_lemma(d, k, form, "lower", s_1)] + (
+        [beta_end_lemma(d, k, form, "upper", s_2)] if form == "sharp" else []
+    )
     s = np.linspace(mean, 0.999, 40)
     bound_f = (ineq.projection_bound if form == "exponential" else ineq.projection_bound_dg)(d, k, s)
-    return proof_outcome(pieces=pieces, lemmas=lemmas, constant="C", stated=stated, max_boxes=max_boxes,
-                         seconds=seconds, figure=_figure(s, projection_tail(d, k, s), bound_f, "$s$",
-                                                         r"$P(\|Px\|^2 \geq s)$"))
+    return proof_outcome(
+        pieces=pieces,
+        lemmas=lemmas,
+        constant="C",
+        stated=stated,
+        max_boxes=max_boxes,
+        seconds=seconds,
+        figure=_figure(s, projection_tail(d, k, s), bound_f, "$s$", r"$P(\|Px\|^2 \geq s)$"),
+    )
 
 
 def cap_probability(*, d: int, stated: float, max_boxes: int, seconds: float) -> Outcome:
     """Ball's cap bound ``P(x . q >= h) <= exp(-C d h^2)``, ``C = stated``, decided by proof on ``h`` in
     ``[0, 1]`` (at ``h = 1`` the cap probability is exactly 0)."""
     h = np.linspace(0.0, 0.99, 45)
-    return proof_outcome(pieces=[Piece("cap_tail", "exp(-C*d*h**2)", {"d": [d], "h": [0.0, 1.0]})], constant="C",
-                         stated=stated, max_boxes=max_boxes, seconds=seconds,
-                         figure=_figure(h, cap_tail(d, h), ineq.cap_bound(d, h), "$h$", r"$P(x\cdot q \geq h)$"))
+    return proof_outcome(
+        pieces=[Piece("cap_tail", "exp(-C*d*h**2)", {"d": [d], "h": [0.0, 1.0]})],
+        constant="C",
+        stated=stated,
+        max_boxes=max_boxes,
+        seconds=seconds,
+        figure=_figure(h, cap_tail(d, h), ineq.cap_bound(d, h), "$h$", r"$P(x\cdot q \geq h)$"),
+    )
 
 
 CHERNOFF_BOUNDS = {  # side -> bound with the rate C (stated 1); D the Bernoulli relative entropy
@@ -108,8 +168,7 @@ CHERNOFF_BOUNDS = {  # side -> bound with the rate C (stated 1); D the Bernoulli
 }
 
 
-def cap_counts(*, d: int, h: float, form: str, n_grid: list, stated: float, max_boxes: int,
-               seconds: float) -> Outcome:
+def cap_counts(*, d: int, h: float, form: str, n_grid: list, stated: float, max_boxes: int, seconds: float) -> Outcome:
     """Chernoff bounds for the count ``N ~ Binomial(n, p)`` of ``n`` uniform points in the cap ``x . q >= h``,
     decided by proof at every threshold: ``P(N >= a)`` for every integer ``a`` in ``[n p, n - 1]`` and
     ``P(N <= a)`` for every ``a`` in ``[1, n p]``, ``p`` over the certified enclosure of the cap probability
@@ -122,13 +181,29 @@ def cap_counts(*, d: int, h: float, form: str, n_grid: list, stated: float, max_
     for n in n_grid:
         above, below = math.ceil(n * p_hi), math.floor(n * p_lo)
         if above <= n - 1:
-            pieces.append(Piece("binomial_tail", CHERNOFF_BOUNDS[(form, "upper")],
-                                {"n": [n], "a": {"from": above, "to": n - 1}, "p": [p_lo, p_hi]}))
+            pieces.append(
+                Piece(
+                    "binomial_tail",
+                    CHERNOFF_BOUNDS[(form, "upper")],
+                    {"n": [n], "a": {"from": above, "to": n - 1}, "p": [p_lo, p_hi]},
+                )
+            )
         if below >= 1:
-            pieces.append(Piece("binomial_lower_tail", CHERNOFF_BOUNDS[(form, "lower")],
-                                {"n": [n], "a": {"from": 1, "to": below}, "p": [p_lo, p_hi]}))
-    return proof_outcome(pieces=pieces, constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds,
-                         extra={"cap_probability": [p_lo, p_hi]})
+            pieces.append(
+                Piece(
+                    "binomial_lower_tail",
+                    CHERNOFF_BOUNDS[(form, "lower")],
+                    {"n": [n], "a": {"from": 1, "to": below}, "p": [p_lo, p_hi]},
+                )
+            )
+    return proof_outcome(
+        pieces=pieces,
+        constant="C",
+        stated=stated,
+        max_boxes=max_boxes,
+        seconds=seconds,
+        extra={"cap_probability": [p_lo, p_hi]},
+    )
 
 
 # ----------------------------------------------------------------------------- 3. Lipschitz functionals
@@ -151,17 +226,31 @@ def levy_exact(*, d: int, levels: list) -> Outcome:
         f"||Px|| (k={k}), upper": (mean + t < 1.0, lambda u: projection_tail(d, k, (mean + u) ** 2)),
         f"||Px|| (k={k}), lower": (mean - t > 0.0, lambda u: special.betainc(0.5 * k, 0.5 * (d - k), (mean - u) ** 2)),
     }
-    rows = [(f"{name}, t={ti:.4g}", float(ineq.levy_bound(d, ti)), float(tail(ti)))
-            for name, (possible, tail) in tails.items() for ti in t[possible]]
+    rows = [
+        (f"{name}, t={ti:.4g}", float(ineq.levy_bound(d, ti)), float(tail(ti)))
+        for name, (possible, tail) in tails.items()
+        for ti in t[possible]
+    ]
     use = t < 1.0
-    return _tail_outcome(exact_tails(*zip(*rows)), rivals=_levy_rivals(d), points=len(rows),
-                         rule=f"{EXACT_RULE}; t where the bound equals {list(levels)} (inside the functional's range)",
-                         figure=_figure(t[use], cap_tail(d, t[use]), ineq.levy_bound(d, t[use]), "$t$",
-                                        r"$P(x\cdot q \geq t)$"))
+    return _tail_outcome(
+        exact_tails(*zip(*rows)),
+        rivals=_levy_rivals(d),
+        points=len(rows),
+        rule=f"{EXACT_RULE}; t where the bound equals {list(levels)} (inside the functional's range)",
+        figure=_figure(t[use], cap_tail(d, t[use]), ineq.levy_bound(d, t[use]), "$t$", r"$P(x\cdot q \geq t)$"),
+    )
 
 
-def levy_monte_carlo(*, d: int, levels: list, samples: int, mean_samples: int, anchors: int, family_level: float,
-                     seed: np.random.SeedSequence) -> Outcome:
+def levy_monte_carlo(
+    *,
+    d: int,
+    levels: list,
+    samples: int,
+    mean_samples: int,
+    anchors: int,
+    family_level: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
     """Levy-type concentration for the two functionals of :func:`~lipschitz_icl.tails.monte_carlo_functionals`, by
     Monte Carlo (streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for
     the tails).  The tail at ``t`` is bracketed by the Clopper-Pearson lower limit of the proportion of ``f >= m_hi
@@ -184,15 +273,26 @@ def levy_monte_carlo(*, d: int, levels: list, samples: int, mean_samples: int, a
     point = 0.5 * (np.asarray(lo_counts) + np.asarray(hi_counts)) / samples
     bound = np.tile(ineq.levy_bound(d, t), M)
     return _tail_outcome(
-        TailComparison(tuple(labels), log(bound), log(low), log(point), log(high)), rivals=_levy_rivals(d),
+        TailComparison(tuple(labels), log(bound), log(low), log(point), log(high)),
+        rivals=_levy_rivals(d),
         rule=f"one-sided on max ln(tail/bound) <= 0; {samples} draws per tail, E f from {mean_samples} draws, "
-             f"Clopper-Pearson at {level:.8f} ({G} points, family-wise {family_level:g}); t where the bound equals "
-             f"{list(levels)}")
+        f"Clopper-Pearson at {level:.8f} ({G} points, family-wise {family_level:g}); t where the bound equals "
+        f"{list(levels)}",
+    )
 
 
 # ----------------------------------------------------------------------------- 4. the softmax normaliser
-def softmax_normaliser(*, d: int, w: float, n: int, levels: list, replicates: int, bernstein_constant: float,
-                       family_level: float, seed: np.random.SeedSequence) -> Outcome:
+def softmax_normaliser(
+    *,
+    d: int,
+    w: float,
+    n: int,
+    levels: list,
+    replicates: int,
+    bernstein_constant: float,
+    family_level: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
     """Bernstein's bound ``exp(-n t^2 / (c (v + b t/3)))`` (``c = bernstein_constant``) for ``Z_n = (1/n) sum_i
     exp(w x_i . q)`` around ``Phi_d(w)``, both tails, against ``replicates`` draws of ``Z_n``
     (:func:`~lipschitz_icl.tails.normaliser_draws`); ``Phi_d(w)``, the summand variance ``v`` and ranges ``b`` exact
@@ -217,6 +317,7 @@ def softmax_normaliser(*, d: int, w: float, n: int, levels: list, replicates: in
         TailComparison(tuple(labels), log(bound), log(low), log(point), log(high)),
         rivals={"constant-one": 1.0},  # the constant 1 instead of 2: the bound squared
         rule=f"one-sided on max ln(tail/bound) <= 0; {replicates} replicates, Clopper-Pearson at {level:.6f} "
-             f"({len(labels)} points, family-wise {family_level:g}); t where the bound equals {list(levels)}",
+        f"({len(labels)} points, family-wise {family_level:g}); t where the bound equals {list(levels)}",
         figure=_figure(ts[up], point[up], bound[up], "$t$", r"$P(Z_n - \Phi_d(w) \geq t)$"),
-        extra={"phi": mom["phi"], "variance": mom["variance"]})
+        extra={"phi": mom["phi"], "variance": mom["variance"]},
+    )

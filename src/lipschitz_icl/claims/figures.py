@@ -43,16 +43,19 @@ def _error_curves(task: str, d: int, L_grid, n_grid, sigma: float):
     and linear attention at ``m*`` (derived), one row per ``L``."""
     soft, soft_abs, linear = [], [], []
     for L in L_grid:
-        losses = [exact_loss(p, wstar(p, "exact").w_star.value).loss
-                  for p in (make_problem(task, d, nn, L, sigma) for nn in n_grid)]
+        losses = [
+            exact_loss(p, wstar(p, "exact").w_star.value).loss
+            for p in (make_problem(task, d, nn, L, sigma) for nn in n_grid)
+        ]
         soft.append([e.value for e in losses])
         soft_abs.append([e.abs_error for e in losses])
         linear.append([lin.linear_optimum(task, d, nn, L, sigma)[1] for nn in n_grid])
     return soft, soft_abs, linear
 
 
-def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slice_points: int,
-            slice_seed: int) -> Outcome:
+def figure1(
+    *, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slice_points: int, slice_seed: int
+) -> Outcome:
     """Figure 1 on the circle (``d = 2``).  Claim (rule ``sign``): (i) the optimal softmax window
     ``1/sqrt(w*)`` shrinks as ``L`` grows (each elasticity ``d log(1/sqrt(w*)) / d log L`` between
     consecutive ``L`` below zero, intervals from the exact ``w*``'s stated accuracy); (ii) at the
@@ -79,32 +82,89 @@ def figure1(*, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slic
         return decision.combined("sign", window + decision.signs(gaps, gap_sign))
 
     verdict = decide().verdict
-    quantities = [Quantity(name=f"window 1/sqrt(w*) at L={L:g}", measured=1 / math.sqrt(w), ci_low=r.ci_high ** -0.5,
-                           ci_high=r.ci_low ** -0.5, note=f"w* = {w:.5g} (exact)") for L, w, r in zip(L_grid, ws, w_n)]
-    quantities += [Quantity(name=f"d log width / d log L, L {La:g} -> {Lb:g}", measured=mid, ci_low=lo, ci_high=hi,
-                            verdict=decision.sign(lo, hi, -1).verdict, note="must be < 0")
-                   for (La, Lb), (lo, mid, hi) in zip(zip(L_grid, L_grid[1:]), steps)]
-    quantities += [Quantity(name=f"ICL error at n={n_grid[-1]}, L={L:g}: linear (m*) - softmax (w*)",
-                            measured=e_lin - e_soft, ci_low=e_lin - e_soft - err, ci_high=e_lin - e_soft + err,
-                            note="must be > 0") for L, (e_lin, e_soft, err) in zip(L_grid, last)]
-    settings = {"task": task, "d": d, "n (top and middle rows)": n, "sigma": sigma, "L": list(L_grid),
-                "n grid (bottom row)": list(n_grid), "softmax": "M = w* I, w* exact (quadrature)",
-                "linear": "M = m* I, m* derived (lipschitz_icl.derivations.linear_attention)",
-                "softmax error": "exact quadrature", "linear error": "derived E_lin(n)",
-                "window shaded": "query angle +- 1/sqrt(w*)", "context draw": "one task at L = 1 scaled by L"}
+    quantities = [
+        Quantity(
+            name=f"window 1/sqrt(w*) at L={L:g}",
+            measured=1 / math.sqrt(w),
+            ci_low=r.ci_high**-0.5,
+            ci_high=r.ci_low**-0.5,
+            note=f"w* = {w:.5g} (exact)",
+        )
+        for L, w, r in zip(L_grid, ws, w_n)
+    ]
+    quantities += [
+        Quantity(
+            name=f"d log width / d log L, L {La:g} -> {Lb:g}",
+            measured=mid,
+            ci_low=lo,
+            ci_high=hi,
+            verdict=decision.sign(lo, hi, -1).verdict,
+            note="must be < 0",
+        )
+        for (La, Lb), (lo, mid, hi) in zip(zip(L_grid, L_grid[1:]), steps)
+    ]
+    quantities += [
+        Quantity(
+            name=f"ICL error at n={n_grid[-1]}, L={L:g}: linear (m*) - softmax (w*)",
+            measured=e_lin - e_soft,
+            ci_low=e_lin - e_soft - err,
+            ci_high=e_lin - e_soft + err,
+            note="must be > 0",
+        )
+        for L, (e_lin, e_soft, err) in zip(L_grid, last)
+    ]
+    settings = {
+        "task": task,
+        "d": d,
+        "n (top and middle rows)": n,
+        "sigma": sigma,
+        "L": list(L_grid),
+        "n grid (bottom row)": list(n_grid),
+        "softmax": "M = w* I, w* exact (quadrature)",
+        "linear": "M = m* I, m* derived (lipschitz_icl.derivations.linear_attention)",
+        "softmax error": "exact quadrature",
+        "linear error": "derived E_lin(n)",
+        "window shaded": "query angle +- 1/sqrt(w*)",
+        "context draw": "one task at L = 1 scaled by L",
+    }
     return Outcome(
-        decide=decide, quantities=tuple(quantities), margin="0 (every interval on its predicted side)",
+        decide=decide,
+        quantities=tuple(quantities),
+        margin="0 (every interval on its predicted side)",
         rule="sign rule on each window-width elasticity in L (intervals from the exact w*'s stated accuracy) and on "
-             f"E_lin - E_soft at n = {n_grid[-1]} for every L (interval from the quadrature's stated error).",
-        figure={"name": "fig1", "title": "Figure 1: softmax attention adapts its window to L", "settings": settings,
-                "L": list(L_grid), "w_star": ws, "m_star": m_n, "window": [1 / math.sqrt(w) for w in ws], **slice_data,
-                "softmax_weights": soft_w, "linear_weights": lin_w, "n_grid": _floats(n_grid),
-                "softmax_error": soft_err, "linear_error": lin_err, "verdict": verdict})
+        f"E_lin - E_soft at n = {n_grid[-1]} for every L (interval from the quadrature's stated error).",
+        figure={
+            "name": "fig1",
+            "title": "Figure 1: softmax attention adapts its window to L",
+            "settings": settings,
+            "L": list(L_grid),
+            "w_star": ws,
+            "m_star": m_n,
+            "window": [1 / math.sqrt(w) for w in ws],
+            **slice_data,
+            "softmax_weights": soft_w,
+            "linear_weights": lin_w,
+            "n_grid": _floats(n_grid),
+            "softmax_error": soft_err,
+            "linear_error": lin_err,
+            "verdict": verdict,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- Figure 3
-def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, protocol: dict, level: float,
-            margin: float, seed: np.random.SeedSequence) -> Outcome:
+def figure3(
+    *,
+    task: str,
+    d: int,
+    L_grid: list,
+    settings: list,
+    runs: int,
+    protocol: dict,
+    level: float,
+    margin: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
     """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window; ``runs``
     independent runs of ``protocol`` per point, :func:`lipschitz_icl.pretraining.independent_runs`)
     increases with ``L`` (``sign`` on each consecutive difference of mean norms, ``level`` t-interval)
@@ -119,8 +179,11 @@ def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, proto
         trained = independent_runs(problem, stream, runs, **protocol)
         norms[(n, s, L)] = [float(np.linalg.norm(r.M, 2)) for _, r in trained]
         w_stars[(n, s, L)] = wstar(problem, "exact")
-    rising = [mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level) for n, s in settings
-              for La, Lb in zip(L_grid, L_grid[1:])]
+    rising = [
+        mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level)
+        for n, s in settings
+        for La, Lb in zip(L_grid, L_grid[1:])
+    ]
 
     def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:
         agree = []
@@ -131,29 +194,69 @@ def figure3(*, task: str, d: int, L_grid: list, settings: list, runs: int, proto
             agree.append(decision.equivalence(low / w0, high / w0, margin))
         return decision.combined("equivalence", agree + decision.signs(rising, +1))
 
-    quantities = tuple(Quantity(name=f"||M||_2 at n={n}, sigma={s:g}, L={L:g}", theory=w_stars[(n, s, L)].w_star.value,
-                                measured=float(np.mean(norms[(n, s, L)])),
-                                note="theory: exact w*; runs " + ", ".join(f"{v:.4f}" for v in norms[(n, s, L)]))
-                       for n, s, L in points)
-    series = [{"label": f"n={n}, sigma={s:g}", "L": list(L_grid),
-               "norm_mean": [float(np.mean(norms[(n, s, L)])) for L in L_grid],
-               "norm_runs": [norms[(n, s, L)] for L in L_grid],
-               "w_star": [w_stars[(n, s, L)].w_star.value for L in L_grid]} for n, s in settings]
-    fig_settings = {"task": task, "d": d, "L": list(L_grid), "(n, sigma)": [list(x) for x in settings],
-                    "runs per point": runs, "training": f"M-form softmax, {protocol}",
-                    "start": "i.i.d. N(0, 1/d) entries", "w*": "exact quadrature"}
+    quantities = tuple(
+        Quantity(
+            name=f"||M||_2 at n={n}, sigma={s:g}, L={L:g}",
+            theory=w_stars[(n, s, L)].w_star.value,
+            measured=float(np.mean(norms[(n, s, L)])),
+            note="theory: exact w*; runs " + ", ".join(f"{v:.4f}" for v in norms[(n, s, L)]),
+        )
+        for n, s, L in points
+    )
+    series = [
+        {
+            "label": f"n={n}, sigma={s:g}",
+            "L": list(L_grid),
+            "norm_mean": [float(np.mean(norms[(n, s, L)])) for L in L_grid],
+            "norm_runs": [norms[(n, s, L)] for L in L_grid],
+            "w_star": [w_stars[(n, s, L)].w_star.value for L in L_grid],
+        }
+        for n, s in settings
+    ]
+    fig_settings = {
+        "task": task,
+        "d": d,
+        "L": list(L_grid),
+        "(n, sigma)": [list(x) for x in settings],
+        "runs per point": runs,
+        "training": f"M-form softmax, {protocol}",
+        "start": "i.i.d. N(0, 1/d) entries",
+        "w*": "exact quadrature",
+    }
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"+-{margin:g} on ||M||_2 / w* - 1; sign 0 on the increase",
+        decide=decide,
+        quantities=quantities,
+        margin=f"+-{margin:g} on ||M||_2 / w* - 1; sign 0 on the increase",
         rule=f"sign on consecutive differences of the mean ||M||_2 over {runs} runs ({level:g} t-intervals); "
-             f"equivalence of mean ||M||_2 / w* - 1 with 0 within +-{margin:g} ({level:g} Welch intervals).",
-        figure={"name": "fig3", "title": "Figure 3: the trained window follows w* as L grows",
-                "settings": fig_settings, "series": series, "verdict": decide().verdict})
+        f"equivalence of mean ||M||_2 / w* - 1 with 0 within +-{margin:g} ({level:g} Welch intervals).",
+        figure={
+            "name": "fig3",
+            "title": "Figure 3: the trained window follows w* as L grows",
+            "settings": fig_settings,
+            "series": series,
+            "verdict": decide().verdict,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- Figure 5
-def figure5(*, classes: list, d: int, n: int, L: float, sigma: float, segments: int, segment_steps: int,
-            test_contexts: int, cross_contexts: int, protocol: dict, init_scale: float, margin: float,
-            family_level: float, seed: np.random.SeedSequence) -> Outcome:
+def figure5(
+    *,
+    classes: list,
+    d: int,
+    n: int,
+    L: float,
+    sigma: float,
+    segments: int,
+    segment_steps: int,
+    test_contexts: int,
+    cross_contexts: int,
+    protocol: dict,
+    init_scale: float,
+    margin: float,
+    family_level: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
     """Figure 5.  Left: held-out test error during pretraining of softmax attention on each class (same class at
     test, :func:`~lipschitz_icl.pretraining.pretraining_curve`).  Right: the error on cosine tasks of the three
     pretrained layers.  Claim: (i) the test error at the end of pretraining is below that at the start, for each
@@ -166,39 +269,75 @@ def figure5(*, classes: list, d: int, n: int, L: float, sigma: float, segments: 
     z = decision.bonferroni_z(2 * len(classes), family_level)
     curves, finals, drops = {}, {}, []
     for task, stream in zip(classes, streams):
-        steps, errors, ses, Ms, _ = pretraining_curve(make_problem(task, d, n, L, sigma), stream, kind="softmax",
-                                                      protocol=protocol, init_scale=init_scale, segments=segments,
-                                                      segment_steps=segment_steps, test_contexts=test_contexts)
+        steps, errors, ses, Ms, _ = pretraining_curve(
+            make_problem(task, d, n, L, sigma),
+            stream,
+            kind="softmax",
+            protocol=protocol,
+            init_scale=init_scale,
+            segments=segments,
+            segment_steps=segment_steps,
+            test_contexts=test_contexts,
+        )
         curves[task], finals[task] = {"steps": steps, "error": errors, "se": ses}, Ms[-1]
         drops.append((errors[-1] - errors[0], z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
     order = [c for c in classes if c != "cosine"] + ["cosine"]
-    cross_err, ratios, ratio_se = paired_ratio(make_problem("cosine", d, n, L, sigma),
-                                               [Attention(finals[c]) for c in order], cross_contexts, streams[-1])
+    cross_err, ratios, ratio_se = paired_ratio(
+        make_problem("cosine", d, n, L, sigma), [Attention(finals[c]) for c in order], cross_contexts, streams[-1]
+    )
 
     def decide(change: float = 0.0, only: str = "", drop_sign: int = -1) -> decision.Decision:
         moved = [r - 1 - (change if only in ("", c) else 0.0) for c, r in zip(order, ratios[:-1])]
         cross = [decision.equivalence(x - z * s, x + z * s, margin) for x, s in zip(moved, ratio_se)]
         return decision.combined("equivalence", cross + decision.signs(drops, drop_sign))
 
-    quantities = [Quantity(name=f"test error of {c}: start -> end", measured=curves[c]["error"][-1],
-                           verdict=dec.verdict, note=f"start {curves[c]['error'][0]:.4g}")
-                  for c, dec in zip(classes, decision.signs(drops, -1))]
-    quantities += [Quantity(name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine", theory=1.0,
-                            measured=r, ci_low=r - z * s, ci_high=r + z * s, note=f"error {e:.4g}")
-                   for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)]
-    settings = {"d": d, "n": n, "L": L, "sigma": sigma, "classes": list(classes),
-                "training": f"M-form softmax from N(0, {init_scale:g}^2/d) starts, {segments} segments of "
-                            f"{segment_steps} steps, {protocol}",
-                "test error": f"task-averaged estimator, {test_contexts} common contexts per checkpoint",
-                "cross-class error": f"{cross_contexts} common cosine-task contexts", "cosine frequency": 1.0}
+    quantities = [
+        Quantity(
+            name=f"test error of {c}: start -> end",
+            measured=curves[c]["error"][-1],
+            verdict=dec.verdict,
+            note=f"start {curves[c]['error'][0]:.4g}",
+        )
+        for c, dec in zip(classes, decision.signs(drops, -1))
+    ]
+    quantities += [
+        Quantity(
+            name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine",
+            theory=1.0,
+            measured=r,
+            ci_low=r - z * s,
+            ci_high=r + z * s,
+            note=f"error {e:.4g}",
+        )
+        for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)
+    ]
+    settings = {
+        "d": d,
+        "n": n,
+        "L": L,
+        "sigma": sigma,
+        "classes": list(classes),
+        "training": f"M-form softmax from N(0, {init_scale:g}^2/d) starts, {segments} segments of "
+        f"{segment_steps} steps, {protocol}",
+        "test error": f"task-averaged estimator, {test_contexts} common contexts per checkpoint",
+        "cross-class error": f"{cross_contexts} common cosine-task contexts",
+        "cosine frequency": 1.0,
+    }
     return Outcome(
-        decide=decide, quantities=tuple(quantities), margin=f"+-{margin:g} on E_class / E_cosine - 1",
+        decide=decide,
+        quantities=tuple(quantities),
+        margin=f"+-{margin:g} on E_class / E_cosine - 1",
         rule=f"sign on the end-minus-start test error per class; equivalence of E_class/E_cosine - 1 on cosine tasks "
-             f"with 0 within +-{margin:g} (paired delta-method intervals, z = {z:.2f}).",
-        figure={"name": "fig5", "title": "Figure 5: pretraining on three classes, tested on cosine tasks",
-                "settings": settings, "curves": curves,
-                "cross": {"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
-                "verdict": decide().verdict})
+        f"with 0 within +-{margin:g} (paired delta-method intervals, z = {z:.2f}).",
+        figure={
+            "name": "fig5",
+            "title": "Figure 5: pretraining on three classes, tested on cosine tasks",
+            "settings": settings,
+            "curves": curves,
+            "cross": {"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
+            "verdict": decide().verdict,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- Figure 9
@@ -220,19 +359,49 @@ def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
     quantities = []
     for i, link in enumerate(links):
         s, (m, h) = series[link], changes[i]
-        quantities.append(Quantity(name=f"{link}: softmax rho end - start (mean over runs)", measured=m, ci_low=m - h,
-                                   ci_high=m + h, verdict=decision.sign(m - h, m + h, -1).verdict,
-                                   note="must be < 0; final rho: " + "; ".join(
-                                       f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s)))
-        quantities += [Quantity(name=f"{link}, run {k}: final error linear - softmax", measured=g, ci_low=g - hw,
-                                ci_high=g + hw, verdict=decision.sign(g - hw, g + hw, +1).verdict)
-                       for k, (g, hw) in enumerate(gaps[i * runs:(i + 1) * runs])]
+        quantities.append(
+            Quantity(
+                name=f"{link}: softmax rho end - start (mean over runs)",
+                measured=m,
+                ci_low=m - h,
+                ci_high=m + h,
+                verdict=decision.sign(m - h, m + h, -1).verdict,
+                note="must be < 0; final rho: "
+                + "; ".join(f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s),
+            )
+        )
+        quantities += [
+            Quantity(
+                name=f"{link}, run {k}: final error linear - softmax",
+                measured=g,
+                ci_low=g - hw,
+                ci_high=g + hw,
+                verdict=decision.sign(g - hw, g + hw, +1).verdict,
+            )
+            for k, (g, hw) in enumerate(gaps[i * runs : (i + 1) * runs])
+        ]
     return tuple(quantities)
 
 
-def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, runs: int, segments: int,
-            segment_steps: int, test_contexts: int, protocol: dict, linear_protocol: dict, init_scale: float,
-            level: float, family_level: float, seed: np.random.SeedSequence) -> Outcome:
+def figure9(
+    *,
+    links: list,
+    d: int,
+    rank: int,
+    n: int,
+    L: float,
+    sigma: float,
+    runs: int,
+    segments: int,
+    segment_steps: int,
+    test_contexts: int,
+    protocol: dict,
+    linear_protocol: dict,
+    init_scale: float,
+    level: float,
+    family_level: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
     """Figure 9.  ``rho(M, B)`` and the held-out test error during pretraining, softmax (``protocol``)
     against linear attention (``linear_protocol``; ``rho(v M, B)``), on low-rank tasks (``d``, ``rank``)
     with each link.  Claim (rule ``sign``), for every link: (i) softmax's ``rho(M, B)`` falls during
@@ -243,41 +412,77 @@ def figure9(*, links: list, d: int, rank: int, n: int, L: float, sigma: float, r
     of ``kind`` falls by more than ``shift``; the gap linear - softmax on the side ``gap_sign``."""
     z = decision.bonferroni_z(len(links) * runs, family_level)
     series, changes, gaps = {}, {"softmax": [], "linear": []}, []
-    curve = dict(runs=runs, init_scale=init_scale, segments=segments, segment_steps=segment_steps,
-                 test_contexts=test_contexts)
+    curve = dict(
+        runs=runs, init_scale=init_scale, segments=segments, segment_steps=segment_steps, test_contexts=test_contexts
+    )
     for link, ls in zip(links, seed.spawn(len(links))):
         problem = make_problem(f"lowrank-{link}", d, n, L, sigma, rank=rank)
-        out = {kind: _link_runs(problem, ks, kind=kind, protocol=proto, **curve)
-               for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))}
+        out = {
+            kind: _link_runs(problem, ks, kind=kind, protocol=proto, **curve)
+            for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))
+        }
         series[link] = out
         for kind in changes:
             changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
-        gaps += [(lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1])) for lin_e, soft_e, lin_s, soft_s
-                 in zip(out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"])]
+        gaps += [
+            (lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1]))
+            for lin_e, soft_e, lin_s, soft_s in zip(
+                out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"]
+            )
+        ]
 
     def decide(shift: float = 0.0, kind: str = "softmax", gap_sign: int = +1) -> decision.Decision:
         return decision.combined("sign", decision.signs(changes[kind], -1, shift) + decision.signs(gaps, gap_sign))
 
     quantities = _figure9_rows(links, series, changes["softmax"], gaps, runs)
-    settings = {"d": d, "rank": rank, "B": "first rank coordinate axes", "n": n, "L": L, "sigma": sigma,
-                "links": list(links), "runs": runs,
-                "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
-                "linear training": f"{segments} x {segment_steps} steps, {linear_protocol} (Adam restarted at "
-                                   "each segment), value weight v",
-                "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
-                "cosine frequency": 1.0, "rho of linear attention": "rho(v M, B)"}
+    settings = {
+        "d": d,
+        "rank": rank,
+        "B": "first rank coordinate axes",
+        "n": n,
+        "L": L,
+        "sigma": sigma,
+        "links": list(links),
+        "runs": runs,
+        "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
+        "linear training": f"{segments} x {segment_steps} steps, {linear_protocol} (Adam restarted at "
+        "each segment), value weight v",
+        "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
+        "cosine frequency": 1.0,
+        "rho of linear attention": "rho(v M, B)",
+    }
     return Outcome(
-        decide=decide, quantities=quantities, margin="0 (every interval on its predicted side)",
+        decide=decide,
+        quantities=quantities,
+        margin="0 (every interval on its predicted side)",
         rule=f"sign on the mean end-minus-start change of softmax's rho ({level:g} t-interval over runs) and on each "
-             f"run's final error gap linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and "
-             "kind.",
-        figure={"name": "fig9", "title": "Figure 9: softmax learns the low-rank subspace, linear does not",
-                "settings": settings, "series": series, "verdict": decide().verdict})
+        f"run's final error gap linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and "
+        "kind.",
+        figure={
+            "name": "fig9",
+            "title": "Figure 9: softmax learns the low-rank subspace, linear does not",
+            "settings": settings,
+            "series": series,
+            "verdict": decide().verdict,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- rebuttal: Eq. (4) heat maps
-def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: float, runs: int, protocol: dict,
-                 init_scale: float, level: float, threshold: float, seed: np.random.SeedSequence) -> Outcome:
+def eq4_heatmaps(
+    *,
+    task: str,
+    d_grid: list,
+    n_per_d: int,
+    L: float,
+    sigma: float,
+    runs: int,
+    protocol: dict,
+    init_scale: float,
+    level: float,
+    threshold: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
     """The rebuttal's figure: the trained ``W_K^T W_Q`` of full layers (:func:`independent_runs`,
     ``protocol``, start scale ``init_scale``, ``n = n_per_d d``) on ``task`` tasks for each ``d`` of
     ``d_grid``, and its distance to the Eq. (4) form (:func:`lipschitz_icl.geometry.block_distance`).  Claim
@@ -287,8 +492,9 @@ def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: floa
     same rule."""
     mats, dists = [], []
     for d, stream in zip(d_grid, seed.spawn(len(d_grid))):
-        layers = independent_runs(make_problem(task, d, n_per_d * d, L, sigma), stream, runs, init_scale=init_scale,
-                                  **protocol)
+        layers = independent_runs(
+            make_problem(task, d, n_per_d * d, L, sigma), stream, runs, init_scale=init_scale, **protocol
+        )
         As = [geometry.kq_matrix(r.params) for _, r in layers]
         mats.append(As[0].tolist())
         dists.append([geometry.block_distance(A) for A in As])
@@ -300,41 +506,81 @@ def eq4_heatmaps(*, task: str, d_grid: list, n_per_d: int, L: float, sigma: floa
             return decision.combined("one-sided", [decision.one_sided(lo, hi, threshold, "<=") for lo, hi in bounds])
         return decision.one_sided(*max(bounds, key=lambda b: b[1]), floor, ">=")
 
-    quantities = tuple(Quantity(name=f"distance to the Eq. (4) form, d={d} ({level:g} upper limit)", theory=0.0,
-                                measured=mean, ci_low=lo, ci_high=hi,
-                                verdict=decision.one_sided(lo, hi, threshold, "<=").verdict,
-                                note=f"threshold {threshold}; runs " + ", ".join(f"{x:.4f}" for x in v))
-                       for d, v, mean, (lo, hi) in zip(d_grid, dists, means, bounds))
-    settings = {"task": task, "d": list(d_grid), "n": [n_per_d * d for d in d_grid], "L": L, "sigma": sigma,
-                "runs per d": runs, "shown": "W_K^T W_Q of the first run (rows and columns: x_1..x_d, label)",
-                "training": f"{protocol}, start scale {init_scale}"}
+    quantities = tuple(
+        Quantity(
+            name=f"distance to the Eq. (4) form, d={d} ({level:g} upper limit)",
+            theory=0.0,
+            measured=mean,
+            ci_low=lo,
+            ci_high=hi,
+            verdict=decision.one_sided(lo, hi, threshold, "<=").verdict,
+            note=f"threshold {threshold}; runs " + ", ".join(f"{x:.4f}" for x in v),
+        )
+        for d, v, mean, (lo, hi) in zip(d_grid, dists, means, bounds)
+    )
+    settings = {
+        "task": task,
+        "d": list(d_grid),
+        "n": [n_per_d * d for d in d_grid],
+        "L": L,
+        "sigma": sigma,
+        "runs per d": runs,
+        "shown": "W_K^T W_Q of the first run (rows and columns: x_1..x_d, label)",
+        "training": f"{protocol}, start scale {init_scale}",
+    }
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"<= {threshold} on the mean distance ({level:g} upper limit)",
+        decide=decide,
+        quantities=quantities,
+        margin=f"<= {threshold} on the mean distance ({level:g} upper limit)",
         rule=f"one-sided: {level:g} upper limit of the mean distance to the Eq. (4) form over {runs} runs <= "
-             f"{threshold}, for each d.",
-        figure={"name": "eq4", "title": "Trained W_K^T W_Q on ReLU tasks: the Eq. (4) block form",
-                "settings": settings, "d": list(d_grid), "matrices": mats, "distance": dists,
-                "verdict": decide().verdict})
+        f"{threshold}, for each d.",
+        figure={
+            "name": "eq4",
+            "title": "Trained W_K^T W_Q on ReLU tasks: the Eq. (4) block form",
+            "settings": settings,
+            "d": list(d_grid),
+            "matrices": mats,
+            "distance": dists,
+            "verdict": decide().verdict,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- Figure 6 (Lemma B.5)
 def _error_gap(problem, M, w: float, contexts: int, seed):
     """``(mean, se)`` of the paired per-context ICL error of ``M`` minus that of ``w I`` on common random
     numbers, and the mean error of ``w I``."""
-    terms = general_terms(problem, [Attention(M), Attention.isotropic(w, problem.d)], contexts,
-                          np.random.default_rng(seed))
+    terms = general_terms(
+        problem, [Attention(M), Attention.isotropic(w, problem.d)], contexts, np.random.default_rng(seed)
+    )
     return mean_se((terms[0][0] + terms[0][1]) - (terms[1][0] + terms[1][1])), float(np.mean(terms[1][0] + terms[1][1]))
 
 
 def _profiles_shown(angle, profiles: dict, points: int) -> dict:
     """The weight profiles of Figure 6 at no more than about 720 of the ``points`` grid angles."""
     shown = slice(None, None, max(1, points // 720))
-    return {"angle": _floats(angle[shown]), "weights_isotropic": _floats(profiles["iso"][shown]),
-            "weights_general": _floats(profiles["gen"][shown])}
+    return {
+        "angle": _floats(angle[shown]),
+        "weights_isotropic": _floats(profiles["iso"][shown]),
+        "weights_general": _floats(profiles["gen"][shown]),
+    }
 
 
-def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: float, anisotropy: float, points: int,
-            contexts: int, margin: float, family_level: float, seed: np.random.SeedSequence) -> Outcome:
+def figure6(
+    *,
+    task: str,
+    d: int,
+    n: int,
+    L: float,
+    sigma: float,
+    rotation: float,
+    anisotropy: float,
+    points: int,
+    contexts: int,
+    margin: float,
+    family_level: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
     """Figure 6 (Lemma B.5): the attention a general ``M = w* R(rotation) diag(1 + a, 1 - a)`` induces on
     the circle centres on the direction of ``M q``, not on the query, and costs ICL error, while that of
     ``w* I`` centres on the query.  A centre is the grid point of largest weight, its interval one grid step
@@ -362,23 +608,56 @@ def figure6(*, task: str, d: int, n: int, L: float, sigma: float, rotation: floa
         return decision.combined("equivalence", parts)
 
     return Outcome(
-        decide=decide, margin=f"+-{margin:g} rad on each centre; E(M) - E(w* I) > 0",
+        decide=decide,
+        margin=f"+-{margin:g} rad on each centre; E(M) - E(w* I) > 0",
         rule=f"equivalence of each centre with its predicted direction within +-{margin:g} rad (interval: one grid "
-             f"step of {step:.2g}); sign of the general centre and of E(M) - E(w* I) (paired, z = {z:.2f}).",
+        f"step of {step:.2g}); sign of the general centre and of E(M) - E(w* I) (paired, z = {z:.2f}).",
         quantities=(
-            Quantity(name="centre of the attention of w* I (radians from the query)", theory=0.0,
-                     measured=centres["iso"], ci_low=centres["iso"] - step, ci_high=centres["iso"] + step,
-                     verdict=centre_rule("iso", 0.0).verdict),
-            Quantity(name="centre of the attention of the general M (radians from the query)", theory=theory["gen"],
-                     measured=centres["gen"], ci_low=centres["gen"] - step, ci_high=centres["gen"] + step,
-                     verdict=centre_rule("gen", theory["gen"]).verdict, note="theory: the direction of M q"),
-            Quantity(name="ICL error of the general M minus that of w* I", measured=mean, ci_low=mean - z * se,
-                     ci_high=mean + z * se, verdict=costlier.verdict,
-                     note=f"must be > 0; E(w* I) = {e_iso:.4g}")),
-        figure={"name": "fig6", **_profiles_shown(angle, profiles, points), "centre_isotropic": centres["iso"],
-                "centre_general": centres["gen"], "centre_theory": theory["gen"], "M": M.tolist(),
-                "verdict": decide().verdict,
-                "settings": {"task": task, "d": d, "n": n, "L": L, "sigma": sigma, "w*": f"{w:.5g} (exact)",
-                             "general M": f"w* R({rotation:g}) diag({1 + anisotropy:g}, {1 - anisotropy:g})",
-                             "query": "q = (1, 0)", "centres": f"argmax over {points} grid points, +- one step",
-                             "ICL errors": f"task-averaged estimator, {contexts} common contexts"}})
+            Quantity(
+                name="centre of the attention of w* I (radians from the query)",
+                theory=0.0,
+                measured=centres["iso"],
+                ci_low=centres["iso"] - step,
+                ci_high=centres["iso"] + step,
+                verdict=centre_rule("iso", 0.0).verdict,
+            ),
+            Quantity(
+                name="centre of the attention of the general M (radians from the query)",
+                theory=theory["gen"],
+                measured=centres["gen"],
+                ci_low=centres["gen"] - step,
+                ci_high=centres["gen"] + step,
+                verdict=centre_rule("gen", theory["gen"]).verdict,
+                note="theory: the direction of M q",
+            ),
+            Quantity(
+                name="ICL error of the general M minus that of w* I",
+                measured=mean,
+                ci_low=mean - z * se,
+                ci_high=mean + z * se,
+                verdict=costlier.verdict,
+                note=f"must be > 0; E(w* I) = {e_iso:.4g}",
+            ),
+        ),
+        figure={
+            "name": "fig6",
+            **_profiles_shown(angle, profiles, points),
+            "centre_isotropic": centres["iso"],
+            "centre_general": centres["gen"],
+            "centre_theory": theory["gen"],
+            "M": M.tolist(),
+            "verdict": decide().verdict,
+            "settings": {
+                "task": task,
+                "d": d,
+                "n": n,
+                "L": L,
+                "sigma": sigma,
+                "w*": f"{w:.5g} (exact)",
+                "general M": f"w* R({rotation:g}) diag({1 + anisotropy:g}, {1 - anisotropy:g})",
+                "query": "q = (1, 0)",
+                "centres": f"argmax over {points} grid points, +- one step",
+                "ICL errors": f"task-averaged estimator, {contexts} common contexts",
+            },
+        },
+    )

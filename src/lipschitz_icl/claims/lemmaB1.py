@@ -19,7 +19,6 @@ from child ``k`` of the case's ``SeedSequence``); intervals are ``level`` t-inte
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from lipschitz_icl.derivations import window_law as wlaw
@@ -52,13 +51,28 @@ def _measures(d: int) -> dict:
     ``||W_V[d, :d]|| / ||W_V[d, :]||`` (:func:`lipschitz_icl.geometry.value_leak`), (b) the label coupling
     ``|A[d, :d]| / ||A[:, :d]||_F`` (:func:`lipschitz_icl.geometry.kq_label_coupling`), (c) the anisotropy of
     the top-left block ``M = A[:d, :d]`` (:func:`lipschitz_icl.geometry.anisotropy`)."""
-    return {"value leak": lambda p: geometry.value_leak(p["W_V"]),
-            "label coupling": lambda p: geometry.kq_label_coupling(p["W_K"], p["W_Q"]),
-            "anisotropy of M": lambda p: geometry.anisotropy(geometry.kq_matrix(p)[:d, :d])}
+    return {
+        "value leak": lambda p: geometry.value_leak(p["W_V"]),
+        "label coupling": lambda p: geometry.kq_label_coupling(p["W_K"], p["W_Q"]),
+        "anisotropy of M": lambda p: geometry.anisotropy(geometry.kq_matrix(p)[:d, :d]),
+    }
 
 
-def structure(*, quantity: str, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float,
-              runs: int, protocol: dict, init_scale: float, threshold: float, level: float) -> Outcome:
+def structure(
+    *,
+    quantity: str,
+    task: str,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    runs: int,
+    protocol: dict,
+    init_scale: float,
+    threshold: float,
+    level: float,
+) -> Outcome:
     """(a), (b) and the shape of (c): the ``quantity`` of :func:`_measures` is 0 in trained layers.
 
     ``one-sided`` (:func:`structure_decision`): the ``level`` upper t-limit of its mean over ``runs`` trained
@@ -73,20 +87,47 @@ def structure(*, quantity: str, task: str, d: int, n: int, seed: np.random.SeedS
 
     mean, low, high = mean_limits(values, level)
     quantities = (
-        Quantity(name=f"mean {quantity} of the trained layers ({level:g} upper limit)", theory=0.0, measured=mean,
-                 ci_low=low, ci_high=high, verdict=decide().verdict,
-                 note=f"threshold {threshold:g}; runs {', '.join(f'{v:.4f}' for v in values)}"),
-        Quantity(name=f"{quantity} of the random starts (context, not decided)", measured=float(np.mean(starts)),
-                 ci_low=float(np.min(starts)), ci_high=float(np.max(starts))))
+        Quantity(
+            name=f"mean {quantity} of the trained layers ({level:g} upper limit)",
+            theory=0.0,
+            measured=mean,
+            ci_low=low,
+            ci_high=high,
+            verdict=decide().verdict,
+            note=f"threshold {threshold:g}; runs {', '.join(f'{v:.4f}' for v in values)}",
+        ),
+        Quantity(
+            name=f"{quantity} of the random starts (context, not decided)",
+            measured=float(np.mean(starts)),
+            ci_low=float(np.min(starts)),
+            ci_high=float(np.max(starts)),
+        ),
+    )
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"<= {threshold:g} on the mean {quantity} ({level:g} upper limit)",
+        decide=decide,
+        quantities=quantities,
+        margin=f"<= {threshold:g} on the mean {quantity} ({level:g} upper limit)",
         rule=f"one-sided: {level:g} upper t-limit of the mean {quantity} over {runs} independent runs <= {threshold:g} "
-             f"({_setting(task, d, n, L, sigma)}; protocol {protocol}, random start scale {init_scale:g}).",
-        extra={"values": values, "starts": starts})
+        f"({_setting(task, d, n, L, sigma)}; protocol {protocol}, random start scale {init_scale:g}).",
+        extra={"values": values, "starts": starts},
+    )
 
 
-def block_scale(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, runs: int,
-                protocol: dict, init_scale: float, threshold: float, level: float, margin: float) -> Outcome:
+def block_scale(
+    *,
+    task: str,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    runs: int,
+    protocol: dict,
+    init_scale: float,
+    threshold: float,
+    level: float,
+    margin: float,
+) -> Outcome:
     """(c) Eq. (4) with Lemma B.5: the top-left block ``M = A[:d, :d]`` of the trained ``W_K^T W_Q`` is
     ``w* I`` (``w*`` exact).
 
@@ -109,23 +150,45 @@ def block_scale(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: f
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
         low, high = scale_interval(w_runs, ws, target=targets[law] * (1 + change), level=level)
         scale = decision.equivalence(low, high, margin * w0)
-        return decision.Decision("equivalence", decision.combine([scale, shape]),
-                                 f"scale: {scale.detail}; shape: {shape.detail}")
+        return decision.Decision(
+            "equivalence", decision.combine([scale, shape]), f"scale: {scale.detail}; shape: {shape.detail}"
+        )
 
     low, high = scale_interval(w_runs, ws, level=level)
     a_mean, _, a_high = mean_limits(aniso, level)
     quantities = (
-        Quantity(name="tr(M)/d vs exact w*", theory=w0, measured=float(np.mean(w_runs)), ci_low=w0 + low,
-                 ci_high=w0 + high, symbol="w^*", setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
-                 constant=True, note=f"difference [{low:+.4f}, {high:+.4f}], margin +-{margin * w0:.4f}; runs "
-                 + ", ".join(f"{w:.4f}" for w in w_runs) + f"; leading-order law {targets['leading-order']:.4f}"),
-        Quantity(name=f"mean anisotropy of M ({level:g} upper limit)", theory=0.0, measured=a_mean, ci_high=a_high,
-                 verdict=shape.verdict, note=f"threshold {threshold:g}"),
-        Quantity(name="value weight W_V[d, d] (context, not decided)",
-                 measured=float(np.mean([r.params['W_V'][-1, -1] for _, r in runs_out]))))
+        Quantity(
+            name="tr(M)/d vs exact w*",
+            theory=w0,
+            measured=float(np.mean(w_runs)),
+            ci_low=w0 + low,
+            ci_high=w0 + high,
+            symbol="w^*",
+            setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
+            constant=True,
+            note=f"difference [{low:+.4f}, {high:+.4f}], margin +-{margin * w0:.4f}; runs "
+            + ", ".join(f"{w:.4f}" for w in w_runs)
+            + f"; leading-order law {targets['leading-order']:.4f}",
+        ),
+        Quantity(
+            name=f"mean anisotropy of M ({level:g} upper limit)",
+            theory=0.0,
+            measured=a_mean,
+            ci_high=a_high,
+            verdict=shape.verdict,
+            note=f"threshold {threshold:g}",
+        ),
+        Quantity(
+            name="value weight W_V[d, d] (context, not decided)",
+            measured=float(np.mean([r.params["W_V"][-1, -1] for _, r in runs_out])),
+        ),
+    )
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"+-{margin:g} w* on tr(M)/d",
+        decide=decide,
+        quantities=quantities,
+        margin=f"+-{margin:g} w* on tr(M)/d",
         rule=f"equivalence: {level:g} t-interval of mean tr(M)/d - w* within +-{margin:g} w*; one-sided: {level:g} "
-             f"upper limit of the mean anisotropy of M <= {threshold:g}; {runs} independent runs "
-             f"({_setting(task, d, n, L, sigma)}; protocol {protocol}, random start scale {init_scale:g}).",
-        extra={"w_runs": w_runs, "anisotropy": aniso, "w_star": w0, "leading_order": targets["leading-order"]})
+        f"upper limit of the mean anisotropy of M <= {threshold:g}; {runs} independent runs "
+        f"({_setting(task, d, n, L, sigma)}; protocol {protocol}, random start scale {init_scale:g}).",
+        extra={"w_runs": w_runs, "anisotropy": aniso, "w_star": w0, "leading_order": targets["leading-order"]},
+    )

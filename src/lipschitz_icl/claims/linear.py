@@ -33,8 +33,20 @@ from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_interval, noise_floor
 from ..problem import make_problem
 
-__all__ = ["optimum", "isotropic", "cannot_adapt", "weights", "trained", "law_values", "other_class",
-           "optimum_decision", "perturbation_decision", "error_points", "elasticity_decision", "trained_decision"]
+__all__ = [
+    "optimum",
+    "isotropic",
+    "cannot_adapt",
+    "weights",
+    "trained",
+    "law_values",
+    "other_class",
+    "optimum_decision",
+    "perturbation_decision",
+    "error_points",
+    "elasticity_decision",
+    "trained_decision",
+]
 
 
 def other_class(task: str) -> str:
@@ -58,8 +70,9 @@ def _relative(name: str, value: float, half_width: float, target: float, **kw) -
 
 
 # ----------------------------------------------------------------------------- the optimum m* I
-def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: float,
-                     e_margin: float) -> decision.Decision:
+def optimum_decision(
+    m_hats, m_claims, losses, e_claims, z: float, m_margin: float, e_margin: float
+) -> decision.Decision:
     """Equivalence at every ``n``: ``[m_hat +- z se] / m_claim - 1`` within ``+-m_margin`` and
     ``[E +- z se] / e_claim - 1`` within ``+-e_margin`` (``(value, se)`` pairs); combined."""
     decisions = []
@@ -69,8 +82,21 @@ def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: flo
     return decision.combined("equivalence", decisions)
 
 
-def optimum(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: list, L: float, sigma: float, pilot: int,
-            contexts: list, m_margin: float, e_margin: float, half_width: float, family_level: float) -> Outcome:
+def optimum(
+    *,
+    task: str,
+    d: int,
+    seed: np.random.SeedSequence,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    pilot: int,
+    contexts: list,
+    m_margin: float,
+    e_margin: float,
+    half_width: float,
+    family_level: float,
+) -> Outcome:
     """The optimal ``m I`` is the derived ``m*`` and its error the derived ``E_lin(n)``.
 
     At each ``n``: ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`) on a sample sized from an independent
@@ -81,8 +107,9 @@ def optimum(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: list, L:
     """
     streams = seed.spawn(3 * len(n_grid))
     z = decision.bonferroni_z(2 * len(n_grid), family_level)
-    laws = {name: [law_values(task, d, n, L, sigma, name) for n in n_grid]
-            for name in ("derived", "noiseless", "limit")}
+    laws = {
+        name: [law_values(task, d, n, L, sigma, name) for n in n_grid] for name in ("derived", "noiseless", "limit")
+    }
     m_hats, losses, sizes = [], [], []
     for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
         problem = make_problem(task, d, n, L, sigma)
@@ -92,28 +119,54 @@ def optimum(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: list, L:
         losses.append(linear_loss(problem, m_star, sizes[-1], streams[3 * k + 2]))
 
     def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> decision.Decision:
-        return optimum_decision(m_hats, [m * (1 + m_shift) for m, _ in laws[law]], losses,
-                                [e * (1 + e_shift) for _, e in laws[law]], z, m_margin, e_margin)
+        return optimum_decision(
+            m_hats,
+            [m * (1 + m_shift) for m, _ in laws[law]],
+            losses,
+            [e * (1 + e_shift) for _, e in laws[law]],
+            z,
+            m_margin,
+            e_margin,
+        )
 
-    quantities = [q for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, laws["derived"], losses)
-                  for q in (_relative(f"m_hat / m* - 1 at n={n}", mh, z * ms, m_star,
-                                      note=f"m* = {m_star:.5g} (derived)"),
-                            _relative(f"E(m* I) / E_lin - 1 at n={n}", e, z * es, e_star,
-                                      note=f"E_lin = {e_star:.5g} (derived)"))]
+    quantities = [
+        q
+        for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, laws["derived"], losses)
+        for q in (
+            _relative(f"m_hat / m* - 1 at n={n}", mh, z * ms, m_star, note=f"m* = {m_star:.5g} (derived)"),
+            _relative(f"E(m* I) / E_lin - 1 at n={n}", e, z * es, e_star, note=f"E_lin = {e_star:.5g} (derived)"),
+        )
+    ]
     (m_last, se_last), n_last = m_hats[-1], n_grid[-1]
-    quantities.append(Quantity(name=f"m* at n={n_last}", theory=laws["derived"][-1][0], measured=m_last,
-                               ci_low=m_last - z * se_last, ci_high=m_last + z * se_last, symbol="m^*", constant=True,
-                               setting={"task": task, "d": d, "n": n_last, "L": L, "sigma": sigma},
-                               note=f"derived; -> d = {d} as n -> inf for every L and sigma"))
+    quantities.append(
+        Quantity(
+            name=f"m* at n={n_last}",
+            theory=laws["derived"][-1][0],
+            measured=m_last,
+            ci_low=m_last - z * se_last,
+            ci_high=m_last + z * se_last,
+            symbol="m^*",
+            constant=True,
+            setting={"task": task, "d": d, "n": n_last, "L": L, "sigma": sigma},
+            note=f"derived; -> d = {d} as n -> inf for every L and sigma",
+        )
+    )
     return Outcome(
-        decide=decide, quantities=tuple(quantities),
+        decide=decide,
+        quantities=tuple(quantities),
         margin=f"+-{m_margin:g} on m_hat/m* - 1, +-{e_margin:g} on E/E_lin - 1",
         rule=f"equivalence (TOST) at n = {list(n_grid)}: m_hat/m* - 1 within +-{m_margin:g} and E(m* I)/E_lin - 1 "
-             f"within +-{e_margin:g}, intervals +-z se, z = {z:.2f} (Bonferroni, family-wise {family_level:g}); "
-             f"contexts {sizes} (sized from a {pilot}-context pilot for a half-width of {half_width:g} on "
-             "m_hat/m* - 1).",
-        extra={"m_star": [m for m, _ in laws["derived"]], "m_hat": m_hats, "E_lin": [e for _, e in laws["derived"]],
-               "E": losses, "contexts": sizes})
+        f"within +-{e_margin:g}, intervals +-z se, z = {z:.2f} (Bonferroni, family-wise {family_level:g}); "
+        f"contexts {sizes} (sized from a {pilot}-context pilot for a half-width of {half_width:g} on "
+        "m_hat/m* - 1).",
+        extra={
+            "m_star": [m for m, _ in laws["derived"]],
+            "m_hat": m_hats,
+            "E_lin": [e for _, e in laws["derived"]],
+            "E": losses,
+            "contexts": sizes,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- isotropy of the optimum
@@ -121,20 +174,38 @@ def _directions(d: int, rng: np.random.Generator):
     """Unit-Frobenius perturbations: symmetric traceless, antisymmetric, rank-one traceless (one Gaussian ``A``,
     :func:`lipschitz_icl.geometry.anisotropic_directions`), and the scale directions ``+-I / sqrt(d)``."""
     dirs = geometry.anisotropic_directions(rng.normal(size=(d, d)))
-    return [("symmetric traceless", dirs["symmetric"]), ("antisymmetric", dirs["antisymmetric"]),
-            ("rank-one traceless", dirs["rank-one"]), ("scale up", np.eye(d) / math.sqrt(d)),
-            ("scale down", -np.eye(d) / math.sqrt(d))]
+    return [
+        ("symmetric traceless", dirs["symmetric"]),
+        ("antisymmetric", dirs["antisymmetric"]),
+        ("rank-one traceless", dirs["rank-one"]),
+        ("scale up", np.eye(d) / math.sqrt(d)),
+        ("scale down", -np.eye(d) / math.sqrt(d)),
+    ]
 
 
 def perturbation_decision(diffs, z: float, labels) -> decision.Decision:
     """Sign rule: every paired difference ``L(M + eps D) - L(M)`` (interval ``value +- z se``) is > 0."""
-    return decision.combined("sign", [
-        labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
-        for label, e in zip(labels, diffs)])
+    return decision.combined(
+        "sign",
+        [
+            labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
+            for label, e in zip(labels, diffs)
+        ],
+    )
 
 
-def isotropic(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
-              relative_size: float, family_level: float) -> Outcome:
+def isotropic(
+    *,
+    task: str,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    contexts: int,
+    relative_size: float,
+    family_level: float,
+) -> Outcome:
     """``m* I`` minimises the loss over all ``M``: every perturbation of Frobenius size
     ``eps = relative_size ||m* I||_F`` along :func:`_directions` raises it (:func:`perturbation_decision`,
     Bonferroni ``z`` at ``family_level``).  ``decide(shift, anisotropy, base)``: the same probes from
@@ -148,8 +219,13 @@ def isotropic(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: flo
     eps = relative_size * m_star * math.sqrt(d)
     z = decision.bonferroni_z(len(dirs), family_level)
     bases = [m_star * np.eye(d), 2 * m_star * np.eye(d), m_star * (np.eye(d) - math.sqrt(d) * dirs[0][1])]
-    D0, D1, D2 = base_differences(make_problem(task, d, n, L, sigma), bases, [eps * D for _, D in dirs], contexts,
-                                   np.random.default_rng(data_stream))
+    D0, D1, D2 = base_differences(
+        make_problem(task, d, n, L, sigma),
+        bases,
+        [eps * D for _, D in dirs],
+        contexts,
+        np.random.default_rng(data_stream),
+    )
 
     def diffs(shift: float = 0.0, anisotropy: float = 0.0, base: str = "derived"):
         shift += d / m_star - 1 if base == "limit" else 0.0
@@ -159,14 +235,26 @@ def isotropic(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: flo
         return perturbation_decision(diffs(**kw), z, labels)
 
     intervals = [(e.value, e.value - z * e.standard_error, e.value + z * e.standard_error) for e in diffs()]
-    quantities = tuple(Quantity(name=f"Delta E_lin along {name} at n={n}", measured=v, ci_low=lo, ci_high=hi,
-                                verdict=decision.sign(lo, hi, +1).verdict, note="must be > 0")
-                       for name, (v, lo, hi) in zip(labels, intervals))
+    quantities = tuple(
+        Quantity(
+            name=f"Delta E_lin along {name} at n={n}",
+            measured=v,
+            ci_low=lo,
+            ci_high=hi,
+            verdict=decision.sign(lo, hi, +1).verdict,
+            note="must be > 0",
+        )
+        for name, (v, lo, hi) in zip(labels, intervals)
+    )
     return Outcome(
-        decide=decide, quantities=quantities, margin="0 (every interval wholly above 0)",
+        decide=decide,
+        quantities=quantities,
+        margin="0 (every interval wholly above 0)",
         rule=f"sign: every paired Delta E (z = {z:.2f}, Bonferroni over {len(dirs)} directions at family-wise "
-             f"{family_level:g}) > 0; perturbation size {relative_size:g} ||m* I||_F; {contexts} contexts, common "
-             f"random numbers; m* = {m_star:.5g} (derived).", extra={"m_star": m_star, "eps": eps})
+        f"{family_level:g}) > 0; perturbation size {relative_size:g} ||m* I||_F; {contexts} contexts, common "
+        f"random numbers; m* = {m_star:.5g} (derived).",
+        extra={"m_star": m_star, "eps": eps},
+    )
 
 
 # ----------------------------------------------------------------------------- the error does not vanish
@@ -175,22 +263,29 @@ def _error_laws(task: str, d: int, grid, L: float, sigma: float) -> dict:
     the other class's (:func:`other_class`); no learning (``k(1)``, the zero predictor's error, at every ``n``);
     softmax's rate on any ``L``-Lipschitz task, the envelope law's ``n^(-gamma)``, ``gamma = 2/(d+1)``
     (:func:`lipschitz_icl.derivations.window_law.envelope_law_exprs`), from the derived ``E_lin`` at the first ``n``."""
+
     def derived(cls):
         return [lin.linear_optimum(cls, d, n, L, sigma)[1] for n in grid], [lin.linear_limit(cls, d, L)[1]] * len(grid)
 
     gamma = float(wlaw.envelope_law_exprs()["gamma"].subs(wlaw.d, d))
     vanishing = [lin.linear_optimum(task, d, grid[0], L, sigma)[1] * (n / grid[0]) ** -gamma for n in grid]
     k1 = [lin.zero_predictor_error(task, d, L)] * len(grid)
-    return {"derived": derived(task), "other-class": derived(other_class(task)), "no-learning": (k1, k1),
-            "softmax-rate": (vanishing, vanishing)}
+    return {
+        "derived": derived(task),
+        "other-class": derived(other_class(task)),
+        "no-learning": (k1, k1),
+        "softmax-rate": (vanishing, vanishing),
+    }
 
 
 def error_points(grid, errors, values, limits, z: float, scale: float = 1.0):
     """Asymptotic points ``E(n) / (scale limit(n)) - 1`` (interval ``E +- z se``) with the claimed law's own
     distance to its limit ``law(n)/limit(n) - 1`` as the next-order term (``scale`` multiplies the whole
     claimed law: the relative next-order term is unchanged)."""
-    return [decision.AsymptoticPoint(float(n), *relative_interval(e, z * s, scale * lim), val / lim - 1.0)
-            for n, (e, s), val, lim in zip(grid, errors, values, limits)]
+    return [
+        decision.AsymptoticPoint(float(n), *relative_interval(e, z * s, scale * lim), val / lim - 1.0)
+        for n, (e, s), val, lim in zip(grid, errors, values, limits)
+    ]
 
 
 def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
@@ -199,13 +294,30 @@ def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
     if task not in wlaw.TASKS:
         return None
     problems = [make_problem(task, d, n, L, sigma) for n in grid]
-    return [icl_loss(p, wstar(p, "exact").w_star.value, contexts=contexts, rng=np.random.default_rng(s)).loss.value
-            for p, s in zip(problems, stream.spawn(len(grid)))]
+    return [
+        icl_loss(p, wstar(p, "exact").w_star.value, contexts=contexts, rng=np.random.default_rng(s)).loss.value
+        for p, s in zip(problems, stream.spawn(len(grid)))
+    ]
 
 
-def cannot_adapt(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: list, L: float, sigma: float,
-                 n_max: float, reach: float, extension_factor: float, pilot: int, contexts: list, margin: float,
-                 follow_precision: float, precision_floor: float, family_level: float) -> Outcome:
+def cannot_adapt(
+    *,
+    task: str,
+    d: int,
+    seed: np.random.SeedSequence,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    n_max: float,
+    reach: float,
+    extension_factor: float,
+    pilot: int,
+    contexts: list,
+    margin: float,
+    follow_precision: float,
+    precision_floor: float,
+    family_level: float,
+) -> Outcome:
     """The optimal linear attention's error does not vanish: it tends to the derived ``k(1) - d B > 0``.
 
     ``n_grid`` extended by ``extension_factor`` until the derived next-order term ``T(n) = E_lin(n)/limit - 1``
@@ -216,8 +328,10 @@ def cannot_adapt(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: lis
     """
     e_lim = lin.linear_limit(task, d, L)[1]
     next_order = lambda n: lin.linear_optimum(task, d, n, L, sigma)[1] / e_lim - 1.0  # noqa: E731
-    grid = [int(round(n)) for n in decision.extend_grid(n_grid, next_order, margin, factor=extension_factor,
-                                                        x_max=n_max, reach=reach)]
+    grid = [
+        int(round(n))
+        for n in decision.extend_grid(n_grid, next_order, margin, factor=extension_factor, x_max=n_max, reach=reach)
+    ]
     streams = seed.spawn(2 * len(grid) + 1)
     z = decision.bonferroni_z(len(grid), family_level)
     errors, sizes = [], []
@@ -238,35 +352,81 @@ def cannot_adapt(*, task: str, d: int, seed: np.random.SeedSequence, n_grid: lis
     series = [{"label": "linear ($m^*$)", "x": x, "y": [v for v, _ in errors], "theory_y": theory}]
     series += [{"label": "softmax ($w^*$)", "x": x, "y": soft}] if soft else []
     quantities = (
-        Quantity(name=f"E(n={grid[-1]}) / (k(1) - d B) - 1", theory=next_order(grid[-1]), measured=e_last / e_lim - 1,
-                 ci_low=(e_last - z * se_last) / e_lim - 1, ci_high=(e_last + z * se_last) / e_lim - 1,
-                 verdict=decide().verdict, note=f"theory: derived next-order term; margin +-{margin:g}"),
-        Quantity(name="linear error limit k(1) - d B (n -> inf)", theory=e_lim, measured=e_last,
-                 ci_low=e_last - z * se_last, ci_high=e_last + z * se_last, symbol=r"E_{\mathrm{lin}}(\infty)",
-                 setting={"task": task, "d": d, "L": L}, constant=True, note=f"measured at n={grid[-1]}"))
+        Quantity(
+            name=f"E(n={grid[-1]}) / (k(1) - d B) - 1",
+            theory=next_order(grid[-1]),
+            measured=e_last / e_lim - 1,
+            ci_low=(e_last - z * se_last) / e_lim - 1,
+            ci_high=(e_last + z * se_last) / e_lim - 1,
+            verdict=decide().verdict,
+            note=f"theory: derived next-order term; margin +-{margin:g}",
+        ),
+        Quantity(
+            name="linear error limit k(1) - d B (n -> inf)",
+            theory=e_lim,
+            measured=e_last,
+            ci_low=e_last - z * se_last,
+            ci_high=e_last + z * se_last,
+            symbol=r"E_{\mathrm{lin}}(\infty)",
+            setting={"task": task, "d": d, "L": L},
+            constant=True,
+            note=f"measured at n={grid[-1]}",
+        ),
+    )
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"+-{margin:g} on E/(k(1) - d B) - 1",
+        decide=decide,
+        quantities=quantities,
+        margin=f"+-{margin:g} on E/(k(1) - d B) - 1",
         rule=f"asymptotic rule on E(n)/(k(1) - d B) - 1 over n = {grid} (extended by x{extension_factor:g} while the "
-             f"derived next-order term >= {reach * margin:g}), intervals E +- z se, z = {z:.2f}; contexts {sizes} "
-             f"(sized from {pilot}-context pilots); limit k(1) - d B = {e_lim:.5g} (derived).",
-        extra={"n": grid, "linear": errors, "linear_theory": theory, "linear_limit": e_lim, "contexts": sizes,
-               "softmax": soft},
-        figure={"kind": "loglog", "x": x, "y": [v for v, _ in errors], "theory_y": theory, "series": series,
-                "xlabel": "$n$", "ylabel": "ICL error"})
+        f"derived next-order term >= {reach * margin:g}), intervals E +- z se, z = {z:.2f}; contexts {sizes} "
+        f"(sized from {pilot}-context pilots); limit k(1) - d B = {e_lim:.5g} (derived).",
+        extra={
+            "n": grid,
+            "linear": errors,
+            "linear_theory": theory,
+            "linear_limit": e_lim,
+            "contexts": sizes,
+            "softmax": soft,
+        },
+        figure={
+            "kind": "loglog",
+            "x": x,
+            "y": [v for v, _ in errors],
+            "theory_y": theory,
+            "series": series,
+            "xlabel": "$n$",
+            "ylabel": "ICL error",
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- the weights do not follow L
-def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: float,
-                        margin: float) -> decision.Decision:
+def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: float, margin: float) -> decision.Decision:
     """Equivalence within ``+-margin``: the ``L``-elasticity interval ``linear`` of the optimal linear scale
     with ``linear_claim`` and softmax's ``softmax`` with ``softmax_claim``; combined."""
-    return decision.combined("equivalence", [
-        labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
-        labelled("softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin))])
+    return decision.combined(
+        "equivalence",
+        [
+            labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
+            labelled(
+                "softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin)
+            ),
+        ],
+    )
 
 
-def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: list, sigma: float, contexts: int,
-            margin_fraction: float, family_level: float) -> Outcome:
+def weights(
+    *,
+    task: str,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L_grid: list,
+    sigma: float,
+    contexts: int,
+    margin_fraction: float,
+    family_level: float,
+) -> Outcome:
     """As ``L`` grows softmax's optimal window shrinks (``w* ~ L^(2 alpha)``) while the optimal linear attention's
     weights ``(m*/n) x_i . q`` stay put: a fixed profile whose scale ``m*`` moves only by the derived finite-``n``
     noise effect (``m* -> d`` for every ``L``).
@@ -294,27 +454,55 @@ def weights(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L_grid: 
         if stuck:
             return decision.Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
         claim = {"derived": derived, "softmax": 2 * alpha}[linear] + shift
-        return elasticity_decision(lin_iv, (soft_lo, soft_hi), claim, {"derived": 2 * alpha, "none": 0.0}[softmax],
-                                   margin)
+        return elasticity_decision(
+            lin_iv, (soft_lo, soft_hi), claim, {"derived": 2 * alpha, "none": 0.0}[softmax], margin
+        )
 
     ws = [w.w_star.value for w in found]
     quantities = (
-        Quantity(name="d log m* / d log L (linear attention)", theory=derived, measured=e_lin, ci_low=lin_iv[0],
-                 ci_high=lin_iv[1], note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats)),
-        Quantity(name="d log w* / d log L (softmax attention)", theory=2 * alpha,
-                 measured=e_soft, ci_low=soft_lo, ci_high=soft_hi,
-                 note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws)))
-    series = [{"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
-              {"label": r"linear $\hat m$", "x": list(L_grid), "y": [m / m_lo for m, _ in m_hats],
-               "theory_y": [m / m_stars[0] for m in m_stars]}]
+        Quantity(
+            name="d log m* / d log L (linear attention)",
+            theory=derived,
+            measured=e_lin,
+            ci_low=lin_iv[0],
+            ci_high=lin_iv[1],
+            note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats),
+        ),
+        Quantity(
+            name="d log w* / d log L (softmax attention)",
+            theory=2 * alpha,
+            measured=e_soft,
+            ci_low=soft_lo,
+            ci_high=soft_hi,
+            note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws),
+        ),
+    )
+    series = [
+        {"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
+        {
+            "label": r"linear $\hat m$",
+            "x": list(L_grid),
+            "y": [m / m_lo for m, _ in m_hats],
+            "theory_y": [m / m_stars[0] for m in m_stars],
+        },
+    ]
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"+-{margin:.4g} on each L-elasticity",
+        decide=decide,
+        quantities=quantities,
+        margin=f"+-{margin:.4g} on each L-elasticity",
         rule=f"equivalence within +-{margin_fraction:g} x 2 alpha = +-{margin:.4g}: the L-elasticity of m_hat (L = "
-             f"{L_grid[0]:g} to {L_grid[-1]:g}, n = {n}, sigma = {sigma:g}, {contexts} contexts each, interval "
-             f"+- z se) with the derived {derived:.3g}, and that of softmax's exact w* with 2 alpha = {2 * alpha:.4g}.",
+        f"{L_grid[0]:g} to {L_grid[-1]:g}, n = {n}, sigma = {sigma:g}, {contexts} contexts each, interval "
+        f"+- z se) with the derived {derived:.3g}, and that of softmax's exact w* with 2 alpha = {2 * alpha:.4g}.",
         extra={"L": list(L_grid), "m_hat": m_hats, "m_star": m_stars, "w_star": ws, "alpha": alpha},
-        figure={"kind": "loglog", "x": list(L_grid), "y": series[0]["y"], "series": series, "xlabel": "$L$",
-                "ylabel": "optimal weight scale / its value at the smallest $L$"})
+        figure={
+            "kind": "loglog",
+            "x": list(L_grid),
+            "y": series[0]["y"],
+            "series": series,
+            "xlabel": "$L$",
+            "ylabel": "optimal weight scale / its value at the smallest $L$",
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- the trainer
@@ -325,9 +513,22 @@ def trained_decision(scales, target: float, margin: float, level: float):
     return decision.equivalence(*interval, margin), interval
 
 
-def trained(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, runs: int,
-            protocol: dict, init_scale: float, margin: float, level: float, shape_threshold: float,
-            floor_factor: float) -> Outcome:
+def trained(
+    *,
+    task: str,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    runs: int,
+    protocol: dict,
+    init_scale: float,
+    margin: float,
+    level: float,
+    shape_threshold: float,
+    floor_factor: float,
+) -> Outcome:
     """Training linear attention (M-form, ``protocol``) from random anisotropic starts ends at ``m* I``.
 
     Scale: :func:`trained_decision` of ``tr(v M)/d`` over ``runs`` independent runs (run ``k`` from child ``k``
@@ -336,8 +537,9 @@ def trained(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float
     ``shape_threshold / floor_factor``.  ``decide(change, law)``: the target ``(1 + change) m``, ``m`` of
     :func:`law_values`.
     """
-    results = independent_runs(make_problem(task, d, n, L, sigma), seed, runs, attention="linear",
-                               init_scale=init_scale, **protocol)
+    results = independent_runs(
+        make_problem(task, d, n, L, sigma), seed, runs, attention="linear", init_scale=init_scale, **protocol
+    )
     starts, Ms = [geometry.anisotropy(M0) for M0, _ in results], [r.M for _, r in results]
     scales, aniso = [geometry.isotropic_scale(M) for M in Ms], [geometry.anisotropy(M) for M in Ms]
     floor = noise_floor(Ms)
@@ -348,19 +550,38 @@ def trained(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float
 
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
         target = law_values(task, d, n, L, sigma, law)[0] * (1 + change)
-        return decision.combined("equivalence", [labelled("scale", trained_decision(scales, target, margin, level)[0]),
-                                                 labelled("shape", shape)])
+        return decision.combined(
+            "equivalence",
+            [labelled("scale", trained_decision(scales, target, margin, level)[0]), labelled("shape", shape)],
+        )
 
     scale_dec, (low, high) = trained_decision(scales, m_star, margin, level)
     quantities = (
-        Quantity(name="tr(v M)/d / m* - 1", theory=0.0, measured=float(np.mean(scales)) / m_star - 1, ci_low=low,
-                 ci_high=high, verdict=scale_dec.verdict, note=f"{runs} runs; m* = {m_star:.5g}; margin +-{margin:g}"),
-        Quantity(name="max anisotropy of trained v M", theory=0.0, measured=max(aniso), ci_low=0.0,
-                 ci_high=shape_threshold, verdict=shape.verdict,
-                 note=f"random starts {min(starts):.2f}-{max(starts):.2f}; noise floor {floor:.4f}"))
+        Quantity(
+            name="tr(v M)/d / m* - 1",
+            theory=0.0,
+            measured=float(np.mean(scales)) / m_star - 1,
+            ci_low=low,
+            ci_high=high,
+            verdict=scale_dec.verdict,
+            note=f"{runs} runs; m* = {m_star:.5g}; margin +-{margin:g}",
+        ),
+        Quantity(
+            name="max anisotropy of trained v M",
+            theory=0.0,
+            measured=max(aniso),
+            ci_low=0.0,
+            ci_high=shape_threshold,
+            verdict=shape.verdict,
+            note=f"random starts {min(starts):.2f}-{max(starts):.2f}; noise floor {floor:.4f}",
+        ),
+    )
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"+-{margin:g} on tr(v M)/d / m* - 1",
+        decide=decide,
+        quantities=quantities,
+        margin=f"+-{margin:g} on tr(v M)/d / m* - 1",
         rule=f"equivalence of the mean tr(v M)/d over {runs} runs ({level:g} t-interval) with m* = {m_star:.5g} within "
-             f"+-{margin:g} relative; every anisotropy < {shape_threshold:g}. Protocol: {protocol}, start scale "
-             f"{init_scale:g}.",
-        extra={"scales": scales, "anisotropy": aniso, "noise_floor": floor})
+        f"+-{margin:g} relative; every anisotropy < {shape_threshold:g}. Protocol: {protocol}, start scale "
+        f"{init_scale:g}.",
+        extra={"scales": scales, "anisotropy": aniso, "noise_floor": floor},
+    )

@@ -22,7 +22,6 @@ inconclusive, never a refutation (claim ``regularity.window-law-rough``, explora
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from lipschitz_icl.derivations import regularity as law
@@ -34,8 +33,7 @@ from ..law_points import kernel_law_points, kernel_slope_points
 from ..optimum import wstar
 from ..zonal_task import prior, zonal_problem
 
-__all__ = ["bias_power", "window_law", "window_law_rough", "law_outcome", "scaling_grid",
-           "kernel_scaling"]
+__all__ = ["bias_power", "window_law", "window_law_rough", "law_outcome", "scaling_grid", "kernel_scaling"]
 
 
 def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
@@ -46,8 +44,18 @@ def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
 
 
 # ----------------------------------------------------------------------------- the bias power
-def bias_power(*, kernel: str, d: int, kernels: dict, L: float, sigma: float, w_grid: dict, n_min: float,
-               finite_n_factor: float, margin: float) -> Outcome:
+def bias_power(
+    *,
+    kernel: str,
+    d: int,
+    kernels: dict,
+    L: float,
+    sigma: float,
+    w_grid: dict,
+    n_min: float,
+    finite_n_factor: float,
+    margin: float,
+) -> Outcome:
     """The bias part at large ``n`` falls as ``b w^-beta``, ``beta = min(gamma, 2)`` derived from the kernel.
 
     ``asymptotic`` rule on the secant slopes of the exact bias on ``w_grid[kernel]`` at
@@ -75,22 +83,44 @@ def bias_power(*, kernel: str, d: int, kernels: dict, L: float, sigma: float, w_
     points = kernel_slope_points(w, values, errors, reg)
     last, setting = points[-1], {"kernel": kernel, "d": d}
     return Outcome(
-        decide=decide, margin=f"+-{margin:g} on the bias power",
+        decide=decide,
+        margin=f"+-{margin:g} on the bias power",
         rule=f"asymptotic rule on secant slopes of the exact bias at n = {n:.0e}, w in {w.tolist()}, margin "
-             f"{margin:g}; intervals from the exact method's stated errors.",
+        f"{margin:g}; intervals from the exact method's stated errors.",
         quantities=(
-            Quantity(name="bias power beta (secant slope at the largest w)", theory=reg.beta,
-                     measured=reg.beta - 0.5 * (last.low + last.high), ci_low=reg.beta - last.high,
-                     ci_high=reg.beta - last.low, verdict=decide().verdict, symbol=r"\beta", setting=setting,
-                     constant=True, note=f"gamma = {reg.gamma}, derived next-order term {last.next_order:.3g}"
-                     + ("" if reg.k is not None else " (coefficient not derived: 0)")),
-            Quantity(name="bias constant b (bias w^beta at the largest w)", theory=reg.b,
-                     measured=float(values[-1] * w[-1] ** reg.beta), symbol="b", setting=setting, constant=True,
-                     note=f"c = {reg.c}")),
-        figure={"kind": "loglog", "x": w.tolist(), "y": values, "theory_y": (reg.b * w ** -reg.beta).tolist(),
-                "xlabel": "$w$", "ylabel": r"large-$n$ bias part"},
-        extra={"w": w.tolist(), "bias": values, "n": n,
-               "slopes": [0.5 * (p.low + p.high) - reg.beta for p in points]})
+            Quantity(
+                name="bias power beta (secant slope at the largest w)",
+                theory=reg.beta,
+                measured=reg.beta - 0.5 * (last.low + last.high),
+                ci_low=reg.beta - last.high,
+                ci_high=reg.beta - last.low,
+                verdict=decide().verdict,
+                symbol=r"\beta",
+                setting=setting,
+                constant=True,
+                note=f"gamma = {reg.gamma}, derived next-order term {last.next_order:.3g}"
+                + ("" if reg.k is not None else " (coefficient not derived: 0)"),
+            ),
+            Quantity(
+                name="bias constant b (bias w^beta at the largest w)",
+                theory=reg.b,
+                measured=float(values[-1] * w[-1] ** reg.beta),
+                symbol="b",
+                setting=setting,
+                constant=True,
+                note=f"c = {reg.c}",
+            ),
+        ),
+        figure={
+            "kind": "loglog",
+            "x": w.tolist(),
+            "y": values,
+            "theory_y": (reg.b * w**-reg.beta).tolist(),
+            "xlabel": "$w$",
+            "ylabel": r"large-$n$ bias part",
+        },
+        extra={"w": w.tolist(), "bias": values, "n": n, "slopes": [0.5 * (p.low + p.high) - reg.beta for p in points]},
+    )
 
 
 # ----------------------------------------------------------------------------- the window law
@@ -107,8 +137,7 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
     inconclusive if the loss at ``w*`` did not converge or ``w*`` is at its search bound).
     ``decide(shift, scale_change, beta)``: the law ``(1 + scale_change) C rho^(alpha + shift)``, or the
     exponent ``1/(beta + m)`` of a rival power."""
-    points = sweep.map_pieces(_law_point, [(problem_of(int(n), sigma),) for n in n_grid], desc=f"w* {label}",
-                              unit="n")
+    points = sweep.map_pieces(_law_point, [(problem_of(int(n), sigma),) for n in n_grid], desc=f"w* {label}", unit="n")
     results, at = [p[0] for p in points], [p[1] for p in points]
     rho = np.array([n / sigma**2 for n in n_grid])
     ws = np.array([r.w_star.value for r in results])
@@ -124,8 +153,9 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
         moved = shift + (0.0 if beta is None else 1.0 / (beta + reg.m) - reg.alpha)
         dec = decision.asymptotic(kernel_law_points(rho, ws, acc, reg, moved, 1 + scale_change), margin)
         if undetermined and dec.refutes:
-            dec = decision.Decision("asymptotic", "inconclusive", dec.detail + "; next order O(w*^-beta) not "
-                                    "derived: not a refutation")
+            dec = decision.Decision(
+                "asymptotic", "inconclusive", dec.detail + "; next order O(w*^-beta) not derived: not a refutation"
+            )
         return _rival(dec, beta, reg)
 
     last = kernel_law_points(rho, ws, acc, reg)[-1]
@@ -134,36 +164,83 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
     next_order = [p.next_order for p in kernel_law_points(rho, ws, acc, reg)]
     setting = {"kernel": label, "d": k.d}
     return Outcome(
-        decide=decide, margin=f"+-{margin:g} on w*/law - 1",
+        decide=decide,
+        margin=f"+-{margin:g} on w*/law - 1",
         rule=f"asymptotic rule on w*/(C rho^alpha) - 1, n = {[float(n) for n in n_grid]}, sigma = {sigma:g}; "
-             "exact w* (interval: its stated accuracy).",
+        "exact w* (interval: its stated accuracy).",
         quantities=(
-            Quantity(name="w*/(C rho^alpha) - 1 at the largest n", theory=last.next_order,
-                     measured=0.5 * (last.low + last.high), ci_low=last.low, ci_high=last.high,
-                     verdict=decide().verdict, note="theory: derived next-order term"
-                     + ("" if reg.k is not None else " (bias part not derived: 0)")),
-            Quantity(name="alpha: local slope d log w*/d log rho (largest two n)", theory=reg.alpha, measured=slope,
-                     symbol=r"\alpha", setting=setting, constant=True),
-            Quantity(name="C: w*/rho^alpha at the largest n", theory=reg.C, symbol="C", setting=setting,
-                     measured=float(ws[-1] / rho[-1] ** reg.alpha), constant=True)),
-        figure={"kind": "semilogx", "x": rho.tolist(), "y": ratio.tolist(), "theory_y": [1 + t for t in next_order],
-                "xlabel": r"$\rho = n/\sigma^2$", "ylabel": r"$w^*/(C\,\rho^\alpha)$"},
-        extra={"rho": rho.tolist(), "w_star": ws.tolist(), "ratio": ratio.tolist(), "next_order": next_order,
-               "n_grid": [float(n) for n in n_grid], "regularity": reg, "slope": slope})
+            Quantity(
+                name="w*/(C rho^alpha) - 1 at the largest n",
+                theory=last.next_order,
+                measured=0.5 * (last.low + last.high),
+                ci_low=last.low,
+                ci_high=last.high,
+                verdict=decide().verdict,
+                note="theory: derived next-order term" + ("" if reg.k is not None else " (bias part not derived: 0)"),
+            ),
+            Quantity(
+                name="alpha: local slope d log w*/d log rho (largest two n)",
+                theory=reg.alpha,
+                measured=slope,
+                symbol=r"\alpha",
+                setting=setting,
+                constant=True,
+            ),
+            Quantity(
+                name="C: w*/rho^alpha at the largest n",
+                theory=reg.C,
+                symbol="C",
+                setting=setting,
+                measured=float(ws[-1] / rho[-1] ** reg.alpha),
+                constant=True,
+            ),
+        ),
+        figure={
+            "kind": "semilogx",
+            "x": rho.tolist(),
+            "y": ratio.tolist(),
+            "theory_y": [1 + t for t in next_order],
+            "xlabel": r"$\rho = n/\sigma^2$",
+            "ylabel": r"$w^*/(C\,\rho^\alpha)$",
+        },
+        extra={
+            "rho": rho.tolist(),
+            "w_star": ws.tolist(),
+            "ratio": ratio.tolist(),
+            "next_order": next_order,
+            "n_grid": [float(n) for n in n_grid],
+            "regularity": reg,
+            "slope": slope,
+        },
+    )
 
 
 def scaling_grid(reg, *, sigma: float, scaling_w0: list, scaling_n: list) -> list:
     """The ``n`` at which the derived leading order ``w0 = C (n/sigma^2)^alpha`` takes the values
     ``scaling_w0``, at most ``scaling_n[-1]`` (past ``w ~ 1e5`` the zonal series of rough kernels stops
     converging to ``1e-6``); ``scaling_n`` itself where fewer than two distinct ``n`` remain."""
-    grid = sorted({min(scaling_n[-1], max(1.0, round(sigma**2 * (w0 / reg.C) ** (1 / reg.alpha))))
-                   for w0 in scaling_w0})
+    grid = sorted(
+        {min(scaling_n[-1], max(1.0, round(sigma**2 * (w0 / reg.C) ** (1 / reg.alpha)))) for w0 in scaling_w0}
+    )
     return grid if len(grid) >= 2 else list(scaling_n)
 
 
-def window_law(*, kernel: str, d: int, kernels: dict, L: float, sigma: float, n_grid: dict, extend: list,
-               reach: float, extension_factor: float, n_max: float, scaling_w0: list, scaling_n: list,
-               margin: float) -> Outcome:
+def window_law(
+    *,
+    kernel: str,
+    d: int,
+    kernels: dict,
+    L: float,
+    sigma: float,
+    n_grid: dict,
+    extend: list,
+    reach: float,
+    extension_factor: float,
+    n_max: float,
+    scaling_w0: list,
+    scaling_n: list,
+    margin: float,
+) -> Outcome:
     """The window law (:func:`law_outcome`) of the named prior on ``n_grid[kernel]`` (a prior without an
     entry: :func:`scaling_grid`); for the priors in ``extend`` (the exact method reaches any ``n``) the
     grid is extended by ``extension_factor`` while the derived next-order term is at least ``reach *
@@ -173,15 +250,22 @@ def window_law(*, kernel: str, d: int, kernels: dict, L: float, sigma: float, n_
     if kernel not in n_grid:
         grid = scaling_grid(reg, sigma=sigma, scaling_w0=scaling_w0, scaling_n=scaling_n)
     elif kernel in extend:
-        grid = decision.extend_grid(n_grid[kernel], lambda n: reg.wstar_next_order(reg.C * (n / sigma**2) ** reg.alpha),
-                                    margin, factor=extension_factor, x_max=n_max, reach=reach)
+        grid = decision.extend_grid(
+            n_grid[kernel],
+            lambda n: reg.wstar_next_order(reg.C * (n / sigma**2) ** reg.alpha),
+            margin,
+            factor=extension_factor,
+            x_max=n_max,
+            reach=reach,
+        )
     else:
         grid = list(n_grid[kernel])
     return law_outcome(k, reg, problem_of, grid, label=kernel, sigma=sigma, margin=margin)
 
 
-def window_law_rough(*, kernel: str, d: int, kernels: dict, L: float, sigma: float, n_grid: list,
-                     margin: float) -> Outcome:
+def window_law_rough(
+    *, kernel: str, d: int, kernels: dict, L: float, sigma: float, n_grid: list, margin: float
+) -> Outcome:
     """The window law (:func:`law_outcome`) of a rough prior (``beta < 1``) on ``n_grid``."""
     k, problem_of = prior(kernel, d, kernels, L)
     return law_outcome(k, law.regularity_of_kernel(k), problem_of, n_grid, label=kernel, sigma=sigma, margin=margin)
@@ -194,6 +278,13 @@ def kernel_scaling(k, spec):
     design = spec.design
     reg = law.regularity_of_kernel(k)
     grid = scaling_grid(reg, sigma=design["sigma"], scaling_w0=design["scaling_w0"], scaling_n=design["scaling_n"])
-    outcome = law_outcome(k, reg, lambda n, sigma: zonal_problem(k, n, sigma), grid, label=k.name,
-                          sigma=design["sigma"], margin=design["margin"])
+    outcome = law_outcome(
+        k,
+        reg,
+        lambda n, sigma: zonal_problem(k, n, sigma),
+        grid,
+        label=k.name,
+        sigma=design["sigma"],
+        margin=design["margin"],
+    )
     return outcome, decision.judge(outcome.decide, spec.resolutions, spec.alternatives)

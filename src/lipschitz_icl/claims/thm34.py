@@ -36,8 +36,16 @@ from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
 
-__all__ = ["isotropy", "trained_isotropy", "monotonicity", "window_scaling", "bias_noise_powers",
-           "minimiser_decisions", "law_grid", "other_class"]
+__all__ = [
+    "isotropy",
+    "trained_isotropy",
+    "monotonicity",
+    "window_scaling",
+    "bias_noise_powers",
+    "minimiser_decisions",
+    "law_grid",
+    "other_class",
+]
 
 
 def other_class(task: str) -> str:
@@ -58,8 +66,9 @@ def _anisotropic_directions(d: int, count: int, rng: np.random.Generator):
     return [(kind, geometry.anisotropic_directions(rng.normal(size=(d, d)))[kind]) for kind in kinds]
 
 
-def minimiser_decisions(problem, M0: np.ndarray, directions, *, step: float, contexts: int,
-                        stream: np.random.SeedSequence, level: float):
+def minimiser_decisions(
+    problem, M0: np.ndarray, directions, *, step: float, contexts: int, stream: np.random.SeedSequence, level: float
+):
     """Is ``M0`` a minimiser along each unit direction ``D``?  Paired differences
     ``L(M0 + step ||M0||_F D) - L(M0)`` on common random numbers drawn from ``stream`` (the same draws on
     every call), each decided by the ``sign`` rule (+1) on its interval at ``level``.
@@ -74,6 +83,7 @@ def _scale_decisions(problem, batch, w_base: float, step: float, level: float) -
     """Is ``w_base I`` a minimiser along the scale?  Paired per-context differences
     ``loss_c(w_base e^(+-step)) - loss_c(w_base)`` on the fixed draws of ``batch`` (the reduced form for
     ``M = w I``, :class:`~lipschitz_icl.isotropic.IsotropicBatch`), each a ``sign`` rule at ``level``."""
+
     def loss_c(w):
         bias_c, collision_c = batch.terms(w)
         return bias_c + problem.sigma**2 * collision_c
@@ -83,9 +93,21 @@ def _scale_decisions(problem, batch, w_base: float, step: float, level: float) -
     return [(decision.sign(*e.confidence_interval(level), +1), e) for e in estimates]
 
 
-def isotropy(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, directions: int,
-             contexts: int, anisotropic_step: float, scale_step: float, scale_contexts: int,
-             family_level: float) -> Outcome:
+def isotropy(
+    *,
+    task: str,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    directions: int,
+    contexts: int,
+    anisotropic_step: float,
+    scale_step: float,
+    scale_contexts: int,
+    family_level: float,
+) -> Outcome:
     """Lemma B.5: ``M = w* I`` (exact ``w*``) is a minimiser of the ICL loss: every perturbation raises it.
 
     ``sign`` rule on paired differences on common random numbers along ``+-D`` for ``directions`` random
@@ -116,26 +138,50 @@ def isotropy(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: floa
         if anisotropy:
             base = w * (np.eye(d) + anisotropy * math.sqrt(d) * D0)
             return decision.combined("sign", minimiser_decisions(problem, base, [D0, -D0], **kw)[0])
-        return decision.combined("sign", [s for s, _ in _scale_decisions(problem, batch, math.exp(shift) * w,
-                                                                          scale_step, level)])
+        return decision.combined(
+            "sign", [s for s, _ in _scale_decisions(problem, batch, math.exp(shift) * w, scale_step, level)]
+        )
 
-    quantities = tuple(Quantity(name=f"Delta L along {nm}", measured=e.value, ci_low=lo, ci_high=hi,
-                                verdict=dec.verdict, note="must be > 0")
-                       for nm, e, dec, (lo, hi) in zip(names, diffs, decisions,
-                                                       (e.confidence_interval(level) for e in diffs)))
+    quantities = tuple(
+        Quantity(
+            name=f"Delta L along {nm}", measured=e.value, ci_low=lo, ci_high=hi, verdict=dec.verdict, note="must be > 0"
+        )
+        for nm, e, dec, (lo, hi) in zip(names, diffs, decisions, (e.confidence_interval(level) for e in diffs))
+    )
     return Outcome(
-        decide=decide, quantities=quantities, margin="0 (every Delta L interval above zero)",
+        decide=decide,
+        quantities=quantities,
+        margin="0 (every Delta L interval above zero)",
         rule=f"sign rule on paired task-averaged Monte Carlo differences, each interval at level {level:.6g} "
-             f"(Bonferroni): {2 * directions} anisotropic probes of size {anisotropic_step:g} ||w* I||_F ({contexts} "
-             f"contexts), scale probes w* e^(+-{scale_step:g}) ({scale_contexts} contexts); w* = {w:.6g} exact.",
+        f"(Bonferroni): {2 * directions} anisotropic probes of size {anisotropic_step:g} ||w* I||_F ({contexts} "
+        f"contexts), scale probes w* e^(+-{scale_step:g}) ({scale_contexts} contexts); w* = {w:.6g} exact.",
         extra={"w_star": w},
-        figure={"kind": "scatter", "x": list(range(1, len(diffs) + 1)), "y": [q.measured for q in quantities],
-                "y_low": [q.ci_low for q in quantities], "y_high": [q.ci_high for q in quantities],
-                "xlabel": "probe", "ylabel": r"$\Delta L$"})
+        figure={
+            "kind": "scatter",
+            "x": list(range(1, len(diffs) + 1)),
+            "y": [q.measured for q in quantities],
+            "y_low": [q.ci_low for q in quantities],
+            "y_high": [q.ci_high for q in quantities],
+            "xlabel": "probe",
+            "ylabel": r"$\Delta L$",
+        },
+    )
 
 
-def trained_isotropy(*, task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, runs: int,
-                     margin: float, shape_threshold: float, level: float, protocol: dict) -> Outcome:
+def trained_isotropy(
+    *,
+    task: str,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    runs: int,
+    margin: float,
+    shape_threshold: float,
+    level: float,
+    protocol: dict,
+) -> Outcome:
     """Lemma B.5 on what training finds: from random anisotropic starts the trained ``M`` is isotropic and
     its scale ``tr(M)/d`` is the exact ``w*``.
 
@@ -156,22 +202,39 @@ def trained_isotropy(*, task: str, d: int, n: int, seed: np.random.SeedSequence,
     def decide(change: float = 0.0) -> decision.Decision:
         low, high = scale_interval(w_runs, exact, target=w0 * (1 + change), level=level)
         scale = decision.equivalence(low, high, margin * w0)
-        return decision.Decision("equivalence", decision.combine([shape, scale]),
-                                 f"shape: {shape.detail}; scale: {scale.detail}")
+        return decision.Decision(
+            "equivalence", decision.combine([shape, scale]), f"shape: {shape.detail}; scale: {scale.detail}"
+        )
 
     low, high = scale_interval(w_runs, exact, level=level)
     return Outcome(
-        decide=decide, margin=f"+-{margin:g} w* on tr(M)/d; anisotropy <= {shape_threshold:g}",
+        decide=decide,
+        margin=f"+-{margin:g} w* on tr(M)/d; anisotropy <= {shape_threshold:g}",
         rule=f"{runs} independent trainer runs ({protocol}); one-sided: {level:g} upper limit of the mean anisotropy "
-             f"<= {shape_threshold:g}; equivalence: {level:g} Welch interval of tr(M)/d - w* within +-{margin:g} w* "
-             "(exact w*).",
+        f"<= {shape_threshold:g}; equivalence: {level:g} Welch interval of tr(M)/d - w* within +-{margin:g} w* "
+        "(exact w*).",
         quantities=(
-            Quantity(name="mean anisotropy of trained M (upper limit)", theory=0.0, measured=float(aniso.mean()),
-                     ci_high=a_high, verdict=shape.verdict,
-                     note=f"threshold {shape_threshold}; runs {', '.join(f'{a:.4f}' for a in aniso)}"),
-            Quantity(name="tr(M)/d vs w*", theory=w0, measured=float(np.mean(w_runs)), ci_low=w0 + low,
-                     ci_high=w0 + high, symbol=r"w^*", setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
-                     constant=True, note=f"difference interval [{low:+.4f}, {high:+.4f}]")))
+            Quantity(
+                name="mean anisotropy of trained M (upper limit)",
+                theory=0.0,
+                measured=float(aniso.mean()),
+                ci_high=a_high,
+                verdict=shape.verdict,
+                note=f"threshold {shape_threshold}; runs {', '.join(f'{a:.4f}' for a in aniso)}",
+            ),
+            Quantity(
+                name="tr(M)/d vs w*",
+                theory=w0,
+                measured=float(np.mean(w_runs)),
+                ci_low=w0 + low,
+                ci_high=w0 + high,
+                symbol=r"w^*",
+                setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
+                constant=True,
+                note=f"difference interval [{low:+.4f}, {high:+.4f}]",
+            ),
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------- monotonicity
@@ -185,45 +248,83 @@ def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factor
     opposite direction is claimed).
     """
     alpha, _ = law.window_law(task, d)
-    parameters = (("L", +1, 2 * alpha, lambda f: (n0, L0 * f, sigma0)),
-                  ("n", +1, alpha, lambda f: (int(round(n0 * f)), L0, sigma0)),
-                  ("sigma", -1, -2 * alpha, lambda f: (n0, L0, sigma0 * f)))
-    results = {name: [wstar(make_problem(task, d, *make(f)), "exact") for f in factors]
-               for name, _, _, make in parameters}
+    parameters = (
+        ("L", +1, 2 * alpha, lambda f: (n0, L0 * f, sigma0)),
+        ("n", +1, alpha, lambda f: (int(round(n0 * f)), L0, sigma0)),
+        ("sigma", -1, -2 * alpha, lambda f: (n0, L0, sigma0 * f)),
+    )
+    results = {
+        name: [wstar(make_problem(task, d, *make(f)), "exact") for f in factors] for name, _, _, make in parameters
+    }
     steps = {name: wstar_elasticities(factors, results[name]) for name in results}
 
     def decide(shift: float = 0.0, direction: int = +1) -> decision.Decision:
-        checks = [decision.sign(lo - sgn * direction * shift, hi - sgn * direction * shift, sgn * direction)
-                  for name, sgn, _, _ in parameters for lo, _, hi in steps[name]]
+        checks = [
+            decision.sign(lo - sgn * direction * shift, hi - sgn * direction * shift, sgn * direction)
+            for name, sgn, _, _ in parameters
+            for lo, _, hi in steps[name]
+        ]
         return decision.combined("sign", checks)
 
     quantities = tuple(
-        Quantity(name=f"d log w*/d log {name}", theory=elasticity, measured=float(np.mean([m for _, m, _ in steps[name]])),
-                 ci_low=min(lo for lo, _, _ in steps[name]), ci_high=max(hi for _, _, hi in steps[name]),
-                 verdict=decision.combined("sign", [decision.sign(lo, hi, sgn) for lo, _, hi in steps[name]]).verdict,
-                 note="theory: leading-order elasticity; w* = " + ", ".join(f"{r.w_star.value:.5g}" for r in results[name]))
-        for name, sgn, elasticity, _ in parameters)
-    series = [{"label": name, "x": list(factors), "y": [r.w_star.value / results[name][1].w_star.value
-                                                          for r in results[name]]} for name in results]
+        Quantity(
+            name=f"d log w*/d log {name}",
+            theory=elasticity,
+            measured=float(np.mean([m for _, m, _ in steps[name]])),
+            ci_low=min(lo for lo, _, _ in steps[name]),
+            ci_high=max(hi for _, _, hi in steps[name]),
+            verdict=decision.combined("sign", [decision.sign(lo, hi, sgn) for lo, _, hi in steps[name]]).verdict,
+            note="theory: leading-order elasticity; w* = " + ", ".join(f"{r.w_star.value:.5g}" for r in results[name]),
+        )
+        for name, sgn, elasticity, _ in parameters
+    )
+    series = [
+        {
+            "label": name,
+            "x": list(factors),
+            "y": [r.w_star.value / results[name][1].w_star.value for r in results[name]],
+        }
+        for name in results
+    ]
     return Outcome(
-        decide=decide, quantities=quantities, margin="0 (each elasticity interval on its predicted side)",
+        decide=decide,
+        quantities=quantities,
+        margin="0 (each elasticity interval on its predicted side)",
         rule=f"sign rule on the interval of each local elasticity of the exact w* at factors {list(factors)} of "
-             f"(n, L, sigma) = ({n0}, {L0:g}, {sigma0:g}); intervals from the exact w*'s stated accuracy.",
-        figure={"kind": "loglog", "series": series, "xlabel": r"factor on $L$, $n$ or $\sigma$",
-                "ylabel": r"$w^*$ / $w^*$ at the base point"})
+        f"(n, L, sigma) = ({n0}, {L0:g}, {sigma0:g}); intervals from the exact w*'s stated accuracy.",
+        figure={
+            "kind": "loglog",
+            "series": series,
+            "xlabel": r"factor on $L$, $n$ or $\sigma$",
+            "ylabel": r"$w^*$ / $w^*$ at the base point",
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- the w* law
 def _laws(task: str, d: int) -> dict:
     """``name -> (alpha, C, q, k)``: the derived law of ``task`` with its next-order term, and the
     competing laws the registry's alternatives name (the other class's, the Lipschitz-envelope law)."""
-    return {"derived": (*law.window_law(task, d), *law.wstar_correction(task, d)),
-            "other-class": (*law.window_law(other_class(task), d), *law.wstar_correction(other_class(task), d)),
-            "envelope": (*law.envelope_law(d), 1.0, 0.0)}
+    return {
+        "derived": (*law.window_law(task, d), *law.wstar_correction(task, d)),
+        "other-class": (*law.window_law(other_class(task), d), *law.wstar_correction(other_class(task), d)),
+        "envelope": (*law.envelope_law(d), 1.0, 0.0),
+    }
 
 
-def law_grid(task: str, d: int, n_grid, L: float, sigma: float, *, margin: float, reach: float, factor: float,
-             n_max: float, w_max: float):
+def law_grid(
+    task: str,
+    d: int,
+    n_grid,
+    L: float,
+    sigma: float,
+    *,
+    margin: float,
+    reach: float,
+    factor: float,
+    n_max: float,
+    w_max: float,
+):
     """The exact ``w*`` on ``n_grid`` extended (by ``factor`` in ``n``) while the derived next-order term
     ``|k w0^-q|`` is at least ``reach margin``, up to ``n <= n_max`` and ``w0 <= w_max``.  The extension
     depends only on the derived term, so the whole grid is known first; its points are the pieces of one
@@ -232,8 +333,9 @@ def law_grid(task: str, d: int, n_grid, L: float, sigma: float, *, margin: float
     q, k = law.wstar_correction(task, d)
     w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
     top = min(n_max, (w_max / C) ** (1 / alpha) * sigma**2 / L**2)
-    grid = decision.extend_grid(n_grid, lambda n: k * w0(n) ** (-q), margin, factor=factor,
-                                x_max=max(top, max(n_grid)), reach=reach)
+    grid = decision.extend_grid(
+        n_grid, lambda n: k * w0(n) ** (-q), margin, factor=factor, x_max=max(top, max(n_grid)), reach=reach
+    )
     pieces = [(task, d, n, L, sigma) for n in grid]
     return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")
 
@@ -245,23 +347,58 @@ def _law_rows(task: str, d: int, grid, rho, results, last, verdict: str, margin:
     ws, setting = np.array([w.w_star.value for w in results]), {"task": task, "d": d}
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
     return slope, (
-        Quantity(name="w*/law - 1 at the largest n", theory=last.next_order, measured=0.5 * (last.low + last.high),
-                 ci_low=last.low, ci_high=last.high, verdict=verdict,
-                 note=f"theory: derived next-order term k w0^-q; margin +-{margin:g}"),
-        Quantity(name="alpha: local slope d log w*/d log rho (largest two n)", theory=alpha, measured=slope,
-                 symbol=r"\alpha", setting=setting, constant=True,
-                 note=f"next-order effect {-alpha * q * k * (C * rho[-2] ** alpha) ** (-q):.2g}"),
-        Quantity(name="C_d: w*/rho^alpha at the largest n", theory=C, measured=float(ws[-1] / rho[-1] ** alpha),
-                 ci_low=float(results[-1].ci_low / rho[-1] ** alpha), ci_high=float(results[-1].ci_high / rho[-1] ** alpha),
-                 symbol="C_d", setting=setting, constant=True,
-                 note=f"w* = C_d rho^alpha (1 + k w0^-q), n = {grid[-1]:.3g}"),
-        Quantity(name="two-sided constants c_lo, c_hi: min and max of w*/rho^alpha over the grid",
-                 measured=float((ws / rho**alpha).min()), ci_high=float((ws / rho**alpha).max()),
-                 note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]"))
+        Quantity(
+            name="w*/law - 1 at the largest n",
+            theory=last.next_order,
+            measured=0.5 * (last.low + last.high),
+            ci_low=last.low,
+            ci_high=last.high,
+            verdict=verdict,
+            note=f"theory: derived next-order term k w0^-q; margin +-{margin:g}",
+        ),
+        Quantity(
+            name="alpha: local slope d log w*/d log rho (largest two n)",
+            theory=alpha,
+            measured=slope,
+            symbol=r"\alpha",
+            setting=setting,
+            constant=True,
+            note=f"next-order effect {-alpha * q * k * (C * rho[-2] ** alpha) ** (-q):.2g}",
+        ),
+        Quantity(
+            name="C_d: w*/rho^alpha at the largest n",
+            theory=C,
+            measured=float(ws[-1] / rho[-1] ** alpha),
+            ci_low=float(results[-1].ci_low / rho[-1] ** alpha),
+            ci_high=float(results[-1].ci_high / rho[-1] ** alpha),
+            symbol="C_d",
+            setting=setting,
+            constant=True,
+            note=f"w* = C_d rho^alpha (1 + k w0^-q), n = {grid[-1]:.3g}",
+        ),
+        Quantity(
+            name="two-sided constants c_lo, c_hi: min and max of w*/rho^alpha over the grid",
+            measured=float((ws / rho**alpha).min()),
+            ci_high=float((ws / rho**alpha).max()),
+            note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]",
+        ),
+    )
 
 
-def window_scaling(*, task: str, d: int, n_grid: list, L: float, sigma: float, asymptotic_from: float, margin: float,
-                   reach: float, extension_factor: float, n_max: float, w_max: float) -> Outcome:
+def window_scaling(
+    *,
+    task: str,
+    d: int,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    asymptotic_from: float,
+    margin: float,
+    reach: float,
+    extension_factor: float,
+    n_max: float,
+    w_max: float,
+) -> Outcome:
     """Theorem 3.4's law ``w* = C (n L^2/sigma^2)^alpha (1 + o(1))`` against the exact ``w*``.
 
     ``asymptotic`` rule (:func:`lipschitz_icl.decision.asymptotic`) on the points ``n >= asymptotic_from``
@@ -272,8 +409,9 @@ def window_scaling(*, task: str, d: int, n_grid: list, L: float, sigma: float, a
     """
     laws = _laws(task, d)
     alpha, C, q, k = laws["derived"]
-    grid, results = law_grid(task, d, n_grid, L, sigma, margin=margin, reach=reach, factor=extension_factor,
-                             n_max=n_max, w_max=w_max)
+    grid, results = law_grid(
+        task, d, n_grid, L, sigma, margin=margin, reach=reach, factor=extension_factor, n_max=n_max, w_max=w_max
+    )
     rho = np.array([n * L**2 / sigma**2 for n in grid])
     use = [i for i, n in enumerate(grid) if n >= asymptotic_from]
     r_use, w_use = rho[use], [results[i] for i in use]
@@ -289,21 +427,36 @@ def window_scaling(*, task: str, d: int, n_grid: list, L: float, sigma: float, a
     last = window_law_points(r_use[-1:], w_use[-1:], alpha, C, q, k)[0]
     slope, quantities = _law_rows(task, d, grid, rho, results, last, decide().verdict, margin)
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"+-{margin:g} on w*/law - 1",
+        decide=decide,
+        quantities=quantities,
+        margin=f"+-{margin:g} on w*/law - 1",
         rule=f"asymptotic rule on w*/(C rho^alpha) - 1 for n >= {asymptotic_from:g}, grid n = "
-             f"{[float(f'{n:.3g}') for n in grid]} (extended by x{extension_factor:g} while |k w0^-q| >= "
-             f"{reach * margin:g}), L = {L:g}, sigma = {sigma:g}; exact w* (interval: its stated accuracy).",
-        figure={"kind": "semilogx", "x": rho.tolist(), "y": (ws / (C * rho**alpha)).tolist(),
-                "theory_y": [1 + k * (C * r**alpha) ** (-q) for r in rho],
-                "xlabel": r"$\rho = nL^2/\sigma^2$", "ylabel": r"$w^*/(C_d\,\rho^\alpha)$"},
-        extra={"derived": {"alpha": alpha, "C": C}, "rho": rho.tolist(), "w_star": ws.tolist(),
-               "ratio": (ws / (C * rho**alpha)).tolist(), "next_order": [k * (C * r**alpha) ** (-q) for r in rho],
-               "n_grid": list(grid), "slope": slope})
+        f"{[float(f'{n:.3g}') for n in grid]} (extended by x{extension_factor:g} while |k w0^-q| >= "
+        f"{reach * margin:g}), L = {L:g}, sigma = {sigma:g}; exact w* (interval: its stated accuracy).",
+        figure={
+            "kind": "semilogx",
+            "x": rho.tolist(),
+            "y": (ws / (C * rho**alpha)).tolist(),
+            "theory_y": [1 + k * (C * r**alpha) ** (-q) for r in rho],
+            "xlabel": r"$\rho = nL^2/\sigma^2$",
+            "ylabel": r"$w^*/(C_d\,\rho^\alpha)$",
+        },
+        extra={
+            "derived": {"alpha": alpha, "C": C},
+            "rho": rho.tolist(),
+            "w_star": ws.tolist(),
+            "ratio": (ws / (C * rho**alpha)).tolist(),
+            "next_order": [k * (C * r**alpha) ** (-q) for r in rho],
+            "n_grid": list(grid),
+            "slope": slope,
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
-def _direction(task: str, d: int, n: float, w_small, L: float, sigma: float, part: str,
-               expected: int) -> decision.Decision:
+def _direction(
+    task: str, d: int, n: float, w_small, L: float, sigma: float, part: str, expected: int
+) -> decision.Decision:
     """``sign`` on the smallest consecutive change along ``w_small`` of the ``part`` (bias or noise) of the
     exact loss at ``n``, each with its stated ``abs_error``; inconclusive if any quadrature did not converge."""
     estimates = [exact_loss(make_problem(task, d, n, L, sigma), wi) for wi in w_small]
@@ -311,8 +464,10 @@ def _direction(task: str, d: int, n: float, w_small, L: float, sigma: float, par
         return decision.Decision("sign", "inconclusive", f"{part}: an exact quadrature did not converge")
     values = [getattr(e, part).value for e in estimates]
     errors = [getattr(e, part).abs_error for e in estimates]
-    changes = [(expected * (b - a) - ea - eb, expected * (b - a) + ea + eb)
-               for a, b, ea, eb in zip(values, values[1:], errors, errors[1:])]
+    changes = [
+        (expected * (b - a) - ea - eb, expected * (b - a) + ea + eb)
+        for a, b, ea, eb in zip(values, values[1:], errors, errors[1:])
+    ]
     return decision.sign(*min(changes), +1)
 
 
@@ -322,20 +477,61 @@ def _power_rows(task: str, d: int, L: float, w, bias, R, last, decisions) -> tup
     (p_pow, b_const), (beta, c_R) = law.bias_leading(task, d), law.noise_leading(d)
     (pb, pn), (db, dn), setting = last, decisions, {"task": task, "d": d}
     return (
-        Quantity(name="bias power -p (slope at largest w)", theory=p_pow, measured=p_pow + 0.5 * (pb.low + pb.high),
-                 ci_low=p_pow + pb.low, ci_high=p_pow + pb.high, verdict=db.verdict, symbol="-p", setting=setting,
-                 constant=True, note=f"derived next-order effect {pb.next_order:.2g}"),
-        Quantity(name="bias constant b_d (bias / (L^2 w^-p) at largest w)", theory=b_const,
-                 measured=float(bias[-1] / (L**2 * w[-1] ** p_pow)), symbol="b_d", setting=setting, constant=True),
-        Quantity(name="noise power beta (slope at largest w)", theory=beta, measured=beta + 0.5 * (pn.low + pn.high),
-                 ci_low=beta + pn.low, ci_high=beta + pn.high, verdict=dn.verdict, symbol=r"\beta", setting=setting,
-                 constant=True, note=f"derived next-order effect {pn.next_order:.2g}"),
-        Quantity(name="noise constant c_R (n noise / (sigma^2 w^beta))", theory=c_R, measured=float(R[-1] / w[-1] ** beta),
-                 symbol="c_R", setting=setting, constant=True))
+        Quantity(
+            name="bias power -p (slope at largest w)",
+            theory=p_pow,
+            measured=p_pow + 0.5 * (pb.low + pb.high),
+            ci_low=p_pow + pb.low,
+            ci_high=p_pow + pb.high,
+            verdict=db.verdict,
+            symbol="-p",
+            setting=setting,
+            constant=True,
+            note=f"derived next-order effect {pb.next_order:.2g}",
+        ),
+        Quantity(
+            name="bias constant b_d (bias / (L^2 w^-p) at largest w)",
+            theory=b_const,
+            measured=float(bias[-1] / (L**2 * w[-1] ** p_pow)),
+            symbol="b_d",
+            setting=setting,
+            constant=True,
+        ),
+        Quantity(
+            name="noise power beta (slope at largest w)",
+            theory=beta,
+            measured=beta + 0.5 * (pn.low + pn.high),
+            ci_low=beta + pn.low,
+            ci_high=beta + pn.high,
+            verdict=dn.verdict,
+            symbol=r"\beta",
+            setting=setting,
+            constant=True,
+            note=f"derived next-order effect {pn.next_order:.2g}",
+        ),
+        Quantity(
+            name="noise constant c_R (n noise / (sigma^2 w^beta))",
+            theory=c_R,
+            measured=float(R[-1] / w[-1] ** beta),
+            symbol="c_R",
+            setting=setting,
+            constant=True,
+        ),
+    )
 
 
-def bias_noise_powers(*, task: str, d: int, w_grid: list, w_small: list, n_large: float, n_finite: list, L: float,
-                      sigma: float, margin: float) -> Outcome:
+def bias_noise_powers(
+    *,
+    task: str,
+    d: int,
+    w_grid: list,
+    w_small: list,
+    n_large: float,
+    n_finite: list,
+    L: float,
+    sigma: float,
+    margin: float,
+) -> Outcome:
     """The large-``n`` bias part falls as ``b L^2 w^-p`` and the noise part grows as ``sigma^2 c_R w^beta/n``
     (derived ``p, b, beta, c_R`` and next-order terms, :mod:`lipschitz_icl.derivations.window_law`).
 
@@ -360,24 +556,44 @@ def bias_noise_powers(*, task: str, d: int, w_grid: list, w_small: list, n_large
     claimed = {"derived": p_pow, "other-class": law.bias_leading(other_class(task), d)[0], "envelope": -1.0}
 
     def points(shift_b: float = 0.0, noise_shift: float = 0.0):
-        return (power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc, shift_b),
-                power_slope_points(w, R, beta, r1, 1.0, 1e-12, noise_shift))
+        return (
+            power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc, shift_b),
+            power_slope_points(w, R, beta, r1, 1.0, 1e-12, noise_shift),
+        )
 
     def powers(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived"):
-        return tuple(decision.asymptotic(pts, margin) for pts in points(bias_shift + claimed[bias_law] - p_pow,
-                                                                        noise_shift))
+        return tuple(
+            decision.asymptotic(pts, margin) for pts in points(bias_shift + claimed[bias_law] - p_pow, noise_shift)
+        )
 
     def decide(**kw) -> decision.Decision:
         return decision.combined("asymptotic", [*powers(**kw), *directions] if not kw else powers(**kw))
 
     quantities = _power_rows(task, d, L, w, bias, R, [pts[-1] for pts in points()], powers())
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"+-{margin:g} on each power",
+        decide=decide,
+        quantities=quantities,
+        margin=f"+-{margin:g} on each power",
         rule=f"asymptotic rule on local slopes of the large-n limits at w in {list(w_grid)} (margin {margin:g}, "
-             f"intervals from the quadrature's stated accuracy); sign rule on the large-n bias (n = {n_large:g}) and "
-             f"the noise (n in {list(n_finite)}) along w in {list(w_small)} (exact quadrature errors).",
+        f"intervals from the quadrature's stated accuracy); sign rule on the large-n bias (n = {n_large:g}) and "
+        f"the noise (n in {list(n_finite)}) along w in {list(w_small)} (exact quadrature errors).",
         extra={"derived": {"p": -p_pow, "b": b_const, "beta": beta, "c_R": c_R}},
-        figure=[{"kind": "loglog", "x": w.tolist(), "y": bias.tolist(), "theory_y": (b_const * L**2 * w**p_pow).tolist(),
-                 "xlabel": "$w$", "ylabel": "large-$n$ bias part"},
-                {"kind": "loglog", "x": w.tolist(), "y": R.tolist(), "theory_y": (c_R * w**beta).tolist(),
-                 "xlabel": "$w$", "ylabel": r"$n\,\mathbb{E}\sum_i p_i^2$"}])
+        figure=[
+            {
+                "kind": "loglog",
+                "x": w.tolist(),
+                "y": bias.tolist(),
+                "theory_y": (b_const * L**2 * w**p_pow).tolist(),
+                "xlabel": "$w$",
+                "ylabel": "large-$n$ bias part",
+            },
+            {
+                "kind": "loglog",
+                "x": w.tolist(),
+                "y": R.tolist(),
+                "theory_y": (c_R * w**beta).tolist(),
+                "xlabel": "$w$",
+                "ylabel": r"$n\,\mathbb{E}\sum_i p_i^2$",
+            },
+        ],
+    )

@@ -27,12 +27,18 @@ from ..estimate import log_slope, mean_se
 from ..evidence import Outcome, Quantity
 from ..optimum import wstar
 from ..pretraining import independent_runs
-from ..probes import (CosineProbe, noise_terms, probe_errors_along_n, probe_log_ratios, probe_suite,
-                      probe_terms)
+from ..probes import CosineProbe, noise_terms, probe_errors_along_n, probe_log_ratios, probe_suite, probe_terms
 from ..problem import make_problem
 
-__all__ = ["generalisation", "envelope", "noise_part", "mismatch", "mismatch_marked", "same_l_classes",
-           "trained_mismatch"]
+__all__ = [
+    "generalisation",
+    "envelope",
+    "noise_part",
+    "mismatch",
+    "mismatch_marked",
+    "same_l_classes",
+    "trained_mismatch",
+]
 
 
 def _wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
@@ -53,12 +59,21 @@ def _rates(train_task: str, d: int) -> dict:
     ``n^-alpha`` and the competing statements the registry's alternatives name."""
     alpha = law.window_law(train_task, d)[0]
     own = law.min_error_law(train_task, d)[0]  # E* ~ n^(-p alpha), the pretraining class's own rate
-    return {"envelope": (-alpha, "<="), "envelope-only": (-alpha, ">="), "own-class": (own, "<="),
-            "flat": (0.0, ">=")}
+    return {"envelope": (-alpha, "<="), "envelope-only": (-alpha, ">="), "own-class": (own, "<="), "flat": (0.0, ">=")}
 
 
-def generalisation(*, train_task: str, d: int, seed: np.random.SeedSequence, L: float, sigma: float, n_grid: list,
-                   contexts: list, probes: dict, family_level: float) -> Outcome:
+def generalisation(
+    *,
+    train_task: str,
+    d: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    n_grid: list,
+    contexts: list,
+    probes: dict,
+    family_level: float,
+) -> Outcome:
     """The ICL error of the pretrained window ``w*(n) I`` on every probe falls at least as fast as the
     Lipschitz envelope ``n^-alpha`` (``alpha`` the pretraining class's window exponent).
 
@@ -71,38 +86,78 @@ def generalisation(*, train_task: str, d: int, seed: np.random.SeedSequence, L: 
     loss = probe_errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
     pairs = list(zip(n_grid[:-1], n_grid[1:]))
     z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
-    slopes = {name: [_band(*log_slope(pair, *zip(*rows[k:k + 2])), z) for k, pair in enumerate(pairs)]
-              for name, rows in loss.items()}
+    slopes = {
+        name: [_band(*log_slope(pair, *zip(*rows[k : k + 2])), z) for k, pair in enumerate(pairs)]
+        for name, rows in loss.items()
+    }
 
     def decide(shift: float = 0.0, rate: str = "envelope") -> decision.Decision:
         bound, relation = rates[rate]
         checks = [decision.one_sided(*s[-1], bound - shift, relation) for s in slopes.values()]
-        return decision.combined("one-sided", checks + [decision.one_sided(*e, 0.0, "<=" if rate != "flat" else ">=")
-                                                        for s in slopes.values() for e in s[:-1]])
+        return decision.combined(
+            "one-sided",
+            checks
+            + [decision.one_sided(*e, 0.0, "<=" if rate != "flat" else ">=") for s in slopes.values() for e in s[:-1]],
+        )
 
-    quantities = [Quantity(name=f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
-                           theory=-alpha, measured=sum(s[-1]) / 2, ci_low=s[-1][0], ci_high=s[-1][1],
-                           verdict=decision.one_sided(*s[-1], -alpha).verdict, note="theory: the envelope rate -alpha "
-                           "(a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[name]))
-                  for name, s in slopes.items()]
-    quantities.append(Quantity(name="w* growth exponent over the grid (window law)", theory=alpha,
-                               measured=float(np.polyfit(np.log(n_grid), np.log(w_grid), 1)[0]),
-                               note="w* = " + ", ".join(f"{w:.4g}" for w in w_grid) + " (exact quadrature)"))
+    quantities = [
+        Quantity(
+            name=f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
+            theory=-alpha,
+            measured=sum(s[-1]) / 2,
+            ci_low=s[-1][0],
+            ci_high=s[-1][1],
+            verdict=decision.one_sided(*s[-1], -alpha).verdict,
+            note="theory: the envelope rate -alpha (a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[name]),
+        )
+        for name, s in slopes.items()
+    ]
+    quantities.append(
+        Quantity(
+            name="w* growth exponent over the grid (window law)",
+            theory=alpha,
+            measured=float(np.polyfit(np.log(n_grid), np.log(w_grid), 1)[0]),
+            note="w* = " + ", ".join(f"{w:.4g}" for w in w_grid) + " (exact quadrature)",
+        )
+    )
     x = list(map(float, n_grid))
-    envelope_curve = [theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma)
-                      for n, w in zip(n_grid, w_grid)]
-    series = [{"label": name, "x": x, "y": [m for m, _ in rows], "y_low": [m - z * e for m, e in rows],
-               "y_high": [m + z * e for m, e in rows]} for name, rows in loss.items()]
+    envelope_curve = [
+        theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
+    ]
+    series = [
+        {
+            "label": name,
+            "x": x,
+            "y": [m for m, _ in rows],
+            "y_low": [m - z * e for m, e in rows],
+            "y_high": [m + z * e for m, e in rows],
+        }
+        for name, rows in loss.items()
+    ]
     return Outcome(
-        decide=decide, quantities=tuple(quantities), margin=f"none (a bound): slope <= -alpha = {-alpha:.4g}",
+        decide=decide,
+        quantities=tuple(quantities),
+        margin=f"none (a bound): slope <= -alpha = {-alpha:.4g}",
         rule=f"one-sided on local log-log slopes (Monte Carlo, z = {z:.2f}, Bonferroni at {family_level:g}): <= 0 "
-             f"between consecutive n, <= -alpha = {-alpha:.4g} between the two largest; n = {list(n_grid)}, "
-             f"contexts {list(contexts)}.",
-        figure={"kind": "loglog", "x": x, "y": envelope_curve, "xlabel": "$n$", "ylabel": "ICL error",
-                "series": series + [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}],
-                "title": f"pretrained on {train_task} tasks, tested on the probes"},
-        extra={"n": list(n_grid), "w_star": w_grid, "alpha": alpha, "envelope": envelope_curve,
-               "slopes": {k: [sum(b) / 2 for b in v] for k, v in slopes.items()}})
+        f"between consecutive n, <= -alpha = {-alpha:.4g} between the two largest; n = {list(n_grid)}, "
+        f"contexts {list(contexts)}.",
+        figure={
+            "kind": "loglog",
+            "x": x,
+            "y": envelope_curve,
+            "xlabel": "$n$",
+            "ylabel": "ICL error",
+            "series": series + [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}],
+            "title": f"pretrained on {train_task} tasks, tested on the probes",
+        },
+        extra={
+            "n": list(n_grid),
+            "w_star": w_grid,
+            "alpha": alpha,
+            "envelope": envelope_curve,
+            "slopes": {k: [sum(b) / 2 for b in v] for k, v in slopes.items()},
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- the Lipschitz envelope
@@ -112,8 +167,17 @@ def _max_ratio(bias, env, rel) -> tuple[float, float, float]:
     return float(np.max(ratio * (1 - rel))), float(np.max(ratio)), float(np.max(ratio * (1 + rel)))
 
 
-def envelope(*, train_task: str, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
-             probes: dict) -> Outcome:
+def envelope(
+    *,
+    train_task: str,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    contexts: int,
+    probes: dict,
+) -> Outcome:
     """Identity check: in every sampled context and on every probe the bias of the pretrained window is at
     most the Lipschitz (Jensen) envelope ``L^2 sum_i p_i ||x_i - q||^2``.
 
@@ -124,32 +188,62 @@ def envelope(*, train_task: str, d: int, n: int, seed: np.random.SeedSequence, L
     """
     (stream,) = seed.spawn(1)
     w = _wstar(train_task, d, n, L, sigma)
-    terms, (env,) = probe_terms(probe_suite(d, L, **probes), [Attention.isotropic(w, d)], n, sigma, contexts,
-                                np.random.default_rng(stream), envelope=True)
+    terms, (env,) = probe_terms(
+        probe_suite(d, L, **probes),
+        [Attention.isotropic(w, d)],
+        n,
+        sigma,
+        contexts,
+        np.random.default_rng(stream),
+        envelope=True,
+    )
     eps = n * np.finfo(float).eps
     rel = {"jensen": 2 * eps, "centroid": eps * (1 + 2 / np.sqrt(env["centroid"]))}
-    ratios = {kind: {name: _max_ratio(b, L**2 * env[kind], rel[kind]) for name, ((b, _),) in terms.items()}
-              for kind in env}
+    ratios = {
+        kind: {name: _max_ratio(b, L**2 * env[kind], rel[kind]) for name, ((b, _),) in terms.items()} for kind in env
+    }
 
     def decide(tightening: float = 0.0, envelope: str = "jensen") -> decision.Decision:
-        return decision.combined("one-sided", [decision.one_sided(low, high, 1 / (1 + tightening))
-                                               for low, _, high in ratios[envelope].values()])
+        return decision.combined(
+            "one-sided",
+            [decision.one_sided(low, high, 1 / (1 + tightening)) for low, _, high in ratios[envelope].values()],
+        )
 
-    quantities = tuple(Quantity(name=f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)", theory=1.0,
-                                measured=r, ci_low=low, ci_high=high,
-                                verdict=decision.one_sided(low, high, 1.0).verdict,
-                                note=f"must be <= 1; centre-of-mass envelope: {ratios['centroid'][name][1]:.3g}")
-                       for name, (low, r, high) in ratios["jensen"].items())
+    quantities = tuple(
+        Quantity(
+            name=f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)",
+            theory=1.0,
+            measured=r,
+            ci_low=low,
+            ci_high=high,
+            verdict=decision.one_sided(low, high, 1.0).verdict,
+            note=f"must be <= 1; centre-of-mass envelope: {ratios['centroid'][name][1]:.3g}",
+        )
+        for name, (low, r, high) in ratios["jensen"].items()
+    )
     return Outcome(
-        decide=decide, quantities=quantities, margin="none (a bound): ratio <= 1",
+        decide=decide,
+        quantities=quantities,
+        margin="none (a bound): ratio <= 1",
         rule=f"one-sided: max over {contexts} contexts of bias_c/(L^2 env_c) <= 1 on every probe (interval: rounding, "
-             f"n eps = {eps:.1e} relative per sum); w* = {w:.5g} exact.",
-        extra={"w_star": w, "max_ratio": {k: {p: v[1] for p, v in r.items()} for k, r in ratios.items()}})
+        f"n eps = {eps:.1e} relative per sum); w* = {w:.5g} exact.",
+        extra={"w_star": w, "max_ratio": {k: {p: v[1] for p, v in r.items()} for k, r in ratios.items()}},
+    )
 
 
 # ----------------------------------------------------------------------------- the noise part
-def noise_part(*, train_task: str, d: int, seed: np.random.SeedSequence, L: float, sigma: float, n_grid: list,
-               contexts: list, margin: float, family_level: float) -> Outcome:
+def noise_part(
+    *,
+    train_task: str,
+    d: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    n_grid: list,
+    contexts: list,
+    margin: float,
+    family_level: float,
+) -> Outcome:
     """The noise part of the ICL error with the pretrained window (the same on every probe: the weights
     do not depend on the task) follows the derived series ``sigma^2 (R_d(w*)/n + c_q w*^(d-1)/n^2)``.
 
@@ -165,68 +259,117 @@ def noise_part(*, train_task: str, d: int, seed: np.random.SeedSequence, L: floa
         rows.append((n, w, _band(*mean_se(samples), z)))
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
-        return [decision.equivalence(*(np.array(band) / ((1 + change) * theory.noise_series(d, w, n, sigma, series))
-                                       - 1), margin) for n, w, band in rows]
+        return [
+            decision.equivalence(
+                *(np.array(band) / ((1 + change) * theory.noise_series(d, w, n, sigma, series)) - 1), margin
+            )
+            for n, w, band in rows
+        ]
 
-    quantities = tuple(Quantity(name=f"noise part at n={n} (w*={w:.4g})", theory=theory.noise_series(d, w, n, sigma),
-                                measured=sum(band) / 2, ci_low=band[0], ci_high=band[1], verdict=dec.verdict,
-                                note=f"relative margin +-{margin:g}; first-order sigma^2 R_d/n = "
-                                     f"{theory.noise_series(d, w, n, sigma, 'first-order'):.4g}")
-                       for (n, w, band), dec in zip(rows, checks()))
+    quantities = tuple(
+        Quantity(
+            name=f"noise part at n={n} (w*={w:.4g})",
+            theory=theory.noise_series(d, w, n, sigma),
+            measured=sum(band) / 2,
+            ci_low=band[0],
+            ci_high=band[1],
+            verdict=dec.verdict,
+            note=f"relative margin +-{margin:g}; first-order sigma^2 R_d/n = "
+            f"{theory.noise_series(d, w, n, sigma, 'first-order'):.4g}",
+        )
+        for (n, w, band), dec in zip(rows, checks())
+    )
     return Outcome(
-        decide=lambda **kw: decision.combined("equivalence", checks(**kw)), quantities=quantities,
-        margin=f"+-{margin:g} relative", extra={"n": list(n_grid), "w_star": [w for _, w, _ in rows]},
+        decide=lambda **kw: decision.combined("equivalence", checks(**kw)),
+        quantities=quantities,
+        margin=f"+-{margin:g} relative",
+        extra={"n": list(n_grid), "w_star": [w for _, w, _ in rows]},
         rule=f"equivalence on measured/theory - 1 within +-{margin:g} at n = {list(n_grid)} (Monte Carlo, "
-             f"contexts {list(contexts)}, z = {z:.2f}).")
+        f"contexts {list(contexts)}, z = {z:.2f}).",
+    )
 
 
 # ----------------------------------------------------------------------------- the L mismatch (Figure 5)
 def _figure(errors: dict, labels: dict, z: float, title: str) -> dict:
     probes = list(errors)
-    series = [{"label": label, "x": list(range(len(probes))), "y": [errors[p][k][0] for p in probes],
-               "y_low": [errors[p][k][0] - z * errors[p][k][1] for p in probes],
-               "y_high": [errors[p][k][0] + z * errors[p][k][1] for p in probes]} for k, label in labels.items()]
+    series = [
+        {
+            "label": label,
+            "x": list(range(len(probes))),
+            "y": [errors[p][k][0] for p in probes],
+            "y_low": [errors[p][k][0] - z * errors[p][k][1] for p in probes],
+            "y_high": [errors[p][k][0] + z * errors[p][k][1] for p in probes],
+        }
+        for k, label in labels.items()
+    ]
     axis = ", ".join(f"{i} {p}" for i, p in enumerate(probes))
     for long, short in (("cosine-", "cos"), ("triangle-", "tri"), ("distance-", "dist")):
         axis = axis.replace(long, short)
-    return {"kind": "scatter", "x": series[0]["x"], "y": series[0]["y"], "series": series,
-            "xlabel": "test task: " + axis, "ylabel": "ICL error", "title": title}
+    return {
+        "kind": "scatter",
+        "x": series[0]["x"],
+        "y": series[0]["y"],
+        "series": series,
+        "xlabel": "test task: " + axis,
+        "ylabel": "ICL error",
+        "title": title,
+    }
 
 
-def _outcome(ratios, errors, labels, gated, z, rule_name, one, *, rule, margin, title, extra,
-             predicted=None) -> Outcome:
+def _outcome(
+    ratios, errors, labels, gated, z, rule_name, one, *, rule, margin, title, extra, predicted=None
+) -> Outcome:
     """A Figure 5 claim's outcome: ``one(r, se, key, **deviation)`` (its rule on one log error ratio, a list of
     decisions) on every gated ratio, combined; a quantity per probe and compared model (the error ratio
     ``exp(r)`` with its interval, verdicts on the gated probes only); the figure of the errors."""
-    def decide(**deviation) -> decision.Decision:
-        return decision.combined(rule_name, [c for p in gated for k, (r, se) in ratios[p].items()
-                                             for c in one(r, se, k, **deviation)])
 
-    quantities = tuple(Quantity(name=f"{p}: error ratio E({labels[k]})/E({labels['matched']})",
-                                theory=(predicted or {}).get((p, k)), measured=math.exp(r), ci_low=math.exp(r - z * se),
-                                ci_high=math.exp(r + z * se),
-                                verdict=decision.combined(rule_name, one(r, se, k)).verdict if p in gated else None,
-                                note="gated" if p in gated else "reported only (not a Figure 5 class)")
-                       for p, row in ratios.items() for k, (r, se) in row.items())
-    return Outcome(decide=decide, quantities=quantities, rule=rule, margin=margin,
-                   figure=_figure(errors, labels, z, title),
-                   extra={**extra, "errors": {p: {k: v[0] for k, v in row.items()} for p, row in errors.items()}})
+    def decide(**deviation) -> decision.Decision:
+        return decision.combined(
+            rule_name, [c for p in gated for k, (r, se) in ratios[p].items() for c in one(r, se, k, **deviation)]
+        )
+
+    quantities = tuple(
+        Quantity(
+            name=f"{p}: error ratio E({labels[k]})/E({labels['matched']})",
+            theory=(predicted or {}).get((p, k)),
+            measured=math.exp(r),
+            ci_low=math.exp(r - z * se),
+            ci_high=math.exp(r + z * se),
+            verdict=decision.combined(rule_name, one(r, se, k)).verdict if p in gated else None,
+            note="gated" if p in gated else "reported only (not a Figure 5 class)",
+        )
+        for p, row in ratios.items()
+        for k, (r, se) in row.items()
+    )
+    return Outcome(
+        decide=decide,
+        quantities=quantities,
+        rule=rule,
+        margin=margin,
+        figure=_figure(errors, labels, z, title),
+        extra={**extra, "errors": {p: {k: v[0] for k, v in row.items()} for p, row in errors.items()}},
+    )
 
 
 def _mismatch_labels(factor: float, suffix: str = "") -> dict:
-    return {"matched": f"L' = L{suffix}", "smaller": f"L' = L/{factor:g}{suffix}",
-            "larger": f"L' = {factor:g}L{suffix}"}
+    return {
+        "matched": f"L' = L{suffix}",
+        "smaller": f"L' = L/{factor:g}{suffix}",
+        "larger": f"L' = {factor:g}L{suffix}",
+    }
 
 
 def _sign_rule(z: float):
     """The rule of :func:`mismatch` on one log ratio ``r +- z se``: ``sign`` ``r > shift``; the expected sign
     of each ``L'`` (``-1``: that ``L'`` claimed better); ``within > 0``: ``|r| < log(1 + within)``."""
+
     def one(r, se, key, shift=0.0, within=0.0, smaller=+1, larger=+1) -> list:
         low, high = _band(r, se, z)
         if within:
             m = math.log1p(within)
             return [decision.sign(low - m, high - m, -1), decision.sign(low + m, high + m, +1)]
         return [decision.sign(low - shift, high - shift, {"smaller": smaller, "larger": larger}[key])]
+
     return one
 
 
@@ -234,14 +377,27 @@ def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed):
     """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and their log error
     ratios and errors on the probes (:func:`~lipschitz_icl.probes.probe_log_ratios`)."""
     (stream,) = seed.spawn(1)
-    ws = {k: _wstar("affine", d, n, LL, sigma) for k, LL in (("matched", L), ("smaller", L / factor),
-                                                               ("larger", L * factor))}
+    ws = {
+        k: _wstar("affine", d, n, LL, sigma)
+        for k, LL in (("matched", L), ("smaller", L / factor), ("larger", L * factor))
+    }
     models = {k: Attention.isotropic(w, d) for k, w in ws.items()}
     return (ws, *probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, stream))
 
 
-def mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int, factor: float,
-             probes: dict, gated: list, family_level: float) -> Outcome:
+def mismatch(
+    *,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    contexts: int,
+    factor: float,
+    probes: dict,
+    gated: list,
+    family_level: float,
+) -> Outcome:
     """Figure 5 with ``M = w* I``: attention pretrained on affine tasks at ``L' = L/factor`` or ``factor L`` has a
     larger ICL error on ``L``-tasks of the ``gated`` (Figure 5) classes than the one pretrained at ``L``.
 
@@ -250,16 +406,36 @@ def mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: f
     ratios are reported, not gated."""
     ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
     z = decision.bonferroni_z(2 * len(gated), family_level)
-    return _outcome(ratios, errors, _mismatch_labels(factor), gated, z, "sign", _sign_rule(z),
-                    rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
-                         f"z = {z:.2f}, Bonferroni at {family_level:g}); w* exact: "
-                         + ", ".join(f"{w:.4g}" for w in ws.values()),
-                    margin="none (a direction): log(E_L'/E_L) > 0", title="Figure 5: pretraining setting vs test task",
-                    extra={"w_star": ws})
+    return _outcome(
+        ratios,
+        errors,
+        _mismatch_labels(factor),
+        gated,
+        z,
+        "sign",
+        _sign_rule(z),
+        rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
+        f"z = {z:.2f}, Bonferroni at {family_level:g}); w* exact: " + ", ".join(f"{w:.4g}" for w in ws.values()),
+        margin="none (a direction): log(E_L'/E_L) > 0",
+        title="Figure 5: pretraining setting vs test task",
+        extra={"w_star": ws},
+    )
 
 
-def trained_mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
-                     factor: float, probes: dict, gated: list, family_level: float, protocol: dict) -> Outcome:
+def trained_mismatch(
+    *,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    contexts: int,
+    factor: float,
+    probes: dict,
+    gated: list,
+    family_level: float,
+    protocol: dict,
+) -> Outcome:
     """Figure 5 with trained attention: the M-form pretrained by the trainer (``protocol``, one run each, own
     streams) on affine tasks at ``L``, ``L/factor`` and ``factor L``, tested with the rule of :func:`mismatch`."""
     streams = seed.spawn(4)
@@ -269,16 +445,37 @@ def trained_mismatch(*, d: int, n: int, seed: np.random.SeedSequence, L: float, 
         models[key], ws[key] = Attention(result.M), result.w_trained
     ratios, errors = probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
     z = decision.bonferroni_z(2 * len(gated), family_level)
-    return _outcome(ratios, errors, _mismatch_labels(factor, " (trained)"), gated, z, "sign", _sign_rule(z),
-                    rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
-                         f"z = {z:.2f}); one trainer run per setting ({protocol})",
-                    margin="none (a direction): log(E_L'/E_L) > 0", title="Figure 5 with trained attention",
-                    extra={"w_trained": ws})
+    return _outcome(
+        ratios,
+        errors,
+        _mismatch_labels(factor, " (trained)"),
+        gated,
+        z,
+        "sign",
+        _sign_rule(z),
+        rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
+        f"z = {z:.2f}); one trainer run per setting ({protocol})",
+        margin="none (a direction): log(E_L'/E_L) > 0",
+        title="Figure 5 with trained attention",
+        extra={"w_trained": ws},
+    )
 
 
-def mismatch_marked(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
-                    factor: float, probes: dict, gated: list, family_level: float, marked_factor: float,
-                    marked_margin: float) -> Outcome:
+def mismatch_marked(
+    *,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    contexts: int,
+    factor: float,
+    probes: dict,
+    gated: list,
+    family_level: float,
+    marked_factor: float,
+    marked_margin: float,
+) -> Outcome:
     """Exploratory: the mismatched error is at least ``marked_factor`` times the matched one where the derived
     leading-order ratio (:func:`lipschitz_icl.derivations.generalisation.mismatch_ratio`,
     ``lambda = factor^(+-2 alpha)``) is at least
@@ -289,28 +486,50 @@ def mismatch_marked(*, d: int, n: int, seed: np.random.SeedSequence, L: float, s
     """
     ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
     alpha, beta, p_aff = law.window_law("affine", d)[0], law.noise_leading(d)[0], -law.bias_leading("affine", d)[0]
-    derived = {k: theory.mismatch_ratio(factor ** (s * 2 * alpha), p_aff, beta) for k, s in (("smaller", -1),
-                                                                                           ("larger", +1))}
-    factors = {"conditional": {k: marked_factor if v >= marked_margin * marked_factor else 1.0
-                               for k, v in derived.items()},
-               "unconditional": {k: marked_factor for k in derived}, "derived": derived}
+    derived = {
+        k: theory.mismatch_ratio(factor ** (s * 2 * alpha), p_aff, beta) for k, s in (("smaller", -1), ("larger", +1))
+    }
+    factors = {
+        "conditional": {k: marked_factor if v >= marked_margin * marked_factor else 1.0 for k, v in derived.items()},
+        "unconditional": dict.fromkeys(derived, marked_factor),
+        "derived": derived,
+    }
     z = decision.bonferroni_z(2 * len(gated), family_level)
 
     def one(r, se, k, shift=0.0, required="conditional") -> list:
         return [decision.one_sided(*_band(r, se, z), math.log(factors[required][k]) + shift, ">=")]
 
-    return _outcome(ratios, errors, _mismatch_labels(factor), gated, z, "one-sided", one,
-                    rule=f"one-sided: log(E_L'/E_L) >= log(required factor) on {', '.join(gated)} ({contexts} "
-                         f"contexts, z = {z:.2f}); required factors {factors['conditional']}, derived ratios "
-                         + ", ".join(f"{k}: {v:.3g}" for k, v in derived.items()),
-                    margin=f"required factors {factors['conditional']}",
-                    title="Figure 5: pretraining setting vs test task",
-                    extra={"w_star": ws, "derived_ratio": derived, "required_factor": factors["conditional"]},
-                    predicted={("affine", k): v for k, v in derived.items()})
+    return _outcome(
+        ratios,
+        errors,
+        _mismatch_labels(factor),
+        gated,
+        z,
+        "one-sided",
+        one,
+        rule=f"one-sided: log(E_L'/E_L) >= log(required factor) on {', '.join(gated)} ({contexts} "
+        f"contexts, z = {z:.2f}); required factors {factors['conditional']}, derived ratios "
+        + ", ".join(f"{k}: {v:.3g}" for k, v in derived.items()),
+        margin=f"required factors {factors['conditional']}",
+        title="Figure 5: pretraining setting vs test task",
+        extra={"w_star": ws, "derived_ratio": derived, "required_factor": factors["conditional"]},
+        predicted={("affine", k): v for k, v in derived.items()},
+    )
 
 
-def same_l_classes(*, d: int, n: int, seed: np.random.SeedSequence, L: float, sigma: float, contexts: int,
-                   probes: dict, gated: list, max_ratio: float, family_level: float) -> Outcome:
+def same_l_classes(
+    *,
+    d: int,
+    n: int,
+    seed: np.random.SeedSequence,
+    L: float,
+    sigma: float,
+    contexts: int,
+    probes: dict,
+    gated: list,
+    max_ratio: float,
+    family_level: float,
+) -> Outcome:
     """Figure 5, right panel: pretrained at the same ``L`` on relu instead of affine tasks, the attention's ICL
     error on the gated (Figure 5) classes changes by at most a factor ``max_ratio``.
 
@@ -324,18 +543,33 @@ def same_l_classes(*, d: int, n: int, seed: np.random.SeedSequence, L: float, si
     models = {"matched": Attention.isotropic(ws["affine"], d), "relu": Attention.isotropic(ws["relu"], d)}
     ratios, errors = probe_log_ratios(models, suite, n, sigma, contexts, stream)
     z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
-    classes = {p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
-               for p in suite if p.name in gated}
-    predicted = {(name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
-                 / theory.class_error(kind, d, n, L, sigma, ws["affine"], k) for name, (kind, k) in classes.items()}
+    classes = {
+        p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
+        for p in suite
+        if p.name in gated
+    }
+    predicted = {
+        (name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
+        / theory.class_error(kind, d, n, L, sigma, ws["affine"], k)
+        for name, (kind, k) in classes.items()
+    }
 
     def one(r, se, _key, shift=0.0, ratio=1.0) -> list:
         return [decision.equivalence(*(np.array(_band(r, se, z)) - math.log(ratio) - shift), margin)]
 
-    return _outcome(ratios, errors, {"matched": "affine@L", "relu": "relu@L"}, gated, z, "equivalence", one,
-                    rule=f"equivalence of log(E_relu@L/E_affine@L) within +-log {max_ratio:g} on {', '.join(gated)} "
-                         f"({contexts} contexts, common random numbers, z = {z:.2f}); w* = {ws['affine']:.4g} "
-                         f"(affine), {ws['relu']:.4g} (relu), exact",
-                    margin=f"+-log {max_ratio:g} = +-{margin:.4g} on the log ratio",
-                    title="Figure 5 (right): same L, other class", predicted=predicted,
-                    extra={"w_star": ws, "predicted_ratio": {p: v for (p, _), v in predicted.items()}})
+    return _outcome(
+        ratios,
+        errors,
+        {"matched": "affine@L", "relu": "relu@L"},
+        gated,
+        z,
+        "equivalence",
+        one,
+        rule=f"equivalence of log(E_relu@L/E_affine@L) within +-log {max_ratio:g} on {', '.join(gated)} "
+        f"({contexts} contexts, common random numbers, z = {z:.2f}); w* = {ws['affine']:.4g} "
+        f"(affine), {ws['relu']:.4g} (relu), exact",
+        margin=f"+-log {max_ratio:g} = +-{margin:.4g} on the log ratio",
+        title="Figure 5 (right): same L, other class",
+        predicted=predicted,
+        extra={"w_star": ws, "predicted_ratio": {p: v for (p, _), v in predicted.items()}},
+    )

@@ -28,8 +28,17 @@ from ..estimate import Estimate, difference, log_ratio_of_means
 from ..evidence import Outcome, Quantity
 from ..fixed_draw import FixedDraw, scale_search
 from ..loss import general_terms
-from ..lowrank import (inside_changes, inside_direction, limit_terms, matched_problem, outside_changes,
-                       outside_directions, projectors, rotated_basis, scale_changes)
+from ..lowrank import (
+    inside_changes,
+    inside_direction,
+    limit_terms,
+    matched_problem,
+    outside_changes,
+    outside_directions,
+    projectors,
+    rotated_basis,
+    scale_changes,
+)
 from ..optimum import wstar
 from ..pretraining import independent_runs, noise_floor
 from ..problem import make_problem
@@ -48,10 +57,17 @@ def _signs(changes, level: float) -> list[decision.Decision]:
 
 
 def _move_rows(changes, decisions, level: float) -> tuple:
-    return tuple(Quantity(name=f"Delta L along {name}", measured=e.value, ci_low=lo, ci_high=hi, verdict=dec.verdict,
-                          note="must be > 0 on the whole interval")
-                 for (name, e), dec, (lo, hi) in zip(changes, decisions, (e.confidence_interval(level)
-                                                                          for _, e in changes)))
+    return tuple(
+        Quantity(
+            name=f"Delta L along {name}",
+            measured=e.value,
+            ci_low=lo,
+            ci_high=hi,
+            verdict=dec.verdict,
+            note="must be > 0 on the whole interval",
+        )
+        for (name, e), dec, (lo, hi) in zip(changes, decisions, (e.confidence_interval(level) for _, e in changes))
+    )
 
 
 # ----------------------------------------------------------------------------- Theorem 4.4: the minimiser
@@ -63,8 +79,20 @@ def _full_rank_scale(task: str, problem) -> float:
     return wstar(full, "exact").w_star.value
 
 
-def _moved_base(test: FixedDraw, c: float, P, Q, directions, *, step: float, scale_step: float, level: float,
-                shift: float, outside: float, complement: float) -> decision.Decision:
+def _moved_base(
+    test: FixedDraw,
+    c: float,
+    P,
+    Q,
+    directions,
+    *,
+    step: float,
+    scale_step: float,
+    level: float,
+    shift: float,
+    outside: float,
+    complement: float,
+) -> decision.Decision:
     """The rule of :func:`direction_optimality` at a moved base: ``(1 + shift) c P``; ``c P + outside ||c P|| D``
     for some one of the outside ``D`` (:func:`~lipschitz_icl.decision.any_of`); or ``c (P + complement Q)``."""
     if shift:
@@ -76,9 +104,24 @@ def _moved_base(test: FixedDraw, c: float, P, Q, directions, *, step: float, sca
     return decision.combined("sign", _signs(outside_changes(test, c * P, unit_Q, t, step), level))
 
 
-def direction_optimality(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L: float,
-                         sigma: float, scale_step: float, step: float, contexts: int, search_contexts: int,
-                         scale_exponents: list, scale_points: int, refine: list, family_level: float) -> Outcome:
+def direction_optimality(
+    *,
+    task: str,
+    d: int,
+    k: int,
+    seed: np.random.SeedSequence,
+    n: int,
+    L: float,
+    sigma: float,
+    scale_step: float,
+    step: float,
+    contexts: int,
+    search_contexts: int,
+    scale_exponents: list,
+    scale_points: int,
+    refine: list,
+    family_level: float,
+) -> Outcome:
     """Theorem 4.4 at one ``(task, d, k)``: ``M0 = c* P`` is a minimiser.
 
     Streams spawned from ``seed``: the search draw, the random directions, the test draw.  ``c*`` by
@@ -93,14 +136,21 @@ def direction_optimality(*, task: str, d: int, k: int, seed: np.random.SeedSeque
     search_seed, direction_seed, test_seed = seed.spawn(3)
     problem = matched_problem(task, d, k, n=n, L0=L, sigma=sigma)
     B, P, Q = projectors(problem)
-    c, loss_c, edge = scale_search(FixedDraw(problem, search_contexts, search_seed, basis=[P]), P,
-                                   grid=_scales(scale_exponents, scale_points), refine=refine)
+    c, loss_c, edge = scale_search(
+        FixedDraw(problem, search_contexts, search_seed, basis=[P]),
+        P,
+        grid=_scales(scale_exponents, scale_points),
+        refine=refine,
+    )
     rng = np.random.default_rng(direction_seed)
     directions = outside_directions(B, rng)
     inside = [inside_direction(B, rng)] if k >= 2 else []
     test = FixedDraw(problem, contexts, test_seed, basis=[P] + [D for _, D in inside + directions])
-    moves = (scale_changes(test, c, P, scale_step) + inside_changes(test, c * P, inside, step)
-             + outside_changes(test, c * P, directions, 0.0, step))
+    moves = (
+        scale_changes(test, c, P, scale_step)
+        + inside_changes(test, c * P, inside, step)
+        + outside_changes(test, c * P, directions, 0.0, step)
+    )
     level = 1 - family_level / len(moves)
     decisions = _signs(moves, level)
 
@@ -108,20 +158,40 @@ def direction_optimality(*, task: str, d: int, k: int, seed: np.random.SeedSeque
         if scale:
             shift = _full_rank_scale(task, problem) / c - 1
         if shift or outside or complement:
-            return _moved_base(test, c, P, Q, directions, step=step, scale_step=scale_step, level=level, shift=shift,
-                               outside=outside, complement=complement)
+            return _moved_base(
+                test,
+                c,
+                P,
+                Q,
+                directions,
+                step=step,
+                scale_step=scale_step,
+                level=level,
+                shift=shift,
+                outside=outside,
+                complement=complement,
+            )
         return decision.unless(decision.combined("sign", decisions), f"c* on the search edge ({edge})" if edge else "")
 
     return Outcome(
-        decide=decide, quantities=_move_rows(moves, decisions, level) + (
-            Quantity(name="best scale c* of c B B^T", measured=c, symbol="c^*", setting={"task": task, "d": d, "k": k},
-                     note=f"loss {loss_c:.5g} on the search draw" + (f"; search edge: {edge}" if edge else "")),),
+        decide=decide,
+        quantities=_move_rows(moves, decisions, level)
+        + (
+            Quantity(
+                name="best scale c* of c B B^T",
+                measured=c,
+                symbol="c^*",
+                setting={"task": task, "d": d, "k": k},
+                note=f"loss {loss_c:.5g} on the search draw" + (f"; search edge: {edge}" if edge else ""),
+            ),
+        ),
         margin=f"0 (each change's interval wholly > 0); moves of size {scale_step:g} on c, {step:g} ||c* P||_F "
-               "elsewhere",
+        "elsewhere",
         rule=f"sign rule on each loss change (interval at level {level:.6g}, Bonferroni over {len(moves)} moves), "
-             f"task-averaged Monte Carlo on one test draw ({contexts} contexts; c* searched on {search_contexts}); "
-             "outside moves by antithetic reflection pairs.",
-        extra={"c_star": c})
+        f"task-averaged Monte Carlo on one test draw ({contexts} contexts; c* searched on {search_contexts}); "
+        "outside moves by antithetic reflection pairs.",
+        extra={"c_star": c},
+    )
 
 
 # ----------------------------------------------------------------------------- what training finds
@@ -130,9 +200,24 @@ def _range_decision(values, threshold: float) -> decision.Decision:
     return decision.one_sided(min(values), max(values), threshold, "<=")
 
 
-def trained_direction(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L: float, sigma: float,
-                      runs: int, protocol: dict, shape_threshold: float, floor_divisor: float, search_contexts: int,
-                      scale_exponents: list, scale_points: int, refine: list) -> Outcome:
+def trained_direction(
+    *,
+    task: str,
+    d: int,
+    k: int,
+    seed: np.random.SeedSequence,
+    n: int,
+    L: float,
+    sigma: float,
+    runs: int,
+    protocol: dict,
+    shape_threshold: float,
+    floor_divisor: float,
+    search_contexts: int,
+    scale_exponents: list,
+    scale_points: int,
+    refine: list,
+) -> Outcome:
     """Pretraining the M-form from random starts ends on ``col(B)``.
 
     Streams spawned from ``seed``: the runs (:func:`~lipschitz_icl.pretraining.independent_runs` with
@@ -163,23 +248,42 @@ def trained_direction(*, task: str, d: int, k: int, seed: np.random.SeedSequence
         return decision.unless(_range_decision(rhos, shape_threshold), f"noise floor {floor:.4f}" if noisy else "")
 
     scales = [float(np.trace(P @ M @ P) / k) for M in Ms]
-    c, _, _ = scale_search(FixedDraw(problem, search_contexts, search_seed, basis=[P]), P,
-                           grid=_scales(scale_exponents, scale_points), refine=refine)
+    c, _, _ = scale_search(
+        FixedDraw(problem, search_contexts, search_seed, basis=[P]),
+        P,
+        grid=_scales(scale_exponents, scale_points),
+        refine=refine,
+    )
     starts = [geometry.rho(M0, B) for M0, _ in results]
     quantities = (
-        Quantity(name="rho(M, B) of the trained M (range over runs)", theory=0.0, measured=max(rhos), ci_low=min(rhos),
-                 ci_high=max(rhos), verdict=decide().verdict,
-                 note=f"bound {shape_threshold}; runs: {', '.join(f'{x:.4f}' for x in rhos)}; random starts "
-                      f"{min(starts):.2f}-{max(starts):.2f}; noise floor {floor:.4f} (must be < "
-                      f"{shape_threshold / floor_divisor:.3g})"),
-        Quantity(name="trained scale tr(PMP)/k vs searched c*", theory=c, measured=float(np.mean(scales)),
-                 ci_low=min(scales), ci_high=max(scales),
-                 note=f"reported only: c* searched on {search_contexts} contexts"))
+        Quantity(
+            name="rho(M, B) of the trained M (range over runs)",
+            theory=0.0,
+            measured=max(rhos),
+            ci_low=min(rhos),
+            ci_high=max(rhos),
+            verdict=decide().verdict,
+            note=f"bound {shape_threshold}; runs: {', '.join(f'{x:.4f}' for x in rhos)}; random starts "
+            f"{min(starts):.2f}-{max(starts):.2f}; noise floor {floor:.4f} (must be < "
+            f"{shape_threshold / floor_divisor:.3g})",
+        ),
+        Quantity(
+            name="trained scale tr(PMP)/k vs searched c*",
+            theory=c,
+            measured=float(np.mean(scales)),
+            ci_low=min(scales),
+            ci_high=max(scales),
+            note=f"reported only: c* searched on {search_contexts} contexts",
+        ),
+    )
     return Outcome(
-        decide=decide, quantities=quantities, margin=f"rho <= {shape_threshold} for every run",
+        decide=decide,
+        quantities=quantities,
+        margin=f"rho <= {shape_threshold} for every run",
         rule=f"one-sided rule on the range of rho over {runs} independent SGD runs ({protocol}) against "
-             f"{shape_threshold}; the run-to-run noise floor must be < threshold/{floor_divisor:g}.",
-        extra={"rho": rhos, "rho_start": starts, "noise_floor": floor, "scale": scales, "c_star": c})
+        f"{shape_threshold}; the run-to-run noise floor must be < threshold/{floor_divisor:g}.",
+        extra={"rho": rhos, "rho_start": starts, "noise_floor": floor, "scale": scales, "c_star": c},
+    )
 
 
 # ----------------------------------------------------------------------------- dependence on d
@@ -192,12 +296,24 @@ def _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, searc
         search = FixedDraw(problem, contexts, search_seed, basis=[P, np.eye(d)])
         c, _, edge_c = scale_search(search, P, grid=grid, refine=refine)
         w, _, edge_w = scale_search(search, np.eye(d), grid=grid, refine=refine)
-        (bP, nP), (bI, nI) = general_terms(problem, [Attention(c * P), Attention(w * np.eye(d))], contexts,
-                                           np.random.default_rng(eval_seed))
+        (bP, nP), (bI, nI) = general_terms(
+            problem, [Attention(c * P), Attention(w * np.eye(d))], contexts, np.random.default_rng(eval_seed)
+        )
         # c* = 0 or an unbracketed scale leaves the claim undecided; w* = 0 (uniform averaging) is a genuine
         # optimum of the isotropic window (for an even link L(w) = L(-w), so w = 0 is stationary)
-        rows.append({"d": d, "c": c, "w": w, "edge": bool(edge_c) or edge_w == "top", "P": bP + nP, "bP": bP,
-                     "I": bI + nI, "bI": bI, "nI": nI})
+        rows.append(
+            {
+                "d": d,
+                "c": c,
+                "w": w,
+                "edge": bool(edge_c) or edge_w == "top",
+                "P": bP + nP,
+                "bP": bP,
+                "I": bI + nI,
+                "bI": bI,
+                "nI": nI,
+            }
+        )
     return rows
 
 
@@ -206,8 +322,10 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
     shifts the bound of (B) and (D3) to ``(1 + margin) (d/d_min)^-gamma - 1``."""
     (bL, nL), d0 = limit, rows[0]["d"]
     bound = lambda d: (1 + margin) * (d / d0) ** (-gamma) - 1  # noqa: E731
-    ratio = lambda a, b: Estimate(math.expm1(log_ratio_of_means(a, b).value),  # noqa: E731
-                                  math.exp(log_ratio_of_means(a, b).value) * log_ratio_of_means(a, b).standard_error)
+    ratio = lambda a, b: Estimate(
+        math.expm1(log_ratio_of_means(a, b).value),
+        math.exp(log_ratio_of_means(a, b).value) * log_ratio_of_means(a, b).standard_error,
+    )
     out = {}
     for r0, r1 in zip(rows, rows[1:]):
         change = difference(Estimate.from_samples(r1["I"]), Estimate.from_samples(r0["I"]))
@@ -215,8 +333,10 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
     for r in rows:
         out[f"B: L_P(d={r['d']})/L_P(inf) - 1 <= bound"] = (ratio(r["P"], bL + nL), bound(r["d"]), "<=")
     first, last = rows[0], rows[-1]
-    growth = lambda iso, low: difference(log_ratio_of_means(last[iso], first[iso]),  # noqa: E731
-                                         log_ratio_of_means(last[low], first[low]))
+    growth = lambda iso, low: difference(
+        log_ratio_of_means(last[iso], first[iso]),
+        log_ratio_of_means(last[low], first[low]),
+    )
     out["C: log growth of L_I minus that of L_P >= 0"] = (growth("I", "P"), 0.0, ">=")
     out["D1: log growth of bias_I minus that of bias_P >= 0"] = (growth("bI", "bP"), 0.0, ">=")
     out["D2: log growth of noise_I <= 0"] = (log_ratio_of_means(last["nI"], first["nI"]), 0.0, "<=")
@@ -236,16 +356,41 @@ def _best_limit(task: str, k: int, grid, problem: dict, search_seed, eval_seed):
 def _dimension_figure(rows, limit) -> dict:
     """The optimal errors of ``c* P`` (against their ``d -> infinity`` limit) and of ``w* I`` along ``d``."""
     xs, lossL = [float(r["d"]) for r in rows], float(np.mean(limit[0] + limit[1]))
-    return {"kind": "semilogx", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
-            "series": [{"label": r"$c^* BB^\top$", "x": xs, "y": [float(np.mean(r["P"])) for r in rows],
-                        "theory_y": [lossL] * len(rows)},
-                       {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]}],
-            "xlabel": "$d$", "ylabel": "optimal ICL error"}
+    return {
+        "kind": "semilogx",
+        "x": xs,
+        "y": [float(np.mean(r["P"])) for r in rows],
+        "series": [
+            {
+                "label": r"$c^* BB^\top$",
+                "x": xs,
+                "y": [float(np.mean(r["P"])) for r in rows],
+                "theory_y": [lossL] * len(rows),
+            },
+            {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]},
+        ],
+        "xlabel": "$d$",
+        "ylabel": "optimal ICL error",
+    }
 
 
-def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_grid: list, n: int, L0: float,
-                         sigma: float, contexts: int, margin: float, family_level: float, scale_exponents: list,
-                         scale_points: int, refine: list, limit_points: int) -> Outcome:
+def dimension_dependence(
+    *,
+    task: str,
+    k: int,
+    seed: np.random.SeedSequence,
+    d_grid: list,
+    n: int,
+    L0: float,
+    sigma: float,
+    contexts: int,
+    margin: float,
+    family_level: float,
+    scale_exponents: list,
+    scale_points: int,
+    refine: list,
+    limit_points: int,
+) -> Outcome:
     """The ICL error follows ``k``, not ``d``.
 
     On :func:`~lipschitz_icl.lowrank.matched_problem` for each ``d`` in ``d_grid``: ``c*`` (``M = c P``) and ``w*``
@@ -263,8 +408,9 @@ def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_g
     grid = _scales(scale_exponents, scale_points)
     rows = _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, search_seed, eval_seeds)
     lim_grid = _scales(scale_exponents, limit_points)
-    i, limit = _best_limit(task, k, lim_grid, dict(n=n, L0=L0, sigma=sigma, contexts=contexts), lim_search_seed,
-                           lim_eval_seed)
+    i, limit = _best_limit(
+        task, k, lim_grid, dict(n=n, L0=L0, sigma=sigma, contexts=contexts), lim_search_seed, lim_eval_seed
+    )
     count = len(_dimension_tests(rows, limit, margin))
     level = 1 - family_level / count
     unsure = any(r["edge"] for r in rows) or i in (0, lim_grid.size - 1)
@@ -274,22 +420,37 @@ def dimension_dependence(*, task: str, k: int, seed: np.random.SeedSequence, d_g
         if rival == "follows-d":
             e, _, _ = tests["C: log growth of L_I minus that of L_P >= 0"]
             return decision.one_sided(*Estimate(-e.value, e.standard_error).confidence_interval(level), 0.0, ">=")
-        dec = decision.combined("one-sided", [decision.one_sided(*e.confidence_interval(level), b, rel)
-                                              for e, b, rel in tests.values()])
+        dec = decision.combined(
+            "one-sided", [decision.one_sided(*e.confidence_interval(level), b, rel) for e, b, rel in tests.values()]
+        )
         return decision.unless(dec, "a scale search at its edge" if unsure and not gamma else "")
 
-    quantities = tuple(Quantity(name=name, measured=e.value, ci_low=lo, ci_high=hi, note=f"{rel} {b:.4g}",
-                                verdict=decision.one_sided(lo, hi, b, rel).verdict)
-                       for name, (e, b, rel) in _dimension_tests(rows, limit, margin).items()
-                       for lo, hi in [e.confidence_interval(level)])
+    quantities = tuple(
+        Quantity(
+            name=name,
+            measured=e.value,
+            ci_low=lo,
+            ci_high=hi,
+            note=f"{rel} {b:.4g}",
+            verdict=decision.one_sided(lo, hi, b, rel).verdict,
+        )
+        for name, (e, b, rel) in _dimension_tests(rows, limit, margin).items()
+        for lo, hi in [e.confidence_interval(level)]
+    )
     return Outcome(
-        decide=decide, quantities=quantities,
+        decide=decide,
+        quantities=quantities,
         margin=f"L_P(d) <= (1 + {margin:g}) L_P(inf); growth differences >= 0",
         rule=f"one-sided tests (A)-(D3) on Bonferroni intervals over {count} tests (level {family_level:g}); d in "
-             f"{list(d_grid)}, n={n}, L0={L0:g}, sigma={sigma:g}, {contexts} contexts per draw.",
+        f"{list(d_grid)}, n={n}, L0={L0:g}, sigma={sigma:g}, {contexts} contexts per draw.",
         figure=_dimension_figure(rows, limit),
-        extra={"d": list(d_grid), "limit_scale": float(lim_grid[i]), "c_star": [r["c"] for r in rows],
-               "w_star": [r["w"] for r in rows]})
+        extra={
+            "d": list(d_grid),
+            "limit_scale": float(lim_grid[i]),
+            "c_star": [r["c"] for r in rows],
+            "w_star": [r["w"] for r in rows],
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- the saddle (a finding)
@@ -298,29 +459,54 @@ def _saddle_theory(setting: theory.Setting, step: float, scale_low: float, scale
     """The derived numbers of :func:`saddle` (cached: the alternatives' fresh replicates reuse them)."""
     c, at_bound = theory.optimal_scale(setting, low=scale_low, high=scale_high)
     s = step * c
-    return {"c": c, "at_bound": at_bound, "s": s, "change": theory.loss_change(setting, c, s),
-            "curvature": theory.curvature(setting, c), "large_n_curvature": theory.large_n_curvature(setting, c),
-            "large_n": _large_n_change(setting, c, s, False), "infinite_n": _large_n_change(setting, c, s, True)}
+    return {
+        "c": c,
+        "at_bound": at_bound,
+        "s": s,
+        "change": theory.loss_change(setting, c, s),
+        "curvature": theory.curvature(setting, c),
+        "large_n_curvature": theory.large_n_curvature(setting, c),
+        "large_n": _large_n_change(setting, c, s, False),
+        "infinite_n": _large_n_change(setting, c, s, True),
+    }
 
 
 def _large_n_change(setting, c: float, s: float, limit: bool) -> float:
-    return (theory.large_n_loss(setting, c, s, limit=limit).value
-            - theory.large_n_loss(setting, c, 0.0, limit=limit).value)
+    return (
+        theory.large_n_loss(setting, c, s, limit=limit).value - theory.large_n_loss(setting, c, 0.0, limit=limit).value
+    )
 
 
 def _saddle_changes(problem, c: float, P, s: float, Q, scale_step: float, count: int, seed):
     """On one draw of ``count`` contexts (common random numbers): ``L(c P +- s Q) - L(c P)`` by the antithetic
     pair and the changes along the scale moves ``c (1 +- scale_step) P``, per-context estimates."""
-    models = [Attention(M) for M in (c * P, c * P + s * Q, c * P - s * Q, (1 + scale_step) * c * P,
-                                     (1 - scale_step) * c * P)]
+    models = [
+        Attention(M) for M in (c * P, c * P + s * Q, c * P - s * Q, (1 + scale_step) * c * P, (1 - scale_step) * c * P)
+    ]
     terms = general_terms(problem, models, count, np.random.default_rng(seed))
     base, plus, minus, up, down = (b + nz for b, nz in terms)
-    return (Estimate.from_samples(0.5 * (plus + minus) - base),
-            [Estimate.from_samples(up - base), Estimate.from_samples(down - base)])
+    return (
+        Estimate.from_samples(0.5 * (plus + minus) - base),
+        [Estimate.from_samples(up - base), Estimate.from_samples(down - base)],
+    )
 
 
-def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L0: float, sigma: float, step: float,
-           scale_step: float, contexts: dict, margin: float, family_level: float, scale_bounds: list) -> Outcome:
+def saddle(
+    *,
+    task: str,
+    d: int,
+    k: int,
+    seed: np.random.SeedSequence,
+    n: int,
+    L0: float,
+    sigma: float,
+    step: float,
+    scale_step: float,
+    contexts: dict,
+    margin: float,
+    family_level: float,
+    scale_bounds: list,
+) -> Outcome:
     """The change of the loss along the complement ``Q`` at ``c* B B^T`` against its exact derivation.
 
     Derived (:mod:`lipschitz_icl.derivations.saddle`, exact in ``n`` up to the quadrature's stated accuracy): ``c*``
@@ -343,31 +529,51 @@ def saddle(*, task: str, d: int, k: int, seed: np.random.SeedSequence, n: int, L
     measured, scale = _saddle_changes(problem, c, P, s, Q, scale_step, count, seed)
     level = 1 - family_level / 3
     scale_decisions = [decision.sign(*e.confidence_interval(level), +1) for e in scale]
-    rivals = {"exact": change.value, "large-n": th["large_n"], "infinite-n": th["infinite_n"],
-              "no-information": change.noise}
+    rivals = {
+        "exact": change.value,
+        "large-n": th["large_n"],
+        "infinite-n": th["infinite_n"],
+        "no-information": change.noise,
+    }
 
     def decide(shift: float = 0.0, law: str = "exact") -> decision.Decision:
         if th["at_bound"]:
             return decision.Decision("equivalence", "inconclusive", f"c* at the end of {scale_bounds}")
-        size = decision.shifted_equivalence(measured.confidence_interval(level), (1 + shift) * rivals[law],
-                                            change.accuracy, margin * abs(change.value))
-        return decision.Decision("equivalence", decision.combine([size, *scale_decisions]),
-                                 f"change along Q: {size.detail}; scale moves: "
-                                 + ", ".join(dec.verdict for dec in scale_decisions))
+        size = decision.shifted_equivalence(
+            measured.confidence_interval(level), (1 + shift) * rivals[law], change.accuracy, margin * abs(change.value)
+        )
+        return decision.Decision(
+            "equivalence",
+            decision.combine([size, *scale_decisions]),
+            f"change along Q: {size.detail}; scale moves: " + ", ".join(dec.verdict for dec in scale_decisions),
+        )
 
-    return Outcome(decide=decide, quantities=_saddle_rows(task, d, k, th, measured, scale, scale_decisions, level),
-                   margin=f"+-{margin:g} |Delta| on the change along Q; scale moves > 0",
-                   rule=f"equivalence on Delta = L(c* P +- {step:g} c* Q) - L(c* P) (antithetic pair, {count} "
-                        f"contexts, interval at level {level:.6g}) against the exact-in-n derivation; sign on the "
-                        f"scale moves c* (1 +- {scale_step:g}); c* derived (n={n}, L0={L0:g} signal-matched, "
-                        f"sigma={sigma:g}).",
-                   figure=_saddle_figure(th, measured, level),
-                   extra={"c_star": c, "s": s, "kind": "saddle" if th["curvature"].value < 0 else "minimum",
-                          "derived": {"change": change.value, "change_bias": change.bias, "change_noise": change.noise,
-                                      "curvature": th["curvature"].value, "curvature_bias": th["curvature"].bias,
-                                      "curvature_noise": th["curvature"].noise, "large_n_change": th["large_n"],
-                                      "infinite_n_change": th["infinite_n"],
-                                      "large_n_curvature": th["large_n_curvature"].value}})
+    return Outcome(
+        decide=decide,
+        quantities=_saddle_rows(task, d, k, th, measured, scale, scale_decisions, level),
+        margin=f"+-{margin:g} |Delta| on the change along Q; scale moves > 0",
+        rule=f"equivalence on Delta = L(c* P +- {step:g} c* Q) - L(c* P) (antithetic pair, {count} "
+        f"contexts, interval at level {level:.6g}) against the exact-in-n derivation; sign on the "
+        f"scale moves c* (1 +- {scale_step:g}); c* derived (n={n}, L0={L0:g} signal-matched, "
+        f"sigma={sigma:g}).",
+        figure=_saddle_figure(th, measured, level),
+        extra={
+            "c_star": c,
+            "s": s,
+            "kind": "saddle" if th["curvature"].value < 0 else "minimum",
+            "derived": {
+                "change": change.value,
+                "change_bias": change.bias,
+                "change_noise": change.noise,
+                "curvature": th["curvature"].value,
+                "curvature_bias": th["curvature"].bias,
+                "curvature_noise": th["curvature"].noise,
+                "large_n_change": th["large_n"],
+                "infinite_n_change": th["infinite_n"],
+                "large_n_curvature": th["large_n_curvature"].value,
+            },
+        },
+    )
 
 
 def _saddle_rows(task, d, k, th, measured: Estimate, scale, scale_decisions, level: float) -> tuple:
@@ -376,21 +582,51 @@ def _saddle_rows(task, d, k, th, measured: Estimate, scale, scale_decisions, lev
     change, curv, s = th["change"], th["curvature"], th["s"]
     low, high = measured.confidence_interval(level)
     return (
-        Quantity(name="Delta L along +-s Q at c* B B^T", theory=change.value, measured=measured.value, ci_low=low,
-                 ci_high=high, symbol=r"\Delta_Q", setting=setting, constant=True,
-                 note=f"s = {s:.4g}; derived bias part {change.bias:.3g}, noise part {change.noise:.3g}; quadrature "
-                      f"accuracy {change.accuracy:.2g}; rivals: O(1/n) {th['large_n']:.3g}, "
-                      f"n -> inf {th['infinite_n']:.3g}"),
-        Quantity(name="curvature d^2L/ds^2 along Q at c* B B^T", theory=curv.value, measured=2 * measured.value / s**2,
-                 ci_low=2 * low / s**2, ci_high=2 * high / s**2, symbol=r"\kappa_Q", setting=setting, constant=True,
-                 note=f"measured: 2 Delta / s^2 (finite difference); derived bias part {curv.bias:.3g}, noise part "
-                      f"{curv.noise:.3g}; O(1/n) rival {th['large_n_curvature'].value:.3g}; "
-                      + ("a saddle" if curv.value < 0 else "a minimum along Q")),
-        Quantity(name="optimal scale c* of c B B^T (derived)", theory=th["c"], symbol="c^*", setting=setting,
-                 note="exact loss minimised over c" + ("; at the end of the search range" if th["at_bound"] else "")),
-        *(Quantity(name=f"Delta L along scale x{f}", measured=e.value, ci_low=e.confidence_interval(level)[0],
-                   ci_high=e.confidence_interval(level)[1], verdict=dec.verdict, note="must be > 0")
-          for f, e, dec in zip(("(1 + step)", "(1 - step)"), scale, scale_decisions)))
+        Quantity(
+            name="Delta L along +-s Q at c* B B^T",
+            theory=change.value,
+            measured=measured.value,
+            ci_low=low,
+            ci_high=high,
+            symbol=r"\Delta_Q",
+            setting=setting,
+            constant=True,
+            note=f"s = {s:.4g}; derived bias part {change.bias:.3g}, noise part {change.noise:.3g}; quadrature "
+            f"accuracy {change.accuracy:.2g}; rivals: O(1/n) {th['large_n']:.3g}, "
+            f"n -> inf {th['infinite_n']:.3g}",
+        ),
+        Quantity(
+            name="curvature d^2L/ds^2 along Q at c* B B^T",
+            theory=curv.value,
+            measured=2 * measured.value / s**2,
+            ci_low=2 * low / s**2,
+            ci_high=2 * high / s**2,
+            symbol=r"\kappa_Q",
+            setting=setting,
+            constant=True,
+            note=f"measured: 2 Delta / s^2 (finite difference); derived bias part {curv.bias:.3g}, noise part "
+            f"{curv.noise:.3g}; O(1/n) rival {th['large_n_curvature'].value:.3g}; "
+            + ("a saddle" if curv.value < 0 else "a minimum along Q"),
+        ),
+        Quantity(
+            name="optimal scale c* of c B B^T (derived)",
+            theory=th["c"],
+            symbol="c^*",
+            setting=setting,
+            note="exact loss minimised over c" + ("; at the end of the search range" if th["at_bound"] else ""),
+        ),
+        *(
+            Quantity(
+                name=f"Delta L along scale x{f}",
+                measured=e.value,
+                ci_low=e.confidence_interval(level)[0],
+                ci_high=e.confidence_interval(level)[1],
+                verdict=dec.verdict,
+                note="must be > 0",
+            )
+            for f, e, dec in zip(("(1 + step)", "(1 - step)"), scale, scale_decisions)
+        ),
+    )
 
 
 def _saddle_figure(th, measured: Estimate, level: float) -> dict:
@@ -398,6 +634,13 @@ def _saddle_figure(th, measured: Estimate, level: float) -> dict:
     s2 = th["s"] ** 2 / 2
     low, high = measured.confidence_interval(level)
     kappa = th["curvature"].value
-    return {"kind": "scatter", "x": [kappa], "y": [measured.value / s2], "y_low": [low / s2], "y_high": [high / s2],
-            "theory_y": [kappa], "xlabel": r"derived $\partial_s^2 L$ along $Q$",
-            "ylabel": r"measured $2\Delta_Q / s^2$"}
+    return {
+        "kind": "scatter",
+        "x": [kappa],
+        "y": [measured.value / s2],
+        "y_low": [low / s2],
+        "y_high": [high / s2],
+        "theory_y": [kappa],
+        "xlabel": r"derived $\partial_s^2 L$ along $Q$",
+        "ylabel": r"measured $2\Delta_Q / s^2$",
+    }

@@ -34,34 +34,46 @@ __all__ = ["add_zonal_arguments", "add_frequency_argument", "zonal_problem_from_
 
 def add_zonal_arguments(parser, tasks) -> None:
     """``--task`` (one of ``tasks`` or ``mix:...``), ``--frequency``, ``--kernel``, ``--kernel-file``."""
+
     def task_type(value: str) -> str:
         if value in tasks:
             return value
         if is_mixture(value):
             try:
-                parse_mixture(value)              # validated as a whole while parsing
+                parse_mixture(value)  # validated as a whole while parsing
             except ParameterError as exc:
                 raise argparse.ArgumentTypeError(f"must be {exc.requirement} (got {shorten(value)})") from None
             return value
-        raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from {', '.join(tasks)} "
-                                         "or mix:NAME=WEIGHT,...)")
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {value!r} (choose from {', '.join(tasks)} or mix:NAME=WEIGHT,...)"
+        )
 
-    parser.add_argument("--task", default=None, type=task_type,
-                        help=f"task class: {', '.join(tasks)} or mix:NAME=WEIGHT,... (NAME in "
-                             f"{', '.join(zonal_task_names())}); not with --kernel")
+    parser.add_argument(
+        "--task",
+        default=None,
+        type=task_type,
+        help=f"task class: {', '.join(tasks)} or mix:NAME=WEIGHT,... (NAME in "
+        f"{', '.join(zonal_task_names())}); not with --kernel",
+    )
     add_frequency_argument(parser)
-    parser.add_argument("--kernel", default=None,
-                        help="covariance K(t), t = x.y, as an expression in t and d (replaces --task and --L)")
-    parser.add_argument("--kernel-file", default=None,
-                        help="TOML file with 'kernel' = EXPR and an optional [constants] table")
+    parser.add_argument(
+        "--kernel", default=None, help="covariance K(t), t = x.y, as an expression in t and d (replaces --task and --L)"
+    )
+    parser.add_argument(
+        "--kernel-file", default=None, help="TOML file with 'kernel' = EXPR and an optional [constants] table"
+    )
     parser.set_defaults(zonal_tasks=tuple(tasks))
 
 
 def add_frequency_argument(parser) -> None:
     """``--frequency K``: the cosine frequency, read by the one number parser within :data:`FREQUENCY_RANGE`."""
     low, high = FREQUENCY_RANGE
-    parser.add_argument("--frequency", type=real("frequency", minimum=low, maximum=high), default=None,
-                        help=f"cosine frequency, {low:g} <= k <= {high:g} (default 1; cosine tasks and mixtures only)")
+    parser.add_argument(
+        "--frequency",
+        type=real("frequency", minimum=low, maximum=high),
+        default=None,
+        help=f"cosine frequency, {low:g} <= k <= {high:g} (default 1; cosine tasks and mixtures only)",
+    )
 
 
 def load_kernel_file(path: str):
@@ -75,8 +87,9 @@ def load_kernel_file(path: str):
         raise ParameterError("kernel-file", f"a readable kernel file ({exc})", path) from None
     unknown = sorted(set(data) - {"kernel", "constants"})
     if unknown:
-        raise ParameterError("kernel-file", f"a file with the keys 'kernel' and [constants] only (unknown key "
-                             f"{unknown[0]!r})", path)
+        raise ParameterError(
+            "kernel-file", f"a file with the keys 'kernel' and [constants] only (unknown key {unknown[0]!r})", path
+        )
     if not isinstance(data.get("kernel"), str):
         raise ParameterError("kernel-file", "a file whose 'kernel' is a string (an expression in t and d)", path)
     constants = data.get("constants", {})
@@ -84,11 +97,15 @@ def load_kernel_file(path: str):
         raise ParameterError("kernel-file", "a [constants] table of name = number", path)
     for name, value in constants.items():
         if name in RESERVED_NAMES:
-            raise ParameterError("kernel-file", f"a file whose [constants] do not shadow t, d, u, pi or a function "
-                                 f"name ({name!r} does)", path)
+            raise ParameterError(
+                "kernel-file",
+                f"a file whose [constants] do not shadow t, d, u, pi or a function name ({name!r} does)",
+                path,
+            )
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ParameterError("kernel-file", f"a [constants] table of numbers (constant {name!r} is a "
-                                 f"{type(value).__name__})", path)
+            raise ParameterError(
+                "kernel-file", f"a [constants] table of numbers (constant {name!r} is a {type(value).__name__})", path
+            )
     try:
         return data["kernel"], kernel_constants(constants)
     except ParameterError as exc:
@@ -143,18 +160,35 @@ def zonal_scaling(args, d: int):
     else:
         frequency = 1.0 if args.frequency is None else args.frequency
         kernel = parse_task(args.task, d, 1.0, frequency)
-    if kernel.sympy is not None:    # the regularity law's series of the kernel at t = 1, under the symbolic budget
+    if kernel.sympy is not None:  # the regularity law's series of the kernel at t = 1, under the symbolic budget
         from ..derivations.regularity import regularity_of_kernel
-        symbolic.within_budget(lambda: regularity_of_kernel(kernel), name="kernel", text=kernel.name,
-                               what="the series at t = 1", start=kernel.sympy)
+
+        symbolic.within_budget(
+            lambda: regularity_of_kernel(kernel),
+            name="kernel",
+            text=kernel.name,
+            what="the series at t = 1",
+            start=kernel.sympy,
+        )
     # the registry's window-law claim applied to this kernel: its design, resolutions and alternatives
     ev, judged = kernel_scaling(kernel, find("regularity.window-law"))
     reg, verdict = ev.extra["regularity"], judged.decision.verdict
-    payload = {"kernel": kernel.name, "gamma": reg.gamma, "beta": reg.beta, "alpha_derived": reg.alpha,
-               "C_derived": reg.C, "alpha_measured": ev.extra["slope"], "C_measured": ev.quantities[2].measured,
-               "n_grid": ev.extra["n_grid"], "w_star": ev.extra["w_star"], "ratio_trend": ev.extra["ratio"],
-               "next_order_trend": ev.extra["next_order"], "next_order_derived": reg.k is not None,
-               "resolution": judged.resolutions[0].to_dict(), "decision": judged.decision.detail, "verdict": verdict,
-               "alternatives": [{"name": a.name, "verdict": a.verdict, "ruled_out": a.ruled_out}
-                                for a in judged.alternatives]}
+    payload = {
+        "kernel": kernel.name,
+        "gamma": reg.gamma,
+        "beta": reg.beta,
+        "alpha_derived": reg.alpha,
+        "C_derived": reg.C,
+        "alpha_measured": ev.extra["slope"],
+        "C_measured": ev.quantities[2].measured,
+        "n_grid": ev.extra["n_grid"],
+        "w_star": ev.extra["w_star"],
+        "ratio_trend": ev.extra["ratio"],
+        "next_order_trend": ev.extra["next_order"],
+        "next_order_derived": reg.k is not None,
+        "resolution": judged.resolutions[0].to_dict(),
+        "decision": judged.decision.detail,
+        "verdict": verdict,
+        "alternatives": [{"name": a.name, "verdict": a.verdict, "ruled_out": a.ruled_out} for a in judged.alternatives],
+    }
     return payload, exit_code(verdict)

@@ -30,9 +30,14 @@ HELP = "check user bound variants (TOML files) against the numerics"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="variant files (TOML; format in lipschitz_icl.variants)")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="recompute every w*/loss evaluation (do not read or write the disk cache)")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="variant files (TOML; format in lipschitz_icl.variants)"
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="recompute every w*/loss evaluation (do not read or write the disk cache)",
+    )
     sweep.add_scheduler_argument(parser)
 
 
@@ -42,9 +47,11 @@ def run(args):
     for v in variants:
         if not v.grid or v.brackets:
             missing = "no [grid] table" if not v.grid else f"a bracket for the sharpest constant {v.sharpest!r}"
-            raise VariantFileError(v.path, v.lines.get("grid" if not v.grid else "bound", 1),
-                                   f"{missing}: `check` samples a grid; `lipschitz-icl prove {v.path}` decides "
-                                   "the [domain]")
+            raise VariantFileError(
+                v.path,
+                v.lines.get("grid" if not v.grid else "bound", 1),
+                f"{missing}: `check` samples a grid; `lipschitz-icl prove {v.path}` decides the [domain]",
+            )
     previous = cache.enabled()
     cache.set_enabled(previous and not args.no_cache)
     before = dict(cache.STATS)
@@ -60,12 +67,18 @@ def run(args):
         "mode": "grid",
         "points": points,
         "variants": [r.as_dict() for r in results],
-        "cache": {"enabled": not args.no_cache and previous, "dir": str(cache.cache_dir()),
-                  **{k: cache.STATS[k] - before[k] for k in cache.STATS}},
+        "cache": {
+            "enabled": not args.no_cache and previous,
+            "dir": str(cache.cache_dir()),
+            **{k: cache.STATS[k] - before[k] for k in cache.STATS},
+        },
     }
     if not args.json:
-        payload = {"verdict": verdict, "mode": f"grid sample of {points} points",
-                   **{r.variant.name: _summary(r) for r in results}}
+        payload = {
+            "verdict": verdict,
+            "mode": f"grid sample of {points} points",
+            **{r.variant.name: _summary(r) for r in results},
+        }
     return payload, EXIT_CODES[verdict]
 
 
@@ -73,17 +86,23 @@ def _summary(result) -> str:
     """One line per variant for the plain-text output."""
     n = len(result.points)
     if result.verdict == "holds":
-        text = (f"holds at {n} points (grid sample; `lipschitz-icl prove {result.variant.path}` decides the whole "
-                f"domain) ({result.seconds:.2f} s)")
+        text = (
+            f"holds at {n} points (grid sample; `lipschitz-icl prove {result.variant.path}` decides the whole "
+            f"domain) ({result.seconds:.2f} s)"
+        )
     else:
         text = f"{result.verdict} ({n} grid points, {result.seconds:.2f} s)"
     c = result.counterexample
     if c is not None:
         where = ", ".join(f"{k}={v:g}" for k, v in c.params.items())
-        text += (f"; counter-example at {where}: measured {c.measured:.6g} in [{c.ci_low:.6g}, {c.ci_high:.6g}], "
-                 f"bound {c.bound:.6g}, relative margin {c.relative_margin:+.3g}")
+        text += (
+            f"; counter-example at {where}: measured {c.measured:.6g} in [{c.ci_low:.6g}, {c.ci_high:.6g}], "
+            f"bound {c.bound:.6g}, relative margin {c.relative_margin:+.3g}"
+        )
     t = result.tightest
     if t is not None:
-        text += (f"; tightest {t['name']} = {t['value']:.6g} in [{t['ci_low']:.6g}, {t['ci_high']:.6g}] "
-                 f"({t['kind']} over the grid; stated {t['stated']:g})")
+        text += (
+            f"; tightest {t['name']} = {t['value']:.6g} in [{t['ci_low']:.6g}, {t['ci_high']:.6g}] "
+            f"({t['kind']} over the grid; stated {t['stated']:g})"
+        )
     return text

@@ -22,10 +22,18 @@ HELP = "list the claims registry (statement, status, rule, margin, resolution fr
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--profile", choices=registry.PROFILES, default="default",
-                        help="which profile's cases to list (default: default)")
-    parser.add_argument("--claims", default="reports/claims.json", metavar="PATH",
-                        help="claims.json of the last run, for resolutions and verdicts (default: reports/claims.json)")
+    parser.add_argument(
+        "--profile",
+        choices=registry.PROFILES,
+        default="default",
+        help="which profile's cases to list (default: default)",
+    )
+    parser.add_argument(
+        "--claims",
+        default="reports/claims.json",
+        metavar="PATH",
+        help="claims.json of the last run, for resolutions and verdicts (default: reports/claims.json)",
+    )
 
 
 def _last_run(path: Path) -> dict:
@@ -35,6 +43,7 @@ def _last_run(path: Path) -> dict:
     if not os.path.lexists(path):
         return {}
     from ..report import load_claims
+
     data = load_claims(path)
     return {r["claim_id"]: r for r in data["claims"] if isinstance(r, dict) and "claim_id" in r}
 
@@ -44,14 +53,27 @@ def run(args):
     rows = []
     for case in registry.cases(args.profile):
         spec, record = case.spec, last.get(case.claim_id, {})
-        rows.append({"claim_id": case.claim_id, "paper_ref": spec.paper_ref, "statement": spec.statement,
-                     "status": spec.status, "scope": spec.scope, "rule": spec.rule, "margin": spec.margin,
-                     "resolution": record.get("resolution"), "group": spec.group, "sharper": spec.sharper,
-                     "margin_source": spec.margin_source, "parameter": spec.parameter,
-                     "design_hash": spec.design_hash, "design": spec.design,
-                     "alternatives": record.get("alternatives") or [{"name": a.name, "statement": a.statement}
-                                                                    for a in spec.alternatives],
-                     "verdict": record.get("verdict")})
+        rows.append(
+            {
+                "claim_id": case.claim_id,
+                "paper_ref": spec.paper_ref,
+                "statement": spec.statement,
+                "status": spec.status,
+                "scope": spec.scope,
+                "rule": spec.rule,
+                "margin": spec.margin,
+                "resolution": record.get("resolution"),
+                "group": spec.group,
+                "sharper": spec.sharper,
+                "margin_source": spec.margin_source,
+                "parameter": spec.parameter,
+                "design_hash": spec.design_hash,
+                "design": spec.design,
+                "alternatives": record.get("alternatives")
+                or [{"name": a.name, "statement": a.statement} for a in spec.alternatives],
+                "verdict": record.get("verdict"),
+            }
+        )
     return {"claims": rows}, 0
 
 
@@ -61,6 +83,8 @@ def format_text(payload: dict) -> str:
     for r in payload["claims"]:
         res = r["resolution"]
         res_text = "-" if not res else f"{res.get('parameter')} = {res.get('value')}"
-        lines.append(f"{r['claim_id']}  [{r['scope']}, {r['status']}, {r['rule']}]  last run: {r['verdict'] or '-'}  "
-                     f"resolution: {res_text}")
+        lines.append(
+            f"{r['claim_id']}  [{r['scope']}, {r['status']}, {r['rule']}]  last run: {r['verdict'] or '-'}  "
+            f"resolution: {res_text}"
+        )
     return "\n".join(lines)

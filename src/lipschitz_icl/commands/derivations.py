@@ -33,11 +33,15 @@ EXIT_OK, EXIT_STALE = 0, 1
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--out", required=True, help="directory of the documents (created if missing), "
-                                                     "e.g. derivations")
+    parser.add_argument(
+        "--out", required=True, help="directory of the documents (created if missing), e.g. derivations"
+    )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true",
-                      help="write nothing; exit 1 naming the documents in --out that are stale or missing")
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 naming the documents in --out that are stale or missing",
+    )
     mode.add_argument("--force", action="store_true", help="overwrite documents that differ from the generated ones")
 
 
@@ -91,8 +95,12 @@ def check(out: Path, generated: dict) -> dict:
         status[name] = "missing" if found is None else ("current" if found == text else "stale")
     extra = _extra(out, generated)
     stale = [name for name, s in status.items() if s != "current"] + extra
-    return {"out": str(out), "documents": [{"file": n, "status": s} for n, s in status.items()], "extra": extra,
-            "stale": stale}
+    return {
+        "out": str(out),
+        "documents": [{"file": n, "status": s} for n, s in status.items()],
+        "extra": extra,
+        "stale": stale,
+    }
 
 
 def write(out: Path, generated: dict, force: bool) -> dict:
@@ -100,8 +108,13 @@ def write(out: Path, generated: dict, force: bool) -> dict:
     found = {name: _current(out / name) for name in generated}
     differing = [name for name, text in generated.items() if found[name] is not None and found[name] != text]
     if differing and not force:
-        raise ParameterError("force", "given to overwrite documents that differ from the generated ones ("
-                             + ", ".join(str(out / n) for n in differing) + ")", False)
+        raise ParameterError(
+            "force",
+            "given to overwrite documents that differ from the generated ones ("
+            + ", ".join(str(out / n) for n in differing)
+            + ")",
+            False,
+        )
     out.mkdir(parents=True, exist_ok=True)
     status = {}
     for name, text in generated.items():
@@ -110,8 +123,11 @@ def write(out: Path, generated: dict, force: bool) -> dict:
             continue
         _write(out / name, text)
         status[name] = "overwritten" if found[name] is not None else "written"
-    return {"out": str(out), "documents": [{"file": n, "status": s} for n, s in status.items()],
-            "extra": _extra(out, generated)}
+    return {
+        "out": str(out),
+        "documents": [{"file": n, "status": s} for n, s in status.items()],
+        "extra": _extra(out, generated),
+    }
 
 
 def run(args):
@@ -129,6 +145,9 @@ def format_text(payload: dict) -> str:
     lines = [f"{d['status']:<11} {out / d['file']}" for d in payload["documents"]]
     lines += [f"{'extra':<11} {out / name}" for name in payload["extra"]]
     if "stale" in payload:
-        lines.append("stale: " + ", ".join(str(out / n) for n in payload["stale"]) if payload["stale"]
-                     else "all documents are current")
+        lines.append(
+            "stale: " + ", ".join(str(out / n) for n in payload["stale"])
+            if payload["stale"]
+            else "all documents are current"
+        )
     return "\n".join(lines)

@@ -38,12 +38,20 @@ SUFFIXES = (".pdf", ".png", ".json")
 
 def add_arguments(parser) -> None:
     parser.add_argument("--out", required=True, help="output directory (created if missing)")
-    parser.add_argument("--only", default=None,
-                        help=f"comma-separated figures to make (default all: {', '.join(figure_names())})")
-    parser.add_argument("--profile", choices=registry.PROFILES, default="default",
-                        help="grid of the figures' claims: default (fast) or full")
-    parser.add_argument("--force", action="store_true",
-                        help="replace existing output files (a symbolic link is replaced itself, never its target)")
+    parser.add_argument(
+        "--only", default=None, help=f"comma-separated figures to make (default all: {', '.join(figure_names())})"
+    )
+    parser.add_argument(
+        "--profile",
+        choices=registry.PROFILES,
+        default="default",
+        help="grid of the figures' claims: default (fast) or full",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing output files (a symbolic link is replaced itself, never its target)",
+    )
     sweep.add_scheduler_argument(parser)
 
 
@@ -69,11 +77,19 @@ def make_figure(case, evidence, build: Path) -> dict:
     data = evidence.figure
     stem = case.spec.name
     files = [Path(f).name for f in paperfigs.write(paperfigs.render(data), build, stem)]
-    record = {"claim_id": evidence.claim_id, "verdict": evidence.verdict, "caption": paperfigs.caption(data),
-              "figure": evidence.to_dict()["figure"]}  # to_dict: non-finite floats as strings (JSON-safe)
+    record = {
+        "claim_id": evidence.claim_id,
+        "verdict": evidence.verdict,
+        "caption": paperfigs.caption(data),
+        "figure": evidence.to_dict()["figure"],
+    }  # to_dict: non-finite floats as strings (JSON-safe)
     (build / f"{stem}.json").write_text(json.dumps(record, indent=1))
-    return {"name": stem, "files": files + [f"{stem}.json"], "settings": data.get("settings", {}),
-            "verdict": evidence.verdict}
+    return {
+        "name": stem,
+        "files": files + [f"{stem}.json"],
+        "settings": data.get("settings", {}),
+        "verdict": evidence.verdict,
+    }
 
 
 def _evidence(case):
@@ -109,8 +125,9 @@ def run(args):
         return {"figures": [], "message": str(exc)}, 1
     except OSError as exc:  # the temporary directory
         if exc.errno in USER_ERRNOS:
-            raise ParameterError("out", f"figures that can be drawn ({describe(exc)} in the temporary directory)",
-                                 args.out) from None
+            raise ParameterError(
+                "out", f"figures that can be drawn ({describe(exc)} in the temporary directory)", args.out
+            ) from None
         print(f"lipschitz-icl: figures: writing failed ({describe(exc)})", file=sys.stderr)
         return {"figures": [], "message": describe(exc)}, 1
     code = exit_code(combine([f["verdict"] for f in figures]))

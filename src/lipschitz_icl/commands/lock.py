@@ -21,8 +21,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("keys", nargs="*", metavar="KEY", help="registry keys to (re-)lock, e.g. thm34.window-law")
     parser.add_argument("--check", action="store_true", help="only compare every confirmatory design with the lock")
     parser.add_argument("--reason", default="", help="why the design is (re-)locked (required to lock)")
-    parser.add_argument("--keep-data", action="store_true",
-                        help="keep the claim's seed salt (records an existing design; its data are not fresh)")
+    parser.add_argument(
+        "--keep-data",
+        action="store_true",
+        help="keep the claim's seed salt (records an existing design; its data are not fresh)",
+    )
 
 
 def _specs(keys) -> list:
@@ -47,8 +50,10 @@ def run(args):
         made = lock.relock(_specs(args.keys), args.reason, directory=directory, keep_data=args.keep_data)
     except lock.LockError as exc:
         raise ParameterError("keys", str(exc), " ".join(args.keys)) from None
-    return {"lock": str(directory / lock.LOCK_NAME),
-            "locked": [{"key": e.key, "design_hash": e.design_hash, "salt": e.salt, "fixed": e.fixed} for e in made]}, 0
+    return {
+        "lock": str(directory / lock.LOCK_NAME),
+        "locked": [{"key": e.key, "design_hash": e.design_hash, "salt": e.salt, "fixed": e.fixed} for e in made],
+    }, 0
 
 
 def format_text(payload: dict) -> str:

@@ -22,15 +22,26 @@ HELP = "ICL loss at M = w I with its bias and noise parts"
 
 def add_arguments(parser) -> None:
     add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
-    parser.add_argument("--w", required=True, type=real("w", minimum=0.0, maximum=MAX_W),
-                        help=f"attention scale w (M = w I), 0 <= w <= {MAX_W:g}")
-    parser.add_argument("--method", choices=METHODS + ("certified",), default="averaged",
-                        help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
-                             "asymptotic (large n), exact (quadrature; n <= 1e150), certified (affine: an "
-                             "interval proved to hold the loss, ball arithmetic)")
-    parser.add_argument("--contexts", type=integer("contexts", 2, MAX_CONTEXTS), default=20000,
-                        help=f"Monte Carlo: number of sampled prompts, 2 <= contexts <= {MAX_CONTEXTS:.0e} "
-                             "(default 20000)")
+    parser.add_argument(
+        "--w",
+        required=True,
+        type=real("w", minimum=0.0, maximum=MAX_W),
+        help=f"attention scale w (M = w I), 0 <= w <= {MAX_W:g}",
+    )
+    parser.add_argument(
+        "--method",
+        choices=METHODS + ("certified",),
+        default="averaged",
+        help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
+        "asymptotic (large n), exact (quadrature; n <= 1e150), certified (affine: an "
+        "interval proved to hold the loss, ball arithmetic)",
+    )
+    parser.add_argument(
+        "--contexts",
+        type=integer("contexts", 2, MAX_CONTEXTS),
+        default=20000,
+        help=f"Monte Carlo: number of sampled prompts, 2 <= contexts <= {MAX_CONTEXTS:.0e} (default 20000)",
+    )
 
 
 def run(args):

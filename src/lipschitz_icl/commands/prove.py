@@ -36,13 +36,24 @@ def add_arguments(parser) -> None:
     parser.add_argument("--recheck", metavar="PATH", help="re-verify the certificate PATH instead of proving")
     parser.add_argument("--certificate", metavar="PATH", help="write the proof certificate (JSON) to PATH")
     parser.add_argument("--force", action="store_true", help="replace an existing --certificate file")
-    parser.add_argument("--max-boxes", type=integer("max_boxes", 1, 10**7), default=prover.MAX_BOXES,
-                        help=f"budget: boxes evaluated per search, 1 <= N <= 1e7 (default {prover.MAX_BOXES})")
-    parser.add_argument("--seconds", type=real("seconds", minimum=0.0, strict_minimum=True, maximum=1e6),
-                        default=prover.SECONDS, help=f"budget: wall-clock seconds (default {prover.SECONDS:g})")
-    parser.add_argument("--sharpest-rtol", type=real("sharpest_rtol", minimum=1e-12, maximum=0.5),
-                        default=prover.SHARPEST_RTOL,
-                        help=f"sharpest constant: stop at this relative width (default {prover.SHARPEST_RTOL:g})")
+    parser.add_argument(
+        "--max-boxes",
+        type=integer("max_boxes", 1, 10**7),
+        default=prover.MAX_BOXES,
+        help=f"budget: boxes evaluated per search, 1 <= N <= 1e7 (default {prover.MAX_BOXES})",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=real("seconds", minimum=0.0, strict_minimum=True, maximum=1e6),
+        default=prover.SECONDS,
+        help=f"budget: wall-clock seconds (default {prover.SECONDS:g})",
+    )
+    parser.add_argument(
+        "--sharpest-rtol",
+        type=real("sharpest_rtol", minimum=1e-12, maximum=0.5),
+        default=prover.SHARPEST_RTOL,
+        help=f"sharpest constant: stop at this relative width (default {prover.SHARPEST_RTOL:g})",
+    )
 
 
 def run(args):
@@ -52,16 +63,30 @@ def run(args):
         raise ParameterError("FILE", "a variant file with a [domain] (or --recheck PATH)", None)
     variant = load_variant(args.file)
     if variant.domain is None:
-        raise VariantFileError(variant.path, 1, "no [domain] table: `prove` decides a [domain] (real parameters "
-                               "as [lo, hi], integer ones as lists or {from = a, to = b})")
-    statement = prover.Statement(prover.quantity_of(variant.quantity, variant.task), variant.relation,
-                                 variant.bound, dict(variant.constants), variant.domain)
+        raise VariantFileError(
+            variant.path,
+            1,
+            "no [domain] table: `prove` decides a [domain] (real parameters "
+            "as [lo, hi], integer ones as lists or {from = a, to = b})",
+        )
+    statement = prover.Statement(
+        prover.quantity_of(variant.quantity, variant.task),
+        variant.relation,
+        variant.bound,
+        dict(variant.constants),
+        variant.domain,
+    )
     if variant.sharpest is not None:
-        result = prover.sharpest(statement, variant.sharpest, variant.brackets[variant.sharpest],
-                                 rtol=args.sharpest_rtol, max_boxes=args.max_boxes, seconds=args.seconds)
+        result = prover.sharpest(
+            statement,
+            variant.sharpest,
+            variant.brackets[variant.sharpest],
+            rtol=args.sharpest_rtol,
+            max_boxes=args.max_boxes,
+            seconds=args.seconds,
+        )
     else:
-        result = prover.prove_statement(statement, max_boxes=args.max_boxes, seconds=args.seconds,
-                                        desc=variant.name)
+        result = prover.prove_statement(statement, max_boxes=args.max_boxes, seconds=args.seconds, desc=variant.name)
     payload = {"name": variant.name, "file": variant.path, "quantity": variant.quantity, **result.as_dict()}
     if args.certificate is not None:
         from ..certificate import write
@@ -85,8 +110,10 @@ def format_text(payload: dict) -> str:
     """Plain-text output: the verdict first, then what decided it."""
     lines = [f"verdict: {payload['verdict']}"]
     if "recheck" in payload:
-        lines.append(f"recheck: {payload['recheck']} ({payload['boxes_checked']} boxes checked, "
-                     f"{payload['undecided_boxes']} undecided)")
+        lines.append(
+            f"recheck: {payload['recheck']} ({payload['boxes_checked']} boxes checked, "
+            f"{payload['undecided_boxes']} undecided)"
+        )
         if payload.get("first_bad_box"):
             lines.append(f"first bad box: {payload['first_bad_box']}: {payload['reason']}")
         return "\n".join(lines)
@@ -94,15 +121,21 @@ def format_text(payload: dict) -> str:
     c = payload.get("counterexample")
     if c:
         where = ", ".join(f"{k}={v:g}" for k, v in c["params"].items())
-        lines.append(f"counterexample: {where}: quantity in [{c['quantity'][0]:.9g}, {c['quantity'][1]:.9g}], "
-                     f"bound in [{c['bound'][0]:.9g}, {c['bound'][1]:.9g}]")
+        lines.append(
+            f"counterexample: {where}: quantity in [{c['quantity'][0]:.9g}, {c['quantity'][1]:.9g}], "
+            f"bound in [{c['bound'][0]:.9g}, {c['bound'][1]:.9g}]"
+        )
     s = payload.get("sharpest")
     if s and s.get("low") is not None:
-        lines.append(f"sharpest {s['name']} in [{s['low']:.9g}, {s['high']:.9g}] (proved at {s['proved_at']:.9g}, "
-                     f"refuted at {s['refuted_at']:.9g})")
-    lines.append(f"boxes: {payload['boxes_evaluated']} evaluated, {payload['boxes_proved']} proved, "
-                 f"{payload['undecided_count']} undecided (share {payload['undecided_share']:.3g}); "
-                 f"{payload['seconds']:.2f} s")
+        lines.append(
+            f"sharpest {s['name']} in [{s['low']:.9g}, {s['high']:.9g}] (proved at {s['proved_at']:.9g}, "
+            f"refuted at {s['refuted_at']:.9g})"
+        )
+    lines.append(
+        f"boxes: {payload['boxes_evaluated']} evaluated, {payload['boxes_proved']} proved, "
+        f"{payload['undecided_count']} undecided (share {payload['undecided_share']:.3g}); "
+        f"{payload['seconds']:.2f} s"
+    )
     for entry in payload.get("undecided_boxes", [])[:5]:
         lines.append(f"undecided: {entry['box']}: {entry['reason']}")
     if payload.get("certificate"):

@@ -29,12 +29,18 @@ HELP = "LaTeX report (booktabs, siunitx, figures) from claims.json; PDF when lat
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--claims", default="reports/claims.json",
-                        help="claims.json written by `pytest verify/` (default reports/claims.json)")
+    parser.add_argument(
+        "--claims",
+        default="reports/claims.json",
+        help="claims.json written by `pytest verify/` (default reports/claims.json)",
+    )
     parser.add_argument("--out", default="reports", help="output directory (default reports/)")
     parser.add_argument("--no-pdf", action="store_true", help="write report.tex only, do not run latexmk")
-    parser.add_argument("--force", action="store_true",
-                        help="replace existing output files (a symbolic link is replaced itself, never its target)")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing output files (a symbolic link is replaced itself, never its target)",
+    )
 
 
 def _failure(args, message: str):
@@ -51,18 +57,25 @@ def run(args):
         return _failure(args, exc.strerror or str(exc))
     except OSError as exc:  # the temporary build directory: its disk full, or unwritable
         if exc.errno in USER_ERRNOS:
-            raise ParameterError("out", f"a report that can be built ({describe(exc)} in the temporary "
-                                        "build directory)", args.out) from None
+            raise ParameterError(
+                "out", f"a report that can be built ({describe(exc)} in the temporary build directory)", args.out
+            ) from None
         return _failure(args, f"building the report failed ({describe(exc)})")
     except (MemoryError, RecursionError) as exc:
-        raise ParameterError("claims", f"a claims.json the report can hold in memory ({type(exc).__name__})",
-                             args.claims) from None
+        raise ParameterError(
+            "claims", f"a claims.json the report can hold in memory ({type(exc).__name__})", args.claims
+        ) from None
     if not result.compiled:
         print(f"lipschitz-icl: report: {result.message}", file=sys.stderr)
     payload = result.as_dict()
     if not args.json:
         power = result.power
-        payload = {"tex": payload["tex"], "pdf": payload["pdf"], "constants": payload["constants"],
-                   "claims": result.claims, "verdicts": ", ".join(f"{v} {n}" for v, n in result.counts.items()),
-                   "alternatives ruled out": f"{power['refuted']}/{power['total']}"}
+        payload = {
+            "tex": payload["tex"],
+            "pdf": payload["pdf"],
+            "constants": payload["constants"],
+            "claims": result.claims,
+            "verdicts": ", ".join(f"{v} {n}" for v, n in result.counts.items()),
+            "alternatives ruled out": f"{power['refuted']}/{power['total']}",
+        }
     return payload, 0

@@ -27,11 +27,19 @@ HELP = "check the w* law of Theorem 3.4 (exponent and constant) against the exac
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--task", default=None, help="task class: affine, relu (Theorem 3.4 law), or cosine, "
-                        "mix:NAME=WEIGHT,... (regularity law); not with --kernel")
+    parser.add_argument(
+        "--task",
+        default=None,
+        help="task class: affine, relu (Theorem 3.4 law), or cosine, "
+        "mix:NAME=WEIGHT,... (regularity law); not with --kernel",
+    )
     parser.add_argument("--d", required=True, type=integer("d", 2, 64), help="dimension, 2 <= d <= 64")
-    parser.add_argument("--kernel", default=None, help="covariance K(t) as an expression in t and d: the "
-                        "regularity law of that prior (lipschitz_icl.claims.regularity)")
+    parser.add_argument(
+        "--kernel",
+        default=None,
+        help="covariance K(t) as an expression in t and d: the "
+        "regularity law of that prior (lipschitz_icl.claims.regularity)",
+    )
     add_frequency_argument(parser)
     parser.add_argument("--kernel-file", default=None, help="TOML file with 'kernel' = EXPR and optional [constants]")
     sweep.add_scheduler_argument(parser)
@@ -44,20 +52,30 @@ def run(args):
 
 
 def _scaling(args, d: int):
-    from ..derivations.window_law import TASKS as LAW_TASKS   # the classes Theorem 3.4's law is derived for
+    from ..derivations.window_law import TASKS as LAW_TASKS  # the classes Theorem 3.4's law is derived for
 
     if args.kernel is not None or args.kernel_file is not None or args.task not in LAW_TASKS:
         from ._zonal import zonal_scaling
+
         return zonal_scaling(args, d)
     if args.frequency is not None:
         raise ParameterError("frequency", f"unset for the {' and '.join(LAW_TASKS)} classes", args.frequency)
     # the registry's window-law claim at this (task, d): its design (grid, margin, extension) and judgement
     ev = ClaimCase(find("thm34.window-law"), (("d", d), ("task", args.task)), None).run()
     alpha_q, c_q = ev.quantities[1], ev.quantities[2]
-    payload = {"alpha_derived": alpha_q.theory, "C_derived": c_q.theory, "alpha_measured": alpha_q.measured,
-               "C_measured": c_q.measured, "ratio_trend": ev.extra["ratio"][-3:],
-               "next_order_trend": ev.extra["next_order"][-3:], "n_max": ev.extra["n_grid"][-1],
-               "resolution": ev.resolution, "decision": ev.decision, "verdict": ev.verdict,
-               "alternatives": [{"name": a["name"], "verdict": a["verdict"], "ruled_out": a["ruled_out"]}
-                                for a in ev.alternatives]}
+    payload = {
+        "alpha_derived": alpha_q.theory,
+        "C_derived": c_q.theory,
+        "alpha_measured": alpha_q.measured,
+        "C_measured": c_q.measured,
+        "ratio_trend": ev.extra["ratio"][-3:],
+        "next_order_trend": ev.extra["next_order"][-3:],
+        "n_max": ev.extra["n_grid"][-1],
+        "resolution": ev.resolution,
+        "decision": ev.decision,
+        "verdict": ev.verdict,
+        "alternatives": [
+            {"name": a["name"], "verdict": a["verdict"], "ruled_out": a["ruled_out"]} for a in ev.alternatives
+        ],
+    }
     return payload, exit_code(ev.verdict)

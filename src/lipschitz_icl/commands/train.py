@@ -35,8 +35,7 @@ from ..attention import ATTENTION_KINDS
 from ..loss import WORK_BUDGET
 from ..problem import make_problem
 from ..tasks import TASKS, task_names
-from ..train import OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
-from ..train import MAX_LR, MAX_STEPS
+from ..train import MAX_LR, MAX_STEPS, OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
 from ..validation import ParameterError, check_int, check_real
 from ..zonal import is_mixture
 from ._common import add_problem_arguments, integer, problem_from_args, real
@@ -49,26 +48,45 @@ EVAL_PROMPTS = 20000
 
 def add_arguments(parser) -> None:
     add_problem_arguments(parser, task_names(), zonal=True)
-    parser.add_argument("--k", type=integer("k", 1, 512), default=None,
-                        help="rank of B for the low-rank tasks (1 <= k <= d)")
-    parser.add_argument("--param", choices=PARAMETERISATIONS, default="M",
-                        help="M (Eq. (4) form, default) or full (W_K, W_Q, W_V)")
-    parser.add_argument("--attention", choices=ATTENTION_KINDS, default="softmax",
-                        help="softmax (default) or linear")
-    parser.add_argument("--steps", type=integer("steps", 1, MAX_STEPS), default=2000,
-                        help=f"optimiser steps, 1 <= steps <= {MAX_STEPS:.0e} (default 2000)")
-    parser.add_argument("--batch", type=integer("batch", 1, 10**6), default=256,
-                        help="fresh prompts per step >= 1, batch * n * (d+1) <= 5e7 (default 256)")
-    parser.add_argument("--lr", type=real("lr", minimum=0.0, strict_minimum=True, maximum=MAX_LR), default=0.02,
-                        help=f"learning rate, 0 < lr <= {MAX_LR:g} (default 0.02)")
+    parser.add_argument(
+        "--k", type=integer("k", 1, 512), default=None, help="rank of B for the low-rank tasks (1 <= k <= d)"
+    )
+    parser.add_argument(
+        "--param", choices=PARAMETERISATIONS, default="M", help="M (Eq. (4) form, default) or full (W_K, W_Q, W_V)"
+    )
+    parser.add_argument("--attention", choices=ATTENTION_KINDS, default="softmax", help="softmax (default) or linear")
+    parser.add_argument(
+        "--steps",
+        type=integer("steps", 1, MAX_STEPS),
+        default=2000,
+        help=f"optimiser steps, 1 <= steps <= {MAX_STEPS:.0e} (default 2000)",
+    )
+    parser.add_argument(
+        "--batch",
+        type=integer("batch", 1, 10**6),
+        default=256,
+        help="fresh prompts per step >= 1, batch * n * (d+1) <= 5e7 (default 256)",
+    )
+    parser.add_argument(
+        "--lr",
+        type=real("lr", minimum=0.0, strict_minimum=True, maximum=MAX_LR),
+        default=0.02,
+        help=f"learning rate, 0 < lr <= {MAX_LR:g} (default 0.02)",
+    )
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adam", help="adam (default) or sgd")
-    parser.add_argument("--schedule", choices=SCHEDULES, default="constant",
-                        help="learning-rate schedule (default constant)")
-    parser.add_argument("--average", type=real("average", minimum=0.0, maximum=0.999), default=0.5,
-                        help="fraction of the last steps whose iterates are averaged, in [0, 0.999] "
-                             "(default 0.5; 0 reports the final iterate)")
-    parser.add_argument("--out", default=None,
-                        help="write the trained parameters to this new .npz file (checked before training)")
+    parser.add_argument(
+        "--schedule", choices=SCHEDULES, default="constant", help="learning-rate schedule (default constant)"
+    )
+    parser.add_argument(
+        "--average",
+        type=real("average", minimum=0.0, maximum=0.999),
+        default=0.5,
+        help="fraction of the last steps whose iterates are averaged, in [0, 0.999] "
+        "(default 0.5; 0 reports the final iterate)",
+    )
+    parser.add_argument(
+        "--out", default=None, help="write the trained parameters to this new .npz file (checked before training)"
+    )
     parser.add_argument("--force", action="store_true", help="allow --out to replace an existing file")
 
 
@@ -104,9 +122,13 @@ def _check_held_out_work(problem) -> None:
     (``--n 1e7`` spent minutes training 5 prompts, then hours on 20000 held-out ones)."""
     per_prompt = problem.n * (problem.d + 1)
     if EVAL_PROMPTS * per_prompt > WORK_BUDGET:
-        raise ParameterError("n", f"at most {WORK_BUDGET // (EVAL_PROMPTS * (problem.d + 1))} in d = {problem.d}: "
-                             f"the {EVAL_PROMPTS} held-out prompts * n * (d + 1) must stay within the work budget "
-                             f"{WORK_BUDGET:.0e}", problem.n)
+        raise ParameterError(
+            "n",
+            f"at most {WORK_BUDGET // (EVAL_PROMPTS * (problem.d + 1))} in d = {problem.d}: "
+            f"the {EVAL_PROMPTS} held-out prompts * n * (d + 1) must stay within the work budget "
+            f"{WORK_BUDGET:.0e}",
+            problem.n,
+        )
 
 
 def _write_npz(path: str, force: bool, arrays: dict) -> None:
@@ -124,11 +146,13 @@ def _write_npz(path: str, force: bool, arrays: dict) -> None:
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                raise ParameterError("out", "a path where no file exists yet (it appeared during training)",
-                                     path) from None
-    except OSError as exc:    # a full disk, a read-only or vanished directory: one line, no partial file
-        raise ParameterError("out", f"a path the trained parameters can be written to ({exc.strerror or exc})",
-                             path) from None
+                raise ParameterError(
+                    "out", "a path where no file exists yet (it appeared during training)", path
+                ) from None
+    except OSError as exc:  # a full disk, a read-only or vanished directory: one line, no partial file
+        raise ParameterError(
+            "out", f"a path the trained parameters can be written to ({exc.strerror or exc})", path
+        ) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -149,7 +173,7 @@ def _problem(args):
     if _through_zonal_options(args.task):
         if args.k is not None:
             raise ParameterError("k", f"unset for the full-rank task {args.task!r}", args.k)
-        problem = problem_from_args(args)       # cosine --frequency, mix:..., (kernels: refused, no sampler)
+        problem = problem_from_args(args)  # cosine --frequency, mix:..., (kernels: refused, no sampler)
         problem.task_class.sample(np.random.default_rng(0), 1)
         return problem
     task_kwargs = {}
@@ -179,13 +203,23 @@ def run(args):
 
     train_seq, eval_seq = np.random.SeedSequence(seed).spawn(2)
     try:
-        result = train(problem, param=args.param, attention=args.attention, steps=steps, batch=batch, lr=lr,
-                       optimizer=args.optimizer, schedule=args.schedule, average_fraction=average,
-                       seed=train_seq)
+        result = train(
+            problem,
+            param=args.param,
+            attention=args.attention,
+            steps=steps,
+            batch=batch,
+            lr=lr,
+            optimizer=args.optimizer,
+            schedule=args.schedule,
+            average_fraction=average,
+            seed=train_seq,
+        )
     except FloatingPointError:
         raise ParameterError("lr", "small enough for training to stay finite", lr) from None
-    held_out = icl_loss(problem, result.param, result.params, np.random.default_rng(eval_seq),
-                        kind=result.kind, prompts=EVAL_PROMPTS)
+    held_out = icl_loss(
+        problem, result.param, result.params, np.random.default_rng(eval_seq), kind=result.kind, prompts=EVAL_PROMPTS
+    )
     M = result.M
     B = problem.task_class.B
     payload = {
@@ -196,10 +230,17 @@ def run(args):
         "final_loss_stderr": held_out.standard_error,
         "steps": result.steps,
         "seconds": result.seconds,
-        "task": problem.task, "d": problem.d, "n": problem.n, "L": problem.L, "sigma": problem.sigma,
-        "k": problem.task_class.rank if problem.task_class.low_rank else None, "param": result.param,
+        "task": problem.task,
+        "d": problem.d,
+        "n": problem.n,
+        "L": problem.L,
+        "sigma": problem.sigma,
+        "k": problem.task_class.rank if problem.task_class.low_rank else None,
+        "param": result.param,
         "attention": result.kind,
-        "value_leak": None, "label_coupling": None, "value_weight": None,
+        "value_leak": None,
+        "label_coupling": None,
+        "value_weight": None,
         "out": out,
     }
     if result.param == "full":

@@ -28,15 +28,23 @@ HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exac
 
 def add_arguments(parser) -> None:
     add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
-    parser.add_argument("--method", choices=WSTAR_METHODS + ("certified",), default="mc",
-                        help="mc (default; 95%% interval; n <= 1e7 within a memory/work budget), asymptotic "
-                             "(large n), exact (quadrature; n <= 1e150), certified (affine: an interval proved to "
-                             "hold the minimiser, ball arithmetic; tens of seconds); w* searched in [1e-3, 1e8]: exit "
-                             "3 with an open interval when it ends at a bound (extreme n L^2/sigma^2)")
+    parser.add_argument(
+        "--method",
+        choices=WSTAR_METHODS + ("certified",),
+        default="mc",
+        help="mc (default; 95%% interval; n <= 1e7 within a memory/work budget), asymptotic "
+        "(large n), exact (quadrature; n <= 1e150), certified (affine: an interval proved to "
+        "hold the minimiser, ball arithmetic; tens of seconds); w* searched in [1e-3, 1e8]: exit "
+        "3 with an open interval when it ends at a bound (extreme n L^2/sigma^2)",
+    )
     low, high = REL_PRECISION_RANGE
-    parser.add_argument("--rel-precision", type=real("rel_precision", minimum=low, maximum=high), default=0.005,
-                        help=f"mc: target half-width of the 95%% interval relative to w*, in [{low:g}, {high:g}] "
-                             "(default 0.005; exit 3 when not reached)")
+    parser.add_argument(
+        "--rel-precision",
+        type=real("rel_precision", minimum=low, maximum=high),
+        default=0.005,
+        help=f"mc: target half-width of the 95%% interval relative to w*, in [{low:g}, {high:g}] "
+        "(default 0.005; exit 3 when not reached)",
+    )
 
 
 def run(args):
