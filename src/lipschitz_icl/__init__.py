@@ -23,7 +23,7 @@ _EXPORTS = {
 
 _DYNAMIC = {"TASK_NAMES"}  # read from the task registry on every access (classes can be registered later)
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [*_EXPORTS, "__version__"]  # noqa: PLE0604 (the keys of _EXPORTS, all strings)
 
 
 def __getattr__(name):

@@ -184,7 +184,8 @@ def relu_moments(d: int, alpha, beta):
 
 def asymptotic_loss(problem: Problem, w: float, *, refine: int = 1) -> LossEstimate:
     """``L(w) ~ L^2 (bias0(w) + bias1(w)/n) + sigma^2 R_d(w)/n`` for a class of a kernel form
-    with a large-``n`` formula (:func:`asymptotic_tasks`: affine, relu); deterministic (standard error 0); ``info`` keeps the three terms.
+    with a large-``n`` formula (:func:`asymptotic_tasks`: affine, relu); deterministic (standard error 0); ``info``
+    keeps the three terms.
 
     Supported: the problem's ranges (``2 <= d <= 512``, ``n <= 1e150``; a large-``n`` model, it drops
     ``O(1/n^2)``), ``0 <= w <= 1e8`` and ``log R_d(w) <= 700`` (large ``w`` at large ``d``: refused on ``w``);

@@ -1,6 +1,7 @@
 """Exact tail laws of functionals of a point uniform on the sphere ``S^{d-1}``.
 
-The concentration inequalities of the paper (registry: the concentration group, ``claims/concentration.toml``) bound tails whose
+The concentration inequalities of the paper (registry: the concentration group, ``claims/concentration.toml``) bound
+tails whose
 laws are known in closed form; a stated bound must dominate these exact values.
 
 * Cap: for ``x`` uniform on ``S^{d-1}`` and a fixed unit ``q``, ``t = x . q`` satisfies

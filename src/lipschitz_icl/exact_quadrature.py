@@ -94,6 +94,7 @@ until that difference is below ``rtol`` times the value (bias and ``E[sum p^2]``
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -154,7 +155,7 @@ def _barycentric(q: int) -> np.ndarray:
 def _subdivide(breaks: np.ndarray, max_width: float) -> np.ndarray:
     """Split every panel wider than ``max_width`` into equal parts."""
     out = [breaks[:1]]
-    for a, b in zip(breaks[:-1], breaks[1:]):
+    for a, b in itertools.pairwise(breaks):
         k = max(1, int(math.ceil((b - a) / max_width - 1e-12)))
         out.append(np.linspace(a, b, k + 1)[1:])
     return np.concatenate(out)
@@ -323,17 +324,17 @@ def _grids(d: int, w: float, n: int, lev: _Level):
     theta_breaks = _subdivide(np.unique(theta_breaks), lev.max_angle)
     theta, gw = quadrature.panel_rule(theta_breaks, lev.q_v)
     weights = gw * np.exp(_log_mu_density(d, theta))
-    return dict(
-        s=s_nodes,
-        ws=s_weights,
-        theta_breaks=theta_breaks,
-        theta=theta,
-        wt=weights,
-        v_top=min(v_top, two_w) if w > 0 else 0.0,
-        v_q=v_q,
-        s_lo=s_lo,
-        s_hi=s_hi,
-    )
+    return {
+        "s": s_nodes,
+        "ws": s_weights,
+        "theta_breaks": theta_breaks,
+        "theta": theta,
+        "wt": weights,
+        "v_top": min(v_top, two_w) if w > 0 else 0.0,
+        "v_q": v_q,
+        "s_lo": s_lo,
+        "s_hi": s_hi,
+    }
 
 
 _S_SPLIT = -8.0  # below it k1(s - V) = sum_m (-1)^m e^((m+1)(s-V)) / m!, 5 terms to e^-40 (V >= 0)
@@ -570,14 +571,14 @@ def _evaluate(form: str, d: int, w: float, n: int, lev: _Level) -> _Parts:
     off_w = ws * (float(n) * (n - 1)) * power(n - 2) if n >= 2 else np.zeros_like(ws)
     noise_factor = float(diag_w @ a2_noise)
     bias = float(diag_w @ a2_diag + off_w @ second)
-    info = dict(
-        level=None,
-        n_s=int(N),
-        n_theta=int(theta.size),
-        s_range=(grid["s_lo"], grid["s_hi"]),
-        v_top=grid["v_top"],
-        v_quantile=grid["v_q"],
-    )
+    info = {
+        "level": None,
+        "n_s": int(N),
+        "n_theta": int(theta.size),
+        "s_range": (grid["s_lo"], grid["s_hi"]),
+        "v_top": grid["v_top"],
+        "v_quantile": grid["v_q"],
+    }
     if form == "linear":
         return _Parts(noise_factor, bias, None, info)
     info["n_c"] = 2 * int(theta_c.size)

@@ -176,18 +176,18 @@ def _window_sums(kernel: ZonalKernel, w: float, n: int, lev, grid: dict, theta, 
         )
     diag_w = ws * n * np.exp((n - 1) * log_psi)
     off_w = ws * (float(n) * (n - 1)) * np.exp((n - 2) * log_psi) if n >= 2 else np.zeros_like(ws)
-    return dict(
-        noise_factor=float(diag_w @ a2_noise),
-        diag=float(diag_w @ a2_diag),
-        off_w=off_w,
-        a1_one=a1_one,
-        k1_sq=k1_sq,
-        chunks=chunks,
-        b_inf=float(off_w @ a1_one**2),
-        n_theta=theta.size,
-        theta=theta,
-        window_top=max(win.stop for _, win, _ in chunks) if chunks else 0,
-    )
+    return {
+        "noise_factor": float(diag_w @ a2_noise),
+        "diag": float(diag_w @ a2_diag),
+        "off_w": off_w,
+        "a1_one": a1_one,
+        "k1_sq": k1_sq,
+        "chunks": chunks,
+        "b_inf": float(off_w @ a1_one**2),
+        "n_theta": theta.size,
+        "theta": theta,
+        "window_top": max(win.stop for _, win, _ in chunks) if chunks else 0,
+    }
 
 
 def _series(kernel: ZonalKernel, sums: dict, degree: int):
@@ -227,7 +227,7 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
     upper_extra = 45.0 + 0.5 * (d - 1) + 12.0 * math.sqrt(d)
     v_window = min(2.0 * w, max(grid["s_hi"], 0.0) + upper_extra) if w > 0 else 0.0
     theta_top = float(_quad._theta_of_v(w, np.array([v_window]))[0]) if w > 0 else np.pi
-    info = dict(n_s=int(grid["s"].size), v_quantile=grid["v_q"])
+    info = {"n_s": int(grid["s"].size), "v_quantile": grid["v_q"]}
     if n < 2:  # no pairs: the bias is the diagonal alone
         theta, wt = _theta_rule(d, w, lev, grid, 0, theta_top)
         sums = _window_sums(kernel, w, n, lev, grid, theta, wt)
@@ -305,7 +305,14 @@ def _sum_series(kernel: ZonalKernel, sums: dict, degree: int, fast: bool) -> Zon
         tail_bound = 1e-15 * kernel.gap_scale * b_inf + below + parseval
     second = float(b[1 : band + 1] @ per_l[1 : band + 1]) + tail * b_inf
     bias = sums["diag"] + second
-    info = dict(degree=degree, band=band, tail=tail, tail_bound=tail_bound, parseval_part=parseval, fast=fast)
+    info = {
+        "degree": degree,
+        "band": band,
+        "tail": tail,
+        "tail_bound": tail_bound,
+        "parseval_part": parseval,
+        "fast": fast,
+    }
     return ZonalParts(sums["noise_factor"], bias, tail_bound, degree, info)
 
 
@@ -322,13 +329,13 @@ def _mixture_loss(kernel: ZonalKernel, problem, w, rtol: float) -> LossEstimate:
     bias_value = sum(wt * r.bias.value for wt, r in parts)
     bias = Estimate(bias_value, 0.0, 0, sum(wt * r.bias.abs_error for wt, r in parts))
     loss = Estimate(bias_value + noise.value, 0.0, 0, bias.abs_error + noise.abs_error)
-    info = dict(
-        kernel=kernel.name,
-        converged=all(r.info.get("converged", False) for _, r in parts),
-        level=max(r.info.get("level", 0) for _, r in parts),
-        rtol=rtol,
-        parts=[(name, wt, r.info.get("level")) for (name, wt, _, _), (_, r) in zip(kernel.parts, parts)],
-    )
+    info = {
+        "kernel": kernel.name,
+        "converged": all(r.info.get("converged", False) for _, r in parts),
+        "level": max(r.info.get("level", 0) for _, r in parts),
+        "rtol": rtol,
+        "parts": [(name, wt, r.info.get("level")) for (name, wt, _, _), (_, r) in zip(kernel.parts, parts)],
+    }
     return LossEstimate(loss, bias, noise, method="exact", info=info)
 
 

@@ -4,7 +4,8 @@ Registry: ``lipschitz_icl/claims/concentration.toml`` (group ``concentration``):
 (and the window analysis of Theorem 3.4) controls four kinds of random quantity for points uniform on
 the sphere.  Each bound below is a documented function of its parameters;
 :mod:`lipschitz_icl.claims.concentration` holds them against the true tails (exact laws where known,
-:mod:`lipschitz_icl.concentration`; Monte Carlo with Clopper-Pearson limits otherwise).  Every bound takes its constant as a keyword
+:mod:`lipschitz_icl.concentration`; Monte Carlo with Clopper-Pearson limits otherwise).  Every bound takes its
+constant as a keyword
 (``rate``, ``constant``) so that a *bound variant* of the same shape with a different constant goes
 through the same code; the defaults are the valid constants of the cited statements.
 

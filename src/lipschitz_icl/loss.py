@@ -1,6 +1,7 @@
 """ICL-loss estimators, all returning a :class:`~lipschitz_icl.estimate.LossEstimate`.
 
-The ICL loss (the paper's pretraining objective, README "Conventions") and its split (softmax weights sum to one, so the intercept of
+The ICL loss (the paper's pretraining objective, README "Conventions") and its split (softmax weights sum to one, so
+the intercept of
 the task cancels; the noise is independent of everything else):
 
     L(M) = E (yhat(q) - f(q))^2 = E (sum_i p_i f(x_i) - f(q))^2  +  sigma^2 E sum_i p_i^2

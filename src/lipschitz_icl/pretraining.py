@@ -36,9 +36,15 @@ __all__ = [
     "pretraining_curve",
 ]
 
-M_PROTOCOL = dict(
-    optimizer="sgd", lr=25.0, schedule="step", final_lr_fraction=0.25, average_fraction=0.75, steps=2000, batch=256
-)
+M_PROTOCOL = {
+    "optimizer": "sgd",
+    "lr": 25.0,
+    "schedule": "step",
+    "final_lr_fraction": 0.25,
+    "average_fraction": 0.75,
+    "steps": 2000,
+    "batch": 256,
+}
 SHAPE_THRESHOLD = 0.05
 
 

@@ -1,9 +1,10 @@
 """User bound variants: a claim stated in a TOML file, checked over a parameter grid.
 
-A *bound variant* (the section "User bound variants" of the report; README "Bound variants") says ``quantity  <relation>  bound(params)`` at every point of
-a grid.  The file is untrusted input: its bound is read by :mod:`lipschitz_icl.expression` (a
-whitelist walk of ``ast.parse(mode="eval")``) into a small syntax tree over numbers, the allowed
-variable and constant names, ``+ - * / **``, parentheses and the functions :data:`FUNCTIONS`, from
+A *bound variant* (the section "User bound variants" of the report; README "Bound variants") says
+``quantity  <relation>  bound(params)`` at every point of a grid.  The file is untrusted input: its bound
+is read by :mod:`lipschitz_icl.expression` (a whitelist walk of ``ast.parse(mode="eval")``) into a small syntax tree
+over numbers, the allowed variable and constant names, ``+ - * / **``, parentheses and the functions
+:data:`FUNCTIONS`, from
 which the SymPy expression (for display) and an mpmath evaluator (for the numbers) are built.  No text
 of the file is ever passed to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.
 

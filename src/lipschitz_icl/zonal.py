@@ -49,7 +49,7 @@ from .zonal_kernel import (
 
 __all__ = [
     "ZonalKernel",
-    "BUILTIN_KERNELS",
+    "BUILTIN_KERNELS",  # noqa: F822 (served by the module __getattr__, read from the task registry)
     "SCHOENBERG_TOL",
     "builtin_kernel",
     "mixture_kernel",

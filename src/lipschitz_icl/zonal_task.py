@@ -4,7 +4,8 @@
 loss, ``w*`` and claim machinery ask of a rotation-invariant class (``d``, ``rotation_invariant``,
 ``covariance``); a prior given by its kernel alone defines no sampler, so the methods that draw tasks
 refuse it with a :class:`ParameterError` (use ``exact``, or ``averaged``: the pairwise-kernel Monte
-Carlo of :mod:`lipschitz_icl.pairwise`); mixtures of the registered classes sample (``naive``, ``train``).  ``L`` is a nominal scale, ``sqrt(3 K(1) d / (d + 1))`` (the ``L`` of
+Carlo of :mod:`lipschitz_icl.pairwise`); mixtures of the registered classes sample (``naive``, ``train``).  ``L`` is
+a nominal scale, ``sqrt(3 K(1) d / (d + 1))`` (the ``L`` of
 the affine class with the same ``K(1)``), used only to start the ``w*`` search: the kernel carries the
 scale.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
+from typing import ClassVar
 
 import numpy as np
 
@@ -48,7 +50,7 @@ class ZonalTaskClass:
     rotation_invariant = True
     has_intercept = False
     low_rank = False
-    parameters = {}
+    parameters: ClassVar[dict] = {}
     quadrature = None
     has_kink = False
     exact_route = "zonal"

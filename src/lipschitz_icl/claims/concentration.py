@@ -18,7 +18,9 @@ points in a cap, Lipschitz functionals of a uniform point, the softmax normalise
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 
 import numpy as np
 from scipy import special, stats
@@ -265,7 +267,7 @@ def levy_monte_carlo(
     mean_draws = sphere.uniform_sphere(mean_stream, mean_samples, d)
     tail_draws = sphere.uniform_sphere(tail_stream, samples, d)
     counts = [bracketing_counts(f, mean_draws, tail_draws, t, z) for f in functionals.values()]
-    lo_counts, hi_counts = (sum((c[i] for c in counts), []) for i in (0, 1))
+    lo_counts, hi_counts = (functools.reduce(operator.iadd, (c[i] for c in counts), []) for i in (0, 1))
     labels = [f"{name}, t={ti:.4g}" for name in functionals for ti in t]
     level = 1.0 - family_level / (4 * G)
     low, _ = clopper_pearson(lo_counts, samples, level)

@@ -13,6 +13,7 @@ decision).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -101,7 +102,7 @@ def figure1(
             verdict=decision.sign(lo, hi, -1).verdict,
             note="must be < 0",
         )
-        for (La, Lb), (lo, mid, hi) in zip(zip(L_grid, L_grid[1:]), steps)
+        for (La, Lb), (lo, mid, hi) in zip(itertools.pairwise(L_grid), steps)
     ]
     quantities += [
         Quantity(
@@ -182,7 +183,7 @@ def figure3(
     rising = [
         mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level)
         for n, s in settings
-        for La, Lb in zip(L_grid, L_grid[1:])
+        for La, Lb in itertools.pairwise(L_grid)
     ]
 
     def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:
@@ -412,9 +413,13 @@ def figure9(
     of ``kind`` falls by more than ``shift``; the gap linear - softmax on the side ``gap_sign``."""
     z = decision.bonferroni_z(len(links) * runs, family_level)
     series, changes, gaps = {}, {"softmax": [], "linear": []}, []
-    curve = dict(
-        runs=runs, init_scale=init_scale, segments=segments, segment_steps=segment_steps, test_contexts=test_contexts
-    )
+    curve = {
+        "runs": runs,
+        "init_scale": init_scale,
+        "segments": segments,
+        "segment_steps": segment_steps,
+        "test_contexts": test_contexts,
+    }
     for link, ls in zip(links, seed.spawn(len(links))):
         problem = make_problem(f"lowrank-{link}", d, n, L, sigma, rank=rank)
         out = {
@@ -499,7 +504,7 @@ def eq4_heatmaps(
         mats.append(As[0].tolist())
         dists.append([geometry.block_distance(A) for A in As])
     means, _, highs = zip(*(mean_limits(v, level) for v in dists))
-    bounds = [(min(min(v), hi), hi) for v, hi in zip(dists, highs)]
+    bounds = [(min(*v, hi), hi) for v, hi in zip(dists, highs)]
 
     def decide(floor: float | None = None) -> decision.Decision:
         if floor is None:

@@ -125,7 +125,7 @@ def isotropy(
     probes = [D for _, D in dirs] + [-D for _, D in dirs]
     names = [f"{sgn}{kind} #{i}" for sgn in "+-" for i, (kind, _) in enumerate(dirs)] + ["scale up", "scale down"]
     level = 1 - family_level / (len(probes) + 2)
-    kw = dict(step=anisotropic_step, contexts=contexts, stream=s_mc, level=level)
+    kw = {"step": anisotropic_step, "contexts": contexts, "stream": s_mc, "level": level}
     batch = draw_isotropic_batch(problem.task_class, n, scale_contexts, np.random.default_rng(s_scale), w_hint=w)
     decisions, diffs = minimiser_decisions(problem, w * np.eye(d), probes, **kw)
     scale = _scale_decisions(problem, batch, w, scale_step, level)
@@ -334,7 +334,7 @@ def law_grid(
     w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
     top = min(n_max, (w_max / C) ** (1 / alpha) * sigma**2 / L**2)
     grid = decision.extend_grid(
-        n_grid, lambda n: k * w0(n) ** (-q), margin, factor=factor, x_max=max(top, max(n_grid)), reach=reach
+        n_grid, lambda n: k * w0(n) ** (-q), margin, factor=factor, x_max=max(top, *n_grid), reach=reach
     )
     pieces = [(task, d, n, L, sigma) for n in grid]
     return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")

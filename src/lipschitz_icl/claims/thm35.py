@@ -14,6 +14,7 @@ intervals are standard errors times a Bonferroni ``z`` at the claim's family-wis
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -84,7 +85,7 @@ def generalisation(
     suite, alpha = probe_suite(d, L, **probes), law.window_law(train_task, d)[0]
     w_grid = [_wstar(train_task, d, n, L, sigma) for n in n_grid]
     loss = probe_errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
-    pairs = list(zip(n_grid[:-1], n_grid[1:]))
+    pairs = list(itertools.pairwise(n_grid))
     z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
     slopes = {
         name: [_band(*log_slope(pair, *zip(*rows[k : k + 2])), z) for k, pair in enumerate(pairs)]

@@ -15,6 +15,7 @@ from the case's ``SeedSequence``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import lru_cache
 
@@ -322,21 +323,22 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
     shifts the bound of (B) and (D3) to ``(1 + margin) (d/d_min)^-gamma - 1``."""
     (bL, nL), d0 = limit, rows[0]["d"]
     bound = lambda d: (1 + margin) * (d / d0) ** (-gamma) - 1  # noqa: E731
-    ratio = lambda a, b: Estimate(
-        math.expm1(log_ratio_of_means(a, b).value),
-        math.exp(log_ratio_of_means(a, b).value) * log_ratio_of_means(a, b).standard_error,
-    )
+
+    def ratio(a, b) -> Estimate:
+        log_ratio = log_ratio_of_means(a, b)
+        return Estimate(math.expm1(log_ratio.value), math.exp(log_ratio.value) * log_ratio.standard_error)
+
     out = {}
-    for r0, r1 in zip(rows, rows[1:]):
+    for r0, r1 in itertools.pairwise(rows):
         change = difference(Estimate.from_samples(r1["I"]), Estimate.from_samples(r0["I"]))
         out[f"A: L_I(d={r1['d']}) - L_I(d={r0['d']}) >= 0"] = (change, 0.0, ">=")
     for r in rows:
         out[f"B: L_P(d={r['d']})/L_P(inf) - 1 <= bound"] = (ratio(r["P"], bL + nL), bound(r["d"]), "<=")
     first, last = rows[0], rows[-1]
-    growth = lambda iso, low: difference(
-        log_ratio_of_means(last[iso], first[iso]),
-        log_ratio_of_means(last[low], first[low]),
-    )
+
+    def growth(iso, low) -> Estimate:
+        return difference(log_ratio_of_means(last[iso], first[iso]), log_ratio_of_means(last[low], first[low]))
+
     out["C: log growth of L_I minus that of L_P >= 0"] = (growth("I", "P"), 0.0, ">=")
     out["D1: log growth of bias_I minus that of bias_P >= 0"] = (growth("bI", "bP"), 0.0, ">=")
     out["D2: log growth of noise_I <= 0"] = (log_ratio_of_means(last["nI"], first["nI"]), 0.0, "<=")
@@ -409,7 +411,7 @@ def dimension_dependence(
     rows = _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, search_seed, eval_seeds)
     lim_grid = _scales(scale_exponents, limit_points)
     i, limit = _best_limit(
-        task, k, lim_grid, dict(n=n, L0=L0, sigma=sigma, contexts=contexts), lim_search_seed, lim_eval_seed
+        task, k, lim_grid, {"n": n, "L0": L0, "sigma": sigma, "contexts": contexts}, lim_search_seed, lim_eval_seed
     )
     count = len(_dimension_tests(rows, limit, margin))
     level = 1 - family_level / count

@@ -80,7 +80,8 @@ def load_kernel_file(path: str):
     """``(expression, constants)`` from a kernel file (format in the module docstring), read like a variant
     file (:mod:`lipschitz_icl.tomlfile`: a regular file of at most 64 KiB, UTF-8, bounded nesting); keys
     other than ``kernel`` and ``[constants]`` are refused, never ignored, and so is a constant that is not
-    a number or that shadows ``t``, ``d``, ``u``, ``pi`` or a function (:func:`~lipschitz_icl.zonal.kernel_constants`)."""
+    a number or that shadows ``t``, ``d``, ``u``, ``pi`` or a function
+    (:func:`~lipschitz_icl.zonal.kernel_constants`)."""
     try:
         _, data = read_toml(path)
     except TomlFileError as exc:

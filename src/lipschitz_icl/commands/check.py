@@ -12,7 +12,8 @@ text says so ("holds at N points (grid sample; ...)") and points to ``lipschitz-
 decides a ``[domain]`` (:mod:`lipschitz_icl.prover`); a file without a ``[grid]`` is refused here.
 
 Without ``--json``: the overall verdict and one summary line per variant.  JSON keys: ``mode``
-(``"grid"``), ``points`` (grid points evaluated, all files), ``verdict`` (overall: fails if any fails, else inconclusive if any is, else holds),
+(``"grid"``), ``points`` (grid points evaluated, all files), ``verdict`` (overall: fails if any fails, else
+inconclusive if any is, else holds),
 ``variants`` (one object per file: ``name``, ``verdict``, ``counterexample`` (grid point, measured,
 bound, margin) or null, ``tightest_constant`` or null, ``points``, ...), ``cache`` (hits, misses,
 corrupt entries of every grid point, wherever it ran).

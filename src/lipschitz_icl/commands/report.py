@@ -9,7 +9,8 @@ symbolic link (:mod:`lipschitz_icl.report.output`); without ``--force`` an exist
 dangling link counts) refuses the run before anything is written.
 
 JSON keys: ``tex``, ``pdf`` (null when not compiled), ``compiled``, ``message``, ``claims``, ``verdicts``
-(counts), ``power`` (pre-specified alternatives ruled out, or an older file's near misses refuted, per claim and in total: ``rows`` [{claim_id, refuted, total,
+(counts), ``power`` (pre-specified alternatives ruled out, or an older file's near misses refuted, per claim and in
+total: ``rows`` [{claim_id, refuted, total,
 unrefuted}], ``refuted``, ``total``, ``all_refuted``), ``figures``, ``notes``, ``constants``.  Exit codes: 0
 written, 1 latexmk failed (the one-line reason names the log) or another I/O failure, 2 bad input
 (missing or malformed claims file, an unusable ``--out``: empty, read-only, full, a symbolic link in the

@@ -4,7 +4,8 @@ JSON keys: ``w_star``, ``ci_low``, ``ci_high``, ``loss``, ``method`` (plus diagn
 ranges: ``n >= 2`` (at ``n = 1`` the loss does not depend on ``w``), ``sigma > 0``; ``mc`` ``n <= 1e7``
 within a memory and work budget (``contexts * n``); ``exact``/``asymptotic`` ``n <= 1e150``.  Any
 ``L/sigma`` the option ranges allow (``1e-12`` to ``1e12``); ``w*`` grows like
-``(n L^2/sigma^2)^(2/(d+2))``, so extreme ratios put it outside the search range (exit 3).  The search covers ``1e-3 <= w <= 1e8``: a ``w*`` at an end of
+``(n L^2/sigma^2)^(2/(d+2))``, so extreme ratios put it outside the search range (exit 3).  The search covers ``1e-3
+<= w <= 1e8``: a ``w*`` at an end of
 it is reported with exit code 3 (inconclusive) and the open interval ``(0, end]`` or ``[end, inf)``;
 so is an ``mc`` interval that did not reach ``--rel-precision``.
 
