@@ -59,3 +59,20 @@ def check_registry_entry():
         assert spec.resolutions and spec.alternatives
 
     return check
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked 'slow' (deselected by default; CI runs them in their own "
+                          "step: pytest tests/ -n auto --slow -m slow)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without ``--slow``, the tests marked ``slow`` are deselected (counted as deselected in the summary,
+    never skipped silently); with it they run like any other (select only them with ``-m slow``)."""
+    if config.getoption("--slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
