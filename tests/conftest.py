@@ -69,8 +69,9 @@ def pytest_addoption(parser):
 
 def pytest_collection_modifyitems(config, items):
     """Without ``--slow``, the tests marked ``slow`` are deselected (counted as deselected in the summary,
-    never skipped silently); with it they run like any other (select only them with ``-m slow``)."""
-    if config.getoption("--slow"):
+    never skipped silently); with it they run like any other (select only them with ``-m slow``, which alone
+    also enables them)."""
+    if config.getoption("--slow") or "slow" in (config.getoption("markexpr") or ""):
         return
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
     if slow:
