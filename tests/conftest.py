@@ -77,3 +77,10 @@ def pytest_collection_modifyitems(config, items):
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Say that the slow tests were left out (under pytest-xdist the controller reports no deselected count)."""
+    if not (config.getoption("--slow") or "slow" in (config.getoption("markexpr") or "")):
+        terminalreporter.write_line("tests marked 'slow' were deselected; run them with --slow (CI: pytest tests/ "
+                                    "-n auto --slow -m slow)")
