@@ -59,3 +59,28 @@ def check_registry_entry():
         assert spec.resolutions and spec.alternatives
 
     return check
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked 'slow' (deselected by default; CI runs them in their own "
+                          "step: pytest tests/ -n auto --slow -m slow)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without ``--slow``, the tests marked ``slow`` are deselected (counted as deselected in the summary,
+    never skipped silently); with it they run like any other (select only them with ``-m slow``, which alone
+    also enables them)."""
+    if config.getoption("--slow") or "slow" in (config.getoption("markexpr") or ""):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Say that the slow tests were left out (under pytest-xdist the controller reports no deselected count)."""
+    if not (config.getoption("--slow") or "slow" in (config.getoption("markexpr") or "")):
+        terminalreporter.write_line("tests marked 'slow' were deselected; run them with --slow (CI: pytest tests/ "
+                                    "-n auto --slow -m slow)")

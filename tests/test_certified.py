@@ -119,7 +119,8 @@ def test_derivative_balls_agree_with_the_mean_value_theorem():
     assert first[2] > 0
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="the certified w* search in ball arithmetic takes 15-20 s per case at any n; the default "
+                        "run still certifies the loss and its derivatives above")
 @pytest.mark.parametrize("d,n,sigma", [(2, 20, 2.0), (3, 10, 1.0)])
 def test_certified_wstar_contains_the_exact_minimiser(capsys, d, n, sigma):
     common = ["--task", "affine", "--d", str(d), "--n", str(n), "--L", "1", "--sigma", str(sigma), "--json"]

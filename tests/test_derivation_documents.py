@@ -5,6 +5,12 @@ reported stale; the command never overwrites a differing file without ``--force`
 line and exit 2; the numbers the documents print are those the derivation functions return, and the exponents
 equal their closed forms (affine ``2/(d+3)``, relu ``2/(d+2)``); the settings the documents copy from the registry
 (the regularity kernels, the saddle's design and grid, the thm35 settings) equal the registry's.
+
+Rendering all eight documents costs about 35 s of SymPy, so the three tests that need every document (each module
+has one, every formula is SymPy's, the committed folder is current) are ``slow`` (run by ``--slow`` and by CI,
+whose ``lipschitz-icl derivations --out derivations --check`` step also checks every document); the default run
+checks the three cheap documents (kernel identity, ratio expansion, linear attention) against their committed
+files, and the command's write/check/refuse mechanics on them (:func:`few_documents`).
 """
 
 import json
@@ -19,7 +25,8 @@ import sympy as sp
 import lipschitz_icl.derivations as derivations_pkg
 from lipschitz_icl import cli, registry, zonal
 from lipschitz_icl.claims import thm35, thm44
-from lipschitz_icl.derivations import documents, generalisation, regularity, saddle, sphere_asymptotics, window_law
+from lipschitz_icl.derivations import (documents, generalisation, kernel_identity, ratio_expansion, regularity, saddle,
+                                       sphere_asymptotics, window_law)
 from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.derivations import writeup
 
@@ -63,8 +70,47 @@ def rounded_from(cell: str, value: float, digits: int) -> bool:
     return abs(float(cell) - value) <= 0.5 * unit * (1 + 1e-9) + 1e-15 * abs(value)
 
 
+ALL_DOCUMENTS = pytest.mark.slow(reason="renders all eight documents (~35 s of SymPy); CI's derivations --check "
+                                        "step renders them too; the default run checks the cheap three")
+FEW = ("kernel_identity", "ratio_expansion", "linear_attention")   # the documents that render in about a second
+
+
+@pytest.fixture(scope="module")
+def _few():
+    return (kernel_identity.document(), ratio_expansion.document(), lin.document())
+
+
+@pytest.fixture
+def few_documents(_few, monkeypatch):
+    """``documents.documents()`` (so ``files()`` and the command) restricted to the cheap documents :data:`FEW`,
+    in reading order: the write/check/refuse mechanics do not depend on which documents there are."""
+    assert tuple(d.name for d in _few) == FEW
+    monkeypatch.setattr(documents, "documents", lambda: _few)
+    return _few
+
+
+def one_line_formulas(text: str) -> list[str]:
+    """The display blocks of ``text``, each asserted to be one line of LaTeX: the printer's output, never
+    wrapped by hand."""
+    blocks = [block.split("\n```", 1)[0] for block in text.split("```math\n")[1:]]
+    for body in blocks:
+        assert "\n" not in body and body.strip()
+    return blocks
+
+
 # --- the documents ------------------------------------------------------------------------------------------
 
+def test_the_cheap_documents_are_current_and_printed_by_sympy(few_documents):
+    """Each of :data:`FEW` as generated equals its committed file, and its formulas are SymPy's one-line LaTeX
+    (all documents: the slow tests below and CI's ``derivations --check``)."""
+    generated = documents.files()
+    assert list(generated) == [documents.INDEX] + [f"{name}.md" for name in FEW]
+    for name in FEW:
+        assert generated[f"{name}.md"] == committed(f"{name}.md"), name
+        assert one_line_formulas(generated[f"{name}.md"]), name
+
+
+@ALL_DOCUMENTS
 def test_every_derivation_module_has_a_document():
     modules = {m.name for m in pkgutil.iter_modules(derivations_pkg.__path__)} - set(documents.SUPPORT_MODULES)
     docs = documents.documents()
@@ -111,6 +157,7 @@ def test_generalisation_settings_are_the_claims():
     assert {p["train_task"] for p in specs["generalisation"].grids["full"]} == set(window_law.TASKS)
 
 
+@ALL_DOCUMENTS
 def test_committed_documents_are_current(capsys):
     """The same check as CI: ``lipschitz-icl derivations --out derivations --check``."""
     code, out, _ = run(capsys, "--out", str(COMMITTED), "--check")
@@ -118,39 +165,40 @@ def test_committed_documents_are_current(capsys):
     assert out.strip().endswith("all documents are current")
 
 
+@ALL_DOCUMENTS
 def test_every_formula_is_printed_by_sympy():
     """Each display block is one line of LaTeX: the printer's output, never wrapped by hand."""
     for name, text in documents.files().items():
-        blocks = text.split("```math\n")[1:]
-        assert blocks or name == documents.INDEX
-        for block in blocks:
-            body, _ = block.split("\n```", 1)
-            assert "\n" not in body and body.strip()
+        assert one_line_formulas(text) or name == documents.INDEX
 
 
 # --- --check on an edited copy -----------------------------------------------------------------------------
 
-def test_an_edited_copy_is_reported_stale(tmp_path, capsys):
+def test_an_edited_copy_is_reported_stale(few_documents, tmp_path, capsys):
     copy = tmp_path / "derivations"
-    shutil.copytree(COMMITTED, copy)
-    edited = copy / "window_law.md"
-    edited.write_text(edited.read_text().replace("0.605706864277", "0.605706864278"))
-    (copy / "regularity.md").unlink()
+    for name in [documents.INDEX] + [f"{name}.md" for name in FEW]:
+        copy.mkdir(exist_ok=True)
+        shutil.copy(COMMITTED / name, copy / name)
+    (copy / documents.INDEX).write_text(documents.files()[documents.INDEX])   # the index of the cheap three
+    assert run(capsys, "--out", str(copy), "--check")[0] == 0
+    edited = copy / "linear_attention.md"
+    edited.write_text(edited.read_text().replace("0.416666666667", "0.416666666668"))
+    (copy / "ratio_expansion.md").unlink()
     (copy / "notes.md").write_text("an old document no derivation makes\n")
     code, out, _ = run(capsys, "--out", str(copy), "--check", "--json")
     payload = json.loads(out)
     assert code == 1
-    assert payload["stale"] == ["window_law.md", "regularity.md", "notes.md"]
+    assert payload["stale"] == ["ratio_expansion.md", "linear_attention.md", "notes.md"]
     status = {d["file"]: d["status"] for d in payload["documents"]}
-    assert status["window_law.md"] == "stale" and status["regularity.md"] == "missing"
+    assert status["linear_attention.md"] == "stale" and status["ratio_expansion.md"] == "missing"
     assert status["kernel_identity.md"] == "current"
     code, out, _ = run(capsys, "--out", str(copy), "--check")
     assert code == 1
-    assert out.strip().splitlines()[-1] == (f"stale: {copy / 'window_law.md'}, {copy / 'regularity.md'}, "
-                                            f"{copy / 'notes.md'}")
+    assert out.strip().splitlines()[-1] == (f"stale: {copy / 'ratio_expansion.md'}, "
+                                            f"{copy / 'linear_attention.md'}, {copy / 'notes.md'}")
 
 
-def test_check_of_a_missing_directory_reports_every_document_missing(tmp_path, capsys):
+def test_check_of_a_missing_directory_reports_every_document_missing(few_documents, tmp_path, capsys):
     code, out, _ = run(capsys, "--out", str(tmp_path / "none"), "--check", "--json")
     assert code == 1
     assert json.loads(out)["stale"] == list(documents.files())
@@ -159,7 +207,7 @@ def test_check_of_a_missing_directory_reports_every_document_missing(tmp_path, c
 
 # --- writing -------------------------------------------------------------------------------------------------
 
-def test_write_never_overwrites_a_differing_file_without_force(tmp_path, capsys):
+def test_write_never_overwrites_a_differing_file_without_force(few_documents, tmp_path, capsys):
     out_dir = tmp_path / "docs"
     code, out, _ = run(capsys, "--out", str(out_dir), "--json")
     assert code == 0
@@ -185,7 +233,7 @@ def test_write_never_overwrites_a_differing_file_without_force(tmp_path, capsys)
     assert sorted(p.name for p in out_dir.iterdir()) == sorted(documents.files())  # no temporary files left
 
 
-def test_refusals_are_one_line_and_exit_2(tmp_path, capsys):
+def test_refusals_are_one_line_and_exit_2(few_documents, tmp_path, capsys):
     real = tmp_path / "real"
     real.mkdir()
     link = tmp_path / "link"

@@ -102,7 +102,6 @@ def test_quadratic_d3k1_is_a_saddle_and_larger_n_approaches_the_delta_method():
     assert errors[1] < 0.5 * errors[0]
 
 
-@pytest.mark.slow
 def test_figure9_setting_is_a_minimum_along_q():
     # the registry's statement on Figure 9 (d = 4, k = 2, n = 20, L = 1, sigma = 0.3, not signal-matched):
     # positive curvature for every link, the quadratic's bias part negative and outweighed by its noise part

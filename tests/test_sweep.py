@@ -198,8 +198,13 @@ def test_check_no_cache_reaches_the_workers(address, variant_files, tmp_path, mo
     assert not root.exists()
 
 
-@pytest.mark.parametrize("argv", [["--task", "affine", "--d", "2"], ["--kernel", "exp(-sqrt(2-2*t))", "--d", "3"]],
-                         ids=["thm34-law", "kernel-law"])
+@pytest.mark.parametrize("argv", [
+    pytest.param(["--task", "affine", "--d", "2"], id="thm34-law"),
+    pytest.param(["--kernel", "exp(t-1)", "--d", "3"], id="smooth-kernel-law"),   # an expression kernel, ~1 s
+    pytest.param(["--kernel", "exp(-sqrt(2-2*t))", "--d", "3"], id="kernel-law", marks=pytest.mark.slow(
+        reason="each worker evaluates the rough kernel's exact loss up to n = 2e7 afresh (~30 s); the default run "
+               "ships an expression kernel to the workers in smooth-kernel-law")),
+])
 def test_scaling_on_a_cluster_equals_serial(argv, address, capsys):
     serial = _run(["scaling", *argv, "--json", "--scheduler", "serial"], capsys)
     cluster = _run(["scaling", *argv, "--json", "--scheduler", address], capsys)
@@ -216,6 +221,8 @@ def test_figures_on_a_cluster_equal_serial(address, tmp_path, capsys):
     assert files["cluster"] == files["serial"] and len(files["serial"]) == 1
 
 
+@pytest.mark.slow(reason="two pytest verify/ subprocesses (~25 s); the default run checks check, scaling and figures "
+                        "on the cluster and the plugin's xdist merge (tests/test_plugin.py)")
 def test_claim_gates_on_a_cluster_equal_serial(address, tmp_path):
     """pytest verify/ --scheduler ADDRESS: the same claims.json records as a serial run."""
     selection = "softmax-normaliser or projection-tails/d3-k1"   # Monte Carlo claims (seeded per case)
