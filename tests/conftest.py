@@ -2,14 +2,24 @@
 estimators are vectorised Monte Carlo, their run time is not what these tests measure) and
 derandomised example generation, so that CI runs the same examples every time."""
 
+import atexit
+import os
 import shutil
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("default", max_examples=25, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+                          suppress_health_check=[HealthCheck.too_slow], database=None)
 settings.load_profile("default")
+
+# The tests never write outside their own temporary directories: the on-disk cache of every test (and
+# of the subprocesses they start, which inherit the environment) lives in one temporary directory per
+# test process, removed at the end; the examples are derandomised, so no Hypothesis database is kept.
+_CACHE_DIR = tempfile.mkdtemp(prefix="lipschitz-icl-test-cache-")
+os.environ["LIPSCHITZ_ICL_CACHE"] = _CACHE_DIR
+atexit.register(shutil.rmtree, _CACHE_DIR, True)
 
 
 @pytest.fixture
