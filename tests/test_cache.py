@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lipschitz_icl import cache, make_problem
+from lipschitz_icl import cache, make_problem, memo
 from lipschitz_icl import optimum
 
 
@@ -109,7 +109,7 @@ def test_unserialisable_key_is_refused(cache_root):
 def test_cached_wstar_equals_wstar_and_hits_without_computing(cache_root, monkeypatch):
     problem = make_problem("affine", 3, 100, 1.0, 0.5)
     direct = optimum.wstar(problem, "exact")
-    first = cache.cached_wstar(problem, "exact")
+    first = memo.cached_wstar(problem, "exact")
     assert first.w_star.value == direct.w_star.value
     assert (first.ci_low, first.ci_high) == (direct.ci_low, direct.ci_high)
     assert first.loss == direct.loss
@@ -118,11 +118,11 @@ def test_cached_wstar_equals_wstar_and_hits_without_computing(cache_root, monkey
         raise AssertionError("a cache hit must not recompute")
 
     monkeypatch.setattr(optimum, "wstar", boom)
-    second = cache.cached_wstar(problem, "exact")
+    second = memo.cached_wstar(problem, "exact")
     assert second.w_star == first.w_star and second.loss == first.loss
     other = make_problem("affine", 3, 100, 1.0, 0.25)
     with pytest.raises(AssertionError, match="must not recompute"):
-        cache.cached_wstar(other, "exact")
+        memo.cached_wstar(other, "exact")
 
 
 def test_cached_loss_equals_icl_loss(cache_root):
@@ -131,7 +131,7 @@ def test_cached_loss_equals_icl_loss(cache_root):
     problem = make_problem("relu", 3, 1000, 1.0, 0.5)
     direct = icl_loss(problem, 5.0, method="exact")
     for _ in range(2):
-        got = cache.cached_loss(problem, 5.0, "exact")
+        got = memo.cached_loss(problem, 5.0, "exact")
         assert (got.loss, got.bias, got.noise) == (direct.loss, direct.bias, direct.noise)
 
 

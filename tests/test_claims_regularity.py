@@ -67,7 +67,7 @@ def _exact_wstar(reg, factor=1.0):
         w0 = reg.C * (problem.n / problem.sigma**2) ** reg.alpha
         w = factor * w0 * (1 + reg.wstar_next_order(w0))
         result = WStar(Estimate(w, abs_error=3e-6 * w), w * (1 - 3e-6), w * (1 + 3e-6), Estimate(0.0), "exact",
-                       {"at_search_bound": False})
+                       {})
         return result, SimpleNamespace(info={"converged": True})
     return law_point
 

@@ -119,6 +119,7 @@ def test_out_into_a_directory_is_refused(capsys, tmp_path):
     assert code == 2 and "--out" in err
 
 
+@pytest.mark.slow(reason="a python -m subprocess importing the trainer (~9 s); test_cli checks the module entry point by default")
 def test_module_entry_point_subprocess(tmp_path):
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -151,6 +151,6 @@ def test_no_runtime_warning_for_valid_input():
 
 def test_mc_precision_not_reached_is_inconclusive():
     r = wstar_mc(problem(), rng=3, rel_precision=1e-4, pilot_contexts=200, max_contexts=400)
-    assert r.info["precision_reached"] is False and r.inconclusive
+    assert r.precision_reached is False and r.inconclusive
     ok = wstar_mc(problem(), rng=3, rel_precision=0.05)
-    assert ok.info["precision_reached"] is True and not ok.inconclusive
+    assert ok.precision_reached is True and not ok.inconclusive

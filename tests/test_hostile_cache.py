@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from lipschitz_icl import cache, make_problem
+from lipschitz_icl import cache, make_problem, memo
 
 PROBLEM = make_problem("affine", 3, 200, 1.0, 0.5)
 
@@ -30,8 +30,8 @@ def _entry(root, namespace="wstar"):
 def _truth(root):
     """The true asymptotic w* (fresh), and its stored entry."""
     with cache.disabled():
-        true = cache.cached_wstar(PROBLEM, "asymptotic")
-    first = cache.cached_wstar(PROBLEM, "asymptotic")
+        true = memo.cached_wstar(PROBLEM, "asymptotic")
+    first = memo.cached_wstar(PROBLEM, "asymptotic")
     assert first.w_star.value == true.w_star.value
     return true, _entry(root)
 
@@ -91,7 +91,7 @@ def test_bad_wstar_entries_are_recomputed(root, cid, change, signed):
     true, path = _truth(root)
     _forge(root, path, change, signed=signed)
     before = cache.STATS["corrupt"]
-    again = cache.cached_wstar(PROBLEM, "asymptotic")
+    again = memo.cached_wstar(PROBLEM, "asymptotic")
     assert again.w_star.value == true.w_star.value and again.ci_low <= again.w_star.value <= again.ci_high
     assert cache.STATS["corrupt"] == before + 1
 
@@ -108,7 +108,7 @@ def test_bad_wstar_entries_are_recomputed(root, cid, change, signed):
 def test_damaged_entries_are_recomputed_without_traceback(root, cid, damage):
     true, path = _truth(root)
     path.write_bytes(damage(path.read_bytes()))
-    again = cache.cached_wstar(PROBLEM, "asymptotic")
+    again = memo.cached_wstar(PROBLEM, "asymptotic")
     assert again.w_star.value == true.w_star.value
     assert json.loads(path.read_text())["mac"]  # rewritten with a fresh, signed entry
 
@@ -117,7 +117,7 @@ def test_a_key_readable_by_others_disables_reading(root):
     true, path = _truth(root)
     os.chmod(root / cache.KEY_FILE, 0o644)
     before = cache.STATS["hits"]
-    again = cache.cached_wstar(PROBLEM, "asymptotic")
+    again = memo.cached_wstar(PROBLEM, "asymptotic")
     assert again.w_star.value == true.w_star.value and cache.STATS["hits"] == before
 
 
@@ -125,7 +125,7 @@ def test_a_replaced_key_does_not_validate_old_entries(root):
     true, path = _truth(root)
     _forge(root, path, _set(["w_star", "value"], 999.0), signed=True)
     (root / cache.KEY_FILE).unlink()  # an attacker deletes the key so that a new one is made ...
-    again = cache.cached_wstar(PROBLEM, "asymptotic")  # ... the forged entry, signed by the old key, fails
+    again = memo.cached_wstar(PROBLEM, "asymptotic")  # ... the forged entry, signed by the old key, fails
     assert again.w_star.value == true.w_star.value
 
 
@@ -135,16 +135,16 @@ def test_a_symlinked_key_is_not_trusted(root, tmp_path):
     (tmp_path / "other-key").write_bytes(b"k" * 32)
     os.symlink(tmp_path / "other-key", root / cache.KEY_FILE)
     assert cache._key() is None
-    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
+    assert memo.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
 
 
 def test_bad_loss_entry_is_recomputed(root):
     with cache.disabled():
-        true = cache.cached_loss(PROBLEM, 3.0, "asymptotic")
-    cache.cached_loss(PROBLEM, 3.0, "asymptotic")
+        true = memo.cached_loss(PROBLEM, 3.0, "asymptotic")
+    memo.cached_loss(PROBLEM, 3.0, "asymptotic")
     path = _entry(root, "loss")
     _forge(root, path, _set(["bias", "value"], "abc"), signed=True)
-    assert cache.cached_loss(PROBLEM, 3.0, "asymptotic").loss.value == true.loss.value
+    assert memo.cached_loss(PROBLEM, 3.0, "asymptotic").loss.value == true.loss.value
 
 
 def test_ctrl_c_while_writing_leaves_the_cache_intact(root, monkeypatch):
@@ -160,7 +160,7 @@ def test_ctrl_c_while_writing_leaves_the_cache_intact(root, monkeypatch):
         module._write(path, json.loads(old)["ident"], {"anything": 1})
     monkeypatch.undo()
     assert path.read_bytes() == old and not list(root.rglob(".tmp-*"))
-    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
+    assert memo.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
 
 
 @pytest.mark.parametrize("cid", ["fifo", "symlink", "directory"])
@@ -174,7 +174,7 @@ def test_special_files_at_an_entry_path_do_not_block_or_crash(root, tmp_path, ci
         os.symlink(tmp_path / "elsewhere.json", path)
     else:
         path.mkdir()
-    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
+    assert memo.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
 
 
 def _tree(directory):
@@ -200,7 +200,7 @@ def test_a_symlinked_cache_directory_is_never_followed(root, tmp_path, level, ki
     before = (_tree(outside), decoy.read_text())
     shutil.rmtree(link)
     os.symlink(outside / "missing" if kind == "dangling" else outside, link)
-    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
-    assert cache.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value   # and again
+    assert memo.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
+    assert memo.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value   # and again
     assert (_tree(outside), decoy.read_text()) == before
     assert os.path.islink(link) and not (outside / "missing").exists()

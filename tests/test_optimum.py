@@ -16,8 +16,8 @@ def test_mc_interval_covers_the_exact_wstar(task, d):
     problem = make_problem(task, d, 300, 1.0, 0.5)
     mc = wstar(problem, "mc", rng=1, rel_precision=0.01)
     exact = wstar(problem, "exact")
-    assert mc.info["precision_reached"]
-    assert mc.ci_low <= exact.w_star.value <= mc.ci_high, (mc.as_dict(), exact.w_star.value)
+    assert mc.precision_reached
+    assert mc.ci_low <= exact.w_star.value <= mc.ci_high, (mc.to_dict(), exact.w_star.value)
 
 
 @pytest.mark.parametrize("task, d", [("affine", 2), ("affine", 5), ("relu", 3)])
@@ -73,7 +73,7 @@ def test_wstar_moves_the_way_the_theory_says():
 def test_cosine_class_has_an_mc_wstar():
     problem = make_problem("cosine", 2, 50, 1.0, 0.3)
     result = wstar(problem, "mc", rng=6, rel_precision=0.02)
-    assert result.info["precision_reached"] and result.ci_low < result.w_star.value < result.ci_high
+    assert result.precision_reached and result.ci_low < result.w_star.value < result.ci_high
 
 
 def test_mc_wstar_is_reproducible():
@@ -95,7 +95,7 @@ def test_a_minimiser_at_the_method_budget_is_inconclusive(monkeypatch, capsys):
     assert not free.inconclusive and 8 < free.w_star.value
     monkeypatch.setattr(exact, "_MAX_THETA", 100)
     bound = wstar(problem, "exact")
-    assert bound.inconclusive and bound.info["at_budget_bound"] and bound.w_star.value < free.w_star.value
+    assert bound.inconclusive and bound.at_budget_bound and bound.w_star.value < free.w_star.value
     assert bound.ci_low == bound.w_star.value and bound.ci_high == math.inf
     argv = ["wstar", "--task", "affine", "--d", "3", "--n", "30", "--L", "1", "--sigma", "0.05", "--method",
             "exact", "--json"]
@@ -114,7 +114,7 @@ def test_a_search_started_beyond_the_budget_walks_down_to_the_minimum(monkeypatc
     monkeypatch.setattr(exact, "_MAX_THETA", 2e4)
     problem = make_problem("affine", 3, 30, 1e6, 1e-6)
     found = wstar(problem, "exact", rel_tol=1e-3)
-    assert not found.inconclusive and found.info["at_budget_bound"] is False
+    assert not found.inconclusive and found.at_budget_bound is False
     w = found.w_star.value
     at = exact_loss(problem, w).loss.value
     assert all(at < exact_loss(problem, w * f).loss.value for f in (0.95, 1.05))

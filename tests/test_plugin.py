@@ -178,6 +178,7 @@ def test_claims_json_from_gates_feeds_the_report(pytester, gates):
     assert any(p.name.startswith("c-holds") for p in result.figures)  # the gate's figure= data
 
 
+@pytest.mark.slow(reason="two pytest runs, one on xdist workers (~9 s); CI's pytest verify/ -n auto merges workers on every run")
 def test_xdist_workers_merge_into_one_claims_json_equal_to_serial(pytester, gates):
     """``-n 2``: every worker's records reach the controller, which writes one claims.json with the same
     ids and verdicts, in the same order, as a serial run, and prints the summary once."""

@@ -172,6 +172,7 @@ def test_a_server_that_is_no_dask_scheduler_is_one_line_within_the_handshake_tim
 
 
 # ----------------------------------------------------------------------------- serial vs cluster
+@pytest.mark.slow(reason="a local Dask cluster running check (~9 s); the default run keeps the scaling case on the cluster")
 def test_check_on_a_cluster_equals_serial(address, variant_files, tmp_path, monkeypatch, capsys):
     """The JSON of check (numbers, verdicts, counter-examples, cache counts) is the serial one."""
     runs = {}
@@ -211,6 +212,7 @@ def test_scaling_on_a_cluster_equals_serial(argv, address, capsys):
     assert cluster == serial
 
 
+@pytest.mark.slow(reason="a local Dask cluster running figures (~10 s); the default run keeps the scaling case on the cluster")
 def test_figures_on_a_cluster_equal_serial(address, tmp_path, capsys):
     files = {}
     for name, scheduler in (("serial", "serial"), ("cluster", address)):

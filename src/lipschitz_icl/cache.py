@@ -1,4 +1,5 @@
-"""On-disk cache of expensive evaluations (``w*`` searches, ICL losses), keyed by inputs and code.
+"""On-disk cache of expensive evaluations, keyed by inputs and code (the engine's ``w*`` and losses go
+through it in :mod:`lipschitz_icl.memo`; this module imports nothing of the engine).
 
 Where: ``$LIPSCHITZ_ICL_CACHE`` if set, else ``~/.cache/lipschitz-icl`` (:func:`cache_dir`).  Each
 entry is one JSON file ``<namespace>/<key>.json`` holding the key parts, the payload and a SHA-256
@@ -37,21 +38,16 @@ import contextlib
 import hashlib
 import hmac
 import json
-import math
 import os
 import secrets
 import stat
 from functools import lru_cache
 from pathlib import Path
 
-from .estimate import Estimate, LossEstimate
-
 __all__ = [
     "cache_dir",
     "code_version",
     "cached",
-    "cached_wstar",
-    "cached_loss",
     "set_enabled",
     "enabled",
     "disabled",
@@ -288,153 +284,3 @@ def _write(path: Path, ident: dict, value) -> None:
 
 
 # ------------------------------------------------------------------ the cached evaluations
-
-
-def problem_key(problem) -> dict:
-    """The inputs that define a :class:`~lipschitz_icl.problem.Problem` (task class, n, sigma)."""
-    tc = problem.task_class
-    key = {
-        "task": tc.name,
-        "d": tc.d,
-        "L": tc.L,
-        "frequency": tc.frequency,
-        "B": None if tc.B is None else tc.B.tolist(),
-        "n": problem.n,
-        "sigma": problem.sigma,
-    }
-    others = {k: v for k, v in getattr(tc, "parameter_values", dict)().items() if k != "frequency"}
-    if others:  # a class's extra parameters besides the frequency (none among the built-in classes)
-        key["parameters"] = others
-    return key
-
-
-def _estimate_to_dict(e: Estimate) -> dict:
-    return {"value": e.value, "standard_error": e.standard_error, "samples": e.samples, "abs_error": e.abs_error}
-
-
-def _finite(x, minimum=-math.inf) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= minimum
-
-
-def _valid_estimate(raw) -> bool:
-    """An :class:`Estimate` dict: finite value and ``abs_error >= 0``, standard error ``>= 0`` (``inf`` only
-    from a single sample), integer ``samples >= 0``."""
-    se = raw["standard_error"]
-    return (
-        _finite(raw["value"])
-        and _finite(raw["abs_error"], 0.0)
-        and isinstance(se, (int, float))
-        and not isinstance(se, bool)
-        and se >= 0
-        and (math.isfinite(se) or raw["samples"] <= 1)
-        and isinstance(raw["samples"], int)
-        and not isinstance(raw["samples"], bool)
-        and raw["samples"] >= 0
-    )
-
-
-def _valid_wstar(raw, method: str) -> bool:
-    """A stored ``w*``: valid estimates, ``0 < w*``, ``0 <= ci_low <= w* <= ci_high`` (``ci_high = inf`` only
-    for a search that ended at its bound), non-negative loss, the requested method, an ``info`` dict."""
-    w, lo, hi = raw["w_star"]["value"], raw["ci_low"], raw["ci_high"]
-    open_ok = hi == math.inf and raw["info"].get("at_search_bound") is True
-    return (
-        _valid_estimate(raw["w_star"])
-        and _valid_estimate(raw["loss"])
-        and raw["loss"]["value"] >= 0
-        and _finite(w, 0.0)
-        and w > 0
-        and _finite(lo, 0.0)
-        and (_finite(hi) or open_ok)
-        and lo <= w <= hi
-        and raw["method"] == method
-        and isinstance(raw["info"], dict)
-    )
-
-
-def _valid_loss(raw, method: str) -> bool:
-    """A stored loss: valid, non-negative estimates of loss, bias and noise, the requested method."""
-    return (
-        all(_valid_estimate(raw[k]) and raw[k]["value"] >= -1e-300 for k in ("loss", "bias", "noise"))
-        and raw["method"] == method
-        and isinstance(raw["info"], dict)
-    )
-
-
-def _estimate_from_dict(raw: dict) -> Estimate:
-    return Estimate(float(raw["value"]), float(raw["standard_error"]), int(raw["samples"]), float(raw["abs_error"]))
-
-
-def _clean_info(info: dict) -> dict:
-    out = {}
-    for k, v in info.items():
-        try:
-            json.dumps(v, default=_json_default)
-        except (TypeError, ValueError):
-            continue
-        out[k] = v
-    return out
-
-
-def cached_wstar(problem, method: str, **kwargs):
-    """:func:`lipschitz_icl.optimum.wstar` through :func:`cached` (key: problem, method, kwargs)."""
-    from .optimum import WStar, wstar
-
-    def compute():
-        r = wstar(problem, method, **kwargs)
-        return {
-            "w_star": _estimate_to_dict(r.w_star),
-            "ci_low": r.ci_low,
-            "ci_high": r.ci_high,
-            "loss": _estimate_to_dict(r.loss),
-            "method": r.method,
-            "info": _clean_info(r.info),
-        }
-
-    raw = cached(
-        {"problem": problem_key(problem), "method": method, "kwargs": kwargs},
-        compute,
-        namespace="wstar",
-        validate=lambda raw: _valid_wstar(raw, method),
-    )
-    return WStar(
-        _estimate_from_dict(raw["w_star"]),
-        float(raw["ci_low"]),
-        float(raw["ci_high"]),
-        _estimate_from_dict(raw["loss"]),
-        raw["method"],
-        raw["info"],
-    )
-
-
-def cached_loss(problem, w: float, method: str, **kwargs) -> LossEstimate:
-    """:func:`lipschitz_icl.loss.icl_loss` at ``M = w I`` through :func:`cached`."""
-    from .loss import icl_loss
-
-    w = float(w)
-    if not math.isfinite(w):
-        raise ValueError(f"w must be finite (got {w!r})")
-
-    def compute():
-        r = icl_loss(problem, w, method=method, **kwargs)
-        return {
-            "loss": _estimate_to_dict(r.loss),
-            "bias": _estimate_to_dict(r.bias),
-            "noise": _estimate_to_dict(r.noise),
-            "method": r.method,
-            "info": _clean_info(r.info),
-        }
-
-    raw = cached(
-        {"problem": problem_key(problem), "w": w, "method": method, "kwargs": kwargs},
-        compute,
-        namespace="loss",
-        validate=lambda raw: _valid_loss(raw, method),
-    )
-    return LossEstimate(
-        _estimate_from_dict(raw["loss"]),
-        _estimate_from_dict(raw["bias"]),
-        _estimate_from_dict(raw["noise"]),
-        raw["method"],
-        raw["info"],
-    )

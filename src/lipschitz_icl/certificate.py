@@ -48,7 +48,7 @@ def build(statement, parts: list, precision_bits: int, sharpest: dict | None = N
             "bound": statement.bound.text,
             "constants": dict(statement.constants),
             "free": free,
-            "domain": statement.domain.as_dict(),
+            "domain": statement.domain.to_dict(),
         },
         "precision_bits": precision_bits,
         "sharpest": sharpest,

@@ -103,7 +103,7 @@ class LossEnclosure:
     def loss(self) -> arb:
         return self.noise + self.bias
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The loss command's keys: ``loss``, ``bias``, ``noise`` (midpoints), ``ci_low``/``ci_high`` (the
         certified interval of the loss), zero standard errors, ``method = "certified"``, and
         ``loss_low``/``loss_high``, ``bias_low``/``bias_high``, ``noise_low``/``noise_high``."""

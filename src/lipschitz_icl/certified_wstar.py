@@ -62,7 +62,7 @@ class WStarEnclosure:
     loss_high: float
     info: dict = field(default_factory=dict)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "w_star": math.sqrt(self.low * self.high),
             "w_star_low": self.low,

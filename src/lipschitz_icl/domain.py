@@ -187,7 +187,7 @@ class Box:
                 out *= Fraction(hi) - Fraction(lo)
         return out
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {key: [lo, hi] for key, lo, hi in self.ranges}
 
     def describe(self) -> str:
@@ -226,7 +226,7 @@ class Domain:
                     out.append(point)
         return out
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """JSON form: a real parameter ``[lo, hi]``; an integer one a list of ``[from, to]`` pieces."""
         return {
             name: (list(pieces[0]) if name in REAL_PARAMS else [list(p) for p in pieces])
@@ -235,7 +235,7 @@ class Domain:
 
     @classmethod
     def from_dict(cls, data: dict) -> Domain:
-        """Inverse of :meth:`as_dict` (no range checks: the caller validates)."""
+        """Inverse of :meth:`to_dict` (no range checks: the caller validates)."""
         pieces: dict[str, tuple[tuple[float, float], ...]] = {}
         for name, value in data.items():
             if name in REAL_PARAMS:

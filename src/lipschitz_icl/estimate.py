@@ -133,7 +133,7 @@ class LossEstimate:
         tolerance: its interval is an estimate, not a certified accuracy (the CLI exits 3)."""
         return self.info.get("converged") is False
 
-    def as_dict(self, level: float = 0.95) -> dict:
+    def to_dict(self, level: float = 0.95) -> dict:
         """Flat JSON-ready dict with the CLI contract keys (``converged`` for deterministic methods)."""
         low, high = self.loss.confidence_interval(level)
         out = {

@@ -47,7 +47,18 @@ BANK_BYTES = 40  # bytes the mc bank holds per context point (t, features, tempo
 
 @dataclass(frozen=True)
 class WStar:
-    """``w*`` (an :class:`Estimate`), its interval ``(ci_low, ci_high)``, the loss there, the method."""
+    """``w*`` (an :class:`Estimate`), its interval ``(ci_low, ci_high)``, the loss there, the method, what
+    the search reports (``info``: evaluations, seconds, contexts, ...) and its status flags:
+
+    ``at_search_bound``
+        the search ended at an end of :data:`W_SEARCH` (the interval is open on that side);
+    ``at_budget_bound``
+        the method's work budget refused the loss beyond ``w*`` (the interval is open on that side);
+    ``precision_reached``
+        ``mc`` only: the interval's relative half-width reached the requested precision;
+    ``loss_converged``
+        deterministic methods: the loss at ``w*`` reached its stated tolerance.
+    """
 
     w_star: Estimate
     ci_low: float
@@ -55,25 +66,38 @@ class WStar:
     loss: Estimate
     method: str
     info: dict = field(default_factory=dict)
+    at_search_bound: bool = False
+    at_budget_bound: bool = False
+    precision_reached: bool | None = None
+    loss_converged: bool | None = None
 
     @property
     def inconclusive(self) -> bool:
         """The search ended at a bound of :data:`W_SEARCH` or of the method's budget, ``mc`` missed its
         precision target, or the deterministic loss at ``w*`` did not reach its tolerance."""
         return (
-            bool(self.info.get("at_search_bound"))
-            or bool(self.info.get("at_budget_bound"))
-            or self.info.get("precision_reached") is False
-            or self.info.get("loss_converged") is False
+            self.at_search_bound
+            or self.at_budget_bound
+            or self.precision_reached is False
+            or self.loss_converged is False
         )
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
+        """The result as JSON-ready keys: ``w_star``, ``ci_low``, ``ci_high``, ``loss``, ``method``, the
+        flags that apply (``None`` ones left out) and the entries of ``info``."""
+        flags = {
+            "at_search_bound": self.at_search_bound,
+            "at_budget_bound": self.at_budget_bound,
+            "precision_reached": self.precision_reached,
+            "loss_converged": self.loss_converged,
+        }
         return {
             "w_star": self.w_star.value,
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
             "loss": self.loss.value,
             "method": self.method,
+            **{k: v for k, v in flags.items() if v is not None},
             **self.info,
         }
 
@@ -222,7 +246,7 @@ def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
     """Minimise ``loss_fn`` in ``log w``.  Windows the method refuses (budget) count as an infinite loss; a
     minimiser next to such a window (within ``exp(+-_EDGE)``) is not a minimum that was found: it is
     reported like one at the search bound, inconclusive with the open interval beyond it
-    (``info['at_budget_bound']``); a search that can evaluate no window near its minimiser is refused."""
+    (``at_budget_bound``); a search that can evaluate no window near its minimiser is refused."""
     _require_isotropic(problem)
     rel_tol = check_real("rel_tol", rel_tol, minimum=0.0, strict_minimum=True)
     start = time.perf_counter()
@@ -240,24 +264,33 @@ def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
             f"is out of its budget at every window the search reached, e.g. w = {w_star:.4g})",
             method,
         )
-    info = {"evaluations": evaluations, "seconds": time.perf_counter() - start, "at_search_bound": _at_bound(theta)}
-    if "converged" in at.info:
-        info["loss_converged"] = bool(at.info["converged"])
+    info = {"evaluations": evaluations, "seconds": time.perf_counter() - start}
+    at_search_bound = _at_bound(theta)
     side = 0
     if refused:
         side = next(
             (s for s in (1, -1) if not math.isfinite(loss(problem, w_star * math.exp(s * _EDGE)).loss.value)), 0
         )
-        info["at_budget_bound"] = side != 0
     # accuracy: the optimiser's tolerance plus the shift of the minimiser that the loss's own numerical
     # error allows (``loss_accuracy``, relative in w*)
     accuracy = rel_tol + loss_accuracy
     low, high = w_star * math.exp(-accuracy), w_star * math.exp(accuracy)
-    if info["at_search_bound"]:
+    if at_search_bound:
         low, high = _open_interval(w_star)
     elif side:
         low, high = (w_star, math.inf) if side > 0 else (0.0, w_star)
-    return WStar(Estimate(w_star, 0.0, 0, w_star * accuracy), low, high, at.loss, method, info)
+    converged = bool(at.info["converged"]) if "converged" in at.info else None
+    return WStar(
+        Estimate(w_star, 0.0, 0, w_star * accuracy),
+        low,
+        high,
+        at.loss,
+        method,
+        info,
+        at_search_bound=at_search_bound,
+        at_budget_bound=side != 0,
+        loss_converged=converged,
+    )
 
 
 # arc-cosine form (relu): the 2-D quadrature's error (~1e-5 of the loss, smooth in w only at that level)
@@ -367,7 +400,7 @@ def wstar_mc(
 ) -> WStar:
     """``w*`` by Monte Carlo with common random numbers; ``contexts`` fixes the sample size, otherwise
     it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
-    ``max_contexts``; ``info['precision_reached']`` says whether the target was met)."""
+    ``max_contexts``; ``precision_reached`` says whether the target was met)."""
     _require_isotropic(problem)
     from .loss import MAX_MC_N, MEMORY_BUDGET, WORK_BUDGET
 
@@ -418,14 +451,21 @@ def wstar_mc(
         "contexts": bank.contexts,
         "newton_iterations": iterations,
         "relative_halfwidth": math.expm1(half) if math.isfinite(half) else math.inf,
-        "precision_reached": reached,
-        "at_search_bound": _at_bound(theta),
         "seconds": time.perf_counter() - start,
     }
     low, high = (w_star * math.exp(-half), w_star * math.exp(half)) if math.isfinite(half) else (0.0, math.inf)
-    if info["at_search_bound"]:
+    if _at_bound(theta):
         low, high = _open_interval(w_star)
-    return WStar(Estimate(w_star, w_star * se, bank.contexts), low, high, Estimate.from_samples(at["loss"]), "mc", info)
+    return WStar(
+        Estimate(w_star, w_star * se, bank.contexts),
+        low,
+        high,
+        Estimate.from_samples(at["loss"]),
+        "mc",
+        info,
+        at_search_bound=_at_bound(theta),
+        precision_reached=reached,
+    )
 
 
 def _sandwich_se(bank: _Bank, theta: float) -> float:

@@ -107,7 +107,7 @@ class _Node:
 
 @dataclass(frozen=True)
 class ProofResult:
-    """What a search (or a sharpest-constant bisection) established, JSON-ready by :meth:`as_dict`."""
+    """What a search (or a sharpest-constant bisection) established, JSON-ready by :meth:`to_dict`."""
 
     verdict: Verdict
     statement: str
@@ -126,7 +126,7 @@ class ProofResult:
     def exit_code(self) -> int:
         return self.verdict.exit_code
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "verdict": self.verdict.value,
             "statement": self.statement,
@@ -304,7 +304,7 @@ def _tree(root: _Node) -> list:
     out, stack = [], [root]
     while stack:
         node = stack.pop()
-        entry = {"box": node.box.as_dict()}
+        entry = {"box": node.box.to_dict()}
         if node.split is not None:
             param, at, lower, upper = node.split
             entry["split"] = {"param": param, "at": at}
@@ -332,7 +332,7 @@ def _vanishing_note(st: Statement, node: _Node) -> str:
 def _box_entry(st: Statement, node: _Node) -> dict:
     reason = node.leaf.get("reason", "") if node.leaf else ""
     note = _vanishing_note(st, node)
-    return {"box": node.box.as_dict(), "reason": f"{reason}; {note}" if note else reason}
+    return {"box": node.box.to_dict(), "reason": f"{reason}; {note}" if note else reason}
 
 
 def prove_statement(
@@ -675,4 +675,4 @@ def make_statement(
 
 def _check_projection_ranks(name: str, dom: Domain) -> None:
     if name.startswith("projection") and max(b for _, b in dom.pieces["k"]) > min(a for a, _ in dom.pieces["d"]):
-        raise ParameterError("k", "at most d at every point of the domain (every k <= every d)", dom.as_dict()["k"])
+        raise ParameterError("k", "at most d at every point of the domain (every k <= every d)", dom.to_dict()["k"])

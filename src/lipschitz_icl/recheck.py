@@ -140,7 +140,7 @@ class _Check:
             if used == len(nodes):
                 return self.fail(box, "the partition ends before this box")
             node, used = nodes[used], used + 1
-            if node.get("box") != box.as_dict():
+            if node.get("box") != box.to_dict():
                 return self.fail(box, "the stored box is not the one its parent's split gives")
             if "split" in node:
                 split = node["split"] if isinstance(node["split"], dict) else {}

@@ -550,7 +550,7 @@ class PointResult:
     margin: float
     relative_margin: float
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """JSON-ready: ``relative_margin`` is null where it is undefined (a bound of 0)."""
         out = dict(self.__dict__)
         if not math.isfinite(self.relative_margin):
@@ -571,7 +571,7 @@ class VariantResult:
     level: float
     notes: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         v = self.variant
         return {
             "file": v.path,
@@ -584,19 +584,19 @@ class VariantResult:
             "bound_sympy": str(v.bound.sympy),
             "constants": v.constants,
             "verdict": self.verdict,
-            "counterexample": None if self.counterexample is None else self.counterexample.as_dict(),
+            "counterexample": None if self.counterexample is None else self.counterexample.to_dict(),
             "tightest_constant": self.tightest,
             "grid_points": len(self.points),
             "confidence_level": self.level,
             "seconds": self.seconds,
             "notes": self.notes,
-            "points": [p.as_dict() for p in self.points],
+            "points": [p.to_dict() for p in self.points],
         }
 
 
 def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float, float]:
     """``(value, lo, hi)`` of the variant's quantity at ``params``."""
-    from . import cache, concentration
+    from . import concentration, memo
 
     q = variant.quantity
     if q in TAIL_QUANTITIES:
@@ -612,7 +612,7 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
     ws = None
     if w is None:
         kwargs = {"rng": variant.seed, "level": level} if mc else {}
-        ws = cache.cached_wstar(problem, variant.method, **kwargs)
+        ws = memo.cached_wstar(problem, variant.method, **kwargs)
         if q == "w_star":
             return ws.w_star.value, ws.ci_low, ws.ci_high
         if q == "icl_error":
@@ -620,9 +620,9 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
             return ws.loss.value, lo, hi
         w = ws.w_star.value
     if mc:
-        loss = cache.cached_loss(problem, w, "averaged", contexts=variant.contexts, rng=variant.seed)
+        loss = memo.cached_loss(problem, w, "averaged", contexts=variant.contexts, rng=variant.seed)
     else:
-        loss = cache.cached_loss(problem, w, variant.method)
+        loss = memo.cached_loss(problem, w, variant.method)
     part = loss.bias if q == "bias" else loss.noise
     lo, hi = part.confidence_interval(level)
     return part.value, lo, hi

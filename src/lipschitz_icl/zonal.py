@@ -273,7 +273,7 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
         return np.array(out, dtype=np.float64)
 
     _check_agreement(gap, exact, points, text)
-    # the name keys the on-disk cache (lipschitz_icl.cache.problem_key): it carries the constants too
+    # the name keys the on-disk cache (lipschitz_icl.memo.problem_key): it carries the constants too
     name = text + ("" if not constants else " with " + ", ".join(f"{k}={v!r}" for k, v in sorted(constants.items())))
     kernel = ZonalKernel(name, d, k1, gap, k_t)
     if check:

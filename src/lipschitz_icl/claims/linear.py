@@ -448,7 +448,7 @@ def weights(
     half = decision.bonferroni_z(1, family_level) * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
     lin_iv = (e_lin - half, e_lin + half)
     soft_lo, e_soft, soft_hi = wstar_elasticities([L_grid[0], L_grid[-1]], [found[0], found[-1]])[0]
-    stuck = [LL for LL, w in zip(L_grid, found) if w.info.get("at_search_bound")]
+    stuck = [LL for LL, w in zip(L_grid, found) if w.at_search_bound]
 
     def decide(shift: float = 0.0, linear: str = "derived", softmax: str = "derived") -> decision.Decision:
         if stuck:

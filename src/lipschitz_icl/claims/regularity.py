@@ -142,7 +142,7 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
     rho = np.array([n / sigma**2 for n in n_grid])
     ws = np.array([r.w_star.value for r in results])
     acc = [r.w_star.abs_error / r.w_star.value for r in results]
-    converged = all(a.info.get("converged", False) for a in at) and not any(r.info["at_search_bound"] for r in results)
+    converged = all(a.info.get("converged", False) for a in at) and not any(r.at_search_bound for r in results)
     # beta < 1 with no derived next order: the finite-n part of the bias shifts w* by a relative
     # O(w*^-beta / sigma^2), not derived here, so a distance beyond the margin is not a refutation
     undetermined = reg.k is None and reg.beta < 1

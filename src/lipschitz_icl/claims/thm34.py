@@ -415,7 +415,7 @@ def window_scaling(
     rho = np.array([n * L**2 / sigma**2 for n in grid])
     use = [i for i, n in enumerate(grid) if n >= asymptotic_from]
     r_use, w_use = rho[use], [results[i] for i in use]
-    stuck = [n for n, w in zip(grid, results) if w.info.get("at_search_bound")]
+    stuck = [n for n, w in zip(grid, results) if w.at_search_bound]
 
     def decide(shift: float = 0.0, scale_change: float = 0.0, law: str = "derived") -> decision.Decision:
         if stuck:

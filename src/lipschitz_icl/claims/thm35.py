@@ -45,7 +45,7 @@ __all__ = [
 def _wstar(task: str, d: int, n: int, L: float, sigma: float) -> float:
     """The exact optimum ``w*``; raises if the exact search stopped at its bound (not converged)."""
     result = wstar(make_problem(task, d, n, L, sigma), "exact")
-    if result.info.get("at_search_bound"):
+    if result.at_search_bound:
         raise RuntimeError(f"exact w* for {task}, d={d}, n={n} stopped at its search bound")
     return result.w_star.value
 

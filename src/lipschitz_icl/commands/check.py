@@ -67,7 +67,7 @@ def run(args):
         "verdict": verdict,
         "mode": "grid",
         "points": points,
-        "variants": [r.as_dict() for r in results],
+        "variants": [r.to_dict() for r in results],
         "cache": {
             "enabled": not args.no_cache and previous,
             "dir": str(cache.cache_dir()),

@@ -50,6 +50,6 @@ def run(args):
         from ..certified_loss import loss_enclosure
 
         enclosure = loss_enclosure(problem.d, problem.n, args.w, problem.sigma, problem.L, task=problem.task)
-        return enclosure.as_dict(), 0
+        return enclosure.to_dict(), 0
     result = icl_loss(problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed)
-    return result.as_dict(), 3 if result.inconclusive else 0
+    return result.to_dict(), 3 if result.inconclusive else 0

@@ -87,7 +87,7 @@ def run(args):
         )
     else:
         result = prover.prove_statement(statement, max_boxes=args.max_boxes, seconds=args.seconds, desc=variant.name)
-    payload = {"name": variant.name, "file": variant.path, "quantity": variant.quantity, **result.as_dict()}
+    payload = {"name": variant.name, "file": variant.path, "quantity": variant.quantity, **result.to_dict()}
     if args.certificate is not None:
         from ..certificate import write
 

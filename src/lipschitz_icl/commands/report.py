@@ -68,7 +68,7 @@ def run(args):
         ) from None
     if not result.compiled:
         print(f"lipschitz-icl: report: {result.message}", file=sys.stderr)
-    payload = result.as_dict()
+    payload = result.to_dict()
     if not args.json:
         power = result.power
         payload = {

@@ -127,7 +127,7 @@ def _exact_window(task: str, dim: int) -> float:
     from ..problem import make_problem
 
     result = wstar(make_problem(task, dim, SAME_L["n"], SAME_L["L"], SAME_L["sigma"]), "exact")
-    if result.info.get("at_search_bound"):
+    if result.at_search_bound:
         raise ArithmeticError(f"the exact w* search for {task}, d={dim} stopped at its bound")
     return result.w_star.value
 

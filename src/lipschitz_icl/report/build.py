@@ -48,7 +48,7 @@ class ReportResult:
     log: Path | None = None
     constants: Path | None = None
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "tex": str(self.tex),
             "pdf": None if self.pdf is None else str(self.pdf),
