@@ -7,8 +7,12 @@ from __future__ import annotations
 import socket
 import threading
 
-REPLIES = {"silent": b"", "http": b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "garbage": b"\xff" * 64,
-           "huge-frame": (1).to_bytes(8, "little") + (10**6).to_bytes(8, "little")}
+REPLIES = {
+    "silent": b"",
+    "http": b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
+    "garbage": b"\xff" * 64,
+    "huge-frame": (1).to_bytes(8, "little") + (10**6).to_bytes(8, "little"),
+}
 
 
 class NotDaskServers:

@@ -10,8 +10,14 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("default", max_examples=25, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow], database=None)
+settings.register_profile(
+    "default",
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+)
 settings.load_profile("default")
 
 # The tests never write outside their own temporary directories: the on-disk cache of every test (and
@@ -72,9 +78,13 @@ def check_registry_entry():
 
 
 def pytest_addoption(parser):
-    parser.addoption("--slow", action="store_true", default=False,
-                     help="also run the tests marked 'slow' (deselected by default; CI runs them in their own "
-                          "step: pytest tests/ -n auto --slow -m slow)")
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked 'slow' (deselected by default; CI runs them in their own "
+        "step: pytest tests/ -n auto --slow -m slow)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -92,5 +102,6 @@ def pytest_collection_modifyitems(config, items):
 def pytest_terminal_summary(terminalreporter, config):
     """Say that the slow tests were left out (under pytest-xdist the controller reports no deselected count)."""
     if not (config.getoption("--slow") or "slow" in (config.getoption("markexpr") or "")):
-        terminalreporter.write_line("tests marked 'slow' were deselected; run them with --slow (CI: pytest tests/ "
-                                    "-n auto --slow -m slow)")
+        terminalreporter.write_line(
+            "tests marked 'slow' were deselected; run them with --slow (CI: pytest tests/ -n auto --slow -m slow)"
+        )

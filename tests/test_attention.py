@@ -1,7 +1,8 @@
 """Attention predictors: the M-form, linear attention and the full layer under Eq. (4)."""
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lipschitz_icl import Attention, AttentionLayer, make_problem, sphere
 from lipschitz_icl.attention import softmax_weights_from_logits
@@ -65,8 +66,9 @@ def test_prediction_is_invariant_to_permuting_the_context(d, n, seed):
     perm = rng.permutation(n)
     for kind in ("softmax", "linear"):
         model = Attention(M, kind)
-        np.testing.assert_allclose(model.predict(x[:, perm], y[:, perm], q), model.predict(x, y, q),
-                                   rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(
+            model.predict(x[:, perm], y[:, perm], q), model.predict(x, y, q), rtol=1e-12, atol=1e-14
+        )
 
 
 @given(st.sampled_from(["affine", "relu", "cosine"]), st.integers(2, 5), st.integers(0, 2**31 - 1))

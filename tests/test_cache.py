@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from lipschitz_icl import cache, make_problem, memo
-from lipschitz_icl import optimum
+from lipschitz_icl import cache, make_problem, memo, optimum
 
 
 class Counter:

@@ -48,8 +48,9 @@ def test_projection_binomial_and_phi_contain_mpmath(d, data):
     w = data.draw(st.floats(-30.0, 30.0))
     with mpmath.workdps(30):
         upper = mpmath.betainc(mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2, mpmath.mpf(s), 1, regularized=True)
-        binom = mpmath.fsum(mpmath.binomial(n, j) * mpmath.mpf(p) ** j * (1 - mpmath.mpf(p)) ** (n - j)
-                            for j in range(a, n + 1))
+        binom = mpmath.fsum(
+            mpmath.binomial(n, j) * mpmath.mpf(p) ** j * (1 - mpmath.mpf(p)) ** (n - j) for j in range(a, n + 1)
+        )
         phi = mpmath.hyp0f1(mpmath.mpf(d) / 2, mpmath.mpf(w) ** 2 / 4)
         # Phi_d(w) = E exp(w t) by 1-D quadrature of the density of t (an independent route)
         dens = mpmath.quad(lambda t: mpmath.exp(w * t) * (1 - t * t) ** (mpmath.mpf(d - 3) / 2), [-1, 0, 1])
@@ -74,18 +75,37 @@ def test_certified_affine_loss_at_d3_n2_contains_a_2d_quadrature(capsys):
     evaluated here by mpmath's 2-D tanh-sinh quadrature at 20 digits (its error estimate checked)."""
     w, sigma, L = 1.5, 0.5, 1.0
     with mpmath.workdps(20):
+
         def integrand(t1, t2):
             p1 = 1 / (1 + mpmath.exp(mpmath.mpf(w) * (t2 - t1)))
             p2 = 1 - p1
-            noise = mpmath.mpf(sigma) ** 2 * (p1 ** 2 + p2 ** 2)
-            bias = mpmath.mpf(L) ** 2 / 9 * ((p1 * t1 + p2 * t2 - 1) ** 2 + p1 ** 2 * (1 - t1 ** 2)
-                                              + p2 ** 2 * (1 - t2 ** 2))
+            noise = mpmath.mpf(sigma) ** 2 * (p1**2 + p2**2)
+            bias = mpmath.mpf(L) ** 2 / 9 * ((p1 * t1 + p2 * t2 - 1) ** 2 + p1**2 * (1 - t1**2) + p2**2 * (1 - t2**2))
             return (noise + bias) / 4
 
         truth, error = mpmath.quad(integrand, [-1, 1], [-1, 1], error=True)
     assert error < 1e-16
-    code, out, _ = run(["loss", "--task", "affine", "--d", "3", "--n", "2", "--L", str(L), "--sigma", str(sigma),
-                        "--w", str(w), "--method", "certified", "--json"], capsys)
+    code, out, _ = run(
+        [
+            "loss",
+            "--task",
+            "affine",
+            "--d",
+            "3",
+            "--n",
+            "2",
+            "--L",
+            str(L),
+            "--sigma",
+            str(sigma),
+            "--w",
+            str(w),
+            "--method",
+            "certified",
+            "--json",
+        ],
+        capsys,
+    )
     result = json.loads(out)
     assert code == 0 and result["method"] == "certified"
     assert result["loss_low"] <= truth <= result["loss_high"]
@@ -101,8 +121,26 @@ def test_certified_loss_holds_the_exact_method_and_refuses_relu(capsys):
     exact = exact_loss(make_problem("affine", 5, 1000, 1.0, 0.5), 8.0, rtol=1e-10).loss
     assert enclosure.low <= exact.value + exact.abs_error and exact.value - exact.abs_error <= enclosure.high
     assert enclosure.width < 1e-10 * exact.value
-    code, out, err = run(["loss", "--task", "relu", "--d", "3", "--n", "5", "--L", "1", "--sigma", "0.5", "--w", "2",
-                          "--method", "certified"], capsys)
+    code, out, err = run(
+        [
+            "loss",
+            "--task",
+            "relu",
+            "--d",
+            "3",
+            "--n",
+            "5",
+            "--L",
+            "1",
+            "--sigma",
+            "0.5",
+            "--w",
+            "2",
+            "--method",
+            "certified",
+        ],
+        capsys,
+    )
     assert code == 2 and out == "" and "affine" in err and len(err.strip().splitlines()) == 1
 
 
@@ -119,8 +157,10 @@ def test_derivative_balls_agree_with_the_mean_value_theorem():
     assert first[2] > 0
 
 
-@pytest.mark.slow(reason="the certified w* search in ball arithmetic takes 15-20 s per case at any n; the default "
-                        "run still certifies the loss and its derivatives above")
+@pytest.mark.slow(
+    reason="the certified w* search in ball arithmetic takes 15-20 s per case at any n; the default "
+    "run still certifies the loss and its derivatives above"
+)
 @pytest.mark.parametrize("d,n,sigma", [(2, 20, 2.0), (3, 10, 1.0)])
 def test_certified_wstar_contains_the_exact_minimiser(capsys, d, n, sigma):
     common = ["--task", "affine", "--d", str(d), "--n", str(n), "--L", "1", "--sigma", str(sigma), "--json"]
@@ -131,7 +171,7 @@ def test_certified_wstar_contains_the_exact_minimiser(capsys, d, n, sigma):
     assert code == 0 and code_exact == 0 and certified_result["decided"]
     low, high = certified_result["w_star_low"], certified_result["w_star_high"]
     assert low <= exact["w_star"] <= high
-    assert (high - low) / low < 2e-6          # six digits
+    assert (high - low) / low < 2e-6  # six digits
     # the exact method's minimum loss, within its default quadrature tolerance (rtol 1e-6)
     assert certified_result["loss_low"] - 1e-6 * exact["loss"] <= exact["loss"]
     assert exact["loss"] <= certified_result["loss_high"] + 1e-6 * exact["loss"]

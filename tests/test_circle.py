@@ -20,6 +20,6 @@ def test_weight_profiles_average_to_one_for_softmax_and_follow_cos_for_linear():
 def test_centre_of_a_rotated_window_is_the_direction_of_M_q():
     theta, w = 0.4, 6.0
     M = w * np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]])
-    angle, step, profiles, centres = circle.centres(M, w, 720)
+    angle, step, _profiles, centres = circle.centres(M, w, 720)
     assert centres["iso"] == pytest.approx(0.0, abs=step) and centres["gen"] == pytest.approx(theta, abs=step)
     assert step == pytest.approx(2 * math.pi / 720) and len(angle) == 720

@@ -30,9 +30,11 @@ def _reg(kernel, spec):
 def _exact_bias(reg, factor=1.0, power_shift=0.0):
     """A stand-in for the exact method whose bias is ``factor b w^-(beta + power_shift) (1 + k w^-q)``
     with the exact method's relative accuracy 1e-9."""
+
     def exact_loss(problem, w):
-        value = factor * reg.b * w ** -(reg.beta + power_shift) * (1 + (reg.k or 0.0) * w ** -reg.q)
+        value = factor * reg.b * w ** -(reg.beta + power_shift) * (1 + (reg.k or 0.0) * w**-reg.q)
         return SimpleNamespace(bias=Estimate(value, abs_error=1e-9 * value), info={"converged": True})
+
     return exact_loss
 
 
@@ -40,7 +42,7 @@ def _judge(spec, outcome):
     return decision.judge(outcome.decide, spec.resolutions, spec.alternatives)
 
 
-@pytest.mark.parametrize("kernel", ["affine", "matern32"])   # beta = 2 (analytic) and 3/2
+@pytest.mark.parametrize("kernel", ["affine", "matern32"])  # beta = 2 (analytic) and 3/2
 def test_bias_power_holds_for_the_derived_law_and_refutes_the_envelope(specs, monkeypatch, kernel):
     spec = specs["bias-power"]
     reg = _reg(kernel, spec)
@@ -48,8 +50,8 @@ def test_bias_power_holds_for_the_derived_law_and_refutes_the_envelope(specs, mo
     judged = _judge(spec, regularity.bias_power(**spec.design, kernel=kernel, d=3))
     assert judged.decision.verdict == "holds" and judged.resolved
     alternatives = {a.name: a for a in judged.alternatives}
-    assert alternatives["the Lipschitz-envelope rate"].ruled_out       # beta = 1
-    rough = alternatives["roughness does not matter"]                   # beta = 2
+    assert alternatives["the Lipschitz-envelope rate"].ruled_out  # beta = 1
+    rough = alternatives["roughness does not matter"]  # beta = 2
     assert rough.ruled_out == (reg.beta != 2.0)
     assert ("the claim's own power" in rough.detail) == (reg.beta == 2.0)
 
@@ -63,12 +65,13 @@ def test_bias_power_refutes_a_bias_falling_with_another_power(specs, monkeypatch
 def _exact_wstar(reg, factor=1.0):
     """A stand-in for the exact ``w*`` (and the loss there): ``factor C rho^alpha (1 + derived next
     order)`` with the exact method's relative accuracy 3e-6."""
+
     def law_point(problem):
         w0 = reg.C * (problem.n / problem.sigma**2) ** reg.alpha
         w = factor * w0 * (1 + reg.wstar_next_order(w0))
-        result = WStar(Estimate(w, abs_error=3e-6 * w), w * (1 - 3e-6), w * (1 + 3e-6), Estimate(0.0), "exact",
-                       {})
+        result = WStar(Estimate(w, abs_error=3e-6 * w), w * (1 - 3e-6), w * (1 + 3e-6), Estimate(0.0), "exact", {})
         return result, SimpleNamespace(info={"converged": True})
+
     return law_point
 
 
@@ -77,7 +80,7 @@ def test_window_law_holds_for_the_derived_law_and_refutes_its_rivals(specs, monk
     monkeypatch.setattr(regularity, "_law_point", _exact_wstar(_reg("matern32", spec)))
     judged = _judge(spec, regularity.window_law(**spec.design, kernel="matern32", d=3))
     assert judged.decision.verdict == "holds" and all(r.resolved for r in judged.resolutions)
-    assert all(a.ruled_out for a in judged.alternatives)   # 2/(d+1) and 2/(d+3) against 2/(d+2)
+    assert all(a.ruled_out for a in judged.alternatives)  # 2/(d+1) and 2/(d+3) against 2/(d+2)
 
 
 def test_window_law_refutes_a_constant_off_by_five_percent(specs, monkeypatch):

@@ -57,8 +57,16 @@ def test_competing_laws_are_the_other_class_and_the_envelope():
 def test_scaling_command(capsys):
     assert main(["scaling", "--task", "affine", "--d", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert {"alpha_derived", "C_derived", "alpha_measured", "ratio_trend", "verdict", "resolution", "n_max",
-            "alternatives"} <= set(out)
+    assert {
+        "alpha_derived",
+        "C_derived",
+        "alpha_measured",
+        "ratio_trend",
+        "verdict",
+        "resolution",
+        "n_max",
+        "alternatives",
+    } <= set(out)
     assert out["verdict"] == "holds" and len(out["ratio_trend"]) == 3
     assert abs(out["ratio_trend"][-1] - 1) <= 0.01
     assert all(a["ruled_out"] for a in out["alternatives"])  # the other class's law and the envelope law

@@ -36,8 +36,15 @@ def _fake_windows(monkeypatch, w: float = 10.0):
 # ----------------------------------------------------------------------------- the registry contract
 def test_measure_functions_take_exactly_the_design_the_grid_and_a_seed(specs):
     """Keyword-only, no defaults, and every argument is a design number, a grid parameter or the seed."""
-    assert set(specs) == {"generalisation", "envelope", "noise-part", "mismatch", "mismatch-marked",
-                          "same-l-classes", "trained-mismatch"}
+    assert set(specs) == {
+        "generalisation",
+        "envelope",
+        "noise-part",
+        "mismatch",
+        "mismatch-marked",
+        "same-l-classes",
+        "trained-mismatch",
+    }
     for spec in specs.values():
         params = inspect.signature(getattr(thm35, spec.measure)).parameters.values()
         assert all(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in params), spec.key
@@ -51,8 +58,12 @@ def test_the_module_holds_no_numeric_constants():
     """Every number that shapes a verdict is in the registry's design: no module-level assignment but
     ``__all__``."""
     tree = ast.parse(Path(thm35.__file__).read_text())
-    assigned = [t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+    assigned = [
+        t.id
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+    ]
     assert assigned == ["__all__"]
 
 
@@ -108,8 +119,10 @@ def _generalisation(spec, monkeypatch, slopes: dict, rel_se: float = 0.005):
     _fake_windows(monkeypatch)
 
     def errors(suite, windows, n_grid, sigma, contexts, seed):
-        return {p.name: [(n ** slopes.get(p.name, -0.6), rel_se * n ** slopes.get(p.name, -0.6)) for n in n_grid]
-                for p in suite}
+        return {
+            p.name: [(n ** slopes.get(p.name, -0.6), rel_se * n ** slopes.get(p.name, -0.6)) for n in n_grid]
+            for p in suite
+        }
 
     monkeypatch.setattr(thm35, "probe_errors_along_n", errors)
     monkeypatch.setattr(theory, "envelope_bias", lambda d, w, L: 1.0)
@@ -124,8 +137,11 @@ def test_generalisation_rule_and_its_alternatives(specs, monkeypatch):
     assert out.decide().verdict == "holds"
     assert [out.decide(rate=r).verdict for r in ("envelope-only", "own-class", "flat")] == ["fails"] * 3
     # every probe at the pretraining class's own rate -4/(d+3) = -2/3: that rival holds, the envelope-only fails
-    fast = _generalisation(spec, monkeypatch, {p: -0.75 for p in ("affine", "relu", "cosine-1", "cosine-4", "triangle-1",
-                                                                "triangle-4", "distance-3")})
+    fast = _generalisation(
+        spec,
+        monkeypatch,
+        dict.fromkeys(("affine", "relu", "cosine-1", "cosine-4", "triangle-1", "triangle-4", "distance-3"), -0.75),
+    )
     assert (fast.decide(rate="own-class").verdict, fast.decide(rate="envelope-only").verdict) == ("holds", "fails")
     # one probe slower than the envelope rate refutes the claim; one at the rate is undecided
     assert _generalisation(spec, monkeypatch, {"triangle-4": -0.2}).decide().verdict == "fails"
@@ -169,6 +185,7 @@ def test_noise_part_rule(specs, monkeypatch):
             w = 10.0 * (n / 1000) ** (1 / 3)
             noise = np.random.default_rng(n).normal(1.0, 0.01, contexts)
             return [scale * theory.noise_series(d, w, n, sigma) * noise / noise.mean()]
+
         return terms
 
     monkeypatch.setattr(thm35, "noise_terms", samples(1.005))
@@ -186,9 +203,11 @@ def test_noise_part_rule(specs, monkeypatch):
 def _mismatch(spec, monkeypatch, smaller: float, larger: float, half_width: float = 0.02, d: int = 3):
     _fake_windows(monkeypatch)
     z = decision.bonferroni_z(2 * len(spec.design["gated"]), spec.design["family_level"])
-    logs = {p: {"smaller": (math.log(smaller), half_width / z), "larger": (math.log(larger), half_width / z)}
-            for p in (*GATED, "cosine-4")}
-    errors = {p: {k: (1.0, 0.01) for k in ("matched", "smaller", "larger")} for p in logs}
+    logs = {
+        p: {"smaller": (math.log(smaller), half_width / z), "larger": (math.log(larger), half_width / z)}
+        for p in (*GATED, "cosine-4")
+    }
+    errors = {p: dict.fromkeys(("matched", "smaller", "larger"), (1.0, 0.01)) for p in logs}
     monkeypatch.setattr(thm35, "probe_log_ratios", lambda *args: (logs, errors))
     return getattr(thm35, spec.measure)(**spec.design, d=d, n=1000, seed=np.random.SeedSequence(0))
 
@@ -245,13 +264,18 @@ def test_mismatch_and_same_l_end_to_end_are_paired(specs, cache_root):
     assert out.decide().verdict == "holds" and set(out.extra["errors"]) == set(GATED)
     for row in out.extra["errors"].values():
         assert row["smaller"] > row["matched"] and row["larger"] > row["matched"]
-    same = thm35.same_l_classes(**{**specs["same-l-classes"].design, **small}, d=2, n=100,
-                                seed=np.random.SeedSequence(4))
+    same = thm35.same_l_classes(
+        **{**specs["same-l-classes"].design, **small}, d=2, n=100, seed=np.random.SeedSequence(4)
+    )
     assert all(q.theory is not None and 0.8 < q.theory < 1.25 for q in same.quantities)
 
 
 def test_trained_mismatch_end_to_end_on_a_short_protocol(specs, cache_root):
-    design = {**specs["trained-mismatch"].design, "contexts": 200, "probes": SMALL,
-              "protocol": {**specs["trained-mismatch"].design["protocol"], "steps": 20, "batch": 16}}
+    design = {
+        **specs["trained-mismatch"].design,
+        "contexts": 200,
+        "probes": SMALL,
+        "protocol": {**specs["trained-mismatch"].design["protocol"], "steps": 20, "batch": 16},
+    }
     out = thm35.trained_mismatch(**design, d=2, n=20, seed=np.random.SeedSequence(1))
     assert out.decide().rule == "sign" and set(out.extra["w_trained"]) == {"matched", "smaller", "larger"}

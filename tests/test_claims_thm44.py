@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from lipschitz_icl import decision, geometry
-from lipschitz_icl import lowrank
+from lipschitz_icl import decision, geometry, lowrank
 from lipschitz_icl.claims import thm44
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.pretraining import noise_floor
@@ -71,8 +70,9 @@ def _rows(values_P, values_I, n=4000, seed=0):
 
 
 def _verdicts(tests, level=1 - 1e-3 / 12):
-    return {name: decision.one_sided(*e.confidence_interval(level), b, rel).verdict
-            for name, (e, b, rel) in tests.items()}
+    return {
+        name: decision.one_sided(*e.confidence_interval(level), b, rel).verdict for name, (e, b, rel) in tests.items()
+    }
 
 
 def test_dimension_tests_on_constructed_rows():

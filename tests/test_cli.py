@@ -33,22 +33,45 @@ def test_loss_json_keys(capsys, method):
     assert out["loss"] == pytest.approx(out["bias"] + out["noise"], rel=1e-9 if method != "naive" else 0.2)
 
 
-@pytest.mark.parametrize("argv, fragment", [
-    (["loss", "--task", "affine", "--d", "1", "--n", "10", "--L", "1", "--sigma", "0", "--w", "1"], "--d"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "0", "--L", "1", "--sigma", "0", "--w", "1"], "--n"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "0", "--sigma", "0", "--w", "1"], "--L"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "-1", "--w", "1"], "--sigma"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "nan"], "--w"),
-    (["loss", "--task", "sine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1"], "--task"),
-    (["loss", "--task", "affine", "--d", "x", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1"], "--d"),
-    (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1",
-      "--contexts", "1"], "--contexts"),
-    (["wstar", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "0"], "--sigma"),
-    (["wstar", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--seed", "-2"], "--seed"),
-    (["wstar", "--task", "cosine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1",
-      "--method", "asymptotic"], "--task"),
-    (["frobnicate"], "COMMAND"),
-])
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["loss", "--task", "affine", "--d", "1", "--n", "10", "--L", "1", "--sigma", "0", "--w", "1"], "--d"),
+        (["loss", "--task", "affine", "--d", "3", "--n", "0", "--L", "1", "--sigma", "0", "--w", "1"], "--n"),
+        (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "0", "--sigma", "0", "--w", "1"], "--L"),
+        (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "-1", "--w", "1"], "--sigma"),
+        (["loss", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "nan"], "--w"),
+        (["loss", "--task", "sine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1"], "--task"),
+        (["loss", "--task", "affine", "--d", "x", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1"], "--d"),
+        (
+            [
+                "loss",
+                "--task",
+                "affine",
+                "--d",
+                "3",
+                "--n",
+                "5",
+                "--L",
+                "1",
+                "--sigma",
+                "1",
+                "--w",
+                "1",
+                "--contexts",
+                "1",
+            ],
+            "--contexts",
+        ),
+        (["wstar", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "0"], "--sigma"),
+        (["wstar", "--task", "affine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--seed", "-2"], "--seed"),
+        (
+            ["wstar", "--task", "cosine", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--method", "asymptotic"],
+            "--task",
+        ),
+        (["frobnicate"], "COMMAND"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
@@ -56,11 +79,19 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):
 
 
 def test_module_entry_point_runs_as_a_subprocess():
-    ok = subprocess.run([sys.executable, "-m", "lipschitz_icl", "loss", *BASE, "--w", "2", "--contexts", "500",
-                         "--json"], capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [sys.executable, "-m", "lipschitz_icl", "loss", *BASE, "--w", "2", "--contexts", "500", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ok.returncode == 0 and "loss" in json.loads(ok.stdout)
-    bad = subprocess.run([sys.executable, "-m", "lipschitz_icl", "loss", *BASE, "--w", "inf"],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "lipschitz_icl", "loss", *BASE, "--w", "inf"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
@@ -69,9 +100,10 @@ def test_a_closed_stdout_is_one_line_and_exit_141():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "lipschitz_icl", "claims", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    proc.stdout.close()                                  # the reader is gone before anything is written
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lipschitz_icl", "claims", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    proc.stdout.close()  # the reader is gone before anything is written
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and err.count("\n") == 1 and "stdout closed" in err

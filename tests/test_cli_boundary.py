@@ -15,15 +15,48 @@ import pytest
 from lipschitz_icl import cli
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
-LOSS = ["loss", "--task", "affine", "--d", "3", "--n", "100", "--L", "1", "--sigma", "0.5", "--w", "3",
-        "--method", "exact"]
-TRAIN = ["train", "--task", "affine", "--d", "3", "--n", "20", "--L", "1", "--sigma", "0.5", "--steps", "2",
-         "--batch", "4"]
+LOSS = [
+    "loss",
+    "--task",
+    "affine",
+    "--d",
+    "3",
+    "--n",
+    "100",
+    "--L",
+    "1",
+    "--sigma",
+    "0.5",
+    "--w",
+    "3",
+    "--method",
+    "exact",
+]
+TRAIN = [
+    "train",
+    "--task",
+    "affine",
+    "--d",
+    "3",
+    "--n",
+    "20",
+    "--L",
+    "1",
+    "--sigma",
+    "0.5",
+    "--steps",
+    "2",
+    "--batch",
+    "4",
+]
 
 
 def _env(tmp_path):
-    return dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                LIPSCHITZ_ICL_CACHE=str(tmp_path / "cache"))
+    return dict(
+        os.environ,
+        PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        LIPSCHITZ_ICL_CACHE=str(tmp_path / "cache"),
+    )
 
 
 def _one_line(err: str, fragment: str):
@@ -34,14 +67,17 @@ def _one_line(err: str, fragment: str):
 def test_ctrl_c_while_the_cli_is_importing(tmp_path):
     """A real SIGINT 50 ms after the entry point starts importing NumPy, SciPy and SymPy (it printed a
     27-line KeyboardInterrupt traceback and died by the signal)."""
-    code = ("import os, signal, sys, threading\n"
-            "from lipschitz_icl import _entry\n"
-            "assert 'numpy' not in sys.modules  # the package and the entry point import nothing heavy\n"
-            "threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
-            f"sys.argv = ['lipschitz-icl', *{LOSS!r}]\n"
-            "sys.exit(_entry.main())\n")
-    proc = subprocess.run([sys.executable, "-c", code], env=_env(tmp_path), cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+    code = (
+        "import os, signal, sys, threading\n"
+        "from lipschitz_icl import _entry\n"
+        "assert 'numpy' not in sys.modules  # the package and the entry point import nothing heavy\n"
+        "threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        f"sys.argv = ['lipschitz-icl', *{LOSS!r}]\n"
+        "sys.exit(_entry.main())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 130 and proc.stderr == "lipschitz-icl: interrupted\n" and proc.stdout == ""
 
 
@@ -73,12 +109,16 @@ def test_stdout_on_a_full_device_is_one_line_and_exit_1(monkeypatch, capsys):
     _one_line(capsys.readouterr().err, "could not be written to stdout (No space left on device)")
 
 
-@pytest.mark.parametrize("exc,fragment", [
-    (OSError(errno.EIO, "Input/output error", "/some/file"), "Input/output error: '/some/file'"),
-    (MemoryError(), "out of memory"),
-    (RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
-    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), "not valid UTF-8"),
-], ids=["OSError", "MemoryError", "RecursionError", "UnicodeError"])
+@pytest.mark.parametrize(
+    "exc,fragment",
+    [
+        (OSError(errno.EIO, "Input/output error", "/some/file"), "Input/output error: '/some/file'"),
+        (MemoryError(), "out of memory"),
+        (RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), "not valid UTF-8"),
+    ],
+    ids=["OSError", "MemoryError", "RecursionError", "UnicodeError"],
+)
 def test_boundary_errors_are_one_line_and_exit_2(monkeypatch, capsys, exc, fragment):
     from lipschitz_icl.commands import loss
 
@@ -99,8 +139,10 @@ def test_train_out_on_a_full_disk_or_read_only_directory(monkeypatch, capsys, tm
     from lipschitz_icl.commands import train
 
     def full(*args, **kwargs):
-        raise OSError(errno.ENOSPC if where == "savez" else errno.EROFS,
-                      os.strerror(errno.ENOSPC if where == "savez" else errno.EROFS))
+        raise OSError(
+            errno.ENOSPC if where == "savez" else errno.EROFS,
+            os.strerror(errno.ENOSPC if where == "savez" else errno.EROFS),
+        )
 
     if where == "savez":
         monkeypatch.setattr(train.np, "savez", full)

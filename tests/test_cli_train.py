@@ -13,8 +13,23 @@ import pytest
 from lipschitz_icl import geometry
 from lipschitz_icl.cli import main
 
-BASE = ["train", "--task", "affine", "--d", "2", "--n", "10", "--L", "1", "--sigma", "0.3",
-        "--steps", "60", "--batch", "32"]
+BASE = [
+    "train",
+    "--task",
+    "affine",
+    "--d",
+    "2",
+    "--n",
+    "10",
+    "--L",
+    "1",
+    "--sigma",
+    "0.3",
+    "--steps",
+    "60",
+    "--batch",
+    "32",
+]
 KEYS = {"w_trained", "anisotropy", "rho", "final_loss", "steps", "seconds"}
 
 
@@ -28,7 +43,7 @@ def test_json_payload_has_the_contract_keys(capsys):
     code, out, err = _run(capsys, BASE + ["--json"])
     assert code == 0, err
     payload = json.loads(out)
-    assert KEYS <= set(payload)
+    assert set(payload) >= KEYS
     assert payload["steps"] == 60 and payload["rho"] is None
     assert payload["seconds"] > 0 and payload["final_loss"] > 0
     assert 0 <= payload["anisotropy"] <= 1
@@ -46,8 +61,28 @@ def test_same_seed_same_numbers_other_seed_other_numbers(capsys):
 
 def test_low_rank_task_reports_rho_and_writes_npz(capsys, tmp_path):
     path = tmp_path / "params.npz"
-    argv = ["train", "--task", "lowrank-linear", "--d", "3", "--k", "1", "--n", "10", "--L", "1",
-            "--sigma", "0.3", "--steps", "40", "--batch", "16", "--out", str(path), "--json"]
+    argv = [
+        "train",
+        "--task",
+        "lowrank-linear",
+        "--d",
+        "3",
+        "--k",
+        "1",
+        "--n",
+        "10",
+        "--L",
+        "1",
+        "--sigma",
+        "0.3",
+        "--steps",
+        "40",
+        "--batch",
+        "16",
+        "--out",
+        str(path),
+        "--json",
+    ]
     code, out, err = _run(capsys, argv)
     assert code == 0, err
     payload = json.loads(out)
@@ -62,8 +97,7 @@ def test_low_rank_task_reports_rho_and_writes_npz(capsys, tmp_path):
 @pytest.mark.parametrize("attention", ["softmax", "linear"])
 def test_full_layer_reports_value_structure(capsys, tmp_path, attention):
     path = tmp_path / "layer.npz"
-    code, out, err = _run(capsys, BASE + ["--param", "full", "--attention", attention, "--out", str(path),
-                                          "--json"])
+    code, out, err = _run(capsys, BASE + ["--param", "full", "--attention", attention, "--out", str(path), "--json"])
     assert code == 0, err
     payload = json.loads(out)
     stored = np.load(path)
@@ -75,19 +109,22 @@ def test_full_layer_reports_value_structure(capsys, tmp_path, attention):
     assert payload["label_coupling"] is not None and payload["value_weight"] == stored["W_V"][-1, -1]
 
 
-@pytest.mark.parametrize("extra, name", [
-    (["--steps", "0"], "steps"),
-    (["--batch", "0"], "batch"),
-    (["--batch", "100000000"], "batch"),          # would not fit in memory: refused up front
-    (["--n", "1e14"], "n"),
-    (["--lr", "0"], "lr"),
-    (["--d", "1"], "d"),
-    (["--sigma", "-1"], "sigma"),
-    (["--seed", "-1"], "seed"),
-    (["--average", "1.5"], "average"),
-    (["--k", "1"], "k"),
-    (["--out", os.path.join("no-such-directory-here", "x.npz")], "out"),
-])
+@pytest.mark.parametrize(
+    "extra, name",
+    [
+        (["--steps", "0"], "steps"),
+        (["--batch", "0"], "batch"),
+        (["--batch", "100000000"], "batch"),  # would not fit in memory: refused up front
+        (["--n", "1e14"], "n"),
+        (["--lr", "0"], "lr"),
+        (["--d", "1"], "d"),
+        (["--sigma", "-1"], "sigma"),
+        (["--seed", "-1"], "seed"),
+        (["--average", "1.5"], "average"),
+        (["--k", "1"], "k"),
+        (["--out", os.path.join("no-such-directory-here", "x.npz")], "out"),
+    ],
+)
 def test_bad_input_is_one_line_naming_the_parameter(capsys, extra, name):
     code, out, err = _run(capsys, BASE + extra + ["--json"])
     assert code == 2 and out == ""
@@ -95,11 +132,14 @@ def test_bad_input_is_one_line_naming_the_parameter(capsys, extra, name):
     assert len(lines) == 1 and f"--{name}" in lines[0], err
 
 
-@pytest.mark.parametrize("argv, word", [
-    (["--task", "nope"], "--task"),
-    (["--param", "W"], "--param"),
-    (["--attention", "relu"], "--attention"),
-])
+@pytest.mark.parametrize(
+    "argv, word",
+    [
+        (["--task", "nope"], "--task"),
+        (["--param", "W"], "--param"),
+        (["--attention", "relu"], "--attention"),
+    ],
+)
 def test_bad_choices_are_one_line(capsys, argv, word):
     code, out, err = _run(capsys, BASE + argv + ["--json"])
     assert code == 2 and out == ""
@@ -107,8 +147,22 @@ def test_bad_choices_are_one_line(capsys, argv, word):
 
 
 def test_low_rank_task_needs_k_in_range(capsys):
-    base = ["train", "--task", "lowrank-affine", "--d", "3", "--n", "10", "--L", "1", "--sigma", "0.3",
-            "--steps", "5", "--json"]
+    base = [
+        "train",
+        "--task",
+        "lowrank-affine",
+        "--d",
+        "3",
+        "--n",
+        "10",
+        "--L",
+        "1",
+        "--sigma",
+        "0.3",
+        "--steps",
+        "5",
+        "--json",
+    ]
     for extra in ([], ["--k", "0"], ["--k", "4"]):
         code, _, err = _run(capsys, base + extra)
         assert code == 2 and "--k" in err and len(err.strip().splitlines()) == 1
@@ -119,18 +173,32 @@ def test_out_into_a_directory_is_refused(capsys, tmp_path):
     assert code == 2 and "--out" in err
 
 
-@pytest.mark.slow(reason="a python -m subprocess importing the trainer (~9 s); test_cli checks the module entry point by default")
+@pytest.mark.slow(
+    reason="a python -m subprocess importing the trainer (~9 s); test_cli checks the module entry point by default"
+)
 def test_module_entry_point_subprocess(tmp_path):
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "lipschitz_icl", *BASE, "--json"], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lipschitz_icl", *BASE, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # no progress line when stderr is not a terminal
     payload = json.loads(proc.stdout)
-    assert KEYS <= set(payload)
-    bad = subprocess.run([sys.executable, "-m", "lipschitz_icl", *BASE, "--steps", "0", "--json"],
-                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert set(payload) >= KEYS
+    bad = subprocess.run(
+        [sys.executable, "-m", "lipschitz_icl", *BASE, "--steps", "0", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
 
 
@@ -138,9 +206,29 @@ def test_held_out_evaluation_counts_against_the_work_budget(capsys):
     """--n 1e7 --batch 1 --steps 5 trained 5 prompts, then spent hours on 20000 held-out ones: refused
     before any work, naming --n and the largest n the budget allows."""
     import time
+
     start = time.perf_counter()
-    code, out, err = _run(capsys, ["train", "--task", "affine", "--d", "3", "--n", "1e7", "--L", "1", "--sigma",
-                                   "0.5", "--batch", "1", "--steps", "5", "--json"])
+    code, out, err = _run(
+        capsys,
+        [
+            "train",
+            "--task",
+            "affine",
+            "--d",
+            "3",
+            "--n",
+            "1e7",
+            "--L",
+            "1",
+            "--sigma",
+            "0.5",
+            "--batch",
+            "1",
+            "--steps",
+            "5",
+            "--json",
+        ],
+    )
     assert code == 2 and out == "" and time.perf_counter() - start < 5
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "--n: must be at most 125000 in d = 3" in lines[0] and "held-out" in lines[0]

@@ -48,8 +48,9 @@ def test_bad_intervals_are_refused():
 
 
 def _points(distances, next_orders, half=1e-6):
-    return [decision.AsymptoticPoint(10.0**i, d - half, d + half, t)
-            for i, (d, t) in enumerate(zip(distances, next_orders))]
+    return [
+        decision.AsymptoticPoint(10.0**i, d - half, d + half, t) for i, (d, t) in enumerate(zip(distances, next_orders))
+    ]
 
 
 def test_asymptotic_holds_when_the_distance_follows_the_derived_term():
@@ -90,9 +91,12 @@ def test_equivalence_wider_interval_never_turns_fails_into_holds(centre, half, e
 
 @given(finite, positive, positive, finite)
 def test_one_sided_and_sign_wider_interval_is_never_more_decided(centre, half, extra, bound):
-    for rule in (lambda lo, hi: decision.one_sided(lo, hi, bound, "<="),
-                 lambda lo, hi: decision.one_sided(lo, hi, bound, ">="),
-                 lambda lo, hi: decision.sign(lo, hi, +1), lambda lo, hi: decision.sign(lo, hi, -1)):
+    for rule in (
+        lambda lo, hi: decision.one_sided(lo, hi, bound, "<="),
+        lambda lo, hi: decision.one_sided(lo, hi, bound, ">="),
+        lambda lo, hi: decision.sign(lo, hi, +1),
+        lambda lo, hi: decision.sign(lo, hi, -1),
+    ):
         narrow = rule(centre - half, centre + half).verdict
         wide = rule(centre - half - extra, centre + half + extra).verdict
         assert wide in (narrow, "inconclusive")
@@ -129,15 +133,21 @@ def test_combine():
 def test_judge_decides_the_claim_its_resolutions_and_its_alternatives():
     """``judge`` runs the claim's own rule: the claim at no deviation, each resolution by bisection on its
     keyword, each alternative with its arguments -- on the fresh decide function when one is given."""
+
     def make(centre):
         def decide(shift=0.0, scale=1.0):
             return decision.equivalence(scale * centre - 0.01 - shift, scale * centre + 0.01 - shift, 0.05)
+
         return decide
 
-    specs = [decision.ResolutionSpec(parameter="shift", meaning="m", start=1e-3, limit=1.0, two_sided=True),
-             decision.ResolutionSpec(parameter="scale", meaning="m", arg="scale", start=1.0, limit=100.0)]
-    alternatives = [decision.Alternative(name="off by 0.3", statement="s", args={"shift": 0.3}),
-                    decision.Alternative(name="near", statement="s", args={"shift": 0.01})]
+    specs = [
+        decision.ResolutionSpec(parameter="shift", meaning="m", start=1e-3, limit=1.0, two_sided=True),
+        decision.ResolutionSpec(parameter="scale", meaning="m", arg="scale", start=1.0, limit=100.0),
+    ]
+    alternatives = [
+        decision.Alternative(name="off by 0.3", statement="s", args={"shift": 0.3}),
+        decision.Alternative(name="near", statement="s", args={"shift": 0.01}),
+    ]
     judged = decision.judge(make(0.0), specs, alternatives)
     assert judged.decision.verdict == "holds" and judged.resolved
     assert 0.06 < judged.resolutions[0].value <= 0.07 * 1.1
@@ -171,7 +181,9 @@ def test_shifted_equivalence_is_an_equivalence_with_the_derived_value():
     # measured change -1.00e-4 +- 1e-6 (interval), derived -1.02e-4 known to 1e-8, tolerance 10%
     near = (-1.01e-4, -0.99e-4)
     assert decision.shifted_equivalence(near, -1.02e-4, 1e-8, 1.02e-5).verdict == "holds"
-    assert decision.shifted_equivalence(near, -1.5e-4, 1e-8, 1.02e-5).verdict == "fails"  # a 50% error of the derivation
+    assert (
+        decision.shifted_equivalence(near, -1.5e-4, 1e-8, 1.02e-5).verdict == "fails"
+    )  # a 50% error of the derivation
     assert decision.shifted_equivalence(near, +1.02e-4, 1e-8, 1.02e-5).verdict == "fails"  # the opposite sign
     # a wide interval, or a derived value known only roughly, decides nothing
     assert decision.shifted_equivalence((-1.3e-4, -0.7e-4), -1.02e-4, 1e-8, 1.02e-5).verdict == "inconclusive"
@@ -181,8 +193,11 @@ def test_shifted_equivalence_is_an_equivalence_with_the_derived_value():
 def test_labelled_signs_and_unless():
     dec = decision.labelled("scale", decision.sign(0.1, 0.2, +1))
     assert dec.verdict == "holds" and dec.detail.startswith("scale: [0.1, 0.2] > 0")
-    assert [d.verdict for d in decision.signs([(1.0, 0.5), (-1.0, 0.5), (0.0, 0.5)], +1)] == \
-        ["holds", "fails", "inconclusive"]
+    assert [d.verdict for d in decision.signs([(1.0, 0.5), (-1.0, 0.5), (0.0, 0.5)], +1)] == [
+        "holds",
+        "fails",
+        "inconclusive",
+    ]
     assert decision.signs([(1.0, 0.5)], +1, shift=-2.0)[0].verdict == "fails"  # moved by the shift
     held = decision.unless(dec, "search at its edge")
     assert held.verdict == "inconclusive" and held.detail == f"search at its edge; {dec.detail}"

@@ -25,10 +25,18 @@ import sympy as sp
 import lipschitz_icl.derivations as derivations_pkg
 from lipschitz_icl import cli, registry, zonal
 from lipschitz_icl.claims import thm35, thm44
-from lipschitz_icl.derivations import (documents, generalisation, kernel_identity, ratio_expansion, regularity, saddle,
-                                       sphere_asymptotics, window_law)
+from lipschitz_icl.derivations import (
+    documents,
+    generalisation,
+    kernel_identity,
+    ratio_expansion,
+    regularity,
+    saddle,
+    sphere_asymptotics,
+    window_law,
+    writeup,
+)
 from lipschitz_icl.derivations import linear_attention as lin
-from lipschitz_icl.derivations import writeup
 
 COMMITTED = Path(__file__).resolve().parents[1] / "derivations"
 
@@ -48,11 +56,11 @@ def one_error_line(err: str) -> str:
 
 def table_after(text: str, heading: str) -> list[dict]:
     """The rows of the first Markdown table after ``heading``, as ``{header: cell}``."""
-    lines = text[text.index(heading):].splitlines()
+    lines = text[text.index(heading) :].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("| "))
     header = [c.strip() for c in lines[start].strip("|").split(" | ")]
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append(dict(zip(header, (c.strip() for c in line.strip().strip("|").split(" | ")))))
@@ -70,9 +78,11 @@ def rounded_from(cell: str, value: float, digits: int) -> bool:
     return abs(float(cell) - value) <= 0.5 * unit * (1 + 1e-9) + 1e-15 * abs(value)
 
 
-ALL_DOCUMENTS = pytest.mark.slow(reason="renders all eight documents (~35 s of SymPy); CI's derivations --check "
-                                        "step renders them too; the default run checks the cheap three")
-FEW = ("kernel_identity", "ratio_expansion", "linear_attention")   # the documents that render in about a second
+ALL_DOCUMENTS = pytest.mark.slow(
+    reason="renders all eight documents (~35 s of SymPy); CI's derivations --check "
+    "step renders them too; the default run checks the cheap three"
+)
+FEW = ("kernel_identity", "ratio_expansion", "linear_attention")  # the documents that render in about a second
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +109,7 @@ def one_line_formulas(text: str) -> list[str]:
 
 
 # --- the documents ------------------------------------------------------------------------------------------
+
 
 def test_the_cheap_documents_are_current_and_printed_by_sympy(few_documents):
     """Each of :data:`FEW` as generated equals its committed file, and its formulas are SymPy's one-line LaTeX
@@ -145,8 +156,11 @@ def test_saddle_cases_are_the_claims_design_and_grid():
 
 def test_generalisation_settings_are_the_claims():
     specs = {spec.name: spec for spec in registry.specs("thm35")}
-    dims = {p["d"] for name in ("generalisation", "noise-part", "mismatch", "same-l-classes")
-            for p in specs[name].grids["full"]}
+    dims = {
+        p["d"]
+        for name in ("generalisation", "noise-part", "mismatch", "same-l-classes")
+        for p in specs[name].grids["full"]
+    }
     assert dims == set(generalisation.DIMS)
     for name in ("mismatch", "mismatch-marked"):
         assert specs[name].design["factor"] == generalisation.FACTOR
@@ -174,12 +188,13 @@ def test_every_formula_is_printed_by_sympy():
 
 # --- --check on an edited copy -----------------------------------------------------------------------------
 
+
 def test_an_edited_copy_is_reported_stale(few_documents, tmp_path, capsys):
     copy = tmp_path / "derivations"
     for name in [documents.INDEX] + [f"{name}.md" for name in FEW]:
         copy.mkdir(exist_ok=True)
         shutil.copy(COMMITTED / name, copy / name)
-    (copy / documents.INDEX).write_text(documents.files()[documents.INDEX])   # the index of the cheap three
+    (copy / documents.INDEX).write_text(documents.files()[documents.INDEX])  # the index of the cheap three
     assert run(capsys, "--out", str(copy), "--check")[0] == 0
     edited = copy / "linear_attention.md"
     edited.write_text(edited.read_text().replace("0.416666666667", "0.416666666668"))
@@ -194,8 +209,9 @@ def test_an_edited_copy_is_reported_stale(few_documents, tmp_path, capsys):
     assert status["kernel_identity.md"] == "current"
     code, out, _ = run(capsys, "--out", str(copy), "--check")
     assert code == 1
-    assert out.strip().splitlines()[-1] == (f"stale: {copy / 'ratio_expansion.md'}, "
-                                            f"{copy / 'linear_attention.md'}, {copy / 'notes.md'}")
+    assert out.strip().splitlines()[-1] == (
+        f"stale: {copy / 'ratio_expansion.md'}, {copy / 'linear_attention.md'}, {copy / 'notes.md'}"
+    )
 
 
 def test_check_of_a_missing_directory_reports_every_document_missing(few_documents, tmp_path, capsys):
@@ -206,6 +222,7 @@ def test_check_of_a_missing_directory_reports_every_document_missing(few_documen
 
 
 # --- writing -------------------------------------------------------------------------------------------------
+
 
 def test_write_never_overwrites_a_differing_file_without_force(few_documents, tmp_path, capsys):
     out_dir = tmp_path / "docs"
@@ -240,9 +257,14 @@ def test_refusals_are_one_line_and_exit_2(few_documents, tmp_path, capsys):
     link.symlink_to(real, target_is_directory=True)
     a_file = tmp_path / "file.md"
     a_file.write_text("x\n")
-    cases = [(["--out", ""], "--out"), (["--out", "  "], "--out"), (["--out", str(link)], "symbolic link"),
-             (["--out", str(a_file)], "--out"), (["--out", str(a_file), "--check"], "--out"),
-             (["--out", str(real), "--check", "--force"], "--force")]
+    cases = [
+        (["--out", ""], "--out"),
+        (["--out", "  "], "--out"),
+        (["--out", str(link)], "symbolic link"),
+        (["--out", str(a_file)], "--out"),
+        (["--out", str(a_file), "--check"], "--out"),
+        (["--out", str(real), "--check", "--force"], "--force"),
+    ]
     for argv, needle in cases:
         code, out, err = run(capsys, *argv)
         assert code == 2 and out == "" and needle in one_error_line(err), (argv, err)
@@ -259,6 +281,7 @@ def test_refusals_are_one_line_and_exit_2(few_documents, tmp_path, capsys):
 
 
 # --- the numbers in the documents are the derivation's numbers ----------------------------------------------
+
 
 def test_window_law_numbers_equal_the_derivation():
     rows = table_after(committed("window_law.md"), "### The window law")
@@ -318,19 +341,27 @@ def test_saddle_numbers_equal_the_claims_derivation():
     for rows in (change, curv, rivals):
         assert [(r["task"], int(r["d"]), int(r["k"])) for r in rows] == list(documents.SADDLE_GRID)
     design = documents.SADDLE_DESIGN
-    for (task, setting), r, rc, rr in zip(cases, change, curv, rivals):
+    for (_task, setting), r, rc, rr in zip(cases, change, curv, rivals):
         assert float(r["L"]) == pytest.approx(setting.L, rel=1e-11)
         assert rc["c* B B^T is"] == ("saddle" if float(rc["curvature"]) < 0 else "minimum")
         if setting.d != 3:
             continue
         th = thm44._saddle_theory(setting, design["step"], *design["scale_bounds"])
         assert not th["at_bound"]
-        pairs = [(r["c*"], th["c"]), (r["s"], th["s"]), (r["Delta"], th["change"].value),
-                 (r["bias part"], th["change"].bias), (r["noise part"], th["change"].noise),
-                 (rc["curvature"], th["curvature"].value), (rc["bias part"], th["curvature"].bias),
-                 (rc["noise part"], th["curvature"].noise), (rr["Delta O(1/n)"], th["large_n"]),
-                 (rr["Delta n -> inf"], th["infinite_n"]), (rr["Delta no information"], th["change"].noise),
-                 (rr["curvature O(1/n)"], th["large_n_curvature"].value)]
+        pairs = [
+            (r["c*"], th["c"]),
+            (r["s"], th["s"]),
+            (r["Delta"], th["change"].value),
+            (r["bias part"], th["change"].bias),
+            (r["noise part"], th["change"].noise),
+            (rc["curvature"], th["curvature"].value),
+            (rc["bias part"], th["curvature"].bias),
+            (rc["noise part"], th["curvature"].noise),
+            (rr["Delta O(1/n)"], th["large_n"]),
+            (rr["Delta n -> inf"], th["infinite_n"]),
+            (rr["Delta no information"], th["change"].noise),
+            (rr["curvature O(1/n)"], th["large_n_curvature"].value),
+        ]
         for cell, value in pairs:
             assert rounded_from(cell, value, saddle.DIGITS), (cell, value)
         assert rounded_from(rc["accuracy"], th["curvature"].accuracy, 2)
@@ -339,14 +370,17 @@ def test_saddle_numbers_equal_the_claims_derivation():
 def test_generalisation_numbers_equal_the_claims_theory():
     text = committed("generalisation.md")
     rows = table_after(text, "### The cost of a mismatched L")
-    assert [(int(r["d"]), r["L'/L"]) for r in rows] == [(d, lp) for d in generalisation.DIMS
-                                                          for lp in (f"1/{generalisation.FACTOR}",
-                                                                     f"{generalisation.FACTOR}")]
+    assert [(int(r["d"]), r["L'/L"]) for r in rows] == [
+        (d, lp) for d in generalisation.DIMS for lp in (f"1/{generalisation.FACTOR}", f"{generalisation.FACTOR}")
+    ]
     for r in rows:
         d, sign = int(r["d"]), -1 if r["L'/L"].startswith("1/") else +1
         # as thm35.mismatch_marked computes it
-        alpha, beta, p = window_law.window_law("affine", d)[0], window_law.noise_leading(d)[0], \
-            -window_law.bias_leading("affine", d)[0]
+        alpha, beta, p = (
+            window_law.window_law("affine", d)[0],
+            window_law.noise_leading(d)[0],
+            -window_law.bias_leading("affine", d)[0],
+        )
         lam = generalisation.FACTOR ** (sign * 2 * alpha)
         assert float(r["lambda"]) == pytest.approx(lam, rel=1e-11)
         assert float(r["E(lambda w*)/E(w*)"]) == pytest.approx(generalisation.mismatch_ratio(lam, p, beta), rel=1e-11)
@@ -363,13 +397,16 @@ def test_generalisation_numbers_equal_the_claims_theory():
     ws = {task: thm35._wstar(task, 5, same["n"], same["L"], same["sigma"]) for task in window_law.TASKS}
     for r in rows:
         kind = "cosine" if r["test class"] == "cosine-1" else r["test class"]
-        errors = [generalisation.class_error(kind, 5, same["n"], same["L"], same["sigma"], ws[task])
-                  for task in window_law.TASKS]
+        errors = [
+            generalisation.class_error(kind, 5, same["n"], same["L"], same["sigma"], ws[task])
+            for task in window_law.TASKS
+        ]
         assert all(rounded_from(r[f"w* {task}"], ws[task], 6) for task in window_law.TASKS)
         assert rounded_from(r["E(relu window)/E(affine window)"], errors[1] / errors[0], 6)
 
 
 # --- the writer ------------------------------------------------------------------------------------------------
+
 
 def test_numbers_are_printed_to_twelve_significant_digits():
     assert writeup.number(2 / 3) == "0.666666666667"

@@ -60,15 +60,17 @@ def test_derivations_live_in_the_package_namespace():
     top-level ``derivations/`` folder holds documents, no Python: from the repository root it is at most an empty
     namespace)."""
     import importlib.util
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     import lipschitz_icl.derivations as pkg
 
     assert Path(pkg.__file__).parent.parent.name == "lipschitz_icl"
     spec = importlib.util.find_spec("derivations")
-    assert spec is None or (spec.origin is None
-                            and not any(any(Path(p).glob("*.py")) for p in spec.submodule_search_locations))
+    assert spec is None or (
+        spec.origin is None and not any(any(Path(p).glob("*.py")) for p in spec.submodule_search_locations)
+    )
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     packages = pyproject["tool"]["setuptools"]["packages"]
     assert "lipschitz_icl.derivations" in packages

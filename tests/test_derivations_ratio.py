@@ -15,11 +15,18 @@ def test_expansion_matches_monte_carlo_ratio_of_means():
     residual shrinks faster than 1/n (it is O(1/n^2))."""
     rng = np.random.default_rng(0)
     N = 200000
+
     def moments():
         e = rng.exponential(size=2_000_000)
         h = 0.5 * e + rng.normal(size=e.size)
-        return {rx.a: np.mean(e * h), rx.s: np.mean(e), rx.m_hh: np.mean(e * e * h * h),
-                rx.m_h: np.mean(e * e * h), rx.m_e: np.mean(e * e)}
+        return {
+            rx.a: np.mean(e * h),
+            rx.s: np.mean(e),
+            rx.m_hh: np.mean(e * e * h * h),
+            rx.m_h: np.mean(e * e * h),
+            rx.m_e: np.mean(e * e),
+        }
+
     mom = moments()
     expr = sp.lambdify(rx.n, rx.ratio_square_expansion().subs(mom))
     limit = float(mom[rx.a] / mom[rx.s]) ** 2

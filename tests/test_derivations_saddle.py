@@ -27,8 +27,12 @@ def test_curvature_power_sums_equal_direct_differentiation(points, m):
 
 def test_a_wrong_monomial_table_is_caught(monkeypatch):
     # the identity is checked on the very table the numerics integrate: a changed coefficient fails it
-    wrong = ((4.0, ((2, 1, ""),), 2), (-8.0, ((3, 1, ""),), 3), (-2.0, ((1, 1, ""), (2, 0, "")), 3),
-             (5.0, ((2, 1, ""), (2, 0, "")), 4))
+    wrong = (
+        (4.0, ((2, 1, ""),), 2),
+        (-8.0, ((3, 1, ""),), 3),
+        (-2.0, ((1, 1, ""), (2, 0, "")), 3),
+        (5.0, ((2, 1, ""), (2, 0, "")), 4),
+    )
     monkeypatch.setattr(S, "_CURV_NOISE", wrong)
     assert not S.check_curvature_identity(2, 1)
 
@@ -46,14 +50,15 @@ def test_one_context_point_has_the_closed_form_loss():
     assert abs(kappa.value) <= 1e-8 * value.value
 
 
-@pytest.mark.parametrize("task, d, k, c, s", [("lowrank-quadratic", 3, 1, 3.0, 0.8),
-                                               ("lowrank-cosine", 4, 2, 5.0, -1.2)])
+@pytest.mark.parametrize(
+    "task, d, k, c, s", [("lowrank-quadratic", 3, 1, 3.0, 0.8), ("lowrank-cosine", 4, 2, 5.0, -1.2)]
+)
 def test_exact_loss_matches_the_monte_carlo_estimator(task, d, k, c, s):
     kw = {"frequency": 1.5} if task.endswith("cosine") else {}
     problem = make_problem(task, d, 6, 1.7, 0.3, rank=k, **kw)
     B = problem.task_class.B
     M = c * B @ B.T + s * (np.eye(d) - B @ B.T)
-    (bias, noise), = general_terms(problem, [Attention(M)], 200000, np.random.default_rng(0))
+    ((bias, noise),) = general_terms(problem, [Attention(M)], 200000, np.random.default_rng(0))
     derived = S.loss(S.Setting.of(problem), c, s)
     for part, samples in (("bias", bias), ("noise", noise)):
         se = samples.std(ddof=1) / math.sqrt(samples.size)

@@ -11,6 +11,8 @@ and to within 2% at the last point (the deviation is the following term, relativ
 that is 1/1600 times a coefficient of order 10).  The same check must reject a 5% error in c_R(d).
 """
 
+import itertools
+
 import mpmath
 import pytest
 import sympy as sp
@@ -31,7 +33,7 @@ def remainder_converges(ws, remainder, power, next_coeff, rel_tol=0.02):
     if next_coeff == 0:
         return all(abs(remainder(w)) < mpmath.mpf(10) ** -25 for w in ws)
     dist = [abs(s - next_coeff) for s in scaled]
-    monotone = all(b < a for a, b in zip(dist, dist[1:]))
+    monotone = all(b < a for a, b in itertools.pairwise(dist))
     return monotone and dist[-1] <= rel_tol * abs(next_coeff)
 
 
@@ -82,8 +84,10 @@ def test_log_phi_expansion_numerically(d):
     series, nxt = S.log_phi_series(N), S.log_phi_series(N + 1)
     next_coeff = _at(sp.expand((nxt - series) * S.w ** (N + 1)), d, 1)
     with mpmath.workdps(40):
+
         def rem(w):
             return S.exact_log_phi(d, w) - _at(series, d, w)
+
         assert remainder_converges(W_GRID, rem, N + 1, next_coeff)
 
 
@@ -94,8 +98,10 @@ def test_tilted_mean_expansion_numerically(d):
     series, nxt = S.one_minus_tilted_mean_series(N - 1), S.one_minus_tilted_mean_series(N)
     next_coeff = _at(sp.expand((nxt - series) * S.w ** (N + 1)), d, 1)
     with mpmath.workdps(40):
+
         def rem(w):
             return (1 - S.exact_tilted_mean(d, w)) - _at(series, d, w)
+
         assert remainder_converges(W_GRID, rem, N + 1, next_coeff)
         # the leading term alone: relative error ~ w^-1 with the derived coefficient
         lead = (d - 1) / mpmath.mpf(2)
@@ -103,6 +109,7 @@ def test_tilted_mean_expansion_numerically(d):
 
         def rel(w):
             return (1 - S.exact_tilted_mean(d, w)) / (lead / w) - 1
+
         assert remainder_converges(W_GRID, rel, 1, a2 / lead)
 
 
@@ -113,8 +120,10 @@ def test_second_moment_expansion_numerically(d):
     series, nxt = S.second_moment_series(N), S.second_moment_series(N + 1)
     next_coeff = _at(sp.expand((nxt - series) * S.w ** (N + 1)), d, 1)
     with mpmath.workdps(40):
+
         def rem(w):
             return S.exact_second_moment(d, w) - _at(series, d, w)
+
         assert remainder_converges(W_GRID, rem, N + 1, next_coeff)
 
 
@@ -125,12 +134,15 @@ def test_collision_ratio_expansion_numerically(d):
     c1 = S.series_coefficients(S.collision_ratio_series(2), (S.d - 1) / 2, 2)
     cR, r1, r2 = (_at(c, d, 1) for c in c1)
     with mpmath.workdps(40):
+
         def rel(w):
             return S.exact_collision_ratio(d, w) / (cR * mpmath.mpf(w) ** beta) - 1
+
         assert remainder_converges(W_GRID, rel, 1, r1 / cR)
 
         def rel2(w):
             return S.exact_collision_ratio(d, w) / (cR * mpmath.mpf(w) ** beta) - 1 - r1 / cR / w
+
         assert remainder_converges(W_GRID, rel2, 2, r2 / cR)
 
 
@@ -141,6 +153,8 @@ def test_false_c_R_is_rejected(d):
     c1 = S.series_coefficients(S.collision_ratio_series(1), (S.d - 1) / 2, 1)
     cR, r1 = (_at(c, d, 1) for c in c1)
     with mpmath.workdps(40):
+
         def rel(w):
             return S.exact_collision_ratio(d, w) / (mpmath.mpf("1.05") * cR * mpmath.mpf(w) ** beta) - 1
+
         assert not remainder_converges(W_GRID, rel, 1, r1 / cR)

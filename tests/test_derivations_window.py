@@ -1,4 +1,5 @@
-"""Tests of lipschitz_icl.derivations.window_law: the window law of Theorem 3.4 (registry: thm34.window-law; Lemmas C.3-C.9,
+"""Tests of lipschitz_icl.derivations.window_law: the window law of Theorem 3.4 (registry: thm34.window-law; Lemmas
+C.3-C.9,
 Assumption B.4) for the affine and relu classes.
 
 Decision rules (each can fail; each has a false variant that must fail it):
@@ -12,6 +13,7 @@ Decision rules (each can fail; each has a false variant that must fail it):
   next order, must lie within 4 standard errors of the derived constant.
 """
 
+import itertools
 import math
 
 import mpmath
@@ -26,10 +28,11 @@ from lipschitz_icl.derivations import window_law as W
 def approaches(xs, scaled, k, tol):
     """``scaled[i] -> k`` along ``xs``: monotone distance, last distance <= tol * |k|."""
     dist = [abs(s - k) for s in scaled]
-    return all(b < a for a, b in zip(dist, dist[1:])) and dist[-1] <= tol * abs(k)
+    return all(b < a for a, b in itertools.pairwise(dist)) and dist[-1] <= tol * abs(k)
 
 
 # --- symbolic results -----------------------------------------------------------------------------------
+
 
 def test_exponents_are_the_expected_functions_of_d():
     d = S.d
@@ -50,8 +53,10 @@ def test_generic_optimum_solves_the_first_order_condition_numerically():
     g = W._generic_optimum()
     vals = {W._p: 1.5, W._b: 0.3, W._beta: 2.0, W._cr: 0.7, W.L: 1.3, W.sigma: 0.4, W.n: 500}
     ws = float(g["w_star"].subs(vals))
-    f = (vals[W._b] * vals[W.L] ** 2 * W.w ** (-vals[W._p])
-         + vals[W.sigma] ** 2 * vals[W._cr] * W.w ** vals[W._beta] / vals[W.n])
+    f = (
+        vals[W._b] * vals[W.L] ** 2 * W.w ** (-vals[W._p])
+        + vals[W.sigma] ** 2 * vals[W._cr] * W.w ** vals[W._beta] / vals[W.n]
+    )
     fp = sp.lambdify(W.w, sp.diff(f, W.w))
     assert abs(fp(ws)) < 1e-12 * abs(fp(2 * ws))
     assert fp(0.9 * ws) < 0 < fp(1.1 * ws)
@@ -59,8 +64,9 @@ def test_generic_optimum_solves_the_first_order_condition_numerically():
     alpha = float(g["alpha"].subs(vals))
     assert ws == pytest.approx(float(g["C"].subs(vals)) * rho_v**alpha, rel=1e-12)
     e_star = float(f.subs(W.w, ws))
-    assert e_star == pytest.approx(float(g["K"].subs(vals)) * vals[W.L] ** 2 * rho_v ** -float(g["gamma"].subs(vals)),
-                                   rel=1e-12)
+    assert e_star == pytest.approx(
+        float(g["K"].subs(vals)) * vals[W.L] ** 2 * rho_v ** -float(g["gamma"].subs(vals)), rel=1e-12
+    )
 
 
 def test_delta_method_formulas():
@@ -72,13 +78,16 @@ def test_delta_method_formulas():
 
 # --- the relu kink constant ----------------------------------------------------------------------------
 
+
 def test_kink_integral_against_quadrature():
     """J = int (gamma Phi(gamma) + phi(gamma) - gamma_+)^2 dgamma by mpmath quadrature, 30 digits; and the
     hinge mean E(gamma + g)_+ against direct quadrature."""
     J = W.kink_integral()
     with mpmath.workdps(30):
+
         def psi(g):
             return g * mpmath.ncdf(g) + mpmath.npdf(g) - max(g, 0)
+
         num = mpmath.quad(lambda g: psi(g) ** 2, [-mpmath.inf, 0, mpmath.inf])
         assert abs(num / sp.N(J, 30) - 1) < mpmath.mpf(10) ** -25
         H = W.gaussian_hinge_mean()
@@ -96,10 +105,10 @@ def test_density_helpers_against_quadrature():
 
             def p(c):
                 return (1 - c * c) ** ((d - 3) / mpmath.mpf(2)) / norm
+
             assert abs(sp.N(W.density_at_zero().subs(S.d, d), 30) - p(0)) < mpmath.mpf(10) ** -25
             for k in (0, 2):  # c = sin(theta): smooth integrand also for d = 2
-                num = mpmath.quad(lambda th: mpmath.sin(th) ** k * mpmath.cos(th) ** (d - 2) / norm,
-                                  [0, mpmath.pi / 2])
+                num = mpmath.quad(lambda th: mpmath.sin(th) ** k * mpmath.cos(th) ** (d - 2) / norm, [0, mpmath.pi / 2])
                 assert abs(sp.N(W.half_moment(k).subs(S.d, d), 30) - num) < mpmath.mpf(10) ** -25
 
 
@@ -113,12 +122,15 @@ def test_z_average_against_quadrature(d):
         for av, bv in (("0.3", "0.5"), ("-0.2", "0.7")):
             av, bv = mpmath.mpf(av), mpmath.mpf(bv)
             # z = sin(theta): (alpha + beta sin) cos^(d-3) / norm, smooth on [asin(-alpha/beta), pi/2]
-            num = mpmath.quad(lambda th: (av + bv * mpmath.sin(th)) * mpmath.cos(th) ** (d - 3) / norm,
-                              [mpmath.asin(-av / bv), mpmath.pi / 2])
+            num = mpmath.quad(
+                lambda th: (av + bv * mpmath.sin(th)) * mpmath.cos(th) ** (d - 3) / norm,
+                [mpmath.asin(-av / bv), mpmath.pi / 2],
+            )
             assert abs(sp.N(G.subs({al: av, be: bv}), 30) - num) < mpmath.mpf(10) ** -20
 
 
 # --- exact references ----------------------------------------------------------------------------------
+
 
 def test_relu_quadrature_mpmath_vs_float():
     """The 30-digit mpmath rule (12 nodes per panel, error ~5e-9) and the float64 rule (32 nodes, error
@@ -170,22 +182,23 @@ def test_relu_bias_monte_carlo_d3():
 
 def test_relu_derivative_against_finite_difference():
     wv, h = 300.0, 0.03
-    val, der = W.exact_bias_inf_relu_float(5, wv, with_derivative=True)
+    _val, der = W.exact_bias_inf_relu_float(5, wv, with_derivative=True)
     fd = (W.exact_bias_inf_relu_float(5, wv + h) - W.exact_bias_inf_relu_float(5, wv - h)) / (2 * h)
     assert der == pytest.approx(fd, rel=1e-7)
     with mpmath.workdps(30):
-        v, dv = W.exact_bias_inf("affine", 5, wv, with_derivative=True)
+        _v, dv = W.exact_bias_inf("affine", 5, wv, with_derivative=True)
         fda = (W.exact_bias_inf("affine", 5, wv + h) - W.exact_bias_inf("affine", 5, wv - h)) / (2 * h)
         assert abs(dv / fda - 1) < 1e-7
 
 
 # --- expansions against the exact functions -------------------------------------------------------------
 
+
 @pytest.mark.parametrize("d", [2, 3, 5])
 def test_affine_bias_expansion(d):
     """bias_inf/lead - 1 ~ k/w, k = next/lead; 30 digits, w = 50..3200 (following order 1/w: tol 2%)."""
     p, b = W.bias_leading_expr("affine")
-    p2, b2 = W.bias_next_order_expr("affine")
+    _p2, b2 = W.bias_next_order_expr("affine")
     ws = [50 * 4**j for j in range(4)]
     with mpmath.workdps(30):
         cb = mpmath.mpf(str(sp.N(b.subs(S.d, d), 40)))
@@ -199,8 +212,7 @@ def test_affine_bias_expansion(d):
 
 def _relu_rel(d, ws, const_factor=1.0, power_factor=1.0):
     pb, cb = W.bias_leading("relu", d)
-    return [W.exact_bias_inf_relu_float(d, wv) / (const_factor * cb * wv ** (power_factor * pb)) - 1
-            for wv in ws]
+    return [W.exact_bias_inf_relu_float(d, wv) / (const_factor * cb * wv ** (power_factor * pb)) - 1 for wv in ws]
 
 
 @pytest.mark.parametrize("d", [2, 3, 5])
@@ -208,13 +220,13 @@ def test_relu_bias_expansion(d):
     """relu bias_inf = C_b w^(-3/2) (1 + kappa w^(-1/2) + O(1/w)): (exact/lead - 1) w^(1/2) -> kappa, the
     distance shrinking like w^(-1/2); at w = 1e6 it is below 1% of kappa."""
     ws = [1e2, 1e3, 1e4, 1e5, 1e6]
-    pb, cb = W.bias_leading("relu", d)
-    p2, c2 = W.bias_next_order("relu", d)
+    _pb, cb = W.bias_leading("relu", d)
+    _p2, c2 = W.bias_next_order("relu", d)
     kappa = c2 / cb
     scaled = [r * wv**0.5 for r, wv in zip(_relu_rel(d, ws), ws)]
     assert approaches(ws, scaled, kappa, 0.01)
     dist = [abs(s - kappa) for s in scaled]
-    ratios = [b / a for a, b in zip(dist, dist[1:])]
+    ratios = [b / a for a, b in itertools.pairwise(dist)]
     assert all(0.2 < q < 0.5 for q in ratios)  # 10^(-1/2) = 0.316 per decade
 
 
@@ -222,8 +234,8 @@ def test_relu_bias_expansion(d):
 def test_false_relu_constant_or_power_is_rejected(factor):
     """False variants: C_b(d) off by +-5%, or the power -3/2 off by 5%, fail the same check."""
     d, ws = 3, [1e2, 1e3, 1e4, 1e5, 1e6]
-    pb, cb = W.bias_leading("relu", d)
-    p2, c2 = W.bias_next_order("relu", d)
+    _pb, cb = W.bias_leading("relu", d)
+    _p2, c2 = W.bias_next_order("relu", d)
     scaled = [r * wv**0.5 for r, wv in zip(_relu_rel(d, ws, *factor), ws)]
     assert not approaches(ws, scaled, c2 / cb, 0.01)
 
@@ -259,7 +271,7 @@ def test_exact_foc_approaches_window_law(task, d):
     O(1/w0) for affine).  For affine d = 3 the law is exact up to exp(-2w): deviation < 1e-6."""
     rhos, out, q, k = _foc_scaled(task, d)
     devs = [abs(e) for e, _ in out]
-    assert all(b < a for a, b in zip(devs, devs[1:])) or max(devs) < 1e-6
+    assert all(b < a for a, b in itertools.pairwise(devs)) or max(devs) < 1e-6
     if k == 0:
         assert max(devs) < 1e-6
     else:
@@ -275,6 +287,7 @@ def test_false_window_law_is_rejected(task, variant):
 
 
 # --- finite-n (delta-method) terms, Monte Carlo ------------------------------------------------------------
+
 
 def _mc_finite_n(seed):
     """d = 3 (t uniform on [-1, 1]), w = 2: Richardson-extrapolated n (n E sum p^2 - R) and
@@ -294,8 +307,12 @@ def _mc_finite_n(seed):
             s2.append((p * p).sum(1))
             b.append(((p * t).sum(1) - 1) ** 2 + (p * p * (1 - t * t)).sum(1))
         s2, b = np.concatenate(s2), np.concatenate(b)
-        res[n_] = ((n_ * s2.mean() - R) * n_, n_ * n_ * s2.std() / math.sqrt(M),
-                   (b.mean() - (1 - A1) ** 2) * n_, n_ * b.std() / math.sqrt(M))
+        res[n_] = (
+            (n_ * s2.mean() - R) * n_,
+            n_ * n_ * s2.std() / math.sqrt(M),
+            (b.mean() - (1 - A1) ** 2) * n_,
+            n_ * b.std() / math.sqrt(M),
+        )
     noise = (2 * res[64][0] - res[32][0], math.hypot(2 * res[64][1], res[32][1]))
     bias = (2 * res[64][2] - res[32][2], math.hypot(2 * res[64][3], res[32][3]))
     return noise, bias
@@ -309,9 +326,12 @@ def test_finite_n_terms_monte_carlo():
         R = S.exact_collision_ratio(3, 2)
         c3 = S.exact_phi(3, 6) / S.exact_phi(3, 2) ** 3
         A1, A2 = S.exact_tilted_mean(3, 2), S.exact_tilted_mean(3, 4)
-        m1, m2, m3, r1, r2, h2 = sp.symbols("m1 m2 m3 r1 r2 h2", positive=True)
-        noise_k = float(sp.N(W.delta_method_noise_correction().subs(
-            {m1: 1, m2: sp.Float(str(R), 30), m3: sp.Float(str(c3), 30)}), 20))
+        m1, m2, m3, _r1, _r2, _h2 = sp.symbols("m1 m2 m3 r1 r2 h2", positive=True)
+        noise_k = float(
+            sp.N(
+                W.delta_method_noise_correction().subs({m1: 1, m2: sp.Float(str(R), 30), m3: sp.Float(str(c3), 30)}), 20
+            )
+        )
         # affine, per L^2/(3d) and with E_u folded in: h2 - 4 r1 r2 + 3 r1^2 -> 2 - 2A2 - 4(1-A1)(1-A2) + 3(1-A1)^2
         bracket = 2 - 2 * A2 - 4 * (1 - A1) * (1 - A2) + 3 * (1 - A1) ** 2
         bias_k = float(R * bracket)
@@ -332,13 +352,16 @@ def test_finite_n_leading_expansion_matches_exact_bracket():
     with mpmath.workdps(30):
         for wv in ws:
             A1, A2 = S.exact_tilted_mean(d, wv), S.exact_tilted_mean(d, 2 * wv)
-            exact = S.exact_collision_ratio(d, wv) * (2 - 2 * A2 - 4 * (1 - A1) * (1 - A2) + 3 * (1 - A1) ** 2) / (3 * d)
+            exact = (
+                S.exact_collision_ratio(d, wv) * (2 - 2 * A2 - 4 * (1 - A1) * (1 - A2) + 3 * (1 - A1) ** 2) / (3 * d)
+            )
             rel.append(float(exact / (const * mpmath.mpf(wv) ** power)) - 1)
-    assert all(abs(b) < abs(a) / 3 for a, b in zip(rel, rel[1:]))  # ~ 1/w: factor 4 per step
+    assert all(abs(b) < abs(a) / 3 for a, b in itertools.pairwise(rel))  # ~ 1/w: factor 4 per step
     assert abs(rel[-1]) < 0.01
 
 
 # --- dropped-term report ------------------------------------------------------------------------------------
+
 
 def test_dropped_terms_report():
     """At fixed L^2/sigma^2 = 1 every dropped term shrinks as n grows; the next-order-in-w entry agrees
@@ -360,8 +383,9 @@ def test_dropped_terms_report():
     with mpmath.workdps(30):
         exact_gap = abs(float(W.exact_bias_inf("affine", d, ws)) - cb * ws**pb) * L2 / total
     assert rep["bias_next_order_in_w"] == pytest.approx(exact_gap, rel=3 / ws)
-    assert rep["max"] == max(rep[k] for k in ("bias_next_order_in_w", "noise_next_order_in_w",
-                                               "bias_finite_n", "noise_finite_n"))
+    assert rep["max"] == max(
+        rep[k] for k in ("bias_next_order_in_w", "noise_next_order_in_w", "bias_finite_n", "noise_finite_n")
+    )
     with pytest.raises(ValueError):
         W.dropped_terms("quadratic", 3, 1e4, 1e3)
 
@@ -372,9 +396,14 @@ def test_readable_closed_forms_in_the_docstring_equal_the_derivation():
     d = S.d
     aff, rel = W.optimum_exprs("affine"), W.optimum_exprs("relu")
     C_aff = ((d - 1) * 2 ** (d - 2) * sp.gamma(d / 2) / (3 * d * sp.sqrt(sp.pi))) ** (2 / (d + 3))
-    C_rel = (2 * (2 - sp.sqrt(2)) * 2 ** (d - 2) * sp.gamma(d / 2) ** 2
-             / (3 * sp.pi ** sp.Rational(3, 2) * (d - 1) * sp.gamma((d - 1) / 2))) ** (2 / (d + 2))
-    K_aff = (d - 1) * (d + 3) / (12 * d) * C_aff ** -2
+    C_rel = (
+        2
+        * (2 - sp.sqrt(2))
+        * 2 ** (d - 2)
+        * sp.gamma(d / 2) ** 2
+        / (3 * sp.pi ** sp.Rational(3, 2) * (d - 1) * sp.gamma((d - 1) / 2))
+    ) ** (2 / (d + 2))
+    K_aff = (d - 1) * (d + 3) / (12 * d) * C_aff**-2
     K_rel = rel["b"] * (d + 2) / (d - 1) * C_rel ** sp.Rational(-3, 2)
     for dim in (2, 3, 4, 5, 8):
         for derived, readable in ((aff["C"], C_aff), (rel["C"], C_rel), (aff["K"], K_aff), (rel["K"], K_rel)):
@@ -387,13 +416,16 @@ def test_theory_table_rows():
     for row in rows:
         assert (row["alpha"], row["C"]) == W.window_law(row["task"], row["d"])
         # E* = bias + noise at w* = C rho^alpha, per L^2: K = b C^-p + c_R C^beta
-        K = (row["bias_constant"] * row["C"] ** row["bias_power"]
-             + row["noise_constant"] * row["C"] ** row["noise_power"])
+        K = (
+            row["bias_constant"] * row["C"] ** row["bias_power"]
+            + row["noise_constant"] * row["C"] ** row["noise_power"]
+        )
         assert row["min_error_constant"] == pytest.approx(K, rel=1e-12)
         assert row["min_error_power"] == pytest.approx(row["bias_power"] * row["alpha"], rel=1e-12)
 
 
 # --- the cosine class (a smooth class, used by thm35.same-l-classes) -------------------------------------
+
 
 def _cosine_bias_d3(w: float, k: float) -> float:
     """Large-n bias of the cosine class at d = 3 by quadrature: ``(L^2/(2k^2)) E_c |chi(c) - e^(ikc)|^2``,

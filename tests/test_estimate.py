@@ -6,8 +6,16 @@ import math
 import numpy as np
 import pytest
 
-from lipschitz_icl.estimate import (Estimate, difference, log_ratio_of_means, log_slope, mean_difference,
-                                    paired_log_ratio, pilot_sample_size, relative_interval)
+from lipschitz_icl.estimate import (
+    Estimate,
+    difference,
+    log_ratio_of_means,
+    log_slope,
+    mean_difference,
+    paired_log_ratio,
+    pilot_sample_size,
+    relative_interval,
+)
 
 
 def test_log_ratio_delta_method():

@@ -29,15 +29,17 @@ def _seed(*key):
 
 def _expected_kappa(d):
     """``E[kappa(t)]``, ``kappa(t) = (sqrt(1-t^2) + (pi - arccos t) t) / (2 pi d)``, by adaptive quad."""
+
     def f(t):
         return (math.sqrt(1 - t * t) + (math.pi - math.acos(t)) * t) / (2 * math.pi * d) * sphere.t_density(t, d)
+
     return integrate.quad(f, -1, 1, epsabs=0, epsrel=1e-13, limit=200)[0]
 
 
 # --------------------------------------------------------------------------- argument checks
 def test_rejects_other_tasks_and_bad_w():
     with pytest.raises(ParameterError, match="'task'"):
-        exact_loss(make_problem("lowrank-linear", 3, 10, 1.0, 0.5, rank=2), 1.0)   # cosine: exact_zonal
+        exact_loss(make_problem("lowrank-linear", 3, 10, 1.0, 0.5, rank=2), 1.0)  # cosine: exact_zonal
     problem = make_problem("affine", 3, 10, 1.0, 0.5)
     for bad in (-1.0, float("nan"), float("inf"), "2"):
         with pytest.raises(ParameterError, match="'w'"):
@@ -81,9 +83,20 @@ def test_relu_diagonal_is_the_kernel_on_the_diagonal():
 
 
 # --------------------------------------------------------------------------- convergence
-GRID = [(task, d, n, w) for task in ("affine", "relu")
-        for d, n, w in [(2, 1, 3.0), (3, 10, 20.0), (5, 100, 10.0), (10, 1000, 4.0),
-                        (2, 10**14, 1e6), (5, 10**14, 1e4), (10, 10**14, 300.0), (3, 10**6, 0.0)]]
+GRID = [
+    (task, d, n, w)
+    for task in ("affine", "relu")
+    for d, n, w in [
+        (2, 1, 3.0),
+        (3, 10, 20.0),
+        (5, 100, 10.0),
+        (10, 1000, 4.0),
+        (2, 10**14, 1e6),
+        (5, 10**14, 1e4),
+        (10, 10**14, 300.0),
+        (3, 10**6, 0.0),
+    ]
+]
 
 
 @pytest.mark.parametrize("task, d, n, w", GRID)
@@ -147,8 +160,7 @@ def test_uniform_weights_at_w_zero(d, n):
     relu = exact_loss(make_problem("relu", d, n, L, sigma), 0.0)
     assert aff.noise.value == pytest.approx(sigma**2 / n, rel=1e-9)
     assert aff.bias.value == pytest.approx(L**2 / (3 * d) * (1 + 1 / n), rel=1e-9)
-    assert relu.bias.value == pytest.approx(2 * L**2 / 3 * (1 / (2 * d) - _expected_kappa(d)) * (1 + 1 / n),
-                                            rel=1e-9)
+    assert relu.bias.value == pytest.approx(2 * L**2 / 3 * (1 / (2 * d) - _expected_kappa(d)) * (1 + 1 / n), rel=1e-9)
 
 
 @pytest.mark.parametrize("d, w", [(2, 30.0), (3, 100.0), (6, 15.0)])
@@ -181,8 +193,19 @@ def test_relu_huge_n_limit_matches_adaptive_quadrature():
         f = lambda th: tilt(th) * float(relu_offdiagonal_factor(d, tc, th))  # noqa: E731
         return integrate.quad(f, 0, math.pi, points=[k, math.pi - k], epsabs=0, epsrel=1e-10, limit=200)[0] / Z
 
-    b0 = 2 / 3 * integrate.quad(lambda tc: r(tc) ** 2 * math.sin(tc) ** (d - 2) / B, 0, math.pi,
-                                points=[math.pi / 2], epsabs=0, epsrel=1e-9, limit=200)[0]
+    b0 = (
+        2
+        / 3
+        * integrate.quad(
+            lambda tc: r(tc) ** 2 * math.sin(tc) ** (d - 2) / B,
+            0,
+            math.pi,
+            points=[math.pi / 2],
+            epsabs=0,
+            epsrel=1e-9,
+            limit=200,
+        )[0]
+    )
     res = exact_loss(make_problem("relu", d, 10**14, 1.0, 0.0), w)
     assert res.bias.value == pytest.approx(b0, rel=1e-7)
 
@@ -217,8 +240,10 @@ def _brute_force(task, d, n, w, L, sigma, contexts, rng, chunk=400_000):
             hm = np.maximum(-s, 0) - np.maximum(-c, 0)[:, None]
             bias.append(L**2 / 3 * (np.sum(p * hp, axis=1) ** 2 + np.sum(p * hm, axis=1) ** 2))
     bias, noise = np.concatenate(bias), np.concatenate(noise)
-    return ((bias.mean(), bias.std(ddof=1) / math.sqrt(contexts)),
-            (noise.mean(), noise.std(ddof=1) / math.sqrt(contexts)))
+    return (
+        (bias.mean(), bias.std(ddof=1) / math.sqrt(contexts)),
+        (noise.mean(), noise.std(ddof=1) / math.sqrt(contexts)),
+    )
 
 
 def _agrees(exact_est, mc):
@@ -226,18 +251,25 @@ def _agrees(exact_est, mc):
     return abs(exact_est.value - mean) <= Z_RULE * se + exact_est.abs_error + 1e-14
 
 
-MC_GRID = [(task, d, n, w, L, sigma)
-           for task in ("affine", "relu")
-           for d in (2, 3, 5)
-           for n, ws in ((1, (5.0,)), (10, (1.0, 8.0)), (100, (3.0, 25.0)), (1000, (12.0,)))
-           for w in ws
-           for L, sigma in ((1.0, 0.5),)] + [
+MC_GRID = [
+    (task, d, n, w, L, sigma)
+    for task in ("affine", "relu")
+    for d in (2, 3, 5)
+    for n, ws in ((1, (5.0,)), (10, (1.0, 8.0)), (100, (3.0, 25.0)), (1000, (12.0,)))
+    for w in ws
+    for L, sigma in ((1.0, 0.5),)
+] + [
     # few points dominate the normaliser (n E[e] << 1)
-    ("affine", 3, 5, 500.0, 1.0, 0.5), ("affine", 2, 30, 2000.0, 1.0, 0.5), ("relu", 2, 10, 150.0, 1.0, 0.5),
+    ("affine", 3, 5, 500.0, 1.0, 0.5),
+    ("affine", 2, 30, 2000.0, 1.0, 0.5),
+    ("relu", 2, 10, 150.0, 1.0, 0.5),
     ("relu", 5, 4, 60.0, 1.0, 0.5),
     # other (L, sigma)
-    ("affine", 3, 100, 10.0, 2.0, 0.1), ("relu", 3, 100, 10.0, 2.0, 0.1),
-    ("affine", 5, 10, 3.0, 0.5, 2.0), ("relu", 2, 10, 3.0, 0.5, 2.0)]
+    ("affine", 3, 100, 10.0, 2.0, 0.1),
+    ("relu", 3, 100, 10.0, 2.0, 0.1),
+    ("affine", 5, 10, 3.0, 0.5, 2.0),
+    ("relu", 2, 10, 3.0, 0.5, 2.0),
+]
 
 
 @pytest.mark.parametrize("task, d, n, w, L, sigma", MC_GRID)
@@ -330,9 +362,11 @@ def test_relu_exact_wstar_beyond_the_work_budget_is_refused_up_front():
     """wstar --task relu --d 512 --n 1e150 --method exact ran past 300 s (10 s per evaluation, dozens of
     them): the grid at the search's start is checked first and the method named."""
     import time
+
     from lipschitz_icl.optimum import wstar
+
     start = time.perf_counter()
-    with pytest.raises(ParameterError, match="'method'.*work budget"):
+    with pytest.raises(ParameterError, match=r"'method'.*work budget"):
         wstar(make_problem("relu", 512, 10**150, 1.0, 0.5), "exact")
     assert time.perf_counter() - start < 10.0
-    assert wstar(make_problem("relu", 16, 10**8, 1.0, 0.5), "exact").w_star.value > 0    # within budget
+    assert wstar(make_problem("relu", 16, 10**8, 1.0, 0.5), "exact").w_star.value > 0  # within budget

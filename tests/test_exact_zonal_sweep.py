@@ -17,7 +17,8 @@ import os
 import zlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, special
 
 from lipschitz_icl import exact_zonal
@@ -30,7 +31,7 @@ from lipschitz_icl.pairwise import pairwise_loss
 from lipschitz_icl.problem import make_problem
 from lipschitz_icl.zonal_task import kernel_problem
 
-Z_TWO_SIDED = 3.9          # two-sided 1e-4 per comparison (25 examples: 2.5e-3 for the sweep)
+Z_TWO_SIDED = 3.9  # two-sided 1e-4 per comparison (25 examples: 2.5e-3 for the sweep)
 SWEEP_EXAMPLES = int(os.environ.get("LIPSCHITZ_ICL_ZONAL_SWEEP", "25"))
 
 
@@ -46,13 +47,17 @@ def _agree(exact, mc):
 
 
 @settings(max_examples=SWEEP_EXAMPLES, deadline=None)
-@given(log_k=st.floats(math.log(0.3), math.log(60.0)), log_w=st.floats(math.log(0.005), math.log(200.0)),
-       d=st.integers(2, 6), n=st.integers(2, 24))
+@given(
+    log_k=st.floats(math.log(0.3), math.log(60.0)),
+    log_w=st.floats(math.log(0.005), math.log(200.0)),
+    d=st.integers(2, 6),
+    n=st.integers(2, 24),
+)
 def test_exact_zonal_agrees_with_pairwise_monte_carlo_over_a_sweep(log_k, log_w, d, n):
     k, w = math.exp(log_k), math.exp(log_w)
     problem = make_problem("cosine", d, n, 1.0, 0.5, frequency=k)
     exact = zonal_loss(problem, w)
-    if exact.inconclusive:           # allowed (exit 3); a tight wrong interval is not
+    if exact.inconclusive:  # allowed (exit 3); a tight wrong interval is not
         return
     assert exact.bias.abs_error <= 1e-6 * exact.bias.value
     _agree(exact, pairwise_loss(problem, w, contexts=1500, rng=_seed(k, w, d, n)))
@@ -62,7 +67,7 @@ def test_the_issue_case_agrees_with_the_reduced_feature_monte_carlo():
     """cosine k = 12, w = 0.02, d = 3, n = 1000: the value the CLI printed (0.0019026) was 45% low."""
     problem = make_problem("cosine", 3, 1000, 1.0, 0.5, frequency=12.0)
     exact = zonal_loss(problem, 0.02)
-    assert exact.info["converged"] and exact.info["degree"] >= 20      # the whole series, not 9 terms
+    assert exact.info["converged"] and exact.info["degree"] >= 20  # the whole series, not 9 terms
     mc = icl_loss(problem, 0.02, method="averaged", contexts=2000, rng=_seed("issue 22 k=12"))
     _agree(exact, mc)
 
@@ -75,8 +80,13 @@ def _mean_gap(problem) -> float:
     k1 = L2 / (2 * k * k)
 
     def integrand(theta):
-        omega = special.gamma(d / 2) * (2 / (k * 2 * math.sin(theta / 2))) ** (d / 2 - 1) \
-            * special.jv(d / 2 - 1, k * 2 * math.sin(theta / 2)) if theta > 0 else 1.0
+        omega = (
+            special.gamma(d / 2)
+            * (2 / (k * 2 * math.sin(theta / 2))) ** (d / 2 - 1)
+            * special.jv(d / 2 - 1, k * 2 * math.sin(theta / 2))
+            if theta > 0
+            else 1.0
+        )
         return (k1 - k1 * omega) * math.sin(theta) ** (d - 2) / special.beta(0.5, 0.5 * (d - 1))
 
     return integrate.quad(integrand, 0.0, math.pi, limit=400, epsabs=0, epsrel=1e-11)[0]
@@ -129,8 +139,7 @@ def test_a_truncation_that_cannot_be_certified_is_inconclusive(monkeypatch, caps
     problem = kernel_problem("exp(-sqrt(2 - 2*t))", 3, 10, 0.5)
     result = zonal_loss(problem, 5.0)
     assert result.inconclusive and result.bias.abs_error > 1e-6 * result.bias.value
-    base = ["--kernel", "exp(-sqrt(2 - 2*t))", "--d", "3", "--n", "10", "--sigma", "0.5", "--method", "exact",
-            "--json"]
+    base = ["--kernel", "exp(-sqrt(2 - 2*t))", "--d", "3", "--n", "10", "--sigma", "0.5", "--method", "exact", "--json"]
     assert main(["loss", *base, "--w", "5"]) == 3
     payload = json.loads(capsys.readouterr().out)
     assert payload["converged"] is False and payload["ci_high"] - payload["ci_low"] > 2e-6 * payload["bias"]
@@ -139,8 +148,24 @@ def test_a_truncation_that_cannot_be_certified_is_inconclusive(monkeypatch, caps
 def test_cli_wstar_of_the_issue_case_is_a_minimum(capsys):
     """``wstar`` reported w* = 0.02 (exit 0) on the broken loss; now the exact loss at w* lies below its
     neighbours, and the loss there agrees with Monte Carlo."""
-    argv = ["wstar", "--task", "cosine", "--frequency", "12", "--d", "3", "--n", "1000", "--L", "1",
-            "--sigma", "0.5", "--method", "exact", "--json"]
+    argv = [
+        "wstar",
+        "--task",
+        "cosine",
+        "--frequency",
+        "12",
+        "--d",
+        "3",
+        "--n",
+        "1000",
+        "--L",
+        "1",
+        "--sigma",
+        "0.5",
+        "--method",
+        "exact",
+        "--json",
+    ]
     assert main(argv) == 0
     w = json.loads(capsys.readouterr().out)["w_star"]
     problem = make_problem("cosine", 3, 1000, 1.0, 0.5, frequency=12.0)

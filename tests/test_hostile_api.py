@@ -8,7 +8,6 @@ import math
 import time
 
 import mpmath
-import numpy as np
 import pytest
 
 from lipschitz_icl import ParameterError, make_problem, sphere
@@ -20,7 +19,7 @@ from lipschitz_icl.train import train
 from lipschitz_icl.validation import parse_int, parse_real
 from lipschitz_icl.variants import ExpressionError, parse_expression
 
-P = dict(task="affine", d=3, n=200, L=1.0, sigma=0.5)
+P = {"task": "affine", "d": 3, "n": 200, "L": 1.0, "sigma": 0.5}
 
 
 def problem(**over):

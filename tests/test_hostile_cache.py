@@ -22,7 +22,7 @@ def root(cache_root):
 
 
 def _entry(root, namespace="wstar"):
-    paths = [p for p in (root / namespace).rglob("*.json")]
+    paths = list((root / namespace).rglob("*.json"))
     assert len(paths) == 1
     return paths[0]
 
@@ -62,6 +62,7 @@ def _set(path_keys, value):
         for k in path_keys[:-1]:
             target = target[k]
         target[path_keys[-1]] = value
+
     return change
 
 
@@ -71,7 +72,10 @@ def _delete(key):
 
 CHANGES = [
     ("w-999", _set(["w_star", "value"], 999.0)),
-    ("w-negative-interval-reversed", lambda p: (_set(["w_star", "value"], -5.0)(p), p.update(ci_low=10.0, ci_high=1.0))),
+    (
+        "w-negative-interval-reversed",
+        lambda p: (_set(["w_star", "value"], -5.0)(p), p.update(ci_low=10.0, ci_high=1.0)),
+    ),
     ("value-text", _set(["w_star", "value"], "abc")),
     ("missing-key", _delete("ci_low")),
     ("w-null", _set(["w_star"], None)),
@@ -96,15 +100,18 @@ def test_bad_wstar_entries_are_recomputed(root, cid, change, signed):
     assert cache.STATS["corrupt"] == before + 1
 
 
-@pytest.mark.parametrize("cid, damage", [
-    ("flipped-byte", lambda raw: raw[:10] + bytes([raw[10] ^ 0x80]) + raw[11:]),
-    ("invalid-utf8", lambda raw: b"\xff\xfe" + raw),
-    ("truncated", lambda raw: raw[: len(raw) // 2]),
-    ("empty", lambda raw: b""),
-    ("not-an-object", lambda raw: b"[1, 2, 3]"),
-    ("huge", lambda raw: b" " * (cache.MAX_ENTRY_BYTES + 10) + raw),
-    ("deep", lambda raw: b"[" * 100000 + b"]" * 100000),
-])
+@pytest.mark.parametrize(
+    "cid, damage",
+    [
+        ("flipped-byte", lambda raw: raw[:10] + bytes([raw[10] ^ 0x80]) + raw[11:]),
+        ("invalid-utf8", lambda raw: b"\xff\xfe" + raw),
+        ("truncated", lambda raw: raw[: len(raw) // 2]),
+        ("empty", lambda raw: b""),
+        ("not-an-object", lambda raw: b"[1, 2, 3]"),
+        ("huge", lambda raw: b" " * (cache.MAX_ENTRY_BYTES + 10) + raw),
+        ("deep", lambda raw: b"[" * 100000 + b"]" * 100000),
+    ],
+)
 def test_damaged_entries_are_recomputed_without_traceback(root, cid, damage):
     true, path = _truth(root)
     path.write_bytes(damage(path.read_bytes()))
@@ -114,7 +121,7 @@ def test_damaged_entries_are_recomputed_without_traceback(root, cid, damage):
 
 
 def test_a_key_readable_by_others_disables_reading(root):
-    true, path = _truth(root)
+    true, _path = _truth(root)
     os.chmod(root / cache.KEY_FILE, 0o644)
     before = cache.STATS["hits"]
     again = memo.cached_wstar(PROBLEM, "asymptotic")
@@ -130,7 +137,7 @@ def test_a_replaced_key_does_not_validate_old_entries(root):
 
 
 def test_a_symlinked_key_is_not_trusted(root, tmp_path):
-    true, path = _truth(root)
+    true, _path = _truth(root)
     (root / cache.KEY_FILE).unlink()
     (tmp_path / "other-key").write_bytes(b"k" * 32)
     os.symlink(tmp_path / "other-key", root / cache.KEY_FILE)
@@ -188,6 +195,7 @@ def test_a_symlinked_cache_directory_is_never_followed(root, tmp_path, level, ki
     forged entry signed with the right key -- or by a dangling link: the entry is a miss, the value is
     recomputed, and nothing is read or written through the link (issue 22)."""
     import shutil
+
     true, path = _truth(root)
     link = path.parent if level == "prefix" else path.parent.parent
     outside = tmp_path / "outside"
@@ -201,6 +209,6 @@ def test_a_symlinked_cache_directory_is_never_followed(root, tmp_path, level, ki
     shutil.rmtree(link)
     os.symlink(outside / "missing" if kind == "dangling" else outside, link)
     assert memo.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value
-    assert memo.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value   # and again
+    assert memo.cached_wstar(PROBLEM, "asymptotic").w_star.value == true.w_star.value  # and again
     assert (_tree(outside), decoy.read_text()) == before
     assert os.path.islink(link) and not (outside / "missing").exists()

@@ -21,7 +21,7 @@ import pytest
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 AS_LIMIT = 3 * 1024**3
-CASE_SECONDS = 20.0   # alarm per case (a bomb would hit it)
+CASE_SECONDS = 20.0  # alarm per case (a bomb would hit it)
 REFUSAL_SECONDS = 2.0  # a refusal must come well within this
 
 B = ["--task", "affine", "--d", "3", "--n", "200", "--L", "1", "--sigma", "0.5"]
@@ -120,14 +120,22 @@ CASES = [
     ("asymptotic-w-1e8", loss("--json", base=prob(**{"--n": "1e20"}), w="1e8", method="asymptotic"), 0, None),
     ("n-1e2-integral", loss("--json", base=prob(**{"--n": "1e2"})), 0, None),
     ("n-100.0-integral", loss("--json", base=prob(**{"--n": "100.0"})), 0, None),
-    ("wstar-d512-no-warning", ["wstar", *prob(**{"--d": "512", "--n": "1000"}), "--method", "exact", "--json"], 0,
-     None),
+    (
+        "wstar-d512-no-warning",
+        ["wstar", *prob(**{"--d": "512", "--n": "1000"}), "--method", "exact", "--json"],
+        0,
+        None,
+    ),
     # --- wstar: ranges, search bounds (exit 3 with an open interval), precision
     ("wstar-n-1e300", ["wstar", *prob(**{"--n": "1e300"}), "--method", "exact"], 2, "--n"),
     ("wstar-n-1", ["wstar", *prob(**{"--n": "1"}), "--method", "exact"], 2, "--n"),
     ("wstar-n-1e25-bound", ["wstar", *prob(**{"--n": "1e25"}), "--method", "exact", "--json"], 3, None),
-    ("wstar-small-L-bound", ["wstar", *prob(**{"--L": "1e-6", "--sigma": "1e6"}), "--method", "exact", "--json"],
-     3, None),
+    (
+        "wstar-small-L-bound",
+        ["wstar", *prob(**{"--L": "1e-6", "--sigma": "1e6"}), "--method", "exact", "--json"],
+        3,
+        None,
+    ),
     ("wstar-L-1e-8", ["wstar", *prob(**{"--L": "1e-8"}), "--method", "exact"], 2, "--L"),
     ("wstar-sigma-1e8", ["wstar", *prob(**{"--sigma": "1e8"}), "--method", "exact"], 2, "--sigma"),
     ("wstar-sigma-zero", ["wstar", *prob(**{"--sigma": "0"}), "--method", "exact"], 2, "--sigma"),
@@ -193,37 +201,62 @@ CASES = [
     ("check-good", ["check", "{tmp}/good.toml", "--json"], 0, None),
     # --- report: hostile claims.json (schema before rendering)
     ("report-power-string", ["report", "--claims", "{tmp}/c-power.json", "--out", "{tmp}/r1", "--no-pdf"], 2, "power"),
-    ("report-quantities-object", ["report", "--claims", "{tmp}/c-qobj.json", "--out", "{tmp}/r2", "--no-pdf"], 2,
-     "quantities"),
-    ("report-subnormal", ["report", "--claims", "{tmp}/c-subnormal.json", "--out", "{tmp}/r3", "--no-pdf"], 2,
-     "theory"),
+    (
+        "report-quantities-object",
+        ["report", "--claims", "{tmp}/c-qobj.json", "--out", "{tmp}/r2", "--no-pdf"],
+        2,
+        "quantities",
+    ),
+    (
+        "report-subnormal",
+        ["report", "--claims", "{tmp}/c-subnormal.json", "--out", "{tmp}/r3", "--no-pdf"],
+        2,
+        "theory",
+    ),
     ("report-near-max", ["report", "--claims", "{tmp}/c-max.json", "--out", "{tmp}/r4", "--no-pdf"], 2, "measured"),
     ("report-10-400", ["report", "--claims", "{tmp}/c-bigint.json", "--out", "{tmp}/r5", "--no-pdf"], 2, "theory"),
     ("report-deep", ["report", "--claims", "{tmp}/c-deep.json", "--out", "{tmp}/r6", "--no-pdf"], 2, "--claims"),
-    ("report-depth-21", ["report", "--claims", "{tmp}/c-depth21.json", "--out", "{tmp}/r7", "--no-pdf"], 2,
-     "nested"),
+    ("report-depth-21", ["report", "--claims", "{tmp}/c-depth21.json", "--out", "{tmp}/r7", "--no-pdf"], 2, "nested"),
     ("report-nan-literal", ["report", "--claims", "{tmp}/c-nan.json", "--out", "{tmp}/r8", "--no-pdf"], 2, "NaN"),
     ("report-nan-string", ["report", "--claims", "{tmp}/c-nanstr.json", "--out", "{tmp}/r9", "--no-pdf"], 2, "NaN"),
-    ("report-duplicate-ids", ["report", "--claims", "{tmp}/c-dup.json", "--out", "{tmp}/r10", "--no-pdf"], 2,
-     "duplicate"),
-    ("report-blank-line-id", ["report", "--claims", "{tmp}/c-blank.json", "--out", "{tmp}/r11", "--no-pdf"], 2,
-     "claim_id"),
+    (
+        "report-duplicate-ids",
+        ["report", "--claims", "{tmp}/c-dup.json", "--out", "{tmp}/r10", "--no-pdf"],
+        2,
+        "duplicate",
+    ),
+    (
+        "report-blank-line-id",
+        ["report", "--claims", "{tmp}/c-blank.json", "--out", "{tmp}/r11", "--no-pdf"],
+        2,
+        "claim_id",
+    ),
     ("report-tex-is-dir", ["report", "--claims", "{tmp}/c-ok.json", "--out", "{tmp}/rdir", "--no-pdf"], 2, "--out"),
-    ("report-out-is-file", ["report", "--claims", "{tmp}/c-ok.json", "--out", "{tmp}/existing.npz", "--no-pdf"], 2,
-     "--out"),
+    (
+        "report-out-is-file",
+        ["report", "--claims", "{tmp}/c-ok.json", "--out", "{tmp}/existing.npz", "--no-pdf"],
+        2,
+        "--out",
+    ),
     ("report-claims-dir", ["report", "--claims", "{tmp}", "--out", "{tmp}/r12", "--no-pdf"], 2, "--claims"),
-    ("report-claims-binary", ["report", "--claims", "{tmp}/binary.toml", "--out", "{tmp}/r13", "--no-pdf"], 2,
-     "--claims"),
-    ("report-not-object", ["report", "--claims", "{tmp}/c-list.json", "--out", "{tmp}/r14", "--no-pdf"], 2,
-     "--claims"),
+    (
+        "report-claims-binary",
+        ["report", "--claims", "{tmp}/binary.toml", "--out", "{tmp}/r13", "--no-pdf"],
+        2,
+        "--claims",
+    ),
+    ("report-not-object", ["report", "--claims", "{tmp}/c-list.json", "--out", "{tmp}/r14", "--no-pdf"], 2, "--claims"),
     ("report-status", ["report", "--claims", "{tmp}/c-status.json", "--out", "{tmp}/r15", "--no-pdf"], 2, "status"),
-    ("report-verdict", ["report", "--claims", "{tmp}/c-verdict.json", "--out", "{tmp}/r16", "--no-pdf"], 2,
-     "verdict"),
-    ("report-new-fields-ok", ["report", "--claims", "{tmp}/c-newfields.json", "--out", "{tmp}/r17", "--no-pdf",
-                              "--json"], 0, None),
+    ("report-verdict", ["report", "--claims", "{tmp}/c-verdict.json", "--out", "{tmp}/r16", "--no-pdf"], 2, "verdict"),
+    (
+        "report-new-fields-ok",
+        ["report", "--claims", "{tmp}/c-newfields.json", "--out", "{tmp}/r17", "--no-pdf", "--json"],
+        0,
+        None,
+    ),
 ]
 
-HEADER = '''name = "hostile"
+HEADER = """name = "hostile"
 quantity = "w_star"
 task = "affine"
 relation = "<="
@@ -233,7 +266,7 @@ d = [3, 10]
 n = 100
 L = {L}
 sigma = {sigma}
-'''
+"""
 
 
 def _variant(bound, L="1.0", sigma="1.0", extra=""):
@@ -268,9 +301,11 @@ def _prepare(tmp: Path) -> None:
         "dunder.toml": _variant("d.__class__"),
         "deep.toml": _variant("(" * 60 + "d" + ")" * 60),
         "logneg.toml": _variant("log(3 - d)"),
-        "atw.toml": _variant("d", extra="").replace('quantity = "w_star"', 'quantity = "bias"')
+        "atw.toml": _variant("d", extra="")
+        .replace('quantity = "w_star"', 'quantity = "bias"')
         .replace("[grid]", 'at_w = "10**9 * d"\n[grid]'),
-        "grid.toml": _variant("d").replace("d = [3, 10]", "d = [" + ", ".join(str(k) for k in range(2, 60)) + "]")
+        "grid.toml": _variant("d")
+        .replace("d = [3, 10]", "d = [" + ", ".join(str(k) for k in range(2, 60)) + "]")
         .replace("n = 100", "n = [100, 200, 300, 400]"),
         "badtoml.toml": "name = \n",
         "good.toml": _variant("10 * d**2"),
@@ -283,17 +318,25 @@ def _prepare(tmp: Path) -> None:
         "c-depth21.json": _claims({"extra": {"x": json.loads("[" * 25 + "]" * 25)}}),
         "c-nan.json": _claims(raw='{"claims": [{"claim_id": "a", "verdict": "holds", "seconds": NaN}]}'),
         "c-nanstr.json": _claims({"quantities": [{"name": "q", "theory": "nan"}]}),
-        "c-dup.json": _claims(records=[{"claim_id": "same", "verdict": "holds"},
-                                       {"claim_id": "same", "verdict": "fails"}]),
+        "c-dup.json": _claims(
+            records=[{"claim_id": "same", "verdict": "holds"}, {"claim_id": "same", "verdict": "fails"}]
+        ),
         "c-blank.json": _claims({"claim_id": "a\n\nb"}),
         "c-ok.json": _claims(),
         "c-list.json": "[1, 2, 3]",
         "c-status.json": _claims({"status": "maybe"}),
         "c-verdict.json": _claims({"verdict": "probably"}),
-        "c-newfields.json": _claims({"status": "exploratory", "resolution": {"parameter": "n", "value": None,
-                                                                             "note": "x"},
-                                     "margin": "3 s.e.", "margin_source": "lipschitz_icl/derivations/x.py", "seed": 4,
-                                     "group": "thm34", "future_field": {"nested": [1, "inf", None]}}),
+        "c-newfields.json": _claims(
+            {
+                "status": "exploratory",
+                "resolution": {"parameter": "n", "value": None, "note": "x"},
+                "margin": "3 s.e.",
+                "margin_source": "lipschitz_icl/derivations/x.py",
+                "seed": 4,
+                "group": "thm34",
+                "future_field": {"nested": [1, "inf", None]},
+            }
+        ),
     }
     for name, text in files.items():
         (tmp / name).write_text(text)
@@ -305,7 +348,7 @@ def _prepare(tmp: Path) -> None:
     (tmp / "forced.npz").write_text("old")
 
 
-WORKER = textwrap.dedent('''
+WORKER = textwrap.dedent("""
     import contextlib, io, json, resource, signal, sys, time
     from lipschitz_icl.cli import build_parser, main
     import lipschitz_icl.variants, lipschitz_icl.report, lipschitz_icl.exact  # imports are not a case's time
@@ -337,7 +380,7 @@ WORKER = textwrap.dedent('''
                     "seconds": time.perf_counter() - start}
     out["_maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     json.dump(out, open(result_path, "w"))
-''')
+""")
 
 
 def _limits():
@@ -351,10 +394,20 @@ def results(tmp_path_factory):
     _prepare(tmp)
     cases = [(cid, [a.replace("{tmp}", str(tmp)) for a in argv], CASE_SECONDS) for cid, argv, _, _ in CASES]
     (tmp / "cases.json").write_text(json.dumps(cases))
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               LIPSCHITZ_ICL_CACHE=str(tmp / "cache"))
-    proc = subprocess.run([sys.executable, "-c", WORKER, str(tmp / "cases.json"), str(tmp / "results.json")],
-                          cwd=tmp, env=env, preexec_fn=_limits, capture_output=True, text=True, timeout=900)
+    env = dict(
+        os.environ,
+        PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        LIPSCHITZ_ICL_CACHE=str(tmp / "cache"),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", WORKER, str(tmp / "cases.json"), str(tmp / "results.json")],
+        cwd=tmp,
+        env=env,
+        preexec_fn=_limits,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads((tmp / "results.json").read_text())
     data["_tmp"] = tmp
@@ -394,8 +447,10 @@ def test_worker_memory_stayed_bounded(results):
 def test_print_messages_for_the_closing_note(results):
     """Not an assertion of its own: keeps the one-line messages visible with ``-s``."""
     for cid, *_ in CASES:
-        print(f"{cid:28s} {results[cid]['code']!s:>3}  {results[cid]['seconds']:.2f}s  "
-              f"{results[cid]['stderr'].strip()[:150]}")
+        print(
+            f"{cid:28s} {results[cid]['code']!s:>3}  {results[cid]['seconds']:.2f}s  "
+            f"{results[cid]['stderr'].strip()[:150]}"
+        )
 
 
 def test_search_at_its_bound_reports_an_open_interval(results):
@@ -431,10 +486,33 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     import time
     import warnings
 
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               LIPSCHITZ_ICL_CACHE=str(tmp_path / "cache"))
-    argv = [sys.executable, "-m", "lipschitz_icl", "loss", "--task", "affine", "--d", "50", "--n", "1000", "--L", "1",
-            "--sigma", "1", "--w", "3", "--method", "naive", "--contexts", "200000"]
+    env = dict(
+        os.environ,
+        PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        LIPSCHITZ_ICL_CACHE=str(tmp_path / "cache"),
+    )
+    argv = [
+        sys.executable,
+        "-m",
+        "lipschitz_icl",
+        "loss",
+        "--task",
+        "affine",
+        "--d",
+        "50",
+        "--n",
+        "1000",
+        "--L",
+        "1",
+        "--sigma",
+        "1",
+        "--w",
+        "3",
+        "--method",
+        "naive",
+        "--contexts",
+        "200000",
+    ]
     # no preexec_fn here: the test process may hold threads by now (Dask clients, the trainer's draw-ahead
     # thread), and a Python preexec_fn between fork and exec can then deadlock the child before exec
     # (subprocess docs); this command's memory is bounded by the CLI's own budgets.
@@ -443,11 +521,12 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     # SIGINT by now (cause under investigation, see the closing note of issue 14); a user's shell never
     # starts a command that way, so the child gets the default disposition, and the leak is reported.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        warnings.warn("SIGINT is ignored in the test process before the Ctrl-C test (leaked by an earlier test)")
+        warnings.warn(
+            "SIGINT is ignored in the test process before the Ctrl-C test (leaked by an earlier test)", stacklevel=1
+        )
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     finally:
         signal.signal(signal.SIGINT, previous)
     time.sleep(6.0)  # past the imports even on a loaded machine (an earlier Ctrl-C is also one line)

@@ -16,8 +16,10 @@ from lipschitz_icl.cli import main
 from lipschitz_icl.validation import ParameterError, parse_int, parse_real
 from lipschitz_icl.variants import MAX_MAGNITUDE_LOG10, ExpressionError, parse_expression
 
-NUMBERS = st.one_of(st.integers(0, 10**6).map(str), st.sampled_from(["1e300", "1e-300", "9" * 45, "1e301", "0.5",
-                                                                      "1e30", "1e-30", "0", "2.5e10", "7"]))
+NUMBERS = st.one_of(
+    st.integers(0, 10**6).map(str),
+    st.sampled_from(["1e300", "1e-300", "9" * 45, "1e301", "0.5", "1e30", "1e-30", "0", "2.5e10", "7"]),
+)
 ATOMS = st.one_of(NUMBERS, st.sampled_from(["d", "n", "pi", "d", "n"]))
 OPS = st.sampled_from(["+", "-", "*", "/", "**", "**", "**"])
 FUNCS = st.sampled_from(["sqrt", "log", "exp", "abs", "min", "max"])
@@ -53,11 +55,17 @@ def test_expression_grammar_fuzz(text, d, n):
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.one_of(st.text(alphabet=list("0123456789eE+-.x_ ,１٣"), max_size=45),
-                      st.sampled_from(["inf", "nan", "-inf", "1e400", "1e-400", "0x10", "1_0"])))
+@given(
+    text=st.one_of(
+        st.text(alphabet=list("0123456789eE+-.x_ ,１٣"), max_size=45),
+        st.sampled_from(["inf", "nan", "-inf", "1e400", "1e-400", "0x10", "1_0"]),
+    )
+)
 def test_number_parsers_fuzz(text):
-    for parse in (lambda t: parse_int("n", t, minimum=1, maximum=10**150),
-                  lambda t: parse_real("L", t, minimum=1e-6, maximum=1e6)):
+    for parse in (
+        lambda t: parse_int("n", t, minimum=1, maximum=10**150),
+        lambda t: parse_real("L", t, minimum=1e-6, maximum=1e6),
+    ):
         try:
             value = parse(text)
         except ParameterError as exc:
@@ -73,18 +81,60 @@ def test_parse_int_is_exact(k):
     assert parse_int("n", f"{k}.0", minimum=1, maximum=10**150) == k
 
 
-ARG = st.one_of(st.sampled_from(["1", "3", "200", "1e14", "1e150", "1e151", "1e300", "0", "-1", "0.5", "nan", "inf",
-                                 "1e-300", "512", "513", "1e8", "1e9", "１", "", "9" * 50]),
-                st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                st.integers(-10**20, 10**20).map(str))
+ARG = st.one_of(
+    st.sampled_from(
+        [
+            "1",
+            "3",
+            "200",
+            "1e14",
+            "1e150",
+            "1e151",
+            "1e300",
+            "0",
+            "-1",
+            "0.5",
+            "nan",
+            "inf",
+            "1e-300",
+            "512",
+            "513",
+            "1e8",
+            "1e9",
+            "１",
+            "",
+            "9" * 50,
+        ]
+    ),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers(-(10**20), 10**20).map(str),
+)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(d=ARG, n=ARG, L=ARG, sigma=ARG, w=ARG)
 def test_numeric_cli_arguments_fuzz(capsys, d, n, L, sigma, w):
     start = time.perf_counter()
-    code = main(["loss", "--task", "affine", "--d", d, "--n", n, "--L", L, "--sigma", sigma, "--w", w,
-                 "--method", "asymptotic", "--json"])
+    code = main(
+        [
+            "loss",
+            "--task",
+            "affine",
+            "--d",
+            d,
+            "--n",
+            n,
+            "--L",
+            L,
+            "--sigma",
+            sigma,
+            "--w",
+            w,
+            "--method",
+            "asymptotic",
+            "--json",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code in (0, 2), (code, err)
     if code == 0:

@@ -10,11 +10,11 @@ import pytest
 
 pytest_plugins = ("pytester",)
 
-GATE = '''
+GATE = """
 def test_gate(record_claim, tmp_path_factory):
     import pathlib
     pathlib.Path(MARKER).write_text("ran")
-'''
+"""
 
 HEADER = 'name = "{name}"\nquantity = "{quantity}"\ntask = "{task}"\nrelation = "<="\nbound = "{bound}"\n'
 
@@ -33,11 +33,14 @@ def _run(pytester, *args):
     return pytester.runpytest("-p", "no:cacheprovider", "--rootdir", str(pytester.path), *args)
 
 
-@pytest.mark.parametrize("cid, make", [
-    ("existing-file", lambda p: (p / "afile").write_text("x") and p / "afile"),
-    ("under-a-file", lambda p: (p / "bfile").write_text("x") and p / "bfile" / "sub"),
-    ("claims-json-is-a-dir", lambda p: (p / "rep" / "claims.json").mkdir(parents=True) or p / "rep"),
-])
+@pytest.mark.parametrize(
+    "cid, make",
+    [
+        ("existing-file", lambda p: (p / "afile").write_text("x") and p / "afile"),
+        ("under-a-file", lambda p: (p / "bfile").write_text("x") and p / "bfile" / "sub"),
+        ("claims-json-is-a-dir", lambda p: (p / "rep" / "claims.json").mkdir(parents=True) or p / "rep"),
+    ],
+)
 def test_bad_report_dir_is_refused_before_any_gate(pytester, gate, cid, make):
     report_dir = make(pytester.path)
     result = _run(pytester, "--report-dir", str(report_dir))
@@ -49,8 +52,10 @@ def test_bad_report_dir_is_refused_before_any_gate(pytester, gate, cid, make):
 
 def test_bound_that_divides_by_zero_is_one_usage_line_not_a_refutation(pytester, gate, tmp_path):
     variant = tmp_path / "div0.toml"
-    variant.write_text(HEADER.format(name="div0", quantity="w_star", task="affine", bound="1/(d-3)")
-                       + "[grid]\nd = [3, 4]\nn = 100\nL = 1.0\nsigma = 1.0\n")
+    variant.write_text(
+        HEADER.format(name="div0", quantity="w_star", task="affine", bound="1/(d-3)")
+        + "[grid]\nd = [3, 4]\nn = 100\nL = 1.0\nsigma = 1.0\n"
+    )
     result = _run(pytester, "--report-dir", str(pytester.path / "reports"), f"--variants={variant}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     lines = [line for line in result.stderr.lines if line.strip()]
@@ -60,8 +65,10 @@ def test_bound_that_divides_by_zero_is_one_usage_line_not_a_refutation(pytester,
 
 def test_variant_that_cannot_be_measured_is_an_error_not_a_refutation(pytester, gate, tmp_path):
     variant = tmp_path / "relu-w.toml"  # the exact relu grid refuses w = 1e6 at small n (memory budget)
-    variant.write_text(HEADER.format(name="relu-w", quantity="bias", task="relu", bound="d")
-                       + 'at_w = "1e6"\n[grid]\nd = 20\nn = 100\nL = 1.0\nsigma = 1.0\n')
+    variant.write_text(
+        HEADER.format(name="relu-w", quantity="bias", task="relu", bound="d")
+        + 'at_w = "1e6"\n[grid]\nd = 20\nn = 100\nL = 1.0\nsigma = 1.0\n'
+    )
     result = _run(pytester, "--report-dir", str(pytester.path / "reports"), f"--variants={variant}")
     out = result.stdout.str()
     outcomes = result.parseoutcomes()  # pytest's ERROR (setup failed), never FAILED

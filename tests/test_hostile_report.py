@@ -109,6 +109,7 @@ def link_kept(name):
         victim_untouched(tmp)
         assert (tmp / "out" / name).is_symlink()
         assert not (tmp / "out" / "constants.csv").exists()  # a refusal writes nothing
+
     return check
 
 
@@ -117,6 +118,7 @@ def link_replaced(name):
         victim_untouched(tmp)
         path = tmp / "out" / name
         assert not path.is_symlink() and path.exists()
+
     return check
 
 
@@ -147,12 +149,24 @@ CASES = [
     ("linked-tex", REPORT, linked_tex, 2, "--force", link_kept("report.tex")),
     ("linked-tex-force", REPORT + ["--force"], linked_tex, 0, "", link_replaced("report.tex")),
     ("dangling-tex", REPORT, dangling_tex, 2, "--force", nothing_created),
-    ("dangling-tex-force", REPORT + ["--force"], dangling_tex, 0, "", lambda tmp: (
-        nothing_created(tmp), _regular(tmp / "out" / "report.tex"))),
+    (
+        "dangling-tex-force",
+        REPORT + ["--force"],
+        dangling_tex,
+        0,
+        "",
+        lambda tmp: (nothing_created(tmp), _regular(tmp / "out" / "report.tex")),
+    ),
     ("linked-figures", REPORT, linked_figures, 2, "symbolic link", link_kept("figures")),
     ("linked-figures-force", REPORT + ["--force"], linked_figures, 0, "", link_replaced("figures")),
-    ("linked-log", ["report"] if HAS_LATEX else REPORT, linked_log, 2 if HAS_LATEX else 0,
-     "--force" if HAS_LATEX else "", link_kept("report.log") if HAS_LATEX else victim_untouched),
+    (
+        "linked-log",
+        ["report"] if HAS_LATEX else REPORT,
+        linked_log,
+        2 if HAS_LATEX else 0,
+        "--force" if HAS_LATEX else "",
+        link_kept("report.log") if HAS_LATEX else victim_untouched,
+    ),
     ("existing-tex", REPORT, existing_tex, 2, "--force", mine_kept),
     ("out-empty", REPORT, lambda tmp: "", 2, "--out", no_files_in_cwd),
     ("out-is-a-file", REPORT, out_is_file, 2, "--out", lambda tmp: None),
@@ -184,8 +198,11 @@ def test_latexmkrc_canary_is_not_run_and_stale_aux_not_read(tmp_path, monkeypatc
     (out / "report.aux").write_text("\\errmessage{STALE AUX READ}\\gdef\\thepage{STALE}\n")
     result = build_report(FIXTURE, out)
     assert result.compiled and not canary.exists()
-    text = subprocess.run(["pdftotext", str(result.pdf), "-"], capture_output=True, text=True).stdout \
-        if shutil.which("pdftotext") else ""
+    text = (
+        subprocess.run(["pdftotext", str(result.pdf), "-"], capture_output=True, text=True).stdout
+        if shutil.which("pdftotext")
+        else ""
+    )
     assert "STALE" not in text
     assert (out / "report.aux").read_text().startswith("\\errmessage")  # not ours: left alone
 
@@ -195,12 +212,15 @@ def _fail_copy(errno_value):
     def copy(src, dst, length=0):
         dst.write(src.read(100))  # part of the file, then the disk gives out
         raise OSError(errno_value, os.strerror(errno_value))
+
     return copy
 
 
-@pytest.mark.parametrize("errno_value, code", [(errno.ENOSPC, 2), (errno.EROFS, 2), (errno.EACCES, 2),
-                                               (errno.EDQUOT, 2), (errno.EIO, 1)],
-                         ids=["full", "read-only", "permission", "quota", "io-error"])
+@pytest.mark.parametrize(
+    "errno_value, code",
+    [(errno.ENOSPC, 2), (errno.EROFS, 2), (errno.EACCES, 2), (errno.EDQUOT, 2), (errno.EIO, 1)],
+    ids=["full", "read-only", "permission", "quota", "io-error"],
+)
 def test_a_failing_disk_is_one_line_and_leaves_no_partial_file(errno_value, code, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     monkeypatch.setattr(report_output.shutil, "copyfileobj", _fail_copy(errno_value))
@@ -213,17 +233,25 @@ def test_a_failing_disk_is_one_line_and_leaves_no_partial_file(errno_value, code
 def test_a_full_disk_for_real_is_one_line_and_exit_2(tmp_path):
     """RLIMIT_FSIZE stands in for a full disk: every write past the limit fails with EFBIG."""
     out = tmp_path / "out"
-    script = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
-              "resource.setrlimit(resource.RLIMIT_FSIZE, (4000, 4000)); "
-              "from lipschitz_icl.cli import main; "
-              f"sys.exit(main(['report', '--no-pdf', '--claims', {str(FIXTURE)!r}, '--out', {str(out)!r}]))")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": SRC, "TMPDIR": str(tmp_path)})
+    script = (
+        "import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4000, 4000)); "
+        "from lipschitz_icl.cli import main; "
+        f"sys.exit(main(['report', '--no-pdf', '--claims', {str(FIXTURE)!r}, '--out', {str(out)!r}]))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": SRC, "TMPDIR": str(tmp_path)},
+    )
     err = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(err) == 1 and "Traceback" not in proc.stderr, proc.stderr[-500:]
     assert not out.exists() or list(out.iterdir()) == []
     assert [p.name for p in tmp_path.iterdir()] == ["out"] or not any(
-        p.name.startswith("lipschitz-icl-report-") for p in tmp_path.iterdir())
+        p.name.startswith("lipschitz-icl-report-") for p in tmp_path.iterdir()
+    )
 
 
 # ----------------------------------------------------------------------------- hostile claims data
@@ -239,11 +267,15 @@ MATHTEXT = r"$\foo$ and $\frac{$ and \$"
 
 
 def test_mathtext_in_claim_keys_and_labels_is_text_not_a_crash(tmp_path, capsys):
-    record = {"claim_id": f"thm34/{MATHTEXT}/affine/d3", "key": f"thm34.{MATHTEXT}", "group": "thm34",
-              "verdict": "holds", "statement": MATHTEXT,
-              "quantities": [{"name": MATHTEXT, "theory": 1.0, "measured": 1.0}],
-              "figure": {"kind": "line", "x": [1, 2], "y": [1, 2], "xlabel": MATHTEXT, "ylabel": MATHTEXT,
-                         "label": MATHTEXT}}
+    record = {
+        "claim_id": f"thm34/{MATHTEXT}/affine/d3",
+        "key": f"thm34.{MATHTEXT}",
+        "group": "thm34",
+        "verdict": "holds",
+        "statement": MATHTEXT,
+        "quantities": [{"name": MATHTEXT, "theory": 1.0, "measured": 1.0}],
+        "figure": {"kind": "line", "x": [1, 2], "y": [1, 2], "xlabel": MATHTEXT, "ylabel": MATHTEXT, "label": MATHTEXT},
+    }
     other = dict(record, claim_id="other/x/y", key="other.x", group="other")
     path = _claims_with(tmp_path, [record, other])
     assert main(["report", "--no-pdf", "--claims", str(path), "--out", str(tmp_path / "out")]) == 0
@@ -253,22 +285,40 @@ def test_mathtext_in_claim_keys_and_labels_is_text_not_a_crash(tmp_path, capsys)
 
 
 def test_a_fig1_record_with_short_arrays_is_one_note(tmp_path):
-    fig = {"name": "fig1", "L": [1.0, 2.0], "window": [0.5], "angle": [0.0, 1.0], "context_angle": [0.1],
-           "context_y": [[0.0], [0.0]], "query_f": [0.0, 0.0], "curves": [[0.0, 1.0], [0.0, 1.0]],
-           "softmax_weights": [[1.0, 1.0], [1.0, 1.0]], "linear_weights": [[1.0, 1.0], [1.0, 1.0]],
-           "n_grid": [10.0, 100.0], "softmax_error": [[1.0, 0.1]], "linear_error": [[1.0, 0.9], [1.0, 0.9]]}
-    record = {"claim_id": "figures/fig1/short", "key": "figures.fig1", "group": "figures", "verdict": "holds",
-              "figure": fig}
+    fig = {
+        "name": "fig1",
+        "L": [1.0, 2.0],
+        "window": [0.5],
+        "angle": [0.0, 1.0],
+        "context_angle": [0.1],
+        "context_y": [[0.0], [0.0]],
+        "query_f": [0.0, 0.0],
+        "curves": [[0.0, 1.0], [0.0, 1.0]],
+        "softmax_weights": [[1.0, 1.0], [1.0, 1.0]],
+        "linear_weights": [[1.0, 1.0], [1.0, 1.0]],
+        "n_grid": [10.0, 100.0],
+        "softmax_error": [[1.0, 0.1]],
+        "linear_error": [[1.0, 0.9], [1.0, 0.9]],
+    }
+    record = {
+        "claim_id": "figures/fig1/short",
+        "key": "figures.fig1",
+        "group": "figures",
+        "verdict": "holds",
+        "figure": fig,
+    }
     rendered = render.render_tex(json.loads(_claims_with(tmp_path, [record]).read_text()), tmp_path / "build")
-    note, = [n for n in rendered.notes if "fig1" in n]
+    (note,) = [n for n in rendered.notes if "fig1" in n]
     assert "window" in note and "\n" not in note
 
 
 def test_the_figure_count_is_capped_with_a_note(tmp_path, monkeypatch):
     monkeypatch.setattr(render, "MAX_FIGURES", 2)
     eq4 = {"name": "eq4", "d": [2], "matrices": [[[1.0, 0, 0], [0, 1.0, 0], [0, 0, 0]]], "distance": [[0.01]]}
-    records = [{"claim_id": f"figures/eq4/x{i}", "key": f"figures.x{i}", "group": "figures", "verdict": "holds",
-                "figure": eq4} for i in range(5)]
+    records = [
+        {"claim_id": f"figures/eq4/x{i}", "key": f"figures.x{i}", "group": "figures", "verdict": "holds", "figure": eq4}
+        for i in range(5)
+    ]
     rendered = render.render_tex(json.loads(_claims_with(tmp_path, records).read_text()), tmp_path / "build")
     assert len([p for p in rendered.figures if p.suffix == ".pdf"]) == 2
     assert any("at most 2 figures" in n for n in rendered.notes)
@@ -277,10 +327,18 @@ def test_the_figure_count_is_capped_with_a_note(tmp_path, monkeypatch):
 def test_many_claim_keys_stay_cheap(tmp_path):
     """400 claim keys outside the registry: one section, one figure; the case table stops at its cap and
     says so, the CSV holds every case."""
-    records = [{"claim_id": f"made/up{i}/d3", "key": f"made.up{i}", "group": "made", "verdict": "holds",
-                "statement": "x" * 200, "quantities": [{"name": f"q{j}", "theory": 1.0, "measured": 1.0}
-                                                      for j in range(3)],
-                "figure": {"kind": "line", "x": [1, 2, 3], "y": [1, 2, 3]}} for i in range(400)]
+    records = [
+        {
+            "claim_id": f"made/up{i}/d3",
+            "key": f"made.up{i}",
+            "group": "made",
+            "verdict": "holds",
+            "statement": "x" * 200,
+            "quantities": [{"name": f"q{j}", "theory": 1.0, "measured": 1.0} for j in range(3)],
+            "figure": {"kind": "line", "x": [1, 2, 3], "y": [1, 2, 3]},
+        }
+        for i in range(400)
+    ]
     rendered = render.render_tex(json.loads(_claims_with(tmp_path, records).read_text()), tmp_path / "build")
     assert len(rendered.figures) <= render.MAX_FIGURES
     fixture = len(json.loads(FIXTURE.read_text())["claims"])
@@ -298,19 +356,37 @@ def _cheap_figure1(monkeypatch):
 
 
 FIGURE_CASES = [
-    ("dangling-json", [], lambda tmp: _link(tmp / "out", "fig1.json", tmp / "outside" / "created.json"), 2,
-     "--force", lambda tmp: not (tmp / "outside" / "created.json").exists()),
-    ("dangling-json-force", ["--force"], lambda tmp: _link(tmp / "out", "fig1.json", tmp / "outside" / "created.json"),
-     0, "", lambda tmp: not (tmp / "outside" / "created.json").exists()
-     and not (tmp / "out" / "fig1.json").is_symlink()),
-    ("linked-png-force", ["--force"], lambda tmp: _link(tmp / "out", "fig1.png", _outside(tmp) / "victim.tex"), 0, "",
-     lambda tmp: (tmp / "outside" / "victim.tex").read_text() == "VICTIM"),
+    (
+        "dangling-json",
+        [],
+        lambda tmp: _link(tmp / "out", "fig1.json", tmp / "outside" / "created.json"),
+        2,
+        "--force",
+        lambda tmp: not (tmp / "outside" / "created.json").exists(),
+    ),
+    (
+        "dangling-json-force",
+        ["--force"],
+        lambda tmp: _link(tmp / "out", "fig1.json", tmp / "outside" / "created.json"),
+        0,
+        "",
+        lambda tmp: not (tmp / "outside" / "created.json").exists() and not (tmp / "out" / "fig1.json").is_symlink(),
+    ),
+    (
+        "linked-png-force",
+        ["--force"],
+        lambda tmp: _link(tmp / "out", "fig1.png", _outside(tmp) / "victim.tex"),
+        0,
+        "",
+        lambda tmp: (tmp / "outside" / "victim.tex").read_text() == "VICTIM",
+    ),
     ("out-empty", [], lambda tmp: "", 2, "--out", lambda tmp: True),
 ]
 
 
-@pytest.mark.parametrize("case_id, extra, prepare, code, fragment, check", FIGURE_CASES,
-                         ids=[c[0] for c in FIGURE_CASES])
+@pytest.mark.parametrize(
+    "case_id, extra, prepare, code, fragment, check", FIGURE_CASES, ids=[c[0] for c in FIGURE_CASES]
+)
 def test_hostile_figures_out(case_id, extra, prepare, code, fragment, check, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     _cheap_figure1(monkeypatch)

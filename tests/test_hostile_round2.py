@@ -36,21 +36,55 @@ def wstar(*extra):
 
 CASES = [
     # --- the exact zonal method: right or inconclusive, never a tight wrong number
-    ("cosine-k12-w002", ["loss", "--task", "cosine", "--frequency", "12", *P[:2], "--n", "1000", *P[4:], "--w",
-                         "0.02", "--method", "exact", "--json"], 0, None, 30),
-    ("cosine-k12-wstar", wstar("--task", "cosine", "--frequency", "12", *P[:2], "--n", "1000", *P[4:], "--method",
-                               "exact", "--json"), 0, None, 60),
-    ("cosine-k1e-6", ["loss", "--task", "cosine", "--frequency", "1e-6", *P, "--w", "10", "--method", "exact",
-                      "--json"], 0, None, 30),
+    (
+        "cosine-k12-w002",
+        [
+            "loss",
+            "--task",
+            "cosine",
+            "--frequency",
+            "12",
+            *P[:2],
+            "--n",
+            "1000",
+            *P[4:],
+            "--w",
+            "0.02",
+            "--method",
+            "exact",
+            "--json",
+        ],
+        0,
+        None,
+        30,
+    ),
+    (
+        "cosine-k12-wstar",
+        wstar("--task", "cosine", "--frequency", "12", *P[:2], "--n", "1000", *P[4:], "--method", "exact", "--json"),
+        0,
+        None,
+        60,
+    ),
+    (
+        "cosine-k1e-6",
+        ["loss", "--task", "cosine", "--frequency", "1e-6", *P, "--w", "10", "--method", "exact", "--json"],
+        0,
+        None,
+        30,
+    ),
     # --- --frequency: the one number parser and its range
     ("frequency-fullwidth", ["loss", "--task", "cosine", "--frequency", "１２", *P, "--w", "1"], 2, "--frequency", 2),
     ("frequency-arabic", ["loss", "--task", "cosine", "--frequency", "٣", *P, "--w", "1"], 2, "--frequency", 2),
     ("frequency-underscore", ["loss", "--task", "cosine", "--frequency", "1_0", *P, "--w", "1"], 2, "--frequency", 2),
     ("frequency-spaces", ["loss", "--task", "cosine", "--frequency", " 5 ", *P, "--w", "1"], 2, "--frequency", 2),
-    ("frequency-1e-300", ["loss", "--task", "cosine", "--frequency", "1e-300", *P, "--w", "1", "--method",
-                          "exact"], 2, "--frequency", 2),
-    ("frequency-1e-8", wstar("--task", "cosine", "--frequency", "1e-8", *P, "--method", "exact"), 2, "--frequency",
-     2),
+    (
+        "frequency-1e-300",
+        ["loss", "--task", "cosine", "--frequency", "1e-300", *P, "--w", "1", "--method", "exact"],
+        2,
+        "--frequency",
+        2,
+    ),
+    ("frequency-1e-8", wstar("--task", "cosine", "--frequency", "1e-8", *P, "--method", "exact"), 2, "--frequency", 2),
     ("frequency-nan", ["loss", "--task", "cosine", "--frequency", "nan", *P, "--w", "1"], 2, "--frequency", 2),
     ("frequency-scaling", ["scaling", "--task", "cosine", "--frequency", "1e-300", "--d", "3"], 2, "--frequency", 2),
     # --- mixtures, validated as a whole
@@ -62,8 +96,13 @@ CASES = [
     ("mix-duplicate", wstar("--task", "mix:affine=1,affine=2", *P, "--method", "exact"), 2, "--task", 2),
     ("mix-zero-total", wstar("--task", "mix:affine=0,relu=0", *P, "--method", "exact"), 2, "--task", 2),
     ("mix-3000-parts", wstar("--task", MIX3000, *P, "--method", "exact"), 2, "--task", 2),
-    ("mix-train-1e308", ["train", "--task", "mix:affine=1e308,relu=1e308", *P, "--steps", "2", "--batch", "4"], 2,
-     "--task", 2),
+    (
+        "mix-train-1e308",
+        ["train", "--task", "mix:affine=1e308,relu=1e308", *P, "--steps", "2", "--batch", "4"],
+        2,
+        "--task",
+        2,
+    ),
     ("mix-scaling-1e308", ["scaling", "--task", "mix:affine=1e308,relu=1e308", "--d", "3"], 2, "--task", 2),
     # --- kernels mean what they say
     ("kernel-abs", wstar("--kernel", "abs(t)", *K), 2, "a_4 = -0.187", 5),
@@ -74,8 +113,13 @@ CASES = [
     ("kernel-simplify-budget", wstar("--kernel", "((t+1)/2)**500", *K), 2, "time budget", 8),
     ("kernel-d-tower", wstar("--kernel", "d**d**d", *K[:1], "512", *K[2:]), 2, "out of range", 2),
     ("kernel-huge-exponent", wstar("--kernel", "(t+1)**(10**300)", *K), 2, "out of range", 2),
-    ("kernel-exp700", ["loss", "--kernel", "exp(700*t)", *K[:6], "--w", "3", "--method", "exact", "--json"], 0,
-     None, 60),
+    (
+        "kernel-exp700",
+        ["loss", "--kernel", "exp(700*t)", *K[:6], "--w", "3", "--method", "exact", "--json"],
+        0,
+        None,
+        60,
+    ),
     ("kernel-file-pi", wstar("--kernel-file", "{tmp}/pi.toml", *K), 2, "shadow", 2),
     ("kernel-file-d", wstar("--kernel-file", "{tmp}/d.toml", *K), 2, "shadow", 2),
     ("kernel-file-unknown", wstar("--kernel-file", "{tmp}/unknown.toml", *K), 2, "unknown key", 2),
@@ -94,36 +138,104 @@ CASES = [
     ("claims-deep", ["claims", "--claims", "{tmp}/deep.json"], 2, "nested too deeply", 3),
     ("claims-dev-zero", ["claims", "--claims", "/dev/zero"], 2, "--claims", 3),
     # --- budgets
-    ("relu-d512-exact", wstar("--task", "relu", "--d", "512", "--n", "1e150", "--L", "1", "--sigma", "0.5",
-                              "--method", "exact"), 2, "--method", 5),
-    ("train-held-out", ["train", "--task", "affine", "--d", "3", "--n", "1e7", "--L", "1", "--sigma", "0.5",
-                        "--batch", "1", "--steps", "5"], 2, "--n", 2),
-    ("extreme-ratio-mc", wstar("--task", "affine", "--d", "3", "--n", "30", "--L", "1e6", "--sigma", "1e-6",
-                               "--json"), 3, None, 60),     # no curvature at the pilot: was a NaN and a ValueError
+    (
+        "relu-d512-exact",
+        wstar("--task", "relu", "--d", "512", "--n", "1e150", "--L", "1", "--sigma", "0.5", "--method", "exact"),
+        2,
+        "--method",
+        5,
+    ),
+    (
+        "train-held-out",
+        [
+            "train",
+            "--task",
+            "affine",
+            "--d",
+            "3",
+            "--n",
+            "1e7",
+            "--L",
+            "1",
+            "--sigma",
+            "0.5",
+            "--batch",
+            "1",
+            "--steps",
+            "5",
+        ],
+        2,
+        "--n",
+        2,
+    ),
+    (
+        "extreme-ratio-mc",
+        wstar("--task", "affine", "--d", "3", "--n", "30", "--L", "1e6", "--sigma", "1e-6", "--json"),
+        3,
+        None,
+        60,
+    ),  # no curvature at the pilot: was a NaN and a ValueError
     # (exact at this ratio walks down from a start beyond its grid budget: tests/test_optimum.py, 4 s here)
     # --- the scheduler: malformed addresses and servers that are no Dask scheduler
-    ("scheduler-double-dot", ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://a..b:80"], 2,
-     "--scheduler", 2),
-    ("scheduler-long-label", ["scaling", "--task", "affine", "--d", "2", "--scheduler",
-                              "tcp://" + "a" * 64 + ".b:80"], 2, "--scheduler", 2),
-    ("scheduler-253-host", ["scaling", "--task", "affine", "--d", "2", "--scheduler", f"tcp://{HOST253}:80"], 2,
-     "--scheduler", 6),
-    ("scheduler-silent", ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://127.0.0.1:{silent}"],
-     2, "--scheduler", 6),
-    ("scheduler-http", ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://127.0.0.1:{http}"], 2,
-     "--scheduler", 6),
-    ("scheduler-garbage", ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://127.0.0.1:{garbage}"],
-     2, "--scheduler", 6),
-    ("scheduler-tls-unconfigured", ["scaling", "--task", "affine", "--d", "2", "--scheduler",
-                                    "tls://127.0.0.1:{silent}"], 2, "TLS settings", 6),
+    (
+        "scheduler-double-dot",
+        ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://a..b:80"],
+        2,
+        "--scheduler",
+        2,
+    ),
+    (
+        "scheduler-long-label",
+        ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://" + "a" * 64 + ".b:80"],
+        2,
+        "--scheduler",
+        2,
+    ),
+    (
+        "scheduler-253-host",
+        ["scaling", "--task", "affine", "--d", "2", "--scheduler", f"tcp://{HOST253}:80"],
+        2,
+        "--scheduler",
+        6,
+    ),
+    (
+        "scheduler-silent",
+        ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://127.0.0.1:{silent}"],
+        2,
+        "--scheduler",
+        6,
+    ),
+    (
+        "scheduler-http",
+        ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://127.0.0.1:{http}"],
+        2,
+        "--scheduler",
+        6,
+    ),
+    (
+        "scheduler-garbage",
+        ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tcp://127.0.0.1:{garbage}"],
+        2,
+        "--scheduler",
+        6,
+    ),
+    (
+        "scheduler-tls-unconfigured",
+        ["scaling", "--task", "affine", "--d", "2", "--scheduler", "tls://127.0.0.1:{silent}"],
+        2,
+        "TLS settings",
+        6,
+    ),
     # --- the cache: a symlinked and a dangling namespace directory are not followed
     ("cache-decoys", ["check", "{tmp}/good.toml", "--json"], 0, None, 60),
 ]
 
-BUDGETS = ("import lipschitz_icl.symbolic as _s, lipschitz_icl.sweep as _w\n"
-           "_s.SECONDS = 1.0\n_w.CONNECT_TIMEOUT = 0.5\n_w.HANDSHAKE_TIMEOUT = 1.0\n")
+BUDGETS = (
+    "import lipschitz_icl.symbolic as _s, lipschitz_icl.sweep as _w\n"
+    "_s.SECONDS = 1.0\n_w.CONNECT_TIMEOUT = 0.5\n_w.HANDSHAKE_TIMEOUT = 1.0\n"
+)
 
-GOOD = '''name = "good"
+GOOD = """name = "good"
 quantity = "w_star"
 task = "affine"
 method = "asymptotic"
@@ -134,7 +246,7 @@ d = [3, 5]
 n = 1000
 L = 1.0
 sigma = 0.5
-'''
+"""
 
 
 def _prepare(tmp: Path) -> None:
@@ -160,8 +272,8 @@ def _prepare(tmp: Path) -> None:
     for name in ("home", "tmpdir", "cache", "outside", "matplotlib"):
         (tmp / name).mkdir()
     (tmp / "outside" / "decoy.json").write_text("{}")
-    os.symlink(tmp / "outside", tmp / "cache" / "wstar")          # a namespace linked outside the cache
-    os.symlink(tmp / "nowhere", tmp / "cache" / "loss")           # a dangling namespace
+    os.symlink(tmp / "outside", tmp / "cache" / "wstar")  # a namespace linked outside the cache
+    os.symlink(tmp / "nowhere", tmp / "cache" / "loss")  # a dangling namespace
 
 
 @pytest.fixture(scope="module")
@@ -170,17 +282,30 @@ def results(tmp_path_factory):
     _prepare(tmp)
     servers = NotDaskServers(("silent", "http", "garbage"))
     values = {"tmp": str(tmp), **servers.ports()}
-    cases = [(cid, [a.format(**values) if "{" in a else a for a in argv], float(seconds) + 10.0)
-             for cid, argv, _, _, seconds in CASES]
+    cases = [
+        (cid, [a.format(**values) if "{" in a else a for a in argv], float(seconds) + 10.0)
+        for cid, argv, _, _, seconds in CASES
+    ]
     (tmp / "cases.json").write_text(json.dumps(cases))
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               LIPSCHITZ_ICL_CACHE=str(tmp / "cache"), HOME=str(tmp / "home"), TMPDIR=str(tmp / "tmpdir"),
-               MPLCONFIGDIR=str(tmp / "matplotlib"))   # matplotlib's own font cache, when the report is imported
+    env = dict(
+        os.environ,
+        PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        LIPSCHITZ_ICL_CACHE=str(tmp / "cache"),
+        HOME=str(tmp / "home"),
+        TMPDIR=str(tmp / "tmpdir"),
+        MPLCONFIGDIR=str(tmp / "matplotlib"),
+    )  # matplotlib's own font cache, when the report is imported
     before = sorted(p.name for p in tmp.iterdir())
     try:
-        proc = subprocess.run([sys.executable, "-c", BUDGETS + WORKER, str(tmp / "cases.json"),
-                               str(tmp / "results.json")], cwd=tmp, env=env, preexec_fn=_limits,
-                              capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(
+            [sys.executable, "-c", BUDGETS + WORKER, str(tmp / "cases.json"), str(tmp / "results.json")],
+            cwd=tmp,
+            env=env,
+            preexec_fn=_limits,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
     finally:
         servers.close()
     assert proc.returncode == 0, proc.stderr[-3000:]

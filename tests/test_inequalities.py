@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from lipschitz_icl import inequalities as ineq
 from lipschitz_icl import decision, registry
+from lipschitz_icl import inequalities as ineq
 from lipschitz_icl.claims.concentration import CHERNOFF_BOUNDS, _tail_outcome, levy_monte_carlo
+from lipschitz_icl.concentration import cap_tail, projection_tail
 from lipschitz_icl.inequalities import bernstein_t, levy_t
 from lipschitz_icl.projection_lemma import DG_BOUNDS
 from lipschitz_icl.tails import TailComparison, clopper_pearson, decide, exact_tails
-from lipschitz_icl.concentration import cap_tail, projection_tail
 from lipschitz_icl.validation import ParameterError
 
 
@@ -85,8 +85,9 @@ def test_clopper_pearson_matches_scipy_binomtest():
 
 def _comparison(bound, low, high):
     bound, low, high = (np.asarray(x, dtype=float) for x in (bound, low, high))
-    return TailComparison(tuple(f"p{i}" for i in range(len(bound))), np.log(bound), np.log(low),
-                          np.log(np.sqrt(low * high)), np.log(high))
+    return TailComparison(
+        tuple(f"p{i}" for i in range(len(bound))), np.log(bound), np.log(low), np.log(np.sqrt(low * high)), np.log(high)
+    )
 
 
 def test_one_sided_rule_on_constructed_tails():
@@ -140,20 +141,25 @@ def test_the_proved_claims_state_the_bounds_of_inequalities():
         return float(parse_expression(text, set(env)).evaluate(env))
 
     d, k = 10, 2
-    for s in (0.25, 0.5, 0.9):   # upper side, beta >= 1
+    for s in (0.25, 0.5, 0.9):  # upper side, beta >= 1
         assert value(DG_BOUNDS["exponential"], s=s, d=d, k=k, C=0.5) == pytest.approx(
-            float(ineq.projection_bound(d, k, s)), rel=1e-12)
+            float(ineq.projection_bound(d, k, s)), rel=1e-12
+        )
         assert value(DG_BOUNDS["sharp"], s=s, d=d, k=k, C=0.5) == pytest.approx(
-            float(ineq.projection_bound_dg(d, k, s)), rel=1e-12)
-    for s in (0.01, 0.1):        # lower side, beta <= 1
+            float(ineq.projection_bound_dg(d, k, s)), rel=1e-12
+        )
+    for s in (0.01, 0.1):  # lower side, beta <= 1
         assert value(DG_BOUNDS["exponential"], s=s, d=d, k=k, C=0.5) == pytest.approx(
-            float(ineq.projection_bound(d, k, s, side="lower")), rel=1e-12)
+            float(ineq.projection_bound(d, k, s, side="lower")), rel=1e-12
+        )
     n, p = 100, 0.3
     for side, a in (("upper", 40), ("upper", 99), ("lower", 20), ("lower", 1)):
         assert value(CHERNOFF_BOUNDS[("relative-entropy", side)], n=n, a=a, p=p, C=1.0) == pytest.approx(
-            float(ineq.binomial_chernoff(n, p, a, side=side)), rel=1e-12)
+            float(ineq.binomial_chernoff(n, p, a, side=side)), rel=1e-12
+        )
         assert value(CHERNOFF_BOUNDS[("multiplicative", side)], n=n, a=a, p=p, C=1.0) == pytest.approx(
-            float(ineq.binomial_multiplicative(n, p, abs(a / (n * p) - 1), side=side)), rel=1e-12)
+            float(ineq.binomial_multiplicative(n, p, abs(a / (n * p) - 1), side=side)), rel=1e-12
+        )
 
 
 def test_ball_cap_claim_is_proved_with_its_sharpest_rate_and_its_rival():
@@ -182,7 +188,7 @@ def test_monte_carlo_grids_sit_where_the_bound_equals_the_levels():
 
 
 def test_monte_carlo_claims_depend_only_on_their_seed_sequence():
-    kwargs = dict(d=5, levels=[0.5, 0.05], samples=2000, mean_samples=4000, anchors=4, family_level=1e-3)
+    kwargs = {"d": 5, "levels": [0.5, 0.05], "samples": 2000, "mean_samples": 4000, "anchors": 4, "family_level": 1e-3}
     a = levy_monte_carlo(seed=np.random.SeedSequence(7, spawn_key=(0,)), **kwargs)
     b = levy_monte_carlo(seed=np.random.SeedSequence(7, spawn_key=(0,)), **kwargs)
     c = levy_monte_carlo(seed=np.random.SeedSequence(7, spawn_key=(1,)), **kwargs)

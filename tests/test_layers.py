@@ -55,8 +55,9 @@ def _imports(name: str, path: Path) -> set[str]:
 
 
 def _above(module: str) -> bool:
-    return module in ABOVE_MODULES or module.startswith(tuple(p + "." for p in ABOVE_PACKAGES)) \
-        or module in ABOVE_PACKAGES
+    return (
+        module in ABOVE_MODULES or module.startswith(tuple(p + "." for p in ABOVE_PACKAGES)) or module in ABOVE_PACKAGES
+    )
 
 
 ENGINE = sorted(name for name in _modules() if not _above(name) and name != "lipschitz_icl")
@@ -84,16 +85,18 @@ def test_every_module_imports_first_in_a_fresh_interpreter():
     """Each module imported first, alone, in one child interpreter per module batch (a cycle that only
     resolves from another entry point fails here)."""
     names = sorted(n for n in _modules() if not n.endswith("__main__"))
-    script = ("import importlib, sys\nfailed = []\nfor name in sys.argv[1:]:\n"
-              "    for m in [k for k in sys.modules if k.startswith('lipschitz_icl')]:\n        del sys.modules[m]\n"
-              "    try:\n        importlib.import_module(name)\n"
-              "    except Exception as exc:\n        failed.append(f'{name}: {exc!r}')\n"
-              "print('\\n'.join(failed))\nsys.exit(1 if failed else 0)\n")
+    script = (
+        "import importlib, sys\nfailed = []\nfor name in sys.argv[1:]:\n"
+        "    for m in [k for k in sys.modules if k.startswith('lipschitz_icl')]:\n        del sys.modules[m]\n"
+        "    try:\n        importlib.import_module(name)\n"
+        "    except Exception as exc:\n        failed.append(f'{name}: {exc!r}')\n"
+        "print('\\n'.join(failed))\nsys.exit(1 if failed else 0)\n"
+    )
     result = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_importing_modules_in_reverse_order_works():
-    for name in reversed(sorted(_modules())):
+    for name in sorted(_modules(), reverse=True):
         if not name.endswith("__main__"):
             importlib.import_module(name)

@@ -11,10 +11,10 @@ import pytest
 import sympy as sp
 from scipy import integrate
 
-from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl import decision, make_task_class, sphere
 from lipschitz_icl.attention import Attention
 from lipschitz_icl.claims import linear as lin_claims
+from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.linear_scale import base_differences
 from lipschitz_icl.loss import general_terms, icl_loss
@@ -71,8 +71,10 @@ def test_derived_loss_matches_monte_carlo_at_small_n(task):
     d, n, L, sigma = 3, 4, 1.0, 0.5
     m_star, e_star = lin.linear_optimum(task, d, n, L, sigma)
     k1v, Bv = (float(sp.N(x.subs({lin.d: d, lin.L: L, lin.k: 1.0}))) for x in lin.class_moments(task))
-    a0, a1, a2 = (float(sp.N(c.subs({lin.k1: k1v, lin.B: Bv, lin.d: d, lin.n: n, lin.sigma: sigma})))
-                  for c in lin.quadratic_coefficients())
+    a0, a1, a2 = (
+        float(sp.N(c.subs({lin.k1: k1v, lin.B: Bv, lin.d: d, lin.n: n, lin.sigma: sigma})))
+        for c in lin.quadratic_coefficients()
+    )
     assert m_star == pytest.approx(a1 / a2) and e_star == pytest.approx(a0 - a1 * a1 / a2)
     problem = make_problem(task, d, n, L, sigma)
     for m in (m_star, 0.5 * m_star):
@@ -112,8 +114,10 @@ def test_perturbation_rule_is_a_sign_rule():
     labels = ["a", "b"]
     assert lin_claims.perturbation_decision([Estimate(1.0, 0.1), Estimate(2.0, 0.1)], 3.0, labels).verdict == "holds"
     assert lin_claims.perturbation_decision([Estimate(1.0, 0.1), Estimate(-2.0, 0.1)], 3.0, labels).verdict == "fails"
-    assert lin_claims.perturbation_decision([Estimate(1.0, 0.1), Estimate(0.1, 0.1)], 3.0,
-                                            labels).verdict == "inconclusive"
+    assert (
+        lin_claims.perturbation_decision([Estimate(1.0, 0.1), Estimate(0.1, 0.1)], 3.0, labels).verdict
+        == "inconclusive"
+    )
 
 
 def test_differences_at_moved_bases_are_exact_on_the_same_draws():
@@ -130,8 +134,9 @@ def test_differences_at_moved_bases_are_exact_on_the_same_draws():
     models = [Attention(base, "linear")] + [Attention(base + Q, "linear") for Q in P]
     losses = [b + nz for b, nz in general_terms(problem, models, 500, np.random.default_rng(5))]
     for j in range(len(P)):
-        np.testing.assert_allclose(losses[j + 1] - losses[0], D0[j] + delta * (D1[j] - D0[j]) + a * (D2[j] - D0[j]),
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            losses[j + 1] - losses[0], D0[j] + delta * (D1[j] - D0[j]) + a * (D2[j] - D0[j]), atol=1e-12
+        )
 
 
 def _error_rule(errors, values, limits, scale=1.0):
@@ -192,11 +197,13 @@ def test_trained_rule():
 
 
 # Small designs: the registry's keys with sample sizes cut so that each measure runs in about a second.
-SMALL = {"optimum": {"n_grid": [10, 100], "pilot": 300, "contexts": [300, 600]},
-         "isotropic": {"contexts": 400},
-         "cannot-adapt": {"n_grid": [10, 20], "n_max": 80, "pilot": 200, "contexts": [200, 400]},
-         "weights": {"contexts": 100},
-         "trained": {"runs": 2, "protocol": {"optimizer": "adam", "lr": 0.05, "steps": 20, "batch": 32}}}
+SMALL = {
+    "optimum": {"n_grid": [10, 100], "pilot": 300, "contexts": [300, 600]},
+    "isotropic": {"contexts": 400},
+    "cannot-adapt": {"n_grid": [10, 20], "n_max": 80, "pilot": 200, "contexts": [200, 400]},
+    "weights": {"contexts": 100},
+    "trained": {"runs": 2, "protocol": {"optimizer": "adam", "lr": 0.05, "steps": 20, "batch": 32}},
+}
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))

@@ -72,8 +72,11 @@ def test_a_changed_margin_decides_the_run(copy):
     inconclusive; the registry's 0.01 holds."""
     case = next(c for c in _spec("thm34.bias-noise").cases("default") if dict(c.params) == {"task": "affine", "d": 2})
     assert case.run().verdict == "holds"
-    _edit(copy / "thm34.toml", "margin = 0.01\n[[claim.resolution]]\nparameter = \"shift of the bias power\"",
-          "margin = 1e-6\n[[claim.resolution]]\nparameter = \"shift of the bias power\"")
+    _edit(
+        copy / "thm34.toml",
+        'margin = 0.01\n[[claim.resolution]]\nparameter = "shift of the bias power"',
+        'margin = 1e-6\n[[claim.resolution]]\nparameter = "shift of the bias power"',
+    )
     changed = next(c for c in _spec("thm34.bias-noise").cases("default") if c.params == case.params)
     evidence = changed.run()
     assert evidence.verdict == "inconclusive" and "not yet in range" in evidence.decision

@@ -7,7 +7,8 @@ with probability below 1%; seeds are fixed so CI is deterministic).
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lipschitz_icl import Attention, make_problem, sphere
 from lipschitz_icl.asymptotic import asymptotic_terms
@@ -24,9 +25,14 @@ def _z(a, b):
 
 
 GRID = [  # (task, d, n, L, sigma, w)
-    ("affine", 2, 20, 1.0, 0.5, 3.0), ("affine", 5, 200, 2.0, 0.1, 20.0), ("affine", 3, 1, 1.0, 1.0, 0.0),
-    ("relu", 2, 50, 1.0, 0.3, 8.0), ("relu", 4, 100, 0.5, 0.5, 2.0), ("relu", 3, 30, 3.0, 0.0, 40.0),
-    ("cosine", 3, 40, 1.0, 0.2, 5.0), ("cosine", 2, 10, 2.0, 0.5, 1.0),
+    ("affine", 2, 20, 1.0, 0.5, 3.0),
+    ("affine", 5, 200, 2.0, 0.1, 20.0),
+    ("affine", 3, 1, 1.0, 1.0, 0.0),
+    ("relu", 2, 50, 1.0, 0.3, 8.0),
+    ("relu", 4, 100, 0.5, 0.5, 2.0),
+    ("relu", 3, 30, 3.0, 0.0, 40.0),
+    ("cosine", 3, 40, 1.0, 0.2, 5.0),
+    ("cosine", 2, 10, 2.0, 0.5, 1.0),
 ]
 
 
@@ -42,8 +48,9 @@ def test_naive_and_averaged_agree_in_all_three_parts(task, d, n, L, sigma, w):
         assert _z(a, b) < 4 and _z(b, c) < 4, (part, a, b, c)
 
 
-@pytest.mark.parametrize("task, kw", [("lowrank-linear", {"rank": 2}), ("lowrank-quadratic", {"rank": 1}),
-                                      ("lowrank-cosine", {"rank": 2})])
+@pytest.mark.parametrize(
+    "task, kw", [("lowrank-linear", {"rank": 2}), ("lowrank-quadratic", {"rank": 1}), ("lowrank-cosine", {"rank": 2})]
+)
 def test_general_M_estimators_agree_on_low_rank_and_linear_attention(task, kw):
     problem = make_problem(task, 4, 25, 1.0, 0.3, **kw)
     M = np.diag([6.0, 3.0, 0.5, 0.0])
@@ -89,15 +96,21 @@ def test_asymptotic_first_correction_improves_on_the_limit():
     d, w, n = 3, 8.0, 400
     problem = make_problem("affine", d, n, 1.0, 0.3)
     mc = icl_loss(problem, w, method="averaged", contexts=20000, rng=9)
-    b0, b1, R = asymptotic_terms("affine", d, w)
+    b0, b1, _R = asymptotic_terms("affine", d, w)
     with_correction = b0 + b1 / n
     assert abs(with_correction - mc.bias.value) < 4 * mc.bias.standard_error
     assert abs(b0 - mc.bias.value) > 10 * mc.bias.standard_error
 
 
 @settings(max_examples=10)
-@given(st.sampled_from(["affine", "relu", "cosine"]), st.integers(2, 6), st.integers(1, 80),
-       st.floats(0.2, 3.0), st.floats(0.0, 1.0), st.floats(0.0, 60.0))
+@given(
+    st.sampled_from(["affine", "relu", "cosine"]),
+    st.integers(2, 6),
+    st.integers(1, 80),
+    st.floats(0.2, 3.0),
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 60.0),
+)
 def test_estimators_agree_on_random_problems(task, d, n, L, sigma, w):
     """Property: naive and task-averaged estimates agree (4.5-sigma rule: ~2e-4 family-wise over
     the 10 examples x 3 parts) for any admissible problem."""
@@ -108,8 +121,14 @@ def test_estimators_agree_on_random_problems(task, d, n, L, sigma, w):
         assert _z(getattr(naive, part), getattr(averaged, part)) < 4.5, part
 
 
-@given(st.sampled_from(["affine", "relu", "cosine"]), st.integers(2, 6), st.integers(1, 60),
-       st.floats(0.1, 5.0), st.floats(0.05, 3.0), st.floats(0.0, 50.0))
+@given(
+    st.sampled_from(["affine", "relu", "cosine"]),
+    st.integers(2, 6),
+    st.integers(1, 60),
+    st.floats(0.1, 5.0),
+    st.floats(0.05, 3.0),
+    st.floats(0.0, 50.0),
+)
 def test_scaling_law_loss_L_sigma(task, d, n, L, sigma, w):
     """loss(w; L, sigma) = sigma^2 loss(w; L/sigma, 1): exact for the task-averaged estimator on
     the same draws (bias scales as L^2, noise as sigma^2)."""
@@ -146,6 +165,7 @@ def test_extreme_parameters_give_finite_correct_results():
     # nearest neighbour: weight 1 on argmax t; bias = (L^2/(3d)) * E[2 (1 - t_max)]
     rng = np.random.default_rng(14)
     from lipschitz_icl import sphere
+
     t = sphere.sample_t(rng, 3, (20000, 50))
     nn = (1.0 / 9.0) * 2.0 * (1.0 - t.max(axis=1))
     est = icl_loss(make_problem("affine", 3, 50, 1.0, 0.0), 1e6, contexts=20000, rng=15)
@@ -163,9 +183,8 @@ def test_estimators_are_reproducible_from_their_seed():
 def test_paired_ratio_of_a_model_with_itself_is_one_and_sees_a_worse_window():
     problem = make_problem("cosine", 2, 20, 1.0, 0.3)
     stream = np.random.SeedSequence(5)
-    errors, ratios, ses = paired_ratio(problem, [Attention.isotropic(4.0, 2), Attention.isotropic(4.0, 2)],
-                                       500, stream)
+    same = [Attention.isotropic(4.0, 2), Attention.isotropic(4.0, 2)]
+    _errors, ratios, ses = paired_ratio(problem, same, 500, stream)
     assert ratios[0] == pytest.approx(1.0) and ses[0] == pytest.approx(0.0, abs=1e-12)
-    _, ratios, ses = paired_ratio(problem, [Attention.isotropic(0.5, 2), Attention.isotropic(4.0, 2)],
-                                  500, stream)
+    _, ratios, ses = paired_ratio(problem, [Attention.isotropic(0.5, 2), Attention.isotropic(4.0, 2)], 500, stream)
     assert ratios[0] - 4 * ses[0] > 1.0  # a window 8x too wide is worse, beyond its interval

@@ -1,6 +1,7 @@
 """Low-rank tasks (lipschitz_icl.lowrank): the reflection symmetry and the antithetic estimator it
 licenses, the tilted subspace, the signal-matched problems and their d -> infinity limit."""
 
+import itertools
 import math
 
 import numpy as np
@@ -38,7 +39,7 @@ def test_outside_changes_are_antithetic_and_even():
     problem, B, P = _problem()
     draw = FixedDraw(problem, 500, np.random.SeedSequence(2))
     outside = lowrank.outside_directions(B, np.random.default_rng(0))
-    for name, e in lowrank.outside_changes(draw, 5.0 * P, outside, 0.02, 0.04):
+    for _name, e in lowrank.outside_changes(draw, 5.0 * P, outside, 0.02, 0.04):
         assert e.value == pytest.approx(0.0, abs=1e-15) and e.standard_error == pytest.approx(0.0, abs=1e-15)
     # from t = 0 the change is second order: positive and far above its (second-order) noise
     for name, e in lowrank.outside_changes(draw, 5.0 * P, outside, 0.0, 0.2):
@@ -46,7 +47,7 @@ def test_outside_changes_are_antithetic_and_even():
 
 
 def test_rotated_basis_tilts_col_b():
-    problem, B, P = _problem("lowrank-linear", 5, 2)
+    _, B, P = _problem("lowrank-linear", 5, 2)
     v = np.random.default_rng(0).normal(size=5)
     v -= P @ v
     u = v / np.linalg.norm(v)
@@ -56,7 +57,7 @@ def test_rotated_basis_tilts_col_b():
         assert np.allclose(Bt.T @ Bt, np.eye(2), atol=1e-12)
         assert math.acos(min(1.0, float(Bt[:, 0] @ B[:, 0]))) == pytest.approx(theta, abs=1e-7)
         rhos.append(geometry.rho(3.0 * P, Bt))
-    assert rhos[0] == 0.0 and all(a < b for a, b in zip(rhos, rhos[1:]))
+    assert rhos[0] == 0.0 and all(a < b for a, b in itertools.pairwise(rhos))
 
 
 def test_matched_problem_keeps_the_signal_fixed_across_d():
@@ -65,7 +66,7 @@ def test_matched_problem_keeps_the_signal_fixed_across_d():
         # E f(x)^2 = L^2 E||B^T x||^2 / k = L^2 (k/d) / k
         assert lin.task_class.L**2 * (2 / d) / 2 == pytest.approx(1.5**2 / 2, rel=1e-12)
         quad = lowrank.matched_problem("lowrank-quadratic", d, 2, n=5, L0=1.5, sigma=0.1)
-        assert quad.task_class.L == pytest.approx(1.5 * d / 2, rel=1e-12)
+        assert pytest.approx(1.5 * d / 2, rel=1e-12) == quad.task_class.L
         cos = lowrank.matched_problem("lowrank-cosine", d, 2, n=5, L0=1.5, sigma=0.1)
         assert cos.task_class.frequency == pytest.approx(math.sqrt(d / 2), rel=1e-12)
         assert cos.task_class.L / cos.task_class.frequency == pytest.approx(1.5, rel=1e-12)
@@ -78,10 +79,10 @@ def test_limit_terms_match_a_large_d_problem():
     k, d, s_lim = 2, 200, 2.0
     problem = lowrank.matched_problem("lowrank-affine", d, k, n=8, L0=1.0, sigma=0.3)
     P = problem.task_class.B @ problem.task_class.B.T
-    (b, nz), = general_terms(problem, [Attention(s_lim * d / k * P)], 3000, np.random.default_rng(5))
-    (bl, nl), = lowrank.limit_terms("lowrank-affine", k, [s_lim], n=8, L0=1.0, sigma=0.3, contexts=3000, seed=6)
+    ((b, nz),) = general_terms(problem, [Attention(s_lim * d / k * P)], 3000, np.random.default_rng(5))
+    ((bl, nl),) = lowrank.limit_terms("lowrank-affine", k, [s_lim], n=8, L0=1.0, sigma=0.3, contexts=3000, seed=6)
     se = math.hypot(np.std(b + nz, ddof=1), np.std(bl + nl, ddof=1)) / math.sqrt(3000)
     assert abs(np.mean(b + nz) - np.mean(bl + nl)) <= 4 * se
     # and the rank-1 limit runs (embedded in R^2)
-    (b1, n1), = lowrank.limit_terms("lowrank-linear", 1, [1.0], n=4, L0=1.0, sigma=0.3, contexts=200, seed=0)
+    ((b1, n1),) = lowrank.limit_terms("lowrank-linear", 1, [1.0], n=4, L0=1.0, sigma=0.3, contexts=200, seed=0)
     assert b1.shape == (200,) and np.all(n1 > 0)

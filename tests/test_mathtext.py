@@ -5,14 +5,17 @@ import pytest
 from lipschitz_icl.report.mathtext import to_latex, to_mathtext
 
 
-@pytest.mark.parametrize("text, latex", [
-    ("w* = C_d rho^alpha", r"${w^{*}} = C_{d} \Lambda^{\alpha}$"),
-    ("n L^2/sigma^2", r"$n L^{2}/\sigma^{2}$"),
-    ("rho(M, B) <= 0.05", r"$\rho(M, B) \le  0.05$"),
-    # a letter group carrying a superscript is a differential, not a word: d^2L/ds^2 stays one formula
-    ("curvature d^2L/ds^2 along Q", r"curvature $d^{2}L/\mathrm{ds}^{2}$ along $Q$"),
-    ("a window of width 1/w", r"a window of width $1/w$"),
-])
+@pytest.mark.parametrize(
+    "text, latex",
+    [
+        ("w* = C_d rho^alpha", r"${w^{*}} = C_{d} \Lambda^{\alpha}$"),
+        ("n L^2/sigma^2", r"$n L^{2}/\sigma^{2}$"),
+        ("rho(M, B) <= 0.05", r"$\rho(M, B) \le  0.05$"),
+        # a letter group carrying a superscript is a differential, not a word: d^2L/ds^2 stays one formula
+        ("curvature d^2L/ds^2 along Q", r"curvature $d^{2}L/\mathrm{ds}^{2}$ along $Q$"),
+        ("a window of width 1/w", r"a window of width $1/w$"),
+    ],
+)
 def test_ascii_math_is_typeset_and_prose_stays_text(text, latex):
     assert str(to_latex(text)) == latex
 

@@ -60,7 +60,7 @@ def test_mc_interval_covers_across_independent_seeds():
 
 def test_wstar_moves_the_way_the_theory_says():
     """w* grows with L and n and falls with sigma (asymptotic and MC agree on the direction)."""
-    base = dict(task="relu", d=3, n=500, L=1.0, sigma=0.5)
+    base = {"task": "relu", "d": 3, "n": 500, "L": 1.0, "sigma": 0.5}
     w0 = wstar(make_problem(**base), "asymptotic").w_star.value
     assert wstar(make_problem(**{**base, "L": 2.0}), "asymptotic").w_star.value > w0
     assert wstar(make_problem(**{**base, "n": 5000}), "asymptotic").w_star.value > w0
@@ -90,15 +90,30 @@ def test_a_minimiser_at_the_method_budget_is_inconclusive(monkeypatch, capsys):
     true w* (about 9.2 here; theta nodes ~ 15 w at level 1, so w > 6.7 is refused)."""
     from lipschitz_icl import exact_quadrature as exact
     from lipschitz_icl.cli import main
+
     problem = make_problem("affine", 3, 30, 1.0, 0.05)
     free = wstar(problem, "exact")
-    assert not free.inconclusive and 8 < free.w_star.value
+    assert not free.inconclusive and free.w_star.value > 8
     monkeypatch.setattr(exact, "_MAX_THETA", 100)
     bound = wstar(problem, "exact")
     assert bound.inconclusive and bound.at_budget_bound and bound.w_star.value < free.w_star.value
     assert bound.ci_low == bound.w_star.value and bound.ci_high == math.inf
-    argv = ["wstar", "--task", "affine", "--d", "3", "--n", "30", "--L", "1", "--sigma", "0.05", "--method",
-            "exact", "--json"]
+    argv = [
+        "wstar",
+        "--task",
+        "affine",
+        "--d",
+        "3",
+        "--n",
+        "30",
+        "--L",
+        "1",
+        "--sigma",
+        "0.05",
+        "--method",
+        "exact",
+        "--json",
+    ]
     assert main(argv) == 3
     captured = capsys.readouterr()
     assert captured.err == "" and '"ci_high": "inf"' in captured.out
@@ -111,6 +126,7 @@ def test_a_search_started_beyond_the_budget_walks_down_to_the_minimum(monkeypatc
     the minimum found is the same as with the full budget (measured: 10.0753 vs 10.0757)."""
     from lipschitz_icl import exact_quadrature as exact
     from lipschitz_icl.exact import exact_loss
+
     monkeypatch.setattr(exact, "_MAX_THETA", 2e4)
     problem = make_problem("affine", 3, 30, 1e6, 1e-6)
     found = wstar(problem, "exact", rel_tol=1e-3)

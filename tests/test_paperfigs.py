@@ -3,10 +3,12 @@ titles, clean errors on malformed data), the helpers of the figures claims (Figu
 the ``lipschitz-icl figures`` command (files, exit codes, nothing written outside ``--out``)."""
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from matplotlib.text import Text
 
 from lipschitz_icl import decision, paperfigs
 from lipschitz_icl.claims import figures
@@ -15,7 +17,6 @@ from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.optimum import WStar
 from lipschitz_icl.report.figures import FigureDataError
 from lipschitz_icl.report.style import FULL_WIDTH, LABEL_PT, TICK_PT
-from matplotlib.text import Text
 
 
 def _synthetic(name):
@@ -23,26 +24,61 @@ def _synthetic(name):
     steps = [0, 10, 20]
     if name == "fig1":
         a = list(np.linspace(-3, 3, 7))
-        return {"name": "fig1", "title": "t", "settings": {"n": 5}, "L": [1.0, 2.0], "window": [0.5, 0.3],
-                "angle": a, "context_angle": [0.1, 1.0], "query_angle": 0.0, "curves": [a, a],
-                "context_y": [[0.0, 1.0]] * 2, "query_f": [0.0, 0.0], "softmax_weights": [a, a],
-                "linear_weights": [a, a], "n_grid": [10.0, 100.0], "softmax_error": [[1.0, 0.1]] * 2,
-                "linear_error": [[1.0, 0.9]] * 2}
+        return {
+            "name": "fig1",
+            "title": "t",
+            "settings": {"n": 5},
+            "L": [1.0, 2.0],
+            "window": [0.5, 0.3],
+            "angle": a,
+            "context_angle": [0.1, 1.0],
+            "query_angle": 0.0,
+            "curves": [a, a],
+            "context_y": [[0.0, 1.0]] * 2,
+            "query_f": [0.0, 0.0],
+            "softmax_weights": [a, a],
+            "linear_weights": [a, a],
+            "n_grid": [10.0, 100.0],
+            "softmax_error": [[1.0, 0.1]] * 2,
+            "linear_error": [[1.0, 0.9]] * 2,
+        }
     if name == "fig3":
-        return {"name": "fig3", "settings": {}, "series": [{"label": "n=2", "L": [0.5, 1.0], "norm_mean": [1, 2],
-                                                            "norm_runs": [[1, 1.1], [2, 2.1]], "w_star": [1, 2]}]}
+        return {
+            "name": "fig3",
+            "settings": {},
+            "series": [
+                {
+                    "label": "n=2",
+                    "L": [0.5, 1.0],
+                    "norm_mean": [1, 2],
+                    "norm_runs": [[1, 1.1], [2, 2.1]],
+                    "w_star": [1, 2],
+                }
+            ],
+        }
     if name == "fig5":
         cur = {"steps": steps, "error": [0.3, 0.1, 0.05], "se": [0.01] * 3}
-        return {"name": "fig5", "settings": {}, "curves": {"affine": cur, "cosine": cur},
-                "cross": {"pretrained_on": ["affine", "cosine"], "error": [0.05, 0.05]}}
+        return {
+            "name": "fig5",
+            "settings": {},
+            "curves": {"affine": cur, "cosine": cur},
+            "cross": {"pretrained_on": ["affine", "cosine"], "error": [0.05, 0.05]},
+        }
     if name == "fig9":
         kind = {"steps": steps, "rho": [[0.9, 0.5, 0.1]], "error": [[0.3, 0.1, 0.05]]}
         return {"name": "fig9", "settings": {}, "series": {"affine": {"softmax": kind, "linear": kind}}}
     if name == "fig6":
         a = list(np.linspace(-3, 3, 61))
-        return {"name": "fig6", "settings": {}, "angle": a, "weights_isotropic": list(np.exp(np.cos(a))),
-                "weights_general": list(np.exp(np.cos(np.asarray(a) - 0.5))), "centre_isotropic": 0.0,
-                "centre_general": 0.5, "centre_theory": 0.5}
+        return {
+            "name": "fig6",
+            "settings": {},
+            "angle": a,
+            "weights_isotropic": list(np.exp(np.cos(a))),
+            "weights_general": list(np.exp(np.cos(np.asarray(a) - 0.5))),
+            "centre_isotropic": 0.0,
+            "centre_general": 0.5,
+            "centre_theory": 0.5,
+        }
     return {"name": "eq4", "settings": {}, "d": [2], "matrices": [np.eye(3).tolist()], "distance": [[0.01]]}
 
 
@@ -56,11 +92,20 @@ def test_every_renderer_writes_a_pdf_and_a_png_with_labelled_axes_at_the_text_wi
     sizes = {t.get_fontsize() for t in fig.findobj(Text) if t.get_text()}
     assert sizes and min(sizes) >= TICK_PT and max(sizes) <= LABEL_PT, sizes
     pdf, png = paperfigs.write(fig, tmp_path, name)
-    assert open(pdf, "rb").read(5) == b"%PDF-" and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert Path(pdf).read_bytes()[:5] == b"%PDF-" and Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("name, field", [("fig1", "softmax_error"), ("fig1", "curves"), ("fig6", "weights_general"),
-                                         ("fig3", "w_star"), ("fig5", "se"), ("eq4", "matrices")])
+@pytest.mark.parametrize(
+    "name, field",
+    [
+        ("fig1", "softmax_error"),
+        ("fig1", "curves"),
+        ("fig6", "weights_general"),
+        ("fig3", "w_star"),
+        ("fig5", "se"),
+        ("eq4", "matrices"),
+    ],
+)
 def test_short_or_ragged_arrays_are_one_clean_error_naming_the_field(name, field):
     data = _synthetic(name)
 
@@ -68,8 +113,13 @@ def test_short_or_ragged_arrays_are_one_clean_error_naming_the_field(name, field
         if isinstance(node, dict):
             for key, value in node.items():
                 if key == field and isinstance(value, list):
-                    node[key] = value[:-1] if len(value) > 1 and not isinstance(value[0], list) else \
-                        [v[:-1] if isinstance(v, list) else v for v in value] if field != "matrices" else [[1.0]]
+                    node[key] = (
+                        value[:-1]
+                        if len(value) > 1 and not isinstance(value[0], list)
+                        else [v[:-1] if isinstance(v, list) else v for v in value]
+                        if field != "matrices"
+                        else [[1.0]]
+                    )
                 else:
                     cut(value)
         elif isinstance(node, list):
@@ -85,8 +135,10 @@ def test_short_or_ragged_arrays_are_one_clean_error_naming_the_field(name, field
 
 def test_caption_lists_every_setting_as_it_reads():
     assert paperfigs.caption({"settings": {"d": 2, "n": [10, 20]}}) == "d: 2; n: 10, 20"
-    assert paperfigs.caption({"settings": {"runs": [[20, 0.3], [50, 0.5]], "t": "x {'lr': 12.5}"}}) == \
-        "runs: (20, 0.3), (50, 0.5); t: x (lr 12.5)"
+    assert (
+        paperfigs.caption({"settings": {"runs": [[20, 0.3], [50, 0.5]], "t": "x {'lr': 12.5}"}})
+        == "runs: (20, 0.3), (50, 0.5); t: x (lr 12.5)"
+    )
 
 
 @pytest.fixture
@@ -100,26 +152,30 @@ def _judge(spec, outcome, fresh=None):
 
 def test_figure1_holds_is_resolved_and_rules_out_its_alternatives(figures_registry):
     spec = figures_registry["fig1"]
-    outcome = figures.figure1(**{**spec.design, "n_grid": [10, 100]}, task="affine")   # a cheaper n grid
+    outcome = figures.figure1(**{**spec.design, "n_grid": [10, 100]}, task="affine")  # a cheaper n grid
     json.dumps(outcome.figure)
     judged = _judge(spec, outcome)
     assert judged.decision.verdict == "holds" and outcome.figure["verdict"] == "holds"
     shrink = judged.resolutions[0]
-    assert 0.3 < shrink.value < 0.5   # the window shrinks about as L^-0.34 ... L^-0.41 at n = 20
+    assert 0.3 < shrink.value < 0.5  # the window shrinks about as L^-0.34 ... L^-0.41 at n = 20
     assert [a.ruled_out for a in judged.alternatives] == [True, True]
     assert outcome.figure["window"] == sorted(outcome.figure["window"], reverse=True)
 
 
 def _curves(errors_by_task, M_by_task):
     """A stand-in for pretraining_curve: the given error path and final M per task class."""
+
     def curve(problem, stream, **kw):
         errors = errors_by_task[problem.task]
         return list(range(len(errors))), errors, [1e-4] * len(errors), [M_by_task[problem.task]] * len(errors), {}
+
     return curve
 
 
-@pytest.mark.parametrize("ratio, verdict, five_percent", [(1.02, "holds", "holds"), (1.3, "fails", "fails"),
-                                                           (1.099, "inconclusive", "inconclusive")])
+@pytest.mark.parametrize(
+    "ratio, verdict, five_percent",
+    [(1.02, "holds", "holds"), (1.3, "fails", "fails"), (1.099, "inconclusive", "inconclusive")],
+)
 def test_figure5_rule_on_constructed_ratios(figures_registry, monkeypatch, ratio, verdict, five_percent):
     """The +-10% cross-class margin on E_class / E_cosine (se 0.001): 1.02 holds, 1.3 fails, a ratio at
     the margin is undecided; the pre-specified "affine 5% worse" cannot be ruled out at a ratio of 1.02
@@ -127,8 +183,11 @@ def test_figure5_rule_on_constructed_ratios(figures_registry, monkeypatch, ratio
     spec = figures_registry["fig5"]
     falling = {c: [0.3, 0.1] for c in spec.design["classes"]}
     monkeypatch.setattr(figures, "pretraining_curve", _curves(falling, {c: np.eye(2) for c in falling}))
-    monkeypatch.setattr(figures, "paired_ratio", lambda problem, models, contexts, stream: (
-        [0.1] * 3, [ratio, ratio, 1.0], [0.001, 0.001, 0.0]))
+    monkeypatch.setattr(
+        figures,
+        "paired_ratio",
+        lambda problem, models, contexts, stream: ([0.1] * 3, [ratio, ratio, 1.0], [0.001, 0.001, 0.0]),
+    )
     judged = _judge(spec, figures.figure5(**spec.design, d=2, seed=np.random.SeedSequence(0)))
     assert judged.decision.verdict == verdict
     alternatives = {a.name: a.verdict for a in judged.alternatives}
@@ -142,7 +201,7 @@ def test_figure9_rule_on_constructed_runs(figures_registry, monkeypatch):
     near 1/sqrt(2), and both alternatives (linear attention learns the subspace; linear attention ends
     better) are ruled out."""
     spec = figures_registry["fig9"]
-    P, off = np.diag([1.0, 1.0, 0.0, 0.0]), np.diag([1.0, 1.0, 1.5, 1.5])   # B: the first two axes
+    P, off = np.diag([1.0, 1.0, 0.0, 0.0]), np.diag([1.0, 1.0, 1.5, 1.5])  # B: the first two axes
 
     def curve(problem, stream, *, kind, segments, **kw):
         Ms = [np.eye(4)] * segments + [P if kind == "softmax" else off]
@@ -167,8 +226,11 @@ def test_figure3_rule_on_constructed_norms(figures_registry, monkeypatch):
         return [(None, SimpleNamespace(M=w * (1 + 0.005 * rng.standard_normal()) * np.eye(2))) for _ in range(count)]
 
     monkeypatch.setattr(figures, "independent_runs", runs)
-    monkeypatch.setattr(figures, "wstar", lambda problem, method: WStar(Estimate(2.0 + 10 * problem.L),
-                                                                        0, 0, Estimate(0.0), "exact", {}))
+    monkeypatch.setattr(
+        figures,
+        "wstar",
+        lambda problem, method: WStar(Estimate(2.0 + 10 * problem.L), 0, 0, Estimate(0.0), "exact", {}),
+    )
     judged = _judge(spec, figures.figure3(**spec.design, task="affine", seed=np.random.SeedSequence(0)))
     assert judged.decision.verdict == "holds" and all(a.ruled_out for a in judged.alternatives)
     assert 0.05 < judged.resolutions[0].value < 0.1
@@ -209,7 +271,7 @@ def test_command_writes_the_figure_only_under_out(figures_registry, tmp_path, ca
     out = tmp_path / "figs"
     assert main(["figures", "--out", str(out), "--only", "fig1", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    entry, = payload["figures"]
+    (entry,) = payload["figures"]
     assert set(entry) == {"name", "files", "settings", "verdict"} and entry["verdict"] == "holds"
     assert sorted(p.name for p in out.iterdir()) == ["fig1.json", "fig1.pdf", "fig1.png"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["figs"]
@@ -229,6 +291,7 @@ def test_figure6_centres_where_theory_says_and_the_general_M_costs_error(figures
     assert abs(iso.measured) <= 2 * np.pi / 4000 and gen.ci_low <= gen.theory <= gen.ci_high
     assert gen.theory == pytest.approx(0.6) and cost.ci_low > 0
     # an M with q as an eigenvector centres on the query: the rule then refutes "away from the query"
-    flat = figures.figure6(**{**design, "rotation": 0.0, "contexts": 500}, task="affine",
-                           seed=np.random.SeedSequence(2))
+    flat = figures.figure6(
+        **{**design, "rotation": 0.0, "contexts": 500}, task="affine", seed=np.random.SeedSequence(2)
+    )
     assert flat.decide().verdict in ("fails", "inconclusive")

@@ -11,7 +11,7 @@ pytest_plugins = ("pytester",)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "variants" / "examples"
 
-GATES = '''
+GATES = """
 from lipschitz_icl import cache
 from lipschitz_icl.evidence import Evidence, Quantity
 
@@ -72,7 +72,7 @@ def test_duplicate_id(record_claim):
 
 def test_cache_state():
     assert cache.enabled() is EXPECT_CACHE
-'''
+"""
 
 
 @pytest.fixture
@@ -96,8 +96,16 @@ def gates(pytester, tmp_path, monkeypatch):
 def run(pytester, *args):
     """Inner pytest run confined to the pytester directory (variant paths given as option values would
     otherwise pull the rootdir, and the default report dir, up to their common ancestor)."""
-    return pytester.runpytest("-p", "no:cacheprovider", "-ra", "--rootdir", str(pytester.path),
-                              "--report-dir", str(pytester.path / "reports"), *args)
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-ra",
+        "--rootdir",
+        str(pytester.path),
+        "--report-dir",
+        str(pytester.path / "reports"),
+        *args,
+    )
 
 
 def _claims(pytester):
@@ -108,17 +116,31 @@ def test_verdicts_become_outcomes_and_claims_json(pytester, gates):
     gates()
     result = run(pytester)
     result.assert_outcomes(passed=5, failed=5)
-    result.stdout.fnmatch_lines(["*claim c-fails FAILS*",
-                                 "*claim c-inconclusive INCONCLUSIVE (confirmatory claims must be decided)*",
-                                 "*claim c-no-power: its rule refutes no deviation of p up to 1.0*",
-                                 "*claim c-refuted REFUTED*", "*claim id 'c-dup' recorded twice*",
-                                 "*8 confirmatory claims: 4 holds, 1 fails, 1 inconclusive, 1 proved, 1 refuted*",
-                                 "*1 exploratory claims: 0 holds, 1 fails, 0 inconclusive*",
-                                 "*the paper's statements (scope paper, confirmatory): 5/8 hold or are proved*",
-                                 "*pre-specified alternatives ruled out 2/3*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*claim c-fails FAILS*",
+            "*claim c-inconclusive INCONCLUSIVE (confirmatory claims must be decided)*",
+            "*claim c-no-power: its rule refutes no deviation of p up to 1.0*",
+            "*claim c-refuted REFUTED*",
+            "*claim id 'c-dup' recorded twice*",
+            "*8 confirmatory claims: 4 holds, 1 fails, 1 inconclusive, 1 proved, 1 refuted*",
+            "*1 exploratory claims: 0 holds, 1 fails, 0 inconclusive*",
+            "*the paper's statements (scope paper, confirmatory): 5/8 hold or are proved*",
+            "*pre-specified alternatives ruled out 2/3*",
+        ]
+    )
     claims = _claims(pytester)
-    assert set(claims) == {"c-holds", "c-fails", "c-inconclusive", "c-alt-wins", "c-no-power", "c-proved",
-                           "c-refuted", "c-exploratory", "c-dup"}
+    assert set(claims) == {
+        "c-holds",
+        "c-fails",
+        "c-inconclusive",
+        "c-alt-wins",
+        "c-no-power",
+        "c-proved",
+        "c-refuted",
+        "c-exploratory",
+        "c-dup",
+    }
     assert claims["c-exploratory"]["status"] == "exploratory"
     assert claims["c-holds"]["power"] == [1, 1] and claims["c-alt-wins"]["power"] == [0, 1]
     assert claims["c-holds"]["figure"] == {"kind": "line", "x": [1, 2], "y": [3, 4]}
@@ -142,8 +164,10 @@ def test_bad_variant_file_is_a_usage_error_and_runs_nothing(pytester, gates, tmp
     gates()
     marker = tmp_path / "PWNED"
     evil = tmp_path / "evil.toml"
-    evil.write_text(f'name = "e"\nquantity = "cap_tail"\nrelation = "<="\n'
-                    f"bound = \"__import__('os').system('touch {marker}')\"\n[grid]\nd = 3\nh = 0.5\n")
+    evil.write_text(
+        f'name = "e"\nquantity = "cap_tail"\nrelation = "<="\n'
+        f"bound = \"__import__('os').system('touch {marker}')\"\n[grid]\nd = 3\nh = 0.5\n"
+    )
     result = run(pytester, "--variants", str(evil))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{evil}:4: bad 'bound'*"])
@@ -178,7 +202,9 @@ def test_claims_json_from_gates_feeds_the_report(pytester, gates):
     assert any(p.name.startswith("c-holds") for p in result.figures)  # the gate's figure= data
 
 
-@pytest.mark.slow(reason="two pytest runs, one on xdist workers (~9 s); CI's pytest verify/ -n auto merges workers on every run")
+@pytest.mark.slow(
+    reason="two pytest runs, one on xdist workers (~9 s); CI's pytest verify/ -n auto merges workers on every run"
+)
 def test_xdist_workers_merge_into_one_claims_json_equal_to_serial(pytester, gates):
     """``-n 2``: every worker's records reach the controller, which writes one claims.json with the same
     ids and verdicts, in the same order, as a serial run, and prints the summary once."""
@@ -187,8 +213,16 @@ def test_xdist_workers_merge_into_one_claims_json_equal_to_serial(pytester, gate
     serial = run(pytester)
     expected = [(r["claim_id"], r["verdict"]) for r in _claims_list(pytester)]
     (pytester.path / "reports" / "claims.json").unlink()
-    parallel = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--rootdir", str(pytester.path),
-                                             "--report-dir", str(pytester.path / "reports"))
+    parallel = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "--rootdir",
+        str(pytester.path),
+        "--report-dir",
+        str(pytester.path / "reports"),
+    )
     assert [(r["claim_id"], r["verdict"]) for r in _claims_list(pytester)] == expected
     assert parallel.ret == serial.ret
     assert sum("lipschitz-icl claims" in line for line in parallel.outlines) == 1
@@ -216,8 +250,26 @@ def test_a_changed_design_fails_its_gate_naming_the_change(tmp_path):
     text = (copy / "thm34.toml").read_text()
     assert "runs = 8" in text
     (copy / "thm34.toml").write_text(text.replace("runs = 8", "runs = 5", 1))
-    out = subprocess.run([sys.executable, "-m", "pytest", str(root / "verify" / "test_thm34.py"), "-p",
-                          "no:cacheprovider", "-q", "--registry", str(copy), "--report-dir", str(tmp_path / "r"),
-                          "-k", "trained"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(root / "verify" / "test_thm34.py"),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--registry",
+            str(copy),
+            "--report-dir",
+            str(tmp_path / "r"),
+            "-k",
+            "trained",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert out.returncode == 1, out.stdout[-2000:]
     assert "its design differs from the lock" in out.stdout and "design.runs: 8 -> 5" in out.stdout

@@ -19,13 +19,20 @@ def test_mean_interval_is_the_two_sided_t_interval():
     assert mean == 2.5 and half == pytest.approx(3.182446305284263 * np.std([1.0, 2.0, 3.0, 4.0], ddof=1) / 2)
 
 
-SGD = dict(optimizer="sgd", lr=12.5, batch=128, schedule="constant")
+SGD = {"optimizer": "sgd", "lr": 12.5, "batch": 128, "schedule": "constant"}
 
 
 def test_pretraining_curve_records_a_falling_error_on_common_test_contexts():
     problem = make_problem("affine", 2, 20, 1.0, 0.3)
-    steps, errors, ses, Ms, _ = pretraining_curve(problem, np.random.SeedSequence(3), kind="softmax",
-                                                  protocol=SGD, init_scale=1.0, segments=2,
-                                                  segment_steps=40, test_contexts=500)
+    steps, errors, ses, Ms, _ = pretraining_curve(
+        problem,
+        np.random.SeedSequence(3),
+        kind="softmax",
+        protocol=SGD,
+        init_scale=1.0,
+        segments=2,
+        segment_steps=40,
+        test_contexts=500,
+    )
     assert steps == [0, 40, 80] and len(Ms) == 3
     assert errors[-1] + 4 * ses[-1] < errors[0] - 4 * ses[0]

@@ -7,10 +7,18 @@ import pytest
 from lipschitz_icl import sphere
 from lipschitz_icl.attention import Attention
 from lipschitz_icl.loss import naive_loss
+from lipschitz_icl.probes import (
+    CosineProbe,
+    DistanceProbe,
+    TriangleProbe,
+    noise_terms,
+    probe_errors_along_n,
+    probe_log_ratios,
+    probe_suite,
+    probe_terms,
+    triangle_wave,
+)
 from lipschitz_icl.problem import Problem, make_problem
-from lipschitz_icl.probes import (CosineProbe, DistanceProbe, TriangleProbe, noise_terms, probe_errors_along_n,
-                                  probe_log_ratios, probe_suite, probe_terms,
-                                  triangle_wave)
 from lipschitz_icl.validation import ParameterError
 
 D, L = 4, 1.7
@@ -18,8 +26,16 @@ SUITE = probe_suite(D, L, cosine_frequencies=(1.0, 5.0), triangle_frequencies=(1
 
 
 def test_suite_names_and_parameters():
-    assert [p.name for p in SUITE] == ["affine", "relu", "cosine-1", "cosine-5", "triangle-1", "triangle-5",
-                                       "distance-1", "distance-4"]
+    assert [p.name for p in SUITE] == [
+        "affine",
+        "relu",
+        "cosine-1",
+        "cosine-5",
+        "triangle-1",
+        "triangle-5",
+        "distance-1",
+        "distance-4",
+    ]
     assert all(p.d == D and p.L == L for p in SUITE)
     with pytest.raises(ParameterError):
         probe_suite(1, L)
@@ -87,7 +103,7 @@ def test_probe_terms_agree_with_the_naive_estimator_and_share_contexts():
     model = Attention(w * np.eye(d))
     terms = probe_terms(probes, [model, Attention(2 * w * np.eye(d))], n, sigma, 20000, 5)
     for probe in probes:
-        (b, nz), (b2, nz2) = terms[probe.name]
+        (b, nz), (b2, _nz2) = terms[probe.name]
         ours = b + nz
         ref = naive_loss(Problem(probe, n, sigma), model, 20000, np.random.default_rng(6)).loss
         assert abs(ours.mean() - ref.value) < 4.5 * np.hypot(ours.std() / np.sqrt(ours.size), ref.standard_error)

@@ -22,7 +22,7 @@ def test_a_bar_is_drawn_on_a_terminal_and_not_on_a_pipe():
 def test_silenced_wins_over_a_terminal_and_over_show_true_and_nests():
     tty = _Terminal()
     with progress.silenced():
-        with progress.silenced(False):          # an inner inactive block does not unsilence
+        with progress.silenced(False):  # an inner inactive block does not unsilence
             assert not progress.enabled(True, tty)
         for _ in progress.bar(range(3), desc="loop", stream=tty, show=True):
             pass
@@ -42,11 +42,26 @@ def test_train_under_json_draws_no_bar_even_when_stderr_is_a_terminal(monkeypatc
         return answers[-1]
 
     monkeypatch.setattr(progress, "enabled", spy)
-    argv = ["train", "--task", "affine", "--d", "2", "--n", "4", "--L", "1", "--sigma", "0.3",
-            "--steps", "2", "--batch", "100000"]
+    argv = [
+        "train",
+        "--task",
+        "affine",
+        "--d",
+        "2",
+        "--n",
+        "4",
+        "--L",
+        "1",
+        "--sigma",
+        "0.3",
+        "--steps",
+        "2",
+        "--batch",
+        "100000",
+    ]
     assert main(argv + ["--json"]) == 0
     assert answers and not any(answers)
     assert capsys.readouterr().err == ""
     answers.clear()
-    assert main(argv) == 0                               # the control: the same run draws a bar
+    assert main(argv) == 0  # the control: the same run draws a bar
     assert answers == [True] and "train" in capsys.readouterr().err

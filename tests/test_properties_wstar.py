@@ -2,15 +2,21 @@
 bounds predict.  w* comes from the exact quadrature (affine) or the asymptotic loss (relu, faster);
 both are deterministic; comparisons allow the accuracy each result states (``w_star.abs_error``)."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from lipschitz_icl.derivations import window_law as law
 from lipschitz_icl import make_problem
+from lipschitz_icl.derivations import window_law as law
 from lipschitz_icl.optimum import wstar
 
 SLACK = 1e-5
-problems = st.tuples(st.sampled_from(["affine", "relu"]), st.sampled_from([2, 3, 5]),
-                     st.integers(1000, 10**12), st.floats(0.2, 5.0), st.floats(0.1, 2.0))
+problems = st.tuples(
+    st.sampled_from(["affine", "relu"]),
+    st.sampled_from([2, 3, 5]),
+    st.integers(1000, 10**12),
+    st.floats(0.2, 5.0),
+    st.floats(0.1, 2.0),
+)
 
 
 def _wstar(task, d, n, L, sigma):

@@ -58,8 +58,9 @@ def test_rate_12_is_refuted_between_the_grid_points(tmp_path, capsys):
 
 def test_rate_11_is_proved_and_the_certificate_rechecks(tmp_path, capsys):
     cert = tmp_path / "cert.json"
-    code, out, _ = run(["prove", write(tmp_path, ISSUE_FILE.format(rate=1.1, d=[5])), "--json",
-                        "--certificate", str(cert)], capsys)
+    code, out, _ = run(
+        ["prove", write(tmp_path, ISSUE_FILE.format(rate=1.1, d=[5])), "--json", "--certificate", str(cert)], capsys
+    )
     result = json.loads(out)
     assert code == 0 and result["verdict"] == "proved" and result["undecided_count"] == 0
     data = json.loads(cert.read_text())
@@ -77,8 +78,9 @@ def _leaves(nodes):
 @pytest.fixture
 def certificate(tmp_path, capsys):
     cert = tmp_path / "cert.json"
-    code, _, _ = run(["prove", write(tmp_path, ISSUE_FILE.format(rate=1.1, d=[5])), "--json",
-                      "--certificate", str(cert)], capsys)
+    code, _, _ = run(
+        ["prove", write(tmp_path, ISSUE_FILE.format(rate=1.1, d=[5])), "--json", "--certificate", str(cert)], capsys
+    )
     assert code == 0
     return cert
 
@@ -88,13 +90,13 @@ def test_a_tampered_certificate_fails_naming_a_box(certificate, capsys, tamper):
     data = json.loads(certificate.read_text())
     nodes = data["parts"][0]["roots"][0]
     root, leaf = nodes[0], next(_leaves(nodes))
-    if tamper == "bound":          # a sharper statement than the one proved
+    if tamper == "bound":  # a sharper statement than the one proved
         data["statement"]["bound"] = "exp(-1.12*d*h**2)"
-    elif tamper == "enclosure":    # a stored enclosure that excludes the true value
+    elif tamper == "enclosure":  # a stored enclosure that excludes the true value
         leaf["quantity"] = [leaf["quantity"][1] + 1.0, leaf["quantity"][1] + 2.0]
-    elif tamper == "split":        # a split point moved: the children no longer halve their parent
+    elif tamper == "split":  # a split point moved: the children no longer halve their parent
         root["split"]["at"] = root["split"]["at"] * 0.5
-    else:                          # a leaf claims a wider box than its parent gives
+    else:  # a leaf claims a wider box than its parent gives
         leaf["box"]["h"] = [0.0, leaf["box"]["h"][1]]
     certificate.write_text(json.dumps(data))
     code, out, _ = run(["prove", "--recheck", str(certificate), "--json"], capsys)
@@ -105,14 +107,13 @@ def test_a_tampered_certificate_fails_naming_a_box(certificate, capsys, tamper):
 
 def test_a_tampered_counterexample_fails(tmp_path, capsys):
     cert = tmp_path / "cert.json"
-    code, _, _ = run(["prove", write(tmp_path, ISSUE_FILE.format(rate=1.2, d=[5])), "--certificate", str(cert)],
-                     capsys)
+    code, _, _ = run(["prove", write(tmp_path, ISSUE_FILE.format(rate=1.2, d=[5])), "--certificate", str(cert)], capsys)
     assert code == 1
     data = json.loads(cert.read_text())
     assert data["parts"][0]["verdict"] == "refuted"
     code, out, _ = run(["prove", "--recheck", str(cert), "--json"], capsys)
     assert code == 0 and json.loads(out)["verdict"] == "refuted"
-    data["parts"][0]["counterexample"]["params"]["h"] = 0.1      # the bound holds there
+    data["parts"][0]["counterexample"]["params"]["h"] = 0.1  # the bound holds there
     cert.write_text(json.dumps(data))
     code, out, _ = run(["prove", "--recheck", str(cert), "--json"], capsys)
     assert code == 1 and "violate" in json.loads(out)["reason"]
@@ -200,22 +201,30 @@ def test_python_api_returns_a_frozen_result():
 
 def test_projection_and_binomial_tails():
     # Dasgupta-Gupta's exponential form on its upper side, a range of d at fixed k (monotone in d, k, s)
-    dg = prover.prove("projection_tail", "exp(k/2*(1 - s*d/k + log(s*d/k)))",
-                      {"d": {"from": 20, "to": 24}, "k": [2], "s": [0.1, 1]})
+    dg = prover.prove(
+        "projection_tail", "exp(k/2*(1 - s*d/k + log(s*d/k)))", {"d": {"from": 20, "to": 24}, "k": [2], "s": [0.1, 1]}
+    )
     assert dg.verdict is Verdict.PROVED
     # Chernoff's relative-entropy bound for P(N >= a), a >= n p (p up to a/n)
-    chernoff = prover.prove("binomial_tail", "exp(-n*(a/n*log(a/(n*p)) + (1 - a/n)*log((1 - a/n)/(1 - p))))",
-                            {"n": [50], "a": [30], "p": [0.05, 0.6]})
+    chernoff = prover.prove(
+        "binomial_tail",
+        "exp(-n*(a/n*log(a/(n*p)) + (1 - a/n)*log((1 - a/n)/(1 - p))))",
+        {"n": [50], "a": [30], "p": [0.05, 0.6]},
+    )
     assert chernoff.verdict is Verdict.PROVED
     # the same bound without the mean's side condition fails below the mean
-    wrong = prover.prove("binomial_tail", "exp(-n*(a/n*log(a/(n*p)) + (1 - a/n)*log((1 - a/n)/(1 - p))))",
-                         {"n": [50], "a": [30], "p": [0.05, 0.9]})
+    wrong = prover.prove(
+        "binomial_tail",
+        "exp(-n*(a/n*log(a/(n*p)) + (1 - a/n)*log((1 - a/n)/(1 - p))))",
+        {"n": [50], "a": [30], "p": [0.05, 0.9]},
+    )
     assert wrong.verdict is Verdict.REFUTED and wrong.counterexample["params"]["p"] > 0.6
 
 
 def test_budget_exhausted_is_undecided_with_its_share(tmp_path, capsys):
-    code, out, err = run(["prove", write(tmp_path, ISSUE_FILE.format(rate=1.1, d=[5])), "--json",
-                          "--max-boxes", "3"], capsys)
+    code, out, err = run(
+        ["prove", write(tmp_path, ISSUE_FILE.format(rate=1.1, d=[5])), "--json", "--max-boxes", "3"], capsys
+    )
     result = json.loads(out)
     assert code == 3 and result["verdict"] == "undecided" and "Traceback" not in err
     assert result["boxes_evaluated"] == 3 and 0 < result["undecided_share"] <= 1
@@ -232,12 +241,25 @@ def test_both_sides_vanishing_at_an_endpoint_is_named():
     assert result.undecided_share < 1e-6
 
 
-@pytest.mark.parametrize("case", ["inverted interval", "one-number interval", "outside the range", "d too large",
-                                  "no domain", "bracket reversed", "bracket not a bracket"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "inverted interval",
+        "one-number interval",
+        "outside the range",
+        "d too large",
+        "no domain",
+        "bracket reversed",
+        "bracket not a bracket",
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
-    domain = {"inverted interval": "d = [5]\nh = [0.9, 0.1]", "one-number interval": "d = [5]\nh = [0.5]",
-              "outside the range": "d = [5]\nh = [0, 1.5]", "d too large": "d = [513]\nh = [0, 1]"}.get(
-        case, "d = [5]\nh = [0, 1]")
+    domain = {
+        "inverted interval": "d = [5]\nh = [0.9, 0.1]",
+        "one-number interval": "d = [5]\nh = [0.5]",
+        "outside the range": "d = [5]\nh = [0, 1.5]",
+        "d too large": "d = [513]\nh = [0, 1]",
+    }.get(case, "d = [5]\nh = [0, 1]")
     bound, constants = "exp(-d*h**2/2)", ""
     if case.startswith("bracket"):
         bound = "exp(-C*d*h**2)"
@@ -252,8 +274,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("content", ["{}", "not json at all", '{"format": "something else"}',
-                                     'name = "x"\nquantity = "cap_tail"'])
+@pytest.mark.parametrize(
+    "content", ["{}", "not json at all", '{"format": "something else"}', 'name = "x"\nquantity = "cap_tail"']
+)
 def test_a_file_that_is_not_a_certificate_is_exit_2(tmp_path, capsys, content):
     path = tmp_path / "c.json"
     path.write_text(content)
@@ -273,8 +296,11 @@ def test_an_existing_certificate_is_not_overwritten_without_force(tmp_path, caps
 
 
 def test_check_says_it_samples(tmp_path, capsys):
-    text = ISSUE_FILE.format(rate=1.2, d=[3, 5]).replace("[domain]", "[grid]").replace(
-        "h = [0.01, 0.99]", "h = [0.05, 0.1, 0.3, 0.5, 0.9]")
+    text = (
+        ISSUE_FILE.format(rate=1.2, d=[3, 5])
+        .replace("[domain]", "[grid]")
+        .replace("h = [0.01, 0.99]", "h = [0.05, 0.1, 0.3, 0.5, 0.9]")
+    )
     path = write(tmp_path, text)
     code, out, _ = run(["check", path, "--json"], capsys)
     result = json.loads(out)
@@ -284,8 +310,13 @@ def test_check_says_it_samples(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- the ball evaluation
-_BOUNDS = ["exp(-C*d*h**2)", "sqrt(h)*d + log(1 + h)", "max(h, 1/d) - min(h**3, 0.5)", "abs(h - 0.3)**(3/2)",
-           "(1 - h)**5 / (1 + h**2)"]
+_BOUNDS = [
+    "exp(-C*d*h**2)",
+    "sqrt(h)*d + log(1 + h)",
+    "max(h, 1/d) - min(h**3, 0.5)",
+    "abs(h - 0.3)**(3/2)",
+    "(1 - h)**5 / (1 + h**2)",
+]
 
 
 @settings(max_examples=60, deadline=None)
@@ -297,7 +328,7 @@ def test_ball_evaluation_contains_every_point_value(text, a, b, d, where):
     try:
         ball = expr.evaluate_ball({"C": 1.25, "d": d, "h": interval(lo, hi)})
     except ExpressionError:
-        return                      # undefined somewhere on the box: refused, never a wrong ball
+        return  # undefined somewhere on the box: refused, never a wrong ball
     h = min(max(lo + where * (hi - lo), lo), hi)
     value = float(expr.evaluate({"C": 1.25, "d": d, "h": h}))
     slack = 1e-14 * abs(value) + 1e-300
@@ -322,10 +353,38 @@ HOSTILE = {
     "directory": ["prove", "{dir}"],
     "certificate is a directory": ["prove", "{file}", "--certificate", "{dir}"],
     "recheck of a directory": ["prove", "--recheck", "{dir}"],
-    "certified loss of relu": ["loss", "--task", "relu", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1", "--w", "1",
-                               "--method", "certified"],
-    "certified wstar of relu": ["wstar", "--task", "relu", "--d", "3", "--n", "5", "--L", "1", "--sigma", "1",
-                                "--method", "certified"],
+    "certified loss of relu": [
+        "loss",
+        "--task",
+        "relu",
+        "--d",
+        "3",
+        "--n",
+        "5",
+        "--L",
+        "1",
+        "--sigma",
+        "1",
+        "--w",
+        "1",
+        "--method",
+        "certified",
+    ],
+    "certified wstar of relu": [
+        "wstar",
+        "--task",
+        "relu",
+        "--d",
+        "3",
+        "--n",
+        "5",
+        "--L",
+        "1",
+        "--sigma",
+        "1",
+        "--method",
+        "certified",
+    ],
 }
 
 
@@ -343,8 +402,11 @@ BAD_DOMAINS = {
     "unknown parameter": ('quantity = "cap_tail"', "exp(-h)", "d = [5]\nh = [0, 1]\ns = [0, 1]"),
     "missing parameter": ('quantity = "cap_tail"', "exp(-h)", "h = [0, 1]"),
     "inverted integer range": ('quantity = "cap_tail"', "exp(-h)", "d = { from = 9, to = 3 }\nh = [0, 1]"),
-    "sharpest constant as a number": ('quantity = "cap_tail"\nsharpest = "C"\n[constants]\nC = 2.0',
-                                      "exp(-C*h)", "d = [5]\nh = [0, 1]"),
+    "sharpest constant as a number": (
+        'quantity = "cap_tail"\nsharpest = "C"\n[constants]\nC = 2.0',
+        "exp(-C*h)",
+        "d = [5]\nh = [0, 1]",
+    ),
     "not a cap probability": ('quantity = "binomial_tail"', "1", "n = [5]\na = [2]\np = [0, 1.5]"),
 }
 
@@ -352,7 +414,7 @@ BAD_DOMAINS = {
 @pytest.mark.parametrize("case", sorted(BAD_DOMAINS))
 def test_bad_domains_are_refused_with_a_line_number(tmp_path, capsys, case):
     head, bound, domain = BAD_DOMAINS[case]
-    quantity, _, tables = head.partition("\n")      # the quantity line, then any further keys and tables
+    quantity, _, tables = head.partition("\n")  # the quantity line, then any further keys and tables
     text = f'name = "bad"\n{quantity}\nrelation = "<="\nbound = "{bound}"\n{tables}\n[domain]\n{domain}\n'
     path = write(tmp_path, text)
     code, out, err = run(["prove", path], capsys)

@@ -1,10 +1,10 @@
 """The composite Gauss-Legendre rule (lipschitz_icl.quadrature)."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
-from scipy import special
 
 from lipschitz_icl.quadrature import composite_edges, composite_rule, gauss_legendre, panel_rule
 from lipschitz_icl.validation import ParameterError
@@ -54,7 +54,7 @@ def test_composite_rule_converges_like_h_to_the_2m_on_a_smooth_function(m):
     for panels in (1, 2, 4, 8, 16):
         nodes, weights = composite_rule(0.0, 2.0, m, panels=panels)
         errors.append(abs(weights @ np.exp(nodes) - math.expm1(2.0)))
-    ratios = [a / b / 2 ** (2 * m) for a, b in zip(errors[:-1], errors[1:])]
+    ratios = [a / b / 2 ** (2 * m) for a, b in itertools.pairwise(errors)]
     assert all(0.9 < r < 1.0 for r in ratios) and np.all(np.diff(ratios) > 0), ratios
     assert ratios[-1] == pytest.approx(1.0, abs=0.005)
 
@@ -64,7 +64,11 @@ def test_breakpoints_are_edges_and_each_piece_gets_its_panels():
     assert edges.size == 4 + 6 + 4 + 1
     assert 1.0 in edges and 2.0 in edges and edges[0] == 0.0 and edges[-1] == math.pi
     widths = np.diff(edges)
-    assert np.allclose(widths[:4], 0.25) and np.allclose(widths[4:10], 1 / 6) and np.allclose(widths[10:], (math.pi - 2) / 4)
+    assert (
+        np.allclose(widths[:4], 0.25)
+        and np.allclose(widths[4:10], 1 / 6)
+        and np.allclose(widths[10:], (math.pi - 2) / 4)
+    )
     nodes, weights = composite_rule(0.0, math.pi, 5, panels=(4, 6, 4), breakpoints=(1.0, 2.0))
     assert weights.sum() == pytest.approx(math.pi, rel=1e-15)
     # a kink at a breakpoint is integrated exactly: |x - 1| on [0, pi]
@@ -76,26 +80,29 @@ def test_empty_pieces_and_repeated_breakpoints_are_dropped():
     assert np.array_equal(edges, np.unique(np.concatenate([np.linspace(0, 1, 4), np.linspace(1, 2, 4)])))
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: gauss_legendre(0), "order"),
-    (lambda: gauss_legendre(2.5), "order"),
-    (lambda: gauss_legendre("8"), "order"),
-    (lambda: gauss_legendre(10**6), "order"),
-    (lambda: panel_rule([0.0], 4), "edges"),
-    (lambda: panel_rule([0.0, 1.0, 1.0], 4), "edges"),
-    (lambda: panel_rule([1.0, 0.0], 4), "edges"),
-    (lambda: panel_rule([0.0, np.nan], 4), "edges"),
-    (lambda: panel_rule([[0.0, 1.0]], 4), "edges"),
-    (lambda: panel_rule(["a", "b"], 4), "edges"),
-    (lambda: composite_rule(1.0, 1.0, 4), "b"),
-    (lambda: composite_rule(2.0, 1.0, 4), "b"),
-    (lambda: composite_rule(0.0, np.inf, 4), "b"),
-    (lambda: composite_rule(0.0, 1.0, 4, panels=0), "panels"),
-    (lambda: composite_rule(0.0, 1.0, 4, panels=(2, 2)), "panels"),
-    (lambda: composite_rule(0.0, 1.0, 4, breakpoints=(1.5,)), "breakpoints"),
-    (lambda: composite_rule(0.0, 1.0, 4, breakpoints=(0.7, 0.2)), "breakpoints"),
-    (lambda: composite_rule(0.0, 1.0, 4, breakpoints=(np.nan,)), "breakpoints"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: gauss_legendre(0), "order"),
+        (lambda: gauss_legendre(2.5), "order"),
+        (lambda: gauss_legendre("8"), "order"),
+        (lambda: gauss_legendre(10**6), "order"),
+        (lambda: panel_rule([0.0], 4), "edges"),
+        (lambda: panel_rule([0.0, 1.0, 1.0], 4), "edges"),
+        (lambda: panel_rule([1.0, 0.0], 4), "edges"),
+        (lambda: panel_rule([0.0, np.nan], 4), "edges"),
+        (lambda: panel_rule([[0.0, 1.0]], 4), "edges"),
+        (lambda: panel_rule(["a", "b"], 4), "edges"),
+        (lambda: composite_rule(1.0, 1.0, 4), "b"),
+        (lambda: composite_rule(2.0, 1.0, 4), "b"),
+        (lambda: composite_rule(0.0, np.inf, 4), "b"),
+        (lambda: composite_rule(0.0, 1.0, 4, panels=0), "panels"),
+        (lambda: composite_rule(0.0, 1.0, 4, panels=(2, 2)), "panels"),
+        (lambda: composite_rule(0.0, 1.0, 4, breakpoints=(1.5,)), "breakpoints"),
+        (lambda: composite_rule(0.0, 1.0, 4, breakpoints=(0.7, 0.2)), "breakpoints"),
+        (lambda: composite_rule(0.0, 1.0, 4, breakpoints=(np.nan,)), "breakpoints"),
+    ],
+)
 def test_bad_input_is_refused_naming_the_parameter(call, name):
     with pytest.raises(ParameterError) as info:
         call()

@@ -59,7 +59,7 @@ def _write(tmp_path, body):
     return path
 
 
-ENTRY = '''
+ENTRY = """
 [[claim]]
 name = "c"
 id = "grp/c/{task}"
@@ -84,7 +84,7 @@ statement = "a rival"
 args = { shift = 0.5 }
 [[claim.grid.default]]
 task = ["a", "b"]
-'''
+"""
 
 
 def test_a_valid_file_loads(tmp_path):
@@ -94,19 +94,22 @@ def test_a_valid_file_loads(tmp_path):
     assert spec.resolutions[0].meaning == "what p means" and spec.alternatives[0].args == {"shift": 0.5}
 
 
-@pytest.mark.parametrize("change, message", [
-    (('rule = "sign"', 'rule = "eyeball"'), "rule"),
-    (('status = "confirmatory"', 'status = "exploratory"'), "exploratory_reason"),
-    (('id = "grp/c/{task}"', 'id = "grp/c"'), "misses varying"),
-    (('margin_source = "reason"', 'margin_source = ""'), "missing"),
-    (('scope = "paper"', 'scope = "folklore"'), "scope"),
-    (('scope = "paper"\n', ''), "missing"),
-    (('meaning = "what p means"\n', ''), "meaning"),
-    (('start = 0.001', 'start = 2.0'), "start <= limit"),
-    (('[claim.design]\nlevel = 0.01', '[claim.design]\ntask = 1'), "both in the grid"),
-    (('margin = "0"', 'margin = "0"\ncontexts = 1000'), "unknown fields"),
-    (('name = "a"\n', ''), "alternative"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (('rule = "sign"', 'rule = "eyeball"'), "rule"),
+        (('status = "confirmatory"', 'status = "exploratory"'), "exploratory_reason"),
+        (('id = "grp/c/{task}"', 'id = "grp/c"'), "misses varying"),
+        (('margin_source = "reason"', 'margin_source = ""'), "missing"),
+        (('scope = "paper"', 'scope = "folklore"'), "scope"),
+        (('scope = "paper"\n', ""), "missing"),
+        (('meaning = "what p means"\n', ""), "meaning"),
+        (("start = 0.001", "start = 2.0"), "start <= limit"),
+        (("[claim.design]\nlevel = 0.01", "[claim.design]\ntask = 1"), "both in the grid"),
+        (('margin = "0"', 'margin = "0"\ncontexts = 1000'), "unknown fields"),
+        (('name = "a"\n', ""), "alternative"),
+    ],
+)
 def test_bad_entries_are_refused(tmp_path, change, message):
     with pytest.raises(registry.RegistryError, match=message):
         registry._load_file(_write(tmp_path, ENTRY.replace(*change)))
@@ -114,8 +117,9 @@ def test_bad_entries_are_refused(tmp_path, change, message):
 
 def test_design_hash_covers_the_design_not_the_prose(tmp_path):
     (spec,) = registry._load_file(_write(tmp_path, ENTRY))
-    (prose,) = registry._load_file(_write(tmp_path, ENTRY.replace('margin_source = "reason"',
-                                                                  'margin_source = "a better reason"')))
+    (prose,) = registry._load_file(
+        _write(tmp_path, ENTRY.replace('margin_source = "reason"', 'margin_source = "a better reason"'))
+    )
     (level,) = registry._load_file(_write(tmp_path, ENTRY.replace("level = 0.01", "level = 0.02")))
     (alt,) = registry._load_file(_write(tmp_path, ENTRY.replace("shift = 0.5", "shift = 0.4")))
     assert spec.design_hash == prose.design_hash
@@ -178,8 +182,9 @@ def test_claims_command_lists_the_registry_with_last_resolutions(tmp_path, capsy
     from lipschitz_icl.cli import main
 
     case = registry.cases("default")[0]
-    last = {"claims": [{"claim_id": case.claim_id, "verdict": "holds",
-                        "resolution": {"parameter": "p", "value": 0.01}}]}
+    last = {
+        "claims": [{"claim_id": case.claim_id, "verdict": "holds", "resolution": {"parameter": "p", "value": 0.01}}]
+    }
     (tmp_path / "claims.json").write_text(json.dumps(last))
     assert main(["claims", "--json", "--claims", str(tmp_path / "claims.json")]) == 0
     rows = json.loads(capsys.readouterr().out)["claims"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lipschitz_icl.report import build as report_build
 from lipschitz_icl.cli import main
+from lipschitz_icl.report import build as report_build
 from lipschitz_icl.report import build_report, load_claims, power_summary, render_tex
 from lipschitz_icl.report.figures import FigureDataError, data_figure, spec_panel
 from lipschitz_icl.report.latex import Latex, breakable, escape, num
@@ -22,25 +22,29 @@ FIXTURE = Path(__file__).resolve().parent / "data" / "claims_example.json"
 def test_escape_makes_every_special_character_literal():
     assert escape(r"a_b & 50% $x^2$ {c} ~ # \ <>") == (
         r"a\_b \& 50\% \$x\textasciicircum{}2\$ \{c\} \textasciitilde{} \# \textbackslash{} "
-        r"\textless{}\textgreater{}")
+        r"\textless{}\textgreater{}"
+    )
     assert escape(Latex(r"\num{1}")) == r"\num{1}"  # already LaTeX: untouched
     assert escape(12) == "12"
     assert breakable("thm/a_b:c") == r"thm/\allowbreak{}a\_\allowbreak{}b:\allowbreak{}c"
 
 
-@pytest.mark.parametrize("value, low, high, expected", [
-    (1.234, 1.229, 1.239, r"\num{1.2340(50)}"),
-    (0.3341, 0.3311, 0.3371, r"\num{0.3341(30)}"),
-    (12345.678, 12322.0, 12368.0, r"\num{1.2346(24)e4}"),
-    (1234.5, 1004.0, 1464.0, r"\num{1230(240)}"),
-    (5e-15, 4e-15, 6e-15, r"\num{5.0(10)e-15}"),
-    (-3.2, -3.3, -3.1, r"\num{-3.20(10)}"),
-    (2.0, 1.9, 2.3, r"\num{2.00(30)}"),  # asymmetric interval: the larger half-width
-    (0.5, 0.5, 0.5, r"\num{0.5}"),
-    (0.1234567891, None, None, r"\num{0.123457}"),
-    ("inf", None, None, r"$\infty$"),
-    (None, None, None, "--"),
-])
+@pytest.mark.parametrize(
+    "value, low, high, expected",
+    [
+        (1.234, 1.229, 1.239, r"\num{1.2340(50)}"),
+        (0.3341, 0.3311, 0.3371, r"\num{0.3341(30)}"),
+        (12345.678, 12322.0, 12368.0, r"\num{1.2346(24)e4}"),
+        (1234.5, 1004.0, 1464.0, r"\num{1230(240)}"),
+        (5e-15, 4e-15, 6e-15, r"\num{5.0(10)e-15}"),
+        (-3.2, -3.3, -3.1, r"\num{-3.20(10)}"),
+        (2.0, 1.9, 2.3, r"\num{2.00(30)}"),  # asymmetric interval: the larger half-width
+        (0.5, 0.5, 0.5, r"\num{0.5}"),
+        (0.1234567891, None, None, r"\num{0.123457}"),
+        ("inf", None, None, r"$\infty$"),
+        (None, None, None, "--"),
+    ],
+)
 def test_num_formats_value_and_uncertainty(value, low, high, expected):
     assert num(value, low, high) == expected
 
@@ -52,9 +56,12 @@ def test_num_uncertainty_is_never_rounded_down():
 
 def test_load_claims_rejects_malformed_files(tmp_path):
     bad = tmp_path / "c.json"
-    for text, reason in [("{", "readable JSON"), ('{"claims": 3}', "'claims' list"),
-                         ('{"claims": [{"verdict": "holds"}]}', "claim_id"),
-                         ('{"claims": [{"claim_id": "x", "verdict": "maybe"}]}', "verdict")]:
+    for text, reason in [
+        ("{", "readable JSON"),
+        ('{"claims": 3}', "'claims' list"),
+        ('{"claims": [{"verdict": "holds"}]}', "claim_id"),
+        ('{"claims": [{"claim_id": "x", "verdict": "maybe"}]}', "verdict"),
+    ]:
         bad.write_text(text)
         with pytest.raises(ValueError, match=reason):
             load_claims(bad)
@@ -66,7 +73,15 @@ def test_power_summary_counts_refuted_false_variants():
     claims = load_claims(FIXTURE)["claims"]
     power = power_summary(claims)
     assert [(r["refuted"], r["total"], r["unrefuted"]) for r in power["rows"]] == [
-        (4, 4, []), (3, 3, []), (2, 2, []), (1, 1, []), (0, 0, []), (1, 1, []), (1, 1, []), (3, 3, [])]
+        (4, 4, []),
+        (3, 3, []),
+        (2, 2, []),
+        (1, 1, []),
+        (0, 0, []),
+        (1, 1, []),
+        (1, 1, []),
+        (3, 3, []),
+    ]
     assert (power["refuted"], power["total"], power["all_refuted"]) == (15, 15, True)
     lost = [dict(claims[0], false_variants=[dict(claims[0]["false_variants"][0], verdict="holds")])]
     summary = power_summary(lost)
@@ -84,7 +99,7 @@ def test_tex_has_the_headline_the_groups_by_scope_and_escaped_statements(tmp_pat
     tex = rendered.tex
     for package in ("booktabs", "siunitx", "longtable", "graphicx"):
         assert rf"\usepackage{{{package}}}" in tex
-    head = tex[:tex.index(r"\section*{The constants}")]
+    head = tex[: tex.index(r"\section*{The constants}")]
     assert r"\textbf{4 hold, 1 fail, 1 inconclusive, 1 proved}" in head  # confirmatory counts first
     assert "exploratory 1/0/0" in head  # the exploratory record is counted apart
     not_holding = [r["claim_id"] for r in data["claims"] if r["verdict"] not in ("holds", "proved")]
@@ -102,30 +117,47 @@ def test_tex_has_the_headline_the_groups_by_scope_and_escaped_statements(tmp_pat
     # figures: one per claim group (cases overlaid); the malformed one noted, never drawn
     assert rendered.figures and all(p.is_file() and p.read_bytes().startswith(b"%PDF") for p in rendered.figures)
     assert any("thm34-window-law" in p.name for p in rendered.figures)
-    assert [n.split(":")[0] for n in rendered.notes] == ["figure of concentration.cap-probability",
-                                                        "figure of concentration.made-up-bound"]
+    assert [n.split(":")[0] for n in rendered.notes] == [
+        "figure of concentration.cap-probability",
+        "figure of concentration.made-up-bound",
+    ]
     assert all("figure kind must be one of" in n for n in rendered.notes)
 
 
 def test_figures_are_vector_pdfs_and_show_zeros_as_upper_limits(tmp_path):
-    spec = {"kind": "loglog", "series": [{"label": "a", "x": [1, 2], "y": [1, 4]},
-                                         {"label": "b", "x": [1, 2], "y": [2, 3], "theory_y": [2, 2.9]},
-                                         {"label": "c", "x": [1, 2, 3], "y": [1e-3, 0.0, 0.0],
-                                          "y_low": [5e-4, 0.0, 0.0], "y_high": [2e-3, 1e-3, 0.0]}]}
+    spec = {
+        "kind": "loglog",
+        "series": [
+            {"label": "a", "x": [1, 2], "y": [1, 4]},
+            {"label": "b", "x": [1, 2], "y": [2, 3], "theory_y": [2, 2.9]},
+            {
+                "label": "c",
+                "x": [1, 2, 3],
+                "y": [1e-3, 0.0, 0.0],
+                "y_low": [5e-4, 0.0, 0.0],
+                "y_high": [2e-3, 1e-3, 0.0],
+            },
+        ],
+    }
     data_figure(spec, tmp_path / "s.pdf")
     data = (tmp_path / "s.pdf").read_bytes()
     assert data.startswith(b"%PDF") and b"/Subtype /Image" not in data
     panel = spec_panel(spec)
     import matplotlib.figure as mfig
+
     from lipschitz_icl.report import figures as report_figures
+
     fig = mfig.Figure()
     ax = fig.add_subplot()
     report_figures._panel(ax, panel)
     labels = ax.get_legend_handles_labels()[1]
     assert "upper confidence limit (value 0)" in labels and "1 points at 0 not shown" in labels
-    for bad, reason in [({"kind": "line", "x": [1, 2], "y": [1]}, "expected 2"),
-                        ({"kind": "line", "x": [1, "a"], "y": [1, 2]}, "numbers only"),
-                        ({"kind": "pie", "x": [1], "y": [1]}, "kind must be"), ([1, 2], "must be an object")]:
+    for bad, reason in [
+        ({"kind": "line", "x": [1, 2], "y": [1]}, "expected 2"),
+        ({"kind": "line", "x": [1, "a"], "y": [1, 2]}, "numbers only"),
+        ({"kind": "pie", "x": [1], "y": [1]}, "kind must be"),
+        ([1, 2], "must be an object"),
+    ]:
         with pytest.raises(FigureDataError, match=reason):
             data_figure(bad, tmp_path / "bad.pdf")
 
@@ -160,18 +192,26 @@ def test_failed_compilation_is_exit_1_with_the_log(tmp_path, monkeypatch, capsys
     assert err.count("\n") == 1 and (tmp_path / "out" / "report.tex").is_file()
 
 
-@pytest.mark.skipif(shutil.which("latexmk") is None,
-                    reason="latexmk is not installed (apt-get install latexmk texlive-latex-recommended "
-                           "texlive-science); the PDF build is not checked")
+@pytest.mark.skipif(
+    shutil.which("latexmk") is None,
+    reason="latexmk is not installed (apt-get install latexmk texlive-latex-recommended "
+    "texlive-science); the PDF build is not checked",
+)
 def test_pdf_builds_and_contains_every_claim_id(tmp_path):
     result = build_report(FIXTURE, tmp_path)
     assert result.compiled and result.pdf.read_bytes().startswith(b"%PDF")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.csv", "constants.csv", "figures", "quantities.csv",
-                                                         "report.log", "report.pdf", "report.tex"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "cases.csv",
+        "constants.csv",
+        "figures",
+        "quantities.csv",
+        "report.log",
+        "report.pdf",
+        "report.tex",
+    ]
     ids = [r["claim_id"] for r in load_claims(FIXTURE)["claims"]]
     if shutil.which("pdftotext"):
-        text = subprocess.run(["pdftotext", str(result.pdf), "-"], capture_output=True, text=True,
-                              check=True).stdout
+        text = subprocess.run(["pdftotext", str(result.pdf), "-"], capture_output=True, text=True, check=True).stdout
         source = "pdftotext"
     else:  # no poppler: the ids must be in the source and the log must show the pages were written
         text = (tmp_path / "report.tex").read_text().replace("\\_", "_")
@@ -206,7 +246,7 @@ def test_the_newer_claims_json_keys_are_used_when_present(tmp_path):
     data = load_claims(FIXTURE)
     rendered = render_tex(data, tmp_path)
     tex = rendered.tex
-    head = tex[:tex.index(r"\section*{The constants}")]
+    head = tex[: tex.index(r"\section*{The constants}")]
     assert "alternatives ruled out 1/2" in head  # pre-specified alternatives replace the near misses
     assert r"commit \code{abc1234 (clean tree)}" in head and "2026-11-23" in head and "157 s" in head
     assert "derived when the report was built" not in head  # everything came from claims.json
@@ -222,7 +262,7 @@ def test_the_newer_claims_json_keys_are_used_when_present(tmp_path):
 def test_an_older_claims_json_is_reported_with_what_can_be_derived(tmp_path):
     data = _strip_new_keys(load_claims(FIXTURE))
     rendered = render_tex(data, tmp_path, claims_path=FIXTURE)
-    head = rendered.tex[:rendered.tex.index(r"\section*{The constants}")]
+    head = rendered.tex[: rendered.tex.index(r"\section*{The constants}")]
     assert "near-miss variants refuted 15/15" in head
     assert "derived when the report was built: commit, date" in head  # and said so
     assert all(r.source == "fallback mapping" for r in rendered.constants)

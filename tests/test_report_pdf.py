@@ -32,8 +32,10 @@ from lipschitz_icl.report.style import FULL_WIDTH, HALF_WIDTH, LABEL_PT, SCRIPT_
 PAGE_BOUND = 16  # the default profile's report: a referee's length
 
 REPORT = os.environ.get("LIPSCHITZ_ICL_REPORT")
-pytestmark = pytest.mark.skipif(not REPORT or shutil.which("pdftotext") is None,
-                                reason="needs LIPSCHITZ_ICL_REPORT (a built report directory) and pdftotext")
+pytestmark = pytest.mark.skipif(
+    not REPORT or shutil.which("pdftotext") is None,
+    reason="needs LIPSCHITZ_ICL_REPORT (a built report directory) and pdftotext",
+)
 
 
 def _dir() -> Path:
@@ -98,7 +100,7 @@ def _code_spans(tex: str) -> list[str]:
         while j < len(tex) and depth:
             depth += {"{": 1, "}": -1}.get(tex[j], 0) if tex[j - 1] != "\\" else 0
             j += 1
-        body = tex[i + len(r"\code{"):j - 1]
+        body = tex[i + len(r"\code{") : j - 1]
         body = body.replace(r"\allowbreak{}", "").replace(r"\textbackslash{}", "\\")
         body = re.sub(r"\\textasciicircum\{\}", "^", body)
         body = re.sub(r"\\textasciitilde\{\}", "~", body)
@@ -114,14 +116,14 @@ def test_no_ascii_math_outside_code():
             text = text.replace(_squeeze(span), "")
     for ascii_math in ("^2", "sigma"):
         where = text.find(ascii_math)
-        assert where < 0, f"{ascii_math!r} outside code: ...{text[max(0, where - 60):where + 60]}..."
+        assert where < 0, f"{ascii_math!r} outside code: ...{text[max(0, where - 60) : where + 60]}..."
 
 
 def _matches(printed: str, value: float) -> bool:
     """``value`` rounds to ``printed`` (a number as siunitx prints it, uncertainty dropped)."""
     printed = printed.replace("\u2212", "-").split("(")[0]
     decimals = len(printed.split(".")[1]) if "." in printed else 0
-    return abs(float(printed) - value) <= 0.5 * 10.0 ** -decimals * (1 + 1e-9)
+    return abs(float(printed) - value) <= 0.5 * 10.0**-decimals * (1 + 1e-9)
 
 
 def test_the_constants_table_prints_C_d_as_claims_json_has_it():
@@ -173,5 +175,7 @@ def test_figure_files_have_the_fixed_widths_and_8_to_9_pt_text():
         body = {s for s in sizes if s >= TICK_PT - 1e-6}
         scripts = sizes - body
         assert body and min(body) >= TICK_PT - 1e-6 and max(body) <= LABEL_PT + 1e-6, (name, sorted(sizes))
-        assert all(SCRIPT_FACTOR**2 * TICK_PT - 1e-6 <= s <= SCRIPT_FACTOR * LABEL_PT + 1e-6 for s in scripts), \
-            (name, sorted(sizes))
+        assert all(SCRIPT_FACTOR**2 * TICK_PT - 1e-6 <= s <= SCRIPT_FACTOR * LABEL_PT + 1e-6 for s in scripts), (
+            name,
+            sorted(sizes),
+        )

@@ -18,7 +18,7 @@ from lipschitz_icl.tasks import TASKS, make_task_class, register_task, unregiste
 from lipschitz_icl.validation import ParameterError
 from lipschitz_icl.zonal_kernel import ZonalKernel, check_schoenberg
 
-Z = 4.0   # two-sided normal quantile for the Monte Carlo comparisons (false alarm ~6e-5 per comparison)
+Z = 4.0  # two-sided normal quantile for the Monte Carlo comparisons (false alarm ~6e-5 per comparison)
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,9 @@ class CenteredQuadraticTask(TaskFamily):
         c = 2.0 * L * L / (3.0 * d * (d + 2.0))
         k1 = (L * L / 3.0) * (3.0 / (d * (d + 2.0)) - 1.0 / d**2) + L * L / 3.0
         expr = sp.Float(L) ** 2 / 3 * ((1 + 2 * t**2) / (d * (d + 2)) - sp.Rational(1, d**2) + 1)
-        return ZonalKernel(cls.name, d, k1, lambda u: c * (2.0 * np.asarray(u, float) - np.asarray(u, float) ** 2),
-                           expr)
+        return ZonalKernel(
+            cls.name, d, k1, lambda u: c * (2.0 * np.asarray(u, float) - np.asarray(u, float) ** 2), expr
+        )
 
 
 @pytest.fixture
@@ -92,7 +93,7 @@ def test_the_new_class_is_a_valid_task_class(registered):
     x, y = sphere.uniform_sphere(rng, (2, 300, 200), d)
     slopes = np.abs(few(x) - few(y)) / np.linalg.norm(x - y, axis=-1)
     assert np.all(slopes <= few.lipschitz[:, None] * (1 + 1e-9))
-    assert np.max(slopes / few.lipschitz[:, None]) > 0.9     # and the constant is not loose by a factor
+    assert np.max(slopes / few.lipschitz[:, None]) > 0.9  # and the constant is not loose by a factor
 
 
 def test_wstar_loss_and_train_run_on_a_registered_class(registered, capsys):
@@ -112,16 +113,18 @@ def test_wstar_loss_and_train_run_on_a_registered_class(registered, capsys):
         assert at < _json(capsys, ["loss", *base, "--w", repr(w * factor), "--method", "exact"])["loss"]
     trained = _json(capsys, ["train", *base, "--steps", "30", "--batch", "16"])
     assert trained["task"] == "centered-quadratic" and np.isfinite(trained["final_loss"])
-    mixed = _json(capsys, ["loss", "--task", "mix:affine=1,centered-quadratic=1", *base[2:], "--w", "6",
-                           "--method", "exact"])
+    mixed = _json(
+        capsys, ["loss", "--task", "mix:affine=1,centered-quadratic=1", *base[2:], "--w", "6", "--method", "exact"]
+    )
     affine = _json(capsys, ["loss", "--task", "affine", *base[2:], "--w", "6", "--method", "exact"])
     assert mixed["bias"] == pytest.approx(0.5 * (affine["bias"] + exact["bias"]), rel=1e-12)
 
 
 def test_unregistered_the_class_is_refused_in_one_line(capsys):
     assert "centered-quadratic" not in TASKS
-    code = main(["loss", "--task", "centered-quadratic", "--d", "3", "--n", "40", "--L", "1", "--sigma", "0.3",
-                 "--w", "6"])
+    code = main(
+        ["loss", "--task", "centered-quadratic", "--d", "3", "--n", "40", "--L", "1", "--sigma", "0.3", "--w", "6"]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "--task" in err[0] and "affine, relu, cosine" in err[0]
 
@@ -156,17 +159,41 @@ def entry_points(monkeypatch):
 
 
 def test_a_plugin_class_arrives_through_the_entry_point_group(entry_points, capsys):
-    entry_points.append(metadata.EntryPoint("centered-quadratic", f"{__name__}:CenteredQuadraticTask",
-                                            tasks.ENTRY_POINT_GROUP))
+    entry_points.append(
+        metadata.EntryPoint("centered-quadratic", f"{__name__}:CenteredQuadraticTask", tasks.ENTRY_POINT_GROUP)
+    )
     assert TASKS["centered-quadratic"] is CenteredQuadraticTask
-    out = _json(capsys, ["loss", "--task", "centered-quadratic", "--d", "3", "--n", "40", "--L", "1",
-                         "--sigma", "0.3", "--w", "6", "--method", "exact"])
+    out = _json(
+        capsys,
+        [
+            "loss",
+            "--task",
+            "centered-quadratic",
+            "--d",
+            "3",
+            "--n",
+            "40",
+            "--L",
+            "1",
+            "--sigma",
+            "0.3",
+            "--w",
+            "6",
+            "--method",
+            "exact",
+        ],
+    )
     assert out["loss"] > 0
 
 
-@pytest.mark.parametrize("value, reason", [("no_such_module_for_lipschitz_icl:Task", "cannot be loaded"),
-                                           (f"{__name__}:Z", "not a subclass"),
-                                           (f"{__name__}:CenteredQuadraticTask", "not 'other-name'")])
+@pytest.mark.parametrize(
+    "value, reason",
+    [
+        ("no_such_module_for_lipschitz_icl:Task", "cannot be loaded"),
+        (f"{__name__}:Z", "not a subclass"),
+        (f"{__name__}:CenteredQuadraticTask", "not 'other-name'"),
+    ],
+)
 def test_a_broken_plugin_is_one_line_and_exit_2(entry_points, capsys, value, reason):
     name = "other-name" if "not 'other" in reason else "centered-quadratic"
     entry_points.append(metadata.EntryPoint(name, value, tasks.ENTRY_POINT_GROUP))
@@ -174,5 +201,5 @@ def test_a_broken_plugin_is_one_line_and_exit_2(entry_points, capsys, value, rea
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
     assert "task plugin" in err[0] and reason in err[0] and "Traceback" not in err[0]
-    with pytest.raises(tasks.TaskPluginError):   # raised again on the next read: never a partial registry
+    with pytest.raises(tasks.TaskPluginError):  # raised again on the next read: never a partial registry
         TASKS["affine"]

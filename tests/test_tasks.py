@@ -6,9 +6,15 @@ import pytest
 from lipschitz_icl import make_task_class, sphere
 from lipschitz_icl.tasks import TASK_NAMES
 
-CLASSES = [("affine", {}), ("relu", {}), ("cosine", {"frequency": 3.0}), ("lowrank-linear", {"rank": 2}),
-           ("lowrank-affine", {"rank": 2}), ("lowrank-quadratic", {"rank": 2}),
-           ("lowrank-cosine", {"rank": 2, "frequency": 2.0})]
+CLASSES = [
+    ("affine", {}),
+    ("relu", {}),
+    ("cosine", {"frequency": 3.0}),
+    ("lowrank-linear", {"rank": 2}),
+    ("lowrank-affine", {"rank": 2}),
+    ("lowrank-quadratic", {"rank": 2}),
+    ("lowrank-cosine", {"rank": 2, "frequency": 2.0}),
+]
 
 
 def test_every_class_is_covered():

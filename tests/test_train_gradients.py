@@ -12,6 +12,7 @@ term changes entries by ``O(|grad|)``); :func:`test_finite_differences_detect_a_
 from __future__ import annotations
 
 import io
+import itertools
 import sys
 
 import numpy as np
@@ -24,8 +25,7 @@ from lipschitz_icl.problem import make_problem
 from lipschitz_icl.train import LONG_RUN_PROMPTS, effective_M, init_params, loss_and_grad, predict, train
 from lipschitz_icl.validation import ParameterError
 
-TASKS = ("affine", "relu", "cosine", "lowrank-linear", "lowrank-affine", "lowrank-quadratic",
-         "lowrank-cosine")
+TASKS = ("affine", "relu", "cosine", "lowrank-linear", "lowrank-affine", "lowrank-quadratic", "lowrank-cosine")
 H = 1e-5
 RTOL = 1e-6
 
@@ -40,7 +40,7 @@ def _prompts(task, d, n, batch, seed):
 def _random_params(param, d, kind, rng, scale):
     params = init_params(param, d, kind, rng, scale)
     if param == "full":
-        params["W_V"][d] = scale * rng.standard_normal(d + 1)   # a generic value row, all entries live
+        params["W_V"][d] = scale * rng.standard_normal(d + 1)  # a generic value row, all entries live
     elif kind == "linear":
         params["v"] = np.asarray(rng.normal(1.0, 0.5))
     return params
@@ -55,8 +55,9 @@ def _finite_difference(param, params, data, kind):
             minus = {k: v.copy() for k, v in params.items()}
             plus[name][idx] += H
             minus[name][idx] -= H
-            grad[idx] = (loss_and_grad(param, plus, *data, kind)[0]
-                         - loss_and_grad(param, minus, *data, kind)[0]) / (2 * H)
+            grad[idx] = (loss_and_grad(param, plus, *data, kind)[0] - loss_and_grad(param, minus, *data, kind)[0]) / (
+                2 * H
+            )
         out[name] = grad
     return out
 
@@ -69,8 +70,14 @@ def _assert_close(analytic, numeric):
         np.testing.assert_allclose(a, b, rtol=0, atol=RTOL * (1.0 + np.max(np.abs(b))), err_msg=name)
 
 
-cases = st.tuples(st.sampled_from(TASKS), st.integers(2, 4), st.integers(1, 6), st.integers(1, 5),
-                  st.integers(0, 2**32 - 1), st.sampled_from([0.3, 1.0, 2.0]))
+cases = st.tuples(
+    st.sampled_from(TASKS),
+    st.integers(2, 4),
+    st.integers(1, 6),
+    st.integers(1, 5),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([0.3, 1.0, 2.0]),
+)
 
 
 @pytest.mark.parametrize("param", ["M", "full"])
@@ -157,7 +164,7 @@ def test_gradient_matches_torch_autograd(param, kind):
 # ----------------------------------------------------------------------------- trainer mechanics
 # (the loop around the gradients: determinism, iterate averaging, argument checks, progress line)
 
-SMALL = dict(steps=12, batch=8, lr=0.05)
+SMALL = {"steps": 12, "batch": 8, "lr": 0.05}
 
 
 def _small_problem():
@@ -181,10 +188,11 @@ def test_params_average_the_last_iterates(optimizer):
     """With a constant rate a run of ``t`` steps is a prefix of a longer one (same seed, same batches),
     so the averaged ``params`` must equal the mean of the final iterates of runs of ``T-m+1 .. T`` steps."""
     problem = _small_problem()
-    T, fraction = 10, 0.3                                   # m = ceil(0.3 * 10) = 3 iterates
+    T, fraction = 10, 0.3  # m = ceil(0.3 * 10) = 3 iterates
     result = train(problem, optimizer=optimizer, steps=T, batch=8, lr=0.05, average_fraction=fraction, seed=2)
-    iterates = [train(problem, optimizer=optimizer, steps=t, batch=8, lr=0.05, seed=2).last_params["M"]
-                for t in (8, 9, 10)]
+    iterates = [
+        train(problem, optimizer=optimizer, steps=t, batch=8, lr=0.05, seed=2).last_params["M"] for t in (8, 9, 10)
+    ]
     np.testing.assert_allclose(result.params["M"], np.mean(iterates, axis=0), rtol=1e-12, atol=1e-14)
     np.testing.assert_array_equal(result.last_params["M"], iterates[-1])
     assert result.steps == T and result.loss_curve.shape == (T,) and result.seconds > 0
@@ -201,13 +209,23 @@ def test_effective_M_folds_the_value_weight_only_for_linear_attention():
     np.testing.assert_allclose(effective_M("full", layer, "linear"), layer["W_V"][3, 3] * A_xx)
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"param": "W"}, "param"), ({"attention": "relu"}, "attention"), ({"optimizer": "lbfgs"}, "optimizer"),
-    ({"steps": 0}, "steps"), ({"batch": 0}, "batch"), ({"lr": 0.0}, "lr"),
-    ({"average_fraction": 1.0}, "average_fraction"), ({"schedule": "linear"}, "schedule"),
-    ({"seed": -1}, "rng"), ({"init": {"M": np.zeros((2, 2))}}, "init['M']"), ({"init": {"W": 1}}, "init"),
-    ({"betas": (0.9,)}, "betas"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"param": "W"}, "param"),
+        ({"attention": "relu"}, "attention"),
+        ({"optimizer": "lbfgs"}, "optimizer"),
+        ({"steps": 0}, "steps"),
+        ({"batch": 0}, "batch"),
+        ({"lr": 0.0}, "lr"),
+        ({"average_fraction": 1.0}, "average_fraction"),
+        ({"schedule": "linear"}, "schedule"),
+        ({"seed": -1}, "rng"),
+        ({"init": {"M": np.zeros((2, 2))}}, "init['M']"),
+        ({"init": {"W": 1}}, "init"),
+        ({"betas": (0.9,)}, "betas"),
+    ],
+)
 def test_bad_arguments_name_the_parameter(kwargs, name):
     args = dict(SMALL, **kwargs)
     with pytest.raises(ParameterError) as info:
@@ -220,7 +238,7 @@ def test_progress_bar_only_when_asked_or_on_a_terminal_for_a_long_run(capsys, mo
     train(problem, progress=True, **SMALL)
     err = capsys.readouterr().err
     assert "train" in err and "12/12" in err and "loss=" in err and err.endswith("\n")
-    train(problem, **SMALL)                                  # stderr is captured: not a terminal
+    train(problem, **SMALL)  # stderr is captured: not a terminal
     assert capsys.readouterr().err == ""
 
     class Terminal(io.StringIO):
@@ -229,10 +247,10 @@ def test_progress_bar_only_when_asked_or_on_a_terminal_for_a_long_run(capsys, mo
 
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    train(problem, **SMALL)                                  # a terminal, but a short run
+    train(problem, **SMALL)  # a terminal, but a short run
     assert terminal.getvalue() == ""
     train(make_problem("affine", 2, 1, 1.0, 0.3), steps=2, batch=LONG_RUN_PROMPTS // 2, lr=0.05)
-    assert "2/2" in terminal.getvalue()                      # a terminal and steps * batch >= 200_000
+    assert "2/2" in terminal.getvalue()  # a terminal and steps * batch >= 200_000
 
 
 def test_learning_rate_schedules_reach_their_stated_end_points():
@@ -247,4 +265,4 @@ def test_learning_rate_schedules_reach_their_stated_end_points():
     assert _learning_rate(lr, "inverse", 0, T, f, switch) == pytest.approx(lr)
     assert _learning_rate(lr, "inverse", T, T, f, switch) == pytest.approx(f * lr)
     values = [_learning_rate(lr, "inverse", t, T, f, switch) for t in range(T)]
-    assert all(a > b for a, b in zip(values, values[1:]))
+    assert all(a > b for a, b in itertools.pairwise(values))

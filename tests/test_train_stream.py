@@ -21,9 +21,14 @@ from lipschitz_icl.problem import make_problem
 from lipschitz_icl.train import Adam, init_params, loss_and_grad, prompt_stream, train
 from lipschitz_icl.validation import ParameterError
 
-CASES = [("affine", 5, 200, 0.5, {}), ("affine", 2, 7, 0.0, {}), ("relu", 3, 40, 0.3, {}),
-         ("cosine", 9, 11, 0.2, {}), ("lowrank-quadratic", 6, 13, 0.4, {"rank": 2}),
-         ("lowrank-cosine", 4, 9, 0.1, {"rank": 3})]
+CASES = [
+    ("affine", 5, 200, 0.5, {}),
+    ("affine", 2, 7, 0.0, {}),
+    ("relu", 3, 40, 0.3, {}),
+    ("cosine", 9, 11, 0.2, {}),
+    ("lowrank-quadratic", 6, 13, 0.4, {"rank": 2}),
+    ("lowrank-cosine", 4, 9, 0.1, {"rank": 3}),
+]
 
 
 def _reference_sphere(rng, size, d):
@@ -80,8 +85,10 @@ def test_every_sampling_path_equals_the_original_code(case):
     batch, steps = 16, 3
     rngs = [np.random.default_rng(11) for _ in range(5)]
     buffers = problem.prompt_buffers(batch)
-    streams = [prompt_stream(problem, rngs[3], batch, steps, background=False),
-               prompt_stream(problem, rngs[4], batch, steps, background=True)]
+    streams = [
+        prompt_stream(problem, rngs[3], batch, steps, background=False),
+        prompt_stream(problem, rngs[4], batch, steps, background=True),
+    ]
     for _ in range(steps):
         expected = _reference_prompts(problem, rngs[0], batch)
         fresh = problem.sample_prompts(rngs[1], batch)[1:]
@@ -89,7 +96,7 @@ def test_every_sampling_path_equals_the_original_code(case):
         for got in (fresh, reused, next(streams[0])[1:], next(streams[1])[1:]):
             for a, b in zip(got, expected):
                 assert a.shape == b.shape and np.array_equal(a, b)
-    for stream in streams:                                   # exactly `steps` batches, nothing more drawn
+    for stream in streams:  # exactly `steps` batches, nothing more drawn
         assert next(stream, None) is None
     states = {str(rng.bit_generator.state) for rng in rngs}
     assert len(states) == 1
@@ -120,7 +127,7 @@ def _reference_train(problem, param, steps, batch, lr, seed):
 def test_runs_are_bit_identical_and_equal_the_plain_loop(param, background, monkeypatch):
     monkeypatch.setattr(train_module, "BACKGROUND_ENTRIES", background)
     problem = make_problem("affine", 5, 30, 1.0, 0.5)
-    kwargs = dict(param=param, steps=15, batch=32, lr=0.02, seed=7, progress=False)
+    kwargs = {"param": param, "steps": 15, "batch": 32, "lr": 0.02, "seed": 7, "progress": False}
     first, again = train(problem, **kwargs), train(problem, **kwargs)
     params, curve = _reference_train(problem, param, 15, 32, 0.02, 7)
     for result in (first, again):

@@ -15,8 +15,8 @@ import pytest
 
 from lipschitz_icl import decision, geometry
 from lipschitz_icl.optimum import wstar_mc
-from lipschitz_icl.problem import make_problem
 from lipschitz_icl.pretraining import M_PROTOCOL, SHAPE_THRESHOLD, independent_runs, noise_floor, scale_interval
+from lipschitz_icl.problem import make_problem
 
 SIGMA = 0.3
 RUNS = 5
@@ -36,8 +36,13 @@ def isotropic(request):
     problem = make_problem(task, d, n, 1.0, SIGMA)
     runs = _runs(problem, entropy, RUNS, **M_PROTOCOL)
     w_star = wstar_mc(problem, rng=entropy, rel_precision=0.002)
-    return {"problem": problem, "starts": [r[0] for r in runs], "results": [r[1] for r in runs],
-            "w_star": w_star, "name": request.param}
+    return {
+        "problem": problem,
+        "starts": [r[0] for r in runs],
+        "results": [r[1] for r in runs],
+        "w_star": w_star,
+        "name": request.param,
+    }
 
 
 _noise_floor = noise_floor
@@ -50,8 +55,10 @@ def test_trained_M_is_a_multiple_of_the_identity(isotropic):
     values = [geometry.anisotropy(M) for M in Ms]
     starts = [geometry.anisotropy(M) for M in isotropic["starts"]]
     floor = _noise_floor(Ms)
-    print(f"\n{isotropic['name']}: anisotropy start {np.round(starts, 3)} -> trained {np.round(values, 4)}"
-          f" (noise floor {floor:.4f})")
+    print(
+        f"\n{isotropic['name']}: anisotropy start {np.round(starts, 3)} -> trained {np.round(values, 4)}"
+        f" (noise floor {floor:.4f})"
+    )
     assert floor < THRESHOLD / 3, "too noisy for the threshold to mean anything"
     assert max(values) < THRESHOLD, values
 
@@ -81,8 +88,7 @@ def test_scale_rule_refutes_a_scale_three_percent_off(isotropic, factor):
     """A near miss: the trained scale is ``factor w*`` (3% off, three margins).  The same equivalence
     rule refutes it."""
     w_star = isotropic["w_star"]
-    low, high = scale_interval([r.w_trained for r in isotropic["results"]], w_star,
-                               target=factor * w_star.w_star.value)
+    low, high = scale_interval([r.w_trained for r in isotropic["results"]], w_star, target=factor * w_star.w_star.value)
     assert decision.equivalence(low, high, SCALE_MARGIN * w_star.w_star.value).verdict == "fails", (low, high)
 
 

@@ -3,27 +3,29 @@
 import numpy as np
 import pytest
 
-from lipschitz_icl import Attention, AttentionLayer, ParameterError, make_problem, make_task_class
+from lipschitz_icl import Attention, AttentionLayer, ParameterError, make_problem, make_task_class, sphere
 from lipschitz_icl.loss import icl_loss
 from lipschitz_icl.optimum import wstar
-from lipschitz_icl import sphere
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(task="affine", d=1, n=10, L=1.0, sigma=0.1), "d"),
-    (dict(task="affine", d=2.5, n=10, L=1.0, sigma=0.1), "d"),
-    (dict(task="affine", d=3, n=0, L=1.0, sigma=0.1), "n"),
-    (dict(task="affine", d=3, n=3.5, L=1.0, sigma=0.1), "n"),
-    (dict(task="affine", d=3, n=10, L=0.0, sigma=0.1), "L"),
-    (dict(task="affine", d=3, n=10, L=float("inf"), sigma=0.1), "L"),
-    (dict(task="affine", d=3, n=10, L=1.0, sigma=-0.1), "sigma"),
-    (dict(task="affine", d=3, n=10, L=1.0, sigma=float("nan")), "sigma"),
-    (dict(task="quartic", d=3, n=10, L=1.0, sigma=0.1), "task"),
-    (dict(task="lowrank-linear", d=3, n=10, L=1.0, sigma=0.1), "rank"),
-    (dict(task="lowrank-linear", d=3, n=10, L=1.0, sigma=0.1, rank=4), "rank"),
-    (dict(task="affine", d=3, n=10, L=1.0, sigma=0.1, rank=2), "rank"),
-    (dict(task="cosine", d=3, n=10, L=1.0, sigma=0.1, frequency=0.0), "frequency"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"task": "affine", "d": 1, "n": 10, "L": 1.0, "sigma": 0.1}, "d"),
+        ({"task": "affine", "d": 2.5, "n": 10, "L": 1.0, "sigma": 0.1}, "d"),
+        ({"task": "affine", "d": 3, "n": 0, "L": 1.0, "sigma": 0.1}, "n"),
+        ({"task": "affine", "d": 3, "n": 3.5, "L": 1.0, "sigma": 0.1}, "n"),
+        ({"task": "affine", "d": 3, "n": 10, "L": 0.0, "sigma": 0.1}, "L"),
+        ({"task": "affine", "d": 3, "n": 10, "L": float("inf"), "sigma": 0.1}, "L"),
+        ({"task": "affine", "d": 3, "n": 10, "L": 1.0, "sigma": -0.1}, "sigma"),
+        ({"task": "affine", "d": 3, "n": 10, "L": 1.0, "sigma": float("nan")}, "sigma"),
+        ({"task": "quartic", "d": 3, "n": 10, "L": 1.0, "sigma": 0.1}, "task"),
+        ({"task": "lowrank-linear", "d": 3, "n": 10, "L": 1.0, "sigma": 0.1}, "rank"),
+        ({"task": "lowrank-linear", "d": 3, "n": 10, "L": 1.0, "sigma": 0.1, "rank": 4}, "rank"),
+        ({"task": "affine", "d": 3, "n": 10, "L": 1.0, "sigma": 0.1, "rank": 2}, "rank"),
+        ({"task": "cosine", "d": 3, "n": 10, "L": 1.0, "sigma": 0.1, "frequency": 0.0}, "frequency"),
+    ],
+)
 def test_problem_arguments_are_checked(kwargs, name):
     with pytest.raises(ParameterError) as info:
         make_problem(**kwargs)

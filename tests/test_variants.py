@@ -12,8 +12,14 @@ import sympy as sp
 
 from lipschitz_icl import cache, concentration
 from lipschitz_icl.cli import main
-from lipschitz_icl.variants import (ExpressionError, VariantFileError, evaluate_variant, load_variant,
-                                    parse_expression, variant_evidence)
+from lipschitz_icl.variants import (
+    ExpressionError,
+    VariantFileError,
+    evaluate_variant,
+    load_variant,
+    parse_expression,
+    variant_evidence,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "variants" / "examples"
 
@@ -48,11 +54,22 @@ h = [0.1, 0.5]
 
 # ------------------------------------------------------------------ expressions
 
-@pytest.mark.parametrize("text, expected", [
-    ("-2**2", -4.0), ("2**-1", 0.5), ("2**3**2", 512.0), ("(1+2)*3 - 4/8", 8.5), ("+3 - -2", 5.0),
-    ("sqrt(16) + log(exp(2))", 6.0), ("min(3, 1, 2) + max(1, 5)", 6.0), ("abs(-2.5e-1)", 0.25),
-    ("n*L**2/sigma**2", 400.0), (".5 + 1.", 1.5),
-])
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("-2**2", -4.0),
+        ("2**-1", 0.5),
+        ("2**3**2", 512.0),
+        ("(1+2)*3 - 4/8", 8.5),
+        ("+3 - -2", 5.0),
+        ("sqrt(16) + log(exp(2))", 6.0),
+        ("min(3, 1, 2) + max(1, 5)", 6.0),
+        ("abs(-2.5e-1)", 0.25),
+        ("n*L**2/sigma**2", 400.0),
+        (".5 + 1.", 1.5),
+    ],
+)
 def test_expressions_follow_python_arithmetic(text, expected):
     expr = parse_expression(text, {"n", "L", "sigma"})
     assert float(expr.evaluate({"n": 100, "L": 1.0, "sigma": 0.5})) == pytest.approx(expected, rel=1e-15)
@@ -71,39 +88,44 @@ def test_evaluation_does_not_overflow_within_its_budget():
 
 def test_evaluation_budget_refuses_huge_intermediates():
     from lipschitz_icl.variants import ExpressionError
+
     expr = parse_expression("2**n / 2**(n-1)", {"n"})
     with pytest.raises(ExpressionError, match="out of range"):
         expr.evaluate({"n": 10**14})
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("__import__('os').system('true')", "strings are not allowed"),
-    ("__import__", "not allowed"),
-    ("(lambda: 1)()", "only arithmetic"),
-    ("lambda", "not allowed"),
-    ("n.__class__", "attribute access"),
-    ("n[0]", "indexing"),
-    ("n ^ 2", "use \\*\\*"),
-    ("eval(n)", "not allowed"),
-    ("n(2)", "not a function"),
-    ("sqrt(n, n)", "takes 1 argument"),
-    ("max(n)", "at least 2"),
-    ("10**10**10", "out of range"),
-    ("1e400", "out of range"),
-    ("log(-1)", "undefined"),
-    ("1/0", "undefined"),
-    ("(n", "unexpected end"),
-    ("n n", "unexpected 'n'"),
-    ("", "empty"),
-    ("(" * 60 + "n" + ")" * 60, "nested deeper"),
-    ("n" + "+n" * 150, "more than"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("__import__('os').system('true')", "strings are not allowed"),
+        ("__import__", "not allowed"),
+        ("(lambda: 1)()", "only arithmetic"),
+        ("lambda", "not allowed"),
+        ("n.__class__", "attribute access"),
+        ("n[0]", "indexing"),
+        ("n ^ 2", "use \\*\\*"),
+        ("eval(n)", "not allowed"),
+        ("n(2)", "not a function"),
+        ("sqrt(n, n)", "takes 1 argument"),
+        ("max(n)", "at least 2"),
+        ("10**10**10", "out of range"),
+        ("1e400", "out of range"),
+        ("log(-1)", "undefined"),
+        ("1/0", "undefined"),
+        ("(n", "unexpected end"),
+        ("n n", "unexpected 'n'"),
+        ("", "empty"),
+        ("(" * 60 + "n" + ")" * 60, "nested deeper"),
+        ("n" + "+n" * 150, "more than"),
+    ],
+)
 def test_expressions_outside_the_whitelist_are_refused(text, reason):
     with pytest.raises(ExpressionError, match=reason):
         parse_expression(text, {"n"})
 
 
 # ------------------------------------------------------------------ file format
+
 
 def test_valid_file_is_loaded(tmp_path):
     v = load_variant(write(tmp_path, CAP.format(relation="<=", bound="C*exp(-d*h**2/2)", extra="[constants]\nC = 1")))
@@ -112,23 +134,40 @@ def test_valid_file_is_loaded(tmp_path):
     assert "exp(-d*h**2/2)" in v.statement
 
 
-@pytest.mark.parametrize("text, line, reason", [
-    ('name = "x"\nquantity = "energy"\n', 2, "'quantity' must be one of"),
-    ('name = "x"\nquantity = "cap_tail"\nrelation = "<"\n', 3, "'relation' must be"),
-    ('name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\ncolour = 1\n', 5, "unknown key 'colour'"),
-    ('name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\n[grid]\nd = 3\nh = 2.0\n', 7,
-     "parameter 'h' must be"),
-    ('name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\n[grid]\nd = 3\nh = 0.5\nn = 4\n', 8,
-     "does not apply"),
-    ('name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "n*d"\n[grid]\nd = 3\nh = 0.5\n', 4,
-     "name 'n' is not allowed"),
-    ('name = "x"\nquantity = "w_star"\nrelation = "<="\ntask = "sawtooth"\n', 4, "'task' must be one of"),
-    ('name = "x"\nquantity = \n', 2, "invalid TOML"),
-    ('name = "x y"\n', 1, "'name' must be"),
-    ('name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\n[grid]\nd = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n'
-     'h = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.19]\n',
-     5, "at most 200"),
-])
+@pytest.mark.parametrize(
+    "text, line, reason",
+    [
+        ('name = "x"\nquantity = "energy"\n', 2, "'quantity' must be one of"),
+        ('name = "x"\nquantity = "cap_tail"\nrelation = "<"\n', 3, "'relation' must be"),
+        ('name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\ncolour = 1\n', 5, "unknown key 'colour'"),
+        (
+            'name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\n[grid]\nd = 3\nh = 2.0\n',
+            7,
+            "parameter 'h' must be",
+        ),
+        (
+            'name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\n[grid]\nd = 3\nh = 0.5\nn = 4\n',
+            8,
+            "does not apply",
+        ),
+        (
+            'name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "n*d"\n[grid]\nd = 3\nh = 0.5\n',
+            4,
+            "name 'n' is not allowed",
+        ),
+        ('name = "x"\nquantity = "w_star"\nrelation = "<="\ntask = "sawtooth"\n', 4, "'task' must be one of"),
+        ('name = "x"\nquantity = \n', 2, "invalid TOML"),
+        ('name = "x y"\n', 1, "'name' must be"),
+        (
+            'name = "x"\nquantity = "cap_tail"\nrelation = "<="\nbound = "d"\n[grid]\n'
+            "d = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"
+            "h = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1,"
+            " 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.19]\n",
+            5,
+            "at most 200",
+        ),
+    ],
+)
 def test_bad_files_name_the_line_and_the_reason(tmp_path, text, line, reason):
     path = write(tmp_path, text)
     with pytest.raises(VariantFileError, match=reason) as info:
@@ -138,6 +177,7 @@ def test_bad_files_name_the_line_and_the_reason(tmp_path, text, line, reason):
 
 
 # ------------------------------------------------------------------ decision
+
 
 def test_tail_verdicts_margins_and_tightest_constant(tmp_path):
     v = load_variant(write(tmp_path, CAP.format(relation="<=", bound="C*exp(-d*h**2/2)", extra="[constants]\nC = 1")))
@@ -150,8 +190,13 @@ def test_tail_verdicts_margins_and_tightest_constant(tmp_path):
     assert result.tightest["ci_low"] <= result.tightest["value"] <= result.tightest["ci_high"]
     # the same bound with C below the tightest constant must fail, at the point that attains it
     c = 0.9 * result.tightest["value"]
-    bad = evaluate_variant(load_variant(write(tmp_path, CAP.format(relation="<=", bound="C*exp(-d*h**2/2)",
-                                                                  extra=f"[constants]\nC = {c!r}"), "b.toml")))
+    bad = evaluate_variant(
+        load_variant(
+            write(
+                tmp_path, CAP.format(relation="<=", bound="C*exp(-d*h**2/2)", extra=f"[constants]\nC = {c!r}"), "b.toml"
+            )
+        )
+    )
     assert bad.verdict == "fails"
     assert bad.counterexample.params == result.tightest["at"]
     assert bad.counterexample.relative_margin == pytest.approx(1 - 1 / 0.9, rel=1e-9)
@@ -197,6 +242,7 @@ def test_exact_tail_laws():
 
 # ------------------------------------------------------------------ examples and the CLI
 
+
 def test_examples_cover_the_required_quantities():
     files = sorted(EXAMPLES.glob("*.toml"))
     quantities = {load_variant(f).quantity for f in files}
@@ -226,16 +272,20 @@ def test_several_files_combine_to_the_worst_verdict(capsys):
     assert "cap-tail-gaussian: holds" in out
 
 
-@pytest.mark.parametrize("bound", [
-    "__import__('os').system('touch {marker}')",
-    "(lambda: __import__('os').system('touch {marker}'))()",
-    "d.__class__.__mro__",
-    "exec",
-])
+@pytest.mark.parametrize(
+    "bound",
+    [
+        "__import__('os').system('touch {marker}')",
+        "(lambda: __import__('os').system('touch {marker}'))()",
+        "d.__class__.__mro__",
+        "exec",
+    ],
+)
 def test_a_file_that_tries_to_run_code_is_refused_and_runs_nothing(tmp_path, capsys, bound):
     marker = tmp_path / "PWNED"
-    evil = write(tmp_path, CAP.format(relation="<=", bound=bound.format(marker=marker).replace('"', "'"), extra=""),
-                 "evil.toml")
+    evil = write(
+        tmp_path, CAP.format(relation="<=", bound=bound.format(marker=marker).replace('"', "'"), extra=""), "evil.toml"
+    )
     good = EXAMPLES / "cap_tail_gaussian.toml"
     assert main(["check", str(good), str(evil), "--json"]) == 2
     captured = capsys.readouterr()
@@ -250,9 +300,11 @@ def test_missing_file_is_a_bad_input(tmp_path, capsys):
 
 
 def test_mc_method_uses_bonferroni_intervals(tmp_path):
-    text = ('name = "mc-noise"\nquantity = "noise"\ntask = "affine"\nmethod = "mc"\nrelation = ">="\n'
-            'bound = "sigma**2/n"\ncontexts = 2000\nseed = 3\n[grid]\nd = 3\nn = 100\nL = 1.0\nsigma = 0.5\n'
-            'w = [1.0, 10.0]\n')
+    text = (
+        'name = "mc-noise"\nquantity = "noise"\ntask = "affine"\nmethod = "mc"\nrelation = ">="\n'
+        'bound = "sigma**2/n"\ncontexts = 2000\nseed = 3\n[grid]\nd = 3\nn = 100\nL = 1.0\nsigma = 0.5\n'
+        "w = [1.0, 10.0]\n"
+    )
     result = evaluate_variant(load_variant(write(tmp_path, text)))
     assert result.level == pytest.approx(1 - 0.05 / 2)
     assert result.verdict == "holds"  # sum_i p_i^2 >= 1/n: the noise part is at least sigma^2/n
@@ -264,12 +316,15 @@ def test_bias_at_a_stated_window(tmp_path):
     from lipschitz_icl import make_problem
     from lipschitz_icl.loss import icl_loss
 
-    text = ('name = "b"\nquantity = "bias"\ntask = "relu"\nrelation = "<="\nbound = "C"\nat_w = "sqrt(n)"\n'
-            '[constants]\nC = 1\n[grid]\nd = 3\nn = [100, 400]\nL = 1.0\nsigma = 0.5\n')
+    text = (
+        'name = "b"\nquantity = "bias"\ntask = "relu"\nrelation = "<="\nbound = "C"\nat_w = "sqrt(n)"\n'
+        "[constants]\nC = 1\n[grid]\nd = 3\nn = [100, 400]\nL = 1.0\nsigma = 0.5\n"
+    )
     result = evaluate_variant(load_variant(write(tmp_path, text)))
     for p in result.points:
-        expected = icl_loss(make_problem("relu", 3, p.params["n"], 1.0, 0.5), p.params["n"] ** 0.5,
-                            method="exact").bias.value
+        expected = icl_loss(
+            make_problem("relu", 3, p.params["n"], 1.0, 0.5), p.params["n"] ** 0.5, method="exact"
+        ).bias.value
         assert p.measured == expected
 
 

@@ -19,7 +19,7 @@ from lipschitz_icl.validation import ParameterError
 from lipschitz_icl.zonal_task import kernel_problem, mixture_problem, zonal_problem
 
 MATERN = "(1 + sqrt(3)*sqrt(2-2*t)/ell)*exp(-sqrt(3)*sqrt(2-2*t)/ell)"
-Z_TWO_SIDED = 3.9   # two-sided 1e-4 per comparison: a failure is a real disagreement, not bad luck
+Z_TWO_SIDED = 3.9  # two-sided 1e-4 per comparison: a failure is a real disagreement, not bad luck
 
 
 def _seed(name: str) -> int:
@@ -32,8 +32,11 @@ def test_gegenbauer_table_matches_scipy(d):
     t = np.linspace(-1, 1, 11)
     P = zonal.gegenbauer_table(d, t, 12)
     for l in range(13):
-        ref = special.eval_chebyt(l, t) if d == 2 else \
-            special.eval_gegenbauer(l, 0.5 * (d - 2), t) / special.eval_gegenbauer(l, 0.5 * (d - 2), 1.0)
+        ref = (
+            special.eval_chebyt(l, t)
+            if d == 2
+            else special.eval_gegenbauer(l, 0.5 * (d - 2), t) / special.eval_gegenbauer(l, 0.5 * (d - 2), 1.0)
+        )
         np.testing.assert_allclose(P[:, l], ref, atol=1e-13)
 
 
@@ -65,7 +68,7 @@ def test_schoenberg_check_names_the_first_negative_coefficient(capsys):
 
 def test_kernel_is_given_by_its_scale_and_shape():
     with pytest.raises(ParameterError, match="'kernel'"):
-        zonal.expression_kernel("exp(-sqrt(2-2*t)", 3)              # unbalanced: refused by the parser
+        zonal.expression_kernel("exp(-sqrt(2-2*t)", 3)  # unbalanced: refused by the parser
     with pytest.raises(ParameterError, match="'kernel'"):
         zonal.expression_kernel("__import__('os')", 3)
     k = zonal.expression_kernel("exp(-sqrt(2-2*t)/ell)", 3, {"ell": 0.5})
@@ -73,9 +76,13 @@ def test_kernel_is_given_by_its_scale_and_shape():
     assert k.gap(np.array([1e-12]))[0] == pytest.approx(1 - np.exp(-np.sqrt(2e-12) / 0.5), rel=1e-12)
 
 
-AGREEMENT = [(task, d, n, w) for task in ("affine", "relu") for d in (2, 3, 5)
-             for n, w in ((1, 3.0), (10, 5.0), (100, 40.0), (10**6, 300.0), (10**14, 2e4), (10**14, 2e3))
-             if not (task == "relu" and w > 1e4)]   # the relu matrix of lipschitz_icl.exact grows as w
+AGREEMENT = [
+    (task, d, n, w)
+    for task in ("affine", "relu")
+    for d in (2, 3, 5)
+    for n, w in ((1, 3.0), (10, 5.0), (100, 40.0), (10**6, 300.0), (10**14, 2e4), (10**14, 2e3))
+    if not (task == "relu" and w > 1e4)
+]  # the relu matrix of lipschitz_icl.exact grows as w
 
 
 @pytest.mark.parametrize("task,d,n,w", AGREEMENT)
@@ -113,6 +120,7 @@ def test_exact_zonal_agrees_with_pairwise_monte_carlo(name, make, w):
 def test_cosine_pairwise_agrees_with_the_reduced_feature_estimator():
     """Two independent Monte Carlo routes (pairwise kernel; sampled tasks, reduced form) agree."""
     from lipschitz_icl.loss import icl_loss
+
     problem = make_problem("cosine", 3, 20, 1.0, 0.5, frequency=2.0)
     a = pairwise_loss(problem, 6.0, contexts=3000, rng=_seed("pairwise cos"))
     b = icl_loss(problem, 6.0, method="averaged", contexts=20000, rng=_seed("reduced cos"))
@@ -132,8 +140,13 @@ def test_cli_wstar_and_loss_for_the_new_classes(tmp_path, capsys):
     via_file = json.loads(capsys.readouterr().out)
     assert main(["loss", "--kernel", "exp(-sqrt(2-2*t)/2)", "--w", "4", "--method", "exact", *base]) == 0
     assert json.loads(capsys.readouterr().out)["loss"] == pytest.approx(via_file["loss"], rel=1e-12)
-    for bad in (["--kernel", "t", "--L", "1"], ["--task", "relu", "--frequency", "2", "--L", "1"],
-                ["--task", "mix:affine=1,sine=1", "--L", "1"], ["--task", "cosine"], []):
+    for bad in (
+        ["--kernel", "t", "--L", "1"],
+        ["--task", "relu", "--frequency", "2", "--L", "1"],
+        ["--task", "mix:affine=1,sine=1", "--L", "1"],
+        ["--task", "cosine"],
+        [],
+    ):
         assert main(["loss", *bad, "--w", "4", *base]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
@@ -142,6 +155,7 @@ def test_mixture_sampler_agrees_with_the_exact_mixture_loss():
     """Sampling the mixture (naive Monte Carlo: tasks, covariates, noise) against the class-by-class
     exact loss: an independent check of the mixture's sampler and of the weights."""
     from lipschitz_icl.loss import icl_loss
+
     problem = mixture_problem("mix:affine=1,relu=2,cosine=1", 3, 20, 1.0, 0.5)
     exact = zonal_loss(problem, 8.0)
     mc = icl_loss(problem, 8.0, method="naive", contexts=40000, rng=_seed("naive mixture"))
@@ -178,15 +192,20 @@ def test_the_sympy_form_is_held_to_the_expression_values():
     points = zonal._check_points("abs(t)")
     parsed = zonal.parse_expression("abs(t)", {"t", "d"})
     exact = zonal._expression_values(parsed, "abs(t)", {"d": 3}, points)
-    zonal._check_agreement(lambda u: 1.0 - np.abs(1.0 - u), exact, points, "abs(t)")       # the true form
+    zonal._check_agreement(lambda u: 1.0 - np.abs(1.0 - u), exact, points, "abs(t)")  # the true form
     with pytest.raises(ParameterError, match="symbolic form keeps its values"):
         zonal._check_agreement(lambda u: np.asarray(u, dtype=float), exact, points, "abs(t)")  # t: rewritten
 
 
-@pytest.mark.parametrize("text,fragment", [("sqrt(t)", "at t = -1: sqrt of a negative number"),
-                                           ("log(1 + t)", "at t = -1: log of zero"),
-                                           ("(t + 1)**(10**300)", "out of range"),
-                                           ("1/t", "division by zero")])
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("sqrt(t)", "at t = -1: sqrt of a negative number"),
+        ("log(1 + t)", "at t = -1: log of zero"),
+        ("(t + 1)**(10**300)", "out of range"),
+        ("1/t", "division by zero"),
+    ],
+)
 def test_a_kernel_undefined_somewhere_on_the_interval_is_refused(text, fragment):
     with pytest.raises(ParameterError, match="real, finite function of t") as info:
         zonal.expression_kernel(text, 3)
@@ -196,6 +215,7 @@ def test_a_kernel_undefined_somewhere_on_the_interval_is_refused(text, fragment)
 def test_d_is_substituted_with_a_magnitude_budget():
     """--d 512 --kernel 'd**d**d' reached 4 GB before a MemoryError: now refused at once."""
     import time
+
     start = time.perf_counter()
     with pytest.raises(ParameterError, match="out of range"):
         zonal.expression_kernel("d**d**d * t", 512)
@@ -205,6 +225,7 @@ def test_d_is_substituted_with_a_magnitude_budget():
 def test_simplify_runs_under_a_time_budget(monkeypatch):
     """(t+1)**500 took 47 s in simplify, (t+1)**1000 more than 300 s: a budget hit is one refusal."""
     from lipschitz_icl import symbolic
+
     monkeypatch.setattr(symbolic, "SECONDS", 0.5)
     with pytest.raises(ParameterError, match="time budget"):
         zonal.expression_kernel("((t + 1)/2)**500", 3)
@@ -215,10 +236,12 @@ def test_the_budget_never_fires_after_its_step():
     budget works in any thread."""
     import threading
     import time
+
     from lipschitz_icl import symbolic
+
     assert symbolic.within_budget(lambda: 3, name="x", text="x", what="w", seconds=0.01) == 3
     deadline = time.perf_counter() + 0.3
-    while time.perf_counter() < deadline:      # a stray asynchronous timeout would land here
+    while time.perf_counter() < deadline:  # a stray asynchronous timeout would land here
         pass
 
     def busy():
@@ -254,7 +277,7 @@ KERNEL_FILES = [
     ("string.toml", 'kernel = "exp(t*ell)"\n[constants]\nell = "0.5"\n', "constant 'ell' is a str"),
     ("bool.toml", 'kernel = "exp(t*ell)"\n[constants]\nell = true\n', "constant 'ell' is a bool"),
     ("inf.toml", 'kernel = "exp(t*ell)"\n[constants]\nell = inf\n', "constant ell"),
-    ("nokernel.toml", '[constants]\nell = 1.0\n', "'kernel' is a string"),
+    ("nokernel.toml", "[constants]\nell = 1.0\n", "'kernel' is a string"),
     ("deep.toml", 'kernel = "t"\n[constants]\nx = ' + "[" * 30000 + "]" * 30000 + "\n", "nested too deeply"),
     ("big.toml", "# " + "x" * 70000 + '\nkernel = "t"\n', "larger than"),
 ]
@@ -263,6 +286,7 @@ KERNEL_FILES = [
 @pytest.mark.parametrize("filename,text,fragment", KERNEL_FILES, ids=[k[0] for k in KERNEL_FILES])
 def test_kernel_files_are_read_like_variant_files(tmp_path, filename, text, fragment):
     from lipschitz_icl.commands._zonal import load_kernel_file
+
     path = tmp_path / filename
     path.write_text(text)
     with pytest.raises(ParameterError, match="kernel-file") as info:
@@ -272,14 +296,21 @@ def test_kernel_files_are_read_like_variant_files(tmp_path, filename, text, frag
 
 def test_kernel_files_that_are_not_regular_utf8_files(tmp_path):
     import os
+
     from lipschitz_icl.commands._zonal import load_kernel_file
+
     (tmp_path / "binary.toml").write_bytes(b'kernel = "\xff\xfe"\n')
     os.mkfifo(tmp_path / "fifo.toml")
-    with open(tmp_path / "sparse.toml", "wb") as handle:       # claims 3 GB, holds none
+    with open(tmp_path / "sparse.toml", "wb") as handle:  # claims 3 GB, holds none
         handle.truncate(3 * 1024**3)
-    for path, fragment in ((tmp_path / "binary.toml", "not UTF-8"), (tmp_path / "fifo.toml", "not a regular file"),
-                           ("/dev/zero", "not a regular file"), (tmp_path, "not a regular file"),
-                           (tmp_path / "sparse.toml", "larger than"), (tmp_path / "missing.toml", "cannot read")):
+    for path, fragment in (
+        (tmp_path / "binary.toml", "not UTF-8"),
+        (tmp_path / "fifo.toml", "not a regular file"),
+        ("/dev/zero", "not a regular file"),
+        (tmp_path, "not a regular file"),
+        (tmp_path / "sparse.toml", "larger than"),
+        (tmp_path / "missing.toml", "cannot read"),
+    ):
         with pytest.raises(ParameterError, match=fragment):
             load_kernel_file(str(path))
 
@@ -288,7 +319,9 @@ def test_a_kernel_near_the_double_range_prints_no_warnings():
     """exp(700 t): K(1) ~ 1e304.  The w* start and the Monte Carlo mean and standard error stay finite
     and silent (they printed overflow RuntimeWarnings)."""
     import warnings
+
     from lipschitz_icl.estimate import Estimate
+
     problem = kernel_problem("exp(700*t)", 3, 50, 0.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -300,19 +333,30 @@ def test_a_kernel_near_the_double_range_prints_no_warnings():
     assert np.isfinite(mc.loss.standard_error) and mc.loss.value > 1e300
 
 
-MIXTURES = [("mix:affine=1e308,relu=1e308", "<= 1e+300"),     # normalised every weight to 0: bias 0.0, exit 0
-            ("mix:affine=1e300,relu=1e300,cosine=1e300", None),
-            ("mix:affine=٣,relu=1", "ASCII"), ("mix:affine=１２", "ASCII"), ("mix:affine=1_0", "ASCII"),
-            ("mix:affine= 5 ", "ASCII"), ("mix:affine=nan", "ASCII"), ("mix:affine=inf", "ASCII"),
-            ("mix:affine=-1", ">= 0"), ("mix:affine=0,relu=0", "all weights are 0"),
-            ("mix:affine=1,affine=2", "distinct"), ("mix:affine=1,sine=1", "distinct"), ("mix: affine=1", "distinct"),
-            ("mix:affine", "distinct"), ("mix:", "distinct"),
-            ("mix:" + ",".join(["affine=1"] * 3000), "at most 3 parts")]
+MIXTURES = [
+    ("mix:affine=1e308,relu=1e308", "<= 1e+300"),  # normalised every weight to 0: bias 0.0, exit 0
+    ("mix:affine=1e300,relu=1e300,cosine=1e300", None),
+    ("mix:affine=٣,relu=1", "ASCII"),
+    ("mix:affine=１２", "ASCII"),
+    ("mix:affine=1_0", "ASCII"),
+    ("mix:affine= 5 ", "ASCII"),
+    ("mix:affine=nan", "ASCII"),
+    ("mix:affine=inf", "ASCII"),
+    ("mix:affine=-1", ">= 0"),
+    ("mix:affine=0,relu=0", "all weights are 0"),
+    ("mix:affine=1,affine=2", "distinct"),
+    ("mix:affine=1,sine=1", "distinct"),
+    ("mix: affine=1", "distinct"),
+    ("mix:affine", "distinct"),
+    ("mix:", "distinct"),
+    ("mix:" + ",".join(["affine=1"] * 3000), "at most 3 parts"),
+]
 
 
 @pytest.mark.parametrize("task,fragment", MIXTURES, ids=[m[0][:40] for m in MIXTURES])
 def test_mixtures_are_validated_as_a_whole(task, fragment):
     import time
+
     start = time.perf_counter()
     if fragment is None:
         parts = zonal.parse_mixture(task)
