@@ -68,7 +68,7 @@ def losses(quick: bool) -> None:
     for d, n in ((3, 10**6), (10, 10**6)) if quick else ((2, 10**6), (3, 10**6), (5, 1000), (10, 100), (10, 10**6)):
         w = round(wstar_exact(make_problem("affine", d, n, 1.0, 0.5)).w_star.value, 3)
         enclosure, seconds = timed(loss_enclosure, d, n, w, 0.5, 1.0, rtol=1e-9)
-        e = enclosure.as_dict()
+        e = enclosure.to_dict()
         exact, exact_s = timed(exact_loss, make_problem("affine", d, n, 1.0, 0.5), w)
         width = (e["loss_high"] - e["loss_low"]) / exact.loss.value
         print(f"| {d} | {n:.0e} | {w:g} | [{e['loss_low']:.12g}, {e['loss_high']:.12g}] | {width:.1e} | {seconds:.2f} | "

@@ -434,23 +434,27 @@ def test_hostile_cli_case(results, cid, argv, code, fragment):
         assert r["stdout"] == ""
         assert r["seconds"] < REFUSAL_SECONDS
     if "--json" in argv and code in (0, 3):
-        payload = json.loads(r["stdout"])
+        payload = json.loads(r["stdout"], parse_constant=_refuse_non_finite)  # no NaN/Infinity token
         numbers = [v for v in payload.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
         assert all(v == v and abs(v) != float("inf") for v in numbers)
-        assert "nan" not in r["stdout"].lower() or "nan" in r["stdout"]  # no NaN token
+
+
+def _refuse_non_finite(token: str):
+    raise AssertionError(f"non-finite JSON token {token} in the output")
 
 
 def test_worker_memory_stayed_bounded(results):
     assert results["_maxrss_kb"] < AS_LIMIT // 1024
 
 
-def test_print_messages_for_the_closing_note(results):
-    """Not an assertion of its own: keeps the one-line messages visible with ``-s``."""
-    for cid, *_ in CASES:
-        print(
-            f"{cid:28s} {results[cid]['code']!s:>3}  {results[cid]['seconds']:.2f}s  "
-            f"{results[cid]['stderr'].strip()[:150]}"
-        )
+def test_every_refusal_reads_the_same_way(results):
+    """Every exit-2 refusal is ``lipschitz-icl: error: `` and a message naming what was refused (printed
+    with ``-s`` for the closing note)."""
+    for cid, _argv, code, _fragment in CASES:
+        message = results[cid]["stderr"].strip()
+        print(f"{cid:28s} {results[cid]['code']!s:>3}  {results[cid]['seconds']:.2f}s  {message[:150]}")
+        if code == 2:
+            assert message.startswith("lipschitz-icl: error: ") and len(message) > len("lipschitz-icl: error: ") + 10
 
 
 def test_search_at_its_bound_reports_an_open_interval(results):
