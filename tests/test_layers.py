@@ -26,7 +26,6 @@ ABOVE_MODULES = {
     "lipschitz_icl.pytest_plugin": "the verify/ gates",
     "lipschitz_icl.registry": "the claims registry (imports the claims' measure functions by name)",
     "lipschitz_icl.lock": "the registry's design lock",
-    "lipschitz_icl.paperfigs": "draws the paper's figures for the report",
 }
 
 

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 from matplotlib.text import Text
 
-from lipschitz_icl import decision, paperfigs
+from lipschitz_icl import decision
 from lipschitz_icl.claims import figures
 from lipschitz_icl.cli import main
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.optimum import WStar
 from lipschitz_icl.report.figures import FigureDataError
+from lipschitz_icl.report.figures import paper as paperfigs
 from lipschitz_icl.report.style import FULL_WIDTH, LABEL_PT, TICK_PT
 
 

@@ -145,7 +145,7 @@ def test_figures_are_vector_pdfs_and_show_zeros_as_upper_limits(tmp_path):
     panel = spec_panel(spec)
     import matplotlib.figure as mfig
 
-    from lipschitz_icl.report import figures as report_figures
+    from lipschitz_icl.report.figures import data as report_figures
 
     fig = mfig.Figure()
     ax = fig.add_subplot()

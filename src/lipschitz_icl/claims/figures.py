@@ -4,7 +4,7 @@
 Each measure function computes the data of one figure from the project's own estimators and trainer and
 returns an :class:`~lipschitz_icl.evidence.Outcome` whose ``decide`` is the claim the figure illustrates
 (a rule of :mod:`lipschitz_icl.decision`), and whose ``figure`` is the figure's data: a JSON-serialisable
-dict with ``name`` (the renderer's key in :data:`lipschitz_icl.paperfigs.RENDERERS`), ``title``,
+dict with ``name`` (the renderer's key in :data:`lipschitz_icl.report.figures.paper.RENDERERS`), ``title``,
 ``settings`` (every setting used, to print under the figure), the figure's series and ``verdict``.
 Settings the paper does not state are chosen in the registry and recorded in ``settings``.  Every random
 stream is spawned once from the case's ``SeedSequence``; Figure 1 is exact (no random stream enters its

@@ -2,7 +2,7 @@
 the paper's figures from the project's own computations (registry group ``figures``).
 
 Each figure is one claim of ``claims/figures.toml``: its gate's measure function computes the data and
-decides the claim (replicate seed 0 of the chosen profile); :mod:`lipschitz_icl.paperfigs` draws it.  Per
+decides the claim (replicate seed 0 of the chosen profile); :mod:`lipschitz_icl.report.figures.paper` draws it.  Per
 figure three files are written in ``DIR`` (and nowhere else): ``<name>.pdf`` (vector), ``<name>.png`` and
 ``<name>.json`` (the figure data with its settings, claim id and verdict).  They are made in a fresh
 temporary directory and moved into ``DIR`` file by file, atomically, never through a symbolic link
@@ -25,9 +25,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import paperfigs, registry, sweep
+from .. import registry, sweep
 from ..decision import combine, exit_code
 from ..report.figures import FigureDataError
+from ..report.figures import paper as paperfigs
 from ..report.output import USER_ERRNOS, OutputError, check_targets, describe, install, out_directory
 from ..validation import ParameterError
 

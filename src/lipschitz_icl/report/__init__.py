@@ -1,7 +1,7 @@
 """The LaTeX report built from ``claims.json`` (the records the pytest plugin writes).
 
 ``build_report(claims_path, out_dir)`` (:mod:`.build`) renders ``report.tex`` (:mod:`.render`, template
-``templates/report.tex.j2``), the figures (:mod:`.figures`, :mod:`lipschitz_icl.paperfigs`) and the tables
+``templates/report.tex.j2``), the figures (:mod:`.figures`: claim figures and the paper's) and the tables
 ``constants.csv``, ``quantities.csv``, ``cases.csv`` in a fresh temporary directory, compiles
 ``report.pdf`` there when ``latexmk`` is on ``PATH``, and moves the files into ``out_dir`` safely
 (:mod:`.output`).  The page plan is in ``docs/report.md``: page 1 the headline, the cases that do not

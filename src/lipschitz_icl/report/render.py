@@ -20,9 +20,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paperfigs, registry
+from .. import registry
 from .constants import constant_rows, constants_csv
 from .figures import FigureDataError, Panel, axis_labels, data_figure, parse_series
+from .figures import paper as paperfigs
 from .latex import Latex, as_float, breakable, escape, num
 from .mathtext import code, to_latex, to_mathtext
 from .provenance import provenance

@@ -5,7 +5,7 @@ Each renderer takes the ``Evidence.figure`` dict of one claim of ``claims/figure
 :class:`matplotlib.figure.Figure` on the Agg canvas (never pyplot, so no display is touched), drawn in
 the report's style (:mod:`lipschitz_icl.report.style`): the full text width, 8-9 pt text, no in-image
 title (LaTeX numbers the figure), legends outside the axes, mathtext labels.  Data of the wrong shape
-raise :class:`~lipschitz_icl.report.figures.FigureDataError` naming the field.  :func:`write` saves a
+raise :class:`~lipschitz_icl.report.figures.data.FigureDataError` naming the field.  :func:`write` saves a
 figure as vector PDF and as PNG; :func:`caption` turns the ``settings`` dict into the text to print
 under a figure.  :data:`RENDERERS` maps the figure's ``name`` to its renderer.
 
@@ -26,9 +26,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from scipy import stats
 
-from .report.figures import FigureDataError
-from .report.mathtext import mpl_text, to_mathtext
-from .report.style import FULL_WIDTH, new_figure, save_pdf, save_png, styled
+from ..mathtext import mpl_text, to_mathtext
+from ..style import FULL_WIDTH, new_figure, save_pdf, save_png, styled
+from .data import FigureDataError
 
 __all__ = ["RENDERERS", "render", "write", "caption", "fig1", "fig3", "fig5", "fig6", "fig9", "eq4"]
 
