@@ -16,7 +16,7 @@ from lipschitz_icl.report.figures import FigureDataError, data_figure, spec_pane
 from lipschitz_icl.report.latex import Latex, breakable, escape, num
 from lipschitz_icl.report.mathtext import to_latex
 
-FIXTURE = Path(__file__).resolve().parent / "data" / "claims_example.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "claims_example.json"
 
 
 def test_escape_makes_every_special_character_literal():

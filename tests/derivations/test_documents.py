@@ -38,7 +38,7 @@ from lipschitz_icl.derivations import (
 )
 from lipschitz_icl.derivations import linear_attention as lin
 
-COMMITTED = Path(__file__).resolve().parents[1] / "derivations"
+COMMITTED = Path(__file__).resolve().parents[2] / "derivations"
 
 
 def run(capsys, *argv):

@@ -27,10 +27,10 @@ from lipschitz_icl.report import build_report, render
 from lipschitz_icl.report import output as report_output
 from lipschitz_icl.report.latex import escape
 
-FIXTURE = Path(__file__).parent / "data" / "claims_example.json"
+FIXTURE = Path(__file__).parents[1] / "data" / "claims_example.json"
 UNICODE_TEXT = "w* ≥ C ρ^α — ‘quoted’ “double” Δ Ω σ² ± ∞ ≤ ≠ → é ñ łŘ ĸ 中 😀 …"
 HAS_LATEX = shutil.which("latexmk") is not None
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def test_escape_maps_unicode_and_flattens_line_breaks():

@@ -71,7 +71,7 @@ def test_derivations_live_in_the_package_namespace():
     assert spec is None or (
         spec.origin is None and not any(any(Path(p).glob("*.py")) for p in spec.submodule_search_locations)
     )
-    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     packages = pyproject["tool"]["setuptools"]["packages"]
     assert "lipschitz_icl.derivations" in packages
     assert all(p == "lipschitz_icl" or p.startswith("lipschitz_icl.") for p in packages)
