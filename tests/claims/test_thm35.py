@@ -1,7 +1,7 @@
 """The Theorem 3.5 claims (registry group thm35): each claim's rule, decided by its own decide function on
 constructed measurements (the measurement helpers replaced), with the registry's design and alternatives;
 the estimators; and the measure functions end to end on small designs.  The theory numbers are tested in
-test_derivations_generalisation.py."""
+tests/derivations/test_generalisation.py."""
 
 import ast
 import inspect
