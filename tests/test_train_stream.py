@@ -171,3 +171,13 @@ def test_an_error_on_the_worker_thread_is_raised_in_the_loop(monkeypatch):
     with pytest.raises(MemoryError, match="batch 2"):
         train(make_problem("affine", 5, 20, 1.0, 0.5), steps=10, batch=16, progress=False)
     assert len(calls) == 3 and threading.active_count() == before
+
+
+def test_the_documented_schedules_are_the_code_s():
+    """train's docstring lists exactly the schedules the code accepts (it once listed three of four)."""
+    import re
+
+    from lipschitz_icl import train as train_module
+
+    documented = re.search(r"schedule : \{([^}]*)\}", train_module.train.__doc__).group(1)
+    assert sorted(name.strip().strip('"') for name in documented.split(",")) == sorted(train_module.SCHEDULES)

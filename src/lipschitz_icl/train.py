@@ -431,9 +431,10 @@ def train(
         Learning rate, ``0 < lr <= 1000``.
     optimizer : {"adam", "sgd"}
         The optimiser; ``betas`` are Adam's ``(beta1, beta2)``, each in ``[0, 1)``.
-    schedule : {"constant", "cosine", "step"}
+    schedule : {"constant", "cosine", "step", "inverse"}
         Cosine decays ``lr`` to ``final_lr_fraction * lr``; step uses ``lr`` until the averaging window
-        starts (or half-way without averaging) and ``final_lr_fraction * lr`` after.
+        starts (or half-way without averaging) and ``final_lr_fraction * lr`` after; inverse is the
+        Robbins-Monro ``lr t0 / (t0 + t)``, ``t0`` chosen so that the last step has ``final_lr_fraction * lr``.
     final_lr_fraction : float
         In ``[0, 1]``.
     average_fraction : float
