@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import sphere
-from .task_family import TaskFamily
+from .task_family import TaskPrior
 from .tasks import make_task_class
 from .validation import ParameterError, check_int, check_real
 
@@ -40,7 +40,7 @@ MAX_W = 1e8  # attention scale of M = w I (the w* search range ends here; Bessel
 class Problem:
     """``task_class`` (carrying ``d`` and ``L``), context size ``n >= 1``, noise level ``sigma >= 0``."""
 
-    task_class: TaskFamily
+    task_class: TaskPrior
     n: int
     sigma: float
 
