@@ -48,8 +48,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 from fractions import Fraction
+from typing import Any
 
 from flint import arb
 
