@@ -74,7 +74,16 @@ def sphere_characteristic(m: int, r) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- links
-class _Linear:
+class _Link:
+    """What a link reads of the task class it is mixed into (fields of :class:`TaskFamily` and its
+    subclasses)."""
+
+    L: float
+    B: np.ndarray | None
+    frequency: float
+
+
+class _Linear(_Link):
     """``f = L s``: no coefficients; features ``phi = B^T x`` with the direction averaged out exactly."""
 
     def link(self, s, col):
@@ -89,7 +98,7 @@ class _Linear:
         return Features(proj_x, proj_q, self.L**2 / proj_x.shape[-1])
 
 
-class _Affine:
+class _Affine(_Link):
     """``f = l s + b``, ``l, b ~ U[-L, L]``."""
 
     has_intercept = True
@@ -131,7 +140,7 @@ class _Quadratic(_Affine):
         return Features(s_x[..., None] ** 2, s_q[..., None] ** 2, self.L**2 / 3.0)
 
 
-class _Relu:
+class _Relu(_Link):
     """``f = l1 s_+ + l2 (-s)_+ + b``."""
 
     has_intercept = True
@@ -157,7 +166,7 @@ class _Relu:
         return Features(phi_x, phi_q, self.L**2 / 3.0)
 
 
-class _Cosine:
+class _Cosine(_Link):
     """``f = (L/k) cos(k s + phi)``, ``phi ~ U[0, 2 pi]``."""
 
     parameters = _FREQUENCY
@@ -203,7 +212,7 @@ class AffineTask(_Affine, TaskFamily):
         return Features(t[..., None], np.ones(t.shape[:-1] + (1,)), self.L**2 / (3.0 * self.d), remainder=1.0 - t * t)
 
     @classmethod
-    def zonal_kernel(cls, d, L):
+    def zonal_kernel(cls, d, L):  # type: ignore[override]  # the class's own parameters only (TaskFamily.parameters)
         t = sp.Symbol("t")
         c = L * L / (3.0 * d)
         return ZonalKernel(
@@ -222,7 +231,7 @@ class ReluTask(_Relu, TaskFamily):
     quadrature = "arc-cosine"
 
     @classmethod
-    def zonal_kernel(cls, d, L):
+    def zonal_kernel(cls, d, L):  # type: ignore[override]  # the class's own parameters only (TaskFamily.parameters)
         t = sp.Symbol("t")
         th = sp.acos(t)
         kappa = (sp.sqrt(1 - t**2) + (sp.pi - th) * t) / (2 * sp.pi * d)
@@ -242,7 +251,7 @@ class CosineTask(_Cosine, TaskFamily):
     rotation_invariant = True
 
     @classmethod
-    def zonal_kernel(cls, d, L, frequency=1.0):
+    def zonal_kernel(cls, d, L, frequency=1.0):  # type: ignore[override]  # the class's own parameters only (TaskFamily.parameters)
         k = frequency
         t = sp.Symbol("t")
         # Omega_d(r) = Gamma(d/2) (2/r)^(d/2-1) J_(d/2-1)(r) = 0F1(; d/2; -r^2/4), r^2 = 2 k^2 (1 - t)
@@ -259,28 +268,28 @@ class CosineTask(_Cosine, TaskFamily):
 # ----------------------------------------------------------------------------- low-rank classes
 @dataclass(frozen=True)
 class LowRankLinearTask(_Linear, TaskFamily):
-    B: np.ndarray = field(default=None, compare=False)
+    B: np.ndarray | None = field(default=None, compare=False)
     name = "lowrank-linear"
     low_rank = True
 
 
 @dataclass(frozen=True)
 class LowRankAffineTask(_Affine, TaskFamily):
-    B: np.ndarray = field(default=None, compare=False)
+    B: np.ndarray | None = field(default=None, compare=False)
     name = "lowrank-affine"
     low_rank = True
 
 
 @dataclass(frozen=True)
 class LowRankQuadraticTask(_Quadratic, TaskFamily):
-    B: np.ndarray = field(default=None, compare=False)
+    B: np.ndarray | None = field(default=None, compare=False)
     name = "lowrank-quadratic"
     low_rank = True
 
 
 @dataclass(frozen=True)
 class LowRankCosineTask(_Cosine, TaskFamily):
-    B: np.ndarray = field(default=None, compare=False)
+    B: np.ndarray | None = field(default=None, compare=False)
     frequency: float = 1.0
     name = "lowrank-cosine"
     low_rank = True

@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from flint import arb
 
@@ -64,7 +65,7 @@ IM_INNER = 1.2
 H_S, HEIGHT_OUTER = 1.0, 0.9  # outer rule: half-width, rectangle half-height (< pi/2)
 BELOW = 7.0  # V more than this below s: exp(-E) <= exp(-e^7)
 # an integrand is a sum of monomials (coef, p, factors): coef(n, sigma^2, c) * psi^(n - p) * prod M_{k,m}
-BASE = {
+BASE: dict[str, list] = {
     "noise": [(lambda n, s2, c: s2 * n, 1, ((2, 0),))],
     "bias": [(lambda n, s2, c: 2 * c * n, 1, ((2, 1),)), (lambda n, s2, c: c * n * (n - 1), 2, ((1, 1), (1, 1)))],
     "q": [(lambda n, s2, c: n, 1, ((2, 2),)), (lambda n, s2, c: n * (n - 1), 2, ((1, 1), (1, 1)))],
@@ -107,7 +108,7 @@ class LossEnclosure:
         """The loss command's keys: ``loss``, ``bias``, ``noise`` (midpoints), ``ci_low``/``ci_high`` (the
         certified interval of the loss), zero standard errors, ``method = "certified"``, and
         ``loss_low``/``loss_high``, ``bias_low``/``bias_high``, ``noise_low``/``noise_high``."""
-        out = {"method": "certified"}
+        out: dict[str, Any] = {"method": "certified"}
         for name, ball in (("loss", self.loss), ("bias", self.bias), ("noise", self.noise)):
             e = certified.Enclosure.of(ball)
             out[name] = float(ball.mid())
@@ -122,11 +123,13 @@ class _Inner:
     """The ``theta`` panels for one ``(d, w)`` (``w`` a ball): nodes with ``u``, ``u^2``, ``exp(-w u)`` and
     the weights times ``mu``; per panel the same on its rectangle (for the error bound)."""
 
+    q_outer: int  # nodes per panel of the outer (s) rule, set by _inner
+
     def __init__(self, d: int, w: arb, q: int, h_v: float = H_V):
         self.d, self.w, self.q, self.h_v = d, w, q, h_v
         self.w_mid = float(w.mid())
         self.log_norm = -(arb(0.5).lgamma() + (arb(d - 1) / 2).lgamma() - (arb(d) / 2).lgamma())
-        self.panels = []  # (V_a, V_b, node data, box data)
+        self.panels: list[tuple] = []  # (V_a, V_b, node data, box data)
         self.theta_end = 0.0
         self.v_end = 0.0
 
@@ -287,7 +290,7 @@ def _moments(inner: _Inner, s: arb, wanted: tuple) -> dict:
 def _terms(name: str, n: int, sigma2, c) -> list:
     """The monomials of ``name`` with their coefficients at ``(n, sigma^2, c)``: zero ones dropped, equal
     ``(power, factors)`` merged (so every power of ``psi`` left is ``>= 0``)."""
-    merged = {}
+    merged: dict[tuple, Any] = {}
     for coef, power, factors in MONOMIALS[name]:
         key = (n - power, tuple(sorted(factors)))
         merged[key] = merged.get(key, 0) + coef(n, sigma2, c)
@@ -456,6 +459,7 @@ def _scales(d: int, n: int, w: float, sigma: float, L: float) -> dict:
     from .exact_quadrature import exact_parts
 
     parts = exact_parts("affine", d, w, n)
+    assert parts.affine is not None  # the affine class's quadrature fills its bias
     loss = sigma * sigma * parts.noise_factor + L * L / (3 * d) * parts.affine
     return {
         "noise": loss,
@@ -466,7 +470,7 @@ def _scales(d: int, n: int, w: float, sigma: float, L: float) -> dict:
     }
 
 
-def _check(d, n, w, sigma, L, task):
+def _check(d, n, w, sigma, L, task) -> tuple[int, int, tuple[float, float], float, float]:
     """Validated ``(d, n, w-ball, sigma, L)``; the certified method covers the affine class only."""
     from .problem import L_RANGE, MAX_D, MAX_N, SIGMA_MAX
     from .validation import ParameterError, check_int, check_real
@@ -538,7 +542,14 @@ def loss_derivatives(
 
 
 def noise_and_q(
-    d: int, n: int, w: float, sigma: float, L: float, *, rtol: float = 1e-8, precision_bits: int = certified.PRECISION
+    d: int,
+    n: int,
+    w: float | tuple,
+    sigma: float,
+    L: float,
+    *,
+    rtol: float = 1e-8,
+    precision_bits: int = certified.PRECISION,
 ) -> tuple:
     """Balls of ``sigma^2 E[sum_i p_i^2]`` (nondecreasing in ``w``) and ``c E[(sum_i p_i u_i)^2]``
     (nonincreasing in ``w``, at most the bias), for lower bounds of the loss over an interval of ``w``."""

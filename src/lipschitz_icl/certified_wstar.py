@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import certified
 from .certified_loss import loss_derivatives, loss_enclosure, noise_and_q
@@ -134,7 +135,7 @@ def certified_wstar(
     guess = wstar_exact(problem)
     w0 = guess.w_star.value
     f = _Loss(d, n, sigma, L)
-    info = {"search_range": list(W_SEARCH)}
+    info: dict[str, Any] = {"search_range": list(W_SEARCH)}
     if guess.inconclusive:
         return _undecided(w0, guess, "the float minimiser is at an end of the search range", info, start, f)
     try:
@@ -183,7 +184,7 @@ def _undecided(w0, guess, reason, info, start, f):
     return WStarEnclosure(0.0, math.inf, w0, False, guess.loss.value, guess.loss.value, info)
 
 
-def _far_cuts(f: _Loss, w0: float, upper) -> tuple:
+def _far_cuts(f: _Loss, w0: float, upper) -> tuple | None:
     """``(b_L, a_R)``: ``c Q(b_L) > U`` and ``sigma^2 N(a_R) > U`` (step 2), the left cut stopping at the
     range's end; None for a cut not found within a factor :data:`FAR` of ``w0``."""
     a = w0 * CUT_STEP
@@ -260,7 +261,7 @@ def _monotone(f: _Loss, a: float, b: float) -> tuple:
 
 def _runs(pieces: list) -> list:
     """Maximal runs of consecutive pieces that are not excluded: lists of ``(a, b, kind)``."""
-    out = []
+    out: list[list] = []
     for piece in pieces:
         if piece[2] == "excluded":
             continue

@@ -29,6 +29,7 @@ accuracy :data:`TAIL_RTOL` is what callers should treat as the numerical error o
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special, stats
@@ -97,7 +98,7 @@ def binomial_lower_tail(n: int, a: int, p) -> np.ndarray:
     return stats.binom.cdf(check_int("a", a), check_int("n", n, minimum=0), p)
 
 
-TAILS = {
+TAILS: dict[str, Callable[..., np.ndarray]] = {
     "cap_tail": cap_tail,
     "projection_tail": projection_tail,
     "projection_lower_tail": projection_lower_tail,

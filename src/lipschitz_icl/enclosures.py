@@ -34,9 +34,10 @@ __all__ = ["TailLaw", "NeedsSplit", "LAWS", "enclose", "point_value"]
 
 
 class NeedsSplit(Exception):
-    """The quantity has no enclosure on this box until ``param`` is narrowed (no monotonicity used)."""
+    """The quantity has no enclosure on this box until ``param`` is narrowed (no monotonicity used);
+    ``param`` None: no narrowing helps (the box is final)."""
 
-    def __init__(self, param: str, reason: str = ""):
+    def __init__(self, param: str | None, reason: str = ""):
         super().__init__(param)
         self.param, self.reason = param, reason
 

@@ -53,7 +53,7 @@ class FixedDraw:
             return None
         flat = np.asarray(M, dtype=float).ravel()
         coef = np.linalg.lstsq(self.basis.T, flat, rcond=None)[0]
-        exact = np.linalg.norm(self.basis.T @ coef - flat) <= 1e-12 * max(np.linalg.norm(flat), 1.0)
+        exact = np.linalg.norm(self.basis.T @ coef - flat) <= 1e-12 * max(float(np.linalg.norm(flat)), 1.0)
         return coef if exact else None
 
     def losses(self, Ms) -> list[np.ndarray]:

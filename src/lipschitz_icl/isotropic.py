@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import sphere
-from .task_family import Features, TaskFamily
+from .task_family import Features, TaskPrior
 
 __all__ = ["IsotropicBatch", "draw_isotropic_batch", "isotropic_terms", "kink_width"]
 
@@ -135,7 +135,7 @@ def kink_width(w: float, d: int) -> float | None:
 
 
 def draw_isotropic_batch(
-    task_class: TaskFamily, n: int, contexts: int, rng: np.random.Generator, w_hint: float | None = None
+    task_class: TaskPrior, n: int, contexts: int, rng: np.random.Generator, w_hint: float | None = None
 ) -> IsotropicBatch:
     """Draw ``t_i = x_i . q`` (``contexts x n``, law ``2 Beta((d-1)/2, (d-1)/2) - 1``) and features;
     ``w_hint`` (a class with a kink, relu) centres the importance sampling of ``c`` on the kink width at that ``w``."""
@@ -145,7 +145,7 @@ def draw_isotropic_batch(
 
 
 def isotropic_terms(
-    task_class: TaskFamily, n: int, w: float, contexts: int, rng: np.random.Generator, chunk_elements: int
+    task_class: TaskPrior, n: int, w: float, contexts: int, rng: np.random.Generator, chunk_elements: int
 ):
     """Per-context ``(bias_c, collision_c)`` for ``contexts`` fresh contexts, drawn chunk by chunk so
     that memory stays ``O(chunk_elements)`` whatever ``n`` and ``contexts``."""

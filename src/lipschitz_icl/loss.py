@@ -216,7 +216,7 @@ def naive_loss(
     """Plain Monte Carlo: per prompt ``(yhat - f(q))^2``; bias from the same prompt without noise,
     ``(sum_i p_i f(x_i) - f(q))^2``, noise part ``(sum_i p_i eps_i)^2``."""
     per_chunk = max(1, chunk_elements // (problem.n * problem.d))
-    parts = {"bias": [], "noise": [], "loss": []}
+    parts: dict[str, list] = {"bias": [], "noise": [], "loss": []}
     for size in _chunks(contexts, per_chunk):
         task, x, y, q, fq = problem.sample_prompts(rng, size)
         p = model.weights(x, q)
@@ -263,7 +263,7 @@ def general_terms(
     sigma2 = problem.sigma**2
     per_chunk = max(1, chunk_elements // (problem.n * problem.d))
     intercept_variance = tc.L**2 / 3.0 if tc.has_intercept else 0.0
-    parts = [([], []) for _ in models]
+    parts: list[tuple[list, list]] = [([], []) for _ in models]
     for size in _chunks(contexts, per_chunk):
         x = sphere.uniform_sphere(rng, (size, problem.n), problem.d)
         q = sphere.uniform_sphere(rng, size, problem.d)

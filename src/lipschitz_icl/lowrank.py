@@ -79,7 +79,7 @@ def limit_terms(
     kw = {"frequency": frequency} if task.endswith("cosine") else {}
     d_class = max(k, 2)  # a class needs d >= 2: for k = 1, z sits in R^2 with a zero second coordinate
     tc = make_task_class(task, d_class, L0, rank=k, **kw)
-    out = [([], []) for _ in scales]
+    out: list[tuple[list, list]] = [([], []) for _ in scales]
     per = max(1, (1 << 20) // (n * d_class))
     for s0 in range(0, contexts, per):
         size = min(per, contexts - s0)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,7 +151,8 @@ def wstar(problem: Problem, method: str = "mc", **kwargs) -> WStar:
     """
     problem = check_problem(problem)
     method = check_choice("method", method, WSTAR_METHODS)
-    return {"mc": wstar_mc, "asymptotic": wstar_asymptotic, "exact": wstar_exact}[method](problem, **kwargs)
+    solvers: dict[str, Callable[..., WStar]] = {"mc": wstar_mc, "asymptotic": wstar_asymptotic, "exact": wstar_exact}
+    return solvers[method](problem, **kwargs)
 
 
 def _require_isotropic(problem: Problem):
@@ -295,7 +297,7 @@ def _deterministic_wstar(problem: Problem, loss_fn, method: str, rel_tol: float,
 
 # arc-cosine form (relu): the 2-D quadrature's error (~1e-5 of the loss, smooth in w only at that level)
 # moves the minimiser by ~1e-5 (measured 1.1e-5 between problems that differ by a joint scaling of L, sigma)
-_ASYMPTOTIC_WSTAR_ACCURACY = {"arc-cosine": 3e-5}
+_ASYMPTOTIC_WSTAR_ACCURACY: dict[str | None, float] = {"arc-cosine": 3e-5}
 
 
 def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:

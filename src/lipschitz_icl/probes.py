@@ -39,7 +39,9 @@ errors along ``n``; paired log error ratios between models).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -50,6 +52,7 @@ from .tasks import make_task_class
 from .validation import check_int, check_real, check_rng
 
 __all__ = [
+    "Probe",
     "ProbeTask",
     "TriangleProbe",
     "DistanceProbe",
@@ -77,7 +80,7 @@ def triangle_wave(s) -> np.ndarray:
 class ProbeTask:
     """A batch of probe tasks: ``fn(params, x)`` evaluates them, ``lipschitz`` per task."""
 
-    fn: object
+    fn: Callable[[dict, np.ndarray], np.ndarray]
     params: dict
     lipschitz: np.ndarray
 
@@ -182,14 +185,26 @@ class _ClassProbe:
         return make_task_class(self.kind, self.d, self.L).sample(rng, size)
 
 
+class Probe(Protocol):
+    """A probe of the suite: tasks on ``S^(d-1)`` that are ``L``-Lipschitz, drawn by ``sample``."""
+
+    @property
+    def d(self) -> int: ...
+    @property
+    def L(self) -> float: ...
+    @property
+    def name(self) -> str: ...
+    def sample(self, rng: np.random.Generator, size: int) -> Callable[[np.ndarray], np.ndarray]: ...
+
+
 def probe_suite(
     d: int, L: float, *, cosine_frequencies=(1.0, 4.0), triangle_frequencies=(1.0, 4.0), centres=(3,)
-) -> list:
+) -> list[Probe]:
     """The probe suite: affine, relu, cosine and triangle waves at the given frequencies, distance to
     ``m`` random points for each ``m`` in ``centres``; every task ``L``-Lipschitz on ``S^{d-1}``."""
     d = check_int("d", d, minimum=2)
     L = check_real("L", L, minimum=0.0, strict_minimum=True)
-    suite = [_ClassProbe("affine", d, L), _ClassProbe("relu", d, L)]
+    suite: list[Probe] = [_ClassProbe("affine", d, L), _ClassProbe("relu", d, L)]
     suite += [
         CosineProbe(d, L, check_real("frequency", k, minimum=0.0, strict_minimum=True)) for k in cosine_frequencies
     ]
@@ -226,8 +241,8 @@ def probe_terms(
     generator = check_rng(rng)
     d = probes[0].d
     per_chunk = max(1, chunk_elements // (n * d))
-    out = {p.name: [([], []) for _ in models] for p in probes}
-    env = [{"jensen": [], "centroid": []} for _ in models]
+    out: dict[str, list[tuple[list, list]]] = {p.name: [([], []) for _ in models] for p in probes}
+    env: list[dict[str, list]] = [{"jensen": [], "centroid": []} for _ in models]
     done = 0
     while done < contexts:
         size = min(per_chunk, contexts - done)
@@ -263,7 +278,7 @@ def noise_terms(models, d: int, n: int, sigma: float, contexts: int, rng, *, chu
     sigma2 = check_real("sigma", sigma, minimum=0.0) ** 2
     generator = check_rng(rng)
     per_chunk = max(1, chunk_elements // (n * d))
-    out = [[] for _ in models]
+    out: list[list] = [[] for _ in models]
     done = 0
     while done < contexts:
         size = min(per_chunk, contexts - done)
@@ -279,7 +294,7 @@ def noise_terms(models, d: int, n: int, sigma: float, contexts: int, rng, *, chu
 def probe_errors_along_n(suite, windows, n_grid, sigma, contexts, seed) -> dict:
     """``{probe: [(mean, se) of the ICL error at each n]}`` for the windows ``w(n) I`` (``windows``),
     ``contexts[i]`` contexts at ``n_grid[i]``, independent draws per ``n`` (one stream spawned from ``seed`` each)."""
-    loss = {p.name: [] for p in suite}
+    loss: dict[str, list] = {p.name: [] for p in suite}
     for n, w, c, stream in zip(n_grid, windows, contexts, seed.spawn(len(n_grid))):
         terms = probe_terms(suite, [Attention(w * np.eye(suite[0].d))], n, sigma, c, np.random.default_rng(stream))
         for name, ((b, nz),) in terms.items():

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import sphere
-from .task_family import TaskFamily
+from .task_family import TaskPrior
 from .tasks import make_task_class
 from .validation import ParameterError, check_int, check_real
 
@@ -40,7 +40,7 @@ MAX_W = 1e8  # attention scale of M = w I (the w* search range ends here; Bessel
 class Problem:
     """``task_class`` (carrying ``d`` and ``L``), context size ``n >= 1``, noise level ``sigma >= 0``."""
 
-    task_class: TaskFamily
+    task_class: TaskPrior
     n: int
     sigma: float
 
@@ -104,7 +104,7 @@ class PromptBuffers:
     q: np.ndarray
 
 
-def make_problem(task: str, d: int, n: int, L: float, sigma: float, **task_kwargs) -> Problem:
+def make_problem(task: str, d: int, n: float, L: float, sigma: float, **task_kwargs) -> Problem:
     """Validated constructor of a :class:`Problem`: labels ``y_i = f(x_i) + eps_i``, ``eps_i ~ N(0, sigma^2)``.
 
     Parameters
@@ -113,8 +113,8 @@ def make_problem(task: str, d: int, n: int, L: float, sigma: float, **task_kwarg
         A known task class (:data:`lipschitz_icl.tasks.TASK_NAMES`, e.g. ``"affine"``, ``"relu"``).
     d : int
         Dimension of the sphere ``S^{d-1}`` of covariates and query, ``2 <= d <= 512``.
-    n : int
-        Context size, ``1 <= n <= 1e150``.
+    n : int or integral float
+        Context size, ``1 <= n <= 1e150`` (``1e8`` is accepted: the problem holds ``int(n)``).
     L : float
         Lipschitz constant of the task class, ``1e-6 <= L <= 1e6``.
     sigma : float

@@ -56,6 +56,7 @@ def _piece(piece: Piece, name: str, value: float, budget: dict) -> tuple[str, st
     result = prover.prove(piece.quantity, piece.bound, piece.domain, constants={name: value}, **budget)
     detail = f"{piece.quantity} on {piece.domain}: {result.verdict.value} ({result.boxes} boxes)"
     if result.verdict is Verdict.REFUTED:
+        assert result.counterexample is not None  # a refuted proof carries its counterexample
         detail += "; certified counterexample " + _where(result.counterexample)
     return result.verdict.value, detail, result.boxes
 

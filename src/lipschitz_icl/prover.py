@@ -39,13 +39,17 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from . import certified, progress
 from .decision import Verdict
 from .domain import INTEGER_PARAMS, Box, Domain, parse_domain
-from .enclosures import LAWS, NeedsSplit, enclose
+from .enclosures import LAWS, NeedsSplit, TailLaw, enclose
 from .expression import Expression, ExpressionError, parse_expression
 from .validation import ParameterError, check_choice, check_int, check_real
+
+if TYPE_CHECKING:
+    from .loss_enclosures import LossQuantity
 
 __all__ = [
     "Statement",
@@ -75,7 +79,7 @@ FINAL = "<final>"  # a box whose quantity cannot be enclosed at all (e.g. a w* p
 class Statement:
     """``quantity relation bound`` on ``domain`` with the ``constants`` (name -> number)."""
 
-    quantity: object  # a TailLaw or a loss quantity (value / enclose / directions)
+    quantity: TailLaw | LossQuantity
     relation: str
     bound: Expression
     constants: dict
@@ -223,7 +227,7 @@ def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
 def _probes(st: Statement, box: Box) -> list:
     """Where a box is tested for a counterexample: its midpoint, or for a quantity whose point values are
     expensive (``corners_only``) the two corners its enclosure already used (cached)."""
-    if getattr(st.quantity, "corners_only", False):
+    if not isinstance(st.quantity, TailLaw) and st.quantity.corners_only:
         try:
             return list(st.quantity.corners(box))
         except NeedsSplit:
@@ -359,7 +363,7 @@ def prove_statement(
     total = st.domain.measure()
     share = sum((n.box.measure() for n in search.undecided), Fraction(0))
     share = float(share / total) if total else float(bool(search.undecided))
-    part = {"constants": dict(st.constants), "verdict": verdict.value}
+    part: dict[str, Any] = {"constants": dict(st.constants), "verdict": verdict.value}
     if verdict is Verdict.REFUTED:
         part["counterexample"] = search.counterexample
     else:
@@ -635,7 +639,7 @@ def check_bracket(name: str, bracket) -> tuple:
     return lo, hi
 
 
-def quantity_of(name: str, task: str | None = None):
+def quantity_of(name: str, task: str | None = None) -> TailLaw | LossQuantity:
     """The certified quantity ``name`` (a tail law, or a loss quantity of ``task``)."""
     if name in LAWS:
         return LAWS[name]

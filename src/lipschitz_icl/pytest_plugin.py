@@ -326,6 +326,7 @@ class VariantItem(pytest.Item):
         from .variants import variant_evidence
 
         result = self.result
+        assert result is not None  # pytest runs a test only after its setup measured the variant
         evidence = variant_evidence(result)
         c = result.counterexample
         if c is not None:

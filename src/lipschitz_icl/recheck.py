@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from flint import arb, ctx
 
@@ -61,7 +62,11 @@ def _beta(z, a, b):
 
 
 def _tail(name: str, q: dict):
-    d, k, n, a = q.get("d"), q.get("k"), q.get("n"), q.get("a")
+    # the integer parameters a tail reads, from a box corner or a stored point (absent: None)
+    d: Any = q.get("d")
+    k: Any = q.get("k")
+    n: Any = q.get("n")
+    a: Any = q.get("a")
     if name == "cap_tail":
         return _beta((1 - arb(q["h"])) / 2, arb(d - 1) / 2, arb(d - 1) / 2)
     if name == "projection_tail":
@@ -122,7 +127,8 @@ class _Check:
     def __init__(self, statement: dict, bound, constants: dict):
         self.statement, self.bound, self.constants = statement, bound, constants
         self.relation = statement["relation"]
-        self.leaves, self.undecided, self.bad = 0, 0, None
+        self.leaves, self.undecided = 0, 0
+        self.bad: tuple[str, str] | None = None
 
     def holds(self, q, b):
         return q <= b if self.relation == "<=" else q >= b
@@ -144,7 +150,9 @@ class _Check:
                 return self.fail(box, "the stored box is not the one its parent's split gives")
             if "split" in node:
                 split = node["split"] if isinstance(node["split"], dict) else {}
-                param, at = split.get("param"), split.get("at")
+                # read from the certificate: checked below before use
+                param: Any = split.get("param")
+                at: Any = split.get("at")
                 lo, hi = box[param] if param in box.names else (None, None)
                 if not (
                     isinstance(at, (int, float))

@@ -400,6 +400,7 @@ def _handshake(scheduler: Scheduler) -> None:
     from distributed.comm import connect
     from distributed.security import Security
 
+    assert scheduler.address is not None  # a client connects to an "address" scheduler only
     args = {}
     if scheduler.address.startswith("tls://"):
         args = Security().get_connection_args("client")

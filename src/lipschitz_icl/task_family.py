@@ -35,14 +35,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from . import sphere
 from .validation import ParameterError, check_int, check_real
 
-__all__ = ["Features", "Task", "TaskFamily", "EXACT_ROUTES", "QUADRATURE_FORMS", "class_kernel"]
+__all__ = ["Features", "Task", "TaskPrior", "TaskFamily", "EXACT_ROUTES", "QUADRATURE_FORMS", "class_kernel"]
 
 # kernel forms with a dedicated quadrature (lipschitz_icl.exact_quadrature) and large-n formula
 # (lipschitz_icl.asymptotic): K linear in t (affine), the arc-cosine kernel (relu)
@@ -76,11 +76,50 @@ class Features:
         return self.variance * value if self.weight is None else self.variance * self.weight * value
 
 
+class TaskPrior(Protocol):
+    """What a problem asks of its task distribution: a :class:`TaskFamily`, or a prior given by its zonal
+    kernel alone (:class:`lipschitz_icl.zonal_task.ZonalTaskClass`)."""
+
+    @property
+    def d(self) -> int: ...
+    @property
+    def L(self) -> float: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def rotation_invariant(self) -> bool: ...
+    @property
+    def has_intercept(self) -> bool: ...
+    @property
+    def low_rank(self) -> bool: ...
+    @property
+    def quadrature(self) -> str | None: ...
+    @property
+    def has_kink(self) -> bool: ...
+    @property
+    def exact_route(self) -> str | None: ...
+    @property
+    def B(self) -> np.ndarray | None: ...
+    @property
+    def frequency(self) -> float: ...
+    @property
+    def rank(self) -> int: ...
+    def sample(self, rng: np.random.Generator, size: int) -> Task: ...
+    def evaluate(self, params: dict, x: np.ndarray) -> np.ndarray: ...
+    def task_lipschitz(self, params: dict) -> np.ndarray: ...
+    def covariance(self, a: Any, b: Any) -> np.ndarray: ...
+    def covariance_kernel(self) -> Any: ...
+    def features(self, rng: np.random.Generator, x: np.ndarray, q: np.ndarray) -> Features: ...
+    def reduced_features(
+        self, rng: np.random.Generator, t: np.ndarray, *, kink_width: float | None = None
+    ) -> Features: ...
+
+
 @dataclass
 class Task:
     """A batch of sampled tasks; ``task(x)`` evaluates ``f`` for ``x`` of shape ``(batch, ..., d)``."""
 
-    task_class: object
+    task_class: TaskPrior
     params: dict
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -108,8 +147,12 @@ class TaskFamily:
     quadrature: ClassVar[str | None] = None
     has_kink: ClassVar[bool] = False
     exact_route: ClassVar[str | None] = None  # derived (__init_subclass__), one of EXACT_ROUTES or None
-    B = None  # low-rank classes: a field (d x r, orthonormal columns)
     frequency = 1.0  # classes with a frequency: a field
+
+    @property
+    def B(self) -> np.ndarray | None:
+        """``None``; low-rank classes override it with a field (``d x r``, orthonormal columns)."""
+        return None
 
     # ----------------------------------------------------------------- structure
     @property
@@ -192,7 +235,8 @@ class TaskFamily:
     def covariance_kernel(self):
         """The zonal kernel of this instance (one object per class and arguments: its Gegenbauer
         coefficients are cached on it)."""
-        return class_kernel(type(self), self.d, self.L, tuple(sorted(self.parameter_values().items())))
+        parameters = tuple(sorted(self.parameter_values().items()))
+        return class_kernel(type(self), self.d, self.L, parameters)  # type: ignore[arg-type]  # a class object is hashable (mypy checks the instances' __hash__)
 
     # ----------------------------------------------------------------- features for (*)
     def features(self, rng: np.random.Generator, x: np.ndarray, q: np.ndarray) -> Features:
@@ -239,7 +283,7 @@ class TaskFamily:
 
 
 @lru_cache(maxsize=256)
-def class_kernel(cls, d: int, L: float, parameters: tuple):
+def class_kernel(cls: type[TaskFamily], d: int, L: float, parameters: tuple) -> Any:
     """``cls.zonal_kernel(d, L, **parameters)``, one object per arguments (``parameters`` a sorted tuple of
     ``(name, value)``): its Gegenbauer coefficients are cached on it."""
     return cls.zonal_kernel(d, L, **dict(parameters))

@@ -204,6 +204,7 @@ class Variant:
         from .problem import make_problem
         from .zonal_task import mixture_problem
 
+        assert self.task is not None  # read_variant requires a task for every loss quantity
         d, n, L, sigma = params["d"], params["n"], params["L"], params["sigma"]
         if is_mixture(self.task):
             return mixture_problem(self.task, d, n, L, sigma, self.frequency)
@@ -458,6 +459,7 @@ def _bracket(value, name: str, fail) -> tuple:
 def _check_bound_on_domain(variant: Variant, fail) -> None:
     """The bound must be defined at every corner of the domain (at both ends of a sharpest bracket): an
     endpoint where it is singular is a file error at its own line, not a box left undecided."""
+    assert variant.domain is not None  # called for a variant with a [domain] table only
     ends = [dict(zip(variant.brackets, combo)) for combo in itertools.product(*variant.brackets.values())]
     for corner in variant.domain.corners():
         for end in ends or [{}]:

@@ -155,7 +155,7 @@ def parse_mixture(task: str) -> tuple:
     items = task[len(MIXTURE_PREFIX) :].split(",", len(classes))
     if len(items) > len(classes):
         raise ParameterError("task", f"{requirement} (at most {len(classes)} parts)", task)
-    parts = []
+    parts: list[tuple[str, float]] = []
     for item in items:
         name, sep, weight = item.partition("=")
         if not sep or name not in classes or name in (p[0] for p in parts):

@@ -267,6 +267,8 @@ def levy_monte_carlo(
     mean_draws = sphere.uniform_sphere(mean_stream, mean_samples, d)
     tail_draws = sphere.uniform_sphere(tail_stream, samples, d)
     counts = [bracketing_counts(f, mean_draws, tail_draws, t, z) for f in functionals.values()]
+    lo_counts: list
+    hi_counts: list
     lo_counts, hi_counts = (functools.reduce(operator.iadd, (c[i] for c in counts), []) for i in (0, 1))
     labels = [f"{name}, t={ti:.4g}" for name in functionals for ti in t]
     level = 1.0 - family_level / (4 * G)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -345,7 +346,7 @@ def figure5(
 def _link_runs(problem, stream, *, kind: str, runs: int, **curve) -> dict:
     """``runs`` pretraining curves of ``kind`` on ``problem`` (run ``k`` from child ``k`` of ``stream``):
     ``{steps, rho, error, se}``, ``rho(M, B)`` of the effective ``M`` at each checkpoint."""
-    out = {"rho": [], "error": [], "se": []}
+    out: dict[str, Any] = {"rho": [], "error": [], "se": []}
     for run in stream.spawn(runs):
         steps, errors, se, Ms, _ = pretraining_curve(problem, run, kind=kind, **curve)
         out["rho"].append([geometry.rho(M, problem.task_class.B) for M in Ms])
@@ -412,8 +413,9 @@ def figure9(
     Bonferroni over runs and links at ``family_level``).  ``decide(shift, kind, gap_sign)``: the rho
     of ``kind`` falls by more than ``shift``; the gap linear - softmax on the side ``gap_sign``."""
     z = decision.bonferroni_z(len(links) * runs, family_level)
-    series, changes, gaps = {}, {"softmax": [], "linear": []}, []
-    curve = {
+    series, gaps = {}, []
+    changes: dict[str, list] = {"softmax": [], "linear": []}
+    curve: dict[str, Any] = {
         "runs": runs,
         "init_scale": init_scale,
         "segments": segments,

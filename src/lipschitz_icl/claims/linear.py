@@ -258,7 +258,7 @@ def isotropic(
 
 
 # ----------------------------------------------------------------------------- the error does not vanish
-def _error_laws(task: str, d: int, grid, L: float, sigma: float) -> dict:
+def _error_laws(task: str, d: int, grid, L: float, sigma: float) -> dict[str, tuple[list, list]]:
     """``name -> (law values E(n), limits)`` on ``grid``: the derived ``E_lin(n)`` with its limit ``k(1) - d B``;
     the other class's (:func:`other_class`); no learning (``k(1)``, the zero predictor's error, at every ``n``);
     softmax's rate on any ``L``-Lipschitz task, the envelope law's ``n^(-gamma)``, ``gamma = 2/(d+1)``

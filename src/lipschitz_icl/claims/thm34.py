@@ -18,6 +18,7 @@ trained matrices from the NumPy trainer.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -125,7 +126,7 @@ def isotropy(
     probes = [D for _, D in dirs] + [-D for _, D in dirs]
     names = [f"{sgn}{kind} #{i}" for sgn in "+-" for i, (kind, _) in enumerate(dirs)] + ["scale up", "scale down"]
     level = 1 - family_level / (len(probes) + 2)
-    kw = {"step": anisotropic_step, "contexts": contexts, "stream": s_mc, "level": level}
+    kw: dict[str, Any] = {"step": anisotropic_step, "contexts": contexts, "stream": s_mc, "level": level}
     batch = draw_isotropic_batch(problem.task_class, n, scale_contexts, np.random.default_rng(s_scale), w_hint=w)
     decisions, diffs = minimiser_decisions(problem, w * np.eye(d), probes, **kw)
     scale = _scale_decisions(problem, batch, w, scale_step, level)

@@ -260,12 +260,11 @@ def noise_part(
         rows.append((n, w, _band(*mean_se(samples), z)))
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
-        return [
-            decision.equivalence(
-                *(np.array(band) / ((1 + change) * theory.noise_series(d, w, n, sigma, series)) - 1), margin
-            )
-            for n, w, band in rows
-        ]
+        out = []
+        for n, w, band in rows:
+            low, high = np.array(band) / ((1 + change) * theory.noise_series(d, w, n, sigma, series)) - 1
+            out.append(decision.equivalence(low, high, margin))
+        return out
 
     quantities = tuple(
         Quantity(
@@ -556,7 +555,8 @@ def same_l_classes(
     }
 
     def one(r, se, _key, shift=0.0, ratio=1.0) -> list:
-        return [decision.equivalence(*(np.array(_band(r, se, z)) - math.log(ratio) - shift), margin)]
+        low, high = np.array(_band(r, se, z)) - math.log(ratio) - shift
+        return [decision.equivalence(low, high, margin)]
 
     return _outcome(
         ratios,

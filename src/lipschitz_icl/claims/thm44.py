@@ -52,7 +52,7 @@ def _scales(exponents, points: int) -> np.ndarray:
     return np.logspace(exponents[0], exponents[1], points)
 
 
-def _signs(changes, level: float) -> list[decision.Decision]:
+def _signs(changes: list[tuple[str, Estimate]], level: float) -> list[decision.Decision]:
     """``sign`` (+1: every move raises the loss) on each change's interval at ``level``."""
     return [decision.sign(*e.confidence_interval(level), +1) for _, e in changes]
 
@@ -100,7 +100,7 @@ def _moved_base(
         return decision.combined("sign", _signs(scale_changes(test, (1 + shift) * c, P, scale_step), level))
     if outside:
         return any_of("sign", _signs(outside_changes(test, c * P, directions, outside, step), level))
-    t = complement * np.linalg.norm(Q) / np.linalg.norm(P)
+    t = float(complement * np.linalg.norm(Q) / np.linalg.norm(P))
     unit_Q = [("complement identity Q", Q / np.linalg.norm(Q))]
     return decision.combined("sign", _signs(outside_changes(test, c * P, unit_Q, t, step), level))
 
@@ -318,7 +318,7 @@ def _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, searc
     return rows
 
 
-def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
+def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict[str, tuple[Estimate, float, str]]:
     """The comparisons of :func:`dimension_dependence` as ``name -> (Estimate, bound, relation)``; ``gamma``
     shifts the bound of (B) and (D3) to ``(1 + margin) (d/d_min)^-gamma - 1``."""
     (bL, nL), d0 = limit, rows[0]["d"]
@@ -328,7 +328,7 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict:
         log_ratio = log_ratio_of_means(a, b)
         return Estimate(math.expm1(log_ratio.value), math.exp(log_ratio.value) * log_ratio.standard_error)
 
-    out = {}
+    out: dict[str, tuple[Estimate, float, str]] = {}
     for r0, r1 in itertools.pairwise(rows):
         change = difference(Estimate.from_samples(r1["I"]), Estimate.from_samples(r0["I"]))
         out[f"A: L_I(d={r1['d']}) - L_I(d={r0['d']}) >= 0"] = (change, 0.0, ">=")
@@ -479,7 +479,9 @@ def _large_n_change(setting, c: float, s: float, limit: bool) -> float:
     )
 
 
-def _saddle_changes(problem, c: float, P, s: float, Q, scale_step: float, count: int, seed):
+def _saddle_changes(
+    problem, c: float, P, s: float, Q, scale_step: float, count: int, seed
+) -> tuple[Estimate, list[Estimate]]:
     """On one draw of ``count`` contexts (common random numbers): ``L(c P +- s Q) - L(c P)`` by the antithetic
     pair and the changes along the scale moves ``c (1 +- scale_step) P``, per-context estimates."""
     models = [

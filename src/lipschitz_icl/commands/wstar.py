@@ -53,11 +53,11 @@ def run(args):
     if args.method == "certified":
         from ..certified_wstar import certified_wstar
 
-        result = certified_wstar(problem.d, problem.n, problem.sigma, problem.L, task=problem.task)
-        payload = result.to_dict()
-        if not result.decided:
-            payload.update(w_star=result.guess, ci_low=0.0, ci_high=math.inf, w_star_low=0.0, w_star_high=math.inf)
-        return payload, 0 if result.decided and not result.info.get("at_search_bound") else 3
+        enclosure = certified_wstar(problem.d, problem.n, problem.sigma, problem.L, task=problem.task)
+        payload = enclosure.to_dict()
+        if not enclosure.decided:
+            payload.update(w_star=enclosure.guess, ci_low=0.0, ci_high=math.inf, w_star_low=0.0, w_star_high=math.inf)
+        return payload, 0 if enclosure.decided and not enclosure.info.get("at_search_bound") else 3
     kwargs = {"rng": args.seed, "rel_precision": args.rel_precision} if args.method == "mc" else {}
     result = wstar(problem, args.method, **kwargs)
     return result.to_dict(), 3 if result.inconclusive else 0

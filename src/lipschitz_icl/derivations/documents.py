@@ -10,6 +10,7 @@ for the cases of ``thm44.saddle`` (its design and full grid, copied here: the te
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from .. import zonal
 from ..lowrank import matched_problem
@@ -59,7 +60,7 @@ def regularity_examples() -> tuple:
 
 
 # thm44.saddle: the design numbers that shape the derived ones, and the full grid as (task, d, k)
-SADDLE_DESIGN = {"n": 20, "L0": 1.0, "sigma": 0.3, "step": 0.04, "scale_bounds": (0.5, 50.0)}
+SADDLE_DESIGN: dict[str, Any] = {"n": 20, "L0": 1.0, "sigma": 0.3, "step": 0.04, "scale_bounds": (0.5, 50.0)}
 SADDLE_GRID = tuple(
     (task, d, k) for d, k in ((3, 1), (4, 2), (8, 2)) for task in ("lowrank-quadratic", "lowrank-cosine")
 )

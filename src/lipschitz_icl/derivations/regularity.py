@@ -84,7 +84,7 @@ class Regularity:
     c_R: float
     r_1: float
 
-    def wstar_next_order(self, w0: float) -> float | None:
+    def wstar_next_order(self, w0: float) -> float:
         """Relative next-order shift of ``w*`` at the leading-order ``w0`` (module doc); where the bias's
         next-order coefficient is not derived only the noise's term (its order ``1/w``) is returned."""
         return _wstar_shift(self.beta, self.q, self.k, self.m, self.r_1, w0)

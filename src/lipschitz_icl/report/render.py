@@ -257,7 +257,7 @@ def _has_paper_figures(view: SectionView) -> bool:
 
 def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int) -> list[dict]:
     """The paper's figures a ``figures`` gate attached (at most ``limit``), rendered as PDF (and PNG)."""
-    out = []
+    out: list[dict] = []
     for claim in view.claims:
         if len(out) >= limit:
             notes.append(f"figures of {claim.key} not drawn: the report draws at most {MAX_FIGURES} figures")
