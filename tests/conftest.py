@@ -3,9 +3,11 @@ estimators are vectorised Monte Carlo, their run time is not what these tests me
 derandomised example generation, so that CI runs the same examples every time."""
 
 import atexit
+import importlib.util
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -105,3 +107,13 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(
             "tests marked 'slow' were deselected; run them with --slow (CI: pytest tests/ -n auto --slow -m slow)"
         )
+
+
+@pytest.fixture(scope="session")
+def not_dask_servers():
+    """The class ``NotDaskServers`` of ``tests/_servers.py`` (TCP servers that are no Dask scheduler: silent,
+    HTTP, garbage), loaded from its file: tests/ is not on the import path."""
+    spec = importlib.util.spec_from_file_location("lipschitz_icl_test_servers", Path(__file__).with_name("_servers.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.NotDaskServers

@@ -176,3 +176,13 @@ def test_certified_wstar_contains_the_exact_minimiser(capsys, d, n, sigma):
     assert certified_result["loss_low"] - 1e-6 * exact["loss"] <= exact["loss"]
     assert exact["loss"] <= certified_result["loss_high"] + 1e-6 * exact["loss"]
     assert certified_result["loss_high"] - certified_result["loss_low"] < 1e-9 * exact["loss"]
+
+
+@pytest.mark.parametrize("s", [0.0, 2.1504816925328143e-24, 1e-300, 5e-324])
+def test_projection_tail_at_a_tiny_s_is_a_narrow_ball_around_1(s):
+    """1 - s rounds a tiny s away, and Arb's incomplete beta at that ball was NaN (found by Hypothesis in a
+    fresh-clone CI run); the complement I_s(k/2, (d - k)/2) keeps it.  On S^2 the first coordinate is uniform
+    on [-1, 1] (Archimedes), so P(x_1^2 >= s) = 1 - sqrt(s)."""
+    tail = certified.projection_tail(3, 1, s)
+    with mpmath.workdps(40):
+        assert _contains(tail, 1 - mpmath.sqrt(mpmath.mpf(s))) and tail.rad() < 1e-10

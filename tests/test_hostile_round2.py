@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from _servers import NotDaskServers
 from test_hostile_cli import AS_LIMIT, SRC, WORKER, _limits
 
 P = ["--d", "3", "--n", "100", "--L", "1", "--sigma", "0.5"]
@@ -277,10 +276,10 @@ def _prepare(tmp: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(tmp_path_factory, not_dask_servers):
     tmp = tmp_path_factory.mktemp("hostile2")
     _prepare(tmp)
-    servers = NotDaskServers(("silent", "http", "garbage"))
+    servers = not_dask_servers(("silent", "http", "garbage"))
     values = {"tmp": str(tmp), **servers.ports()}
     cases = [
         (cid, [a.format(**values) if "{" in a else a for a in argv], float(seconds) + 10.0)

@@ -198,7 +198,7 @@ def test_cli_unreachable_address_is_one_line(monkeypatch, capsys):
 
 @pytest.mark.parametrize("behaviour,scheme", [("huge-frame", "tcp")])
 def test_a_server_that_is_no_dask_scheduler_is_one_line_within_the_handshake_timeout(
-    monkeypatch, capsys, behaviour, scheme
+    monkeypatch, capsys, behaviour, scheme, not_dask_servers
 ):
     """Announcing a frame and never sending it held the client (Dask bounds only the connection): now the
     handshake has a deadline (silent, HTTP, garbage and tls:// servers: tests/test_hostile_round2.py)."""
@@ -206,9 +206,7 @@ def test_a_server_that_is_no_dask_scheduler_is_one_line_within_the_handshake_tim
 
     monkeypatch.setattr(sweep, "CONNECT_TIMEOUT", 1.0)
     monkeypatch.setattr(sweep, "HANDSHAKE_TIMEOUT", 1.5)
-    from _servers import NotDaskServers
-
-    servers = NotDaskServers((behaviour,))
+    servers = not_dask_servers((behaviour,))
     try:
         start = time.perf_counter()
         code = main(

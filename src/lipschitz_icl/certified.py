@@ -144,6 +144,8 @@ def projection_tail(d: int, k: int, s) -> arb:
     ``0 <= s <= 1``); ``k = d`` gives ``||P x||^2 = 1``, a tail of 1."""
     if k == d:
         return arb(1)
+    if s < 0.5:  # 1 - s would round away a tiny s (a NaN ball at s = 2e-24): the complement I_s(k/2, (d-k)/2)
+        return 1 - _beta_regularised(exact(s), Fraction(k, 2), Fraction(d - k, 2))
     return _beta_regularised(1 - exact(s), Fraction(d - k, 2), Fraction(k, 2))
 
 
