@@ -300,6 +300,83 @@ def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
     ]
 
 
+def _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams) -> tuple[list, list]:
+    """The loss ``(E, se)`` of linear attention at ``m*(n) I`` at each ``n`` of ``grid``, on a sample sized from an
+    independent ``pilot`` for the relative half-width ``targets[k]`` (streams ``2k`` pilot, ``2k + 1`` sample)."""
+    errors, sizes = [], []
+    for k, (n, target) in enumerate(zip(grid, targets)):
+        problem, m_star = make_problem(task, d, n, L, sigma), law_values(task, d, n, L, sigma)[0]
+        relative_sd = linear_loss(problem, m_star, pilot, streams[2 * k])[1] * math.sqrt(pilot) / e_lim
+        sizes.append(pilot_sample_size(relative_sd, z, target, contexts))
+        errors.append(linear_loss(problem, m_star, sizes[-1], streams[2 * k + 1]))
+    return errors, sizes
+
+
+def _limit_quantities(task, d, L, grid, errors, e_lim, next_theory, z, margin, verdict) -> tuple:
+    """The reported quantities of the limit claim: ``E(n_max)/(k(1) - d B) - 1`` against the derived next-order
+    term, and the limit ``k(1) - d B`` against ``E(n_max) +- z se``."""
+    e_last, se_last = errors[-1]
+    return (
+        Quantity(
+            name=f"E(n={grid[-1]}) / (k(1) - d B) - 1",
+            theory=next_theory,
+            measured=e_last / e_lim - 1,
+            ci_low=(e_last - z * se_last) / e_lim - 1,
+            ci_high=(e_last + z * se_last) / e_lim - 1,
+            verdict=verdict,
+            note=f"theory: derived next-order term; margin +-{margin:g}",
+        ),
+        Quantity(
+            name="linear error limit k(1) - d B (n -> inf)",
+            theory=e_lim,
+            measured=e_last,
+            ci_low=e_last - z * se_last,
+            ci_high=e_last + z * se_last,
+            symbol=r"E_{\mathrm{lin}}(\infty)",
+            setting={"task": task, "d": d, "L": L},
+            constant=True,
+            note=f"measured at n={grid[-1]}",
+        ),
+    )
+
+
+def _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach) -> tuple:
+    """``(limit, T, grid)``: ``k(1) - d B``, ``T(n) = E_lin(n)/limit - 1``, ``n_grid`` extended until
+    ``T < reach margin``."""
+    e_lim = lin.linear_limit(task, d, L)[1]
+    next_order = lambda n: lin.linear_optimum(task, d, n, L, sigma)[1] / e_lim - 1.0  # noqa: E731
+    grid = [
+        int(round(n))
+        for n in decision.extend_grid(n_grid, next_order, margin, factor=extension_factor, x_max=n_max, reach=reach)
+    ]
+    return e_lim, next_order, grid
+
+
+def _error_record(grid, errors, theory, e_lim, sizes, soft) -> tuple[dict, dict]:
+    """The limit claim's ``extra`` record and its log-log figure of the optimal linear attention's error against
+    ``n`` (softmax at ``w*`` beside it)."""
+    extra = {
+        "n": grid,
+        "linear": errors,
+        "linear_theory": theory,
+        "linear_limit": e_lim,
+        "contexts": sizes,
+        "softmax": soft,
+    }
+    x = [float(n) for n in grid]
+    series = [{"label": "linear ($m^*$)", "x": x, "y": [v for v, _ in errors], "theory_y": theory}]
+    series += [{"label": "softmax ($w^*$)", "x": x, "y": soft}] if soft else []
+    return extra, {
+        "kind": "loglog",
+        "x": x,
+        "y": [v for v, _ in errors],
+        "theory_y": theory,
+        "series": series,
+        "xlabel": "$n$",
+        "ylabel": "ICL error",
+    }
+
+
 def cannot_adapt(
     *,
     task: str,
@@ -326,53 +403,19 @@ def cannot_adapt(
     ``follow_precision max(T(n), precision_floor margin)``; ``asymptotic`` rule on :func:`error_points`.
     ``decide(change, law)``: the law ``(1 + change) E_lin(n)``, or a rival law of :func:`_error_laws`.
     """
-    e_lim = lin.linear_limit(task, d, L)[1]
-    next_order = lambda n: lin.linear_optimum(task, d, n, L, sigma)[1] / e_lim - 1.0  # noqa: E731
-    grid = [
-        int(round(n))
-        for n in decision.extend_grid(n_grid, next_order, margin, factor=extension_factor, x_max=n_max, reach=reach)
-    ]
+    e_lim, next_order, grid = _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach)
     streams = seed.spawn(2 * len(grid) + 1)
     z = decision.bonferroni_z(len(grid), family_level)
-    errors, sizes = [], []
-    for k, n in enumerate(grid):
-        problem, m_star = make_problem(task, d, n, L, sigma), law_values(task, d, n, L, sigma)[0]
-        relative_sd = linear_loss(problem, m_star, pilot, streams[2 * k])[1] * math.sqrt(pilot) / e_lim
-        target = follow_precision * max(abs(next_order(n)), precision_floor * margin)
-        sizes.append(pilot_sample_size(relative_sd, z, target, contexts))
-        errors.append(linear_loss(problem, m_star, sizes[-1], streams[2 * k + 1]))
+    targets = [follow_precision * max(abs(next_order(n)), precision_floor * margin) for n in grid]
+    errors, sizes = _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams)
     laws = _error_laws(task, d, grid, L, sigma)
 
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
         return decision.asymptotic(error_points(grid, errors, *laws[law], z, 1 + change), margin)
 
-    theory, (e_last, se_last) = laws["derived"][0], errors[-1]
-    soft = _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
-    x = [float(n) for n in grid]
-    series = [{"label": "linear ($m^*$)", "x": x, "y": [v for v, _ in errors], "theory_y": theory}]
-    series += [{"label": "softmax ($w^*$)", "x": x, "y": soft}] if soft else []
-    quantities = (
-        Quantity(
-            name=f"E(n={grid[-1]}) / (k(1) - d B) - 1",
-            theory=next_order(grid[-1]),
-            measured=e_last / e_lim - 1,
-            ci_low=(e_last - z * se_last) / e_lim - 1,
-            ci_high=(e_last + z * se_last) / e_lim - 1,
-            verdict=decide().verdict,
-            note=f"theory: derived next-order term; margin +-{margin:g}",
-        ),
-        Quantity(
-            name="linear error limit k(1) - d B (n -> inf)",
-            theory=e_lim,
-            measured=e_last,
-            ci_low=e_last - z * se_last,
-            ci_high=e_last + z * se_last,
-            symbol=r"E_{\mathrm{lin}}(\infty)",
-            setting={"task": task, "d": d, "L": L},
-            constant=True,
-            note=f"measured at n={grid[-1]}",
-        ),
-    )
+    theory, soft = laws["derived"][0], _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
+    extra, figure = _error_record(grid, errors, theory, e_lim, sizes, soft)
+    quantities = _limit_quantities(task, d, L, grid, errors, e_lim, next_order(grid[-1]), z, margin, decide().verdict)
     return Outcome(
         decide=decide,
         quantities=quantities,
@@ -380,23 +423,8 @@ def cannot_adapt(
         rule=f"asymptotic rule on E(n)/(k(1) - d B) - 1 over n = {grid} (extended by x{extension_factor:g} while the "
         f"derived next-order term >= {reach * margin:g}), intervals E +- z se, z = {z:.2f}; contexts {sizes} "
         f"(sized from {pilot}-context pilots); limit k(1) - d B = {e_lim:.5g} (derived).",
-        extra={
-            "n": grid,
-            "linear": errors,
-            "linear_theory": theory,
-            "linear_limit": e_lim,
-            "contexts": sizes,
-            "softmax": soft,
-        },
-        figure={
-            "kind": "loglog",
-            "x": x,
-            "y": [v for v, _ in errors],
-            "theory_y": theory,
-            "series": series,
-            "xlabel": "$n$",
-            "ylabel": "ICL error",
-        },
+        extra=extra,
+        figure=figure,
     )
 
 
