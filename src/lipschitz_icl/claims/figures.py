@@ -242,6 +242,90 @@ def figure3(
 
 
 # ----------------------------------------------------------------------------- Figure 5
+def _class_curves(classes, d, n, L, sigma, streams, z, protocol, init_scale, segments, segment_steps, test_contexts):
+    """Per class: the test-error curve during pretraining, the final ``M``, ``(end - start, z (se_end + se_start))``."""
+    curves, finals, drops = {}, {}, []
+    for task, stream in zip(classes, streams):
+        steps, errors, ses, Ms, _ = pretraining_curve(
+            make_problem(task, d, n, L, sigma),
+            stream,
+            kind="softmax",
+            protocol=protocol,
+            init_scale=init_scale,
+            segments=segments,
+            segment_steps=segment_steps,
+            test_contexts=test_contexts,
+        )
+        curves[task], finals[task] = {"steps": steps, "error": errors, "se": ses}, Ms[-1]
+        drops.append((errors[-1] - errors[0], z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
+    return curves, finals, drops
+
+
+def _cosine_ratios(classes, finals, d, n, L, sigma, cross_contexts, stream) -> tuple:
+    """``(order, E, E_class / E_cosine, se)`` on common cosine-task contexts of the layers pretrained on each class."""
+    order = [c for c in classes if c != "cosine"] + ["cosine"]
+    cross_err, ratios, ratio_se = paired_ratio(
+        make_problem("cosine", d, n, L, sigma), [Attention(finals[c]) for c in order], cross_contexts, stream
+    )
+    return order, cross_err, ratios, ratio_se
+
+
+def _figure5_record(settings, curves, cross, verdict) -> dict:
+    """Figure 5's figure record: settings panel, pretraining curves per class, cross-class errors on cosine tasks."""
+    order, cross_err, ratios, ratio_se = cross
+    return {
+        "name": "fig5",
+        "title": "Figure 5: pretraining on three classes, tested on cosine tasks",
+        "settings": settings,
+        "curves": curves,
+        "cross": {"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
+        "verdict": verdict,
+    }
+
+
+def _figure5_quantities(classes, order, curves, drops, cross_err, ratios, ratio_se, z) -> tuple:
+    """Figure 5's quantities: each class's end-of-pretraining test error, and each class's cosine-task error ratio."""
+    quantities = [
+        Quantity(
+            name=f"test error of {c}: start -> end",
+            measured=curves[c]["error"][-1],
+            verdict=dec.verdict,
+            note=f"start {curves[c]['error'][0]:.4g}",
+        )
+        for c, dec in zip(classes, decision.signs(drops, -1))
+    ]
+    quantities += [
+        Quantity(
+            name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine",
+            theory=1.0,
+            measured=r,
+            ci_low=r - z * s,
+            ci_high=r + z * s,
+            note=f"error {e:.4g}",
+        )
+        for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)
+    ]
+    return tuple(quantities)
+
+
+def _figure5_settings(
+    classes, d, n, L, sigma, protocol, init_scale, segments, segment_steps, test_contexts, cross_contexts
+) -> dict:
+    """Figure 5's settings panel."""
+    return {
+        "d": d,
+        "n": n,
+        "L": L,
+        "sigma": sigma,
+        "classes": list(classes),
+        "training": f"M-form softmax from N(0, {init_scale:g}^2/d) starts, {segments} segments of "
+        f"{segment_steps} steps, {protocol}",
+        "test error": f"task-averaged estimator, {test_contexts} common contexts per checkpoint",
+        "cross-class error": f"{cross_contexts} common cosine-task contexts",
+        "cosine frequency": 1.0,
+    }
+
+
 def figure5(
     *,
     classes: list,
@@ -269,76 +353,26 @@ def figure5(
     (default every class) claimed to be ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
     streams = seed.spawn(len(classes) + 1)
     z = decision.bonferroni_z(2 * len(classes), family_level)
-    curves, finals, drops = {}, {}, []
-    for task, stream in zip(classes, streams):
-        steps, errors, ses, Ms, _ = pretraining_curve(
-            make_problem(task, d, n, L, sigma),
-            stream,
-            kind="softmax",
-            protocol=protocol,
-            init_scale=init_scale,
-            segments=segments,
-            segment_steps=segment_steps,
-            test_contexts=test_contexts,
-        )
-        curves[task], finals[task] = {"steps": steps, "error": errors, "se": ses}, Ms[-1]
-        drops.append((errors[-1] - errors[0], z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
-    order = [c for c in classes if c != "cosine"] + ["cosine"]
-    cross_err, ratios, ratio_se = paired_ratio(
-        make_problem("cosine", d, n, L, sigma), [Attention(finals[c]) for c in order], cross_contexts, streams[-1]
+    curves, finals, drops = _class_curves(
+        classes, d, n, L, sigma, streams, z, protocol, init_scale, segments, segment_steps, test_contexts
     )
+    order, cross_err, ratios, ratio_se = _cosine_ratios(classes, finals, d, n, L, sigma, cross_contexts, streams[-1])
 
     def decide(change: float = 0.0, only: str = "", drop_sign: int = -1) -> decision.Decision:
         moved = [r - 1 - (change if only in ("", c) else 0.0) for c, r in zip(order, ratios[:-1])]
         cross = [decision.equivalence(x - z * s, x + z * s, margin) for x, s in zip(moved, ratio_se)]
         return decision.combined("equivalence", cross + decision.signs(drops, drop_sign))
 
-    quantities = [
-        Quantity(
-            name=f"test error of {c}: start -> end",
-            measured=curves[c]["error"][-1],
-            verdict=dec.verdict,
-            note=f"start {curves[c]['error'][0]:.4g}",
-        )
-        for c, dec in zip(classes, decision.signs(drops, -1))
-    ]
-    quantities += [
-        Quantity(
-            name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine",
-            theory=1.0,
-            measured=r,
-            ci_low=r - z * s,
-            ci_high=r + z * s,
-            note=f"error {e:.4g}",
-        )
-        for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)
-    ]
-    settings = {
-        "d": d,
-        "n": n,
-        "L": L,
-        "sigma": sigma,
-        "classes": list(classes),
-        "training": f"M-form softmax from N(0, {init_scale:g}^2/d) starts, {segments} segments of "
-        f"{segment_steps} steps, {protocol}",
-        "test error": f"task-averaged estimator, {test_contexts} common contexts per checkpoint",
-        "cross-class error": f"{cross_contexts} common cosine-task contexts",
-        "cosine frequency": 1.0,
-    }
+    settings = _figure5_settings(
+        classes, d, n, L, sigma, protocol, init_scale, segments, segment_steps, test_contexts, cross_contexts
+    )
     return Outcome(
         decide=decide,
-        quantities=tuple(quantities),
+        quantities=_figure5_quantities(classes, order, curves, drops, cross_err, ratios, ratio_se, z),
         margin=f"+-{margin:g} on E_class / E_cosine - 1",
         rule=f"sign on the end-minus-start test error per class; equivalence of E_class/E_cosine - 1 on cosine tasks "
         f"with 0 within +-{margin:g} (paired delta-method intervals, z = {z:.2f}).",
-        figure={
-            "name": "fig5",
-            "title": "Figure 5: pretraining on three classes, tested on cosine tasks",
-            "settings": settings,
-            "curves": curves,
-            "cross": {"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
-            "verdict": decide().verdict,
-        },
+        figure=_figure5_record(settings, curves, (order, cross_err, ratios, ratio_se), decide().verdict),
     )
 
 
