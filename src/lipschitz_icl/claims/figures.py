@@ -55,35 +55,16 @@ def _error_curves(task: str, d: int, L_grid, n_grid, sigma: float):
     return soft, soft_abs, linear
 
 
-def figure1(
-    *, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slice_points: int, slice_seed: int
-) -> Outcome:
-    """Figure 1 on the circle (``d = 2``).  Claim (rule ``sign``): (i) the optimal softmax window
-    ``1/sqrt(w*)`` shrinks as ``L`` grows (each elasticity ``d log(1/sqrt(w*)) / d log L`` between
-    consecutive ``L`` below zero, intervals from the exact ``w*``'s stated accuracy); (ii) at the
-    largest ``n`` softmax attention at ``w*`` has a smaller ICL error than the optimal linear attention,
-    for every ``L`` (``E_lin - E_soft > 0``; ``E_soft`` from the exact quadrature with its stated error,
-    ``E_lin`` derived).  ``decide(shift, gap_factor, window_sign, gap_sign)``: every elasticity beyond
-    ``shift`` on the side ``window_sign`` (``+1``: the window does not shrink), and ``E_lin - (1 +
-    gap_factor) E_soft`` on the side ``gap_sign``.  The task drawn in the top row (``slice_seed``) is an
-    illustration only and does not enter the decision.
-    """
-    d = 2  # the circle
-    w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
-    ws = [w.w_star.value for w in w_n]
-    m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
+def _weight_slice(task, L_grid, n, sigma, slice_seed, slice_points, ws, m_n) -> dict:
+    """Figure 1's top rows: one task drawn at ``L = 1`` and scaled by ``L``, with the softmax (``w*``) and linear
+    (``m*``) weight profiles over the query angle."""
     slice_data = slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
     soft_w, lin_w = weight_profiles(slice_data["angle"], ws, m_n)
-    soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
-    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
-    last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
+    return {**slice_data, "softmax_weights": soft_w, "linear_weights": lin_w}
 
-    def decide(shift: float = 0.0, gap_factor: float = 0.0, window_sign: int = -1, gap_sign: int = +1):
-        window = [decision.sign(lo - window_sign * shift, hi - window_sign * shift, window_sign) for lo, _, hi in steps]
-        gaps = [(e_lin - (1 + gap_factor) * e_soft, (1 + gap_factor) * err) for e_lin, e_soft, err in last]
-        return decision.combined("sign", window + decision.signs(gaps, gap_sign))
 
-    verdict = decide().verdict
+def _figure1_quantities(L_grid, ws, w_n, steps, last, n_last) -> tuple:
+    """Figure 1's quantities: the window ``1/sqrt(w*)`` per ``L``, its ``L``-elasticities, and ``E_lin - E_soft``."""
     quantities = [
         Quantity(
             name=f"window 1/sqrt(w*) at L={L:g}",
@@ -107,7 +88,7 @@ def figure1(
     ]
     quantities += [
         Quantity(
-            name=f"ICL error at n={n_grid[-1]}, L={L:g}: linear (m*) - softmax (w*)",
+            name=f"ICL error at n={n_last}, L={L:g}: linear (m*) - softmax (w*)",
             measured=e_lin - e_soft,
             ci_low=e_lin - e_soft - err,
             ci_high=e_lin - e_soft + err,
@@ -115,7 +96,12 @@ def figure1(
         )
         for L, (e_lin, e_soft, err) in zip(L_grid, last)
     ]
-    settings = {
+    return tuple(quantities)
+
+
+def _figure1_settings(task, d, n, sigma, L_grid, n_grid) -> dict:
+    """Figure 1's settings panel."""
+    return {
         "task": task,
         "d": d,
         "n (top and middle rows)": n,
@@ -129,27 +115,54 @@ def figure1(
         "window shaded": "query angle +- 1/sqrt(w*)",
         "context draw": "one task at L = 1 scaled by L",
     }
+
+
+def figure1(
+    *, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slice_points: int, slice_seed: int
+) -> Outcome:
+    """Figure 1 on the circle (``d = 2``).  Claim (rule ``sign``): (i) the optimal softmax window
+    ``1/sqrt(w*)`` shrinks as ``L`` grows (each elasticity ``d log(1/sqrt(w*)) / d log L`` between
+    consecutive ``L`` below zero, intervals from the exact ``w*``'s stated accuracy); (ii) at the
+    largest ``n`` softmax attention at ``w*`` has a smaller ICL error than the optimal linear attention,
+    for every ``L`` (``E_lin - E_soft > 0``; ``E_soft`` from the exact quadrature with its stated error,
+    ``E_lin`` derived).  ``decide(shift, gap_factor, window_sign, gap_sign)``: every elasticity beyond
+    ``shift`` on the side ``window_sign`` (``+1``: the window does not shrink), and ``E_lin - (1 +
+    gap_factor) E_soft`` on the side ``gap_sign``.  The task drawn in the top row (``slice_seed``) is an
+    illustration only and does not enter the decision.
+    """
+    d = 2  # the circle
+    w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
+    ws = [w.w_star.value for w in w_n]
+    m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
+    slice_data = _weight_slice(task, L_grid, n, sigma, slice_seed, slice_points, ws, m_n)
+    soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
+    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
+    last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
+
+    def decide(shift: float = 0.0, gap_factor: float = 0.0, window_sign: int = -1, gap_sign: int = +1):
+        window = [decision.sign(lo - window_sign * shift, hi - window_sign * shift, window_sign) for lo, _, hi in steps]
+        gaps = [(e_lin - (1 + gap_factor) * e_soft, (1 + gap_factor) * err) for e_lin, e_soft, err in last]
+        return decision.combined("sign", window + decision.signs(gaps, gap_sign))
+
     return Outcome(
         decide=decide,
-        quantities=tuple(quantities),
+        quantities=_figure1_quantities(L_grid, ws, w_n, steps, last, n_grid[-1]),
         margin="0 (every interval on its predicted side)",
         rule="sign rule on each window-width elasticity in L (intervals from the exact w*'s stated accuracy) and on "
         f"E_lin - E_soft at n = {n_grid[-1]} for every L (interval from the quadrature's stated error).",
         figure={
             "name": "fig1",
             "title": "Figure 1: softmax attention adapts its window to L",
-            "settings": settings,
+            "settings": _figure1_settings(task, d, n, sigma, L_grid, n_grid),
             "L": list(L_grid),
             "w_star": ws,
             "m_star": m_n,
             "window": [1 / math.sqrt(w) for w in ws],
             **slice_data,
-            "softmax_weights": soft_w,
-            "linear_weights": lin_w,
             "n_grid": _floats(n_grid),
             "softmax_error": soft_err,
             "linear_error": lin_err,
-            "verdict": verdict,
+            "verdict": decide().verdict,
         },
     )
 
