@@ -63,6 +63,70 @@ def _rates(train_task: str, d: int) -> dict:
     return {"envelope": (-alpha, "<="), "envelope-only": (-alpha, ">="), "own-class": (own, "<="), "flat": (0.0, ">=")}
 
 
+def _probe_slopes(loss, pairs, z) -> dict[str, list[tuple[float, float]]]:
+    """Per probe, the local log-log slope interval ``s +- z se`` of the error between each pair of consecutive ``n``."""
+    return {
+        name: [_band(*log_slope(pair, *zip(*rows[k : k + 2])), z) for k, pair in enumerate(pairs)]
+        for name, rows in loss.items()
+    }
+
+
+def _generalisation_quantities(
+    slopes: dict[str, list[tuple[float, float]]], pairs, alpha, loss, n_grid, w_grid
+) -> tuple:
+    """The last slope of each probe against the envelope rate ``-alpha``, and the fitted growth exponent of ``w*``."""
+    quantities = [
+        Quantity(
+            name=f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
+            theory=-alpha,
+            measured=sum(s[-1]) / 2,
+            ci_low=s[-1][0],
+            ci_high=s[-1][1],
+            verdict=decision.one_sided(*s[-1], -alpha).verdict,
+            note="theory: the envelope rate -alpha (a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[name]),
+        )
+        for name, s in slopes.items()
+    ]
+    quantities.append(
+        Quantity(
+            name="w* growth exponent over the grid (window law)",
+            theory=alpha,
+            measured=float(np.polyfit(np.log(n_grid), np.log(w_grid), 1)[0]),
+            note="w* = " + ", ".join(f"{w:.4g}" for w in w_grid) + " (exact quadrature)",
+        )
+    )
+    return tuple(quantities)
+
+
+def _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z) -> tuple[list, dict]:
+    """The envelope-plus-noise curve ``envelope_bias(w*) + noise_series(w*, n)`` and the log-log figure of the
+    probes' errors beside it."""
+    x = list(map(float, n_grid))
+    envelope_curve = [
+        theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
+    ]
+    series = [
+        {
+            "label": name,
+            "x": x,
+            "y": [m for m, _ in rows],
+            "y_low": [m - z * e for m, e in rows],
+            "y_high": [m + z * e for m, e in rows],
+        }
+        for name, rows in loss.items()
+    ]
+    figure = {
+        "kind": "loglog",
+        "x": x,
+        "y": envelope_curve,
+        "xlabel": "$n$",
+        "ylabel": "ICL error",
+        "series": series + [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}],
+        "title": f"pretrained on {train_task} tasks, tested on the probes",
+    }
+    return envelope_curve, figure
+
+
 def generalisation(
     *,
     train_task: str,
@@ -87,70 +151,24 @@ def generalisation(
     loss = probe_errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
     pairs = list(itertools.pairwise(n_grid))
     z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
-    slopes = {
-        name: [_band(*log_slope(pair, *zip(*rows[k : k + 2])), z) for k, pair in enumerate(pairs)]
-        for name, rows in loss.items()
-    }
+    slopes = _probe_slopes(loss, pairs, z)
 
     def decide(shift: float = 0.0, rate: str = "envelope") -> decision.Decision:
         bound, relation = rates[rate]
+        falling = "<=" if rate != "flat" else ">="
         checks = [decision.one_sided(*s[-1], bound - shift, relation) for s in slopes.values()]
-        return decision.combined(
-            "one-sided",
-            checks
-            + [decision.one_sided(*e, 0.0, "<=" if rate != "flat" else ">=") for s in slopes.values() for e in s[:-1]],
-        )
+        checks += [decision.one_sided(*e, 0.0, falling) for s in slopes.values() for e in s[:-1]]
+        return decision.combined("one-sided", checks)
 
-    quantities = [
-        Quantity(
-            name=f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
-            theory=-alpha,
-            measured=sum(s[-1]) / 2,
-            ci_low=s[-1][0],
-            ci_high=s[-1][1],
-            verdict=decision.one_sided(*s[-1], -alpha).verdict,
-            note="theory: the envelope rate -alpha (a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[name]),
-        )
-        for name, s in slopes.items()
-    ]
-    quantities.append(
-        Quantity(
-            name="w* growth exponent over the grid (window law)",
-            theory=alpha,
-            measured=float(np.polyfit(np.log(n_grid), np.log(w_grid), 1)[0]),
-            note="w* = " + ", ".join(f"{w:.4g}" for w in w_grid) + " (exact quadrature)",
-        )
-    )
-    x = list(map(float, n_grid))
-    envelope_curve = [
-        theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
-    ]
-    series = [
-        {
-            "label": name,
-            "x": x,
-            "y": [m for m, _ in rows],
-            "y_low": [m - z * e for m, e in rows],
-            "y_high": [m + z * e for m, e in rows],
-        }
-        for name, rows in loss.items()
-    ]
+    envelope_curve, figure = _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z)
     return Outcome(
         decide=decide,
-        quantities=tuple(quantities),
+        quantities=_generalisation_quantities(slopes, pairs, alpha, loss, n_grid, w_grid),
         margin=f"none (a bound): slope <= -alpha = {-alpha:.4g}",
         rule=f"one-sided on local log-log slopes (Monte Carlo, z = {z:.2f}, Bonferroni at {family_level:g}): <= 0 "
         f"between consecutive n, <= -alpha = {-alpha:.4g} between the two largest; n = {list(n_grid)}, "
         f"contexts {list(contexts)}.",
-        figure={
-            "kind": "loglog",
-            "x": x,
-            "y": envelope_curve,
-            "xlabel": "$n$",
-            "ylabel": "ICL error",
-            "series": series + [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}],
-            "title": f"pretrained on {train_task} tasks, tested on the probes",
-        },
+        figure=figure,
         extra={
             "n": list(n_grid),
             "w_star": w_grid,
