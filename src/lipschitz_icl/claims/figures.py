@@ -620,6 +620,68 @@ def _profiles_shown(angle, profiles: dict, points: int) -> dict:
     }
 
 
+def _figure6_quantities(centres, theory, step, centre_rule, gap, costlier) -> tuple:
+    """Figure 6's quantities: the two attention centres against their predicted directions, and ``E(M) - E(w* I)``."""
+    mean, se, z, e_iso = gap
+    return (
+        Quantity(
+            name="centre of the attention of w* I (radians from the query)",
+            theory=0.0,
+            measured=centres["iso"],
+            ci_low=centres["iso"] - step,
+            ci_high=centres["iso"] + step,
+            verdict=centre_rule("iso", 0.0).verdict,
+        ),
+        Quantity(
+            name="centre of the attention of the general M (radians from the query)",
+            theory=theory["gen"],
+            measured=centres["gen"],
+            ci_low=centres["gen"] - step,
+            ci_high=centres["gen"] + step,
+            verdict=centre_rule("gen", theory["gen"]).verdict,
+            note="theory: the direction of M q",
+        ),
+        Quantity(
+            name="ICL error of the general M minus that of w* I",
+            measured=mean,
+            ci_low=mean - z * se,
+            ci_high=mean + z * se,
+            verdict=costlier.verdict,
+            note=f"must be > 0; E(w* I) = {e_iso:.4g}",
+        ),
+    )
+
+
+def _figure6_record(angle, profiles, points, centres, theory, M, verdict, settings) -> dict:
+    """Figure 6's figure record: the weight profiles on the circle and their centres."""
+    return {
+        "name": "fig6",
+        **_profiles_shown(angle, profiles, points),
+        "centre_isotropic": centres["iso"],
+        "centre_general": centres["gen"],
+        "centre_theory": theory["gen"],
+        "M": M.tolist(),
+        "verdict": verdict,
+        "settings": settings,
+    }
+
+
+def _figure6_settings(task, d, n, L, sigma, w, rotation, anisotropy, points, contexts) -> dict:
+    """Figure 6's settings panel."""
+    return {
+        "task": task,
+        "d": d,
+        "n": n,
+        "L": L,
+        "sigma": sigma,
+        "w*": f"{w:.5g} (exact)",
+        "general M": f"w* R({rotation:g}) diag({1 + anisotropy:g}, {1 - anisotropy:g})",
+        "query": "q = (1, 0)",
+        "centres": f"argmax over {points} grid points, +- one step",
+        "ICL errors": f"task-averaged estimator, {contexts} common contexts",
+    }
+
+
 def figure6(
     *,
     task: str,
@@ -661,57 +723,12 @@ def figure6(
         parts = [centre_rule("iso", offset), gen] + ([away, costlier] if centre == "Mq" else [])
         return decision.combined("equivalence", parts)
 
+    settings = _figure6_settings(task, d, n, L, sigma, w, rotation, anisotropy, points, contexts)
     return Outcome(
         decide=decide,
         margin=f"+-{margin:g} rad on each centre; E(M) - E(w* I) > 0",
         rule=f"equivalence of each centre with its predicted direction within +-{margin:g} rad (interval: one grid "
         f"step of {step:.2g}); sign of the general centre and of E(M) - E(w* I) (paired, z = {z:.2f}).",
-        quantities=(
-            Quantity(
-                name="centre of the attention of w* I (radians from the query)",
-                theory=0.0,
-                measured=centres["iso"],
-                ci_low=centres["iso"] - step,
-                ci_high=centres["iso"] + step,
-                verdict=centre_rule("iso", 0.0).verdict,
-            ),
-            Quantity(
-                name="centre of the attention of the general M (radians from the query)",
-                theory=theory["gen"],
-                measured=centres["gen"],
-                ci_low=centres["gen"] - step,
-                ci_high=centres["gen"] + step,
-                verdict=centre_rule("gen", theory["gen"]).verdict,
-                note="theory: the direction of M q",
-            ),
-            Quantity(
-                name="ICL error of the general M minus that of w* I",
-                measured=mean,
-                ci_low=mean - z * se,
-                ci_high=mean + z * se,
-                verdict=costlier.verdict,
-                note=f"must be > 0; E(w* I) = {e_iso:.4g}",
-            ),
-        ),
-        figure={
-            "name": "fig6",
-            **_profiles_shown(angle, profiles, points),
-            "centre_isotropic": centres["iso"],
-            "centre_general": centres["gen"],
-            "centre_theory": theory["gen"],
-            "M": M.tolist(),
-            "verdict": decide().verdict,
-            "settings": {
-                "task": task,
-                "d": d,
-                "n": n,
-                "L": L,
-                "sigma": sigma,
-                "w*": f"{w:.5g} (exact)",
-                "general M": f"w* R({rotation:g}) diag({1 + anisotropy:g}, {1 - anisotropy:g})",
-                "query": "q = (1, 0)",
-                "centres": f"argmax over {points} grid points, +- one step",
-                "ICL errors": f"task-averaged estimator, {contexts} common contexts",
-            },
-        },
+        quantities=_figure6_quantities(centres, theory, step, centre_rule, (mean, se, z, e_iso), costlier),
+        figure=_figure6_record(angle, profiles, points, centres, theory, M, decide().verdict, settings),
     )
