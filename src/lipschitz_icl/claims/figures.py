@@ -168,48 +168,20 @@ def figure1(
 
 
 # ----------------------------------------------------------------------------- Figure 3
-def figure3(
-    *,
-    task: str,
-    d: int,
-    L_grid: list,
-    settings: list,
-    runs: int,
-    protocol: dict,
-    level: float,
-    margin: float,
-    seed: np.random.SeedSequence,
-) -> Outcome:
-    """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window; ``runs``
-    independent runs of ``protocol`` per point, :func:`lipschitz_icl.pretraining.independent_runs`)
-    increases with ``L`` (``sign`` on each consecutive difference of mean norms, ``level`` t-interval)
-    and agrees with the exact ``w*`` (``equivalence``: ``level`` interval of ``mean ||M||_2 / w* - 1``
-    within ``+-margin``), at every ``(n, sigma)`` of ``settings``.  ``decide(change, target)``: the norm
-    claimed to be ``(1 + change) w*``; ``target = "fixed"``: the ``w*`` at the largest ``L`` for every ``L``
-    (the window does not adapt)."""
-    points = [(n, s, L) for n, s in settings for L in L_grid]
+def _trained_norms(task, d, points, seed, runs, protocol) -> tuple[dict, dict]:
+    """At each ``(n, sigma, L)``: ``||M||_2`` of ``runs`` independently trained ``M``, and the exact ``w*``."""
     norms, w_stars = {}, {}
     for (n, s, L), stream in zip(points, seed.spawn(len(points))):
         problem = make_problem(task, d, n, L, s)
         trained = independent_runs(problem, stream, runs, **protocol)
         norms[(n, s, L)] = [float(np.linalg.norm(r.M, 2)) for _, r in trained]
         w_stars[(n, s, L)] = wstar(problem, "exact")
-    rising = [
-        mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level)
-        for n, s in settings
-        for La, Lb in itertools.pairwise(L_grid)
-    ]
+    return norms, w_stars
 
-    def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:
-        agree = []
-        for n, s, L in points:
-            ref = w_stars[(n, s, L_grid[-1] if target == "fixed" else L)]
-            w0 = ref.w_star.value
-            low, high = scale_interval(norms[(n, s, L)], ref, target=w0 * (1 + change), level=level)
-            agree.append(decision.equivalence(low / w0, high / w0, margin))
-        return decision.combined("equivalence", agree + decision.signs(rising, +1))
 
-    quantities = tuple(
+def _figure3_quantities(points, norms, w_stars) -> tuple:
+    """Figure 3's quantities: the mean ``||M||_2`` at each point against the exact ``w*``."""
+    return tuple(
         Quantity(
             name=f"||M||_2 at n={n}, sigma={s:g}, L={L:g}",
             theory=w_stars[(n, s, L)].w_star.value,
@@ -218,6 +190,10 @@ def figure3(
         )
         for n, s, L in points
     )
+
+
+def _figure3_record(task, d, L_grid, settings, runs, protocol, norms, w_stars, verdict) -> dict:
+    """Figure 3's figure record: per ``(n, sigma)`` the mean and per-run ``||M||_2`` and ``w*`` against ``L``."""
     series = [
         {
             "label": f"n={n}, sigma={s:g}",
@@ -238,19 +214,58 @@ def figure3(
         "start": "i.i.d. N(0, 1/d) entries",
         "w*": "exact quadrature",
     }
+    return {
+        "name": "fig3",
+        "title": "Figure 3: the trained window follows w* as L grows",
+        "settings": fig_settings,
+        "series": series,
+        "verdict": verdict,
+    }
+
+
+def figure3(
+    *,
+    task: str,
+    d: int,
+    L_grid: list,
+    settings: list,
+    runs: int,
+    protocol: dict,
+    level: float,
+    margin: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
+    """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window; ``runs``
+    independent runs of ``protocol`` per point, :func:`lipschitz_icl.pretraining.independent_runs`)
+    increases with ``L`` (``sign`` on each consecutive difference of mean norms, ``level`` t-interval)
+    and agrees with the exact ``w*`` (``equivalence``: ``level`` interval of ``mean ||M||_2 / w* - 1``
+    within ``+-margin``), at every ``(n, sigma)`` of ``settings``.  ``decide(change, target)``: the norm
+    claimed to be ``(1 + change) w*``; ``target = "fixed"``: the ``w*`` at the largest ``L`` for every ``L``
+    (the window does not adapt)."""
+    points = [(n, s, L) for n, s in settings for L in L_grid]
+    norms, w_stars = _trained_norms(task, d, points, seed, runs, protocol)
+    rising = [
+        mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level)
+        for n, s in settings
+        for La, Lb in itertools.pairwise(L_grid)
+    ]
+
+    def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:
+        agree = []
+        for n, s, L in points:
+            ref = w_stars[(n, s, L_grid[-1] if target == "fixed" else L)]
+            w0 = ref.w_star.value
+            low, high = scale_interval(norms[(n, s, L)], ref, target=w0 * (1 + change), level=level)
+            agree.append(decision.equivalence(low / w0, high / w0, margin))
+        return decision.combined("equivalence", agree + decision.signs(rising, +1))
+
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_figure3_quantities(points, norms, w_stars),
         margin=f"+-{margin:g} on ||M||_2 / w* - 1; sign 0 on the increase",
         rule=f"sign on consecutive differences of the mean ||M||_2 over {runs} runs ({level:g} t-intervals); "
         f"equivalence of mean ||M||_2 / w* - 1 with 0 within +-{margin:g} ({level:g} Welch intervals).",
-        figure={
-            "name": "fig3",
-            "title": "Figure 3: the trained window follows w* as L grows",
-            "settings": fig_settings,
-            "series": series,
-            "verdict": decide().verdict,
-        },
+        figure=_figure3_record(task, d, L_grid, settings, runs, protocol, norms, w_stars, decide().verdict),
     )
 
 
