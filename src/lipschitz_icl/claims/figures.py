@@ -447,6 +447,70 @@ def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
     return tuple(quantities)
 
 
+def _link_pretraining(
+    problems, seed, z, level, protocol, linear_protocol, runs, init_scale, segments, segment_steps, test_contexts
+) -> tuple[dict, dict, list]:
+    """Per link (``problems``): softmax and linear pretraining runs, each kind's mean end-minus-start ``rho``
+    change (``level`` t-interval), and every run's final error gap linear - softmax ``+- z (se_lin + se_soft)``."""
+    series, gaps = {}, []
+    changes: dict[str, list] = {"softmax": [], "linear": []}
+    curve: dict[str, Any] = {
+        "runs": runs,
+        "init_scale": init_scale,
+        "segments": segments,
+        "segment_steps": segment_steps,
+        "test_contexts": test_contexts,
+    }
+    for (link, problem), ls in zip(problems.items(), seed.spawn(len(problems))):
+        out = {
+            kind: _link_runs(problem, ks, kind=kind, protocol=proto, **curve)
+            for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))
+        }
+        series[link] = out
+        for kind in changes:
+            changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
+        gaps += [
+            (lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1]))
+            for lin_e, soft_e, lin_s, soft_s in zip(
+                out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"]
+            )
+        ]
+    return series, changes, gaps
+
+
+def _figure9_settings(
+    d, rank, n, L, sigma, links, runs, segments, segment_steps, protocol, linear_protocol, test_contexts
+) -> dict:
+    """Figure 9's settings panel."""
+    return {
+        "d": d,
+        "rank": rank,
+        "B": "first rank coordinate axes",
+        "n": n,
+        "L": L,
+        "sigma": sigma,
+        "links": list(links),
+        "runs": runs,
+        "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
+        "linear training": f"{segments} x {segment_steps} steps, {linear_protocol} (Adam restarted at "
+        "each segment), value weight v",
+        "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
+        "cosine frequency": 1.0,
+        "rho of linear attention": "rho(v M, B)",
+    }
+
+
+def _figure9_record(settings, series, verdict) -> dict:
+    """Figure 9's figure record: the settings panel and each link's softmax and linear pretraining runs."""
+    return {
+        "name": "fig9",
+        "title": "Figure 9: softmax learns the low-rank subspace, linear does not",
+        "settings": settings,
+        "series": series,
+        "verdict": verdict,
+    }
+
+
 def figure9(
     *,
     links: list,
@@ -475,65 +539,25 @@ def figure9(
     Bonferroni over runs and links at ``family_level``).  ``decide(shift, kind, gap_sign)``: the rho
     of ``kind`` falls by more than ``shift``; the gap linear - softmax on the side ``gap_sign``."""
     z = decision.bonferroni_z(len(links) * runs, family_level)
-    series, gaps = {}, []
-    changes: dict[str, list] = {"softmax": [], "linear": []}
-    curve: dict[str, Any] = {
-        "runs": runs,
-        "init_scale": init_scale,
-        "segments": segments,
-        "segment_steps": segment_steps,
-        "test_contexts": test_contexts,
-    }
-    for link, ls in zip(links, seed.spawn(len(links))):
-        problem = make_problem(f"lowrank-{link}", d, n, L, sigma, rank=rank)
-        out = {
-            kind: _link_runs(problem, ks, kind=kind, protocol=proto, **curve)
-            for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))
-        }
-        series[link] = out
-        for kind in changes:
-            changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
-        gaps += [
-            (lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1]))
-            for lin_e, soft_e, lin_s, soft_s in zip(
-                out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"]
-            )
-        ]
+    problems = {link: make_problem(f"lowrank-{link}", d, n, L, sigma, rank=rank) for link in links}
+    series, changes, gaps = _link_pretraining(
+        problems, seed, z, level, protocol, linear_protocol, runs, init_scale, segments, segment_steps, test_contexts
+    )
 
     def decide(shift: float = 0.0, kind: str = "softmax", gap_sign: int = +1) -> decision.Decision:
         return decision.combined("sign", decision.signs(changes[kind], -1, shift) + decision.signs(gaps, gap_sign))
 
-    quantities = _figure9_rows(links, series, changes["softmax"], gaps, runs)
-    settings = {
-        "d": d,
-        "rank": rank,
-        "B": "first rank coordinate axes",
-        "n": n,
-        "L": L,
-        "sigma": sigma,
-        "links": list(links),
-        "runs": runs,
-        "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
-        "linear training": f"{segments} x {segment_steps} steps, {linear_protocol} (Adam restarted at "
-        "each segment), value weight v",
-        "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
-        "cosine frequency": 1.0,
-        "rho of linear attention": "rho(v M, B)",
-    }
+    settings = _figure9_settings(
+        d, rank, n, L, sigma, links, runs, segments, segment_steps, protocol, linear_protocol, test_contexts
+    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_figure9_rows(links, series, changes["softmax"], gaps, runs),
         margin="0 (every interval on its predicted side)",
         rule=f"sign on the mean end-minus-start change of softmax's rho ({level:g} t-interval over runs) and on each "
         f"run's final error gap linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and "
         "kind.",
-        figure={
-            "name": "fig9",
-            "title": "Figure 9: softmax learns the low-rank subspace, linear does not",
-            "settings": settings,
-            "series": series,
-            "verdict": decide().verdict,
-        },
+        figure=_figure9_record(settings, series, decide().verdict),
     )
 
 
