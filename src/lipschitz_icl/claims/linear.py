@@ -82,6 +82,45 @@ def optimum_decision(
     return decision.combined("equivalence", decisions)
 
 
+def _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams) -> tuple:
+    """At each ``n``: ``(m_hat, se)`` on a pilot-sized sample, the loss ``(E, se)`` at ``m* I``, the sample size."""
+    m_hats, losses, sizes = [], [], []
+    for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
+        problem = make_problem(task, d, n, L, sigma)
+        m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
+        sizes.append(pilot_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
+        m_hats.append(m_hat(problem, sizes[-1], streams[3 * k + 1]))
+        losses.append(linear_loss(problem, m_star, sizes[-1], streams[3 * k + 2]))
+    return m_hats, losses, sizes
+
+
+def _optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, derived, z) -> tuple:
+    """``m_hat/m* - 1`` and ``E(m* I)/E_lin - 1`` at each ``n``, and ``m*`` at the largest ``n`` (a constant)."""
+    quantities = [
+        q
+        for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, derived, losses)
+        for q in (
+            _relative(f"m_hat / m* - 1 at n={n}", mh, z * ms, m_star, note=f"m* = {m_star:.5g} (derived)"),
+            _relative(f"E(m* I) / E_lin - 1 at n={n}", e, z * es, e_star, note=f"E_lin = {e_star:.5g} (derived)"),
+        )
+    ]
+    (m_last, se_last), n_last = m_hats[-1], n_grid[-1]
+    quantities.append(
+        Quantity(
+            name=f"m* at n={n_last}",
+            theory=derived[-1][0],
+            measured=m_last,
+            ci_low=m_last - z * se_last,
+            ci_high=m_last + z * se_last,
+            symbol="m^*",
+            constant=True,
+            setting={"task": task, "d": d, "n": n_last, "L": L, "sigma": sigma},
+            note=f"derived; -> d = {d} as n -> inf for every L and sigma",
+        )
+    )
+    return tuple(quantities)
+
+
 def optimum(
     *,
     task: str,
@@ -101,59 +140,23 @@ def optimum(
 
     At each ``n``: ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`) on a sample sized from an independent
     ``pilot`` for a relative half-width ``half_width`` (within ``contexts``), and the loss at ``m* I`` on as
-    many contexts;
-    :func:`optimum_decision`, Bonferroni ``z`` at ``family_level``.  ``decide(m_shift, e_shift, law)``: the
-    claimed ``m* (1 + m_shift)`` and ``E_lin (1 + e_shift)``, or a rival law of :func:`law_values`.
+    many contexts; :func:`optimum_decision`, Bonferroni ``z`` at ``family_level``.  ``decide(m_shift, e_shift,
+    law)``: the claimed ``m* (1 + m_shift)`` and ``E_lin (1 + e_shift)``, or a rival law of :func:`law_values`.
     """
     streams = seed.spawn(3 * len(n_grid))
     z = decision.bonferroni_z(2 * len(n_grid), family_level)
     laws = {
         name: [law_values(task, d, n, L, sigma, name) for n in n_grid] for name in ("derived", "noiseless", "limit")
     }
-    m_hats, losses, sizes = [], [], []
-    for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
-        problem = make_problem(task, d, n, L, sigma)
-        m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
-        sizes.append(pilot_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
-        m_hats.append(m_hat(problem, sizes[-1], streams[3 * k + 1]))
-        losses.append(linear_loss(problem, m_star, sizes[-1], streams[3 * k + 2]))
+    m_hats, losses, sizes = _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams)
 
     def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> decision.Decision:
-        return optimum_decision(
-            m_hats,
-            [m * (1 + m_shift) for m, _ in laws[law]],
-            losses,
-            [e * (1 + e_shift) for _, e in laws[law]],
-            z,
-            m_margin,
-            e_margin,
-        )
+        m_claim, e_claim = [m * (1 + m_shift) for m, _ in laws[law]], [e * (1 + e_shift) for _, e in laws[law]]
+        return optimum_decision(m_hats, m_claim, losses, e_claim, z, m_margin, e_margin)
 
-    quantities = [
-        q
-        for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, laws["derived"], losses)
-        for q in (
-            _relative(f"m_hat / m* - 1 at n={n}", mh, z * ms, m_star, note=f"m* = {m_star:.5g} (derived)"),
-            _relative(f"E(m* I) / E_lin - 1 at n={n}", e, z * es, e_star, note=f"E_lin = {e_star:.5g} (derived)"),
-        )
-    ]
-    (m_last, se_last), n_last = m_hats[-1], n_grid[-1]
-    quantities.append(
-        Quantity(
-            name=f"m* at n={n_last}",
-            theory=laws["derived"][-1][0],
-            measured=m_last,
-            ci_low=m_last - z * se_last,
-            ci_high=m_last + z * se_last,
-            symbol="m^*",
-            constant=True,
-            setting={"task": task, "d": d, "n": n_last, "L": L, "sigma": sigma},
-            note=f"derived; -> d = {d} as n -> inf for every L and sigma",
-        )
-    )
     return Outcome(
         decide=decide,
-        quantities=tuple(quantities),
+        quantities=_optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, laws["derived"], z),
         margin=f"+-{m_margin:g} on m_hat/m* - 1, +-{e_margin:g} on E/E_lin - 1",
         rule=f"equivalence (TOST) at n = {list(n_grid)}: m_hat/m* - 1 within +-{m_margin:g} and E(m* I)/E_lin - 1 "
         f"within +-{e_margin:g}, intervals +-z se, z = {z:.2f} (Bonferroni, family-wise {family_level:g}); "
