@@ -446,6 +446,59 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
     )
 
 
+def _linear_elasticity(m_hats, m_stars, span, z) -> tuple[float, float, tuple[float, float]]:
+    """``log(m_hi/m_lo)/span`` of ``m_hat``, the derived one of ``m*``, and the delta-method interval ``+- z se``."""
+    (m_lo, s_lo), (m_hi, s_hi) = m_hats[0], m_hats[-1]
+    e_lin, derived = math.log(m_hi / m_lo) / span, math.log(m_stars[-1] / m_stars[0]) / span
+    half = z * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
+    return e_lin, derived, (e_lin - half, e_lin + half)
+
+
+def _weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, soft, ws) -> tuple:
+    """The ``L``-elasticity of ``m_hat`` against the derived one, and that of softmax's ``w*`` against ``2 alpha``."""
+    soft_lo, e_soft, soft_hi = soft
+    return (
+        Quantity(
+            name="d log m* / d log L (linear attention)",
+            theory=derived,
+            measured=e_lin,
+            ci_low=lin_iv[0],
+            ci_high=lin_iv[1],
+            note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats),
+        ),
+        Quantity(
+            name="d log w* / d log L (softmax attention)",
+            theory=2 * alpha,
+            measured=e_soft,
+            ci_low=soft_lo,
+            ci_high=soft_hi,
+            note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws),
+        ),
+    )
+
+
+def _weights_figure(L_grid, ws, m_hats, m_stars) -> dict:
+    """Log-log figure of ``w*`` and ``m_hat`` (``m*`` theory) against ``L``, each over its value at the first ``L``."""
+    m_lo = m_hats[0][0]
+    series = [
+        {"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
+        {
+            "label": r"linear $\hat m$",
+            "x": list(L_grid),
+            "y": [m / m_lo for m, _ in m_hats],
+            "theory_y": [m / m_stars[0] for m in m_stars],
+        },
+    ]
+    return {
+        "kind": "loglog",
+        "x": list(L_grid),
+        "y": series[0]["y"],
+        "series": series,
+        "xlabel": "$L$",
+        "ylabel": "optimal weight scale / its value at the smallest $L$",
+    }
+
+
 def weights(
     *,
     task: str,
@@ -474,10 +527,7 @@ def weights(
     m_hats = [m_hat(make_problem(task, d, n, LL, sigma), contexts, s) for LL, s in zip(L_grid, seed.spawn(len(L_grid)))]
     m_stars = [law_values(task, d, n, LL, sigma)[0] for LL in L_grid]
     found = [wstar(make_problem(task, d, n, LL, sigma), "exact") for LL in L_grid]
-    (m_lo, s_lo), (m_hi, s_hi) = m_hats[0], m_hats[-1]
-    e_lin, derived = math.log(m_hi / m_lo) / span, math.log(m_stars[-1] / m_stars[0]) / span
-    half = decision.bonferroni_z(1, family_level) * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
-    lin_iv = (e_lin - half, e_lin + half)
+    e_lin, derived, lin_iv = _linear_elasticity(m_hats, m_stars, span, decision.bonferroni_z(1, family_level))
     soft_lo, e_soft, soft_hi = wstar_elasticities([L_grid[0], L_grid[-1]], [found[0], found[-1]])[0]
     stuck = [LL for LL, w in zip(L_grid, found) if w.at_search_bound]
 
@@ -485,54 +535,19 @@ def weights(
         if stuck:
             return decision.Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
         claim = {"derived": derived, "softmax": 2 * alpha}[linear] + shift
-        return elasticity_decision(
-            lin_iv, (soft_lo, soft_hi), claim, {"derived": 2 * alpha, "none": 0.0}[softmax], margin
-        )
+        soft_claim = {"derived": 2 * alpha, "none": 0.0}[softmax]
+        return elasticity_decision(lin_iv, (soft_lo, soft_hi), claim, soft_claim, margin)
 
     ws = [w.w_star.value for w in found]
-    quantities = (
-        Quantity(
-            name="d log m* / d log L (linear attention)",
-            theory=derived,
-            measured=e_lin,
-            ci_low=lin_iv[0],
-            ci_high=lin_iv[1],
-            note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats),
-        ),
-        Quantity(
-            name="d log w* / d log L (softmax attention)",
-            theory=2 * alpha,
-            measured=e_soft,
-            ci_low=soft_lo,
-            ci_high=soft_hi,
-            note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws),
-        ),
-    )
-    series = [
-        {"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
-        {
-            "label": r"linear $\hat m$",
-            "x": list(L_grid),
-            "y": [m / m_lo for m, _ in m_hats],
-            "theory_y": [m / m_stars[0] for m in m_stars],
-        },
-    ]
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, (soft_lo, e_soft, soft_hi), ws),
         margin=f"+-{margin:.4g} on each L-elasticity",
         rule=f"equivalence within +-{margin_fraction:g} x 2 alpha = +-{margin:.4g}: the L-elasticity of m_hat (L = "
         f"{L_grid[0]:g} to {L_grid[-1]:g}, n = {n}, sigma = {sigma:g}, {contexts} contexts each, interval "
         f"+- z se) with the derived {derived:.3g}, and that of softmax's exact w* with 2 alpha = {2 * alpha:.4g}.",
         extra={"L": list(L_grid), "m_hat": m_hats, "m_star": m_stars, "w_star": ws, "alpha": alpha},
-        figure={
-            "kind": "loglog",
-            "x": list(L_grid),
-            "y": series[0]["y"],
-            "series": series,
-            "xlabel": "$L$",
-            "ylabel": "optimal weight scale / its value at the smallest $L$",
-        },
+        figure=_weights_figure(L_grid, ws, m_hats, m_stars),
     )
 
 
