@@ -130,6 +130,63 @@ def _law_point(problem):
     return result, exact_loss(problem, result.w_star.value)
 
 
+def _law_quantities(rho, ws, acc, reg, slope, setting, verdict) -> tuple:
+    """``w*/(C rho^alpha) - 1`` at the largest ``n`` against the derived next order; the constants ``alpha``, ``C``."""
+    last = kernel_law_points(rho, ws, acc, reg)[-1]
+    return (
+        Quantity(
+            name="w*/(C rho^alpha) - 1 at the largest n",
+            theory=last.next_order,
+            measured=0.5 * (last.low + last.high),
+            ci_low=last.low,
+            ci_high=last.high,
+            verdict=verdict,
+            note="theory: derived next-order term" + ("" if reg.k is not None else " (bias part not derived: 0)"),
+        ),
+        Quantity(
+            name="alpha: local slope d log w*/d log rho (largest two n)",
+            theory=reg.alpha,
+            measured=slope,
+            symbol=r"\alpha",
+            setting=setting,
+            constant=True,
+        ),
+        Quantity(
+            name="C: w*/rho^alpha at the largest n",
+            theory=reg.C,
+            symbol="C",
+            setting=setting,
+            measured=float(ws[-1] / rho[-1] ** reg.alpha),
+            constant=True,
+        ),
+    )
+
+
+def _law_record(rho, ws, acc, reg, n_grid, slope) -> tuple[dict, dict]:
+    """The semilog figure of ``w*/(C rho^alpha)`` against ``rho`` (``1 +`` the derived next order as theory), and the
+    law's ``extra`` record."""
+    ratio = ws / (reg.C * rho**reg.alpha)
+    next_order = [p.next_order for p in kernel_law_points(rho, ws, acc, reg)]
+    figure = {
+        "kind": "semilogx",
+        "x": rho.tolist(),
+        "y": ratio.tolist(),
+        "theory_y": [1 + t for t in next_order],
+        "xlabel": r"$\rho = n/\sigma^2$",
+        "ylabel": r"$w^*/(C\,\rho^\alpha)$",
+    }
+    extra = {
+        "rho": rho.tolist(),
+        "w_star": ws.tolist(),
+        "ratio": ratio.tolist(),
+        "next_order": next_order,
+        "n_grid": [float(n) for n in n_grid],
+        "regularity": reg,
+        "slope": slope,
+    }
+    return figure, extra
+
+
 def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin: float) -> Outcome:
     """``w* = C (n/sigma^2)^alpha (1 + next order)`` for the kernel ``k`` (named ``label``, its derived law
     ``reg``; ``problem_of(n, sigma)`` its problem) on ``n_grid``: ``asymptotic`` rule on
@@ -158,60 +215,16 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
             )
         return _rival(dec, beta, reg)
 
-    last = kernel_law_points(rho, ws, acc, reg)[-1]
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
-    ratio = ws / (reg.C * rho**reg.alpha)
-    next_order = [p.next_order for p in kernel_law_points(rho, ws, acc, reg)]
-    setting = {"kernel": label, "d": k.d}
+    figure, extra = _law_record(rho, ws, acc, reg, n_grid, slope)
     return Outcome(
         decide=decide,
         margin=f"+-{margin:g} on w*/law - 1",
         rule=f"asymptotic rule on w*/(C rho^alpha) - 1, n = {[float(n) for n in n_grid]}, sigma = {sigma:g}; "
         "exact w* (interval: its stated accuracy).",
-        quantities=(
-            Quantity(
-                name="w*/(C rho^alpha) - 1 at the largest n",
-                theory=last.next_order,
-                measured=0.5 * (last.low + last.high),
-                ci_low=last.low,
-                ci_high=last.high,
-                verdict=decide().verdict,
-                note="theory: derived next-order term" + ("" if reg.k is not None else " (bias part not derived: 0)"),
-            ),
-            Quantity(
-                name="alpha: local slope d log w*/d log rho (largest two n)",
-                theory=reg.alpha,
-                measured=slope,
-                symbol=r"\alpha",
-                setting=setting,
-                constant=True,
-            ),
-            Quantity(
-                name="C: w*/rho^alpha at the largest n",
-                theory=reg.C,
-                symbol="C",
-                setting=setting,
-                measured=float(ws[-1] / rho[-1] ** reg.alpha),
-                constant=True,
-            ),
-        ),
-        figure={
-            "kind": "semilogx",
-            "x": rho.tolist(),
-            "y": ratio.tolist(),
-            "theory_y": [1 + t for t in next_order],
-            "xlabel": r"$\rho = n/\sigma^2$",
-            "ylabel": r"$w^*/(C\,\rho^\alpha)$",
-        },
-        extra={
-            "rho": rho.tolist(),
-            "w_star": ws.tolist(),
-            "ratio": ratio.tolist(),
-            "next_order": next_order,
-            "n_grid": [float(n) for n in n_grid],
-            "regularity": reg,
-            "slope": slope,
-        },
+        quantities=_law_quantities(rho, ws, acc, reg, slope, {"kernel": label, "d": k.d}, decide().verdict),
+        figure=figure,
+        extra=extra,
     )
 
 
