@@ -44,6 +44,46 @@ def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
 
 
 # ----------------------------------------------------------------------------- the bias power
+def _bias_quantities(reg, last, values, w, setting, verdict) -> tuple:
+    """The bias power ``beta`` from the secant slope at the largest ``w``, and the constant ``b = bias w^beta`` there."""
+    return (
+        Quantity(
+            name="bias power beta (secant slope at the largest w)",
+            theory=reg.beta,
+            measured=reg.beta - 0.5 * (last.low + last.high),
+            ci_low=reg.beta - last.high,
+            ci_high=reg.beta - last.low,
+            verdict=verdict,
+            symbol=r"\beta",
+            setting=setting,
+            constant=True,
+            note=f"gamma = {reg.gamma}, derived next-order term {last.next_order:.3g}"
+            + ("" if reg.k is not None else " (coefficient not derived: 0)"),
+        ),
+        Quantity(
+            name="bias constant b (bias w^beta at the largest w)",
+            theory=reg.b,
+            measured=float(values[-1] * w[-1] ** reg.beta),
+            symbol="b",
+            setting=setting,
+            constant=True,
+            note=f"c = {reg.c}",
+        ),
+    )
+
+
+def _bias_figure(w, values, reg) -> dict:
+    """Log-log figure of the exact large-``n`` bias against ``w`` beside the law ``b w^-beta``."""
+    return {
+        "kind": "loglog",
+        "x": w.tolist(),
+        "y": values,
+        "theory_y": (reg.b * w**-reg.beta).tolist(),
+        "xlabel": "$w$",
+        "ylabel": r"large-$n$ bias part",
+    }
+
+
 def bias_power(
     *,
     kernel: str,
@@ -81,44 +121,13 @@ def bias_power(
         return _rival(decision.asymptotic(kernel_slope_points(w, values, errors, reg, moved), margin), beta, reg)
 
     points = kernel_slope_points(w, values, errors, reg)
-    last, setting = points[-1], {"kernel": kernel, "d": d}
     return Outcome(
         decide=decide,
         margin=f"+-{margin:g} on the bias power",
         rule=f"asymptotic rule on secant slopes of the exact bias at n = {n:.0e}, w in {w.tolist()}, margin "
         f"{margin:g}; intervals from the exact method's stated errors.",
-        quantities=(
-            Quantity(
-                name="bias power beta (secant slope at the largest w)",
-                theory=reg.beta,
-                measured=reg.beta - 0.5 * (last.low + last.high),
-                ci_low=reg.beta - last.high,
-                ci_high=reg.beta - last.low,
-                verdict=decide().verdict,
-                symbol=r"\beta",
-                setting=setting,
-                constant=True,
-                note=f"gamma = {reg.gamma}, derived next-order term {last.next_order:.3g}"
-                + ("" if reg.k is not None else " (coefficient not derived: 0)"),
-            ),
-            Quantity(
-                name="bias constant b (bias w^beta at the largest w)",
-                theory=reg.b,
-                measured=float(values[-1] * w[-1] ** reg.beta),
-                symbol="b",
-                setting=setting,
-                constant=True,
-                note=f"c = {reg.c}",
-            ),
-        ),
-        figure={
-            "kind": "loglog",
-            "x": w.tolist(),
-            "y": values,
-            "theory_y": (reg.b * w**-reg.beta).tolist(),
-            "xlabel": "$w$",
-            "ylabel": r"large-$n$ bias part",
-        },
+        quantities=_bias_quantities(reg, points[-1], values, w, {"kernel": kernel, "d": d}, decide().verdict),
+        figure=_bias_figure(w, values, reg),
         extra={"w": w.tolist(), "bias": values, "n": n, "slopes": [0.5 * (p.low + p.high) - reg.beta for p in points]},
     )
 
