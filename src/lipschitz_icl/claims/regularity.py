@@ -45,7 +45,7 @@ def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
 
 # ----------------------------------------------------------------------------- the bias power
 def _bias_quantities(reg, last, values, w, setting, verdict) -> tuple:
-    """The bias power ``beta`` from the secant slope at the largest ``w``, and the constant ``b = bias w^beta`` there."""
+    """The bias power ``beta`` from the secant slope at the largest ``w``; the constant ``b = bias w^beta`` there."""
     return (
         Quantity(
             name="bias power beta (secant slope at the largest w)",
