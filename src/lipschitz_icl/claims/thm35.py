@@ -251,6 +251,16 @@ def envelope(
 
 
 # ----------------------------------------------------------------------------- the noise part
+def _noise_rows(train_task, d, L, sigma, n_grid, contexts, seed, z) -> list:
+    """At each ``n``: ``(n, w*, noise part +- z se)`` of the pretrained window ``w*(n) I`` (Monte Carlo)."""
+    rows = []
+    for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
+        w = _wstar(train_task, d, n, L, sigma)
+        (samples,) = noise_terms([Attention.isotropic(w, d)], d, n, sigma, c, np.random.default_rng(stream))
+        rows.append((n, w, _band(*mean_se(samples), z)))
+    return rows
+
+
 def noise_part(
     *,
     train_task: str,
@@ -271,11 +281,7 @@ def noise_part(
     (:func:`lipschitz_icl.derivations.generalisation.noise_series`).
     """
     z = decision.bonferroni_z(len(n_grid), family_level)
-    rows = []
-    for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
-        w = _wstar(train_task, d, n, L, sigma)
-        (samples,) = noise_terms([Attention.isotropic(w, d)], d, n, sigma, c, np.random.default_rng(stream))
-        rows.append((n, w, _band(*mean_se(samples), z)))
+    rows = _noise_rows(train_task, d, L, sigma, n_grid, contexts, seed, z)
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
         out = []
