@@ -485,6 +485,22 @@ def trained_mismatch(
     )
 
 
+def _required_factors(d: int, factor: float, marked_factor: float, marked_margin: float) -> tuple[dict, dict]:
+    """The derived leading-order ratios ``E'/E`` at ``lambda = factor^(+-2 alpha)`` (affine), and the required factor
+    per rule: ``conditional`` (``marked_factor`` where the ratio is ``>= marked_margin marked_factor``, else 1),
+    ``unconditional``, ``derived``."""
+    alpha, beta, p_aff = law.window_law("affine", d)[0], law.noise_leading(d)[0], -law.bias_leading("affine", d)[0]
+    derived = {
+        k: theory.mismatch_ratio(factor ** (s * 2 * alpha), p_aff, beta) for k, s in (("smaller", -1), ("larger", +1))
+    }
+    factors = {
+        "conditional": {k: marked_factor if v >= marked_margin * marked_factor else 1.0 for k, v in derived.items()},
+        "unconditional": dict.fromkeys(derived, marked_factor),
+        "derived": derived,
+    }
+    return derived, factors
+
+
 def mismatch_marked(
     *,
     d: int,
@@ -509,15 +525,7 @@ def mismatch_marked(
     required)``: ``"unconditional"`` asks ``marked_factor`` everywhere, ``"derived"`` the derived ratio itself.
     """
     ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
-    alpha, beta, p_aff = law.window_law("affine", d)[0], law.noise_leading(d)[0], -law.bias_leading("affine", d)[0]
-    derived = {
-        k: theory.mismatch_ratio(factor ** (s * 2 * alpha), p_aff, beta) for k, s in (("smaller", -1), ("larger", +1))
-    }
-    factors = {
-        "conditional": {k: marked_factor if v >= marked_margin * marked_factor else 1.0 for k, v in derived.items()},
-        "unconditional": dict.fromkeys(derived, marked_factor),
-        "derived": derived,
-    }
+    derived, factors = _required_factors(d, factor, marked_factor, marked_margin)
     z = decision.bonferroni_z(2 * len(gated), family_level)
 
     def one(r, se, k, shift=0.0, required="conditional") -> list:
