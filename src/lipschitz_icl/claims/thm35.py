@@ -549,6 +549,21 @@ def mismatch_marked(
     )
 
 
+def _class_ratios(suite, gated, d, n, L, sigma, ws) -> dict:
+    """Per gated probe, the ratio ``class_error(w*_relu) / class_error(w*_affine)`` the derivation predicts."""
+    classes = {
+        p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
+        for p in suite
+        if p.name in gated
+    }
+    predicted = {
+        (name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
+        / theory.class_error(kind, d, n, L, sigma, ws["affine"], k)
+        for name, (kind, k) in classes.items()
+    }
+    return predicted
+
+
 def same_l_classes(
     *,
     d: int,
@@ -575,16 +590,7 @@ def same_l_classes(
     models = {"matched": Attention.isotropic(ws["affine"], d), "relu": Attention.isotropic(ws["relu"], d)}
     ratios, errors = probe_log_ratios(models, suite, n, sigma, contexts, stream)
     z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
-    classes = {
-        p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
-        for p in suite
-        if p.name in gated
-    }
-    predicted = {
-        (name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
-        / theory.class_error(kind, d, n, L, sigma, ws["affine"], k)
-        for name, (kind, k) in classes.items()
-    }
+    predicted = _class_ratios(suite, gated, d, n, L, sigma, ws)
 
     def one(r, se, _key, shift=0.0, ratio=1.0) -> list:
         low, high = np.array(_band(r, se, z)) - math.log(ratio) - shift
