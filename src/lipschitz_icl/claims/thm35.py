@@ -186,6 +186,22 @@ def _max_ratio(bias, env, rel) -> tuple[float, float, float]:
     return float(np.max(ratio * (1 - rel))), float(np.max(ratio)), float(np.max(ratio * (1 + rel)))
 
 
+def _envelope_quantities(ratios) -> tuple:
+    """Per probe, ``max_c bias_c / (L^2 env_c)`` for the Jensen envelope (bound 1), the centre-of-mass one beside it."""
+    return tuple(
+        Quantity(
+            name=f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)",
+            theory=1.0,
+            measured=r,
+            ci_low=low,
+            ci_high=high,
+            verdict=decision.one_sided(low, high, 1.0).verdict,
+            note=f"must be <= 1; centre-of-mass envelope: {ratios['centroid'][name][1]:.3g}",
+        )
+        for name, (low, r, high) in ratios["jensen"].items()
+    )
+
+
 def envelope(
     *,
     train_task: str,
@@ -228,21 +244,9 @@ def envelope(
             [decision.one_sided(low, high, 1 / (1 + tightening)) for low, _, high in ratios[envelope].values()],
         )
 
-    quantities = tuple(
-        Quantity(
-            name=f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)",
-            theory=1.0,
-            measured=r,
-            ci_low=low,
-            ci_high=high,
-            verdict=decision.one_sided(low, high, 1.0).verdict,
-            note=f"must be <= 1; centre-of-mass envelope: {ratios['centroid'][name][1]:.3g}",
-        )
-        for name, (low, r, high) in ratios["jensen"].items()
-    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_envelope_quantities(ratios),
         margin="none (a bound): ratio <= 1",
         rule=f"one-sided: max over {contexts} contexts of bias_c/(L^2 env_c) <= 1 on every probe (interval: rounding, "
         f"n eps = {eps:.1e} relative per sum); w* = {w:.5g} exact.",
