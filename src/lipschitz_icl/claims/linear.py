@@ -197,6 +197,22 @@ def perturbation_decision(diffs, z: float, labels) -> decision.Decision:
     )
 
 
+def _perturbation_quantities(labels, changes, z, n) -> tuple:
+    """Each paired loss change ``Delta E_lin`` along a probe direction, interval ``+- z se``, which must be > 0."""
+    intervals = [(e.value, e.value - z * e.standard_error, e.value + z * e.standard_error) for e in changes]
+    return tuple(
+        Quantity(
+            name=f"Delta E_lin along {name} at n={n}",
+            measured=v,
+            ci_low=lo,
+            ci_high=hi,
+            verdict=decision.sign(lo, hi, +1).verdict,
+            note="must be > 0",
+        )
+        for name, (v, lo, hi) in zip(labels, intervals)
+    )
+
+
 def isotropic(
     *,
     task: str,
@@ -237,21 +253,9 @@ def isotropic(
     def decide(**kw) -> decision.Decision:
         return perturbation_decision(diffs(**kw), z, labels)
 
-    intervals = [(e.value, e.value - z * e.standard_error, e.value + z * e.standard_error) for e in diffs()]
-    quantities = tuple(
-        Quantity(
-            name=f"Delta E_lin along {name} at n={n}",
-            measured=v,
-            ci_low=lo,
-            ci_high=hi,
-            verdict=decision.sign(lo, hi, +1).verdict,
-            note="must be > 0",
-        )
-        for name, (v, lo, hi) in zip(labels, intervals)
-    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_perturbation_quantities(labels, diffs(), z, n),
         margin="0 (every interval wholly above 0)",
         rule=f"sign: every paired Delta E (z = {z:.2f}, Bonferroni over {len(dirs)} directions at family-wise "
         f"{family_level:g}) > 0; perturbation size {relative_size:g} ||m* I||_F; {contexts} contexts, common "
