@@ -55,35 +55,16 @@ def _error_curves(task: str, d: int, L_grid, n_grid, sigma: float):
     return soft, soft_abs, linear
 
 
-def figure1(
-    *, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slice_points: int, slice_seed: int
-) -> Outcome:
-    """Figure 1 on the circle (``d = 2``).  Claim (rule ``sign``): (i) the optimal softmax window
-    ``1/sqrt(w*)`` shrinks as ``L`` grows (each elasticity ``d log(1/sqrt(w*)) / d log L`` between
-    consecutive ``L`` below zero, intervals from the exact ``w*``'s stated accuracy); (ii) at the
-    largest ``n`` softmax attention at ``w*`` has a smaller ICL error than the optimal linear attention,
-    for every ``L`` (``E_lin - E_soft > 0``; ``E_soft`` from the exact quadrature with its stated error,
-    ``E_lin`` derived).  ``decide(shift, gap_factor, window_sign, gap_sign)``: every elasticity beyond
-    ``shift`` on the side ``window_sign`` (``+1``: the window does not shrink), and ``E_lin - (1 +
-    gap_factor) E_soft`` on the side ``gap_sign``.  The task drawn in the top row (``slice_seed``) is an
-    illustration only and does not enter the decision.
-    """
-    d = 2  # the circle
-    w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
-    ws = [w.w_star.value for w in w_n]
-    m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
+def _weight_slice(task, L_grid, n, sigma, slice_seed, slice_points, ws, m_n) -> dict:
+    """Figure 1's top rows: one task drawn at ``L = 1`` and scaled by ``L``, with the softmax (``w*``) and linear
+    (``m*``) weight profiles over the query angle."""
     slice_data = slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
     soft_w, lin_w = weight_profiles(slice_data["angle"], ws, m_n)
-    soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
-    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
-    last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
+    return {**slice_data, "softmax_weights": soft_w, "linear_weights": lin_w}
 
-    def decide(shift: float = 0.0, gap_factor: float = 0.0, window_sign: int = -1, gap_sign: int = +1):
-        window = [decision.sign(lo - window_sign * shift, hi - window_sign * shift, window_sign) for lo, _, hi in steps]
-        gaps = [(e_lin - (1 + gap_factor) * e_soft, (1 + gap_factor) * err) for e_lin, e_soft, err in last]
-        return decision.combined("sign", window + decision.signs(gaps, gap_sign))
 
-    verdict = decide().verdict
+def _figure1_quantities(L_grid, ws, w_n, steps, last, n_last) -> tuple:
+    """Figure 1's quantities: the window ``1/sqrt(w*)`` per ``L``, its ``L``-elasticities, and ``E_lin - E_soft``."""
     quantities = [
         Quantity(
             name=f"window 1/sqrt(w*) at L={L:g}",
@@ -107,7 +88,7 @@ def figure1(
     ]
     quantities += [
         Quantity(
-            name=f"ICL error at n={n_grid[-1]}, L={L:g}: linear (m*) - softmax (w*)",
+            name=f"ICL error at n={n_last}, L={L:g}: linear (m*) - softmax (w*)",
             measured=e_lin - e_soft,
             ci_low=e_lin - e_soft - err,
             ci_high=e_lin - e_soft + err,
@@ -115,7 +96,12 @@ def figure1(
         )
         for L, (e_lin, e_soft, err) in zip(L_grid, last)
     ]
-    settings = {
+    return tuple(quantities)
+
+
+def _figure1_settings(task, d, n, sigma, L_grid, n_grid) -> dict:
+    """Figure 1's settings panel."""
+    return {
         "task": task,
         "d": d,
         "n (top and middle rows)": n,
@@ -129,74 +115,73 @@ def figure1(
         "window shaded": "query angle +- 1/sqrt(w*)",
         "context draw": "one task at L = 1 scaled by L",
     }
+
+
+def figure1(
+    *, task: str, L_grid: list, n: int, sigma: float, n_grid: list, slice_points: int, slice_seed: int
+) -> Outcome:
+    """Figure 1 on the circle (``d = 2``).  Claim (rule ``sign``): (i) the optimal softmax window
+    ``1/sqrt(w*)`` shrinks as ``L`` grows (each elasticity ``d log(1/sqrt(w*)) / d log L`` between
+    consecutive ``L`` below zero, intervals from the exact ``w*``'s stated accuracy); (ii) at the
+    largest ``n`` softmax attention at ``w*`` has a smaller ICL error than the optimal linear attention,
+    for every ``L`` (``E_lin - E_soft > 0``; ``E_soft`` from the exact quadrature with its stated error,
+    ``E_lin`` derived).  ``decide(shift, gap_factor, window_sign, gap_sign)``: every elasticity beyond
+    ``shift`` on the side ``window_sign`` (``+1``: the window does not shrink), and ``E_lin - (1 +
+    gap_factor) E_soft`` on the side ``gap_sign``.  The task drawn in the top row (``slice_seed``) is an
+    illustration only and does not enter the decision.
+    """
+    d = 2  # the circle
+    w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
+    ws = [w.w_star.value for w in w_n]
+    m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
+    slice_data = _weight_slice(task, L_grid, n, sigma, slice_seed, slice_points, ws, m_n)
+    soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
+    steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
+    last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
+
+    def decide(shift: float = 0.0, gap_factor: float = 0.0, window_sign: int = -1, gap_sign: int = +1):
+        window = [decision.sign(lo - window_sign * shift, hi - window_sign * shift, window_sign) for lo, _, hi in steps]
+        gaps = [(e_lin - (1 + gap_factor) * e_soft, (1 + gap_factor) * err) for e_lin, e_soft, err in last]
+        return decision.combined("sign", window + decision.signs(gaps, gap_sign))
+
     return Outcome(
         decide=decide,
-        quantities=tuple(quantities),
+        quantities=_figure1_quantities(L_grid, ws, w_n, steps, last, n_grid[-1]),
         margin="0 (every interval on its predicted side)",
         rule="sign rule on each window-width elasticity in L (intervals from the exact w*'s stated accuracy) and on "
         f"E_lin - E_soft at n = {n_grid[-1]} for every L (interval from the quadrature's stated error).",
         figure={
             "name": "fig1",
             "title": "Figure 1: softmax attention adapts its window to L",
-            "settings": settings,
+            "settings": _figure1_settings(task, d, n, sigma, L_grid, n_grid),
             "L": list(L_grid),
             "w_star": ws,
             "m_star": m_n,
             "window": [1 / math.sqrt(w) for w in ws],
             **slice_data,
-            "softmax_weights": soft_w,
-            "linear_weights": lin_w,
             "n_grid": _floats(n_grid),
             "softmax_error": soft_err,
             "linear_error": lin_err,
-            "verdict": verdict,
+            "verdict": decide().verdict,
         },
     )
 
 
 # ----------------------------------------------------------------------------- Figure 3
-def figure3(
-    *,
-    task: str,
-    d: int,
-    L_grid: list,
-    settings: list,
-    runs: int,
-    protocol: dict,
-    level: float,
-    margin: float,
-    seed: np.random.SeedSequence,
-) -> Outcome:
-    """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window; ``runs``
-    independent runs of ``protocol`` per point, :func:`lipschitz_icl.pretraining.independent_runs`)
-    increases with ``L`` (``sign`` on each consecutive difference of mean norms, ``level`` t-interval)
-    and agrees with the exact ``w*`` (``equivalence``: ``level`` interval of ``mean ||M||_2 / w* - 1``
-    within ``+-margin``), at every ``(n, sigma)`` of ``settings``.  ``decide(change, target)``: the norm
-    claimed to be ``(1 + change) w*``; ``target = "fixed"``: the ``w*`` at the largest ``L`` for every ``L``
-    (the window does not adapt)."""
-    points = [(n, s, L) for n, s in settings for L in L_grid]
+def _trained_norms(task, d, points, seed, runs, protocol) -> tuple[dict, dict]:
+    """At each ``(n, sigma, L)``: ``||M||_2`` of ``runs`` independently trained ``M``, and the exact ``w*``."""
     norms, w_stars = {}, {}
     for (n, s, L), stream in zip(points, seed.spawn(len(points))):
         problem = make_problem(task, d, n, L, s)
         trained = independent_runs(problem, stream, runs, **protocol)
         norms[(n, s, L)] = [float(np.linalg.norm(r.M, 2)) for _, r in trained]
         w_stars[(n, s, L)] = wstar(problem, "exact")
-    rising = [
-        mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level)
-        for n, s in settings
-        for La, Lb in itertools.pairwise(L_grid)
-    ]
+    return norms, w_stars
 
-    def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:
-        agree = []
-        for n, s, L in points:
-            ref = w_stars[(n, s, L_grid[-1] if target == "fixed" else L)]
-            w0 = ref.w_star.value
-            low, high = scale_interval(norms[(n, s, L)], ref, target=w0 * (1 + change), level=level)
-            agree.append(decision.equivalence(low / w0, high / w0, margin))
-        return decision.combined("equivalence", agree + decision.signs(rising, +1))
 
-    quantities = tuple(
+def _figure3_quantities(points, norms, w_stars) -> tuple:
+    """Figure 3's quantities: the mean ``||M||_2`` at each point against the exact ``w*``."""
+    return tuple(
         Quantity(
             name=f"||M||_2 at n={n}, sigma={s:g}, L={L:g}",
             theory=w_stars[(n, s, L)].w_star.value,
@@ -205,6 +190,10 @@ def figure3(
         )
         for n, s, L in points
     )
+
+
+def _figure3_record(task, d, L_grid, settings, runs, protocol, norms, w_stars, verdict) -> dict:
+    """Figure 3's figure record: per ``(n, sigma)`` the mean and per-run ``||M||_2`` and ``w*`` against ``L``."""
     series = [
         {
             "label": f"n={n}, sigma={s:g}",
@@ -225,23 +214,146 @@ def figure3(
         "start": "i.i.d. N(0, 1/d) entries",
         "w*": "exact quadrature",
     }
+    return {
+        "name": "fig3",
+        "title": "Figure 3: the trained window follows w* as L grows",
+        "settings": fig_settings,
+        "series": series,
+        "verdict": verdict,
+    }
+
+
+def figure3(
+    *,
+    task: str,
+    d: int,
+    L_grid: list,
+    settings: list,
+    runs: int,
+    protocol: dict,
+    level: float,
+    margin: float,
+    seed: np.random.SeedSequence,
+) -> Outcome:
+    """Figure 3.  Claim: the spectral norm of the trained ``M`` (the inverse squared window; ``runs``
+    independent runs of ``protocol`` per point, :func:`lipschitz_icl.pretraining.independent_runs`)
+    increases with ``L`` (``sign`` on each consecutive difference of mean norms, ``level`` t-interval)
+    and agrees with the exact ``w*`` (``equivalence``: ``level`` interval of ``mean ||M||_2 / w* - 1``
+    within ``+-margin``), at every ``(n, sigma)`` of ``settings``.  ``decide(change, target)``: the norm
+    claimed to be ``(1 + change) w*``; ``target = "fixed"``: the ``w*`` at the largest ``L`` for every ``L``
+    (the window does not adapt)."""
+    points = [(n, s, L) for n, s in settings for L in L_grid]
+    norms, w_stars = _trained_norms(task, d, points, seed, runs, protocol)
+    rising = [
+        mean_difference(norms[(n, s, La)], norms[(n, s, Lb)], level)
+        for n, s in settings
+        for La, Lb in itertools.pairwise(L_grid)
+    ]
+
+    def decide(change: float = 0.0, target: str = "exact") -> decision.Decision:
+        agree = []
+        for n, s, L in points:
+            ref = w_stars[(n, s, L_grid[-1] if target == "fixed" else L)]
+            w0 = ref.w_star.value
+            low, high = scale_interval(norms[(n, s, L)], ref, target=w0 * (1 + change), level=level)
+            agree.append(decision.equivalence(low / w0, high / w0, margin))
+        return decision.combined("equivalence", agree + decision.signs(rising, +1))
+
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_figure3_quantities(points, norms, w_stars),
         margin=f"+-{margin:g} on ||M||_2 / w* - 1; sign 0 on the increase",
         rule=f"sign on consecutive differences of the mean ||M||_2 over {runs} runs ({level:g} t-intervals); "
         f"equivalence of mean ||M||_2 / w* - 1 with 0 within +-{margin:g} ({level:g} Welch intervals).",
-        figure={
-            "name": "fig3",
-            "title": "Figure 3: the trained window follows w* as L grows",
-            "settings": fig_settings,
-            "series": series,
-            "verdict": decide().verdict,
-        },
+        figure=_figure3_record(task, d, L_grid, settings, runs, protocol, norms, w_stars, decide().verdict),
     )
 
 
 # ----------------------------------------------------------------------------- Figure 5
+def _class_curves(classes, d, n, L, sigma, streams, z, protocol, init_scale, segments, segment_steps, test_contexts):
+    """Per class: the test-error curve during pretraining, the final ``M``, ``(end - start, z (se_end + se_start))``."""
+    curves, finals, drops = {}, {}, []
+    for task, stream in zip(classes, streams):
+        steps, errors, ses, Ms, _ = pretraining_curve(
+            make_problem(task, d, n, L, sigma),
+            stream,
+            kind="softmax",
+            protocol=protocol,
+            init_scale=init_scale,
+            segments=segments,
+            segment_steps=segment_steps,
+            test_contexts=test_contexts,
+        )
+        curves[task], finals[task] = {"steps": steps, "error": errors, "se": ses}, Ms[-1]
+        drops.append((errors[-1] - errors[0], z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
+    return curves, finals, drops
+
+
+def _cosine_ratios(classes, finals, d, n, L, sigma, cross_contexts, stream) -> tuple:
+    """``(order, E, E_class / E_cosine, se)`` on common cosine-task contexts of the layers pretrained on each class."""
+    order = [c for c in classes if c != "cosine"] + ["cosine"]
+    cross_err, ratios, ratio_se = paired_ratio(
+        make_problem("cosine", d, n, L, sigma), [Attention(finals[c]) for c in order], cross_contexts, stream
+    )
+    return order, cross_err, ratios, ratio_se
+
+
+def _figure5_record(settings, curves, cross, verdict) -> dict:
+    """Figure 5's figure record: settings panel, pretraining curves per class, cross-class errors on cosine tasks."""
+    order, cross_err, ratios, ratio_se = cross
+    return {
+        "name": "fig5",
+        "title": "Figure 5: pretraining on three classes, tested on cosine tasks",
+        "settings": settings,
+        "curves": curves,
+        "cross": {"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
+        "verdict": verdict,
+    }
+
+
+def _figure5_quantities(classes, order, curves, drops, cross_err, ratios, ratio_se, z) -> tuple:
+    """Figure 5's quantities: each class's end-of-pretraining test error, and each class's cosine-task error ratio."""
+    quantities = [
+        Quantity(
+            name=f"test error of {c}: start -> end",
+            measured=curves[c]["error"][-1],
+            verdict=dec.verdict,
+            note=f"start {curves[c]['error'][0]:.4g}",
+        )
+        for c, dec in zip(classes, decision.signs(drops, -1))
+    ]
+    quantities += [
+        Quantity(
+            name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine",
+            theory=1.0,
+            measured=r,
+            ci_low=r - z * s,
+            ci_high=r + z * s,
+            note=f"error {e:.4g}",
+        )
+        for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)
+    ]
+    return tuple(quantities)
+
+
+def _figure5_settings(
+    classes, d, n, L, sigma, protocol, init_scale, segments, segment_steps, test_contexts, cross_contexts
+) -> dict:
+    """Figure 5's settings panel."""
+    return {
+        "d": d,
+        "n": n,
+        "L": L,
+        "sigma": sigma,
+        "classes": list(classes),
+        "training": f"M-form softmax from N(0, {init_scale:g}^2/d) starts, {segments} segments of "
+        f"{segment_steps} steps, {protocol}",
+        "test error": f"task-averaged estimator, {test_contexts} common contexts per checkpoint",
+        "cross-class error": f"{cross_contexts} common cosine-task contexts",
+        "cosine frequency": 1.0,
+    }
+
+
 def figure5(
     *,
     classes: list,
@@ -269,76 +381,26 @@ def figure5(
     (default every class) claimed to be ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
     streams = seed.spawn(len(classes) + 1)
     z = decision.bonferroni_z(2 * len(classes), family_level)
-    curves, finals, drops = {}, {}, []
-    for task, stream in zip(classes, streams):
-        steps, errors, ses, Ms, _ = pretraining_curve(
-            make_problem(task, d, n, L, sigma),
-            stream,
-            kind="softmax",
-            protocol=protocol,
-            init_scale=init_scale,
-            segments=segments,
-            segment_steps=segment_steps,
-            test_contexts=test_contexts,
-        )
-        curves[task], finals[task] = {"steps": steps, "error": errors, "se": ses}, Ms[-1]
-        drops.append((errors[-1] - errors[0], z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
-    order = [c for c in classes if c != "cosine"] + ["cosine"]
-    cross_err, ratios, ratio_se = paired_ratio(
-        make_problem("cosine", d, n, L, sigma), [Attention(finals[c]) for c in order], cross_contexts, streams[-1]
+    curves, finals, drops = _class_curves(
+        classes, d, n, L, sigma, streams, z, protocol, init_scale, segments, segment_steps, test_contexts
     )
+    order, cross_err, ratios, ratio_se = _cosine_ratios(classes, finals, d, n, L, sigma, cross_contexts, streams[-1])
 
     def decide(change: float = 0.0, only: str = "", drop_sign: int = -1) -> decision.Decision:
         moved = [r - 1 - (change if only in ("", c) else 0.0) for c, r in zip(order, ratios[:-1])]
         cross = [decision.equivalence(x - z * s, x + z * s, margin) for x, s in zip(moved, ratio_se)]
         return decision.combined("equivalence", cross + decision.signs(drops, drop_sign))
 
-    quantities = [
-        Quantity(
-            name=f"test error of {c}: start -> end",
-            measured=curves[c]["error"][-1],
-            verdict=dec.verdict,
-            note=f"start {curves[c]['error'][0]:.4g}",
-        )
-        for c, dec in zip(classes, decision.signs(drops, -1))
-    ]
-    quantities += [
-        Quantity(
-            name=f"error on cosine tasks, pretrained on {c}, / pretrained on cosine",
-            theory=1.0,
-            measured=r,
-            ci_low=r - z * s,
-            ci_high=r + z * s,
-            note=f"error {e:.4g}",
-        )
-        for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)
-    ]
-    settings = {
-        "d": d,
-        "n": n,
-        "L": L,
-        "sigma": sigma,
-        "classes": list(classes),
-        "training": f"M-form softmax from N(0, {init_scale:g}^2/d) starts, {segments} segments of "
-        f"{segment_steps} steps, {protocol}",
-        "test error": f"task-averaged estimator, {test_contexts} common contexts per checkpoint",
-        "cross-class error": f"{cross_contexts} common cosine-task contexts",
-        "cosine frequency": 1.0,
-    }
+    settings = _figure5_settings(
+        classes, d, n, L, sigma, protocol, init_scale, segments, segment_steps, test_contexts, cross_contexts
+    )
     return Outcome(
         decide=decide,
-        quantities=tuple(quantities),
+        quantities=_figure5_quantities(classes, order, curves, drops, cross_err, ratios, ratio_se, z),
         margin=f"+-{margin:g} on E_class / E_cosine - 1",
         rule=f"sign on the end-minus-start test error per class; equivalence of E_class/E_cosine - 1 on cosine tasks "
         f"with 0 within +-{margin:g} (paired delta-method intervals, z = {z:.2f}).",
-        figure={
-            "name": "fig5",
-            "title": "Figure 5: pretraining on three classes, tested on cosine tasks",
-            "settings": settings,
-            "curves": curves,
-            "cross": {"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
-            "verdict": decide().verdict,
-        },
+        figure=_figure5_record(settings, curves, (order, cross_err, ratios, ratio_se), decide().verdict),
     )
 
 
@@ -385,6 +447,70 @@ def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
     return tuple(quantities)
 
 
+def _link_pretraining(
+    problems, seed, z, level, protocol, linear_protocol, runs, init_scale, segments, segment_steps, test_contexts
+) -> tuple[dict, dict, list]:
+    """Per link (``problems``): softmax and linear pretraining runs, each kind's mean end-minus-start ``rho``
+    change (``level`` t-interval), and every run's final error gap linear - softmax ``+- z (se_lin + se_soft)``."""
+    series, gaps = {}, []
+    changes: dict[str, list] = {"softmax": [], "linear": []}
+    curve: dict[str, Any] = {
+        "runs": runs,
+        "init_scale": init_scale,
+        "segments": segments,
+        "segment_steps": segment_steps,
+        "test_contexts": test_contexts,
+    }
+    for (link, problem), ls in zip(problems.items(), seed.spawn(len(problems))):
+        out = {
+            kind: _link_runs(problem, ks, kind=kind, protocol=proto, **curve)
+            for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))
+        }
+        series[link] = out
+        for kind in changes:
+            changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
+        gaps += [
+            (lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1]))
+            for lin_e, soft_e, lin_s, soft_s in zip(
+                out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"]
+            )
+        ]
+    return series, changes, gaps
+
+
+def _figure9_settings(
+    d, rank, n, L, sigma, links, runs, segments, segment_steps, protocol, linear_protocol, test_contexts
+) -> dict:
+    """Figure 9's settings panel."""
+    return {
+        "d": d,
+        "rank": rank,
+        "B": "first rank coordinate axes",
+        "n": n,
+        "L": L,
+        "sigma": sigma,
+        "links": list(links),
+        "runs": runs,
+        "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
+        "linear training": f"{segments} x {segment_steps} steps, {linear_protocol} (Adam restarted at "
+        "each segment), value weight v",
+        "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
+        "cosine frequency": 1.0,
+        "rho of linear attention": "rho(v M, B)",
+    }
+
+
+def _figure9_record(settings, series, verdict) -> dict:
+    """Figure 9's figure record: the settings panel and each link's softmax and linear pretraining runs."""
+    return {
+        "name": "fig9",
+        "title": "Figure 9: softmax learns the low-rank subspace, linear does not",
+        "settings": settings,
+        "series": series,
+        "verdict": verdict,
+    }
+
+
 def figure9(
     *,
     links: list,
@@ -413,65 +539,25 @@ def figure9(
     Bonferroni over runs and links at ``family_level``).  ``decide(shift, kind, gap_sign)``: the rho
     of ``kind`` falls by more than ``shift``; the gap linear - softmax on the side ``gap_sign``."""
     z = decision.bonferroni_z(len(links) * runs, family_level)
-    series, gaps = {}, []
-    changes: dict[str, list] = {"softmax": [], "linear": []}
-    curve: dict[str, Any] = {
-        "runs": runs,
-        "init_scale": init_scale,
-        "segments": segments,
-        "segment_steps": segment_steps,
-        "test_contexts": test_contexts,
-    }
-    for link, ls in zip(links, seed.spawn(len(links))):
-        problem = make_problem(f"lowrank-{link}", d, n, L, sigma, rank=rank)
-        out = {
-            kind: _link_runs(problem, ks, kind=kind, protocol=proto, **curve)
-            for kind, proto, ks in zip(("softmax", "linear"), (protocol, linear_protocol), ls.spawn(2))
-        }
-        series[link] = out
-        for kind in changes:
-            changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
-        gaps += [
-            (lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1]))
-            for lin_e, soft_e, lin_s, soft_s in zip(
-                out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"]
-            )
-        ]
+    problems = {link: make_problem(f"lowrank-{link}", d, n, L, sigma, rank=rank) for link in links}
+    series, changes, gaps = _link_pretraining(
+        problems, seed, z, level, protocol, linear_protocol, runs, init_scale, segments, segment_steps, test_contexts
+    )
 
     def decide(shift: float = 0.0, kind: str = "softmax", gap_sign: int = +1) -> decision.Decision:
         return decision.combined("sign", decision.signs(changes[kind], -1, shift) + decision.signs(gaps, gap_sign))
 
-    quantities = _figure9_rows(links, series, changes["softmax"], gaps, runs)
-    settings = {
-        "d": d,
-        "rank": rank,
-        "B": "first rank coordinate axes",
-        "n": n,
-        "L": L,
-        "sigma": sigma,
-        "links": list(links),
-        "runs": runs,
-        "softmax training": f"{segments} x {segment_steps} steps, {protocol}",
-        "linear training": f"{segments} x {segment_steps} steps, {linear_protocol} (Adam restarted at "
-        "each segment), value weight v",
-        "test error": f"task-averaged estimator on {test_contexts} common contexts per run",
-        "cosine frequency": 1.0,
-        "rho of linear attention": "rho(v M, B)",
-    }
+    settings = _figure9_settings(
+        d, rank, n, L, sigma, links, runs, segments, segment_steps, protocol, linear_protocol, test_contexts
+    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_figure9_rows(links, series, changes["softmax"], gaps, runs),
         margin="0 (every interval on its predicted side)",
         rule=f"sign on the mean end-minus-start change of softmax's rho ({level:g} t-interval over runs) and on each "
         f"run's final error gap linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and "
         "kind.",
-        figure={
-            "name": "fig9",
-            "title": "Figure 9: softmax learns the low-rank subspace, linear does not",
-            "settings": settings,
-            "series": series,
-            "verdict": decide().verdict,
-        },
+        figure=_figure9_record(settings, series, decide().verdict),
     )
 
 
@@ -573,6 +659,68 @@ def _profiles_shown(angle, profiles: dict, points: int) -> dict:
     }
 
 
+def _figure6_quantities(centres, theory, step, centre_rule, gap, costlier) -> tuple:
+    """Figure 6's quantities: the two attention centres against their predicted directions, and ``E(M) - E(w* I)``."""
+    mean, se, z, e_iso = gap
+    return (
+        Quantity(
+            name="centre of the attention of w* I (radians from the query)",
+            theory=0.0,
+            measured=centres["iso"],
+            ci_low=centres["iso"] - step,
+            ci_high=centres["iso"] + step,
+            verdict=centre_rule("iso", 0.0).verdict,
+        ),
+        Quantity(
+            name="centre of the attention of the general M (radians from the query)",
+            theory=theory["gen"],
+            measured=centres["gen"],
+            ci_low=centres["gen"] - step,
+            ci_high=centres["gen"] + step,
+            verdict=centre_rule("gen", theory["gen"]).verdict,
+            note="theory: the direction of M q",
+        ),
+        Quantity(
+            name="ICL error of the general M minus that of w* I",
+            measured=mean,
+            ci_low=mean - z * se,
+            ci_high=mean + z * se,
+            verdict=costlier.verdict,
+            note=f"must be > 0; E(w* I) = {e_iso:.4g}",
+        ),
+    )
+
+
+def _figure6_record(angle, profiles, points, centres, theory, M, verdict, settings) -> dict:
+    """Figure 6's figure record: the weight profiles on the circle and their centres."""
+    return {
+        "name": "fig6",
+        **_profiles_shown(angle, profiles, points),
+        "centre_isotropic": centres["iso"],
+        "centre_general": centres["gen"],
+        "centre_theory": theory["gen"],
+        "M": M.tolist(),
+        "verdict": verdict,
+        "settings": settings,
+    }
+
+
+def _figure6_settings(task, d, n, L, sigma, w, rotation, anisotropy, points, contexts) -> dict:
+    """Figure 6's settings panel."""
+    return {
+        "task": task,
+        "d": d,
+        "n": n,
+        "L": L,
+        "sigma": sigma,
+        "w*": f"{w:.5g} (exact)",
+        "general M": f"w* R({rotation:g}) diag({1 + anisotropy:g}, {1 - anisotropy:g})",
+        "query": "q = (1, 0)",
+        "centres": f"argmax over {points} grid points, +- one step",
+        "ICL errors": f"task-averaged estimator, {contexts} common contexts",
+    }
+
+
 def figure6(
     *,
     task: str,
@@ -614,57 +762,12 @@ def figure6(
         parts = [centre_rule("iso", offset), gen] + ([away, costlier] if centre == "Mq" else [])
         return decision.combined("equivalence", parts)
 
+    settings = _figure6_settings(task, d, n, L, sigma, w, rotation, anisotropy, points, contexts)
     return Outcome(
         decide=decide,
         margin=f"+-{margin:g} rad on each centre; E(M) - E(w* I) > 0",
         rule=f"equivalence of each centre with its predicted direction within +-{margin:g} rad (interval: one grid "
         f"step of {step:.2g}); sign of the general centre and of E(M) - E(w* I) (paired, z = {z:.2f}).",
-        quantities=(
-            Quantity(
-                name="centre of the attention of w* I (radians from the query)",
-                theory=0.0,
-                measured=centres["iso"],
-                ci_low=centres["iso"] - step,
-                ci_high=centres["iso"] + step,
-                verdict=centre_rule("iso", 0.0).verdict,
-            ),
-            Quantity(
-                name="centre of the attention of the general M (radians from the query)",
-                theory=theory["gen"],
-                measured=centres["gen"],
-                ci_low=centres["gen"] - step,
-                ci_high=centres["gen"] + step,
-                verdict=centre_rule("gen", theory["gen"]).verdict,
-                note="theory: the direction of M q",
-            ),
-            Quantity(
-                name="ICL error of the general M minus that of w* I",
-                measured=mean,
-                ci_low=mean - z * se,
-                ci_high=mean + z * se,
-                verdict=costlier.verdict,
-                note=f"must be > 0; E(w* I) = {e_iso:.4g}",
-            ),
-        ),
-        figure={
-            "name": "fig6",
-            **_profiles_shown(angle, profiles, points),
-            "centre_isotropic": centres["iso"],
-            "centre_general": centres["gen"],
-            "centre_theory": theory["gen"],
-            "M": M.tolist(),
-            "verdict": decide().verdict,
-            "settings": {
-                "task": task,
-                "d": d,
-                "n": n,
-                "L": L,
-                "sigma": sigma,
-                "w*": f"{w:.5g} (exact)",
-                "general M": f"w* R({rotation:g}) diag({1 + anisotropy:g}, {1 - anisotropy:g})",
-                "query": "q = (1, 0)",
-                "centres": f"argmax over {points} grid points, +- one step",
-                "ICL errors": f"task-averaged estimator, {contexts} common contexts",
-            },
-        },
+        quantities=_figure6_quantities(centres, theory, step, centre_rule, (mean, se, z, e_iso), costlier),
+        figure=_figure6_record(angle, profiles, points, centres, theory, M, decide().verdict, settings),
     )

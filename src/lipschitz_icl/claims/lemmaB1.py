@@ -58,6 +58,28 @@ def _measures(d: int) -> dict:
     }
 
 
+def _structure_quantities(quantity, values, starts, level, threshold, verdict) -> tuple:
+    """The mean ``quantity`` of the trained layers (``level`` upper limit) and, for context, of the random starts."""
+    mean, low, high = mean_limits(values, level)
+    return (
+        Quantity(
+            name=f"mean {quantity} of the trained layers ({level:g} upper limit)",
+            theory=0.0,
+            measured=mean,
+            ci_low=low,
+            ci_high=high,
+            verdict=verdict,
+            note=f"threshold {threshold:g}; runs {', '.join(f'{v:.4f}' for v in values)}",
+        ),
+        Quantity(
+            name=f"{quantity} of the random starts (context, not decided)",
+            measured=float(np.mean(starts)),
+            ci_low=float(np.min(starts)),
+            ci_high=float(np.max(starts)),
+        ),
+    )
+
+
 def structure(
     *,
     quantity: str,
@@ -85,31 +107,55 @@ def structure(
     def decide(floor: float | None = None) -> decision.Decision:
         return structure_decision(values, threshold, level, floor)
 
-    mean, low, high = mean_limits(values, level)
-    quantities = (
-        Quantity(
-            name=f"mean {quantity} of the trained layers ({level:g} upper limit)",
-            theory=0.0,
-            measured=mean,
-            ci_low=low,
-            ci_high=high,
-            verdict=decide().verdict,
-            note=f"threshold {threshold:g}; runs {', '.join(f'{v:.4f}' for v in values)}",
-        ),
-        Quantity(
-            name=f"{quantity} of the random starts (context, not decided)",
-            measured=float(np.mean(starts)),
-            ci_low=float(np.min(starts)),
-            ci_high=float(np.max(starts)),
-        ),
-    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_structure_quantities(quantity, values, starts, level, threshold, decide().verdict),
         margin=f"<= {threshold:g} on the mean {quantity} ({level:g} upper limit)",
         rule=f"one-sided: {level:g} upper t-limit of the mean {quantity} over {runs} independent runs <= {threshold:g} "
         f"({_setting(task, d, n, L, sigma)}; protocol {protocol}, random start scale {init_scale:g}).",
         extra={"values": values, "starts": starts},
+    )
+
+
+def _block_shape_scale(runs_out, d: int) -> tuple[list, list]:
+    """Anisotropy and isotropic scale ``tr(M)/d`` of each trained top-left block ``M = (W_K^T W_Q)[:d, :d]``."""
+    blocks = [geometry.kq_matrix(r.params)[:d, :d] for _, r in runs_out]
+    return [geometry.anisotropy(M) for M in blocks], [geometry.isotropic_scale(M) for M in blocks]
+
+
+def _block_quantities(runs_out, w_runs, ws, aniso, targets, shape, level, margin, threshold, setting) -> tuple:
+    """``tr(M)/d`` against the exact ``w*`` (``level`` interval of the difference), the mean anisotropy of ``M``, and
+    the value weight ``W_V[d, d]`` (context only)."""
+    task, d, n, L, sigma = setting
+    w0 = ws.w_star.value
+    low, high = scale_interval(w_runs, ws, level=level)
+    a_mean, _, a_high = mean_limits(aniso, level)
+    return (
+        Quantity(
+            name="tr(M)/d vs exact w*",
+            theory=w0,
+            measured=float(np.mean(w_runs)),
+            ci_low=w0 + low,
+            ci_high=w0 + high,
+            symbol="w^*",
+            setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
+            constant=True,
+            note=f"difference [{low:+.4f}, {high:+.4f}], margin +-{margin * w0:.4f}; runs "
+            + ", ".join(f"{w:.4f}" for w in w_runs)
+            + f"; leading-order law {targets['leading-order']:.4f}",
+        ),
+        Quantity(
+            name=f"mean anisotropy of M ({level:g} upper limit)",
+            theory=0.0,
+            measured=a_mean,
+            ci_high=a_high,
+            verdict=shape.verdict,
+            note=f"threshold {threshold:g}",
+        ),
+        Quantity(
+            name="value weight W_V[d, d] (context, not decided)",
+            measured=float(np.mean([r.params["W_V"][-1, -1] for _, r in runs_out])),
+        ),
     )
 
 
@@ -138,9 +184,7 @@ def block_scale(
     :func:`lipschitz_icl.derivations.window_law.window_law`.
     """
     runs_out = independent_runs(make_problem(task, d, n, L, sigma), seed, runs, init_scale=init_scale, **protocol)
-    blocks = [geometry.kq_matrix(r.params)[:d, :d] for _, r in runs_out]
-    aniso = [geometry.anisotropy(M) for M in blocks]
-    w_runs = [geometry.isotropic_scale(M) for M in blocks]
+    aniso, w_runs = _block_shape_scale(runs_out, d)
     ws = wstar(make_problem(task, d, n, L, sigma), "exact")
     w0 = ws.w_star.value
     alpha, C = wlaw.window_law(task, d)
@@ -150,42 +194,14 @@ def block_scale(
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
         low, high = scale_interval(w_runs, ws, target=targets[law] * (1 + change), level=level)
         scale = decision.equivalence(low, high, margin * w0)
-        return decision.Decision(
-            "equivalence", decision.combine([scale, shape]), f"scale: {scale.detail}; shape: {shape.detail}"
-        )
+        detail = f"scale: {scale.detail}; shape: {shape.detail}"
+        return decision.Decision("equivalence", decision.combine([scale, shape]), detail)
 
-    low, high = scale_interval(w_runs, ws, level=level)
-    a_mean, _, a_high = mean_limits(aniso, level)
-    quantities = (
-        Quantity(
-            name="tr(M)/d vs exact w*",
-            theory=w0,
-            measured=float(np.mean(w_runs)),
-            ci_low=w0 + low,
-            ci_high=w0 + high,
-            symbol="w^*",
-            setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
-            constant=True,
-            note=f"difference [{low:+.4f}, {high:+.4f}], margin +-{margin * w0:.4f}; runs "
-            + ", ".join(f"{w:.4f}" for w in w_runs)
-            + f"; leading-order law {targets['leading-order']:.4f}",
-        ),
-        Quantity(
-            name=f"mean anisotropy of M ({level:g} upper limit)",
-            theory=0.0,
-            measured=a_mean,
-            ci_high=a_high,
-            verdict=shape.verdict,
-            note=f"threshold {threshold:g}",
-        ),
-        Quantity(
-            name="value weight W_V[d, d] (context, not decided)",
-            measured=float(np.mean([r.params["W_V"][-1, -1] for _, r in runs_out])),
-        ),
-    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_block_quantities(
+            runs_out, w_runs, ws, aniso, targets, shape, level, margin, threshold, (task, d, n, L, sigma)
+        ),
         margin=f"+-{margin:g} w* on tr(M)/d",
         rule=f"equivalence: {level:g} t-interval of mean tr(M)/d - w* within +-{margin:g} w*; one-sided: {level:g} "
         f"upper limit of the mean anisotropy of M <= {threshold:g}; {runs} independent runs "

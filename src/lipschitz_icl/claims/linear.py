@@ -82,6 +82,45 @@ def optimum_decision(
     return decision.combined("equivalence", decisions)
 
 
+def _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams) -> tuple:
+    """At each ``n``: ``(m_hat, se)`` on a pilot-sized sample, the loss ``(E, se)`` at ``m* I``, the sample size."""
+    m_hats, losses, sizes = [], [], []
+    for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
+        problem = make_problem(task, d, n, L, sigma)
+        m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
+        sizes.append(pilot_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
+        m_hats.append(m_hat(problem, sizes[-1], streams[3 * k + 1]))
+        losses.append(linear_loss(problem, m_star, sizes[-1], streams[3 * k + 2]))
+    return m_hats, losses, sizes
+
+
+def _optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, derived, z) -> tuple:
+    """``m_hat/m* - 1`` and ``E(m* I)/E_lin - 1`` at each ``n``, and ``m*`` at the largest ``n`` (a constant)."""
+    quantities = [
+        q
+        for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, derived, losses)
+        for q in (
+            _relative(f"m_hat / m* - 1 at n={n}", mh, z * ms, m_star, note=f"m* = {m_star:.5g} (derived)"),
+            _relative(f"E(m* I) / E_lin - 1 at n={n}", e, z * es, e_star, note=f"E_lin = {e_star:.5g} (derived)"),
+        )
+    ]
+    (m_last, se_last), n_last = m_hats[-1], n_grid[-1]
+    quantities.append(
+        Quantity(
+            name=f"m* at n={n_last}",
+            theory=derived[-1][0],
+            measured=m_last,
+            ci_low=m_last - z * se_last,
+            ci_high=m_last + z * se_last,
+            symbol="m^*",
+            constant=True,
+            setting={"task": task, "d": d, "n": n_last, "L": L, "sigma": sigma},
+            note=f"derived; -> d = {d} as n -> inf for every L and sigma",
+        )
+    )
+    return tuple(quantities)
+
+
 def optimum(
     *,
     task: str,
@@ -101,59 +140,23 @@ def optimum(
 
     At each ``n``: ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`) on a sample sized from an independent
     ``pilot`` for a relative half-width ``half_width`` (within ``contexts``), and the loss at ``m* I`` on as
-    many contexts;
-    :func:`optimum_decision`, Bonferroni ``z`` at ``family_level``.  ``decide(m_shift, e_shift, law)``: the
-    claimed ``m* (1 + m_shift)`` and ``E_lin (1 + e_shift)``, or a rival law of :func:`law_values`.
+    many contexts; :func:`optimum_decision`, Bonferroni ``z`` at ``family_level``.  ``decide(m_shift, e_shift,
+    law)``: the claimed ``m* (1 + m_shift)`` and ``E_lin (1 + e_shift)``, or a rival law of :func:`law_values`.
     """
     streams = seed.spawn(3 * len(n_grid))
     z = decision.bonferroni_z(2 * len(n_grid), family_level)
     laws = {
         name: [law_values(task, d, n, L, sigma, name) for n in n_grid] for name in ("derived", "noiseless", "limit")
     }
-    m_hats, losses, sizes = [], [], []
-    for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
-        problem = make_problem(task, d, n, L, sigma)
-        m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
-        sizes.append(pilot_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
-        m_hats.append(m_hat(problem, sizes[-1], streams[3 * k + 1]))
-        losses.append(linear_loss(problem, m_star, sizes[-1], streams[3 * k + 2]))
+    m_hats, losses, sizes = _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams)
 
     def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> decision.Decision:
-        return optimum_decision(
-            m_hats,
-            [m * (1 + m_shift) for m, _ in laws[law]],
-            losses,
-            [e * (1 + e_shift) for _, e in laws[law]],
-            z,
-            m_margin,
-            e_margin,
-        )
+        m_claim, e_claim = [m * (1 + m_shift) for m, _ in laws[law]], [e * (1 + e_shift) for _, e in laws[law]]
+        return optimum_decision(m_hats, m_claim, losses, e_claim, z, m_margin, e_margin)
 
-    quantities = [
-        q
-        for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, laws["derived"], losses)
-        for q in (
-            _relative(f"m_hat / m* - 1 at n={n}", mh, z * ms, m_star, note=f"m* = {m_star:.5g} (derived)"),
-            _relative(f"E(m* I) / E_lin - 1 at n={n}", e, z * es, e_star, note=f"E_lin = {e_star:.5g} (derived)"),
-        )
-    ]
-    (m_last, se_last), n_last = m_hats[-1], n_grid[-1]
-    quantities.append(
-        Quantity(
-            name=f"m* at n={n_last}",
-            theory=laws["derived"][-1][0],
-            measured=m_last,
-            ci_low=m_last - z * se_last,
-            ci_high=m_last + z * se_last,
-            symbol="m^*",
-            constant=True,
-            setting={"task": task, "d": d, "n": n_last, "L": L, "sigma": sigma},
-            note=f"derived; -> d = {d} as n -> inf for every L and sigma",
-        )
-    )
     return Outcome(
         decide=decide,
-        quantities=tuple(quantities),
+        quantities=_optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, laws["derived"], z),
         margin=f"+-{m_margin:g} on m_hat/m* - 1, +-{e_margin:g} on E/E_lin - 1",
         rule=f"equivalence (TOST) at n = {list(n_grid)}: m_hat/m* - 1 within +-{m_margin:g} and E(m* I)/E_lin - 1 "
         f"within +-{e_margin:g}, intervals +-z se, z = {z:.2f} (Bonferroni, family-wise {family_level:g}); "
@@ -191,6 +194,22 @@ def perturbation_decision(diffs, z: float, labels) -> decision.Decision:
             labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
             for label, e in zip(labels, diffs)
         ],
+    )
+
+
+def _perturbation_quantities(labels, changes, z, n) -> tuple:
+    """Each paired loss change ``Delta E_lin`` along a probe direction, interval ``+- z se``, which must be > 0."""
+    intervals = [(e.value, e.value - z * e.standard_error, e.value + z * e.standard_error) for e in changes]
+    return tuple(
+        Quantity(
+            name=f"Delta E_lin along {name} at n={n}",
+            measured=v,
+            ci_low=lo,
+            ci_high=hi,
+            verdict=decision.sign(lo, hi, +1).verdict,
+            note="must be > 0",
+        )
+        for name, (v, lo, hi) in zip(labels, intervals)
     )
 
 
@@ -234,21 +253,9 @@ def isotropic(
     def decide(**kw) -> decision.Decision:
         return perturbation_decision(diffs(**kw), z, labels)
 
-    intervals = [(e.value, e.value - z * e.standard_error, e.value + z * e.standard_error) for e in diffs()]
-    quantities = tuple(
-        Quantity(
-            name=f"Delta E_lin along {name} at n={n}",
-            measured=v,
-            ci_low=lo,
-            ci_high=hi,
-            verdict=decision.sign(lo, hi, +1).verdict,
-            note="must be > 0",
-        )
-        for name, (v, lo, hi) in zip(labels, intervals)
-    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_perturbation_quantities(labels, diffs(), z, n),
         margin="0 (every interval wholly above 0)",
         rule=f"sign: every paired Delta E (z = {z:.2f}, Bonferroni over {len(dirs)} directions at family-wise "
         f"{family_level:g}) > 0; perturbation size {relative_size:g} ||m* I||_F; {contexts} contexts, common "
@@ -300,6 +307,83 @@ def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
     ]
 
 
+def _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams) -> tuple[list, list]:
+    """The loss ``(E, se)`` of linear attention at ``m*(n) I`` at each ``n`` of ``grid``, on a sample sized from an
+    independent ``pilot`` for the relative half-width ``targets[k]`` (streams ``2k`` pilot, ``2k + 1`` sample)."""
+    errors, sizes = [], []
+    for k, (n, target) in enumerate(zip(grid, targets)):
+        problem, m_star = make_problem(task, d, n, L, sigma), law_values(task, d, n, L, sigma)[0]
+        relative_sd = linear_loss(problem, m_star, pilot, streams[2 * k])[1] * math.sqrt(pilot) / e_lim
+        sizes.append(pilot_sample_size(relative_sd, z, target, contexts))
+        errors.append(linear_loss(problem, m_star, sizes[-1], streams[2 * k + 1]))
+    return errors, sizes
+
+
+def _limit_quantities(task, d, L, grid, errors, e_lim, next_theory, z, margin, verdict) -> tuple:
+    """The reported quantities of the limit claim: ``E(n_max)/(k(1) - d B) - 1`` against the derived next-order
+    term, and the limit ``k(1) - d B`` against ``E(n_max) +- z se``."""
+    e_last, se_last = errors[-1]
+    return (
+        Quantity(
+            name=f"E(n={grid[-1]}) / (k(1) - d B) - 1",
+            theory=next_theory,
+            measured=e_last / e_lim - 1,
+            ci_low=(e_last - z * se_last) / e_lim - 1,
+            ci_high=(e_last + z * se_last) / e_lim - 1,
+            verdict=verdict,
+            note=f"theory: derived next-order term; margin +-{margin:g}",
+        ),
+        Quantity(
+            name="linear error limit k(1) - d B (n -> inf)",
+            theory=e_lim,
+            measured=e_last,
+            ci_low=e_last - z * se_last,
+            ci_high=e_last + z * se_last,
+            symbol=r"E_{\mathrm{lin}}(\infty)",
+            setting={"task": task, "d": d, "L": L},
+            constant=True,
+            note=f"measured at n={grid[-1]}",
+        ),
+    )
+
+
+def _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach) -> tuple:
+    """``(limit, T, grid)``: ``k(1) - d B``, ``T(n) = E_lin(n)/limit - 1``, ``n_grid`` extended until
+    ``T < reach margin``."""
+    e_lim = lin.linear_limit(task, d, L)[1]
+    next_order = lambda n: lin.linear_optimum(task, d, n, L, sigma)[1] / e_lim - 1.0  # noqa: E731
+    grid = [
+        int(round(n))
+        for n in decision.extend_grid(n_grid, next_order, margin, factor=extension_factor, x_max=n_max, reach=reach)
+    ]
+    return e_lim, next_order, grid
+
+
+def _error_record(grid, errors, theory, e_lim, sizes, soft) -> tuple[dict, dict]:
+    """The limit claim's ``extra`` record and its log-log figure of the optimal linear attention's error against
+    ``n`` (softmax at ``w*`` beside it)."""
+    extra = {
+        "n": grid,
+        "linear": errors,
+        "linear_theory": theory,
+        "linear_limit": e_lim,
+        "contexts": sizes,
+        "softmax": soft,
+    }
+    x = [float(n) for n in grid]
+    series = [{"label": "linear ($m^*$)", "x": x, "y": [v for v, _ in errors], "theory_y": theory}]
+    series += [{"label": "softmax ($w^*$)", "x": x, "y": soft}] if soft else []
+    return extra, {
+        "kind": "loglog",
+        "x": x,
+        "y": [v for v, _ in errors],
+        "theory_y": theory,
+        "series": series,
+        "xlabel": "$n$",
+        "ylabel": "ICL error",
+    }
+
+
 def cannot_adapt(
     *,
     task: str,
@@ -326,53 +410,19 @@ def cannot_adapt(
     ``follow_precision max(T(n), precision_floor margin)``; ``asymptotic`` rule on :func:`error_points`.
     ``decide(change, law)``: the law ``(1 + change) E_lin(n)``, or a rival law of :func:`_error_laws`.
     """
-    e_lim = lin.linear_limit(task, d, L)[1]
-    next_order = lambda n: lin.linear_optimum(task, d, n, L, sigma)[1] / e_lim - 1.0  # noqa: E731
-    grid = [
-        int(round(n))
-        for n in decision.extend_grid(n_grid, next_order, margin, factor=extension_factor, x_max=n_max, reach=reach)
-    ]
+    e_lim, next_order, grid = _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach)
     streams = seed.spawn(2 * len(grid) + 1)
     z = decision.bonferroni_z(len(grid), family_level)
-    errors, sizes = [], []
-    for k, n in enumerate(grid):
-        problem, m_star = make_problem(task, d, n, L, sigma), law_values(task, d, n, L, sigma)[0]
-        relative_sd = linear_loss(problem, m_star, pilot, streams[2 * k])[1] * math.sqrt(pilot) / e_lim
-        target = follow_precision * max(abs(next_order(n)), precision_floor * margin)
-        sizes.append(pilot_sample_size(relative_sd, z, target, contexts))
-        errors.append(linear_loss(problem, m_star, sizes[-1], streams[2 * k + 1]))
+    targets = [follow_precision * max(abs(next_order(n)), precision_floor * margin) for n in grid]
+    errors, sizes = _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams)
     laws = _error_laws(task, d, grid, L, sigma)
 
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
         return decision.asymptotic(error_points(grid, errors, *laws[law], z, 1 + change), margin)
 
-    theory, (e_last, se_last) = laws["derived"][0], errors[-1]
-    soft = _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
-    x = [float(n) for n in grid]
-    series = [{"label": "linear ($m^*$)", "x": x, "y": [v for v, _ in errors], "theory_y": theory}]
-    series += [{"label": "softmax ($w^*$)", "x": x, "y": soft}] if soft else []
-    quantities = (
-        Quantity(
-            name=f"E(n={grid[-1]}) / (k(1) - d B) - 1",
-            theory=next_order(grid[-1]),
-            measured=e_last / e_lim - 1,
-            ci_low=(e_last - z * se_last) / e_lim - 1,
-            ci_high=(e_last + z * se_last) / e_lim - 1,
-            verdict=decide().verdict,
-            note=f"theory: derived next-order term; margin +-{margin:g}",
-        ),
-        Quantity(
-            name="linear error limit k(1) - d B (n -> inf)",
-            theory=e_lim,
-            measured=e_last,
-            ci_low=e_last - z * se_last,
-            ci_high=e_last + z * se_last,
-            symbol=r"E_{\mathrm{lin}}(\infty)",
-            setting={"task": task, "d": d, "L": L},
-            constant=True,
-            note=f"measured at n={grid[-1]}",
-        ),
-    )
+    theory, soft = laws["derived"][0], _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
+    extra, figure = _error_record(grid, errors, theory, e_lim, sizes, soft)
+    quantities = _limit_quantities(task, d, L, grid, errors, e_lim, next_order(grid[-1]), z, margin, decide().verdict)
     return Outcome(
         decide=decide,
         quantities=quantities,
@@ -380,23 +430,8 @@ def cannot_adapt(
         rule=f"asymptotic rule on E(n)/(k(1) - d B) - 1 over n = {grid} (extended by x{extension_factor:g} while the "
         f"derived next-order term >= {reach * margin:g}), intervals E +- z se, z = {z:.2f}; contexts {sizes} "
         f"(sized from {pilot}-context pilots); limit k(1) - d B = {e_lim:.5g} (derived).",
-        extra={
-            "n": grid,
-            "linear": errors,
-            "linear_theory": theory,
-            "linear_limit": e_lim,
-            "contexts": sizes,
-            "softmax": soft,
-        },
-        figure={
-            "kind": "loglog",
-            "x": x,
-            "y": [v for v, _ in errors],
-            "theory_y": theory,
-            "series": series,
-            "xlabel": "$n$",
-            "ylabel": "ICL error",
-        },
+        extra=extra,
+        figure=figure,
     )
 
 
@@ -413,6 +448,59 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
             ),
         ],
     )
+
+
+def _linear_elasticity(m_hats, m_stars, span, z) -> tuple[float, float, tuple[float, float]]:
+    """``log(m_hi/m_lo)/span`` of ``m_hat``, the derived one of ``m*``, and the delta-method interval ``+- z se``."""
+    (m_lo, s_lo), (m_hi, s_hi) = m_hats[0], m_hats[-1]
+    e_lin, derived = math.log(m_hi / m_lo) / span, math.log(m_stars[-1] / m_stars[0]) / span
+    half = z * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
+    return e_lin, derived, (e_lin - half, e_lin + half)
+
+
+def _weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, soft, ws) -> tuple:
+    """The ``L``-elasticity of ``m_hat`` against the derived one, and that of softmax's ``w*`` against ``2 alpha``."""
+    soft_lo, e_soft, soft_hi = soft
+    return (
+        Quantity(
+            name="d log m* / d log L (linear attention)",
+            theory=derived,
+            measured=e_lin,
+            ci_low=lin_iv[0],
+            ci_high=lin_iv[1],
+            note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats),
+        ),
+        Quantity(
+            name="d log w* / d log L (softmax attention)",
+            theory=2 * alpha,
+            measured=e_soft,
+            ci_low=soft_lo,
+            ci_high=soft_hi,
+            note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws),
+        ),
+    )
+
+
+def _weights_figure(L_grid, ws, m_hats, m_stars) -> dict:
+    """Log-log figure of ``w*`` and ``m_hat`` (``m*`` theory) against ``L``, each over its value at the first ``L``."""
+    m_lo = m_hats[0][0]
+    series = [
+        {"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
+        {
+            "label": r"linear $\hat m$",
+            "x": list(L_grid),
+            "y": [m / m_lo for m, _ in m_hats],
+            "theory_y": [m / m_stars[0] for m in m_stars],
+        },
+    ]
+    return {
+        "kind": "loglog",
+        "x": list(L_grid),
+        "y": series[0]["y"],
+        "series": series,
+        "xlabel": "$L$",
+        "ylabel": "optimal weight scale / its value at the smallest $L$",
+    }
 
 
 def weights(
@@ -443,10 +531,7 @@ def weights(
     m_hats = [m_hat(make_problem(task, d, n, LL, sigma), contexts, s) for LL, s in zip(L_grid, seed.spawn(len(L_grid)))]
     m_stars = [law_values(task, d, n, LL, sigma)[0] for LL in L_grid]
     found = [wstar(make_problem(task, d, n, LL, sigma), "exact") for LL in L_grid]
-    (m_lo, s_lo), (m_hi, s_hi) = m_hats[0], m_hats[-1]
-    e_lin, derived = math.log(m_hi / m_lo) / span, math.log(m_stars[-1] / m_stars[0]) / span
-    half = decision.bonferroni_z(1, family_level) * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
-    lin_iv = (e_lin - half, e_lin + half)
+    e_lin, derived, lin_iv = _linear_elasticity(m_hats, m_stars, span, decision.bonferroni_z(1, family_level))
     soft_lo, e_soft, soft_hi = wstar_elasticities([L_grid[0], L_grid[-1]], [found[0], found[-1]])[0]
     stuck = [LL for LL, w in zip(L_grid, found) if w.at_search_bound]
 
@@ -454,54 +539,19 @@ def weights(
         if stuck:
             return decision.Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
         claim = {"derived": derived, "softmax": 2 * alpha}[linear] + shift
-        return elasticity_decision(
-            lin_iv, (soft_lo, soft_hi), claim, {"derived": 2 * alpha, "none": 0.0}[softmax], margin
-        )
+        soft_claim = {"derived": 2 * alpha, "none": 0.0}[softmax]
+        return elasticity_decision(lin_iv, (soft_lo, soft_hi), claim, soft_claim, margin)
 
     ws = [w.w_star.value for w in found]
-    quantities = (
-        Quantity(
-            name="d log m* / d log L (linear attention)",
-            theory=derived,
-            measured=e_lin,
-            ci_low=lin_iv[0],
-            ci_high=lin_iv[1],
-            note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats),
-        ),
-        Quantity(
-            name="d log w* / d log L (softmax attention)",
-            theory=2 * alpha,
-            measured=e_soft,
-            ci_low=soft_lo,
-            ci_high=soft_hi,
-            note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws),
-        ),
-    )
-    series = [
-        {"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
-        {
-            "label": r"linear $\hat m$",
-            "x": list(L_grid),
-            "y": [m / m_lo for m, _ in m_hats],
-            "theory_y": [m / m_stars[0] for m in m_stars],
-        },
-    ]
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, (soft_lo, e_soft, soft_hi), ws),
         margin=f"+-{margin:.4g} on each L-elasticity",
         rule=f"equivalence within +-{margin_fraction:g} x 2 alpha = +-{margin:.4g}: the L-elasticity of m_hat (L = "
         f"{L_grid[0]:g} to {L_grid[-1]:g}, n = {n}, sigma = {sigma:g}, {contexts} contexts each, interval "
         f"+- z se) with the derived {derived:.3g}, and that of softmax's exact w* with 2 alpha = {2 * alpha:.4g}.",
         extra={"L": list(L_grid), "m_hat": m_hats, "m_star": m_stars, "w_star": ws, "alpha": alpha},
-        figure={
-            "kind": "loglog",
-            "x": list(L_grid),
-            "y": series[0]["y"],
-            "series": series,
-            "xlabel": "$L$",
-            "ylabel": "optimal weight scale / its value at the smallest $L$",
-        },
+        figure=_weights_figure(L_grid, ws, m_hats, m_stars),
     )
 
 

@@ -44,6 +44,46 @@ def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
 
 
 # ----------------------------------------------------------------------------- the bias power
+def _bias_quantities(reg, last, values, w, setting, verdict) -> tuple:
+    """The bias power ``beta`` from the secant slope at the largest ``w``; the constant ``b = bias w^beta`` there."""
+    return (
+        Quantity(
+            name="bias power beta (secant slope at the largest w)",
+            theory=reg.beta,
+            measured=reg.beta - 0.5 * (last.low + last.high),
+            ci_low=reg.beta - last.high,
+            ci_high=reg.beta - last.low,
+            verdict=verdict,
+            symbol=r"\beta",
+            setting=setting,
+            constant=True,
+            note=f"gamma = {reg.gamma}, derived next-order term {last.next_order:.3g}"
+            + ("" if reg.k is not None else " (coefficient not derived: 0)"),
+        ),
+        Quantity(
+            name="bias constant b (bias w^beta at the largest w)",
+            theory=reg.b,
+            measured=float(values[-1] * w[-1] ** reg.beta),
+            symbol="b",
+            setting=setting,
+            constant=True,
+            note=f"c = {reg.c}",
+        ),
+    )
+
+
+def _bias_figure(w, values, reg) -> dict:
+    """Log-log figure of the exact large-``n`` bias against ``w`` beside the law ``b w^-beta``."""
+    return {
+        "kind": "loglog",
+        "x": w.tolist(),
+        "y": values,
+        "theory_y": (reg.b * w**-reg.beta).tolist(),
+        "xlabel": "$w$",
+        "ylabel": r"large-$n$ bias part",
+    }
+
+
 def bias_power(
     *,
     kernel: str,
@@ -81,44 +121,13 @@ def bias_power(
         return _rival(decision.asymptotic(kernel_slope_points(w, values, errors, reg, moved), margin), beta, reg)
 
     points = kernel_slope_points(w, values, errors, reg)
-    last, setting = points[-1], {"kernel": kernel, "d": d}
     return Outcome(
         decide=decide,
         margin=f"+-{margin:g} on the bias power",
         rule=f"asymptotic rule on secant slopes of the exact bias at n = {n:.0e}, w in {w.tolist()}, margin "
         f"{margin:g}; intervals from the exact method's stated errors.",
-        quantities=(
-            Quantity(
-                name="bias power beta (secant slope at the largest w)",
-                theory=reg.beta,
-                measured=reg.beta - 0.5 * (last.low + last.high),
-                ci_low=reg.beta - last.high,
-                ci_high=reg.beta - last.low,
-                verdict=decide().verdict,
-                symbol=r"\beta",
-                setting=setting,
-                constant=True,
-                note=f"gamma = {reg.gamma}, derived next-order term {last.next_order:.3g}"
-                + ("" if reg.k is not None else " (coefficient not derived: 0)"),
-            ),
-            Quantity(
-                name="bias constant b (bias w^beta at the largest w)",
-                theory=reg.b,
-                measured=float(values[-1] * w[-1] ** reg.beta),
-                symbol="b",
-                setting=setting,
-                constant=True,
-                note=f"c = {reg.c}",
-            ),
-        ),
-        figure={
-            "kind": "loglog",
-            "x": w.tolist(),
-            "y": values,
-            "theory_y": (reg.b * w**-reg.beta).tolist(),
-            "xlabel": "$w$",
-            "ylabel": r"large-$n$ bias part",
-        },
+        quantities=_bias_quantities(reg, points[-1], values, w, {"kernel": kernel, "d": d}, decide().verdict),
+        figure=_bias_figure(w, values, reg),
         extra={"w": w.tolist(), "bias": values, "n": n, "slopes": [0.5 * (p.low + p.high) - reg.beta for p in points]},
     )
 
@@ -128,6 +137,63 @@ def _law_point(problem):
     """One piece of :func:`law_outcome`: the exact ``w*`` of ``problem`` and the exact loss there."""
     result = wstar(problem, "exact")
     return result, exact_loss(problem, result.w_star.value)
+
+
+def _law_quantities(rho, ws, acc, reg, slope, setting, verdict) -> tuple:
+    """``w*/(C rho^alpha) - 1`` at the largest ``n`` against the derived next order; the constants ``alpha``, ``C``."""
+    last = kernel_law_points(rho, ws, acc, reg)[-1]
+    return (
+        Quantity(
+            name="w*/(C rho^alpha) - 1 at the largest n",
+            theory=last.next_order,
+            measured=0.5 * (last.low + last.high),
+            ci_low=last.low,
+            ci_high=last.high,
+            verdict=verdict,
+            note="theory: derived next-order term" + ("" if reg.k is not None else " (bias part not derived: 0)"),
+        ),
+        Quantity(
+            name="alpha: local slope d log w*/d log rho (largest two n)",
+            theory=reg.alpha,
+            measured=slope,
+            symbol=r"\alpha",
+            setting=setting,
+            constant=True,
+        ),
+        Quantity(
+            name="C: w*/rho^alpha at the largest n",
+            theory=reg.C,
+            symbol="C",
+            setting=setting,
+            measured=float(ws[-1] / rho[-1] ** reg.alpha),
+            constant=True,
+        ),
+    )
+
+
+def _law_record(rho, ws, acc, reg, n_grid, slope) -> tuple[dict, dict]:
+    """The semilog figure of ``w*/(C rho^alpha)`` against ``rho`` (``1 +`` the derived next order as theory), and the
+    law's ``extra`` record."""
+    ratio = ws / (reg.C * rho**reg.alpha)
+    next_order = [p.next_order for p in kernel_law_points(rho, ws, acc, reg)]
+    figure = {
+        "kind": "semilogx",
+        "x": rho.tolist(),
+        "y": ratio.tolist(),
+        "theory_y": [1 + t for t in next_order],
+        "xlabel": r"$\rho = n/\sigma^2$",
+        "ylabel": r"$w^*/(C\,\rho^\alpha)$",
+    }
+    extra = {
+        "rho": rho.tolist(),
+        "w_star": ws.tolist(),
+        "ratio": ratio.tolist(),
+        "next_order": next_order,
+        "n_grid": [float(n) for n in n_grid],
+        "regularity": reg,
+        "slope": slope,
+    }
+    return figure, extra
 
 
 def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin: float) -> Outcome:
@@ -158,60 +224,16 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
             )
         return _rival(dec, beta, reg)
 
-    last = kernel_law_points(rho, ws, acc, reg)[-1]
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
-    ratio = ws / (reg.C * rho**reg.alpha)
-    next_order = [p.next_order for p in kernel_law_points(rho, ws, acc, reg)]
-    setting = {"kernel": label, "d": k.d}
+    figure, extra = _law_record(rho, ws, acc, reg, n_grid, slope)
     return Outcome(
         decide=decide,
         margin=f"+-{margin:g} on w*/law - 1",
         rule=f"asymptotic rule on w*/(C rho^alpha) - 1, n = {[float(n) for n in n_grid]}, sigma = {sigma:g}; "
         "exact w* (interval: its stated accuracy).",
-        quantities=(
-            Quantity(
-                name="w*/(C rho^alpha) - 1 at the largest n",
-                theory=last.next_order,
-                measured=0.5 * (last.low + last.high),
-                ci_low=last.low,
-                ci_high=last.high,
-                verdict=decide().verdict,
-                note="theory: derived next-order term" + ("" if reg.k is not None else " (bias part not derived: 0)"),
-            ),
-            Quantity(
-                name="alpha: local slope d log w*/d log rho (largest two n)",
-                theory=reg.alpha,
-                measured=slope,
-                symbol=r"\alpha",
-                setting=setting,
-                constant=True,
-            ),
-            Quantity(
-                name="C: w*/rho^alpha at the largest n",
-                theory=reg.C,
-                symbol="C",
-                setting=setting,
-                measured=float(ws[-1] / rho[-1] ** reg.alpha),
-                constant=True,
-            ),
-        ),
-        figure={
-            "kind": "semilogx",
-            "x": rho.tolist(),
-            "y": ratio.tolist(),
-            "theory_y": [1 + t for t in next_order],
-            "xlabel": r"$\rho = n/\sigma^2$",
-            "ylabel": r"$w^*/(C\,\rho^\alpha)$",
-        },
-        extra={
-            "rho": rho.tolist(),
-            "w_star": ws.tolist(),
-            "ratio": ratio.tolist(),
-            "next_order": next_order,
-            "n_grid": [float(n) for n in n_grid],
-            "regularity": reg,
-            "slope": slope,
-        },
+        quantities=_law_quantities(rho, ws, acc, reg, slope, {"kernel": label, "d": k.d}, decide().verdict),
+        figure=figure,
+        extra=extra,
     )
 
 

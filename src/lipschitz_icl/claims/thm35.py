@@ -63,6 +63,70 @@ def _rates(train_task: str, d: int) -> dict:
     return {"envelope": (-alpha, "<="), "envelope-only": (-alpha, ">="), "own-class": (own, "<="), "flat": (0.0, ">=")}
 
 
+def _probe_slopes(loss, pairs, z) -> dict[str, list[tuple[float, float]]]:
+    """Per probe, the local log-log slope interval ``s +- z se`` of the error between each pair of consecutive ``n``."""
+    return {
+        name: [_band(*log_slope(pair, *zip(*rows[k : k + 2])), z) for k, pair in enumerate(pairs)]
+        for name, rows in loss.items()
+    }
+
+
+def _generalisation_quantities(
+    slopes: dict[str, list[tuple[float, float]]], pairs, alpha, loss, n_grid, w_grid
+) -> tuple:
+    """The last slope of each probe against the envelope rate ``-alpha``, and the fitted growth exponent of ``w*``."""
+    quantities = [
+        Quantity(
+            name=f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
+            theory=-alpha,
+            measured=sum(s[-1]) / 2,
+            ci_low=s[-1][0],
+            ci_high=s[-1][1],
+            verdict=decision.one_sided(*s[-1], -alpha).verdict,
+            note="theory: the envelope rate -alpha (a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[name]),
+        )
+        for name, s in slopes.items()
+    ]
+    quantities.append(
+        Quantity(
+            name="w* growth exponent over the grid (window law)",
+            theory=alpha,
+            measured=float(np.polyfit(np.log(n_grid), np.log(w_grid), 1)[0]),
+            note="w* = " + ", ".join(f"{w:.4g}" for w in w_grid) + " (exact quadrature)",
+        )
+    )
+    return tuple(quantities)
+
+
+def _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z) -> tuple[list, dict]:
+    """The envelope-plus-noise curve ``envelope_bias(w*) + noise_series(w*, n)`` and the log-log figure of the
+    probes' errors beside it."""
+    x = list(map(float, n_grid))
+    envelope_curve = [
+        theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
+    ]
+    series = [
+        {
+            "label": name,
+            "x": x,
+            "y": [m for m, _ in rows],
+            "y_low": [m - z * e for m, e in rows],
+            "y_high": [m + z * e for m, e in rows],
+        }
+        for name, rows in loss.items()
+    ]
+    figure = {
+        "kind": "loglog",
+        "x": x,
+        "y": envelope_curve,
+        "xlabel": "$n$",
+        "ylabel": "ICL error",
+        "series": series + [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}],
+        "title": f"pretrained on {train_task} tasks, tested on the probes",
+    }
+    return envelope_curve, figure
+
+
 def generalisation(
     *,
     train_task: str,
@@ -87,70 +151,24 @@ def generalisation(
     loss = probe_errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
     pairs = list(itertools.pairwise(n_grid))
     z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
-    slopes = {
-        name: [_band(*log_slope(pair, *zip(*rows[k : k + 2])), z) for k, pair in enumerate(pairs)]
-        for name, rows in loss.items()
-    }
+    slopes = _probe_slopes(loss, pairs, z)
 
     def decide(shift: float = 0.0, rate: str = "envelope") -> decision.Decision:
         bound, relation = rates[rate]
+        falling = "<=" if rate != "flat" else ">="
         checks = [decision.one_sided(*s[-1], bound - shift, relation) for s in slopes.values()]
-        return decision.combined(
-            "one-sided",
-            checks
-            + [decision.one_sided(*e, 0.0, "<=" if rate != "flat" else ">=") for s in slopes.values() for e in s[:-1]],
-        )
+        checks += [decision.one_sided(*e, 0.0, falling) for s in slopes.values() for e in s[:-1]]
+        return decision.combined("one-sided", checks)
 
-    quantities = [
-        Quantity(
-            name=f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
-            theory=-alpha,
-            measured=sum(s[-1]) / 2,
-            ci_low=s[-1][0],
-            ci_high=s[-1][1],
-            verdict=decision.one_sided(*s[-1], -alpha).verdict,
-            note="theory: the envelope rate -alpha (a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[name]),
-        )
-        for name, s in slopes.items()
-    ]
-    quantities.append(
-        Quantity(
-            name="w* growth exponent over the grid (window law)",
-            theory=alpha,
-            measured=float(np.polyfit(np.log(n_grid), np.log(w_grid), 1)[0]),
-            note="w* = " + ", ".join(f"{w:.4g}" for w in w_grid) + " (exact quadrature)",
-        )
-    )
-    x = list(map(float, n_grid))
-    envelope_curve = [
-        theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
-    ]
-    series = [
-        {
-            "label": name,
-            "x": x,
-            "y": [m for m, _ in rows],
-            "y_low": [m - z * e for m, e in rows],
-            "y_high": [m + z * e for m, e in rows],
-        }
-        for name, rows in loss.items()
-    ]
+    envelope_curve, figure = _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z)
     return Outcome(
         decide=decide,
-        quantities=tuple(quantities),
+        quantities=_generalisation_quantities(slopes, pairs, alpha, loss, n_grid, w_grid),
         margin=f"none (a bound): slope <= -alpha = {-alpha:.4g}",
         rule=f"one-sided on local log-log slopes (Monte Carlo, z = {z:.2f}, Bonferroni at {family_level:g}): <= 0 "
         f"between consecutive n, <= -alpha = {-alpha:.4g} between the two largest; n = {list(n_grid)}, "
         f"contexts {list(contexts)}.",
-        figure={
-            "kind": "loglog",
-            "x": x,
-            "y": envelope_curve,
-            "xlabel": "$n$",
-            "ylabel": "ICL error",
-            "series": series + [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}],
-            "title": f"pretrained on {train_task} tasks, tested on the probes",
-        },
+        figure=figure,
         extra={
             "n": list(n_grid),
             "w_star": w_grid,
@@ -166,6 +184,22 @@ def _max_ratio(bias, env, rel) -> tuple[float, float, float]:
     """``(low, value, high)`` of ``max_c bias_c / env_c`` with each ratio's relative rounding ``rel_c``."""
     ratio = bias / env
     return float(np.max(ratio * (1 - rel))), float(np.max(ratio)), float(np.max(ratio * (1 + rel)))
+
+
+def _envelope_quantities(ratios) -> tuple:
+    """Per probe, ``max_c bias_c / (L^2 env_c)`` for the Jensen envelope (bound 1), the centre-of-mass one beside it."""
+    return tuple(
+        Quantity(
+            name=f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)",
+            theory=1.0,
+            measured=r,
+            ci_low=low,
+            ci_high=high,
+            verdict=decision.one_sided(low, high, 1.0).verdict,
+            note=f"must be <= 1; centre-of-mass envelope: {ratios['centroid'][name][1]:.3g}",
+        )
+        for name, (low, r, high) in ratios["jensen"].items()
+    )
 
 
 def envelope(
@@ -210,21 +244,9 @@ def envelope(
             [decision.one_sided(low, high, 1 / (1 + tightening)) for low, _, high in ratios[envelope].values()],
         )
 
-    quantities = tuple(
-        Quantity(
-            name=f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)",
-            theory=1.0,
-            measured=r,
-            ci_low=low,
-            ci_high=high,
-            verdict=decision.one_sided(low, high, 1.0).verdict,
-            note=f"must be <= 1; centre-of-mass envelope: {ratios['centroid'][name][1]:.3g}",
-        )
-        for name, (low, r, high) in ratios["jensen"].items()
-    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_envelope_quantities(ratios),
         margin="none (a bound): ratio <= 1",
         rule=f"one-sided: max over {contexts} contexts of bias_c/(L^2 env_c) <= 1 on every probe (interval: rounding, "
         f"n eps = {eps:.1e} relative per sum); w* = {w:.5g} exact.",
@@ -233,6 +255,16 @@ def envelope(
 
 
 # ----------------------------------------------------------------------------- the noise part
+def _noise_rows(train_task, d, L, sigma, n_grid, contexts, seed, z) -> list:
+    """At each ``n``: ``(n, w*, noise part +- z se)`` of the pretrained window ``w*(n) I`` (Monte Carlo)."""
+    rows = []
+    for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
+        w = _wstar(train_task, d, n, L, sigma)
+        (samples,) = noise_terms([Attention.isotropic(w, d)], d, n, sigma, c, np.random.default_rng(stream))
+        rows.append((n, w, _band(*mean_se(samples), z)))
+    return rows
+
+
 def noise_part(
     *,
     train_task: str,
@@ -253,11 +285,7 @@ def noise_part(
     (:func:`lipschitz_icl.derivations.generalisation.noise_series`).
     """
     z = decision.bonferroni_z(len(n_grid), family_level)
-    rows = []
-    for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
-        w = _wstar(train_task, d, n, L, sigma)
-        (samples,) = noise_terms([Attention.isotropic(w, d)], d, n, sigma, c, np.random.default_rng(stream))
-        rows.append((n, w, _band(*mean_se(samples), z)))
+    rows = _noise_rows(train_task, d, L, sigma, n_grid, contexts, seed, z)
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
         out = []
@@ -461,6 +489,22 @@ def trained_mismatch(
     )
 
 
+def _required_factors(d: int, factor: float, marked_factor: float, marked_margin: float) -> tuple[dict, dict]:
+    """The derived leading-order ratios ``E'/E`` at ``lambda = factor^(+-2 alpha)`` (affine), and the required factor
+    per rule: ``conditional`` (``marked_factor`` where the ratio is ``>= marked_margin marked_factor``, else 1),
+    ``unconditional``, ``derived``."""
+    alpha, beta, p_aff = law.window_law("affine", d)[0], law.noise_leading(d)[0], -law.bias_leading("affine", d)[0]
+    derived = {
+        k: theory.mismatch_ratio(factor ** (s * 2 * alpha), p_aff, beta) for k, s in (("smaller", -1), ("larger", +1))
+    }
+    factors = {
+        "conditional": {k: marked_factor if v >= marked_margin * marked_factor else 1.0 for k, v in derived.items()},
+        "unconditional": dict.fromkeys(derived, marked_factor),
+        "derived": derived,
+    }
+    return derived, factors
+
+
 def mismatch_marked(
     *,
     d: int,
@@ -485,15 +529,7 @@ def mismatch_marked(
     required)``: ``"unconditional"`` asks ``marked_factor`` everywhere, ``"derived"`` the derived ratio itself.
     """
     ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
-    alpha, beta, p_aff = law.window_law("affine", d)[0], law.noise_leading(d)[0], -law.bias_leading("affine", d)[0]
-    derived = {
-        k: theory.mismatch_ratio(factor ** (s * 2 * alpha), p_aff, beta) for k, s in (("smaller", -1), ("larger", +1))
-    }
-    factors = {
-        "conditional": {k: marked_factor if v >= marked_margin * marked_factor else 1.0 for k, v in derived.items()},
-        "unconditional": dict.fromkeys(derived, marked_factor),
-        "derived": derived,
-    }
+    derived, factors = _required_factors(d, factor, marked_factor, marked_margin)
     z = decision.bonferroni_z(2 * len(gated), family_level)
 
     def one(r, se, k, shift=0.0, required="conditional") -> list:
@@ -515,6 +551,21 @@ def mismatch_marked(
         extra={"w_star": ws, "derived_ratio": derived, "required_factor": factors["conditional"]},
         predicted={("affine", k): v for k, v in derived.items()},
     )
+
+
+def _class_ratios(suite, gated, d, n, L, sigma, ws) -> dict:
+    """Per gated probe, the ratio ``class_error(w*_relu) / class_error(w*_affine)`` the derivation predicts."""
+    classes = {
+        p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
+        for p in suite
+        if p.name in gated
+    }
+    predicted = {
+        (name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
+        / theory.class_error(kind, d, n, L, sigma, ws["affine"], k)
+        for name, (kind, k) in classes.items()
+    }
+    return predicted
 
 
 def same_l_classes(
@@ -543,16 +594,7 @@ def same_l_classes(
     models = {"matched": Attention.isotropic(ws["affine"], d), "relu": Attention.isotropic(ws["relu"], d)}
     ratios, errors = probe_log_ratios(models, suite, n, sigma, contexts, stream)
     z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
-    classes = {
-        p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
-        for p in suite
-        if p.name in gated
-    }
-    predicted = {
-        (name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
-        / theory.class_error(kind, d, n, L, sigma, ws["affine"], k)
-        for name, (kind, k) in classes.items()
-    }
+    predicted = _class_ratios(suite, gated, d, n, L, sigma, ws)
 
     def one(r, se, _key, shift=0.0, ratio=1.0) -> list:
         low, high = np.array(_band(r, se, z)) - math.log(ratio) - shift

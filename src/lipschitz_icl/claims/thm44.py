@@ -580,6 +580,21 @@ def saddle(
     )
 
 
+def _scale_rows(scale, scale_decisions, level: float) -> tuple:
+    """The rows of the two scale moves ``c* (1 +- step)`` of :func:`saddle`: each loss change, must be > 0."""
+    return tuple(
+        Quantity(
+            name=f"Delta L along scale x{f}",
+            measured=e.value,
+            ci_low=e.confidence_interval(level)[0],
+            ci_high=e.confidence_interval(level)[1],
+            verdict=dec.verdict,
+            note="must be > 0",
+        )
+        for f, e, dec in zip(("(1 + step)", "(1 - step)"), scale, scale_decisions)
+    )
+
+
 def _saddle_rows(task, d, k, th, measured: Estimate, scale, scale_decisions, level: float) -> tuple:
     """The reported rows of :func:`saddle`: the change along ``Q``, the curvature, ``c*`` and the scale moves."""
     setting = {"task": task, "d": d, "k": k}
@@ -619,17 +634,7 @@ def _saddle_rows(task, d, k, th, measured: Estimate, scale, scale_decisions, lev
             setting=setting,
             note="exact loss minimised over c" + ("; at the end of the search range" if th["at_bound"] else ""),
         ),
-        *(
-            Quantity(
-                name=f"Delta L along scale x{f}",
-                measured=e.value,
-                ci_low=e.confidence_interval(level)[0],
-                ci_high=e.confidence_interval(level)[1],
-                verdict=dec.verdict,
-                note="must be > 0",
-            )
-            for f, e, dec in zip(("(1 + step)", "(1 - step)"), scale, scale_decisions)
-        ),
+        *_scale_rows(scale, scale_decisions, level),
     )
 
 
