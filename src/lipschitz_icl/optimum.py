@@ -456,7 +456,8 @@ def wstar_mc(
         "seconds": time.perf_counter() - start,
     }
     low, high = (w_star * math.exp(-half), w_star * math.exp(half)) if math.isfinite(half) else (0.0, math.inf)
-    if _at_bound(theta):
+    at_search_bound = _at_bound(theta)
+    if at_search_bound:
         low, high = _open_interval(w_star)
     return WStar(
         Estimate(w_star, w_star * se, bank.contexts),
@@ -465,7 +466,7 @@ def wstar_mc(
         Estimate.from_samples(at["loss"]),
         "mc",
         info,
-        at_search_bound=_at_bound(theta),
+        at_search_bound=at_search_bound,
         precision_reached=reached,
     )
 
