@@ -64,3 +64,14 @@ def test_resolved_needs_a_finite_resolution_value():
 )
 def test_combined_verdict_is_the_worst(verdicts, combined):
     assert combine_verdicts(verdicts) == combined
+
+
+def test_rows_from_an_interval_and_from_an_estimate():
+    from lipschitz_icl.estimate import Estimate
+
+    row = Quantity.within("x", 2.0, (1.5, 2.5), theory=2.1, note="n")
+    assert (row.name, row.measured, row.ci_low, row.ci_high, row.theory, row.note) == ("x", 2.0, 1.5, 2.5, 2.1, "n")
+    e = Estimate(3.0, 0.5)
+    row = Quantity.estimated("y", e, 0.95, verdict="holds")
+    assert (row.measured, (row.ci_low, row.ci_high), row.verdict) == (3.0, e.confidence_interval(0.95), "holds")
+    assert row.ci_low == pytest.approx(3.0 - 1.959963984540054 * 0.5)

@@ -46,6 +46,18 @@ class Quantity:
     setting: dict = field(default_factory=dict, hash=False)
     constant: bool = False
 
+    @classmethod
+    def within(cls, name: str, measured: float, interval: tuple[float, float], **fields) -> Quantity:
+        """A row whose ``measured`` value has the interval ``[ci_low, ci_high] = interval``."""
+        low, high = interval
+        return cls(name=name, measured=measured, ci_low=low, ci_high=high, **fields)
+
+    @classmethod
+    def estimated(cls, name: str, estimate, level: float, **fields) -> Quantity:
+        """A row of an :class:`~lipschitz_icl.estimate.Estimate`: ``measured`` its value, the interval its
+        ``confidence_interval(level)``."""
+        return cls.within(name, estimate.value, estimate.confidence_interval(level), **fields)
+
     @property
     def ratio(self) -> float | None:
         """``measured / theory`` where both exist and theory is non-zero."""
