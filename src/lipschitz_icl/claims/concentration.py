@@ -18,9 +18,7 @@ points in a cap, Lipschitz functionals of a uniform point, the softmax normalise
 
 from __future__ import annotations
 
-import functools
 import math
-import operator
 
 import numpy as np
 from scipy import special, stats
@@ -78,12 +76,11 @@ def _tail_outcome(
         extra=extra or {},
         points=points,
         quantities=(
-            Quantity(
-                name="max over the grid of tail/bound",
+            Quantity.within(
+                "max over the grid of tail/bound",
+                float(np.exp(np.max(point))),
+                (float(np.exp(np.max(low))), float(np.exp(np.max(high)))),
                 theory=1.0,
-                measured=float(np.exp(np.max(point))),
-                ci_low=float(np.exp(np.max(low))),
-                ci_high=float(np.exp(np.max(high))),
                 verdict=verdict,
                 note=f"must be <= 1 at all {len(low)} points",
             ),
@@ -100,14 +97,9 @@ def _tail_outcome(
 
 
 def _figure(x, truth, bound, xlabel: str, ylabel: str) -> dict:
-    return {
-        "kind": "semilogy",
-        "x": [float(v) for v in x],
-        "y": [float(v) for v in truth],
-        "theory_y": [float(v) for v in bound],
-        "xlabel": xlabel,
-        "ylabel": ylabel,
-    }
+    """A log-scale figure of the true tail (``y``) and the bound (``theory_y``) along ``x``."""
+    x, y, theory_y = ([float(v) for v in values] for values in (x, truth, bound))
+    return {"kind": "semilogy", "x": x, "y": y, "theory_y": theory_y, "xlabel": xlabel, "ylabel": ylabel}
 
 
 EXACT_RULE = (
@@ -180,24 +172,13 @@ def cap_counts(*, d: int, h: float, form: str, n_grid: list, stated: float, max_
     enclosure = certified.Enclosure.of(certified.cap_probability(d, h))
     p_lo, p_hi = enclosure.low, enclosure.high
     pieces = []
-    for n in n_grid:
+    for n in n_grid:  # the thresholds a in [first, last] of each tail, where that range is not empty
         above, below = math.ceil(n * p_hi), math.floor(n * p_lo)
-        if above <= n - 1:
-            pieces.append(
-                Piece(
-                    "binomial_tail",
-                    CHERNOFF_BOUNDS[(form, "upper")],
-                    {"n": [n], "a": {"from": above, "to": n - 1}, "p": [p_lo, p_hi]},
-                )
-            )
-        if below >= 1:
-            pieces.append(
-                Piece(
-                    "binomial_lower_tail",
-                    CHERNOFF_BOUNDS[(form, "lower")],
-                    {"n": [n], "a": {"from": 1, "to": below}, "p": [p_lo, p_hi]},
-                )
-            )
+        ranges = {"upper": ("binomial_tail", above, n - 1), "lower": ("binomial_lower_tail", 1, below)}
+        for side, (tail, first, last) in ranges.items():
+            box = {"n": [n], "a": {"from": first, "to": last}, "p": [p_lo, p_hi]}
+            if first <= last:
+                pieces.append(Piece(tail, CHERNOFF_BOUNDS[(form, side)], box))
     return proof_outcome(
         pieces=pieces,
         constant="C",
@@ -267,9 +248,7 @@ def levy_monte_carlo(
     mean_draws = sphere.uniform_sphere(mean_stream, mean_samples, d)
     tail_draws = sphere.uniform_sphere(tail_stream, samples, d)
     counts = [bracketing_counts(f, mean_draws, tail_draws, t, z) for f in functionals.values()]
-    lo_counts: list
-    hi_counts: list
-    lo_counts, hi_counts = (functools.reduce(operator.iadd, (c[i] for c in counts), []) for i in (0, 1))
+    lo_counts, hi_counts = ([x for c in counts for x in c[i]] for i in (0, 1))
     labels = [f"{name}, t={ti:.4g}" for name in functionals for ti in t]
     level = 1.0 - family_level / (4 * G)
     low, _ = clopper_pearson(lo_counts, samples, level)

@@ -22,6 +22,8 @@ inconclusive, never a refutation (claim ``regularity.window-law-rough``, explora
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from lipschitz_icl.derivations import regularity as law
@@ -47,12 +49,11 @@ def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
 def _bias_quantities(reg, last, values, w, setting, verdict) -> tuple:
     """The bias power ``beta`` from the secant slope at the largest ``w``; the constant ``b = bias w^beta`` there."""
     return (
-        Quantity(
-            name="bias power beta (secant slope at the largest w)",
+        Quantity.within(
+            "bias power beta (secant slope at the largest w)",
+            reg.beta - 0.5 * (last.low + last.high),
+            (reg.beta - last.high, reg.beta - last.low),
             theory=reg.beta,
-            measured=reg.beta - 0.5 * (last.low + last.high),
-            ci_low=reg.beta - last.high,
-            ci_high=reg.beta - last.low,
             verdict=verdict,
             symbol=r"\beta",
             setting=setting,
@@ -143,12 +144,11 @@ def _law_quantities(rho, ws, acc, reg, slope, setting, verdict) -> tuple:
     """``w*/(C rho^alpha) - 1`` at the largest ``n`` against the derived next order; the constants ``alpha``, ``C``."""
     last = kernel_law_points(rho, ws, acc, reg)[-1]
     return (
-        Quantity(
-            name="w*/(C rho^alpha) - 1 at the largest n",
+        Quantity.within(
+            "w*/(C rho^alpha) - 1 at the largest n",
+            0.5 * (last.low + last.high),
+            (last.low, last.high),
             theory=last.next_order,
-            measured=0.5 * (last.low + last.high),
-            ci_low=last.low,
-            ci_high=last.high,
             verdict=verdict,
             note="theory: derived next-order term" + ("" if reg.k is not None else " (bias part not derived: 0)"),
         ),
@@ -269,16 +269,15 @@ def window_law(
     margin``, up to ``n_max``."""
     k, problem_of = prior(kernel, d, kernels, L)
     reg = law.regularity_of_kernel(k)
+
+    def next_order(n: float) -> float:  # the derived relative next-order term of w* at n
+        return reg.wstar_next_order(reg.C * (n / sigma**2) ** reg.alpha)
+
     if kernel not in n_grid:
         grid = scaling_grid(reg, sigma=sigma, scaling_w0=scaling_w0, scaling_n=scaling_n)
     elif kernel in extend:
         grid = decision.extend_grid(
-            n_grid[kernel],
-            lambda n: reg.wstar_next_order(reg.C * (n / sigma**2) ** reg.alpha),
-            margin,
-            factor=extension_factor,
-            x_max=n_max,
-            reach=reach,
+            n_grid[kernel], next_order, margin, factor=extension_factor, x_max=n_max, reach=reach
         )
     else:
         grid = list(n_grid[kernel])
@@ -297,16 +296,8 @@ def kernel_scaling(k, spec):
     """The window-law claim for any zonal kernel ``k`` (``lipschitz-icl scaling --kernel``): the design,
     resolutions and alternatives of the registry entry ``spec`` (``regularity.window-law``), on the grid
     of :func:`scaling_grid`.  Returns ``(outcome, judgement)``."""
-    design = spec.design
-    reg = law.regularity_of_kernel(k)
+    design, reg = spec.design, law.regularity_of_kernel(k)
     grid = scaling_grid(reg, sigma=design["sigma"], scaling_w0=design["scaling_w0"], scaling_n=design["scaling_n"])
-    outcome = law_outcome(
-        k,
-        reg,
-        lambda n, sigma: zonal_problem(k, n, sigma),
-        grid,
-        label=k.name,
-        sigma=design["sigma"],
-        margin=design["margin"],
-    )
+    problem_of = functools.partial(zonal_problem, k)  # (n, sigma) -> the problem
+    outcome = law_outcome(k, reg, problem_of, grid, label=k.name, sigma=design["sigma"], margin=design["margin"])
     return outcome, decision.judge(outcome.decide, spec.resolutions, spec.alternatives)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -54,6 +55,18 @@ def _band(r: float, se: float, z: float) -> tuple[float, float]:
     return r - z * se, r + z * se
 
 
+def _band_series(label: str, x: list, rows, z: float) -> dict:
+    """A figure series of means ``m`` with bands ``m +- z se`` from ``rows = [(m, se), ...]``."""
+    bands = [_band(m, se, z) for m, se in rows]
+    return {
+        "label": label,
+        "x": x,
+        "y": [m for m, _ in rows],
+        "y_low": [lo for lo, _ in bands],
+        "y_high": [hi for _, hi in bands],
+    }
+
+
 # ----------------------------------------------------------------------------- generalisation
 def _rates(train_task: str, d: int) -> dict:
     """``rate -> (bound on the slope at the two largest n, relation)``: the claim's envelope rate
@@ -76,12 +89,11 @@ def _generalisation_quantities(
 ) -> tuple:
     """The last slope of each probe against the envelope rate ``-alpha``, and the fitted growth exponent of ``w*``."""
     quantities = [
-        Quantity(
-            name=f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
+        Quantity.within(
+            f"{name}: slope of log error vs log n (n = {pairs[-1][0]}..{pairs[-1][1]})",
+            sum(s[-1]) / 2,
+            s[-1],
             theory=-alpha,
-            measured=sum(s[-1]) / 2,
-            ci_low=s[-1][0],
-            ci_high=s[-1][1],
             verdict=decision.one_sided(*s[-1], -alpha).verdict,
             note="theory: the envelope rate -alpha (a bound); errors " + ", ".join(f"{m:.3g}" for m, _ in loss[name]),
         )
@@ -105,16 +117,7 @@ def _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z) -> tuple[
     envelope_curve = [
         theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
     ]
-    series = [
-        {
-            "label": name,
-            "x": x,
-            "y": [m for m, _ in rows],
-            "y_low": [m - z * e for m, e in rows],
-            "y_high": [m + z * e for m, e in rows],
-        }
-        for name, rows in loss.items()
-    ]
+    series = [_band_series(name, x, rows, z) for name, rows in loss.items()]
     figure = {
         "kind": "loglog",
         "x": x,
@@ -189,12 +192,11 @@ def _max_ratio(bias, env, rel) -> tuple[float, float, float]:
 def _envelope_quantities(ratios) -> tuple:
     """Per probe, ``max_c bias_c / (L^2 env_c)`` for the Jensen envelope (bound 1), the centre-of-mass one beside it."""
     return tuple(
-        Quantity(
-            name=f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)",
+        Quantity.within(
+            f"{name}: max over contexts of bias_c / (L^2 sum p |x - q|^2)",
+            r,
+            (low, high),
             theory=1.0,
-            measured=r,
-            ci_low=low,
-            ci_high=high,
             verdict=decision.one_sided(low, high, 1.0).verdict,
             note=f"must be <= 1; centre-of-mass envelope: {ratios['centroid'][name][1]:.3g}",
         )
@@ -222,16 +224,9 @@ def envelope(
     ``decide(tightening, envelope)``: the bound ``1/(1 + tightening)``, or the envelope ``centroid``.
     """
     (stream,) = seed.spawn(1)
-    w = _wstar(train_task, d, n, L, sigma)
-    terms, (env,) = probe_terms(
-        probe_suite(d, L, **probes),
-        [Attention.isotropic(w, d)],
-        n,
-        sigma,
-        contexts,
-        np.random.default_rng(stream),
-        envelope=True,
-    )
+    w, suite = _wstar(train_task, d, n, L, sigma), probe_suite(d, L, **probes)
+    rng = np.random.default_rng(stream)
+    terms, (env,) = probe_terms(suite, [Attention.isotropic(w, d)], n, sigma, contexts, rng, envelope=True)
     eps = n * np.finfo(float).eps
     rel = {"jensen": 2 * eps, "centroid": eps * (1 + 2 / np.sqrt(env["centroid"]))}
     ratios = {
@@ -295,12 +290,11 @@ def noise_part(
         return out
 
     quantities = tuple(
-        Quantity(
-            name=f"noise part at n={n} (w*={w:.4g})",
+        Quantity.within(
+            f"noise part at n={n} (w*={w:.4g})",
+            sum(band) / 2,
+            band,
             theory=theory.noise_series(d, w, n, sigma),
-            measured=sum(band) / 2,
-            ci_low=band[0],
-            ci_high=band[1],
             verdict=dec.verdict,
             note=f"relative margin +-{margin:g}; first-order sigma^2 R_d/n = "
             f"{theory.noise_series(d, w, n, sigma, 'first-order'):.4g}",
@@ -318,65 +312,58 @@ def noise_part(
 
 
 # ----------------------------------------------------------------------------- the L mismatch (Figure 5)
-def _figure(errors: dict, labels: dict, z: float, title: str) -> dict:
-    probes = list(errors)
-    series = [
-        {
-            "label": label,
-            "x": list(range(len(probes))),
-            "y": [errors[p][k][0] for p in probes],
-            "y_low": [errors[p][k][0] - z * errors[p][k][1] for p in probes],
-            "y_high": [errors[p][k][0] + z * errors[p][k][1] for p in probes],
-        }
-        for k, label in labels.items()
-    ]
-    axis = ", ".join(f"{i} {p}" for i, p in enumerate(probes))
-    for long, short in (("cosine-", "cos"), ("triangle-", "tri"), ("distance-", "dist")):
-        axis = axis.replace(long, short)
-    return {
-        "kind": "scatter",
-        "x": series[0]["x"],
-        "y": series[0]["y"],
-        "series": series,
-        "xlabel": "test task: " + axis,
-        "ylabel": "ICL error",
-        "title": title,
-    }
+@dataclass(frozen=True)
+class _Panel:
+    """A Figure 5 comparison: per probe and compared model the paired log error ratio ``(r, se)`` against the
+    ``"matched"`` model and the errors (:func:`~lipschitz_icl.probes.probe_log_ratios`), the models' labels,
+    the gated probes and the Bonferroni ``z``."""
 
+    ratios: dict
+    errors: dict
+    labels: dict
+    gated: list
+    z: float
 
-def _outcome(
-    ratios, errors, labels, gated, z, rule_name, one, *, rule, margin, title, extra, predicted=None
-) -> Outcome:
-    """A Figure 5 claim's outcome: ``one(r, se, key, **deviation)`` (its rule on one log error ratio, a list of
-    decisions) on every gated ratio, combined; a quantity per probe and compared model (the error ratio
-    ``exp(r)`` with its interval, verdicts on the gated probes only); the figure of the errors."""
+    def figure(self, title: str) -> dict:
+        """The figure of the errors of every model on every probe, with bands ``+- z se``."""
+        probes, x = list(self.errors), list(range(len(self.errors)))
+        series = [
+            _band_series(label, x, [self.errors[p][k] for p in probes], self.z) for k, label in self.labels.items()
+        ]
+        axis = ", ".join(f"{i} {p}" for i, p in enumerate(probes))
+        for long, short in (("cosine-", "cos"), ("triangle-", "tri"), ("distance-", "dist")):
+            axis = axis.replace(long, short)
+        head = {"kind": "scatter", "x": x, "y": series[0]["y"], "series": series}
+        return {**head, "xlabel": "test task: " + axis, "ylabel": "ICL error", "title": title}
 
-    def decide(**deviation) -> decision.Decision:
-        return decision.combined(
-            rule_name, [c for p in gated for k, (r, se) in ratios[p].items() for c in one(r, se, k, **deviation)]
+    def outcome(self, rule_name, one, *, rule, margin, title, extra, predicted=None) -> Outcome:
+        """The claim's outcome: ``one(r, se, key, **deviation)`` (its rule on one log error ratio, a list of
+        decisions) on every gated ratio, combined; a row per probe and compared model (the error ratio ``exp(r)``
+        with its interval, verdicts on the gated probes only); the figure of the errors."""
+
+        def decide(**deviation) -> decision.Decision:
+            checks = [
+                c for p in self.gated for k, (r, se) in self.ratios[p].items() for c in one(r, se, k, **deviation)
+            ]
+            return decision.combined(rule_name, checks)
+
+        quantities = tuple(
+            Quantity.within(
+                f"{p}: error ratio E({self.labels[k]})/E({self.labels['matched']})",
+                math.exp(r),
+                (math.exp(r - self.z * se), math.exp(r + self.z * se)),
+                theory=(predicted or {}).get((p, k)),
+                verdict=decision.combined(rule_name, one(r, se, k)).verdict if p in self.gated else None,
+                note="gated" if p in self.gated else "reported only (not a Figure 5 class)",
+            )
+            for p, row in self.ratios.items()
+            for k, (r, se) in row.items()
         )
-
-    quantities = tuple(
-        Quantity(
-            name=f"{p}: error ratio E({labels[k]})/E({labels['matched']})",
-            theory=(predicted or {}).get((p, k)),
-            measured=math.exp(r),
-            ci_low=math.exp(r - z * se),
-            ci_high=math.exp(r + z * se),
-            verdict=decision.combined(rule_name, one(r, se, k)).verdict if p in gated else None,
-            note="gated" if p in gated else "reported only (not a Figure 5 class)",
+        errors = {p: {k: v[0] for k, v in row.items()} for p, row in self.errors.items()}
+        extra = {**extra, "errors": errors}
+        return Outcome(
+            decide=decide, quantities=quantities, rule=rule, margin=margin, figure=self.figure(title), extra=extra
         )
-        for p, row in ratios.items()
-        for k, (r, se) in row.items()
-    )
-    return Outcome(
-        decide=decide,
-        quantities=quantities,
-        rule=rule,
-        margin=margin,
-        figure=_figure(errors, labels, z, title),
-        extra={**extra, "errors": {p: {k: v[0] for k, v in row.items()} for p, row in errors.items()}},
-    )
 
 
 def _mismatch_labels(factor: float, suffix: str = "") -> dict:
@@ -401,16 +388,30 @@ def _sign_rule(z: float):
     return one
 
 
-def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed):
-    """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and their log error
-    ratios and errors on the probes (:func:`~lipschitz_icl.probes.probe_log_ratios`)."""
+def _sign_outcome(panel: _Panel, contexts: int, how: str, title: str, extra: dict) -> Outcome:
+    """:func:`mismatch`'s rule (:func:`_sign_rule` on every gated ratio) on ``panel``; ``how`` ends the rule text."""
+    return panel.outcome(
+        "sign",
+        _sign_rule(panel.z),
+        rule=f"sign of log(E_L'/E_L) on {', '.join(panel.gated)} ({contexts} contexts, common random numbers, "
+        f"z = {panel.z:.2f}{how}",
+        margin="none (a direction): log(E_L'/E_L) > 0",
+        title=title,
+        extra=extra,
+    )
+
+
+def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z) -> tuple[dict, _Panel]:
+    """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and the panel of their
+    log error ratios and errors on the probes (:func:`~lipschitz_icl.probes.probe_log_ratios`)."""
     (stream,) = seed.spawn(1)
     ws = {
-        k: _wstar("affine", d, n, LL, sigma)
-        for k, LL in (("matched", L), ("smaller", L / factor), ("larger", L * factor))
+        k: _wstar("affine", d, n, x, sigma)
+        for k, x in (("matched", L), ("smaller", L / factor), ("larger", L * factor))
     }
     models = {k: Attention.isotropic(w, d) for k, w in ws.items()}
-    return (ws, *probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, stream))
+    ratios, errors = probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, stream)
+    return ws, _Panel(ratios, errors, _mismatch_labels(factor), gated, z)
 
 
 def mismatch(
@@ -432,22 +433,10 @@ def mismatch(
     ``sign`` rule (:func:`_sign_rule`) on every gated paired log ratio ``log(E_L'/E_L)``
     (:func:`~lipschitz_icl.estimate.paired_log_ratio`, Bonferroni over the gated comparisons); the other probes'
     ratios are reported, not gated."""
-    ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
     z = decision.bonferroni_z(2 * len(gated), family_level)
-    return _outcome(
-        ratios,
-        errors,
-        _mismatch_labels(factor),
-        gated,
-        z,
-        "sign",
-        _sign_rule(z),
-        rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
-        f"z = {z:.2f}, Bonferroni at {family_level:g}); w* exact: " + ", ".join(f"{w:.4g}" for w in ws.values()),
-        margin="none (a direction): log(E_L'/E_L) > 0",
-        title="Figure 5: pretraining setting vs test task",
-        extra={"w_star": ws},
-    )
+    ws, panel = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z)
+    how = f", Bonferroni at {family_level:g}); w* exact: " + ", ".join(f"{w:.4g}" for w in ws.values())
+    return _sign_outcome(panel, contexts, how, "Figure 5: pretraining setting vs test task", {"w_star": ws})
 
 
 def trained_mismatch(
@@ -473,20 +462,9 @@ def trained_mismatch(
         models[key], ws[key] = Attention(result.M), result.w_trained
     ratios, errors = probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
     z = decision.bonferroni_z(2 * len(gated), family_level)
-    return _outcome(
-        ratios,
-        errors,
-        _mismatch_labels(factor, " (trained)"),
-        gated,
-        z,
-        "sign",
-        _sign_rule(z),
-        rule=f"sign of log(E_L'/E_L) on {', '.join(gated)} ({contexts} contexts, common random numbers, "
-        f"z = {z:.2f}); one trainer run per setting ({protocol})",
-        margin="none (a direction): log(E_L'/E_L) > 0",
-        title="Figure 5 with trained attention",
-        extra={"w_trained": ws},
-    )
+    panel = _Panel(ratios, errors, _mismatch_labels(factor, " (trained)"), gated, z)
+    how = f"); one trainer run per setting ({protocol})"
+    return _sign_outcome(panel, contexts, how, "Figure 5 with trained attention", {"w_trained": ws})
 
 
 def _required_factors(d: int, factor: float, marked_factor: float, marked_margin: float) -> tuple[dict, dict]:
@@ -528,19 +506,14 @@ def mismatch_marked(
     ``one-sided`` rule ``log(E'/E) >= log(required) + shift`` on the gated classes.  ``decide(shift,
     required)``: ``"unconditional"`` asks ``marked_factor`` everywhere, ``"derived"`` the derived ratio itself.
     """
-    ws, ratios, errors = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed)
-    derived, factors = _required_factors(d, factor, marked_factor, marked_margin)
     z = decision.bonferroni_z(2 * len(gated), family_level)
+    ws, panel = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z)
+    derived, factors = _required_factors(d, factor, marked_factor, marked_margin)
 
     def one(r, se, k, shift=0.0, required="conditional") -> list:
         return [decision.one_sided(*_band(r, se, z), math.log(factors[required][k]) + shift, ">=")]
 
-    return _outcome(
-        ratios,
-        errors,
-        _mismatch_labels(factor),
-        gated,
-        z,
+    return panel.outcome(
         "one-sided",
         one,
         rule=f"one-sided: log(E_L'/E_L) >= log(required factor) on {', '.join(gated)} ({contexts} "
@@ -560,12 +533,11 @@ def _class_ratios(suite, gated, d, n, L, sigma, ws) -> dict:
         for p in suite
         if p.name in gated
     }
-    predicted = {
+    return {
         (name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
         / theory.class_error(kind, d, n, L, sigma, ws["affine"], k)
         for name, (kind, k) in classes.items()
     }
-    return predicted
 
 
 def same_l_classes(
@@ -592,20 +564,16 @@ def same_l_classes(
     suite = probe_suite(d, L, **probes)
     ws = {k: _wstar(k, d, n, L, sigma) for k in ("affine", "relu")}
     models = {"matched": Attention.isotropic(ws["affine"], d), "relu": Attention.isotropic(ws["relu"], d)}
-    ratios, errors = probe_log_ratios(models, suite, n, sigma, contexts, stream)
     z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
+    labels = {"matched": "affine@L", "relu": "relu@L"}
+    panel = _Panel(*probe_log_ratios(models, suite, n, sigma, contexts, stream), labels, gated, z)
     predicted = _class_ratios(suite, gated, d, n, L, sigma, ws)
 
     def one(r, se, _key, shift=0.0, ratio=1.0) -> list:
         low, high = np.array(_band(r, se, z)) - math.log(ratio) - shift
         return [decision.equivalence(low, high, margin)]
 
-    return _outcome(
-        ratios,
-        errors,
-        {"matched": "affine@L", "relu": "relu@L"},
-        gated,
-        z,
+    return panel.outcome(
         "equivalence",
         one,
         rule=f"equivalence of log(E_relu@L/E_affine@L) within +-log {max_ratio:g} on {', '.join(gated)} "
