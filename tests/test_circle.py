@@ -23,3 +23,14 @@ def test_centre_of_a_rotated_window_is_the_direction_of_M_q():
     angle, step, _profiles, centres = circle.centres(M, w, 720)
     assert centres["iso"] == pytest.approx(0.0, abs=step) and centres["gen"] == pytest.approx(theta, abs=step)
     assert step == pytest.approx(2 * math.pi / 720) and len(angle) == 720
+
+
+def test_profiles_shown_thin_the_grid_to_about_720_angles_and_keep_each_profiles_values():
+    M = 4.0 * np.diag([1.5, 0.5])
+    for points, every in ((360, 1), (4000, 5)):
+        angle, _step, profiles, _centres = circle.centres(M, 4.0, points)
+        shown = circle.profiles_shown(angle, profiles, points)
+        assert len(shown["angle"]) == len(range(0, points, every)) <= 800
+        assert shown["angle"][1] - shown["angle"][0] == pytest.approx(every * 2 * math.pi / points)
+        for key, name in (("weights_isotropic", "iso"), ("weights_general", "gen")):
+            assert shown[key] == [float(v) for v in profiles[name][::every]]
