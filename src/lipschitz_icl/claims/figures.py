@@ -21,13 +21,13 @@ from lipschitz_icl.derivations import linear_attention as lin
 from .. import circle, decision, geometry
 from ..attention import Attention
 from ..circle import slice_task, weight_profiles
-from ..estimate import mean_difference, mean_se
+from ..estimate import mean_difference
 from ..evidence import Outcome, Quantity
-from ..exact import exact_loss
-from ..loss import general_terms, paired_ratio
+from ..loss import paired_ratio
 from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_interval, mean_limits, pretraining_curve, scale_interval
 from ..problem import make_problem
+from ..window_errors import optimal_error_curves, paired_error_cost
 
 __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
@@ -47,21 +47,6 @@ def _record(name: str, title: str, settings: dict, verdict: str, **series) -> di
 
 
 # ----------------------------------------------------------------------------- Figure 1
-def _error_curves(task: str, d: int, L_grid, n_grid, sigma: float):
-    """ICL errors against ``n``: softmax at the exact ``w*`` (exact quadrature, with its stated error)
-    and linear attention at ``m*`` (derived), one row per ``L``."""
-    soft, soft_abs, linear = [], [], []
-    for L in L_grid:
-        losses = [
-            exact_loss(p, wstar(p, "exact").w_star.value).loss
-            for p in (make_problem(task, d, nn, L, sigma) for nn in n_grid)
-        ]
-        soft.append([e.value for e in losses])
-        soft_abs.append([e.abs_error for e in losses])
-        linear.append([lin.linear_optimum(task, d, nn, L, sigma)[1] for nn in n_grid])
-    return soft, soft_abs, linear
-
-
 def _figure1_quantities(L_grid, ws, w_n, steps, last, n_last) -> tuple:
     """Figure 1's quantities: the window ``1/sqrt(w*)`` per ``L``, its ``L``-elasticities, and ``E_lin - E_soft``."""
     quantities = [
@@ -125,7 +110,7 @@ def figure1(
     m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
     slice_data = slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
     soft_w, lin_w = weight_profiles(slice_data["angle"], ws, m_n)
-    soft_err, soft_abs, lin_err = _error_curves(task, d, L_grid, n_grid, sigma)
+    soft_err, soft_abs, lin_err = optimal_error_curves(task, d, L_grid, n_grid, sigma)
     steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
     last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
 
@@ -607,15 +592,6 @@ def eq4_heatmaps(
 
 
 # ----------------------------------------------------------------------------- Figure 6 (Lemma B.5)
-def _error_gap(problem, M, w: float, contexts: int, seed):
-    """``(mean, se)`` of the paired per-context ICL error of ``M`` minus that of ``w I`` on common random
-    numbers, and the mean error of ``w I``."""
-    terms = general_terms(
-        problem, [Attention(M), Attention.isotropic(w, problem.d)], contexts, np.random.default_rng(seed)
-    )
-    return mean_se((terms[0][0] + terms[0][1]) - (terms[1][0] + terms[1][1])), float(np.mean(terms[1][0] + terms[1][1]))
-
-
 def _figure6_quantities(centres, theory, step, centre_rule, gap, costlier) -> tuple:
     """Figure 6's quantities: the two attention centres against their predicted directions, and ``E(M) - E(w* I)``."""
     mean, se, z, e_iso = gap
@@ -699,7 +675,7 @@ def figure6(
     angle, step, profiles, centres = circle.centres(M, w, points)
     theory = {"iso": 0.0, "gen": math.atan2(float(M[1, 0]), float(M[0, 0]))}
     z = decision.bonferroni_z(1, family_level)
-    (mean, se), e_iso = _error_gap(problem, M, w, contexts, seed)
+    (mean, se), e_iso = paired_error_cost(problem, M, w, contexts, seed)
     costlier = decision.sign(mean - z * se, mean + z * se, +1)
 
     def centre_rule(name: str, target: float) -> decision.Decision:
