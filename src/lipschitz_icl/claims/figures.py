@@ -32,10 +32,6 @@ from ..window_errors import optimal_error_curves, paired_error_cost
 __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
 
-def _floats(values) -> list:
-    return [float(v) for v in values]
-
-
 def _around(name: str, value: float, half: float, **fields) -> Quantity:
     """A row measuring ``value`` with the interval ``value -+ half``."""
     return Quantity.within(name, value, (value - half, value + half), **fields)
@@ -137,7 +133,7 @@ def figure1(
             **slice_data,
             softmax_weights=soft_w,
             linear_weights=lin_w,
-            n_grid=_floats(n_grid),
+            n_grid=[float(v) for v in n_grid],
             softmax_error=soft_err,
             linear_error=lin_err,
         ),
@@ -257,24 +253,22 @@ class _Schedule:
 
 
 # ----------------------------------------------------------------------------- Figure 5
-def _class_curves(classes, problems: dict, streams, z: float, schedule: _Schedule) -> tuple:
-    """Per class: the test-error curve during pretraining, the final ``M``, ``(end - start, z (se_end + se_start))``."""
+def _pretrained_classes(classes, problems: dict, streams, z: float, schedule: _Schedule, cross_contexts: int):
+    """Per class: the test-error curve during pretraining and ``(end - start, z (se_end + se_start))``; then on
+    common cosine-task contexts the errors ``E`` of the layers pretrained on each class (cosine last) and the
+    ratios ``E_class / E_cosine`` with their standard errors (:func:`~lipschitz_icl.loss.paired_ratio`)."""
     curves, finals, drops = {}, {}, []
     for task, stream in zip(classes, streams):
         steps, errors, ses, Ms, _ = schedule.curve(problems[task], stream)
         curves[task], finals[task] = {"steps": steps, "error": errors, "se": ses}, Ms[-1]
         drops.append((errors[-1] - errors[0], z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
-    return curves, finals, drops
-
-
-def _cosine_ratios(classes, finals, cosine, cross_contexts, stream) -> tuple:
-    """``(order, E, E_class / E_cosine, se)`` on common ``cosine``-task contexts of the layers pretrained on each
-    class."""
     order = [c for c in classes if c != "cosine"] + ["cosine"]
-    return order, *paired_ratio(cosine, [Attention(finals[c]) for c in order], cross_contexts, stream)
+    layers = [Attention(finals[c]) for c in order]
+    error, ratio, ratio_se = paired_ratio(problems["cosine"], layers, cross_contexts, streams[-1])
+    return curves, drops, {"pretrained_on": order, "error": error, "ratio": ratio, "ratio_se": ratio_se}
 
 
-def _figure5_quantities(classes, order, curves, drops, cross_err, ratios, ratio_se, z) -> tuple:
+def _figure5_quantities(classes, curves, drops, cross: dict, z: float) -> tuple:
     """Figure 5's quantities: each class's end-of-pretraining test error, and each class's cosine-task error ratio."""
     quantities = [
         Quantity(
@@ -293,14 +287,14 @@ def _figure5_quantities(classes, order, curves, drops, cross_err, ratios, ratio_
             theory=1.0,
             note=f"error {e:.4g}",
         )
-        for c, e, r, s in zip(order[:-1], cross_err, ratios, ratio_se)
+        for c, e, r, s in zip(cross["pretrained_on"][:-1], cross["error"], cross["ratio"], cross["ratio_se"])
     ]
     return tuple(quantities)
 
 
-def _figure5_settings(classes, d, n, L, sigma, schedule: _Schedule, cross_contexts) -> dict:
-    """Figure 5's settings panel."""
-    return {
+def _figure5_record(classes, d, n, L, sigma, schedule: _Schedule, cross_contexts, curves, cross, verdict) -> dict:
+    """Figure 5's figure record: its settings panel, the pretraining curves per class, the errors on cosine tasks."""
+    panel = {
         "d": d,
         "n": n,
         "L": L,
@@ -312,6 +306,8 @@ def _figure5_settings(classes, d, n, L, sigma, schedule: _Schedule, cross_contex
         "cross-class error": f"{cross_contexts} common cosine-task contexts",
         "cosine frequency": 1.0,
     }
+    title = "Figure 5: pretraining on three classes, tested on cosine tasks"
+    return _record("fig5", title, panel, verdict, curves=curves, cross=cross)
 
 
 def figure5(
@@ -341,30 +337,21 @@ def figure5(
     z = decision.bonferroni_z(2 * len(classes), family_level)
     schedule = _Schedule(protocol, init_scale, segments, segment_steps, test_contexts)
     problems = {task: make_problem(task, d, n, L, sigma) for task in [*classes, "cosine"]}
-    curves, finals, drops = _class_curves(classes, problems, streams, z, schedule)
-    order, cross_err, ratios, ratio_se = _cosine_ratios(
-        classes, finals, problems["cosine"], cross_contexts, streams[-1]
-    )
+    curves, drops, cross = _pretrained_classes(classes, problems, streams, z, schedule, cross_contexts)
 
     def decide(change: float = 0.0, only: str = "", drop_sign: int = -1) -> decision.Decision:
-        moved = [r - 1 - (change if only in ("", c) else 0.0) for c, r in zip(order, ratios[:-1])]
-        cross = [decision.equivalence(x - z * s, x + z * s, margin) for x, s in zip(moved, ratio_se)]
-        return decision.combined("equivalence", cross + decision.signs(drops, drop_sign))
+        ratios = zip(cross["pretrained_on"], cross["ratio"][:-1])
+        moved = [r - 1 - (change if only in ("", c) else 0.0) for c, r in ratios]
+        equal = [decision.equivalence(x - z * s, x + z * s, margin) for x, s in zip(moved, cross["ratio_se"])]
+        return decision.combined("equivalence", equal + decision.signs(drops, drop_sign))
 
     return Outcome(
         decide=decide,
-        quantities=_figure5_quantities(classes, order, curves, drops, cross_err, ratios, ratio_se, z),
+        quantities=_figure5_quantities(classes, curves, drops, cross, z),
         margin=f"+-{margin:g} on E_class / E_cosine - 1",
         rule=f"sign on the end-minus-start test error per class; equivalence of E_class/E_cosine - 1 on cosine tasks "
         f"with 0 within +-{margin:g} (paired delta-method intervals, z = {z:.2f}).",
-        figure=_record(
-            "fig5",
-            "Figure 5: pretraining on three classes, tested on cosine tasks",
-            _figure5_settings(classes, d, n, L, sigma, schedule, cross_contexts),
-            decide().verdict,
-            curves=curves,
-            cross={"pretrained_on": order, "error": cross_err, "ratio": ratios, "ratio_se": ratio_se},
-        ),
+        figure=_figure5_record(classes, d, n, L, sigma, schedule, cross_contexts, curves, cross, decide().verdict),
     )
 
 
@@ -429,10 +416,10 @@ def _link_pretraining(problems, seed, z, level, schedules: dict, runs) -> tuple[
     return series, changes, gaps
 
 
-def _figure9_settings(d, rank, n, L, sigma, links, runs, schedules: dict) -> dict:
-    """Figure 9's settings panel."""
+def _figure9_record(d, rank, n, L, sigma, links, runs, schedules: dict, series: dict, verdict: str) -> dict:
+    """Figure 9's figure record: its settings panel and each link's softmax and linear pretraining runs."""
     soft, linear = schedules["softmax"], schedules["linear"]
-    return {
+    panel = {
         "d": d,
         "rank": rank,
         "B": "first rank coordinate axes",
@@ -448,6 +435,8 @@ def _figure9_settings(d, rank, n, L, sigma, links, runs, schedules: dict) -> dic
         "cosine frequency": 1.0,
         "rho of linear attention": "rho(v M, B)",
     }
+    title = "Figure 9: softmax learns the low-rank subspace, linear does not"
+    return _record("fig9", title, panel, verdict, series=series)
 
 
 def figure9(
@@ -491,13 +480,7 @@ def figure9(
         rule=f"sign on the mean end-minus-start change of softmax's rho ({level:g} t-interval over runs) and on each "
         f"run's final error gap linear - softmax (+- z (se_lin + se_soft), z = {z:.2f}), {runs} runs per link and "
         "kind.",
-        figure=_record(
-            "fig9",
-            "Figure 9: softmax learns the low-rank subspace, linear does not",
-            _figure9_settings(d, rank, n, L, sigma, links, runs, schedules),
-            decide().verdict,
-            series=series,
-        ),
+        figure=_figure9_record(d, rank, n, L, sigma, links, runs, schedules, series, decide().verdict),
     )
 
 
@@ -531,9 +514,10 @@ def _eq4_quantities(d_grid, dists, means, bounds, level: float, threshold: float
     )
 
 
-def _eq4_settings(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale) -> dict:
-    """The rebuttal figure's settings panel."""
-    return {
+def _eq4_record(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale, mats, dists, verdict) -> dict:
+    """The rebuttal figure's record: its settings panel, the first run's ``W_K^T W_Q`` and every run's distance,
+    per ``d``."""
+    panel = {
         "task": task,
         "d": list(d_grid),
         "n": [n_per_d * d for d in d_grid],
@@ -543,6 +527,8 @@ def _eq4_settings(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale) -
         "shown": "W_K^T W_Q of the first run (rows and columns: x_1..x_d, label)",
         "training": f"{protocol}, start scale {init_scale}",
     }
+    title = "Trained W_K^T W_Q on ReLU tasks: the Eq. (4) block form"
+    return _record("eq4", title, panel, verdict, d=list(d_grid), matrices=mats, distance=dists)
 
 
 def eq4_heatmaps(
@@ -579,15 +565,7 @@ def eq4_heatmaps(
         margin=f"<= {threshold} on the mean distance ({level:g} upper limit)",
         rule=f"one-sided: {level:g} upper limit of the mean distance to the Eq. (4) form over {runs} runs <= "
         f"{threshold}, for each d.",
-        figure=_record(
-            "eq4",
-            "Trained W_K^T W_Q on ReLU tasks: the Eq. (4) block form",
-            _eq4_settings(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale),
-            decide().verdict,
-            d=list(d_grid),
-            matrices=mats,
-            distance=dists,
-        ),
+        figure=_eq4_record(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale, mats, dists, decide().verdict),
     )
 
 
