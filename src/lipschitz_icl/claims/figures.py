@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -32,8 +31,11 @@ from ..window_errors import optimal_error_curves, paired_error_cost
 __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
 
-def _around(name: str, value: float, half: float, **fields) -> Quantity:
-    """A row measuring ``value`` with the interval ``value -+ half``."""
+def _around(name: str, value: float, half: float, side: int | None = None, **fields) -> Quantity:
+    """A row measuring ``value`` with the interval ``value -+ half``; given ``side``, its verdict is the ``sign``
+    rule's (``side`` of zero) on that interval."""
+    if side is not None:
+        fields["verdict"] = decision.sign(value - half, value + half, side).verdict
     return Quantity.within(name, value, (value - half, value + half), **fields)
 
 
@@ -359,13 +361,9 @@ def figure5(
 def _link_runs(problem, stream, schedule: _Schedule, kind: str, runs: int) -> dict:
     """``runs`` pretraining curves of ``kind`` on ``problem`` (run ``k`` from child ``k`` of ``stream``):
     ``{steps, rho, error, se}``, ``rho(M, B)`` of the effective ``M`` at each checkpoint."""
-    out: dict[str, Any] = {"rho": [], "error": [], "se": []}
-    for run in stream.spawn(runs):
-        steps, errors, se, Ms, _ = schedule.curve(problem, run, kind)
-        out["rho"].append([geometry.rho(M, problem.task_class.B) for M in Ms])
-        out["error"].append(errors)
-        out["se"].append(se)
-    return {"steps": steps, **out}
+    steps, errors, ses, Ms, _ = zip(*(schedule.curve(problem, run, kind) for run in stream.spawn(runs)))
+    rho = [[geometry.rho(M, problem.task_class.B) for M in run] for run in Ms]
+    return {"steps": steps[-1], "rho": rho, "error": list(errors), "se": list(ses)}
 
 
 def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
@@ -373,24 +371,12 @@ def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
     half-width)``) and each run's final error gap linear - softmax (``gaps``)."""
     quantities = []
     for i, link in enumerate(links):
-        s, (m, h) = series[link], changes[i]
-        quantities.append(
-            _around(
-                f"{link}: softmax rho end - start (mean over runs)",
-                m,
-                h,
-                verdict=decision.sign(m - h, m + h, -1).verdict,
-                note="must be < 0; final rho: "
-                + "; ".join(f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s),
-            )
-        )
+        (m, h), s = changes[i], series[link]
+        final = "; ".join(f"{kind} " + ", ".join(f"{r[-1]:.4f}" for r in s[kind]["rho"]) for kind in s)
+        note = f"must be < 0; final rho: {final}"
+        quantities.append(_around(f"{link}: softmax rho end - start (mean over runs)", m, h, -1, note=note))
         quantities += [
-            _around(
-                f"{link}, run {k}: final error linear - softmax",
-                g,
-                hw,
-                verdict=decision.sign(g - hw, g + hw, +1).verdict,
-            )
+            _around(f"{link}, run {k}: final error linear - softmax", g, hw, +1)
             for k, (g, hw) in enumerate(gaps[i * runs : (i + 1) * runs])
         ]
     return tuple(quantities)
@@ -407,12 +393,8 @@ def _link_pretraining(problems, seed, z, level, schedules: dict, runs) -> tuple[
         series[link] = out
         for kind in changes:
             changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
-        gaps += [
-            (lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1]))
-            for lin_e, soft_e, lin_s, soft_s in zip(
-                out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"]
-            )
-        ]
+        finals = zip(out["linear"]["error"], out["softmax"]["error"], out["linear"]["se"], out["softmax"]["se"])
+        gaps += [(lin_e[-1] - soft_e[-1], z * (lin_s[-1] + soft_s[-1])) for lin_e, soft_e, lin_s, soft_s in finals]
     return series, changes, gaps
 
 
@@ -570,9 +552,10 @@ def eq4_heatmaps(
 
 
 # ----------------------------------------------------------------------------- Figure 6 (Lemma B.5)
-def _figure6_quantities(centres, theory, step, centre_rule, gap, costlier) -> tuple:
-    """Figure 6's quantities: the two attention centres against their predicted directions, and ``E(M) - E(w* I)``."""
-    mean, se, z, e_iso = gap
+def _figure6_quantities(centres, theory, step, centre_rule, cost) -> tuple:
+    """Figure 6's quantities: the two attention centres against their predicted directions, and ``E(M) - E(w* I)``
+    (``cost``: its mean, half-width and ``E(w* I)``)."""
+    mean, half, e_iso = cost
     rows = [
         _around(
             f"centre of the attention of {label} (radians from the query)",
@@ -584,14 +567,8 @@ def _figure6_quantities(centres, theory, step, centre_rule, gap, costlier) -> tu
         )
         for name, label, note in (("iso", "w* I", ""), ("gen", "the general M", "theory: the direction of M q"))
     ]
-    cost = _around(
-        "ICL error of the general M minus that of w* I",
-        mean,
-        z * se,
-        verdict=costlier.verdict,
-        note=f"must be > 0; E(w* I) = {e_iso:.4g}",
-    )
-    return (*rows, cost)
+    excess = f"must be > 0; E(w* I) = {e_iso:.4g}"
+    return (*rows, _around("ICL error of the general M minus that of w* I", mean, half, +1, note=excess))
 
 
 def _figure6_record(angle, profiles, points, centres, theory, M, verdict, settings) -> dict:
@@ -671,6 +648,6 @@ def figure6(
         margin=f"+-{margin:g} rad on each centre; E(M) - E(w* I) > 0",
         rule=f"equivalence of each centre with its predicted direction within +-{margin:g} rad (interval: one grid "
         f"step of {step:.2g}); sign of the general centre and of E(M) - E(w* I) (paired, z = {z:.2f}).",
-        quantities=_figure6_quantities(centres, theory, step, centre_rule, (mean, se, z, e_iso), costlier),
+        quantities=_figure6_quantities(centres, theory, step, centre_rule, (mean, z * se, e_iso)),
         figure=_figure6_record(angle, profiles, points, centres, theory, M, decide().verdict, settings),
     )
