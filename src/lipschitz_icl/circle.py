@@ -18,7 +18,7 @@ from . import sphere
 from .attention import Attention
 from .problem import make_problem
 
-__all__ = ["slice_task", "weight_profiles", "general_window", "centres", "profiles_shown"]
+__all__ = ["slice_task", "weight_profiles", "weighted_slice", "general_window", "centres", "profiles_shown"]
 
 
 def _floats(values) -> list:
@@ -52,6 +52,14 @@ def weight_profiles(angle, ws, ms):
     a = np.asarray(angle)
     soft = [_floats(np.exp(w * np.cos(a) - float(sphere.log_phi(2, w)))) for w in ws]
     return soft, [_floats(m * np.cos(a)) for m in ms]
+
+
+def weighted_slice(task: str, L_grid, n: int, sigma: float, rng: np.random.Generator, points: int, ws, ms) -> dict:
+    """:func:`slice_task` with, on its angle grid, the :func:`weight_profiles` of the softmax windows ``w I``
+    (``ws``, as ``softmax_weights``) and the linear windows ``m I`` (``ms``, as ``linear_weights``)."""
+    data = slice_task(task, L_grid, n, sigma, rng, points)
+    soft, linear = weight_profiles(data["angle"], ws, ms)
+    return {**data, "softmax_weights": soft, "linear_weights": linear}
 
 
 def general_window(w: float, rotation: float, anisotropy: float) -> np.ndarray:

@@ -19,7 +19,7 @@ from lipschitz_icl.derivations import linear_attention as lin
 
 from .. import circle, decision, geometry
 from ..attention import Attention
-from ..circle import slice_task, weight_profiles
+from ..circle import weighted_slice
 from ..estimate import mean_difference
 from ..evidence import Outcome, Quantity
 from ..loss import paired_ratio
@@ -32,8 +32,7 @@ __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"
 
 
 def _around(name: str, value: float, half: float, side: int | None = None, **fields) -> Quantity:
-    """A row measuring ``value`` with the interval ``value -+ half``; given ``side``, its verdict is the ``sign``
-    rule's (``side`` of zero) on that interval."""
+    """A row ``value`` with the interval ``value -+ half``; given ``side``, the ``sign`` rule's verdict (that side)."""
     if side is not None:
         fields["verdict"] = decision.sign(value - half, value + half, side).verdict
     return Quantity.within(name, value, (value - half, value + half), **fields)
@@ -106,8 +105,7 @@ def figure1(
     w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
     ws = [w.w_star.value for w in w_n]
     m_n = [lin.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
-    slice_data = slice_task(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points)
-    soft_w, lin_w = weight_profiles(slice_data["angle"], ws, m_n)
+    slice_data = weighted_slice(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points, ws, m_n)
     soft_err, soft_abs, lin_err = optimal_error_curves(task, d, L_grid, n_grid, sigma)
     steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]  # of the width
     last = [(lin[-1], soft[-1], e[-1]) for lin, soft, e in zip(lin_err, soft_err, soft_abs)]  # at the largest n
@@ -133,8 +131,6 @@ def figure1(
             m_star=m_n,
             window=[1 / math.sqrt(w) for w in ws],
             **slice_data,
-            softmax_weights=soft_w,
-            linear_weights=lin_w,
             n_grid=[float(v) for v in n_grid],
             softmax_error=soft_err,
             linear_error=lin_err,
@@ -239,9 +235,8 @@ def figure3(
 # ----------------------------------------------------------------------------- Figures 5 and 9: pretraining
 @dataclass(frozen=True)
 class _Schedule:
-    """How Figures 5 and 9 pretrain, the keywords of :func:`~lipschitz_icl.pretraining.pretraining_curve`:
-    ``segments`` x ``segment_steps`` steps of ``protocol`` from a start of scale ``init_scale``, the held-out
-    error on ``test_contexts`` common contexts at each checkpoint."""
+    """The keywords of :func:`~lipschitz_icl.pretraining.pretraining_curve` in Figures 5 and 9: ``segments`` x
+    ``segment_steps`` steps of ``protocol`` from scale ``init_scale``, the error on ``test_contexts`` contexts."""
 
     protocol: dict
     init_scale: float
@@ -256,9 +251,8 @@ class _Schedule:
 
 # ----------------------------------------------------------------------------- Figure 5
 def _pretrained_classes(classes, problems: dict, streams, z: float, schedule: _Schedule, cross_contexts: int):
-    """Per class: the test-error curve during pretraining and ``(end - start, z (se_end + se_start))``; then on
-    common cosine-task contexts the errors ``E`` of the layers pretrained on each class (cosine last) and the
-    ratios ``E_class / E_cosine`` with their standard errors (:func:`~lipschitz_icl.loss.paired_ratio`)."""
+    """Per class: the test-error curve during pretraining and ``(end - start, z (se_end + se_start))``; on common
+    cosine-task contexts the layers' errors ``E`` (cosine last) and ``E_class / E_cosine`` with its se (paired)."""
     curves, finals, drops = {}, {}, []
     for task, stream in zip(classes, streams):
         steps, errors, ses, Ms, _ = schedule.curve(problems[task], stream)
@@ -359,16 +353,14 @@ def figure5(
 
 # ----------------------------------------------------------------------------- Figure 9
 def _link_runs(problem, stream, schedule: _Schedule, kind: str, runs: int) -> dict:
-    """``runs`` pretraining curves of ``kind`` on ``problem`` (run ``k`` from child ``k`` of ``stream``):
-    ``{steps, rho, error, se}``, ``rho(M, B)`` of the effective ``M`` at each checkpoint."""
+    """``runs`` pretraining curves of ``kind`` (run ``k`` from child ``k`` of ``stream``), ``rho(M, B)`` at each."""
     steps, errors, ses, Ms, _ = zip(*(schedule.curve(problem, run, kind) for run in stream.spawn(runs)))
     rho = [[geometry.rho(M, problem.task_class.B) for M in run] for run in Ms]
     return {"steps": steps[-1], "rho": rho, "error": list(errors), "se": list(ses)}
 
 
 def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
-    """The reported rows of :func:`figure9`: per link the mean change of softmax's rho (``changes``, ``(mean,
-    half-width)``) and each run's final error gap linear - softmax (``gaps``)."""
+    """Figure 9's rows: per link softmax's mean rho change (``changes``) and each run's final error gap (``gaps``)."""
     quantities = []
     for i, link in enumerate(links):
         (m, h), s = changes[i], series[link]
@@ -383,9 +375,8 @@ def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
 
 
 def _link_pretraining(problems, seed, z, level, schedules: dict, runs) -> tuple[dict, dict, list]:
-    """Per link (``problems``): pretraining runs of each kind of ``schedules`` (softmax, linear), each kind's mean
-    end-minus-start ``rho`` change (``level`` t-interval), and every run's final error gap linear - softmax
-    ``+- z (se_lin + se_soft)``."""
+    """Per link: the runs of each kind of ``schedules``, each kind's mean end-minus-start ``rho`` change (``level``
+    t-interval), and every run's final error gap linear - softmax ``+- z (se_lin + se_soft)``."""
     series, gaps = {}, []
     changes: dict[str, list] = {kind: [] for kind in schedules}
     for (link, problem), ls in zip(problems.items(), seed.spawn(len(problems))):
@@ -468,13 +459,11 @@ def figure9(
 
 # ----------------------------------------------------------------------------- rebuttal: Eq. (4) heat maps
 def _eq4_layers(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale, seed) -> tuple[list, list]:
-    """Per ``d`` of ``d_grid``: ``W_K^T W_Q`` of the first of ``runs`` trained layers (``n = n_per_d d``), and
-    each run's distance to the Eq. (4) form."""
+    """Per ``d``: ``W_K^T W_Q`` of the first of ``runs`` trained layers, every run's distance to the Eq. (4) form."""
     mats, dists = [], []
     for d, stream in zip(d_grid, seed.spawn(len(d_grid))):
-        layers = independent_runs(
-            make_problem(task, d, n_per_d * d, L, sigma), stream, runs, init_scale=init_scale, **protocol
-        )
+        problem = make_problem(task, d, n_per_d * d, L, sigma)
+        layers = independent_runs(problem, stream, runs, init_scale=init_scale, **protocol)
         As = [geometry.kq_matrix(r.params) for _, r in layers]
         mats.append(As[0].tolist())
         dists.append([geometry.block_distance(A) for A in As])
@@ -497,8 +486,7 @@ def _eq4_quantities(d_grid, dists, means, bounds, level: float, threshold: float
 
 
 def _eq4_record(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale, mats, dists, verdict) -> dict:
-    """The rebuttal figure's record: its settings panel, the first run's ``W_K^T W_Q`` and every run's distance,
-    per ``d``."""
+    """The rebuttal figure's record: settings panel, per ``d`` the first run's ``W_K^T W_Q`` and each run's distance."""
     panel = {
         "task": task,
         "d": list(d_grid),
@@ -527,11 +515,11 @@ def eq4_heatmaps(
     threshold: float,
     seed: np.random.SeedSequence,
 ) -> Outcome:
-    """The rebuttal's figure: ``W_K^T W_Q`` of full layers trained on ``task`` tasks (``runs``
-    :func:`independent_runs` of ``protocol`` from scale ``init_scale``, ``n = n_per_d d``) for each ``d``, and its
-    distance to the Eq. (4) form (:func:`lipschitz_icl.geometry.block_distance`).  ``one-sided``: for every ``d``
-    the ``level`` upper limit of the mean distance at most ``threshold`` (interval ``[min over runs, upper
-    limit]``).  ``decide(floor)``: "a distance of at least ``floor``" at the ``d`` of the largest upper limit."""
+    """The rebuttal's figure: ``W_K^T W_Q`` of full layers trained on ``task`` tasks (``runs`` :func:`independent_runs`
+    of ``protocol`` from scale ``init_scale``, ``n = n_per_d d``) for each ``d``, and its distance to the Eq. (4)
+    form (:func:`lipschitz_icl.geometry.block_distance`).  ``one-sided``: for every ``d`` the ``level`` upper limit of
+    the mean distance at most ``threshold`` (interval ``[min over runs, upper limit]``).  ``decide(floor)``: "a
+    distance of at least ``floor``" at the ``d`` of the largest upper limit."""
     mats, dists = _eq4_layers(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale, seed)
     means, _, highs = zip(*(mean_limits(v, level) for v in dists))
     bounds = [(min(*v, hi), hi) for v, hi in zip(dists, highs)]
@@ -616,14 +604,13 @@ def figure6(
     family_level: float,
     seed: np.random.SeedSequence,
 ) -> Outcome:
-    """Figure 6 (Lemma B.5): the attention a general ``M = w* R(rotation) diag(1 + a, 1 - a)`` induces on
-    the circle centres on the direction of ``M q``, not on the query, and costs ICL error, while that of
-    ``w* I`` centres on the query.  A centre is the grid point of largest weight, its interval one grid step
-    either side (``exp(|Mq| cos(t - t_Mq))`` is unimodal).  ``equivalence``: each centre within ``+-margin``
-    rad of its predicted direction; ``sign``: the general centre away from the query, and ``E(M) - E(w* I)
-    > 0`` on its paired interval (Bonferroni ``z`` at ``family_level``; common random numbers).
-    ``decide(offset, centre)``: ``w* I``'s attention claimed ``offset`` rad from the query; ``centre =
-    "query"`` claims the general ``M`` centres on the query too (the rival of an isotropic picture)."""
+    """Figure 6 (Lemma B.5) on the circle: the attention of ``M = w* R(rotation) diag(1 + a, 1 - a)`` centres on the
+    direction of ``M q`` and costs ICL error; that of ``w* I`` centres on the query.  A centre is the grid point of
+    largest weight, its interval one grid step either side (``exp(|Mq| cos(t - t_Mq))`` is unimodal).
+    ``equivalence``: each centre within ``+-margin`` rad of its predicted direction; ``sign``: the general centre away
+    from the query, and ``E(M) - E(w* I) > 0`` on its paired interval (common random numbers, Bonferroni ``z`` at
+    ``family_level``).  ``decide(offset, centre)``: ``w* I``'s attention claimed ``offset`` rad from the query;
+    ``centre = "query"``: the general ``M`` centres on the query too (the rival of an isotropic picture)."""
     problem = make_problem(task, d, n, L, sigma)
     w = wstar(problem, "exact").w_star.value
     M = circle.general_window(w, rotation, anisotropy)
