@@ -18,7 +18,7 @@ from . import sphere
 from .attention import Attention
 from .problem import make_problem
 
-__all__ = ["slice_task", "weight_profiles", "general_window", "centres"]
+__all__ = ["slice_task", "weight_profiles", "weighted_slice", "general_window", "centres", "profiles_shown"]
 
 
 def _floats(values) -> list:
@@ -54,6 +54,14 @@ def weight_profiles(angle, ws, ms):
     return soft, [_floats(m * np.cos(a)) for m in ms]
 
 
+def weighted_slice(task: str, L_grid, n: int, sigma: float, rng: np.random.Generator, points: int, ws, ms) -> dict:
+    """:func:`slice_task` with, on its angle grid, the :func:`weight_profiles` of the softmax windows ``w I``
+    (``ws``, as ``softmax_weights``) and the linear windows ``m I`` (``ms``, as ``linear_weights``)."""
+    data = slice_task(task, L_grid, n, sigma, rng, points)
+    soft, linear = weight_profiles(data["angle"], ws, ms)
+    return {**data, "softmax_weights": soft, "linear_weights": linear}
+
+
 def general_window(w: float, rotation: float, anisotropy: float) -> np.ndarray:
     """``M = w R(rotation) diag(1 + anisotropy, 1 - anisotropy)``, ``R`` the rotation of the plane."""
     return (
@@ -71,3 +79,14 @@ def centres(M: np.ndarray, w: float, points: int):
     grid, q = np.stack([np.cos(angle), np.sin(angle)], axis=-1), np.array([1.0, 0.0])
     profiles = {name: points * Attention(A).weights(grid, q) for name, A in (("iso", w * np.eye(2)), ("gen", M))}
     return angle, step, profiles, {name: float(angle[int(np.argmax(p))]) for name, p in profiles.items()}
+
+
+def profiles_shown(angle, profiles: dict, points: int) -> dict:
+    """The profiles of :func:`centres` as drawn: every ``max(1, points // 720)``-th of the ``points`` grid angles
+    (no more than about 720), with the weights of ``w I`` and of ``M`` there."""
+    shown = slice(None, None, max(1, points // 720))
+    return {
+        "angle": _floats(angle[shown]),
+        "weights_isotropic": _floats(profiles["iso"][shown]),
+        "weights_general": _floats(profiles["gen"][shown]),
+    }
