@@ -18,7 +18,6 @@ trained matrices from the NumPy trainer.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -26,13 +25,10 @@ from lipschitz_icl.derivations import window_law as law
 
 from .. import decision, geometry, sweep
 from ..asymptotic import QUADRATURE_ACCURACY, asymptotic_terms
-from ..attention import Attention
-from ..estimate import Estimate
 from ..evidence import Outcome, Quantity
 from ..exact import exact_loss
-from ..isotropic import draw_isotropic_batch
 from ..law_points import power_slope_points, window_law_points
-from ..loss import loss_differences
+from ..minimiser import MinimiserProbes
 from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
@@ -43,7 +39,6 @@ __all__ = [
     "monotonicity",
     "window_scaling",
     "bias_noise_powers",
-    "minimiser_decisions",
     "law_grid",
     "other_class",
 ]
@@ -60,40 +55,6 @@ def _exact_wstar(task: str, d: int, n, L: float, sigma: float):
 
 
 # ----------------------------------------------------------------------------- Lemma B.5: isotropy
-def _anisotropic_directions(d: int, count: int, rng: np.random.Generator):
-    """Unit-Frobenius perturbations orthogonal to ``I`` (:func:`lipschitz_icl.geometry.anisotropic_directions`):
-    symmetric traceless, antisymmetric and rank-one traceless ones in turn, each from a fresh Gaussian ``A``."""
-    kinds = [("symmetric", "antisymmetric", "rank-one")[k % 3] for k in range(count)]
-    return [(kind, geometry.anisotropic_directions(rng.normal(size=(d, d)))[kind]) for kind in kinds]
-
-
-def minimiser_decisions(
-    problem, M0: np.ndarray, directions, *, step: float, contexts: int, stream: np.random.SeedSequence, level: float
-):
-    """Is ``M0`` a minimiser along each unit direction ``D``?  Paired differences
-    ``L(M0 + step ||M0||_F D) - L(M0)`` on common random numbers drawn from ``stream`` (the same draws on
-    every call), each decided by the ``sign`` rule (+1) on its interval at ``level``.
-    Returns ``(decisions, estimates)``."""
-    size = step * np.linalg.norm(M0)
-    others = [Attention(M0 + size * D) for D in directions]
-    diffs = loss_differences(problem, Attention(M0), others, contexts=contexts, rng=np.random.default_rng(stream))
-    return [decision.sign(*e.confidence_interval(level), +1) for e in diffs], diffs
-
-
-def _scale_decisions(problem, batch, w_base: float, step: float, level: float) -> list:
-    """Is ``w_base I`` a minimiser along the scale?  Paired per-context differences
-    ``loss_c(w_base e^(+-step)) - loss_c(w_base)`` on the fixed draws of ``batch`` (the reduced form for
-    ``M = w I``, :class:`~lipschitz_icl.isotropic.IsotropicBatch`), each a ``sign`` rule at ``level``."""
-
-    def loss_c(w):
-        bias_c, collision_c = batch.terms(w)
-        return bias_c + problem.sigma**2 * collision_c
-
-    base = loss_c(w_base)
-    estimates = [Estimate.from_samples(loss_c(w_base * f) - base) for f in (math.exp(step), math.exp(-step))]
-    return [(decision.sign(*e.confidence_interval(level), +1), e) for e in estimates]
-
-
 def isotropy(
     *,
     task: str,
@@ -111,62 +72,52 @@ def isotropy(
 ) -> Outcome:
     """Lemma B.5: ``M = w* I`` (exact ``w*``) is a minimiser of the ICL loss: every perturbation raises it.
 
-    ``sign`` rule on paired differences on common random numbers along ``+-D`` for ``directions`` random
-    anisotropic ``D`` (size ``anisotropic_step ||w* I||_F``, ``contexts`` contexts of the general
-    task-averaged form) and along the scale ``w* e^(+-scale_step)`` (``scale_contexts`` contexts of the
-    reduced form), Bonferroni over all of them at ``family_level``.  ``decide(shift, anisotropy)``: the
-    same rule at the base ``e^shift w* (I + anisotropy sqrt(d) D_0)`` (at a multiple of ``I`` the
-    anisotropic directions have no first-order term, so only the scale probes refute a wrong scale, and
-    the ``+-D_0`` probes a wrong shape).
+    ``sign`` rule on every paired difference of :class:`~lipschitz_icl.minimiser.MinimiserProbes`, Bonferroni at
+    ``family_level``.  ``decide(shift, anisotropy)``: the same rule at the base ``e^shift w* (I + anisotropy
+    sqrt(d) D_0)`` (at ``w* I`` the anisotropic directions have no first-order term: the scale probes refute a
+    wrong scale, the ``+-D_0`` probes a wrong shape).
     """
     problem = make_problem(task, d, n, L, sigma)
     w = wstar(problem, "exact").w_star.value
-    s_dirs, s_mc, s_scale = seed.spawn(3)
-    dirs = _anisotropic_directions(d, directions, np.random.default_rng(s_dirs))
-    probes = [D for _, D in dirs] + [-D for _, D in dirs]
-    names = [f"{sgn}{kind} #{i}" for sgn in "+-" for i, (kind, _) in enumerate(dirs)] + ["scale up", "scale down"]
-    level = 1 - family_level / (len(probes) + 2)
-    kw: dict[str, Any] = {"step": anisotropic_step, "contexts": contexts, "stream": s_mc, "level": level}
-    batch = draw_isotropic_batch(problem.task_class, n, scale_contexts, np.random.default_rng(s_scale), w_hint=w)
-    decisions, diffs = minimiser_decisions(problem, w * np.eye(d), probes, **kw)
-    scale = _scale_decisions(problem, batch, w, scale_step, level)
-    decisions, diffs = decisions + [s for s, _ in scale], diffs + [e for _, e in scale]
-    D0 = dirs[0][1]
+    probes = MinimiserProbes.draw(
+        problem, w, seed, directions, anisotropic_step, contexts, scale_step, scale_contexts, family_level
+    )
+    decisions, diffs = probes.at(w)
+    D0 = probes.directions[0][1]
 
     def decide(shift: float = 0.0, anisotropy: float = 0.0) -> decision.Decision:
-        if shift == 0.0 and anisotropy == 0.0:
-            return decision.combined("sign", decisions)
         if anisotropy:
             base = w * (np.eye(d) + anisotropy * math.sqrt(d) * D0)
-            return decision.combined("sign", minimiser_decisions(problem, base, [D0, -D0], **kw)[0])
-        return decision.combined(
-            "sign", [s for s, _ in _scale_decisions(problem, batch, math.exp(shift) * w, scale_step, level)]
-        )
+            return decision.combined("sign", probes.along(base, [D0, -D0])[0])
+        return decision.combined("sign", probes.scale(math.exp(shift) * w)[0] if shift else decisions)
 
     quantities = tuple(
-        Quantity(
-            name=f"Delta L along {nm}", measured=e.value, ci_low=lo, ci_high=hi, verdict=dec.verdict, note="must be > 0"
-        )
-        for nm, e, dec, (lo, hi) in zip(names, diffs, decisions, (e.confidence_interval(level) for e in diffs))
+        Quantity.estimated(f"Delta L along {name}", e, probes.level, verdict=dec.verdict, note="must be > 0")
+        for name, e, dec in zip(probes.names, diffs, decisions)
     )
     return Outcome(
         decide=decide,
         quantities=quantities,
         margin="0 (every Delta L interval above zero)",
-        rule=f"sign rule on paired task-averaged Monte Carlo differences, each interval at level {level:.6g} "
+        rule=f"sign rule on paired task-averaged Monte Carlo differences, each interval at level {probes.level:.6g} "
         f"(Bonferroni): {2 * directions} anisotropic probes of size {anisotropic_step:g} ||w* I||_F ({contexts} "
         f"contexts), scale probes w* e^(+-{scale_step:g}) ({scale_contexts} contexts); w* = {w:.6g} exact.",
         extra={"w_star": w},
-        figure={
-            "kind": "scatter",
-            "x": list(range(1, len(diffs) + 1)),
-            "y": [q.measured for q in quantities],
-            "y_low": [q.ci_low for q in quantities],
-            "y_high": [q.ci_high for q in quantities],
-            "xlabel": "probe",
-            "ylabel": r"$\Delta L$",
-        },
+        figure=_probe_figure(quantities),
     )
+
+
+def _probe_figure(quantities) -> dict:
+    """Each probe's ``Delta L`` with its interval, in probe order."""
+    return {
+        "kind": "scatter",
+        "x": list(range(1, len(quantities) + 1)),
+        "y": [q.measured for q in quantities],
+        "y_low": [q.ci_low for q in quantities],
+        "y_high": [q.ci_high for q in quantities],
+        "xlabel": "probe",
+        "ylabel": r"$\Delta L$",
+    }
 
 
 def trained_isotropy(
