@@ -18,6 +18,7 @@ trained matrices from the NumPy trainer.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -158,33 +159,41 @@ def trained_isotropy(
             "equivalence", decision.combine([shape, scale]), f"shape: {shape.detail}; scale: {scale.detail}"
         )
 
-    low, high = scale_interval(w_runs, exact, level=level)
+    setting = {"task": task, "d": d, "n": n, "L": L, "sigma": sigma}
+    difference = scale_interval(w_runs, exact, level=level)
     return Outcome(
         decide=decide,
         margin=f"+-{margin:g} w* on tr(M)/d; anisotropy <= {shape_threshold:g}",
         rule=f"{runs} independent trainer runs ({protocol}); one-sided: {level:g} upper limit of the mean anisotropy "
         f"<= {shape_threshold:g}; equivalence: {level:g} Welch interval of tr(M)/d - w* within +-{margin:g} w* "
         "(exact w*).",
-        quantities=(
-            Quantity(
-                name="mean anisotropy of trained M (upper limit)",
-                theory=0.0,
-                measured=float(aniso.mean()),
-                ci_high=a_high,
-                verdict=shape.verdict,
-                note=f"threshold {shape_threshold}; runs {', '.join(f'{a:.4f}' for a in aniso)}",
-            ),
-            Quantity(
-                name="tr(M)/d vs w*",
-                theory=w0,
-                measured=float(np.mean(w_runs)),
-                ci_low=w0 + low,
-                ci_high=w0 + high,
-                symbol=r"w^*",
-                setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
-                constant=True,
-                note=f"difference interval [{low:+.4f}, {high:+.4f}]",
-            ),
+        quantities=_trained_rows(aniso, a_high, shape, shape_threshold, w_runs, w0, difference, setting),
+    )
+
+
+def _trained_rows(aniso, a_high: float, shape, threshold: float, w_runs, w0: float, difference, setting) -> tuple:
+    """The rows of :func:`trained_isotropy`: the mean anisotropy ``aniso`` of the runs with its upper limit
+    ``a_high`` (decision ``shape``), and ``tr(M)/d`` against ``w0`` with the interval ``difference`` of
+    ``mean tr(M)/d - w0``."""
+    low, high = difference
+    return (
+        Quantity(
+            name="mean anisotropy of trained M (upper limit)",
+            theory=0.0,
+            measured=float(aniso.mean()),
+            ci_high=a_high,
+            verdict=shape.verdict,
+            note=f"threshold {threshold}; runs {', '.join(f'{a:.4f}' for a in aniso)}",
+        ),
+        Quantity.within(
+            "tr(M)/d vs w*",
+            float(np.mean(w_runs)),
+            (w0 + low, w0 + high),
+            theory=w0,
+            symbol=r"w^*",
+            setting=setting,
+            constant=True,
+            note=f"difference interval [{low:+.4f}, {high:+.4f}]",
         ),
     )
 
@@ -210,56 +219,60 @@ def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factor
     }
     steps = {name: wstar_elasticities(factors, results[name]) for name in results}
 
+    def signs(name: str, side: int, shift: float = 0.0) -> list[decision.Decision]:
+        return [decision.sign(lo - side * shift, hi - side * shift, side) for lo, _, hi in steps[name]]
+
     def decide(shift: float = 0.0, direction: int = +1) -> decision.Decision:
-        checks = [
-            decision.sign(lo - sgn * direction * shift, hi - sgn * direction * shift, sgn * direction)
-            for name, sgn, _, _ in parameters
-            for lo, _, hi in steps[name]
-        ]
+        checks = [check for name, sgn, _, _ in parameters for check in signs(name, sgn * direction, shift)]
         return decision.combined("sign", checks)
 
     quantities = tuple(
-        Quantity(
-            name=f"d log w*/d log {name}",
+        Quantity.within(
+            f"d log w*/d log {name}",
+            float(np.mean([m for _, m, _ in steps[name]])),
+            (min(lo for lo, _, _ in steps[name]), max(hi for _, _, hi in steps[name])),
             theory=elasticity,
-            measured=float(np.mean([m for _, m, _ in steps[name]])),
-            ci_low=min(lo for lo, _, _ in steps[name]),
-            ci_high=max(hi for _, _, hi in steps[name]),
-            verdict=decision.combined("sign", [decision.sign(lo, hi, sgn) for lo, _, hi in steps[name]]).verdict,
+            verdict=decision.combined("sign", signs(name, sgn)).verdict,
             note="theory: leading-order elasticity; w* = " + ", ".join(f"{r.w_star.value:.5g}" for r in results[name]),
         )
         for name, sgn, elasticity, _ in parameters
     )
-    series = [
-        {
-            "label": name,
-            "x": list(factors),
-            "y": [r.w_star.value / results[name][1].w_star.value for r in results[name]],
-        }
-        for name in results
-    ]
     return Outcome(
         decide=decide,
         quantities=quantities,
         margin="0 (each elasticity interval on its predicted side)",
         rule=f"sign rule on the interval of each local elasticity of the exact w* at factors {list(factors)} of "
         f"(n, L, sigma) = ({n0}, {L0:g}, {sigma0:g}); intervals from the exact w*'s stated accuracy.",
-        figure={
-            "kind": "loglog",
-            "series": series,
-            "xlabel": r"factor on $L$, $n$ or $\sigma$",
-            "ylabel": r"$w^*$ / $w^*$ at the base point",
-        },
+        figure=_monotonicity_figure(factors, results),
     )
 
 
+def _monotonicity_figure(factors, results: dict) -> dict:
+    """``w*`` over the factors on each parameter, relative to ``w*`` at the base point (the second factor)."""
+    series = [
+        {"label": name, "x": list(factors), "y": [r.w_star.value / ws[1].w_star.value for r in ws]}
+        for name, ws in results.items()
+    ]
+    return {
+        "kind": "loglog",
+        "series": series,
+        "xlabel": r"factor on $L$, $n$ or $\sigma$",
+        "ylabel": r"$w^*$ / $w^*$ at the base point",
+    }
+
+
 # ----------------------------------------------------------------------------- the w* law
+def _law(task: str, d: int) -> tuple:
+    """``(alpha, C, q, k)``: the derived window law ``w* = C rho^alpha (1 + k w0^-q + ...)`` of ``task``."""
+    return (*law.window_law(task, d), *law.wstar_correction(task, d))
+
+
 def _laws(task: str, d: int) -> dict:
     """``name -> (alpha, C, q, k)``: the derived law of ``task`` with its next-order term, and the
     competing laws the registry's alternatives name (the other class's, the Lipschitz-envelope law)."""
     return {
-        "derived": (*law.window_law(task, d), *law.wstar_correction(task, d)),
-        "other-class": (*law.window_law(other_class(task), d), *law.wstar_correction(other_class(task), d)),
+        "derived": _law(task, d),
+        "other-class": _law(other_class(task), d),
         "envelope": (*law.envelope_law(d), 1.0, 0.0),
     }
 
@@ -281,8 +294,7 @@ def law_grid(
     ``|k w0^-q|`` is at least ``reach margin``, up to ``n <= n_max`` and ``w0 <= w_max``.  The extension
     depends only on the derived term, so the whole grid is known first; its points are the pieces of one
     sweep (:func:`lipschitz_icl.sweep.map_pieces`).  Returns ``(n values, WStar results)``."""
-    alpha, C = law.window_law(task, d)
-    q, k = law.wstar_correction(task, d)
+    alpha, C, q, k = _law(task, d)
     w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
     top = min(n_max, (w_max / C) ** (1 / alpha) * sigma**2 / L**2)
     grid = decision.extend_grid(
@@ -292,19 +304,20 @@ def law_grid(
     return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")
 
 
-def _law_rows(task: str, d: int, grid, rho, results, last, verdict: str, margin: float) -> tuple:
+def _law_rows(task: str, d: int, grid, rho, results, verdict: str, margin: float) -> tuple:
     """The local slope of ``log w*`` over the two largest ``n`` and the reported rows of :func:`window_scaling`:
-    the distance at the largest ``n`` (point ``last``), ``alpha``, ``C_d`` and the two-sided constants."""
-    (alpha, C), (q, k) = law.window_law(task, d), law.wstar_correction(task, d)
+    the distance to the law at the largest ``n``, ``alpha``, ``C_d`` and the two-sided constants."""
+    alpha, C, q, k = _law(task, d)
     ws, setting = np.array([w.w_star.value for w in results]), {"task": task, "d": d}
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
+    last = window_law_points(rho[-1:], results[-1:], alpha, C, q, k)[0]
+    C_low, C_high = results[-1].ci_low / rho[-1] ** alpha, results[-1].ci_high / rho[-1] ** alpha
     return slope, (
-        Quantity(
-            name="w*/law - 1 at the largest n",
+        Quantity.within(
+            "w*/law - 1 at the largest n",
+            0.5 * (last.low + last.high),
+            (last.low, last.high),
             theory=last.next_order,
-            measured=0.5 * (last.low + last.high),
-            ci_low=last.low,
-            ci_high=last.high,
             verdict=verdict,
             note=f"theory: derived next-order term k w0^-q; margin +-{margin:g}",
         ),
@@ -317,12 +330,11 @@ def _law_rows(task: str, d: int, grid, rho, results, last, verdict: str, margin:
             constant=True,
             note=f"next-order effect {-alpha * q * k * (C * rho[-2] ** alpha) ** (-q):.2g}",
         ),
-        Quantity(
-            name="C_d: w*/rho^alpha at the largest n",
+        Quantity.within(
+            "C_d: w*/rho^alpha at the largest n",
+            float(ws[-1] / rho[-1] ** alpha),
+            (float(C_low), float(C_high)),
             theory=C,
-            measured=float(ws[-1] / rho[-1] ** alpha),
-            ci_low=float(results[-1].ci_low / rho[-1] ** alpha),
-            ci_high=float(results[-1].ci_high / rho[-1] ** alpha),
             symbol="C_d",
             setting=setting,
             constant=True,
@@ -335,6 +347,23 @@ def _law_rows(task: str, d: int, grid, rho, results, last, verdict: str, margin:
             note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]",
         ),
     )
+
+
+def _law_record(grid, rho, results, slope: float, law_: tuple) -> tuple[dict, dict]:
+    """The figure (``w*/(C rho^alpha)`` against ``1 + k w0^-q``) and the further numbers of :func:`window_scaling`."""
+    alpha, C, q, k = law_
+    ws = np.array([w.w_star.value for w in results])
+    ratio, next_order = (ws / (C * rho**alpha)).tolist(), [k * (C * r**alpha) ** (-q) for r in rho]
+    figure = {
+        "kind": "semilogx",
+        "x": rho.tolist(),
+        "y": ratio,
+        "theory_y": [1 + t for t in next_order],
+        "xlabel": r"$\rho = nL^2/\sigma^2$",
+        "ylabel": r"$w^*/(C_d\,\rho^\alpha)$",
+    }
+    extra = {"derived": {"alpha": alpha, "C": C}, "rho": rho.tolist(), "w_star": ws.tolist(), "ratio": ratio}
+    return figure, {**extra, "next_order": next_order, "n_grid": list(grid), "slope": slope}
 
 
 def window_scaling(
@@ -360,7 +389,6 @@ def window_scaling(
     ``(1 + scale_change) C rho^(alpha + shift)``, or a competing law of :func:`_laws`.
     """
     laws = _laws(task, d)
-    alpha, C, q, k = laws["derived"]
     grid, results = law_grid(
         task, d, n_grid, L, sigma, margin=margin, reach=reach, factor=extension_factor, n_max=n_max, w_max=w_max
     )
@@ -375,9 +403,8 @@ def window_scaling(
         a, c, qq, kk = laws[law]
         return decision.asymptotic(window_law_points(r_use, w_use, a, c, qq, kk, shift, 1 + scale_change), margin)
 
-    ws = np.array([w.w_star.value for w in results])
-    last = window_law_points(r_use[-1:], w_use[-1:], alpha, C, q, k)[0]
-    slope, quantities = _law_rows(task, d, grid, rho, results, last, decide().verdict, margin)
+    slope, quantities = _law_rows(task, d, grid, rho, results, decide().verdict, margin)
+    figure, extra = _law_record(grid, rho, results, slope, laws["derived"])
     return Outcome(
         decide=decide,
         quantities=quantities,
@@ -385,23 +412,8 @@ def window_scaling(
         rule=f"asymptotic rule on w*/(C rho^alpha) - 1 for n >= {asymptotic_from:g}, grid n = "
         f"{[float(f'{n:.3g}') for n in grid]} (extended by x{extension_factor:g} while |k w0^-q| >= "
         f"{reach * margin:g}), L = {L:g}, sigma = {sigma:g}; exact w* (interval: its stated accuracy).",
-        figure={
-            "kind": "semilogx",
-            "x": rho.tolist(),
-            "y": (ws / (C * rho**alpha)).tolist(),
-            "theory_y": [1 + k * (C * r**alpha) ** (-q) for r in rho],
-            "xlabel": r"$\rho = nL^2/\sigma^2$",
-            "ylabel": r"$w^*/(C_d\,\rho^\alpha)$",
-        },
-        extra={
-            "derived": {"alpha": alpha, "C": C},
-            "rho": rho.tolist(),
-            "w_star": ws.tolist(),
-            "ratio": (ws / (C * rho**alpha)).tolist(),
-            "next_order": [k * (C * r**alpha) ** (-q) for r in rho],
-            "n_grid": list(grid),
-            "slope": slope,
-        },
+        figure=figure,
+        extra=extra,
     )
 
 
@@ -423,53 +435,46 @@ def _direction(
     return decision.sign(*min(changes), +1)
 
 
-def _power_rows(task: str, d: int, L: float, w, bias, R, last, decisions) -> tuple:
-    """The reported rows of :func:`bias_noise_powers`: each power (its slope point ``last`` at the largest
-    ``w`` and its decision) and each constant beside the derived one."""
-    (p_pow, b_const), (beta, c_R) = law.bias_leading(task, d), law.noise_leading(d)
-    (pb, pn), (db, dn), setting = last, decisions, {"task": task, "d": d}
-    return (
-        Quantity(
-            name="bias power -p (slope at largest w)",
-            theory=p_pow,
-            measured=p_pow + 0.5 * (pb.low + pb.high),
-            ci_low=p_pow + pb.low,
-            ci_high=p_pow + pb.high,
-            verdict=db.verdict,
-            symbol="-p",
-            setting=setting,
-            constant=True,
-            note=f"derived next-order effect {pb.next_order:.2g}",
-        ),
-        Quantity(
-            name="bias constant b_d (bias / (L^2 w^-p) at largest w)",
-            theory=b_const,
-            measured=float(bias[-1] / (L**2 * w[-1] ** p_pow)),
-            symbol="b_d",
-            setting=setting,
-            constant=True,
-        ),
-        Quantity(
-            name="noise power beta (slope at largest w)",
-            theory=beta,
-            measured=beta + 0.5 * (pn.low + pn.high),
-            ci_low=beta + pn.low,
-            ci_high=beta + pn.high,
-            verdict=dn.verdict,
-            symbol=r"\beta",
-            setting=setting,
-            constant=True,
-            note=f"derived next-order effect {pn.next_order:.2g}",
-        ),
-        Quantity(
-            name="noise constant c_R (n noise / (sigma^2 w^beta))",
-            theory=c_R,
-            measured=float(R[-1] / w[-1] ** beta),
-            symbol="c_R",
-            setting=setting,
-            constant=True,
-        ),
+def _slope_row(name: str, power: float, points, margin: float, **fields) -> Quantity:
+    """A power measured as ``power +`` the last of ``points`` (slope - power at the largest ``w``, with its
+    derived next-order effect), its verdict the ``asymptotic`` rule on all of ``points``."""
+    last = points[-1]
+    return Quantity.within(
+        name,
+        power + 0.5 * (last.low + last.high),
+        (power + last.low, power + last.high),
+        theory=power,
+        verdict=decision.asymptotic(points, margin).verdict,
+        note=f"derived next-order effect {last.next_order:.2g}",
+        **fields,
     )
+
+
+def _power_rows(task: str, d: int, L: float, w, bias, R, slopes, margin: float) -> tuple:
+    """The reported rows of :func:`bias_noise_powers`: each power (from its slope points, ``slopes`` of the bias
+    and of the noise) and each constant at the largest ``w`` beside the derived one."""
+    (p_pow, b_const), (beta, c_R) = law.bias_leading(task, d), law.noise_leading(d)
+    fields: dict[str, Any] = {"setting": {"task": task, "d": d}, "constant": True}
+    b_name, b_measured = "bias constant b_d (bias / (L^2 w^-p) at largest w)", float(bias[-1] / (L**2 * w[-1] ** p_pow))
+    c_name, c_measured = "noise constant c_R (n noise / (sigma^2 w^beta))", float(R[-1] / w[-1] ** beta)
+    return (
+        _slope_row("bias power -p (slope at largest w)", p_pow, slopes[0], margin, symbol="-p", **fields),
+        Quantity(name=b_name, theory=b_const, measured=b_measured, symbol="b_d", **fields),
+        _slope_row("noise power beta (slope at largest w)", beta, slopes[1], margin, symbol=r"\beta", **fields),
+        Quantity(name=c_name, theory=c_R, measured=c_measured, symbol="c_R", **fields),
+    )
+
+
+def _part_figure(w, values, theory, ylabel: str) -> dict:
+    """A loss part over ``w`` against its derived leading term ``theory``, on log-log axes."""
+    return {
+        "kind": "loglog",
+        "x": w.tolist(),
+        "y": values.tolist(),
+        "theory_y": theory.tolist(),
+        "xlabel": "$w$",
+        "ylabel": ylabel,
+    }
 
 
 def bias_noise_powers(
@@ -487,65 +492,44 @@ def bias_noise_powers(
     """The large-``n`` bias part falls as ``b L^2 w^-p`` and the noise part grows as ``sigma^2 c_R w^beta/n``
     (derived ``p, b, beta, c_R`` and next-order terms, :mod:`lipschitz_icl.derivations.window_law`).
 
-    ``asymptotic`` rule on the local slopes of the large-``n`` limits of the two parts on ``w_grid`` (by
-    quadrature, :func:`lipschitz_icl.asymptotic.asymptotic_terms`, intervals from its stated accuracy):
-    slope - power must follow the derived next-order effect and lie within ``margin`` at the largest
-    ``w``; ``sign`` on the directions along ``w_small``: the bias at ``n_large`` falls, the noise at each
-    ``n`` of ``n_finite`` rises, beyond the exact quadrature's error.  ``decide(bias_shift, noise_shift,
-    bias_law)``: the powers shifted, or the bias power of a competing law (the other class's; ``-1``, the
-    Lipschitz-envelope rate ``L^2 (d-1)/w``).
+    ``asymptotic`` rule on the local slopes of the large-``n`` limits of the two parts on ``w_grid``
+    (:func:`lipschitz_icl.asymptotic.asymptotic_terms`, intervals from its stated accuracy) against the derived
+    next-order effect, within ``margin`` at the largest ``w``; ``sign`` rule along ``w_small``: the bias at
+    ``n_large`` falls and the noise at each ``n_finite`` rises beyond the exact quadrature's error.
+    ``decide(bias_shift, noise_shift, bias_law)``: the powers shifted, or the bias power of a competing law
+    (the other class's; ``-1``, the Lipschitz-envelope rate ``L^2 (d-1)/w``).
     """
     p_pow, b_const = law.bias_leading(task, d)  # bias ~ b L^2 w^p_pow (p_pow < 0)
     p2, b2 = law.bias_next_order(task, d)
     beta, c_R = law.noise_leading(d)
-    r1 = law.noise_next_order(d)
     w = np.asarray(w_grid, dtype=float)
     terms = [asymptotic_terms(task, d, wi) for wi in w]
     bias, R = L**2 * np.array([t[0] for t in terms]), np.array([t[2] for t in terms])
-    acc = QUADRATURE_ACCURACY[task]
     directions = [_direction(task, d, n_large, w_small, L, sigma, "bias", -1)]
     directions += [_direction(task, d, n, w_small, L, sigma, "noise", +1) for n in n_finite]
     claimed = {"derived": p_pow, "other-class": law.bias_leading(other_class(task), d)[0], "envelope": -1.0}
 
-    def points(shift_b: float = 0.0, noise_shift: float = 0.0):
+    def slopes(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived") -> tuple:
+        shift = bias_shift + claimed[bias_law] - p_pow
         return (
-            power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc, shift_b),
-            power_slope_points(w, R, beta, r1, 1.0, 1e-12, noise_shift),
-        )
-
-    def powers(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived"):
-        return tuple(
-            decision.asymptotic(pts, margin) for pts in points(bias_shift + claimed[bias_law] - p_pow, noise_shift)
+            power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, QUADRATURE_ACCURACY[task], shift),
+            power_slope_points(w, R, beta, law.noise_next_order(d), 1.0, 1e-12, noise_shift),
         )
 
     def decide(**kw) -> decision.Decision:
-        return decision.combined("asymptotic", [*powers(**kw), *directions] if not kw else powers(**kw))
+        powers = [decision.asymptotic(points, margin) for points in slopes(**kw)]
+        return decision.combined("asymptotic", powers if kw else [*powers, *directions])
 
-    quantities = _power_rows(task, d, L, w, bias, R, [pts[-1] for pts in points()], powers())
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_power_rows(task, d, L, w, bias, R, slopes(), margin),
         margin=f"+-{margin:g} on each power",
         rule=f"asymptotic rule on local slopes of the large-n limits at w in {list(w_grid)} (margin {margin:g}, "
         f"intervals from the quadrature's stated accuracy); sign rule on the large-n bias (n = {n_large:g}) and "
         f"the noise (n in {list(n_finite)}) along w in {list(w_small)} (exact quadrature errors).",
         extra={"derived": {"p": -p_pow, "b": b_const, "beta": beta, "c_R": c_R}},
         figure=[
-            {
-                "kind": "loglog",
-                "x": w.tolist(),
-                "y": bias.tolist(),
-                "theory_y": (b_const * L**2 * w**p_pow).tolist(),
-                "xlabel": "$w$",
-                "ylabel": "large-$n$ bias part",
-            },
-            {
-                "kind": "loglog",
-                "x": w.tolist(),
-                "y": R.tolist(),
-                "theory_y": (c_R * w**beta).tolist(),
-                "xlabel": "$w$",
-                "ylabel": r"$n\,\mathbb{E}\sum_i p_i^2$",
-            },
+            _part_figure(w, bias, b_const * L**2 * w**p_pow, "large-$n$ bias part"),
+            _part_figure(w, R, c_R * w**beta, r"$n\,\mathbb{E}\sum_i p_i^2$"),
         ],
     )
