@@ -1,18 +1,13 @@
 """Theorem 3.4: the optimal window adapts to ``L``, ``sigma`` and ``n``; Lemma B.5 (isotropy); the
 bias and noise parts of the loss (Assumption B.4, Lemmas C.3-C.9).  Registry: ``claims/thm34.toml``
-(statements, rules, every design number, resolutions, alternatives).
-
-For the affine and relu classes ``M* = w* I`` (isotropy, also for what training finds); ``w*`` increases
-with ``L`` and ``n`` and decreases with ``sigma``; ``w* = C (n L^2 / sigma^2)^alpha (1 + k w0^-q + ...)``
-with ``alpha``, ``C``, ``q``, ``k`` derived in :mod:`lipschitz_icl.derivations.window_law` (affine
-``alpha = 2/(d+3)``, relu ``2/(d+2)``); the bias part falls as ``w^-p`` (affine ``p = 2``, relu ``3/2``)
-and the noise part grows as ``w^((d-1)/2) / n``.
+(statements, rules, every design number, resolutions, alternatives).  ``M* = w* I``; ``w* = C (n L^2 /
+sigma^2)^alpha (1 + k w0^-q + ...)``, the bias part ``~ w^-p`` and the noise part ``~ w^((d-1)/2) / n``, every
+constant derived in :mod:`lipschitz_icl.derivations.window_law`.
 
 Each measure function returns an :class:`~lipschitz_icl.evidence.Outcome` whose ``decide`` is the
 claim's rule on its measurements: ``w*`` and the loss parts from the exact quadrature
-(:mod:`lipschitz_icl.exact`, intervals from its stated accuracy), perturbation effects from paired
-task-averaged Monte Carlo on common random numbers (:func:`lipschitz_icl.loss.loss_differences`),
-trained matrices from the NumPy trainer.
+(:mod:`lipschitz_icl.exact`, intervals from its stated accuracy), minimiser probes from paired Monte Carlo
+on common random numbers (:mod:`lipschitz_icl.minimiser`), trained matrices from the NumPy trainer.
 """
 
 from __future__ import annotations
@@ -27,8 +22,8 @@ from lipschitz_icl.derivations import window_law as law
 from .. import decision, geometry, sweep
 from ..asymptotic import QUADRATURE_ACCURACY, asymptotic_terms
 from ..evidence import Outcome, Quantity
-from ..exact import exact_loss
 from ..law_points import power_slope_points, window_law_points
+from ..loss_direction import part_direction
 from ..minimiser import MinimiserProbes
 from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_limits, scale_interval
@@ -73,10 +68,10 @@ def isotropy(
 ) -> Outcome:
     """Lemma B.5: ``M = w* I`` (exact ``w*``) is a minimiser of the ICL loss: every perturbation raises it.
 
-    ``sign`` rule on every paired difference of :class:`~lipschitz_icl.minimiser.MinimiserProbes`, Bonferroni at
-    ``family_level``.  ``decide(shift, anisotropy)``: the same rule at the base ``e^shift w* (I + anisotropy
-    sqrt(d) D_0)`` (at ``w* I`` the anisotropic directions have no first-order term: the scale probes refute a
-    wrong scale, the ``+-D_0`` probes a wrong shape).
+    ``sign`` rule on every paired difference of :class:`~lipschitz_icl.minimiser.MinimiserProbes` (Bonferroni at
+    ``family_level``).  ``decide(shift, anisotropy)``: the same at the base ``e^shift w* (I + anisotropy sqrt(d) D_0)``
+    (at ``w* I`` the anisotropic probes have no first-order term: the scale probes refute a wrong scale, ``+-D_0`` a
+    wrong shape).
     """
     problem = make_problem(task, d, n, L, sigma)
     w = wstar(problem, "exact").w_star.value
@@ -135,13 +130,13 @@ def trained_isotropy(
     level: float,
     protocol: dict,
 ) -> Outcome:
-    """Lemma B.5 on what training finds: from random anisotropic starts the trained ``M`` is isotropic and
-    its scale ``tr(M)/d`` is the exact ``w*``.
+    """Lemma B.5 on what training finds: from random anisotropic starts the trained ``M`` is isotropic and its scale
+    ``tr(M)/d`` is the exact ``w*``.
 
     ``one-sided``: the ``level`` upper limit of the mean anisotropy over ``runs`` independent runs is below
-    ``shape_threshold``; ``equivalence``: the ``level`` interval of ``mean tr(M)/d - w*``
-    (:func:`~lipschitz_icl.pretraining.scale_interval`; the exact ``w*`` has no sampling error) lies within
-    ``+-margin w*``.  ``decide(change)``: the scale claimed to be ``(1 + change) w*``.
+    ``shape_threshold``; ``equivalence``: the ``level`` interval of ``mean tr(M)/d - w*`` (exact ``w*``,
+    :func:`~lipschitz_icl.pretraining.scale_interval`) lies within ``+-margin w*``.  ``decide(change)``: the scale
+    claimed to be ``(1 + change) w*``.
     """
     problem = make_problem(task, d, n, L, sigma)
     results = independent_runs(problem, seed, runs, **protocol)
@@ -172,9 +167,8 @@ def trained_isotropy(
 
 
 def _trained_rows(aniso, a_high: float, shape, threshold: float, w_runs, w0: float, difference, setting) -> tuple:
-    """The rows of :func:`trained_isotropy`: the mean anisotropy ``aniso`` of the runs with its upper limit
-    ``a_high`` (decision ``shape``), and ``tr(M)/d`` against ``w0`` with the interval ``difference`` of
-    ``mean tr(M)/d - w0``."""
+    """The rows of :func:`trained_isotropy`: the runs' mean anisotropy with its upper limit ``a_high`` (decision
+    ``shape``), and ``tr(M)/d`` against ``w0`` with the interval ``difference`` of ``mean tr(M)/d - w0``."""
     low, high = difference
     return (
         Quantity(
@@ -200,13 +194,10 @@ def _trained_rows(aniso, a_high: float, shape, threshold: float, w_runs, w0: flo
 
 # ----------------------------------------------------------------------------- monotonicity
 def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factors: list) -> Outcome:
-    """``w*`` increases with ``L`` and ``n`` and decreases with ``sigma`` (exact ``w*`` at ``factors`` of
-    ``(n0, L0, sigma0)``).
-
-    ``sign`` rule on the interval of each local elasticity ``d log w*/d log(.)`` between consecutive grid
-    points (from the exact ``w*``'s stated accuracy), with the predicted sign.  ``decide(shift,
-    direction)``: each elasticity claimed beyond ``shift`` on its predicted side (``direction = -1``: the
-    opposite direction is claimed).
+    """``w*`` increases with ``L`` and ``n`` and decreases with ``sigma`` (exact ``w*`` at ``factors`` of ``(n0, L0,
+    sigma0)``).  ``sign`` rule on the interval of each local elasticity ``d log w*/d log(.)`` between consecutive
+    factors (the exact ``w*``'s stated accuracy) on its predicted side.  ``decide(shift, direction)``: each elasticity
+    claimed beyond ``shift`` on its predicted side (``direction = -1``: the opposite direction is claimed).
     """
     alpha, _ = law.window_law(task, d)
     parameters = (
@@ -270,11 +261,8 @@ def _law(task: str, d: int) -> tuple:
 def _laws(task: str, d: int) -> dict:
     """``name -> (alpha, C, q, k)``: the derived law of ``task`` with its next-order term, and the
     competing laws the registry's alternatives name (the other class's, the Lipschitz-envelope law)."""
-    return {
-        "derived": _law(task, d),
-        "other-class": _law(other_class(task), d),
-        "envelope": (*law.envelope_law(d), 1.0, 0.0),
-    }
+    envelope = (*law.envelope_law(d), 1.0, 0.0)
+    return {"derived": _law(task, d), "other-class": _law(other_class(task), d), "envelope": envelope}
 
 
 def law_grid(
@@ -290,9 +278,8 @@ def law_grid(
     n_max: float,
     w_max: float,
 ):
-    """The exact ``w*`` on ``n_grid`` extended (by ``factor`` in ``n``) while the derived next-order term
-    ``|k w0^-q|`` is at least ``reach margin``, up to ``n <= n_max`` and ``w0 <= w_max``.  The extension
-    depends only on the derived term, so the whole grid is known first; its points are the pieces of one
+    """The exact ``w*`` on ``n_grid`` extended by ``factor`` in ``n`` while the derived ``|k w0^-q| >= reach margin``
+    (``n <= n_max``, ``w0 <= w_max``): the grid depends only on the derived term, so its points are the pieces of one
     sweep (:func:`lipschitz_icl.sweep.map_pieces`).  Returns ``(n values, WStar results)``."""
     alpha, C, q, k = _law(task, d)
     w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
@@ -382,11 +369,10 @@ def window_scaling(
 ) -> Outcome:
     """Theorem 3.4's law ``w* = C (n L^2/sigma^2)^alpha (1 + o(1))`` against the exact ``w*``.
 
-    ``asymptotic`` rule (:func:`lipschitz_icl.decision.asymptotic`) on the points ``n >= asymptotic_from``
-    of the grid extended by :func:`law_grid`: the distance ``w*/w0 - 1`` (interval: the exact ``w*``'s
-    stated accuracy) must follow ``k w0^-q`` and lie within ``+-margin`` at the largest ``n``; a ``w*`` at
-    its search bound makes it inconclusive.  ``decide(shift, scale_change, law)``: the law
-    ``(1 + scale_change) C rho^(alpha + shift)``, or a competing law of :func:`_laws`.
+    ``asymptotic`` rule on the points ``n >= asymptotic_from`` of the grid extended by :func:`law_grid`: the distance
+    ``w*/w0 - 1`` (interval: the exact ``w*``'s stated accuracy) must follow ``k w0^-q`` and lie within ``+-margin``
+    at the largest ``n``; a ``w*`` at its search bound makes it inconclusive.  ``decide(shift, scale_change, law)``:
+    the law ``(1 + scale_change) C rho^(alpha + shift)``, or a competing law of :func:`_laws`.
     """
     laws = _laws(task, d)
     grid, results = law_grid(
@@ -418,23 +404,6 @@ def window_scaling(
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
-def _direction(
-    task: str, d: int, n: float, w_small, L: float, sigma: float, part: str, expected: int
-) -> decision.Decision:
-    """``sign`` on the smallest consecutive change along ``w_small`` of the ``part`` (bias or noise) of the
-    exact loss at ``n``, each with its stated ``abs_error``; inconclusive if any quadrature did not converge."""
-    estimates = [exact_loss(make_problem(task, d, n, L, sigma), wi) for wi in w_small]
-    if not all(e.info.get("converged", False) for e in estimates):
-        return decision.Decision("sign", "inconclusive", f"{part}: an exact quadrature did not converge")
-    values = [getattr(e, part).value for e in estimates]
-    errors = [getattr(e, part).abs_error for e in estimates]
-    changes = [
-        (expected * (b - a) - ea - eb, expected * (b - a) + ea + eb)
-        for a, b, ea, eb in zip(values, values[1:], errors, errors[1:])
-    ]
-    return decision.sign(*min(changes), +1)
-
-
 def _slope_row(name: str, power: float, points, margin: float, **fields) -> Quantity:
     """A power measured as ``power +`` the last of ``points`` (slope - power at the largest ``w``, with its
     derived next-order effect), its verdict the ``asymptotic`` rule on all of ``points``."""
@@ -465,16 +434,13 @@ def _power_rows(task: str, d: int, L: float, w, bias, R, slopes, margin: float) 
     )
 
 
-def _part_figure(w, values, theory, ylabel: str) -> dict:
-    """A loss part over ``w`` against its derived leading term ``theory``, on log-log axes."""
-    return {
-        "kind": "loglog",
-        "x": w.tolist(),
-        "y": values.tolist(),
-        "theory_y": theory.tolist(),
-        "xlabel": "$w$",
-        "ylabel": ylabel,
-    }
+def _part_figures(w, bias, R, bias_theory, noise_theory) -> list[dict]:
+    """The large-``n`` bias and ``n E sum_i p_i^2`` over ``w`` against their derived leading terms (log-log)."""
+    labels = ("large-$n$ bias part", r"$n\,\mathbb{E}\sum_i p_i^2$")
+    return [
+        {"kind": "loglog", "x": w.tolist(), "y": v.tolist(), "theory_y": t.tolist(), "xlabel": "$w$", "ylabel": label}
+        for v, t, label in zip((bias, R), (bias_theory, noise_theory), labels)
+    ]
 
 
 def bias_noise_powers(
@@ -489,24 +455,21 @@ def bias_noise_powers(
     sigma: float,
     margin: float,
 ) -> Outcome:
-    """The large-``n`` bias part falls as ``b L^2 w^-p`` and the noise part grows as ``sigma^2 c_R w^beta/n``
-    (derived ``p, b, beta, c_R`` and next-order terms, :mod:`lipschitz_icl.derivations.window_law`).
+    """The large-``n`` bias part falls as ``b L^2 w^-p`` and the noise part grows as ``sigma^2 c_R w^beta/n``.
 
-    ``asymptotic`` rule on the local slopes of the large-``n`` limits of the two parts on ``w_grid``
-    (:func:`lipschitz_icl.asymptotic.asymptotic_terms`, intervals from its stated accuracy) against the derived
-    next-order effect, within ``margin`` at the largest ``w``; ``sign`` rule along ``w_small``: the bias at
-    ``n_large`` falls and the noise at each ``n_finite`` rises beyond the exact quadrature's error.
-    ``decide(bias_shift, noise_shift, bias_law)``: the powers shifted, or the bias power of a competing law
-    (the other class's; ``-1``, the Lipschitz-envelope rate ``L^2 (d-1)/w``).
+    ``asymptotic`` rule on the local slopes of the large-``n`` parts on ``w_grid`` (by quadrature,
+    :func:`lipschitz_icl.asymptotic.asymptotic_terms`) against the derived powers and next-order effects;
+    ``sign`` rule (:func:`lipschitz_icl.loss_direction.part_direction`) along ``w_small``: the bias at ``n_large``
+    falls, the noise at each ``n_finite`` rises.  ``decide(bias_shift, noise_shift, bias_law)``: the powers
+    shifted, or the bias power of a competing law (the other class's; ``-1``, the envelope rate ``L^2 (d-1)/w``).
     """
     p_pow, b_const = law.bias_leading(task, d)  # bias ~ b L^2 w^p_pow (p_pow < 0)
-    p2, b2 = law.bias_next_order(task, d)
-    beta, c_R = law.noise_leading(d)
+    (p2, b2), (beta, c_R) = law.bias_next_order(task, d), law.noise_leading(d)
     w = np.asarray(w_grid, dtype=float)
     terms = [asymptotic_terms(task, d, wi) for wi in w]
     bias, R = L**2 * np.array([t[0] for t in terms]), np.array([t[2] for t in terms])
-    directions = [_direction(task, d, n_large, w_small, L, sigma, "bias", -1)]
-    directions += [_direction(task, d, n, w_small, L, sigma, "noise", +1) for n in n_finite]
+    directions = [part_direction(make_problem(task, d, n_large, L, sigma), w_small, "bias", -1)]
+    directions += [part_direction(make_problem(task, d, n, L, sigma), w_small, "noise", +1) for n in n_finite]
     claimed = {"derived": p_pow, "other-class": law.bias_leading(other_class(task), d)[0], "envelope": -1.0}
 
     def slopes(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived") -> tuple:
@@ -528,8 +491,5 @@ def bias_noise_powers(
         f"intervals from the quadrature's stated accuracy); sign rule on the large-n bias (n = {n_large:g}) and "
         f"the noise (n in {list(n_finite)}) along w in {list(w_small)} (exact quadrature errors).",
         extra={"derived": {"p": -p_pow, "b": b_const, "beta": beta, "c_R": c_R}},
-        figure=[
-            _part_figure(w, bias, b_const * L**2 * w**p_pow, "large-$n$ bias part"),
-            _part_figure(w, R, c_R * w**beta, r"$n\,\mathbb{E}\sum_i p_i^2$"),
-        ],
+        figure=_part_figures(w, bias, R, b_const * L**2 * w**p_pow, c_R * w**beta),
     )
