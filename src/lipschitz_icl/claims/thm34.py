@@ -336,9 +336,9 @@ def _law_rows(task: str, d: int, grid, rho, results, verdict: str, margin: float
     )
 
 
-def _law_record(grid, rho, results, slope: float, law_: tuple) -> tuple[dict, dict]:
+def _law_record(grid, rho, results, slope: float, derived: tuple) -> tuple[dict, dict]:
     """The figure (``w*/(C rho^alpha)`` against ``1 + k w0^-q``) and the further numbers of :func:`window_scaling`."""
-    alpha, C, q, k = law_
+    alpha, C, q, k = derived
     ws = np.array([w.w_star.value for w in results])
     ratio, next_order = (ws / (C * rho**alpha)).tolist(), [k * (C * r**alpha) ** (-q) for r in rho]
     figure = {
@@ -349,8 +349,8 @@ def _law_record(grid, rho, results, slope: float, law_: tuple) -> tuple[dict, di
         "xlabel": r"$\rho = nL^2/\sigma^2$",
         "ylabel": r"$w^*/(C_d\,\rho^\alpha)$",
     }
-    extra = {"derived": {"alpha": alpha, "C": C}, "rho": rho.tolist(), "w_star": ws.tolist(), "ratio": ratio}
-    return figure, {**extra, "next_order": next_order, "n_grid": list(grid), "slope": slope}
+    series = {"rho": rho.tolist(), "w_star": ws.tolist(), "ratio": ratio, "next_order": next_order}
+    return figure, {"derived": {"alpha": alpha, "C": C}, **series, "n_grid": list(grid), "slope": slope}
 
 
 def window_scaling(
