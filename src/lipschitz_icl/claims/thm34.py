@@ -1,18 +1,13 @@
 """Theorem 3.4: the optimal window adapts to ``L``, ``sigma`` and ``n``; Lemma B.5 (isotropy); the
 bias and noise parts of the loss (Assumption B.4, Lemmas C.3-C.9).  Registry: ``claims/thm34.toml``
-(statements, rules, every design number, resolutions, alternatives).
-
-For the affine and relu classes ``M* = w* I`` (isotropy, also for what training finds); ``w*`` increases
-with ``L`` and ``n`` and decreases with ``sigma``; ``w* = C (n L^2 / sigma^2)^alpha (1 + k w0^-q + ...)``
-with ``alpha``, ``C``, ``q``, ``k`` derived in :mod:`lipschitz_icl.derivations.window_law` (affine
-``alpha = 2/(d+3)``, relu ``2/(d+2)``); the bias part falls as ``w^-p`` (affine ``p = 2``, relu ``3/2``)
-and the noise part grows as ``w^((d-1)/2) / n``.
+(statements, rules, every design number, resolutions, alternatives).  ``M* = w* I``; ``w* = C (n L^2 /
+sigma^2)^alpha (1 + k w0^-q + ...)``, the bias part ``~ w^-p`` and the noise part ``~ w^((d-1)/2) / n``, every
+constant derived in :mod:`lipschitz_icl.derivations.window_law`.
 
 Each measure function returns an :class:`~lipschitz_icl.evidence.Outcome` whose ``decide`` is the
 claim's rule on its measurements: ``w*`` and the loss parts from the exact quadrature
-(:mod:`lipschitz_icl.exact`, intervals from its stated accuracy), perturbation effects from paired
-task-averaged Monte Carlo on common random numbers (:func:`lipschitz_icl.loss.loss_differences`),
-trained matrices from the NumPy trainer.
+(:mod:`lipschitz_icl.exact`, intervals from its stated accuracy), minimiser probes from paired Monte Carlo
+on common random numbers (:mod:`lipschitz_icl.minimiser`), trained matrices from the NumPy trainer.
 """
 
 from __future__ import annotations
@@ -26,13 +21,10 @@ from lipschitz_icl.derivations import window_law as law
 
 from .. import decision, geometry, sweep
 from ..asymptotic import QUADRATURE_ACCURACY, asymptotic_terms
-from ..attention import Attention
-from ..estimate import Estimate
 from ..evidence import Outcome, Quantity
-from ..exact import exact_loss
-from ..isotropic import draw_isotropic_batch
 from ..law_points import power_slope_points, window_law_points
-from ..loss import loss_differences
+from ..loss_direction import part_direction
+from ..minimiser import MinimiserProbes
 from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
@@ -43,7 +35,6 @@ __all__ = [
     "monotonicity",
     "window_scaling",
     "bias_noise_powers",
-    "minimiser_decisions",
     "law_grid",
     "other_class",
 ]
@@ -60,40 +51,6 @@ def _exact_wstar(task: str, d: int, n, L: float, sigma: float):
 
 
 # ----------------------------------------------------------------------------- Lemma B.5: isotropy
-def _anisotropic_directions(d: int, count: int, rng: np.random.Generator):
-    """Unit-Frobenius perturbations orthogonal to ``I`` (:func:`lipschitz_icl.geometry.anisotropic_directions`):
-    symmetric traceless, antisymmetric and rank-one traceless ones in turn, each from a fresh Gaussian ``A``."""
-    kinds = [("symmetric", "antisymmetric", "rank-one")[k % 3] for k in range(count)]
-    return [(kind, geometry.anisotropic_directions(rng.normal(size=(d, d)))[kind]) for kind in kinds]
-
-
-def minimiser_decisions(
-    problem, M0: np.ndarray, directions, *, step: float, contexts: int, stream: np.random.SeedSequence, level: float
-):
-    """Is ``M0`` a minimiser along each unit direction ``D``?  Paired differences
-    ``L(M0 + step ||M0||_F D) - L(M0)`` on common random numbers drawn from ``stream`` (the same draws on
-    every call), each decided by the ``sign`` rule (+1) on its interval at ``level``.
-    Returns ``(decisions, estimates)``."""
-    size = step * np.linalg.norm(M0)
-    others = [Attention(M0 + size * D) for D in directions]
-    diffs = loss_differences(problem, Attention(M0), others, contexts=contexts, rng=np.random.default_rng(stream))
-    return [decision.sign(*e.confidence_interval(level), +1) for e in diffs], diffs
-
-
-def _scale_decisions(problem, batch, w_base: float, step: float, level: float) -> list:
-    """Is ``w_base I`` a minimiser along the scale?  Paired per-context differences
-    ``loss_c(w_base e^(+-step)) - loss_c(w_base)`` on the fixed draws of ``batch`` (the reduced form for
-    ``M = w I``, :class:`~lipschitz_icl.isotropic.IsotropicBatch`), each a ``sign`` rule at ``level``."""
-
-    def loss_c(w):
-        bias_c, collision_c = batch.terms(w)
-        return bias_c + problem.sigma**2 * collision_c
-
-    base = loss_c(w_base)
-    estimates = [Estimate.from_samples(loss_c(w_base * f) - base) for f in (math.exp(step), math.exp(-step))]
-    return [(decision.sign(*e.confidence_interval(level), +1), e) for e in estimates]
-
-
 def isotropy(
     *,
     task: str,
@@ -111,62 +68,52 @@ def isotropy(
 ) -> Outcome:
     """Lemma B.5: ``M = w* I`` (exact ``w*``) is a minimiser of the ICL loss: every perturbation raises it.
 
-    ``sign`` rule on paired differences on common random numbers along ``+-D`` for ``directions`` random
-    anisotropic ``D`` (size ``anisotropic_step ||w* I||_F``, ``contexts`` contexts of the general
-    task-averaged form) and along the scale ``w* e^(+-scale_step)`` (``scale_contexts`` contexts of the
-    reduced form), Bonferroni over all of them at ``family_level``.  ``decide(shift, anisotropy)``: the
-    same rule at the base ``e^shift w* (I + anisotropy sqrt(d) D_0)`` (at a multiple of ``I`` the
-    anisotropic directions have no first-order term, so only the scale probes refute a wrong scale, and
-    the ``+-D_0`` probes a wrong shape).
+    ``sign`` rule on every paired difference of :class:`~lipschitz_icl.minimiser.MinimiserProbes` (Bonferroni at
+    ``family_level``).  ``decide(shift, anisotropy)``: the same at the base ``e^shift w* (I + anisotropy sqrt(d) D_0)``
+    (at ``w* I`` the anisotropic probes have no first-order term: the scale probes refute a wrong scale, ``+-D_0`` a
+    wrong shape).
     """
     problem = make_problem(task, d, n, L, sigma)
     w = wstar(problem, "exact").w_star.value
-    s_dirs, s_mc, s_scale = seed.spawn(3)
-    dirs = _anisotropic_directions(d, directions, np.random.default_rng(s_dirs))
-    probes = [D for _, D in dirs] + [-D for _, D in dirs]
-    names = [f"{sgn}{kind} #{i}" for sgn in "+-" for i, (kind, _) in enumerate(dirs)] + ["scale up", "scale down"]
-    level = 1 - family_level / (len(probes) + 2)
-    kw: dict[str, Any] = {"step": anisotropic_step, "contexts": contexts, "stream": s_mc, "level": level}
-    batch = draw_isotropic_batch(problem.task_class, n, scale_contexts, np.random.default_rng(s_scale), w_hint=w)
-    decisions, diffs = minimiser_decisions(problem, w * np.eye(d), probes, **kw)
-    scale = _scale_decisions(problem, batch, w, scale_step, level)
-    decisions, diffs = decisions + [s for s, _ in scale], diffs + [e for _, e in scale]
-    D0 = dirs[0][1]
+    probes = MinimiserProbes.draw(
+        problem, w, seed, directions, anisotropic_step, contexts, scale_step, scale_contexts, family_level
+    )
+    decisions, diffs = probes.at(w)
+    D0 = probes.directions[0][1]
 
     def decide(shift: float = 0.0, anisotropy: float = 0.0) -> decision.Decision:
-        if shift == 0.0 and anisotropy == 0.0:
-            return decision.combined("sign", decisions)
         if anisotropy:
             base = w * (np.eye(d) + anisotropy * math.sqrt(d) * D0)
-            return decision.combined("sign", minimiser_decisions(problem, base, [D0, -D0], **kw)[0])
-        return decision.combined(
-            "sign", [s for s, _ in _scale_decisions(problem, batch, math.exp(shift) * w, scale_step, level)]
-        )
+            return decision.combined("sign", probes.along(base, [D0, -D0])[0])
+        return decision.combined("sign", probes.scale(math.exp(shift) * w)[0] if shift else decisions)
 
     quantities = tuple(
-        Quantity(
-            name=f"Delta L along {nm}", measured=e.value, ci_low=lo, ci_high=hi, verdict=dec.verdict, note="must be > 0"
-        )
-        for nm, e, dec, (lo, hi) in zip(names, diffs, decisions, (e.confidence_interval(level) for e in diffs))
+        Quantity.estimated(f"Delta L along {name}", e, probes.level, verdict=dec.verdict, note="must be > 0")
+        for name, e, dec in zip(probes.names, diffs, decisions)
     )
     return Outcome(
         decide=decide,
         quantities=quantities,
         margin="0 (every Delta L interval above zero)",
-        rule=f"sign rule on paired task-averaged Monte Carlo differences, each interval at level {level:.6g} "
+        rule=f"sign rule on paired task-averaged Monte Carlo differences, each interval at level {probes.level:.6g} "
         f"(Bonferroni): {2 * directions} anisotropic probes of size {anisotropic_step:g} ||w* I||_F ({contexts} "
         f"contexts), scale probes w* e^(+-{scale_step:g}) ({scale_contexts} contexts); w* = {w:.6g} exact.",
         extra={"w_star": w},
-        figure={
-            "kind": "scatter",
-            "x": list(range(1, len(diffs) + 1)),
-            "y": [q.measured for q in quantities],
-            "y_low": [q.ci_low for q in quantities],
-            "y_high": [q.ci_high for q in quantities],
-            "xlabel": "probe",
-            "ylabel": r"$\Delta L$",
-        },
+        figure=_probe_figure(quantities),
     )
+
+
+def _probe_figure(quantities) -> dict:
+    """Each probe's ``Delta L`` with its interval, in probe order."""
+    return {
+        "kind": "scatter",
+        "x": list(range(1, len(quantities) + 1)),
+        "y": [q.measured for q in quantities],
+        "y_low": [q.ci_low for q in quantities],
+        "y_high": [q.ci_high for q in quantities],
+        "xlabel": "probe",
+        "ylabel": r"$\Delta L$",
+    }
 
 
 def trained_isotropy(
@@ -183,13 +130,13 @@ def trained_isotropy(
     level: float,
     protocol: dict,
 ) -> Outcome:
-    """Lemma B.5 on what training finds: from random anisotropic starts the trained ``M`` is isotropic and
-    its scale ``tr(M)/d`` is the exact ``w*``.
+    """Lemma B.5 on what training finds: from random anisotropic starts the trained ``M`` is isotropic and its scale
+    ``tr(M)/d`` is the exact ``w*``.
 
     ``one-sided``: the ``level`` upper limit of the mean anisotropy over ``runs`` independent runs is below
-    ``shape_threshold``; ``equivalence``: the ``level`` interval of ``mean tr(M)/d - w*``
-    (:func:`~lipschitz_icl.pretraining.scale_interval`; the exact ``w*`` has no sampling error) lies within
-    ``+-margin w*``.  ``decide(change)``: the scale claimed to be ``(1 + change) w*``.
+    ``shape_threshold``; ``equivalence``: the ``level`` interval of ``mean tr(M)/d - w*`` (exact ``w*``,
+    :func:`~lipschitz_icl.pretraining.scale_interval`) lies within ``+-margin w*``.  ``decide(change)``: the scale
+    claimed to be ``(1 + change) w*``.
     """
     problem = make_problem(task, d, n, L, sigma)
     results = independent_runs(problem, seed, runs, **protocol)
@@ -207,46 +154,50 @@ def trained_isotropy(
             "equivalence", decision.combine([shape, scale]), f"shape: {shape.detail}; scale: {scale.detail}"
         )
 
-    low, high = scale_interval(w_runs, exact, level=level)
+    setting = {"task": task, "d": d, "n": n, "L": L, "sigma": sigma}
+    difference = scale_interval(w_runs, exact, level=level)
     return Outcome(
         decide=decide,
         margin=f"+-{margin:g} w* on tr(M)/d; anisotropy <= {shape_threshold:g}",
         rule=f"{runs} independent trainer runs ({protocol}); one-sided: {level:g} upper limit of the mean anisotropy "
         f"<= {shape_threshold:g}; equivalence: {level:g} Welch interval of tr(M)/d - w* within +-{margin:g} w* "
         "(exact w*).",
-        quantities=(
-            Quantity(
-                name="mean anisotropy of trained M (upper limit)",
-                theory=0.0,
-                measured=float(aniso.mean()),
-                ci_high=a_high,
-                verdict=shape.verdict,
-                note=f"threshold {shape_threshold}; runs {', '.join(f'{a:.4f}' for a in aniso)}",
-            ),
-            Quantity(
-                name="tr(M)/d vs w*",
-                theory=w0,
-                measured=float(np.mean(w_runs)),
-                ci_low=w0 + low,
-                ci_high=w0 + high,
-                symbol=r"w^*",
-                setting={"task": task, "d": d, "n": n, "L": L, "sigma": sigma},
-                constant=True,
-                note=f"difference interval [{low:+.4f}, {high:+.4f}]",
-            ),
+        quantities=_trained_rows(aniso, a_high, shape, shape_threshold, w_runs, w0, difference, setting),
+    )
+
+
+def _trained_rows(aniso, a_high: float, shape, threshold: float, w_runs, w0: float, difference, setting) -> tuple:
+    """The rows of :func:`trained_isotropy`: the runs' mean anisotropy with its upper limit ``a_high`` (decision
+    ``shape``), and ``tr(M)/d`` against ``w0`` with the interval ``difference`` of ``mean tr(M)/d - w0``."""
+    low, high = difference
+    return (
+        Quantity(
+            name="mean anisotropy of trained M (upper limit)",
+            theory=0.0,
+            measured=float(aniso.mean()),
+            ci_high=a_high,
+            verdict=shape.verdict,
+            note=f"threshold {threshold}; runs {', '.join(f'{a:.4f}' for a in aniso)}",
+        ),
+        Quantity.within(
+            "tr(M)/d vs w*",
+            float(np.mean(w_runs)),
+            (w0 + low, w0 + high),
+            theory=w0,
+            symbol=r"w^*",
+            setting=setting,
+            constant=True,
+            note=f"difference interval [{low:+.4f}, {high:+.4f}]",
         ),
     )
 
 
 # ----------------------------------------------------------------------------- monotonicity
 def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factors: list) -> Outcome:
-    """``w*`` increases with ``L`` and ``n`` and decreases with ``sigma`` (exact ``w*`` at ``factors`` of
-    ``(n0, L0, sigma0)``).
-
-    ``sign`` rule on the interval of each local elasticity ``d log w*/d log(.)`` between consecutive grid
-    points (from the exact ``w*``'s stated accuracy), with the predicted sign.  ``decide(shift,
-    direction)``: each elasticity claimed beyond ``shift`` on its predicted side (``direction = -1``: the
-    opposite direction is claimed).
+    """``w*`` increases with ``L`` and ``n`` and decreases with ``sigma`` (exact ``w*`` at ``factors`` of ``(n0, L0,
+    sigma0)``).  ``sign`` rule on the interval of each local elasticity ``d log w*/d log(.)`` between consecutive
+    factors (the exact ``w*``'s stated accuracy) on its predicted side.  ``decide(shift, direction)``: each elasticity
+    claimed beyond ``shift`` on its predicted side (``direction = -1``: the opposite direction is claimed).
     """
     alpha, _ = law.window_law(task, d)
     parameters = (
@@ -259,58 +210,59 @@ def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factor
     }
     steps = {name: wstar_elasticities(factors, results[name]) for name in results}
 
+    def signs(name: str, side: int, shift: float = 0.0) -> list[decision.Decision]:
+        return [decision.sign(lo - side * shift, hi - side * shift, side) for lo, _, hi in steps[name]]
+
     def decide(shift: float = 0.0, direction: int = +1) -> decision.Decision:
-        checks = [
-            decision.sign(lo - sgn * direction * shift, hi - sgn * direction * shift, sgn * direction)
-            for name, sgn, _, _ in parameters
-            for lo, _, hi in steps[name]
-        ]
+        checks = [check for name, sgn, _, _ in parameters for check in signs(name, sgn * direction, shift)]
         return decision.combined("sign", checks)
 
     quantities = tuple(
-        Quantity(
-            name=f"d log w*/d log {name}",
+        Quantity.within(
+            f"d log w*/d log {name}",
+            float(np.mean([m for _, m, _ in steps[name]])),
+            (min(lo for lo, _, _ in steps[name]), max(hi for _, _, hi in steps[name])),
             theory=elasticity,
-            measured=float(np.mean([m for _, m, _ in steps[name]])),
-            ci_low=min(lo for lo, _, _ in steps[name]),
-            ci_high=max(hi for _, _, hi in steps[name]),
-            verdict=decision.combined("sign", [decision.sign(lo, hi, sgn) for lo, _, hi in steps[name]]).verdict,
+            verdict=decision.combined("sign", signs(name, sgn)).verdict,
             note="theory: leading-order elasticity; w* = " + ", ".join(f"{r.w_star.value:.5g}" for r in results[name]),
         )
         for name, sgn, elasticity, _ in parameters
     )
-    series = [
-        {
-            "label": name,
-            "x": list(factors),
-            "y": [r.w_star.value / results[name][1].w_star.value for r in results[name]],
-        }
-        for name in results
-    ]
     return Outcome(
         decide=decide,
         quantities=quantities,
         margin="0 (each elasticity interval on its predicted side)",
         rule=f"sign rule on the interval of each local elasticity of the exact w* at factors {list(factors)} of "
         f"(n, L, sigma) = ({n0}, {L0:g}, {sigma0:g}); intervals from the exact w*'s stated accuracy.",
-        figure={
-            "kind": "loglog",
-            "series": series,
-            "xlabel": r"factor on $L$, $n$ or $\sigma$",
-            "ylabel": r"$w^*$ / $w^*$ at the base point",
-        },
+        figure=_monotonicity_figure(factors, results),
     )
 
 
+def _monotonicity_figure(factors, results: dict) -> dict:
+    """``w*`` over the factors on each parameter, relative to ``w*`` at the base point (the second factor)."""
+    series = [
+        {"label": name, "x": list(factors), "y": [r.w_star.value / ws[1].w_star.value for r in ws]}
+        for name, ws in results.items()
+    ]
+    return {
+        "kind": "loglog",
+        "series": series,
+        "xlabel": r"factor on $L$, $n$ or $\sigma$",
+        "ylabel": r"$w^*$ / $w^*$ at the base point",
+    }
+
+
 # ----------------------------------------------------------------------------- the w* law
+def _law(task: str, d: int) -> tuple:
+    """``(alpha, C, q, k)``: the derived window law ``w* = C rho^alpha (1 + k w0^-q + ...)`` of ``task``."""
+    return (*law.window_law(task, d), *law.wstar_correction(task, d))
+
+
 def _laws(task: str, d: int) -> dict:
     """``name -> (alpha, C, q, k)``: the derived law of ``task`` with its next-order term, and the
     competing laws the registry's alternatives name (the other class's, the Lipschitz-envelope law)."""
-    return {
-        "derived": (*law.window_law(task, d), *law.wstar_correction(task, d)),
-        "other-class": (*law.window_law(other_class(task), d), *law.wstar_correction(other_class(task), d)),
-        "envelope": (*law.envelope_law(d), 1.0, 0.0),
-    }
+    envelope = (*law.envelope_law(d), 1.0, 0.0)
+    return {"derived": _law(task, d), "other-class": _law(other_class(task), d), "envelope": envelope}
 
 
 def law_grid(
@@ -326,12 +278,10 @@ def law_grid(
     n_max: float,
     w_max: float,
 ):
-    """The exact ``w*`` on ``n_grid`` extended (by ``factor`` in ``n``) while the derived next-order term
-    ``|k w0^-q|`` is at least ``reach margin``, up to ``n <= n_max`` and ``w0 <= w_max``.  The extension
-    depends only on the derived term, so the whole grid is known first; its points are the pieces of one
+    """The exact ``w*`` on ``n_grid`` extended by ``factor`` in ``n`` while the derived ``|k w0^-q| >= reach margin``
+    (``n <= n_max``, ``w0 <= w_max``): the grid depends only on the derived term, so its points are the pieces of one
     sweep (:func:`lipschitz_icl.sweep.map_pieces`).  Returns ``(n values, WStar results)``."""
-    alpha, C = law.window_law(task, d)
-    q, k = law.wstar_correction(task, d)
+    alpha, C, q, k = _law(task, d)
     w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
     top = min(n_max, (w_max / C) ** (1 / alpha) * sigma**2 / L**2)
     grid = decision.extend_grid(
@@ -341,19 +291,20 @@ def law_grid(
     return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")
 
 
-def _law_rows(task: str, d: int, grid, rho, results, last, verdict: str, margin: float) -> tuple:
+def _law_rows(task: str, d: int, grid, rho, results, verdict: str, margin: float) -> tuple:
     """The local slope of ``log w*`` over the two largest ``n`` and the reported rows of :func:`window_scaling`:
-    the distance at the largest ``n`` (point ``last``), ``alpha``, ``C_d`` and the two-sided constants."""
-    (alpha, C), (q, k) = law.window_law(task, d), law.wstar_correction(task, d)
+    the distance to the law at the largest ``n``, ``alpha``, ``C_d`` and the two-sided constants."""
+    alpha, C, q, k = _law(task, d)
     ws, setting = np.array([w.w_star.value for w in results]), {"task": task, "d": d}
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
+    last = window_law_points(rho[-1:], results[-1:], alpha, C, q, k)[0]
+    C_low, C_high = results[-1].ci_low / rho[-1] ** alpha, results[-1].ci_high / rho[-1] ** alpha
     return slope, (
-        Quantity(
-            name="w*/law - 1 at the largest n",
+        Quantity.within(
+            "w*/law - 1 at the largest n",
+            0.5 * (last.low + last.high),
+            (last.low, last.high),
             theory=last.next_order,
-            measured=0.5 * (last.low + last.high),
-            ci_low=last.low,
-            ci_high=last.high,
             verdict=verdict,
             note=f"theory: derived next-order term k w0^-q; margin +-{margin:g}",
         ),
@@ -366,12 +317,11 @@ def _law_rows(task: str, d: int, grid, rho, results, last, verdict: str, margin:
             constant=True,
             note=f"next-order effect {-alpha * q * k * (C * rho[-2] ** alpha) ** (-q):.2g}",
         ),
-        Quantity(
-            name="C_d: w*/rho^alpha at the largest n",
+        Quantity.within(
+            "C_d: w*/rho^alpha at the largest n",
+            float(ws[-1] / rho[-1] ** alpha),
+            (float(C_low), float(C_high)),
             theory=C,
-            measured=float(ws[-1] / rho[-1] ** alpha),
-            ci_low=float(results[-1].ci_low / rho[-1] ** alpha),
-            ci_high=float(results[-1].ci_high / rho[-1] ** alpha),
             symbol="C_d",
             setting=setting,
             constant=True,
@@ -384,6 +334,23 @@ def _law_rows(task: str, d: int, grid, rho, results, last, verdict: str, margin:
             note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]",
         ),
     )
+
+
+def _law_record(grid, rho, results, slope: float, derived: tuple) -> tuple[dict, dict]:
+    """The figure (``w*/(C rho^alpha)`` against ``1 + k w0^-q``) and the further numbers of :func:`window_scaling`."""
+    alpha, C, q, k = derived
+    ws = np.array([w.w_star.value for w in results])
+    ratio, next_order = (ws / (C * rho**alpha)).tolist(), [k * (C * r**alpha) ** (-q) for r in rho]
+    figure = {
+        "kind": "semilogx",
+        "x": rho.tolist(),
+        "y": ratio,
+        "theory_y": [1 + t for t in next_order],
+        "xlabel": r"$\rho = nL^2/\sigma^2$",
+        "ylabel": r"$w^*/(C_d\,\rho^\alpha)$",
+    }
+    series = {"rho": rho.tolist(), "w_star": ws.tolist(), "ratio": ratio, "next_order": next_order}
+    return figure, {"derived": {"alpha": alpha, "C": C}, **series, "n_grid": list(grid), "slope": slope}
 
 
 def window_scaling(
@@ -402,14 +369,12 @@ def window_scaling(
 ) -> Outcome:
     """Theorem 3.4's law ``w* = C (n L^2/sigma^2)^alpha (1 + o(1))`` against the exact ``w*``.
 
-    ``asymptotic`` rule (:func:`lipschitz_icl.decision.asymptotic`) on the points ``n >= asymptotic_from``
-    of the grid extended by :func:`law_grid`: the distance ``w*/w0 - 1`` (interval: the exact ``w*``'s
-    stated accuracy) must follow ``k w0^-q`` and lie within ``+-margin`` at the largest ``n``; a ``w*`` at
-    its search bound makes it inconclusive.  ``decide(shift, scale_change, law)``: the law
-    ``(1 + scale_change) C rho^(alpha + shift)``, or a competing law of :func:`_laws`.
+    ``asymptotic`` rule on the points ``n >= asymptotic_from`` of the grid extended by :func:`law_grid`: the distance
+    ``w*/w0 - 1`` (interval: the exact ``w*``'s stated accuracy) must follow ``k w0^-q`` and lie within ``+-margin``
+    at the largest ``n``; a ``w*`` at its search bound makes it inconclusive.  ``decide(shift, scale_change, law)``:
+    the law ``(1 + scale_change) C rho^(alpha + shift)``, or a competing law of :func:`_laws`.
     """
     laws = _laws(task, d)
-    alpha, C, q, k = laws["derived"]
     grid, results = law_grid(
         task, d, n_grid, L, sigma, margin=margin, reach=reach, factor=extension_factor, n_max=n_max, w_max=w_max
     )
@@ -424,9 +389,8 @@ def window_scaling(
         a, c, qq, kk = laws[law]
         return decision.asymptotic(window_law_points(r_use, w_use, a, c, qq, kk, shift, 1 + scale_change), margin)
 
-    ws = np.array([w.w_star.value for w in results])
-    last = window_law_points(r_use[-1:], w_use[-1:], alpha, C, q, k)[0]
-    slope, quantities = _law_rows(task, d, grid, rho, results, last, decide().verdict, margin)
+    slope, quantities = _law_rows(task, d, grid, rho, results, decide().verdict, margin)
+    figure, extra = _law_record(grid, rho, results, slope, laws["derived"])
     return Outcome(
         decide=decide,
         quantities=quantities,
@@ -434,91 +398,49 @@ def window_scaling(
         rule=f"asymptotic rule on w*/(C rho^alpha) - 1 for n >= {asymptotic_from:g}, grid n = "
         f"{[float(f'{n:.3g}') for n in grid]} (extended by x{extension_factor:g} while |k w0^-q| >= "
         f"{reach * margin:g}), L = {L:g}, sigma = {sigma:g}; exact w* (interval: its stated accuracy).",
-        figure={
-            "kind": "semilogx",
-            "x": rho.tolist(),
-            "y": (ws / (C * rho**alpha)).tolist(),
-            "theory_y": [1 + k * (C * r**alpha) ** (-q) for r in rho],
-            "xlabel": r"$\rho = nL^2/\sigma^2$",
-            "ylabel": r"$w^*/(C_d\,\rho^\alpha)$",
-        },
-        extra={
-            "derived": {"alpha": alpha, "C": C},
-            "rho": rho.tolist(),
-            "w_star": ws.tolist(),
-            "ratio": (ws / (C * rho**alpha)).tolist(),
-            "next_order": [k * (C * r**alpha) ** (-q) for r in rho],
-            "n_grid": list(grid),
-            "slope": slope,
-        },
+        figure=figure,
+        extra=extra,
     )
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
-def _direction(
-    task: str, d: int, n: float, w_small, L: float, sigma: float, part: str, expected: int
-) -> decision.Decision:
-    """``sign`` on the smallest consecutive change along ``w_small`` of the ``part`` (bias or noise) of the
-    exact loss at ``n``, each with its stated ``abs_error``; inconclusive if any quadrature did not converge."""
-    estimates = [exact_loss(make_problem(task, d, n, L, sigma), wi) for wi in w_small]
-    if not all(e.info.get("converged", False) for e in estimates):
-        return decision.Decision("sign", "inconclusive", f"{part}: an exact quadrature did not converge")
-    values = [getattr(e, part).value for e in estimates]
-    errors = [getattr(e, part).abs_error for e in estimates]
-    changes = [
-        (expected * (b - a) - ea - eb, expected * (b - a) + ea + eb)
-        for a, b, ea, eb in zip(values, values[1:], errors, errors[1:])
-    ]
-    return decision.sign(*min(changes), +1)
-
-
-def _power_rows(task: str, d: int, L: float, w, bias, R, last, decisions) -> tuple:
-    """The reported rows of :func:`bias_noise_powers`: each power (its slope point ``last`` at the largest
-    ``w`` and its decision) and each constant beside the derived one."""
-    (p_pow, b_const), (beta, c_R) = law.bias_leading(task, d), law.noise_leading(d)
-    (pb, pn), (db, dn), setting = last, decisions, {"task": task, "d": d}
-    return (
-        Quantity(
-            name="bias power -p (slope at largest w)",
-            theory=p_pow,
-            measured=p_pow + 0.5 * (pb.low + pb.high),
-            ci_low=p_pow + pb.low,
-            ci_high=p_pow + pb.high,
-            verdict=db.verdict,
-            symbol="-p",
-            setting=setting,
-            constant=True,
-            note=f"derived next-order effect {pb.next_order:.2g}",
-        ),
-        Quantity(
-            name="bias constant b_d (bias / (L^2 w^-p) at largest w)",
-            theory=b_const,
-            measured=float(bias[-1] / (L**2 * w[-1] ** p_pow)),
-            symbol="b_d",
-            setting=setting,
-            constant=True,
-        ),
-        Quantity(
-            name="noise power beta (slope at largest w)",
-            theory=beta,
-            measured=beta + 0.5 * (pn.low + pn.high),
-            ci_low=beta + pn.low,
-            ci_high=beta + pn.high,
-            verdict=dn.verdict,
-            symbol=r"\beta",
-            setting=setting,
-            constant=True,
-            note=f"derived next-order effect {pn.next_order:.2g}",
-        ),
-        Quantity(
-            name="noise constant c_R (n noise / (sigma^2 w^beta))",
-            theory=c_R,
-            measured=float(R[-1] / w[-1] ** beta),
-            symbol="c_R",
-            setting=setting,
-            constant=True,
-        ),
+def _slope_row(name: str, power: float, points, margin: float, **fields) -> Quantity:
+    """A power measured as ``power +`` the last of ``points`` (slope - power at the largest ``w``, with its
+    derived next-order effect), its verdict the ``asymptotic`` rule on all of ``points``."""
+    last = points[-1]
+    return Quantity.within(
+        name,
+        power + 0.5 * (last.low + last.high),
+        (power + last.low, power + last.high),
+        theory=power,
+        verdict=decision.asymptotic(points, margin).verdict,
+        note=f"derived next-order effect {last.next_order:.2g}",
+        **fields,
     )
+
+
+def _power_rows(task: str, d: int, L: float, w, bias, R, slopes, margin: float) -> tuple:
+    """The reported rows of :func:`bias_noise_powers`: each power (from its slope points, ``slopes`` of the bias
+    and of the noise) and each constant at the largest ``w`` beside the derived one."""
+    (p_pow, b_const), (beta, c_R) = law.bias_leading(task, d), law.noise_leading(d)
+    fields: dict[str, Any] = {"setting": {"task": task, "d": d}, "constant": True}
+    b_name, b_measured = "bias constant b_d (bias / (L^2 w^-p) at largest w)", float(bias[-1] / (L**2 * w[-1] ** p_pow))
+    c_name, c_measured = "noise constant c_R (n noise / (sigma^2 w^beta))", float(R[-1] / w[-1] ** beta)
+    return (
+        _slope_row("bias power -p (slope at largest w)", p_pow, slopes[0], margin, symbol="-p", **fields),
+        Quantity(name=b_name, theory=b_const, measured=b_measured, symbol="b_d", **fields),
+        _slope_row("noise power beta (slope at largest w)", beta, slopes[1], margin, symbol=r"\beta", **fields),
+        Quantity(name=c_name, theory=c_R, measured=c_measured, symbol="c_R", **fields),
+    )
+
+
+def _part_figures(w, bias, R, bias_theory, noise_theory) -> list[dict]:
+    """The large-``n`` bias and ``n E sum_i p_i^2`` over ``w`` against their derived leading terms (log-log)."""
+    labels = ("large-$n$ bias part", r"$n\,\mathbb{E}\sum_i p_i^2$")
+    return [
+        {"kind": "loglog", "x": w.tolist(), "y": v.tolist(), "theory_y": t.tolist(), "xlabel": "$w$", "ylabel": label}
+        for v, t, label in zip((bias, R), (bias_theory, noise_theory), labels)
+    ]
 
 
 def bias_noise_powers(
@@ -533,68 +455,41 @@ def bias_noise_powers(
     sigma: float,
     margin: float,
 ) -> Outcome:
-    """The large-``n`` bias part falls as ``b L^2 w^-p`` and the noise part grows as ``sigma^2 c_R w^beta/n``
-    (derived ``p, b, beta, c_R`` and next-order terms, :mod:`lipschitz_icl.derivations.window_law`).
+    """The large-``n`` bias part falls as ``b L^2 w^-p`` and the noise part grows as ``sigma^2 c_R w^beta/n``.
 
-    ``asymptotic`` rule on the local slopes of the large-``n`` limits of the two parts on ``w_grid`` (by
-    quadrature, :func:`lipschitz_icl.asymptotic.asymptotic_terms`, intervals from its stated accuracy):
-    slope - power must follow the derived next-order effect and lie within ``margin`` at the largest
-    ``w``; ``sign`` on the directions along ``w_small``: the bias at ``n_large`` falls, the noise at each
-    ``n`` of ``n_finite`` rises, beyond the exact quadrature's error.  ``decide(bias_shift, noise_shift,
-    bias_law)``: the powers shifted, or the bias power of a competing law (the other class's; ``-1``, the
-    Lipschitz-envelope rate ``L^2 (d-1)/w``).
+    ``asymptotic`` rule on the local slopes of the large-``n`` parts on ``w_grid`` (by quadrature,
+    :func:`lipschitz_icl.asymptotic.asymptotic_terms`) against the derived powers and next-order effects;
+    ``sign`` rule (:func:`lipschitz_icl.loss_direction.part_direction`) along ``w_small``: the bias at ``n_large``
+    falls, the noise at each ``n_finite`` rises.  ``decide(bias_shift, noise_shift, bias_law)``: the powers
+    shifted, or the bias power of a competing law (the other class's; ``-1``, the envelope rate ``L^2 (d-1)/w``).
     """
     p_pow, b_const = law.bias_leading(task, d)  # bias ~ b L^2 w^p_pow (p_pow < 0)
-    p2, b2 = law.bias_next_order(task, d)
-    beta, c_R = law.noise_leading(d)
-    r1 = law.noise_next_order(d)
+    (p2, b2), (beta, c_R) = law.bias_next_order(task, d), law.noise_leading(d)
     w = np.asarray(w_grid, dtype=float)
     terms = [asymptotic_terms(task, d, wi) for wi in w]
     bias, R = L**2 * np.array([t[0] for t in terms]), np.array([t[2] for t in terms])
-    acc = QUADRATURE_ACCURACY[task]
-    directions = [_direction(task, d, n_large, w_small, L, sigma, "bias", -1)]
-    directions += [_direction(task, d, n, w_small, L, sigma, "noise", +1) for n in n_finite]
+    directions = [part_direction(make_problem(task, d, n_large, L, sigma), w_small, "bias", -1)]
+    directions += [part_direction(make_problem(task, d, n, L, sigma), w_small, "noise", +1) for n in n_finite]
     claimed = {"derived": p_pow, "other-class": law.bias_leading(other_class(task), d)[0], "envelope": -1.0}
 
-    def points(shift_b: float = 0.0, noise_shift: float = 0.0):
+    def slopes(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived") -> tuple:
+        shift = bias_shift + claimed[bias_law] - p_pow
         return (
-            power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, acc, shift_b),
-            power_slope_points(w, R, beta, r1, 1.0, 1e-12, noise_shift),
-        )
-
-    def powers(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived"):
-        return tuple(
-            decision.asymptotic(pts, margin) for pts in points(bias_shift + claimed[bias_law] - p_pow, noise_shift)
+            power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, QUADRATURE_ACCURACY[task], shift),
+            power_slope_points(w, R, beta, law.noise_next_order(d), 1.0, 1e-12, noise_shift),
         )
 
     def decide(**kw) -> decision.Decision:
-        return decision.combined("asymptotic", [*powers(**kw), *directions] if not kw else powers(**kw))
+        powers = [decision.asymptotic(points, margin) for points in slopes(**kw)]
+        return decision.combined("asymptotic", powers if kw else [*powers, *directions])
 
-    quantities = _power_rows(task, d, L, w, bias, R, [pts[-1] for pts in points()], powers())
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_power_rows(task, d, L, w, bias, R, slopes(), margin),
         margin=f"+-{margin:g} on each power",
         rule=f"asymptotic rule on local slopes of the large-n limits at w in {list(w_grid)} (margin {margin:g}, "
         f"intervals from the quadrature's stated accuracy); sign rule on the large-n bias (n = {n_large:g}) and "
         f"the noise (n in {list(n_finite)}) along w in {list(w_small)} (exact quadrature errors).",
         extra={"derived": {"p": -p_pow, "b": b_const, "beta": beta, "c_R": c_R}},
-        figure=[
-            {
-                "kind": "loglog",
-                "x": w.tolist(),
-                "y": bias.tolist(),
-                "theory_y": (b_const * L**2 * w**p_pow).tolist(),
-                "xlabel": "$w$",
-                "ylabel": "large-$n$ bias part",
-            },
-            {
-                "kind": "loglog",
-                "x": w.tolist(),
-                "y": R.tolist(),
-                "theory_y": (c_R * w**beta).tolist(),
-                "xlabel": "$w$",
-                "ylabel": r"$n\,\mathbb{E}\sum_i p_i^2$",
-            },
-        ],
+        figure=_part_figures(w, bias, R, b_const * L**2 * w**p_pow, c_R * w**beta),
     )
