@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from lipschitz_icl.attention import Attention
-from lipschitz_icl.fixed_draw import FixedDraw, scale_search
+from lipschitz_icl.fixed_draw import FixedDraw, best_scales, scale_search
 from lipschitz_icl.loss import general_terms
 from lipschitz_icl.problem import make_problem
 
@@ -50,3 +50,16 @@ def test_scale_search_reports_an_unbracketed_optimum():
     problem, P = _problem()
     draw = FixedDraw(problem, 300, np.random.SeedSequence(3))
     assert scale_search(draw, P, grid=[1e-3, 2e-3], refine=())[2] == "top"  # the optimum lies above the grid
+
+
+def test_best_scales_searches_every_base_on_one_draw():
+    # one draw with the bases as its logit basis: each result is scale_search's on that draw, and each
+    # scale minimises its own base's loss there
+    problem, P = _problem("lowrank-affine", 5, 2)
+    seed = np.random.SeedSequence(4)
+    found = best_scales(problem, [P, np.eye(5)], 1200, seed, grid=GRID, refine=(0.1,))
+    draw = FixedDraw(problem, 1200, seed, basis=[P, np.eye(5)])
+    assert found == [scale_search(draw, base, grid=GRID, refine=(0.1,)) for base in (P, np.eye(5))]
+    for (s, loss, edge), base in zip(found, (P, np.eye(5))):
+        assert edge is None
+        assert loss <= min(x.mean() for x in draw.losses([1.1 * s * base, s / 1.1 * base]))

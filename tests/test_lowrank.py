@@ -9,7 +9,7 @@ import pytest
 
 from lipschitz_icl import geometry, lowrank
 from lipschitz_icl.attention import Attention
-from lipschitz_icl.fixed_draw import FixedDraw
+from lipschitz_icl.fixed_draw import FixedDraw, best_scales
 from lipschitz_icl.loss import general_terms
 
 
@@ -86,3 +86,62 @@ def test_limit_terms_match_a_large_d_problem():
     # and the rank-1 limit runs (embedded in R^2)
     ((b1, n1),) = lowrank.limit_terms("lowrank-linear", 1, [1.0], n=4, L0=1.0, sigma=0.3, contexts=200, seed=0)
     assert b1.shape == (200,) and np.all(n1 > 0)
+
+
+def test_outside_vector_is_a_unit_vector_of_the_complement():
+    _, B, P = _problem("lowrank-linear", 6, 2)
+    u = lowrank.outside_vector(P, 3)
+    assert np.linalg.norm(u) == pytest.approx(1.0, rel=1e-12) and np.allclose(B.T @ u, 0.0, atol=1e-12)
+    assert np.array_equal(u, lowrank.outside_vector(P, 3)) and not np.allclose(u, lowrank.outside_vector(P, 4))
+
+
+def _searched(problem, P, seed=1):
+    grid = np.logspace(-2.0, 2.5, 19)
+    ((c, _, edge),) = best_scales(problem, [P], 3000, np.random.SeedSequence(seed), grid=grid, refine=(0.3, 0.1))
+    assert edge is None
+    return c
+
+
+def test_moves_at_the_minimiser_and_back_from_moved_bases():
+    # at c* P (linear link: Theorem 4.4's minimiser) every move is listed: 2 on the scale, 2 inside col(B) (k = 2)
+    # and the 5 outside directions; from a moved base every move back toward c* P lowers the loss (4 standard
+    # errors), while at c* P itself the outside moves raise it
+    problem, _, P = _problem("lowrank-linear", 5, 2, n=20)
+    c = _searched(problem, P)
+    moves = lowrank.Moves.around(problem, c, 4000, np.random.SeedSequence(2), 3, step=0.04, scale_step=0.04)
+    at_base = moves.at_base()
+    assert len(at_base) == 9 and [name for name, _ in at_base[4:]] == [n for n, _ in moves.outside]
+    assert all(e.value > 0 for _, e in at_base[4:])
+    rank_one = lowrank.Moves.around(_problem("lowrank-linear", 3, 1)[0], c, 10, 0, 0, step=0.1, scale_step=0.1)
+    assert rank_one.inside == [] and len(rank_one.outside) == 5
+    back = [*moves.moved(outside=0.3), *moves.moved(complement=0.3), moves.moved(shift=0.5)[1]]
+    for name, e in back:
+        assert e.value < -4 * e.standard_error, name
+
+
+def test_complement_changes_pair_the_reflections_on_one_draw():
+    # the change along Q is the antithetic pair on the draw general_terms makes from the seed (replayed by a
+    # FixedDraw); for the linear link c* P is a minimiser along Q, so a large move raises the loss
+    problem, _, P = _problem("lowrank-linear", 4, 2, n=20)
+    c, Q = _searched(problem, P), np.eye(4) - P
+    change, scale = lowrank.complement_changes(problem, c, 0.3 * c, 0.04, 2000, 5)
+    base, plus, minus = FixedDraw(problem, 2000, 5).losses([c * P, c * P + 0.3 * c * Q, c * P - 0.3 * c * Q])
+    assert change.value == pytest.approx(np.mean(0.5 * (plus + minus) - base), rel=1e-10)
+    assert change.value > 4 * change.standard_error
+    assert [name for name, _ in scale] == ["scale x(1 + step)", "scale x(1 - step)"]
+
+
+def test_best_limit_and_matched_optima():
+    # the limit at the grid scale of least mean loss on the search draw, its parts on the evaluation draw
+    grid = np.logspace(-1.0, 2.0, 7)
+    kw = {"n": 10, "L0": 1.0, "sigma": 0.3, "contexts": 1500}
+    i, (b, nz) = lowrank.best_limit("lowrank-linear", 2, grid, 1, 2, **kw)
+    searched = lowrank.limit_terms("lowrank-linear", 2, grid, seed=1, **kw)
+    assert i == int(np.argmin([np.mean(x + y) for x, y in searched])) and 0 < i < grid.size - 1
+    ((b2, n2),) = lowrank.limit_terms("lowrank-linear", 2, [grid[i]], seed=2, **kw)
+    assert np.array_equal(b, b2) and np.array_equal(nz, n2)
+    # at d = 8, k = 2 the window on col(B) beats the best isotropic one by far (the claim's effect)
+    problem = lowrank.matched_problem("lowrank-linear", 8, 2, n=10, L0=1.0, sigma=0.3)
+    row = lowrank.matched_optima(problem, 1500, 3, 4, grid=np.logspace(-2.0, 2.5, 19), refine=(0.3,))
+    assert row["edge_c"] is None and np.all(row["P"] > row["bP"]) and np.allclose(row["I"], row["bI"] + row["nI"])
+    assert np.mean(row["P"]) < 0.8 * np.mean(row["I"])

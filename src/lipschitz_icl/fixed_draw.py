@@ -15,7 +15,7 @@ from . import sphere
 from .attention import softmax_weights_from_logits
 from .loss import DEFAULT_CHUNK_ELEMENTS
 
-__all__ = ["FixedDraw", "scale_search"]
+__all__ = ["FixedDraw", "scale_search", "best_scales"]
 
 
 class FixedDraw:
@@ -107,3 +107,10 @@ def scale_search(draw: FixedDraw, base: np.ndarray, *, grid, refine):
         j = int(np.argmin(values))
         s, best = float(points[j]), float(values[j])
     return s, best, None
+
+
+def best_scales(problem, bases, contexts: int, seed, *, grid, refine) -> list[tuple[float, float, str | None]]:
+    """:func:`scale_search` of ``s base`` for each ``base`` of ``bases`` on one :class:`FixedDraw` of ``contexts``
+    prompts of ``problem`` on ``seed`` (``bases`` its logit basis): one ``(s, loss_at_s, edge)`` per base."""
+    draw = FixedDraw(problem, contexts, seed, basis=bases)
+    return [scale_search(draw, base, grid=grid, refine=refine) for base in bases]

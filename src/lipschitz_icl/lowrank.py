@@ -1,5 +1,5 @@
-"""Low-rank tasks: the signal-matched problem, its ``d -> infinity`` limit, and loss changes measured by
-reflection-antithetic pairs.
+"""Low-rank tasks: the signal-matched problem with its best windows and its ``d -> infinity`` limit, and the loss
+changes of moves around ``c B B^T`` (:class:`Moves`), measured by reflection-antithetic pairs.
 
 Setting: tasks depend on ``x`` only through ``B^T x`` (``B`` ``d x k``, ``k < d``, orthonormal columns;
 ``P = B B^T``, ``Q = I - P``, ``R = P - Q``).
@@ -22,12 +22,14 @@ measures.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import softmax_weights_from_logits
+from .attention import Attention, softmax_weights_from_logits
 from .estimate import Estimate
-from .fixed_draw import FixedDraw
+from .fixed_draw import FixedDraw, best_scales
+from .loss import general_terms
 from .problem import make_problem
 from .tasks import make_task_class
 
@@ -35,12 +37,17 @@ __all__ = [
     "matched_problem",
     "projectors",
     "limit_terms",
+    "best_limit",
+    "matched_optima",
     "outside_directions",
     "inside_direction",
     "scale_changes",
     "inside_changes",
     "outside_changes",
+    "complement_changes",
     "rotated_basis",
+    "outside_vector",
+    "Moves",
 ]
 
 
@@ -95,6 +102,40 @@ def limit_terms(
             bias_parts.append(features.bias(p))
             noise_parts.append(sigma**2 * np.sum(p * p, axis=-1))
     return [(np.concatenate(b), np.concatenate(nz)) for b, nz in out]
+
+
+def best_limit(task: str, k: int, grid, search_seed, eval_seed, *, n: int, L0: float, sigma: float, contexts: int):
+    """The ``d -> infinity`` limit (:func:`limit_terms`) at the scale of ``grid`` with the least mean loss on the
+    draw of ``search_seed``, its per-context parts on the draw of ``eval_seed``: ``(index, (bias_c, noise_c))``."""
+    search = limit_terms(task, k, grid, n=n, L0=L0, sigma=sigma, contexts=contexts, seed=search_seed)
+    i = int(np.argmin([np.mean(b + nz) for b, nz in search]))
+    return i, limit_terms(task, k, [grid[i]], n=n, L0=L0, sigma=sigma, contexts=contexts, seed=eval_seed)[0]
+
+
+def matched_optima(problem, contexts: int, search_seed, eval_seed, *, grid, refine) -> dict:
+    """The best ``c P`` and ``w I`` of a low-rank problem: ``c*`` and ``w*`` by
+    :func:`~lipschitz_icl.fixed_draw.best_scales` on the draw of ``search_seed`` (``edge_c``, ``edge_w``: their search
+    edges), then the per-context bias and noise parts of both on the draw of ``eval_seed`` (paired between the two):
+    ``P = bP + nP``, ``bP``, ``I = bI + nI``, ``bI``, ``nI``; with ``d`` the problem's dimension."""
+    _, P, _ = projectors(problem)
+    identity = np.eye(problem.d)
+    (c, _, edge_c), (w, _, edge_w) = best_scales(
+        problem, [P, identity], contexts, search_seed, grid=grid, refine=refine
+    )
+    models = [Attention(c * P), Attention(w * identity)]
+    (bP, nP), (bI, nI) = general_terms(problem, models, contexts, np.random.default_rng(eval_seed))
+    return {
+        "d": problem.d,
+        "c": c,
+        "w": w,
+        "edge_c": edge_c,
+        "edge_w": edge_w,
+        "P": bP + nP,
+        "bP": bP,
+        "I": bI + nI,
+        "bI": bI,
+        "nI": nI,
+    }
 
 
 def outside_directions(B: np.ndarray, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
@@ -157,9 +198,78 @@ def outside_changes(draw: FixedDraw, M0: np.ndarray, outside, t: float, step: fl
     return out
 
 
+def complement_changes(
+    problem, c: float, s: float, scale_step: float, contexts: int, seed
+) -> tuple[Estimate, list[tuple[str, Estimate]]]:
+    """On one draw of ``contexts`` prompts (:func:`~lipschitz_icl.loss.general_terms` on ``default_rng(seed)``,
+    common random numbers): ``L(c P +- s Q) - L(c P)`` by the antithetic pair ``(l(c P + s Q) + l(c P - s Q))/2 -
+    l(c P)``, and the scale moves ``L(c (1 +- scale_step) P) - L(c P)``, per-context estimates."""
+    _, P, Q = projectors(problem)
+    Ms = (c * P, c * P + s * Q, c * P - s * Q, (1 + scale_step) * c * P, (1 - scale_step) * c * P)
+    terms = general_terms(problem, [Attention(M) for M in Ms], contexts, np.random.default_rng(seed))
+    base, plus, minus, up, down = (b + nz for b, nz in terms)
+    scale = [("scale x(1 + step)", up - base), ("scale x(1 - step)", down - base)]
+    return Estimate.from_samples(0.5 * (plus + minus) - base), [(name, Estimate.from_samples(x)) for name, x in scale]
+
+
 def rotated_basis(B: np.ndarray, theta: float, u: np.ndarray) -> np.ndarray:
     """``B`` with its first column turned by ``theta`` toward the unit vector ``u`` of ``col(B)^perp``:
     ``b_1 -> cos(theta) b_1 + sin(theta) u`` (orthonormal columns; ``col`` tilted by ``theta``)."""
     out = B.copy()
     out[:, 0] = math.cos(theta) * B[:, 0] + math.sin(theta) * u
     return out
+
+
+def outside_vector(P: np.ndarray, seed) -> np.ndarray:
+    """A random unit vector of ``col(B)^perp``: ``(I - P) v / ||(I - P) v||``, ``v`` standard Gaussian drawn from
+    ``default_rng(seed)``."""
+    v = np.random.default_rng(seed).normal(size=len(P))
+    return (v - P @ v) / np.linalg.norm(v - P @ v)
+
+
+@dataclass(frozen=True)
+class Moves:
+    """The moves of the minimiser test around the base ``c P`` on one draw, as loss changes: the scale
+    ``c (1 +- scale_step)`` (:func:`scale_changes`), ``+- step ||c P||_F`` along each ``inside`` direction
+    (:func:`inside_changes`) and ``step ||c P||_F`` along each ``outside`` one (:func:`outside_changes`)."""
+
+    draw: FixedDraw
+    c: float
+    P: np.ndarray
+    inside: list
+    outside: list
+    step: float
+    scale_step: float
+
+    @classmethod
+    def around(cls, problem, c: float, contexts: int, seed, direction_seed, *, step: float, scale_step: float) -> Moves:
+        """The outside directions, then (``k >= 2``) the inside one, drawn from ``default_rng(direction_seed)``; a
+        draw of ``contexts`` prompts on ``seed`` with ``P`` and these directions as its logit basis."""
+        B, P, _ = projectors(problem)
+        rng = np.random.default_rng(direction_seed)
+        outside = outside_directions(B, rng)
+        inside = [inside_direction(B, rng)] if B.shape[1] >= 2 else []
+        draw = FixedDraw(problem, contexts, seed, basis=[P] + [D for _, D in inside + outside])
+        return cls(draw, c, P, inside, outside, step, scale_step)
+
+    def at_base(self) -> list[tuple[str, Estimate]]:
+        """Every move from ``c P``: the scale both ways, each inside direction both ways, each outside one."""
+        M0 = self.c * self.P
+        return (
+            scale_changes(self.draw, self.c, self.P, self.scale_step)
+            + inside_changes(self.draw, M0, self.inside, self.step)
+            + outside_changes(self.draw, M0, self.outside, 0.0, self.step)
+        )
+
+    def moved(self, *, shift: float = 0.0, outside: float = 0.0, complement: float = 0.0) -> list[tuple[str, Estimate]]:
+        """The moves back from a moved base (the first non-zero argument names it): the scale moves from
+        ``(1 + shift) c P``; for each outside ``D`` the move from ``c P + outside ||c P||_F D`` toward ``col(B)``;
+        or the move from ``c (P + complement Q)`` back along ``Q``."""
+        M0 = self.c * self.P
+        if shift:
+            return scale_changes(self.draw, (1 + shift) * self.c, self.P, self.scale_step)
+        if outside:
+            return outside_changes(self.draw, M0, self.outside, outside, self.step)
+        Q = np.eye(len(self.P)) - self.P
+        t = float(complement * np.linalg.norm(Q) / np.linalg.norm(self.P))
+        return outside_changes(self.draw, M0, [("complement identity Q", Q / np.linalg.norm(Q))], t, self.step)

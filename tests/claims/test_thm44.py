@@ -86,3 +86,32 @@ def test_dimension_tests_on_constructed_rows():
     # the shifted bound gamma only tightens the test
     shifted = _verdicts(thm44._dimension_tests(_rows((0.09, 0.095, 0.098), (0.1, 0.2, 0.4)), limit, 0.05, 0.5))
     assert shifted["B: L_P(d=16)/L_P(inf) - 1 <= bound"] == "fails"
+
+
+def test_sweep_rule_on_constructed_rows():
+    # the claim holds on rows that follow k; a scale search at its edge leaves it undecided (not the shifted
+    # bound, which only tightens); the rival "the error follows d" is refuted on the same rows
+    rng = np.random.default_rng(1)
+    limit = (0.1 * (1 + 0.1 * rng.standard_normal(4000)), np.full(4000, 1e-3))
+    rows = _rows((0.09, 0.095, 0.098), (0.1, 0.2, 0.4))
+    level = 1 - 1e-3 / len(thm44._dimension_tests(rows, limit, 0.05))
+    assert thm44._Sweep(rows, limit, 0.05, level, False).decide().verdict == "holds"
+    unsure = thm44._Sweep(rows, limit, 0.05, level, True)
+    assert unsure.decide().verdict == "inconclusive" and unsure.decide(gamma=0.5).verdict == "fails"
+    assert unsure.decide(rival="follows-d").verdict == "fails"
+
+
+class _Value:
+    def __init__(self, value, bias, noise):
+        self.value, self.bias, self.noise = value, bias, noise
+
+
+def test_saddle_extra_names_every_rival_law_and_the_kind():
+    th = {"c": 2.0, "s": 0.08, "change": _Value(-1e-4, -3e-4, 2e-4), "curvature": _Value(-0.03, -0.09, 0.06)}
+    th |= {"large_n": -2e-4, "infinite_n": -5e-4, "large_n_curvature": _Value(-0.05, 0.0, 0.0)}
+    extra = thm44._saddle_extra(th)
+    assert extra["kind"] == "saddle" and extra["c_star"] == 2.0 and extra["s"] == 0.08
+    laws = {law: extra["derived"][key] for law, key in thm44._RIVALS.items()}
+    assert laws == {"exact": -1e-4, "large-n": -2e-4, "infinite-n": -5e-4, "no-information": 2e-4}
+    th["curvature"] = _Value(0.01, -0.05, 0.06)
+    assert thm44._saddle_extra(th)["kind"] == "minimum"

@@ -17,28 +17,26 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from .. import decision, geometry
-from ..attention import Attention
 from ..decision import any_of
 from ..derivations import saddle as theory
 from ..estimate import Estimate, difference, log_ratio_of_means
 from ..evidence import Outcome, Quantity
-from ..fixed_draw import FixedDraw, scale_search
-from ..loss import general_terms
+from ..fixed_draw import best_scales
 from ..lowrank import (
-    inside_changes,
-    inside_direction,
-    limit_terms,
+    Moves,
+    best_limit,
+    complement_changes,
+    matched_optima,
     matched_problem,
-    outside_changes,
-    outside_directions,
+    outside_vector,
     projectors,
     rotated_basis,
-    scale_changes,
 )
 from ..optimum import wstar
 from ..pretraining import independent_runs, noise_floor
@@ -47,7 +45,7 @@ from ..problem import make_problem
 __all__ = ["direction_optimality", "trained_direction", "dimension_dependence", "saddle", "matched_problem"]
 
 
-def _scales(exponents, points: int) -> np.ndarray:
+def _scales(exponents: list, points: int) -> np.ndarray:
     """The scale grid ``logspace(exponents[0], exponents[1], points)`` of a scale search."""
     return np.logspace(exponents[0], exponents[1], points)
 
@@ -57,17 +55,11 @@ def _signs(changes: list[tuple[str, Estimate]], level: float) -> list[decision.D
     return [decision.sign(*e.confidence_interval(level), +1) for _, e in changes]
 
 
-def _move_rows(changes, decisions, level: float) -> tuple:
+def _move_rows(changes, decisions, level: float, note: str) -> tuple:
+    """One row per move: its loss change ``Delta L`` with the interval at ``level`` and its ``sign`` verdict."""
     return tuple(
-        Quantity(
-            name=f"Delta L along {name}",
-            measured=e.value,
-            ci_low=lo,
-            ci_high=hi,
-            verdict=dec.verdict,
-            note="must be > 0 on the whole interval",
-        )
-        for (name, e), dec, (lo, hi) in zip(changes, decisions, (e.confidence_interval(level) for _, e in changes))
+        Quantity.estimated(f"Delta L along {name}", e, level, verdict=dec.verdict, note=note)
+        for (name, e), dec in zip(changes, decisions)
     )
 
 
@@ -80,29 +72,10 @@ def _full_rank_scale(task: str, problem) -> float:
     return wstar(full, "exact").w_star.value
 
 
-def _moved_base(
-    test: FixedDraw,
-    c: float,
-    P,
-    Q,
-    directions,
-    *,
-    step: float,
-    scale_step: float,
-    level: float,
-    shift: float,
-    outside: float,
-    complement: float,
-) -> decision.Decision:
-    """The rule of :func:`direction_optimality` at a moved base: ``(1 + shift) c P``; ``c P + outside ||c P|| D``
-    for some one of the outside ``D`` (:func:`~lipschitz_icl.decision.any_of`); or ``c (P + complement Q)``."""
-    if shift:
-        return decision.combined("sign", _signs(scale_changes(test, (1 + shift) * c, P, scale_step), level))
-    if outside:
-        return any_of("sign", _signs(outside_changes(test, c * P, directions, outside, step), level))
-    t = float(complement * np.linalg.norm(Q) / np.linalg.norm(P))
-    unit_Q = [("complement identity Q", Q / np.linalg.norm(Q))]
-    return decision.combined("sign", _signs(outside_changes(test, c * P, unit_Q, t, step), level))
+def _scale_row(c: float, loss: float, edge: str | None, setting: dict) -> Quantity:
+    """The searched ``c*`` with its loss on the search draw (reported)."""
+    note = f"loss {loss:.5g} on the search draw" + (f"; search edge: {edge}" if edge else "")
+    return Quantity(name="best scale c* of c B B^T", measured=c, symbol="c^*", setting=setting, note=note)
 
 
 def direction_optimality(
@@ -123,72 +96,34 @@ def direction_optimality(
     refine: list,
     family_level: float,
 ) -> Outcome:
-    """Theorem 4.4 at one ``(task, d, k)``: ``M0 = c* P`` is a minimiser.
-
-    Streams spawned from ``seed``: the search draw, the random directions, the test draw.  ``c*`` by
-    :func:`~lipschitz_icl.fixed_draw.scale_search` on the search draw (:func:`lipschitz_icl.lowrank.matched_problem`,
-    ``L0 = L``); a ``c*`` on an edge of the grid leaves the claim inconclusive.  ``sign`` rule on the test
-    draw: every move raises the loss -- the scale ``c (1 +- scale_step)``, the traceless direction inside
-    ``col(B)`` both ways (``k >= 2``), the five outside directions (:mod:`lipschitz_icl.lowrank`) -- each
-    interval at level ``1 - family_level / moves`` (Bonferroni).  ``decide(shift, outside, complement,
-    scale)``: the same rule at a moved base (:func:`_moved_base`), or at ``w P`` with ``w`` the full-rank
-    class's exact ``w*`` (``scale="full-rank"``, :func:`_full_rank_scale`).
-    """
+    """Theorem 4.4: ``c* P`` is a minimiser (``c*`` by :func:`~lipschitz_icl.fixed_draw.best_scales` on
+    :func:`~lipschitz_icl.lowrank.matched_problem`, ``L0 = L``).  ``sign`` rule on the test draw: every move of
+    :class:`~lipschitz_icl.lowrank.Moves` raises the loss, intervals at ``1 - family_level / moves``; inconclusive with
+    ``c*`` on a grid edge.  ``decide(shift, outside, complement, scale)``: the same back from a moved base (some one
+    outside direction: :func:`~lipschitz_icl.decision.any_of`), or at ``w P``, ``w`` of :func:`_full_rank_scale`."""
     search_seed, direction_seed, test_seed = seed.spawn(3)
     problem = matched_problem(task, d, k, n=n, L0=L, sigma=sigma)
-    B, P, Q = projectors(problem)
-    c, loss_c, edge = scale_search(
-        FixedDraw(problem, search_contexts, search_seed, basis=[P]),
-        P,
-        grid=_scales(scale_exponents, scale_points),
-        refine=refine,
-    )
-    rng = np.random.default_rng(direction_seed)
-    directions = outside_directions(B, rng)
-    inside = [inside_direction(B, rng)] if k >= 2 else []
-    test = FixedDraw(problem, contexts, test_seed, basis=[P] + [D for _, D in inside + directions])
-    moves = (
-        scale_changes(test, c, P, scale_step)
-        + inside_changes(test, c * P, inside, step)
-        + outside_changes(test, c * P, directions, 0.0, step)
-    )
-    level = 1 - family_level / len(moves)
-    decisions = _signs(moves, level)
+    grid, P = _scales(scale_exponents, scale_points), projectors(problem)[1]
+    ((c, loss_c, edge),) = best_scales(problem, [P], search_contexts, search_seed, grid=grid, refine=refine)
+    moves = Moves.around(problem, c, contexts, test_seed, direction_seed, step=step, scale_step=scale_step)
+    changes = moves.at_base()
+    level = 1 - family_level / len(changes)
+    decisions = _signs(changes, level)
+    rows = _move_rows(changes, decisions, level, "must be > 0 on the whole interval")
 
     def decide(shift: float = 0.0, outside: float = 0.0, complement: float = 0.0, scale: str = "") -> decision.Decision:
-        if scale:
-            shift = _full_rank_scale(task, problem) / c - 1
+        shift = _full_rank_scale(task, problem) / c - 1 if scale else shift
         if shift or outside or complement:
-            return _moved_base(
-                test,
-                c,
-                P,
-                Q,
-                directions,
-                step=step,
-                scale_step=scale_step,
-                level=level,
-                shift=shift,
-                outside=outside,
-                complement=complement,
-            )
+            signs = _signs(moves.moved(shift=shift, outside=outside, complement=complement), level)
+            return (any_of if outside and not shift else decision.combined)("sign", signs)
         return decision.unless(decision.combined("sign", decisions), f"c* on the search edge ({edge})" if edge else "")
 
     return Outcome(
         decide=decide,
-        quantities=_move_rows(moves, decisions, level)
-        + (
-            Quantity(
-                name="best scale c* of c B B^T",
-                measured=c,
-                symbol="c^*",
-                setting={"task": task, "d": d, "k": k},
-                note=f"loss {loss_c:.5g} on the search draw" + (f"; search edge: {edge}" if edge else ""),
-            ),
-        ),
+        quantities=(*rows, _scale_row(c, loss_c, edge, {"task": task, "d": d, "k": k})),
         margin=f"0 (each change's interval wholly > 0); moves of size {scale_step:g} on c, {step:g} ||c* P||_F "
         "elsewhere",
-        rule=f"sign rule on each loss change (interval at level {level:.6g}, Bonferroni over {len(moves)} moves), "
+        rule=f"sign rule on each loss change (interval at level {level:.6g}, Bonferroni over {len(changes)} moves), "
         f"task-averaged Monte Carlo on one test draw ({contexts} contexts; c* searched on {search_contexts}); "
         "outside moves by antithetic reflection pairs.",
         extra={"c_star": c},
@@ -199,6 +134,44 @@ def direction_optimality(
 def _range_decision(values, threshold: float) -> decision.Decision:
     """``one-sided``: ``[min, max]`` of ``values`` over the runs at or below ``threshold``."""
     return decision.one_sided(min(values), max(values), threshold, "<=")
+
+
+def _run_table(results, B: np.ndarray, P: np.ndarray) -> dict:
+    """Of the runs ``(M0, result)``: ``rho(M, B)`` of each trained ``M`` and of each start ``M0``, the run-to-run
+    noise floor of ``rho`` (:func:`~lipschitz_icl.pretraining.noise_floor`) and each trained scale ``tr(P M P)/k``."""
+    Ms, k = [r.M for _, r in results], B.shape[1]
+    return {
+        "rho": [geometry.rho(M, B) for M in Ms],
+        "rho_start": [geometry.rho(M0, B) for M0, _ in results],
+        "noise_floor": noise_floor(Ms, B),
+        "scale": [float(np.trace(P @ M @ P) / k) for M in Ms],
+    }
+
+
+def _trained_rows(table: dict, verdict: str, threshold: float, floor_bound: float, search_contexts: int) -> tuple:
+    """The range of ``rho(M, B)`` over the runs (decided) and the trained scale ``tr(P M P)/k`` beside ``c*``."""
+    rhos, starts, scales = table["rho"], table["rho_start"], table["scale"]
+    note = (
+        f"bound {threshold}; runs: {', '.join(f'{x:.4f}' for x in rhos)}; random starts {min(starts):.2f}-"
+        f"{max(starts):.2f}; noise floor {table['noise_floor']:.4f} (must be < {floor_bound:.3g})"
+    )
+    return (
+        Quantity.within(
+            "rho(M, B) of the trained M (range over runs)",
+            max(rhos),
+            (min(rhos), max(rhos)),
+            theory=0.0,
+            verdict=verdict,
+            note=note,
+        ),
+        Quantity.within(
+            "trained scale tr(PMP)/k vs searched c*",
+            float(np.mean(scales)),
+            (min(scales), max(scales)),
+            theory=table["c_star"],
+            note=f"reported only: c* searched on {search_contexts} contexts",
+        ),
+    )
 
 
 def trained_direction(
@@ -219,108 +192,47 @@ def trained_direction(
     scale_points: int,
     refine: list,
 ) -> Outcome:
-    """Pretraining the M-form from random starts ends on ``col(B)``.
-
-    Streams spawned from ``seed``: the runs (:func:`~lipschitz_icl.pretraining.independent_runs` with
-    ``protocol``), the tilt direction, the scale-search draw.  ``one-sided`` rule: the range of
-    ``rho(M_k, B)`` over the ``runs`` runs at or below ``shape_threshold``; inconclusive where the
-    run-to-run noise floor of ``rho`` (:func:`~lipschitz_icl.pretraining.noise_floor`) is not below
-    ``shape_threshold / floor_divisor``.  ``decide(tilt, target)``: "training ends on ``col(B)`` tilted by
-    ``tilt`` radians toward a random outside direction" (:func:`~lipschitz_icl.lowrank.rotated_basis`), or (``target =
-    "isotropic"``) "training ends at an isotropic ``w I``" (the range of the anisotropy against the same
-    threshold).  Reported: the trained scale ``tr(P M P)/k`` beside ``c*`` searched on its own draw.
-    """
+    """Pretraining the M-form from random starts ends on ``col(B)``: ``one-sided`` rule on the range of ``rho(M, B)``
+    over the runs (:func:`~lipschitz_icl.pretraining.independent_runs`) at or below ``shape_threshold``, inconclusive
+    unless the noise floor of ``rho`` (:func:`_run_table`) is below ``shape_threshold / floor_divisor``.
+    ``decide(tilt, target)``: the same against ``col(B)`` tilted by ``tilt`` toward a random outside direction
+    (:func:`~lipschitz_icl.lowrank.rotated_basis`), or (``target = "isotropic"``) on the anisotropy of the runs."""
     run_seed, tilt_seed, search_seed = seed.spawn(3)
     problem = make_problem(task, d, n, L, sigma, rank=k)
     B, P, _ = projectors(problem)
     results = independent_runs(problem, run_seed, runs, **protocol)
     Ms = [r.M for _, r in results]
-    rhos = [geometry.rho(M, B) for M in Ms]
-    floor = noise_floor(Ms, B)
-    v = np.random.default_rng(tilt_seed).normal(size=d)
-    u = (v - P @ v) / np.linalg.norm(v - P @ v)
+    grid = _scales(scale_exponents, scale_points)
+    ((c, _, _),) = best_scales(problem, [P], search_contexts, search_seed, grid=grid, refine=refine)
+    table = _run_table(results, B, P) | {"c_star": c}
+    floor_bound = shape_threshold / floor_divisor
+    floor_note = f"noise floor {table['noise_floor']:.4f}" if table["noise_floor"] >= floor_bound else ""
 
     def decide(tilt: float = 0.0, target: str = "col(B)") -> decision.Decision:
         if target == "isotropic":
             return _range_decision([geometry.anisotropy(M) for M in Ms], shape_threshold)
         if tilt:
-            return _range_decision([geometry.rho(M, rotated_basis(B, tilt, u)) for M in Ms], shape_threshold)
-        noisy = floor >= shape_threshold / floor_divisor
-        return decision.unless(_range_decision(rhos, shape_threshold), f"noise floor {floor:.4f}" if noisy else "")
+            tilted = rotated_basis(B, tilt, outside_vector(P, tilt_seed))
+            return _range_decision([geometry.rho(M, tilted) for M in Ms], shape_threshold)
+        return decision.unless(_range_decision(table["rho"], shape_threshold), floor_note)
 
-    scales = [float(np.trace(P @ M @ P) / k) for M in Ms]
-    c, _, _ = scale_search(
-        FixedDraw(problem, search_contexts, search_seed, basis=[P]),
-        P,
-        grid=_scales(scale_exponents, scale_points),
-        refine=refine,
-    )
-    starts = [geometry.rho(M0, B) for M0, _ in results]
-    quantities = (
-        Quantity(
-            name="rho(M, B) of the trained M (range over runs)",
-            theory=0.0,
-            measured=max(rhos),
-            ci_low=min(rhos),
-            ci_high=max(rhos),
-            verdict=decide().verdict,
-            note=f"bound {shape_threshold}; runs: {', '.join(f'{x:.4f}' for x in rhos)}; random starts "
-            f"{min(starts):.2f}-{max(starts):.2f}; noise floor {floor:.4f} (must be < "
-            f"{shape_threshold / floor_divisor:.3g})",
-        ),
-        Quantity(
-            name="trained scale tr(PMP)/k vs searched c*",
-            theory=c,
-            measured=float(np.mean(scales)),
-            ci_low=min(scales),
-            ci_high=max(scales),
-            note=f"reported only: c* searched on {search_contexts} contexts",
-        ),
-    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_trained_rows(table, decide().verdict, shape_threshold, floor_bound, search_contexts),
         margin=f"rho <= {shape_threshold} for every run",
         rule=f"one-sided rule on the range of rho over {runs} independent SGD runs ({protocol}) against "
         f"{shape_threshold}; the run-to-run noise floor must be < threshold/{floor_divisor:g}.",
-        extra={"rho": rhos, "rho_start": starts, "noise_floor": floor, "scale": scales, "c_star": c},
+        extra=table,
     )
 
 
 # ----------------------------------------------------------------------------- dependence on d
-def _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, search_seed, eval_seeds) -> list[dict]:
-    """Per ``d``: ``c*``, ``w*`` (search draw) and the per-context parts of both (paired evaluation draw)."""
-    rows = []
-    for d, eval_seed in zip(d_grid, eval_seeds):
-        problem = matched_problem(task, d, k, n=n, L0=L0, sigma=sigma)
-        _, P, _ = projectors(problem)
-        search = FixedDraw(problem, contexts, search_seed, basis=[P, np.eye(d)])
-        c, _, edge_c = scale_search(search, P, grid=grid, refine=refine)
-        w, _, edge_w = scale_search(search, np.eye(d), grid=grid, refine=refine)
-        (bP, nP), (bI, nI) = general_terms(
-            problem, [Attention(c * P), Attention(w * np.eye(d))], contexts, np.random.default_rng(eval_seed)
-        )
-        # c* = 0 or an unbracketed scale leaves the claim undecided; w* = 0 (uniform averaging) is a genuine
-        # optimum of the isotropic window (for an even link L(w) = L(-w), so w = 0 is stationary)
-        rows.append(
-            {
-                "d": d,
-                "c": c,
-                "w": w,
-                "edge": bool(edge_c) or edge_w == "top",
-                "P": bP + nP,
-                "bP": bP,
-                "I": bI + nI,
-                "bI": bI,
-                "nI": nI,
-            }
-        )
-    return rows
-
-
 def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict[str, tuple[Estimate, float, str]]:
-    """The comparisons of :func:`dimension_dependence` as ``name -> (Estimate, bound, relation)``; ``gamma``
-    shifts the bound of (B) and (D3) to ``(1 + margin) (d/d_min)^-gamma - 1``."""
+    """The comparisons of :func:`dimension_dependence` as ``name -> (Estimate, bound, relation)``: (A) ``L_I`` does
+    not fall between consecutive ``d``; (B) ``L_P(d)/L_P(inf) - 1 <= margin``; (C) the log growth of ``L_I`` over the
+    grid is at least that of ``L_P``; (D1) likewise for the bias parts; (D2) the log growth of the isotropic noise
+    part is ``<= 0``; (D3) ``bias_P(d)/bias_P(inf) - 1 <= margin``.  ``gamma`` shifts the bound of (B) and (D3) to
+    ``(1 + margin) (d/d_min)^-gamma - 1``."""
     (bL, nL), d0 = limit, rows[0]["d"]
     bound = lambda d: (1 + margin) * (d / d0) ** (-gamma) - 1  # noqa: E731
 
@@ -347,28 +259,51 @@ def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict[str
     return out
 
 
-def _best_limit(task: str, k: int, grid, problem: dict, search_seed, eval_seed):
-    """The ``d -> infinity`` limit (:func:`~lipschitz_icl.lowrank.limit_terms`, ``problem`` its ``n, L0, sigma,
-    contexts``) at the best scale of ``grid`` on one draw, its parts on another: ``(index, (bias_c, noise_c))``."""
-    search = limit_terms(task, k, grid, seed=search_seed, **problem)
-    i = int(np.argmin([np.mean(b + nz) for b, nz in search]))
-    return i, limit_terms(task, k, [grid[i]], seed=eval_seed, **problem)[0]
+def _one_sided(tests: dict[str, tuple[Estimate, float, str]], level: float) -> list[decision.Decision]:
+    """``one-sided`` on each test's interval at ``level`` against its bound."""
+    return [decision.one_sided(*e.confidence_interval(level), b, rel) for e, b, rel in tests.values()]
+
+
+def _test_rows(tests: dict[str, tuple[Estimate, float, str]], level: float) -> tuple:
+    """One row per test: its estimate with the interval at ``level``, the bound and the ``one-sided`` verdict."""
+    return tuple(
+        Quantity.estimated(name, e, level, note=f"{rel} {b:.4g}", verdict=dec.verdict)
+        for (name, (e, b, rel)), dec in zip(tests.items(), _one_sided(tests, level))
+    )
+
+
+@dataclass(frozen=True)
+class _Sweep:
+    """The rule of :func:`dimension_dependence` on its measurements: the rows along ``d``, the limit's parts,
+    the ``margin``, the interval ``level`` and whether a scale search sat at its edge."""
+
+    rows: list
+    limit: tuple
+    margin: float
+    level: float
+    unsure: bool
+
+    def decide(self, gamma: float = 0.0, rival: str = "") -> decision.Decision:
+        """``one-sided`` on every test of :func:`_dimension_tests` (the bound shifted by ``gamma``), or (``rival =
+        "follows-d"``) on the log growth of ``L_P`` minus that of ``L_I`` ``>= 0``."""
+        tests = _dimension_tests(self.rows, self.limit, self.margin, gamma)
+        if rival == "follows-d":
+            e, _, _ = tests["C: log growth of L_I minus that of L_P >= 0"]
+            return decision.one_sided(*Estimate(-e.value, e.standard_error).confidence_interval(self.level), 0.0, ">=")
+        dec = decision.combined("one-sided", _one_sided(tests, self.level))
+        return decision.unless(dec, "a scale search at its edge" if self.unsure and not gamma else "")
 
 
 def _dimension_figure(rows, limit) -> dict:
     """The optimal errors of ``c* P`` (against their ``d -> infinity`` limit) and of ``w* I`` along ``d``."""
     xs, lossL = [float(r["d"]) for r in rows], float(np.mean(limit[0] + limit[1]))
+    ys = [float(np.mean(r["P"])) for r in rows]
     return {
         "kind": "semilogx",
         "x": xs,
-        "y": [float(np.mean(r["P"])) for r in rows],
+        "y": ys,
         "series": [
-            {
-                "label": r"$c^* BB^\top$",
-                "x": xs,
-                "y": [float(np.mean(r["P"])) for r in rows],
-                "theory_y": [lossL] * len(rows),
-            },
+            {"label": r"$c^* BB^\top$", "x": xs, "y": ys, "theory_y": [lossL] * len(rows)},
             {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]},
         ],
         "xlabel": "$d$",
@@ -393,57 +328,25 @@ def dimension_dependence(
     refine: list,
     limit_points: int,
 ) -> Outcome:
-    """The ICL error follows ``k``, not ``d``.
-
-    On :func:`~lipschitz_icl.lowrank.matched_problem` for each ``d`` in ``d_grid``: ``c*`` (``M = c P``) and ``w*``
-    (``M = w I``) by :func:`~lipschitz_icl.fixed_draw.scale_search` on one search draw, then bias and noise parts of
-    both on an independent draw per ``d`` (paired between the two models); the ``d -> infinity`` limit of the
-    low-rank problem (:func:`~lipschitz_icl.lowrank.limit_terms`; best of ``limit_points`` scales on one draw, parts
-    on another).  ``one-sided`` rule on Bonferroni intervals (level ``family_level``): (A) ``L_I`` does not fall
-    between consecutive ``d``; (B) ``L_P(d)/L_P(inf) - 1 <= margin``; (C) the log growth of ``L_I`` over the grid is
-    at least that of ``L_P``; (D1) likewise for the bias parts; (D2) the log growth of the isotropic noise part is
-    ``<= 0``; (D3) ``bias_P(d)/bias_P(inf) - 1 <= margin``. ``decide(gamma, rival)``: the bound of (B) and (D3)
-    shifted to ``(1 + margin)(d/d_min)^-gamma``; or (``rival = "follows-d"``) "the low-rank error grows with ``d``
-    at least as fast as the isotropic one" (the log growth of ``L_P`` minus that of ``L_I`` ``>= 0``).
-    """
+    """The ICL error follows ``k``, not ``d``: per ``d`` of ``d_grid`` the best ``c P`` and ``w I`` of
+    :func:`~lipschitz_icl.lowrank.matched_problem` with their parts (:func:`~lipschitz_icl.lowrank.matched_optima`),
+    and the ``d -> infinity`` limit (:func:`~lipschitz_icl.lowrank.best_limit`, ``limit_points`` scales).  ``one-sided``
+    rule (:class:`_Sweep`) on the tests of :func:`_dimension_tests`, Bonferroni intervals at family level
+    ``family_level``; inconclusive with a scale search at its edge (``c*`` anywhere, ``w*`` at the top)."""
     search_seed, lim_search_seed, lim_eval_seed, *eval_seeds = seed.spawn(3 + len(d_grid))
-    grid = _scales(scale_exponents, scale_points)
-    rows = _dimension_rows(task, k, d_grid, n, L0, sigma, contexts, grid, refine, search_seed, eval_seeds)
-    lim_grid = _scales(scale_exponents, limit_points)
-    i, limit = _best_limit(
-        task, k, lim_grid, {"n": n, "L0": L0, "sigma": sigma, "contexts": contexts}, lim_search_seed, lim_eval_seed
-    )
-    count = len(_dimension_tests(rows, limit, margin))
-    level = 1 - family_level / count
-    unsure = any(r["edge"] for r in rows) or i in (0, lim_grid.size - 1)
-
-    def decide(gamma: float = 0.0, rival: str = "") -> decision.Decision:
-        tests = _dimension_tests(rows, limit, margin, gamma)
-        if rival == "follows-d":
-            e, _, _ = tests["C: log growth of L_I minus that of L_P >= 0"]
-            return decision.one_sided(*Estimate(-e.value, e.standard_error).confidence_interval(level), 0.0, ">=")
-        dec = decision.combined(
-            "one-sided", [decision.one_sided(*e.confidence_interval(level), b, rel) for e, b, rel in tests.values()]
-        )
-        return decision.unless(dec, "a scale search at its edge" if unsure and not gamma else "")
-
-    quantities = tuple(
-        Quantity(
-            name=name,
-            measured=e.value,
-            ci_low=lo,
-            ci_high=hi,
-            note=f"{rel} {b:.4g}",
-            verdict=decision.one_sided(lo, hi, b, rel).verdict,
-        )
-        for name, (e, b, rel) in _dimension_tests(rows, limit, margin).items()
-        for lo, hi in [e.confidence_interval(level)]
-    )
+    grid, lim_grid = _scales(scale_exponents, scale_points), _scales(scale_exponents, limit_points)
+    problems = [matched_problem(task, d, k, n=n, L0=L0, sigma=sigma) for d in d_grid]
+    rows = [matched_optima(p, contexts, search_seed, s, grid=grid, refine=refine) for p, s in zip(problems, eval_seeds)]
+    i, limit = best_limit(task, k, lim_grid, lim_search_seed, lim_eval_seed, n=n, L0=L0, sigma=sigma, contexts=contexts)
+    tests = _dimension_tests(rows, limit, margin)
+    level = 1 - family_level / len(tests)
+    # w* = 0 (uniform averaging) is a genuine optimum of the isotropic window (an even link is even in w)
+    unsure = any(bool(r["edge_c"]) or r["edge_w"] == "top" for r in rows) or i in (0, lim_grid.size - 1)
     return Outcome(
-        decide=decide,
-        quantities=quantities,
+        decide=_Sweep(rows, limit, margin, level, unsure).decide,
+        quantities=_test_rows(tests, level),
         margin=f"L_P(d) <= (1 + {margin:g}) L_P(inf); growth differences >= 0",
-        rule=f"one-sided tests (A)-(D3) on Bonferroni intervals over {count} tests (level {family_level:g}); d in "
+        rule=f"one-sided tests (A)-(D3) on Bonferroni intervals over {len(tests)} tests (level {family_level:g}); d in "
         f"{list(d_grid)}, n={n}, L0={L0:g}, sigma={sigma:g}, {contexts} contexts per draw.",
         figure=_dimension_figure(rows, limit),
         extra={
@@ -456,43 +359,38 @@ def dimension_dependence(
 
 
 # ----------------------------------------------------------------------------- the saddle (a finding)
+# decide(law=...): the key of each law's change along Q in the derived numbers of _saddle_extra
+_RIVALS = {
+    "exact": "change",
+    "large-n": "large_n_change",
+    "infinite-n": "infinite_n_change",
+    "no-information": "change_noise",
+}
+
+
 @lru_cache(maxsize=32)
-def _saddle_theory(setting: theory.Setting, step: float, scale_low: float, scale_high: float) -> dict:
-    """The derived numbers of :func:`saddle` (cached: the alternatives' fresh replicates reuse them)."""
-    c, at_bound = theory.optimal_scale(setting, low=scale_low, high=scale_high)
-    s = step * c
-    return {
-        "c": c,
-        "at_bound": at_bound,
-        "s": s,
-        "change": theory.loss_change(setting, c, s),
-        "curvature": theory.curvature(setting, c),
-        "large_n_curvature": theory.large_n_curvature(setting, c),
-        "large_n": _large_n_change(setting, c, s, False),
-        "infinite_n": _large_n_change(setting, c, s, True),
+def _saddle_theory(setting: theory.Setting, step: float, low: float, high: float) -> dict:
+    """:func:`~lipschitz_icl.derivations.saddle.derived_case` (cached: the alternatives' fresh replicates reuse it)."""
+    return theory.derived_case(setting, step=step, low=low, high=high)
+
+
+def _saddle_extra(th: dict) -> dict:
+    """``c*``, ``s``, the kind of ``c* P`` along ``Q`` (the sign of the curvature), and the derived numbers: the
+    change and the curvature along ``Q`` with their bias and noise parts, the rivals' changes and curvature."""
+    change, curvature = th["change"], th["curvature"]
+    derived = {
+        "change": change.value,
+        "change_bias": change.bias,
+        "change_noise": change.noise,
+        "curvature": curvature.value,
+        "curvature_bias": curvature.bias,
+        "curvature_noise": curvature.noise,
+        "large_n_change": th["large_n"],
+        "infinite_n_change": th["infinite_n"],
+        "large_n_curvature": th["large_n_curvature"].value,
     }
-
-
-def _large_n_change(setting, c: float, s: float, limit: bool) -> float:
-    return (
-        theory.large_n_loss(setting, c, s, limit=limit).value - theory.large_n_loss(setting, c, 0.0, limit=limit).value
-    )
-
-
-def _saddle_changes(
-    problem, c: float, P, s: float, Q, scale_step: float, count: int, seed
-) -> tuple[Estimate, list[Estimate]]:
-    """On one draw of ``count`` contexts (common random numbers): ``L(c P +- s Q) - L(c P)`` by the antithetic
-    pair and the changes along the scale moves ``c (1 +- scale_step) P``, per-context estimates."""
-    models = [
-        Attention(M) for M in (c * P, c * P + s * Q, c * P - s * Q, (1 + scale_step) * c * P, (1 - scale_step) * c * P)
-    ]
-    terms = general_terms(problem, models, count, np.random.default_rng(seed))
-    base, plus, minus, up, down = (b + nz for b, nz in terms)
-    return (
-        Estimate.from_samples(0.5 * (plus + minus) - base),
-        [Estimate.from_samples(up - base), Estimate.from_samples(down - base)],
-    )
+    kind = "saddle" if curvature.value < 0 else "minimum"
+    return {"c_star": th["c"], "s": th["s"], "kind": kind, "derived": derived}
 
 
 def saddle(
@@ -511,115 +409,62 @@ def saddle(
     family_level: float,
     scale_bounds: list,
 ) -> Outcome:
-    """The change of the loss along the complement ``Q`` at ``c* B B^T`` against its exact derivation.
-
-    Derived (:mod:`lipschitz_icl.derivations.saddle`, exact in ``n`` up to the quadrature's stated accuracy): ``c*``
-    minimising the loss of ``c P`` (:func:`~lipschitz_icl.lowrank.matched_problem`, ``L0``), the change ``Delta =
-    L(c* P +- s Q) - L(c* P)`` at ``s = step c*`` (even in ``s``) and the curvature ``d^2 L/ds^2`` at ``s = 0``
-    (negative: a saddle).  Measured on one draw of ``contexts[f"d{d}k{k}"]`` contexts (common random numbers):
-    ``Delta`` by the antithetic pair, and the scale moves ``c* (1 +- scale_step)``.  ``equivalence`` rule, every
-    interval at level ``1 - family_level / 3``: the interval of measured minus derived ``Delta`` (widened by the
-    quadrature's accuracy) within ``+- margin |Delta|`` (so the sign and the size), and ``sign`` on the scale moves
-    (``c*`` is the minimiser along the scale).  ``decide(shift, law)``: the derived change taken as ``(1 + shift)
-    Delta``, or a rival's ``Delta``: ``"large-n"`` (the delta method to ``O(1/n)``), ``"infinite-n"`` (its ``n ->
-    infinity`` limit), ``"no-information"`` (the noise part of ``Delta`` alone: the bias part, the information the
-    complement carries, set to zero).
-    """
+    """The change of the loss along the complement ``Q`` at ``c* B B^T`` against its exact derivation
+    (:func:`_saddle_theory`: ``c*``, ``Delta = L(c* P +- s Q) - L(c* P)`` at ``s = step c*``, the curvature), measured
+    by :func:`~lipschitz_icl.lowrank.complement_changes` on ``contexts[f"d{d}k{k}"]`` contexts.  ``equivalence`` rule
+    at level ``1 - family_level / 3``: measured minus derived ``Delta`` (widened by the quadrature's accuracy) within
+    ``+- margin |Delta|``, and ``sign`` on the scale moves.  ``decide(shift, law)``: the derived change taken as
+    ``(1 + shift) Delta``, or a rival's (:data:`_RIVALS`: ``O(1/n)``, ``n -> infinity``, the noise part alone)."""
     problem = matched_problem(task, d, k, n=n, L0=L0, sigma=sigma)
-    _, P, Q = projectors(problem)
     th = _saddle_theory(theory.Setting.of(problem), step, *scale_bounds)
-    c, s, change = th["c"], th["s"], th["change"]
-    count = contexts[f"d{d}k{k}"]
-    measured, scale = _saddle_changes(problem, c, P, s, Q, scale_step, count, seed)
+    extra, count = _saddle_extra(th), contexts[f"d{d}k{k}"]
+    measured, scale = complement_changes(problem, th["c"], th["s"], scale_step, count, seed)
     level = 1 - family_level / 3
-    scale_decisions = [decision.sign(*e.confidence_interval(level), +1) for e in scale]
-    rivals = {
-        "exact": change.value,
-        "large-n": th["large_n"],
-        "infinite-n": th["infinite_n"],
-        "no-information": change.noise,
-    }
+    scale_decisions, interval = _signs(scale, level), measured.confidence_interval(level)
 
     def decide(shift: float = 0.0, law: str = "exact") -> decision.Decision:
         if th["at_bound"]:
             return decision.Decision("equivalence", "inconclusive", f"c* at the end of {scale_bounds}")
-        size = decision.shifted_equivalence(
-            measured.confidence_interval(level), (1 + shift) * rivals[law], change.accuracy, margin * abs(change.value)
-        )
-        return decision.Decision(
-            "equivalence",
-            decision.combine([size, *scale_decisions]),
-            f"change along Q: {size.detail}; scale moves: " + ", ".join(dec.verdict for dec in scale_decisions),
-        )
+        centre, tolerance = (1 + shift) * extra["derived"][_RIVALS[law]], margin * abs(th["change"].value)
+        size = decision.shifted_equivalence(interval, centre, th["change"].accuracy, tolerance)
+        detail = f"change along Q: {size.detail}; scale moves: " + ", ".join(dec.verdict for dec in scale_decisions)
+        return decision.Decision("equivalence", decision.combine([size, *scale_decisions]), detail)
 
     return Outcome(
         decide=decide,
-        quantities=_saddle_rows(task, d, k, th, measured, scale, scale_decisions, level),
+        quantities=_saddle_rows(task, d, k, th, measured, level)
+        + _move_rows(scale, scale_decisions, level, "must be > 0"),
         margin=f"+-{margin:g} |Delta| on the change along Q; scale moves > 0",
-        rule=f"equivalence on Delta = L(c* P +- {step:g} c* Q) - L(c* P) (antithetic pair, {count} "
-        f"contexts, interval at level {level:.6g}) against the exact-in-n derivation; sign on the "
-        f"scale moves c* (1 +- {scale_step:g}); c* derived (n={n}, L0={L0:g} signal-matched, "
-        f"sigma={sigma:g}).",
+        rule=f"equivalence on Delta = L(c* P +- {step:g} c* Q) - L(c* P) (antithetic pair, {count} contexts, "
+        f"interval at level {level:.6g}) against the exact-in-n derivation; sign on the scale moves c* (1 +- "
+        f"{scale_step:g}); c* derived (n={n}, L0={L0:g} signal-matched, sigma={sigma:g}).",
         figure=_saddle_figure(th, measured, level),
-        extra={
-            "c_star": c,
-            "s": s,
-            "kind": "saddle" if th["curvature"].value < 0 else "minimum",
-            "derived": {
-                "change": change.value,
-                "change_bias": change.bias,
-                "change_noise": change.noise,
-                "curvature": th["curvature"].value,
-                "curvature_bias": th["curvature"].bias,
-                "curvature_noise": th["curvature"].noise,
-                "large_n_change": th["large_n"],
-                "infinite_n_change": th["infinite_n"],
-                "large_n_curvature": th["large_n_curvature"].value,
-            },
-        },
+        extra=extra,
     )
 
 
-def _scale_rows(scale, scale_decisions, level: float) -> tuple:
-    """The rows of the two scale moves ``c* (1 +- step)`` of :func:`saddle`: each loss change, must be > 0."""
-    return tuple(
-        Quantity(
-            name=f"Delta L along scale x{f}",
-            measured=e.value,
-            ci_low=e.confidence_interval(level)[0],
-            ci_high=e.confidence_interval(level)[1],
-            verdict=dec.verdict,
-            note="must be > 0",
-        )
-        for f, e, dec in zip(("(1 + step)", "(1 - step)"), scale, scale_decisions)
-    )
-
-
-def _saddle_rows(task, d, k, th, measured: Estimate, scale, scale_decisions, level: float) -> tuple:
-    """The reported rows of :func:`saddle`: the change along ``Q``, the curvature, ``c*`` and the scale moves."""
+def _saddle_rows(task, d, k, th, measured: Estimate, level: float) -> tuple:
+    """The reported rows of :func:`saddle`: the change along ``Q``, the curvature, ``c*``."""
     setting = {"task": task, "d": d, "k": k}
     change, curv, s = th["change"], th["curvature"], th["s"]
     low, high = measured.confidence_interval(level)
     return (
-        Quantity(
-            name="Delta L along +-s Q at c* B B^T",
+        Quantity.within(
+            "Delta L along +-s Q at c* B B^T",
+            measured.value,
+            (low, high),
             theory=change.value,
-            measured=measured.value,
-            ci_low=low,
-            ci_high=high,
             symbol=r"\Delta_Q",
             setting=setting,
             constant=True,
             note=f"s = {s:.4g}; derived bias part {change.bias:.3g}, noise part {change.noise:.3g}; quadrature "
-            f"accuracy {change.accuracy:.2g}; rivals: O(1/n) {th['large_n']:.3g}, "
-            f"n -> inf {th['infinite_n']:.3g}",
+            f"accuracy {change.accuracy:.2g}; rivals: O(1/n) {th['large_n']:.3g}, n -> inf {th['infinite_n']:.3g}",
         ),
-        Quantity(
-            name="curvature d^2L/ds^2 along Q at c* B B^T",
+        Quantity.within(
+            "curvature d^2L/ds^2 along Q at c* B B^T",
+            2 * measured.value / s**2,
+            (2 * low / s**2, 2 * high / s**2),
             theory=curv.value,
-            measured=2 * measured.value / s**2,
-            ci_low=2 * low / s**2,
-            ci_high=2 * high / s**2,
             symbol=r"\kappa_Q",
             setting=setting,
             constant=True,
@@ -634,7 +479,6 @@ def _saddle_rows(task, d, k, th, measured: Estimate, scale, scale_decisions, lev
             setting=setting,
             note="exact loss minimised over c" + ("; at the end of the search range" if th["at_bound"] else ""),
         ),
-        *_scale_rows(scale, scale_decisions, level),
     )
 
 
