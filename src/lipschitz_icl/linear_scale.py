@@ -7,6 +7,8 @@ quadratic in ``M``, so three losses on common random numbers give the whole quad
 * :func:`base_differences`: paired differences ``L_c(B + P) - L_c(B)`` are affine in the base ``B``, so
   those at a few bases give them exactly at every affine combination of the bases.
 * :func:`linear_loss`: the Monte Carlo ICL loss at ``m I``.
+* :func:`scale_elasticity`: the elasticity ``log(m_hi/m_lo)/span`` of two independent ``m_hat`` with its
+  delta-method interval.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from .attention import Attention
 from .loss import general_terms, icl_loss
 
-__all__ = ["m_hat", "base_differences", "linear_loss"]
+__all__ = ["m_hat", "base_differences", "linear_loss", "scale_elasticity"]
 
 
 def m_hat(problem, contexts: int, stream) -> tuple[float, float]:
@@ -50,3 +52,12 @@ def linear_loss(problem, m: float, contexts: int, stream) -> tuple[float, float]
         problem, M=m * np.eye(problem.d), attention="linear", contexts=contexts, rng=np.random.default_rng(stream)
     ).loss
     return est.value, est.standard_error
+
+
+def scale_elasticity(low, high, span: float, z: float) -> tuple[float, tuple[float, float]]:
+    """Elasticity ``e = log(m_hi/m_lo)/span`` of two independent :func:`m_hat` results ``low = (m_lo, se_lo)`` and
+    ``high = (m_hi, se_hi)`` (``span``: the log-distance of their settings, e.g. ``log(L_hi/L_lo)``), with the
+    delta-method interval ``e -+ z sqrt((se_lo/m_lo)^2 + (se_hi/m_hi)^2)/span``."""
+    (m_lo, s_lo), (m_hi, s_hi) = low, high
+    elasticity, half = math.log(m_hi / m_lo) / span, z * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
+    return elasticity, (elasticity - half, elasticity + half)

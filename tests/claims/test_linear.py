@@ -190,10 +190,13 @@ def test_elasticity_rule_tells_a_fixed_scale_from_softmax_adaptation():
     assert rule((0.2, 0.5), adapting) == "inconclusive"
 
 
-def test_trained_rule():
-    assert lin_claims.trained_decision([1.0, 1.001, 0.999, 1.0005], 1.0, 0.02, 0.99)[0].verdict == "holds"
-    assert lin_claims.trained_decision([1.2, 1.201, 1.199, 1.2005], 1.0, 0.02, 0.99)[0].verdict == "fails"
-    assert lin_claims.trained_decision([0.9, 1.1, 0.95, 1.05], 1.0, 0.02, 0.99)[0].verdict == "inconclusive"
+def test_trained_shape_rule_needs_a_noise_floor_below_the_threshold():
+    assert lin_claims._trained_shape([0.01, 0.02], 0.001, 0.05, 4.0).verdict == "holds"
+    # the shape is shown below the threshold or not at all: the interval [0, max] of a larger anisotropy straddles it
+    assert lin_claims._trained_shape([0.01, 0.2], 0.001, 0.05, 4.0).verdict == "inconclusive"
+    # a noise floor within a factor 4 of the threshold: the shape cannot be decided, whatever the anisotropies
+    assert lin_claims._trained_shape([0.01, 0.02], 0.02, 0.05, 4.0).verdict == "inconclusive"
+    assert "noise floor 0.0200" in lin_claims._trained_shape([0.01, 0.2], 0.02, 0.05, 4.0).detail
 
 
 # Small designs: the registry's keys with sample sizes cut so that each measure runs in about a second.

@@ -1,17 +1,12 @@
-"""Linear attention cannot adapt (the paper's linear-attention section, Figure 1).  Registry:
-``claims/linear.toml`` (statements, rules, every design number, resolutions, alternatives).
+"""Linear attention cannot adapt (the paper's linear-attention section, Figure 1).  Registry: ``claims/linear.toml``.
 
 With the identity activation, ``yhat(q) = (1/n) sum_i y_i x_i^T M q`` (value weight absorbed), the optimum
 over ``M`` is ``m* I`` with ``m* = a1/a2`` from the quadratic ``E_lin(m) = m^2 a2 - 2 m a1 + a0`` derived in
 :mod:`lipschitz_icl.derivations.linear_attention`; as ``n -> inf`` ``m* -> d`` for every ``L`` and ``sigma``
-and the error tends to ``k(1) - d B > 0``.  The weights ``(m/n) x_i . q`` have a fixed profile in
-``x_i . q``; only their scale ``m`` is free, and the optimal scale does not follow ``L`` (softmax's ``w*``
-grows as ``L^(2 alpha)``).
-
-Each measure function returns an :class:`~lipschitz_icl.evidence.Outcome` whose ``decide`` is the claim's
-rule on its measurements: task-averaged Monte Carlo (:func:`lipschitz_icl.loss.icl_loss`; per-context
-quadratics and paired differences on common random numbers from :func:`lipschitz_icl.loss.general_terms`),
-the exact ``w*`` of softmax attention, and the NumPy trainer; every stream is spawned from the case's seed.
+and the error tends to ``k(1) - d B > 0``.  The weights ``(m/n) x_i . q`` have a fixed profile in ``x_i . q``;
+only their scale ``m`` is free, and the optimal scale does not follow ``L`` (softmax's ``w*`` grows as
+``L^(2 alpha)``).  Measured by Monte Carlo (:mod:`lipschitz_icl.linear_scale`), the exact softmax ``w*`` and the
+trainer (:mod:`lipschitz_icl.trained_scale`); every stream is spawned from the case's seed.
 """
 
 from __future__ import annotations
@@ -24,14 +19,15 @@ from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.derivations import window_law as wlaw
 
 from .. import decision, geometry
-from ..decision import labelled
+from ..decision import Decision, labelled
 from ..estimate import Estimate, pilot_sample_size, relative_interval
 from ..evidence import Outcome, Quantity
-from ..linear_scale import base_differences, linear_loss, m_hat
+from ..linear_scale import base_differences, linear_loss, m_hat, scale_elasticity
 from ..loss import icl_loss
 from ..optimum import wstar, wstar_elasticities
-from ..pretraining import independent_runs, mean_interval, noise_floor
+from ..pretraining import noise_floor
 from ..problem import make_problem
+from ..trained_scale import TrainedRuns, relative_scale_equivalence, trained_runs
 
 __all__ = [
     "optimum",
@@ -45,7 +41,6 @@ __all__ = [
     "perturbation_decision",
     "error_points",
     "elasticity_decision",
-    "trained_decision",
 ]
 
 
@@ -65,14 +60,22 @@ def law_values(task: str, d: int, n: int, L: float, sigma: float, law: str = "de
 
 def _relative(name: str, value: float, half_width: float, target: float, **kw) -> Quantity:
     """A row ``value / target - 1`` (theory 0) with its interval :func:`relative_interval`."""
-    low, high = relative_interval(value, half_width, target)
-    return Quantity(name=name, theory=0.0, measured=value / target - 1, ci_low=low, ci_high=high, **kw)
+    return Quantity.within(name, value / target - 1, relative_interval(value, half_width, target), theory=0.0, **kw)
+
+
+def _z_interval(value: float, standard_error: float, z: float) -> tuple[float, float]:
+    """``value -+ z se``."""
+    return value - z * standard_error, value + z * standard_error
+
+
+def _loglog(series: list, xlabel: str, ylabel: str) -> dict:
+    """A log-log figure record of ``series``, the first one's ``x``, ``y`` (and ``theory_y``) at the top."""
+    first = {key: series[0][key] for key in ("x", "y", "theory_y") if key in series[0]}
+    return {"kind": "loglog", **first, "series": series, "xlabel": xlabel, "ylabel": ylabel}
 
 
 # ----------------------------------------------------------------------------- the optimum m* I
-def optimum_decision(
-    m_hats, m_claims, losses, e_claims, z: float, m_margin: float, e_margin: float
-) -> decision.Decision:
+def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: float, e_margin: float) -> Decision:
     """Equivalence at every ``n``: ``[m_hat +- z se] / m_claim - 1`` within ``+-m_margin`` and
     ``[E +- z se] / e_claim - 1`` within ``+-e_margin`` (``(value, se)`` pairs); combined."""
     decisions = []
@@ -96,29 +99,26 @@ def _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_wi
 
 def _optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, derived, z) -> tuple:
     """``m_hat/m* - 1`` and ``E(m* I)/E_lin - 1`` at each ``n``, and ``m*`` at the largest ``n`` (a constant)."""
-    quantities = [
-        q
-        for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, derived, losses)
-        for q in (
+    quantities = []
+    for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, derived, losses):
+        quantities += [
             _relative(f"m_hat / m* - 1 at n={n}", mh, z * ms, m_star, note=f"m* = {m_star:.5g} (derived)"),
             _relative(f"E(m* I) / E_lin - 1 at n={n}", e, z * es, e_star, note=f"E_lin = {e_star:.5g} (derived)"),
-        )
-    ]
+        ]
     (m_last, se_last), n_last = m_hats[-1], n_grid[-1]
-    quantities.append(
-        Quantity(
-            name=f"m* at n={n_last}",
+    return (
+        *quantities,
+        Quantity.within(
+            f"m* at n={n_last}",
+            m_last,
+            _z_interval(m_last, se_last, z),
             theory=derived[-1][0],
-            measured=m_last,
-            ci_low=m_last - z * se_last,
-            ci_high=m_last + z * se_last,
             symbol="m^*",
             constant=True,
             setting={"task": task, "d": d, "n": n_last, "L": L, "sigma": sigma},
             note=f"derived; -> d = {d} as n -> inf for every L and sigma",
-        )
+        ),
     )
-    return tuple(quantities)
 
 
 def optimum(
@@ -136,24 +136,21 @@ def optimum(
     half_width: float,
     family_level: float,
 ) -> Outcome:
-    """The optimal ``m I`` is the derived ``m*`` and its error the derived ``E_lin(n)``.
-
-    At each ``n``: ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`) on a sample sized from an independent
-    ``pilot`` for a relative half-width ``half_width`` (within ``contexts``), and the loss at ``m* I`` on as
-    many contexts; :func:`optimum_decision`, Bonferroni ``z`` at ``family_level``.  ``decide(m_shift, e_shift,
-    law)``: the claimed ``m* (1 + m_shift)`` and ``E_lin (1 + e_shift)``, or a rival law of :func:`law_values`.
-    """
+    """The optimal ``m I`` is the derived ``m*`` and its error the derived ``E_lin(n)``: at each ``n``, ``m_hat``
+    (:func:`~lipschitz_icl.linear_scale.m_hat`) on a sample sized from an independent ``pilot`` for a relative
+    half-width ``half_width`` and the loss at ``m* I`` on as many; :func:`optimum_decision`, Bonferroni ``z`` at
+    ``family_level``.  ``decide(m_shift, e_shift, law)``: ``m* (1 + m_shift)`` and ``E_lin (1 + e_shift)``, or the
+    rival ``law`` of :func:`law_values`."""
     streams = seed.spawn(3 * len(n_grid))
     z = decision.bonferroni_z(2 * len(n_grid), family_level)
-    laws = {
-        name: [law_values(task, d, n, L, sigma, name) for n in n_grid] for name in ("derived", "noiseless", "limit")
-    }
+    laws = {law: [law_values(task, d, n, L, sigma, law) for n in n_grid] for law in ("derived", "noiseless", "limit")}
     m_hats, losses, sizes = _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams)
 
-    def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> decision.Decision:
+    def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> Decision:
         m_claim, e_claim = [m * (1 + m_shift) for m, _ in laws[law]], [e * (1 + e_shift) for _, e in laws[law]]
         return optimum_decision(m_hats, m_claim, losses, e_claim, z, m_margin, e_margin)
 
+    m_stars, e_lins = [m for m, _ in laws["derived"]], [e for _, e in laws["derived"]]
     return Outcome(
         decide=decide,
         quantities=_optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, laws["derived"], z),
@@ -162,13 +159,7 @@ def optimum(
         f"within +-{e_margin:g}, intervals +-z se, z = {z:.2f} (Bonferroni, family-wise {family_level:g}); "
         f"contexts {sizes} (sized from a {pilot}-context pilot for a half-width of {half_width:g} on "
         "m_hat/m* - 1).",
-        extra={
-            "m_star": [m for m, _ in laws["derived"]],
-            "m_hat": m_hats,
-            "E_lin": [e for _, e in laws["derived"]],
-            "E": losses,
-            "contexts": sizes,
-        },
+        extra={"m_star": m_stars, "m_hat": m_hats, "E_lin": e_lins, "E": losses, "contexts": sizes},
     )
 
 
@@ -177,39 +168,24 @@ def _directions(d: int, rng: np.random.Generator):
     """Unit-Frobenius perturbations: symmetric traceless, antisymmetric, rank-one traceless (one Gaussian ``A``,
     :func:`lipschitz_icl.geometry.anisotropic_directions`), and the scale directions ``+-I / sqrt(d)``."""
     dirs = geometry.anisotropic_directions(rng.normal(size=(d, d)))
-    return [
-        ("symmetric traceless", dirs["symmetric"]),
-        ("antisymmetric", dirs["antisymmetric"]),
-        ("rank-one traceless", dirs["rank-one"]),
-        ("scale up", np.eye(d) / math.sqrt(d)),
-        ("scale down", -np.eye(d) / math.sqrt(d)),
-    ]
+    names = {"symmetric traceless": "symmetric", "antisymmetric": "antisymmetric", "rank-one traceless": "rank-one"}
+    scale = np.eye(d) / math.sqrt(d)
+    return [(name, dirs[key]) for name, key in names.items()] + [("scale up", scale), ("scale down", -scale)]
 
 
-def perturbation_decision(diffs, z: float, labels) -> decision.Decision:
+def perturbation_decision(diffs, z: float, labels) -> Decision:
     """Sign rule: every paired difference ``L(M + eps D) - L(M)`` (interval ``value +- z se``) is > 0."""
-    return decision.combined(
-        "sign",
-        [
-            labelled(label, decision.sign(e.value - z * e.standard_error, e.value + z * e.standard_error, +1))
-            for label, e in zip(labels, diffs)
-        ],
-    )
+    signs = [decision.sign(*_z_interval(e.value, e.standard_error, z), +1) for e in diffs]
+    return decision.combined("sign", [labelled(label, sign) for label, sign in zip(labels, signs)])
 
 
 def _perturbation_quantities(labels, changes, z, n) -> tuple:
     """Each paired loss change ``Delta E_lin`` along a probe direction, interval ``+- z se``, which must be > 0."""
-    intervals = [(e.value, e.value - z * e.standard_error, e.value + z * e.standard_error) for e in changes]
+    intervals = [_z_interval(e.value, e.standard_error, z) for e in changes]
+    verdicts = [decision.sign(*iv, +1).verdict for iv in intervals]
     return tuple(
-        Quantity(
-            name=f"Delta E_lin along {name} at n={n}",
-            measured=v,
-            ci_low=lo,
-            ci_high=hi,
-            verdict=decision.sign(lo, hi, +1).verdict,
-            note="must be > 0",
-        )
-        for name, (v, lo, hi) in zip(labels, intervals)
+        Quantity.within(f"Delta E_lin along {name} at n={n}", e.value, iv, verdict=verdict, note="must be > 0")
+        for name, e, iv, verdict in zip(labels, changes, intervals, verdicts)
     )
 
 
@@ -225,39 +201,32 @@ def isotropic(
     relative_size: float,
     family_level: float,
 ) -> Outcome:
-    """``m* I`` minimises the loss over all ``M``: every perturbation of Frobenius size
-    ``eps = relative_size ||m* I||_F`` along :func:`_directions` raises it (:func:`perturbation_decision`,
-    Bonferroni ``z`` at ``family_level``).  ``decide(shift, anisotropy, base)``: the same probes from
-    ``m* ((1 + shift) I + anisotropy sqrt(d) D)``, ``D`` the reverse of the symmetric traceless probe (a random
-    traceless direction the probes can see), or from ``d I`` for ``base = "limit"`` (:func:`_base_differences`).
-    """
+    """``m* I`` minimises the loss over all ``M``: every perturbation of Frobenius size ``eps = relative_size
+    ||m* I||_F`` along :func:`_directions` raises it (:func:`perturbation_decision`, Bonferroni ``z`` at
+    ``family_level``).  ``decide(shift, anisotropy, base)``: the same probes from ``m* ((1 + shift) I + anisotropy
+    sqrt(d) D)``, ``D`` the reverse of the symmetric traceless probe, or from ``d I`` for ``base = "limit"``
+    (exact on the same draws: :func:`~lipschitz_icl.linear_scale.base_differences`)."""
     dir_stream, data_stream = seed.spawn(2)
     m_star = law_values(task, d, n, L, sigma)[0]
-    dirs = _directions(d, np.random.default_rng(dir_stream))
-    labels = [name for name, _ in dirs]
+    labels, units = zip(*_directions(d, np.random.default_rng(dir_stream)))
     eps = relative_size * m_star * math.sqrt(d)
-    z = decision.bonferroni_z(len(dirs), family_level)
-    bases = [m_star * np.eye(d), 2 * m_star * np.eye(d), m_star * (np.eye(d) - math.sqrt(d) * dirs[0][1])]
-    D0, D1, D2 = base_differences(
-        make_problem(task, d, n, L, sigma),
-        bases,
-        [eps * D for _, D in dirs],
-        contexts,
-        np.random.default_rng(data_stream),
-    )
+    z = decision.bonferroni_z(len(labels), family_level)
+    bases = [m_star * np.eye(d), 2 * m_star * np.eye(d), m_star * (np.eye(d) - math.sqrt(d) * units[0])]
+    problem, probes = make_problem(task, d, n, L, sigma), [eps * D for D in units]
+    D0, D1, D2 = base_differences(problem, bases, probes, contexts, np.random.default_rng(data_stream))
 
     def diffs(shift: float = 0.0, anisotropy: float = 0.0, base: str = "derived"):
         shift += d / m_star - 1 if base == "limit" else 0.0
         return [Estimate.from_samples(row) for row in D0 + shift * (D1 - D0) + anisotropy * (D2 - D0)]
 
-    def decide(**kw) -> decision.Decision:
+    def decide(**kw) -> Decision:
         return perturbation_decision(diffs(**kw), z, labels)
 
     return Outcome(
         decide=decide,
         quantities=_perturbation_quantities(labels, diffs(), z, n),
         margin="0 (every interval wholly above 0)",
-        rule=f"sign: every paired Delta E (z = {z:.2f}, Bonferroni over {len(dirs)} directions at family-wise "
+        rule=f"sign: every paired Delta E (z = {z:.2f}, Bonferroni over {len(labels)} directions at family-wise "
         f"{family_level:g}) > 0; perturbation size {relative_size:g} ||m* I||_F; {contexts} contexts, common "
         f"random numbers; m* = {m_star:.5g} (derived).",
         extra={"m_star": m_star, "eps": eps},
@@ -275,14 +244,10 @@ def _error_laws(task: str, d: int, grid, L: float, sigma: float) -> dict[str, tu
         return [lin.linear_optimum(cls, d, n, L, sigma)[1] for n in grid], [lin.linear_limit(cls, d, L)[1]] * len(grid)
 
     gamma = float(wlaw.envelope_law_exprs()["gamma"].subs(wlaw.d, d))
-    vanishing = [lin.linear_optimum(task, d, grid[0], L, sigma)[1] * (n / grid[0]) ** -gamma for n in grid]
+    rate = [lin.linear_optimum(task, d, grid[0], L, sigma)[1] * (n / grid[0]) ** -gamma for n in grid]
     k1 = [lin.zero_predictor_error(task, d, L)] * len(grid)
-    return {
-        "derived": derived(task),
-        "other-class": derived(other_class(task)),
-        "no-learning": (k1, k1),
-        "softmax-rate": (vanishing, vanishing),
-    }
+    rivals = {"other-class": derived(other_class(task)), "no-learning": (k1, k1), "softmax-rate": (rate, rate)}
+    return {"derived": derived(task), **rivals}
 
 
 def error_points(grid, errors, values, limits, z: float, scale: float = 1.0):
@@ -296,8 +261,7 @@ def error_points(grid, errors, values, limits, z: float, scale: float = 1.0):
 
 
 def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
-    """Softmax attention's error at its exact ``w*(n)`` (figure only, not decided) where ``w*`` has an exact
-    quadrature (affine, relu); None otherwise."""
+    """Softmax's error at its exact ``w*(n)`` (figure only) where ``w*`` has an exact quadrature, else None."""
     if task not in wlaw.TASKS:
         return None
     problems = [make_problem(task, d, n, L, sigma) for n in grid]
@@ -320,25 +284,23 @@ def _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts,
 
 
 def _limit_quantities(task, d, L, grid, errors, e_lim, next_theory, z, margin, verdict) -> tuple:
-    """The reported quantities of the limit claim: ``E(n_max)/(k(1) - d B) - 1`` against the derived next-order
-    term, and the limit ``k(1) - d B`` against ``E(n_max) +- z se``."""
+    """``E(n_max)/(k(1) - d B) - 1`` against the derived next-order term; ``k(1) - d B`` against ``E(n_max)``."""
     e_last, se_last = errors[-1]
+    low, high = _z_interval(e_last, se_last, z)
     return (
-        Quantity(
-            name=f"E(n={grid[-1]}) / (k(1) - d B) - 1",
+        Quantity.within(
+            f"E(n={grid[-1]}) / (k(1) - d B) - 1",
+            e_last / e_lim - 1,
+            (low / e_lim - 1, high / e_lim - 1),
             theory=next_theory,
-            measured=e_last / e_lim - 1,
-            ci_low=(e_last - z * se_last) / e_lim - 1,
-            ci_high=(e_last + z * se_last) / e_lim - 1,
             verdict=verdict,
             note=f"theory: derived next-order term; margin +-{margin:g}",
         ),
-        Quantity(
-            name="linear error limit k(1) - d B (n -> inf)",
+        Quantity.within(
+            "linear error limit k(1) - d B (n -> inf)",
+            e_last,
+            (low, high),
             theory=e_lim,
-            measured=e_last,
-            ci_low=e_last - z * se_last,
-            ci_high=e_last + z * se_last,
             symbol=r"E_{\mathrm{lin}}(\infty)",
             setting={"task": task, "d": d, "L": L},
             constant=True,
@@ -348,40 +310,20 @@ def _limit_quantities(task, d, L, grid, errors, e_lim, next_theory, z, margin, v
 
 
 def _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach) -> tuple:
-    """``(limit, T, grid)``: ``k(1) - d B``, ``T(n) = E_lin(n)/limit - 1``, ``n_grid`` extended until
-    ``T < reach margin``."""
+    """``(k(1) - d B, T, grid)``: ``T(n) = E_lin(n)/(k(1) - d B) - 1``; ``n_grid`` extended to ``T < reach margin``."""
     e_lim = lin.linear_limit(task, d, L)[1]
     next_order = lambda n: lin.linear_optimum(task, d, n, L, sigma)[1] / e_lim - 1.0  # noqa: E731
-    grid = [
-        int(round(n))
-        for n in decision.extend_grid(n_grid, next_order, margin, factor=extension_factor, x_max=n_max, reach=reach)
-    ]
-    return e_lim, next_order, grid
+    extended = decision.extend_grid(n_grid, next_order, margin, factor=extension_factor, x_max=n_max, reach=reach)
+    return e_lim, next_order, [int(round(n)) for n in extended]
 
 
-def _error_record(grid, errors, theory, e_lim, sizes, soft) -> tuple[dict, dict]:
-    """The limit claim's ``extra`` record and its log-log figure of the optimal linear attention's error against
-    ``n`` (softmax at ``w*`` beside it)."""
-    extra = {
-        "n": grid,
-        "linear": errors,
-        "linear_theory": theory,
-        "linear_limit": e_lim,
-        "contexts": sizes,
-        "softmax": soft,
-    }
+def _error_record(grid, errors, law, lim, sizes, soft) -> tuple[dict, dict]:
+    """The limit claim's ``extra`` and the log-log figure of its error and ``law`` (softmax at ``w*`` beside it)."""
+    extra = {"n": grid, "linear": errors, "linear_theory": law, "linear_limit": lim, "contexts": sizes, "softmax": soft}
     x = [float(n) for n in grid]
-    series = [{"label": "linear ($m^*$)", "x": x, "y": [v for v, _ in errors], "theory_y": theory}]
+    series = [{"label": "linear ($m^*$)", "x": x, "y": [v for v, _ in errors], "theory_y": law}]
     series += [{"label": "softmax ($w^*$)", "x": x, "y": soft}] if soft else []
-    return extra, {
-        "kind": "loglog",
-        "x": x,
-        "y": [v for v, _ in errors],
-        "theory_y": theory,
-        "series": series,
-        "xlabel": "$n$",
-        "ylabel": "ICL error",
-    }
+    return extra, _loglog(series, "$n$", "ICL error")
 
 
 def cannot_adapt(
@@ -402,14 +344,12 @@ def cannot_adapt(
     precision_floor: float,
     family_level: float,
 ) -> Outcome:
-    """The optimal linear attention's error does not vanish: it tends to the derived ``k(1) - d B > 0``.
-
-    ``n_grid`` extended by ``extension_factor`` until the derived next-order term ``T(n) = E_lin(n)/limit - 1``
-    is below ``reach margin`` (:func:`lipschitz_icl.decision.extend_grid`); at each ``n`` the loss at ``m*(n) I``
-    on a sample sized from an independent ``pilot`` for a relative half-width
-    ``follow_precision max(T(n), precision_floor margin)``; ``asymptotic`` rule on :func:`error_points`.
-    ``decide(change, law)``: the law ``(1 + change) E_lin(n)``, or a rival law of :func:`_error_laws`.
-    """
+    """The optimal linear attention's error does not vanish: it tends to the derived ``k(1) - d B > 0``.  ``n_grid``
+    extended by ``extension_factor`` while ``T(n) = E_lin(n)/limit - 1`` is at least ``reach margin``
+    (:func:`lipschitz_icl.decision.extend_grid`); at each ``n`` the loss at ``m*(n) I`` on a sample sized from an
+    independent ``pilot`` for a relative half-width ``follow_precision max(T(n), precision_floor margin)``;
+    ``asymptotic`` rule on :func:`error_points`.  ``decide(change, law)``: ``(1 + change) E_lin(n)``, or a rival
+    law of :func:`_error_laws`."""
     e_lim, next_order, grid = _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach)
     streams = seed.spawn(2 * len(grid) + 1)
     z = decision.bonferroni_z(len(grid), family_level)
@@ -417,7 +357,7 @@ def cannot_adapt(
     errors, sizes = _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams)
     laws = _error_laws(task, d, grid, L, sigma)
 
-    def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
+    def decide(change: float = 0.0, law: str = "derived") -> Decision:
         return decision.asymptotic(error_points(grid, errors, *laws[law], z, 1 + change), margin)
 
     theory, soft = laws["derived"][0], _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
@@ -436,71 +376,33 @@ def cannot_adapt(
 
 
 # ----------------------------------------------------------------------------- the weights do not follow L
-def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: float, margin: float) -> decision.Decision:
+def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: float, margin: float) -> Decision:
     """Equivalence within ``+-margin``: the ``L``-elasticity interval ``linear`` of the optimal linear scale
     with ``linear_claim`` and softmax's ``softmax`` with ``softmax_claim``; combined."""
+    pairs = (("linear m*", linear, linear_claim), ("softmax w*", softmax, softmax_claim))
     return decision.combined(
-        "equivalence",
-        [
-            labelled("linear m*", decision.equivalence(linear[0] - linear_claim, linear[1] - linear_claim, margin)),
-            labelled(
-                "softmax w*", decision.equivalence(softmax[0] - softmax_claim, softmax[1] - softmax_claim, margin)
-            ),
-        ],
+        "equivalence", [labelled(name, decision.equivalence(lo - c, hi - c, margin)) for name, (lo, hi), c in pairs]
     )
 
 
-def _linear_elasticity(m_hats, m_stars, span, z) -> tuple[float, float, tuple[float, float]]:
-    """``log(m_hi/m_lo)/span`` of ``m_hat``, the derived one of ``m*``, and the delta-method interval ``+- z se``."""
-    (m_lo, s_lo), (m_hi, s_hi) = m_hats[0], m_hats[-1]
-    e_lin, derived = math.log(m_hi / m_lo) / span, math.log(m_stars[-1] / m_stars[0]) / span
-    half = z * math.hypot(s_lo / m_lo, s_hi / m_hi) / span
-    return e_lin, derived, (e_lin - half, e_lin + half)
-
-
-def _weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, soft, ws) -> tuple:
+def _weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, e_soft, soft_iv, ws) -> tuple:
     """The ``L``-elasticity of ``m_hat`` against the derived one, and that of softmax's ``w*`` against ``2 alpha``."""
-    soft_lo, e_soft, soft_hi = soft
-    return (
-        Quantity(
-            name="d log m* / d log L (linear attention)",
-            theory=derived,
-            measured=e_lin,
-            ci_low=lin_iv[0],
-            ci_high=lin_iv[1],
-            note="m_hat = " + ", ".join(f"{m:.5g}" for m, _ in m_hats),
-        ),
-        Quantity(
-            name="d log w* / d log L (softmax attention)",
-            theory=2 * alpha,
-            measured=e_soft,
-            ci_low=soft_lo,
-            ci_high=soft_hi,
-            note="theory 2 alpha; w* = " + ", ".join(f"{w:.5g}" for w in ws),
-        ),
+    m_list, w_list = ", ".join(f"{m:.5g}" for m, _ in m_hats), ", ".join(f"{w:.5g}" for w in ws)
+    rows = (
+        ("d log m* / d log L (linear attention)", e_lin, lin_iv, derived, f"m_hat = {m_list}"),
+        ("d log w* / d log L (softmax attention)", e_soft, soft_iv, 2 * alpha, f"theory 2 alpha; w* = {w_list}"),
     )
+    return tuple(Quantity.within(name, value, iv, theory=theory, note=note) for name, value, iv, theory, note in rows)
 
 
 def _weights_figure(L_grid, ws, m_hats, m_stars) -> dict:
     """Log-log figure of ``w*`` and ``m_hat`` (``m*`` theory) against ``L``, each over its value at the first ``L``."""
-    m_lo = m_hats[0][0]
+    x, m_lo, theory = list(L_grid), m_hats[0][0], [m / m_stars[0] for m in m_stars]
     series = [
-        {"label": r"softmax $w^*$", "x": list(L_grid), "y": [w / ws[0] for w in ws]},
-        {
-            "label": r"linear $\hat m$",
-            "x": list(L_grid),
-            "y": [m / m_lo for m, _ in m_hats],
-            "theory_y": [m / m_stars[0] for m in m_stars],
-        },
+        {"label": r"softmax $w^*$", "x": x, "y": [w / ws[0] for w in ws]},
+        {"label": r"linear $\hat m$", "x": x, "y": [m / m_lo for m, _ in m_hats], "theory_y": theory},
     ]
-    return {
-        "kind": "loglog",
-        "x": list(L_grid),
-        "y": series[0]["y"],
-        "series": series,
-        "xlabel": "$L$",
-        "ylabel": "optimal weight scale / its value at the smallest $L$",
-    }
+    return _loglog(series, "$L$", "optimal weight scale / its value at the smallest $L$")
 
 
 def weights(
@@ -516,36 +418,35 @@ def weights(
     family_level: float,
 ) -> Outcome:
     """As ``L`` grows softmax's optimal window shrinks (``w* ~ L^(2 alpha)``) while the optimal linear attention's
-    weights ``(m*/n) x_i . q`` stay put: a fixed profile whose scale ``m*`` moves only by the derived finite-``n``
-    noise effect (``m* -> d`` for every ``L``).
-
-    ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`, ``contexts`` each) and the exact softmax ``w*`` at each
-    ``L`` of ``L_grid``; the elasticities ``log(x_hi/x_lo)/log(L_hi/L_lo)`` between its ends, linear's interval ``+-
-    z se`` (delta method, ``z`` at ``family_level``), softmax's from the exact ``w*``'s stated accuracy;
-    ``equivalence`` within ``+-margin_fraction 2 alpha`` (:func:`lipschitz_icl.derivations.window_law.window_law`)
-    of the derived elasticity of ``m*`` and of ``2 alpha``.  ``decide(shift, linear, softmax)``: the linear claim
-    shifted, or the rivals ``linear = "softmax"`` (``m* ~ L^(2 alpha)``), ``softmax = "none"`` (``w*`` fixed).
+    weights ``(m*/n) x_i . q`` keep their scale but for the derived finite-``n`` noise effect (``m* -> d``):
+    :func:`elasticity_decision` on the ``L``-elasticities ``log(x_hi/x_lo)/log(L_hi/L_lo)`` over ``L_grid`` of
+    ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`; delta-method interval ``+- z se``, ``z`` at
+    ``family_level``) and of the exact softmax ``w*`` (its stated accuracy), margin ``+-margin_fraction 2 alpha``
+    (:func:`~lipschitz_icl.derivations.window_law.window_law`).  ``decide(shift, linear, softmax)``: the linear
+    claim shifted, or the rivals ``linear = "softmax"`` (``m* ~ L^(2 alpha)``), ``softmax = "none"`` (``w*`` fixed).
     """
     alpha = wlaw.window_law(task, d)[0]
     margin, span = margin_fraction * 2 * alpha, math.log(L_grid[-1] / L_grid[0])
     m_hats = [m_hat(make_problem(task, d, n, LL, sigma), contexts, s) for LL, s in zip(L_grid, seed.spawn(len(L_grid)))]
     m_stars = [law_values(task, d, n, LL, sigma)[0] for LL in L_grid]
     found = [wstar(make_problem(task, d, n, LL, sigma), "exact") for LL in L_grid]
-    e_lin, derived, lin_iv = _linear_elasticity(m_hats, m_stars, span, decision.bonferroni_z(1, family_level))
+    e_lin, lin_iv = scale_elasticity(m_hats[0], m_hats[-1], span, decision.bonferroni_z(1, family_level))
+    derived = math.log(m_stars[-1] / m_stars[0]) / span
     soft_lo, e_soft, soft_hi = wstar_elasticities([L_grid[0], L_grid[-1]], [found[0], found[-1]])[0]
+    soft_iv = (soft_lo, soft_hi)
     stuck = [LL for LL, w in zip(L_grid, found) if w.at_search_bound]
 
-    def decide(shift: float = 0.0, linear: str = "derived", softmax: str = "derived") -> decision.Decision:
+    def decide(shift: float = 0.0, linear: str = "derived", softmax: str = "derived") -> Decision:
         if stuck:
-            return decision.Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
+            return Decision("equivalence", "inconclusive", f"softmax w* at its search bound for L = {stuck}")
         claim = {"derived": derived, "softmax": 2 * alpha}[linear] + shift
         soft_claim = {"derived": 2 * alpha, "none": 0.0}[softmax]
-        return elasticity_decision(lin_iv, (soft_lo, soft_hi), claim, soft_claim, margin)
+        return elasticity_decision(lin_iv, soft_iv, claim, soft_claim, margin)
 
     ws = [w.w_star.value for w in found]
     return Outcome(
         decide=decide,
-        quantities=_weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, (soft_lo, e_soft, soft_hi), ws),
+        quantities=_weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, e_soft, soft_iv, ws),
         margin=f"+-{margin:.4g} on each L-elasticity",
         rule=f"equivalence within +-{margin_fraction:g} x 2 alpha = +-{margin:.4g}: the L-elasticity of m_hat (L = "
         f"{L_grid[0]:g} to {L_grid[-1]:g}, n = {n}, sigma = {sigma:g}, {contexts} contexts each, interval "
@@ -556,11 +457,28 @@ def weights(
 
 
 # ----------------------------------------------------------------------------- the trainer
-def trained_decision(scales, target: float, margin: float, level: float):
-    """Equivalence of the mean trained scale with ``target``: the two-sided ``level`` t-interval of the mean of
-    ``scales`` (independent runs), relative to ``target``, within ``+-margin``.  Returns ``(Decision, interval)``."""
-    interval = relative_interval(*mean_interval(scales, 0.5 + 0.5 * level), target)
-    return decision.equivalence(*interval, margin), interval
+def _trained_shape(aniso, floor: float, threshold: float, floor_factor: float) -> Decision:
+    """One-sided: every anisotropy ``<= threshold``; inconclusive unless the run-to-run noise floor is below
+    ``threshold/floor_factor``."""
+    if floor * floor_factor >= threshold:
+        return Decision("one-sided", "inconclusive", f"noise floor {floor:.4f} >= threshold/{floor_factor:g}")
+    return decision.one_sided(0.0, max(aniso), threshold, "<=")
+
+
+def _trained_quantities(runs_out: TrainedRuns, m_star, shape, floor, margin, level, shape_threshold) -> tuple:
+    """``mean tr(v M)/d / m* - 1`` (``level`` t-interval) and the largest trained anisotropy."""
+    scale, interval = relative_scale_equivalence(runs_out.scales, m_star, margin, level)
+    starts = [geometry.anisotropy(M0) for M0 in runs_out.starts]
+    scale_note = f"{len(runs_out.results)} runs; m* = {m_star:.5g}; margin +-{margin:g}"
+    shape_note = f"random starts {min(starts):.2f}-{max(starts):.2f}; noise floor {floor:.4f}"
+    rows = (
+        ("tr(v M)/d / m* - 1", float(np.mean(runs_out.scales)) / m_star - 1, interval, scale.verdict, scale_note),
+        ("max anisotropy of trained v M", max(runs_out.anisotropy), (0.0, shape_threshold), shape.verdict, shape_note),
+    )
+    return tuple(
+        Quantity.within(name, value, iv, theory=0.0, verdict=verdict, note=note)
+        for name, value, iv, verdict, note in rows
+    )
 
 
 def trained(
@@ -581,57 +499,27 @@ def trained(
 ) -> Outcome:
     """Training linear attention (M-form, ``protocol``) from random anisotropic starts ends at ``m* I``.
 
-    Scale: :func:`trained_decision` of ``tr(v M)/d`` over ``runs`` independent runs (run ``k`` from child ``k``
-    of the seed) against ``m*``.  Shape: every anisotropy below ``shape_threshold`` (one-sided), inconclusive
-    unless the run-to-run noise floor (:func:`lipschitz_icl.pretraining.noise_floor`) is below
-    ``shape_threshold / floor_factor``.  ``decide(change, law)``: the target ``(1 + change) m``, ``m`` of
-    :func:`law_values`.
-    """
-    results = independent_runs(
-        make_problem(task, d, n, L, sigma), seed, runs, attention="linear", init_scale=init_scale, **protocol
-    )
-    starts, Ms = [geometry.anisotropy(M0) for M0, _ in results], [r.M for _, r in results]
-    scales, aniso = [geometry.isotropic_scale(M) for M in Ms], [geometry.anisotropy(M) for M in Ms]
-    floor = noise_floor(Ms)
-    shape = decision.one_sided(0.0, max(aniso), shape_threshold, "<=")
-    if floor * floor_factor >= shape_threshold:
-        shape = decision.Decision("one-sided", "inconclusive", f"noise floor {floor:.4f} >= threshold/{floor_factor:g}")
+    Scale: :func:`~lipschitz_icl.trained_scale.relative_scale_equivalence` of ``tr(v M)/d`` over ``runs``
+    independent runs with ``m*``; shape: :func:`_trained_shape` with the run-to-run noise floor
+    (:func:`lipschitz_icl.pretraining.noise_floor`).  ``decide(change, law)``: the target ``(1 + change) m``, ``m``
+    of :func:`law_values`."""
+    problem = make_problem(task, d, n, L, sigma)
+    runs_out = trained_runs(problem, seed, runs, attention="linear", init_scale=init_scale, **protocol)
+    floor = noise_floor([r.M for r in runs_out.results])
+    shape = _trained_shape(runs_out.anisotropy, floor, shape_threshold, floor_factor)
     m_star = law_values(task, d, n, L, sigma)[0]
 
-    def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:
+    def decide(change: float = 0.0, law: str = "derived") -> Decision:
         target = law_values(task, d, n, L, sigma, law)[0] * (1 + change)
-        return decision.combined(
-            "equivalence",
-            [labelled("scale", trained_decision(scales, target, margin, level)[0]), labelled("shape", shape)],
-        )
+        scale = relative_scale_equivalence(runs_out.scales, target, margin, level)[0]
+        return decision.combined("equivalence", [labelled("scale", scale), labelled("shape", shape)])
 
-    scale_dec, (low, high) = trained_decision(scales, m_star, margin, level)
-    quantities = (
-        Quantity(
-            name="tr(v M)/d / m* - 1",
-            theory=0.0,
-            measured=float(np.mean(scales)) / m_star - 1,
-            ci_low=low,
-            ci_high=high,
-            verdict=scale_dec.verdict,
-            note=f"{runs} runs; m* = {m_star:.5g}; margin +-{margin:g}",
-        ),
-        Quantity(
-            name="max anisotropy of trained v M",
-            theory=0.0,
-            measured=max(aniso),
-            ci_low=0.0,
-            ci_high=shape_threshold,
-            verdict=shape.verdict,
-            note=f"random starts {min(starts):.2f}-{max(starts):.2f}; noise floor {floor:.4f}",
-        ),
-    )
     return Outcome(
         decide=decide,
-        quantities=quantities,
+        quantities=_trained_quantities(runs_out, m_star, shape, floor, margin, level, shape_threshold),
         margin=f"+-{margin:g} on tr(v M)/d / m* - 1",
         rule=f"equivalence of the mean tr(v M)/d over {runs} runs ({level:g} t-interval) with m* = {m_star:.5g} within "
         f"+-{margin:g} relative; every anisotropy < {shape_threshold:g}. Protocol: {protocol}, start scale "
         f"{init_scale:g}.",
-        extra={"scales": scales, "anisotropy": aniso, "noise_floor": floor},
+        extra={"scales": runs_out.scales, "anisotropy": runs_out.anisotropy, "noise_floor": floor},
     )
