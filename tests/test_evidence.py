@@ -75,3 +75,18 @@ def test_rows_from_an_interval_and_from_an_estimate():
     row = Quantity.estimated("y", e, 0.95, verdict="holds")
     assert (row.measured, (row.ci_low, row.ci_high), row.verdict) == (3.0, e.confidence_interval(0.95), "holds")
     assert row.ci_low == pytest.approx(3.0 - 1.959963984540054 * 0.5)
+
+
+def test_plot_is_the_figure_record_the_report_reads():
+    from lipschitz_icl.evidence import plot
+
+    record = plot("loglog", [1.0, 2.0], [3.0, 4.0], "$n$", "error", theory_y=[3.1, 4.1], title="t")
+    assert record == {
+        "kind": "loglog",
+        "x": [1.0, 2.0],
+        "y": [3.0, 4.0],
+        "theory_y": [3.1, 4.1],
+        "title": "t",
+        "xlabel": "$n$",
+        "ylabel": "error",
+    }

@@ -176,6 +176,15 @@ def test_measure_functions_take_exactly_the_design_and_the_grid():
         assert names == expected | ({"seed"} if spec.stochastic else set()), (spec.key, names ^ expected)
 
 
+def test_each_claims_module_exports_its_measure_functions():
+    """A claims module's ``__all__`` names every measure function the registry takes from it."""
+    import importlib
+
+    for spec in registry.load():
+        module = importlib.import_module(f"lipschitz_icl.claims.{spec.group}")
+        assert spec.measure in module.__all__, (spec.key, spec.measure)
+
+
 def test_claims_command_lists_the_registry_with_last_resolutions(tmp_path, capsys):
     import json
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 from .decision import Decision, Verdict, combine
 
-__all__ = ["VERDICTS", "STATUSES", "SCOPES", "Quantity", "Outcome", "Evidence", "combine_verdicts"]
+__all__ = ["VERDICTS", "STATUSES", "SCOPES", "Quantity", "Outcome", "Evidence", "combine_verdicts", "plot"]
 
 VERDICTS = tuple(v.value for v in Verdict)
 STATUSES = ("confirmatory", "exploratory")
@@ -64,6 +64,13 @@ class Quantity:
         if self.theory in (None, 0) or self.measured is None:
             return None
         return self.measured / self.theory
+
+
+def plot(kind: str, x: list, y: list, xlabel: str, ylabel: str, **more) -> dict:
+    """An :attr:`Outcome.figure` record for the report: the curve ``y`` along ``x`` drawn as ``kind``
+    (``loglog``, ``semilogx``, ``semilogy``, ``scatter``) with its axis labels, and ``more`` keys the report
+    reads (``theory_y``, ``y_low``/``y_high``, ``series``, ``title``)."""
+    return {"kind": kind, "x": x, "y": y, **more, "xlabel": xlabel, "ylabel": ylabel}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,7 +26,7 @@ from scipy import special, stats
 from .. import certified, sphere
 from .. import inequalities as ineq
 from ..concentration import TAIL_RTOL, cap_tail, norm_mean, projection_tail
-from ..evidence import Outcome, Quantity
+from ..evidence import Outcome, Quantity, plot
 from ..projection_lemma import DG_BOUNDS, beta_end_lemma
 from ..proof_outcome import Piece, proof_outcome
 from ..tails import (
@@ -40,16 +40,7 @@ from ..tails import (
     normaliser_draws,
 )
 
-__all__ = [
-    "projection_tails",
-    "cap_probability",
-    "cap_counts",
-    "DG_BOUNDS",
-    "CHERNOFF_BOUNDS",
-    "levy_exact",
-    "levy_monte_carlo",
-    "softmax_normaliser",
-]
+__all__ = ["projection_tails", "cap_probability", "cap_counts", "levy_exact", "levy_monte_carlo", "softmax_normaliser"]
 
 
 # ----------------------------------------------------------------------------- the outcome
@@ -99,7 +90,7 @@ def _tail_outcome(
 def _figure(x, truth, bound, xlabel: str, ylabel: str) -> dict:
     """A log-scale figure of the true tail (``y``) and the bound (``theory_y``) along ``x``."""
     x, y, theory_y = ([float(v) for v in values] for values in (x, truth, bound))
-    return {"kind": "semilogy", "x": x, "y": y, "theory_y": theory_y, "xlabel": xlabel, "ylabel": ylabel}
+    return plot("semilogy", x, y, xlabel, ylabel, theory_y=theory_y)
 
 
 EXACT_RULE = (

@@ -29,19 +29,7 @@ from ..pretraining import noise_floor
 from ..problem import make_problem
 from ..trained_scale import TrainedRuns, relative_scale_equivalence, trained_runs
 
-__all__ = [
-    "optimum",
-    "isotropic",
-    "cannot_adapt",
-    "weights",
-    "trained",
-    "law_values",
-    "other_class",
-    "optimum_decision",
-    "perturbation_decision",
-    "error_points",
-    "elasticity_decision",
-]
+__all__ = ["optimum", "isotropic", "cannot_adapt", "weights", "trained"]
 
 
 def other_class(task: str) -> str:

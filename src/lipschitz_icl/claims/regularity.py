@@ -29,7 +29,7 @@ import numpy as np
 from lipschitz_icl.derivations import regularity as law
 
 from .. import decision, sweep
-from ..evidence import Outcome, Quantity
+from ..evidence import Outcome, Quantity, plot
 from ..exact import exact_loss
 from ..law_points import kernel_law_points, kernel_slope_points
 from ..optimum import wstar
@@ -75,14 +75,8 @@ def _bias_quantities(reg, last, values, w, setting, verdict) -> tuple:
 
 def _bias_figure(w, values, reg) -> dict:
     """Log-log figure of the exact large-``n`` bias against ``w`` beside the law ``b w^-beta``."""
-    return {
-        "kind": "loglog",
-        "x": w.tolist(),
-        "y": values,
-        "theory_y": (reg.b * w**-reg.beta).tolist(),
-        "xlabel": "$w$",
-        "ylabel": r"large-$n$ bias part",
-    }
+    theory_y = (reg.b * w**-reg.beta).tolist()
+    return plot("loglog", w.tolist(), values, "$w$", r"large-$n$ bias part", theory_y=theory_y)
 
 
 def bias_power(
@@ -176,14 +170,8 @@ def _law_record(rho, ws, acc, reg, n_grid, slope) -> tuple[dict, dict]:
     law's ``extra`` record."""
     ratio = ws / (reg.C * rho**reg.alpha)
     next_order = [p.next_order for p in kernel_law_points(rho, ws, acc, reg)]
-    figure = {
-        "kind": "semilogx",
-        "x": rho.tolist(),
-        "y": ratio.tolist(),
-        "theory_y": [1 + t for t in next_order],
-        "xlabel": r"$\rho = n/\sigma^2$",
-        "ylabel": r"$w^*/(C\,\rho^\alpha)$",
-    }
+    labels = (r"$\rho = n/\sigma^2$", r"$w^*/(C\,\rho^\alpha)$")
+    figure = plot("semilogx", rho.tolist(), ratio.tolist(), *labels, theory_y=[1 + t for t in next_order])
     extra = {
         "rho": rho.tolist(),
         "w_star": ws.tolist(),

@@ -21,23 +21,16 @@ from lipschitz_icl.derivations import window_law as law
 
 from .. import decision, geometry, sweep
 from ..asymptotic import QUADRATURE_ACCURACY, asymptotic_terms
-from ..evidence import Outcome, Quantity
+from ..evidence import Outcome, Quantity, plot
 from ..law_points import power_slope_points, window_law_points
 from ..loss_direction import part_direction
 from ..minimiser import MinimiserProbes
 from ..optimum import wstar, wstar_elasticities
 from ..pretraining import independent_runs, mean_limits, scale_interval
 from ..problem import make_problem
+from ..trained_scale import scale_equivalence
 
-__all__ = [
-    "isotropy",
-    "trained_isotropy",
-    "monotonicity",
-    "window_scaling",
-    "bias_noise_powers",
-    "law_grid",
-    "other_class",
-]
+__all__ = ["isotropy", "trained_isotropy", "monotonicity", "window_scaling", "bias_noise_powers"]
 
 
 def other_class(task: str) -> str:
@@ -105,15 +98,9 @@ def isotropy(
 
 def _probe_figure(quantities) -> dict:
     """Each probe's ``Delta L`` with its interval, in probe order."""
-    return {
-        "kind": "scatter",
-        "x": list(range(1, len(quantities) + 1)),
-        "y": [q.measured for q in quantities],
-        "y_low": [q.ci_low for q in quantities],
-        "y_high": [q.ci_high for q in quantities],
-        "xlabel": "probe",
-        "ylabel": r"$\Delta L$",
-    }
+    bands = {"y_low": [q.ci_low for q in quantities], "y_high": [q.ci_high for q in quantities]}
+    x = list(range(1, len(quantities) + 1))
+    return plot("scatter", x, [q.measured for q in quantities], "probe", r"$\Delta L$", **bands)
 
 
 def trained_isotropy(
@@ -148,8 +135,7 @@ def trained_isotropy(
     w0 = exact.w_star.value
 
     def decide(change: float = 0.0) -> decision.Decision:
-        low, high = scale_interval(w_runs, exact, target=w0 * (1 + change), level=level)
-        scale = decision.equivalence(low, high, margin * w0)
+        scale = scale_equivalence(w_runs, exact, w0 * (1 + change), margin * w0, level)
         return decision.Decision(
             "equivalence", decision.combine([shape, scale]), f"shape: {shape.detail}; scale: {scale.detail}"
         )
@@ -341,14 +327,8 @@ def _law_record(grid, rho, results, slope: float, derived: tuple) -> tuple[dict,
     alpha, C, q, k = derived
     ws = np.array([w.w_star.value for w in results])
     ratio, next_order = (ws / (C * rho**alpha)).tolist(), [k * (C * r**alpha) ** (-q) for r in rho]
-    figure = {
-        "kind": "semilogx",
-        "x": rho.tolist(),
-        "y": ratio,
-        "theory_y": [1 + t for t in next_order],
-        "xlabel": r"$\rho = nL^2/\sigma^2$",
-        "ylabel": r"$w^*/(C_d\,\rho^\alpha)$",
-    }
+    labels = (r"$\rho = nL^2/\sigma^2$", r"$w^*/(C_d\,\rho^\alpha)$")
+    figure = plot("semilogx", rho.tolist(), ratio, *labels, theory_y=[1 + t for t in next_order])
     series = {"rho": rho.tolist(), "w_star": ws.tolist(), "ratio": ratio, "next_order": next_order}
     return figure, {"derived": {"alpha": alpha, "C": C}, **series, "n_grid": list(grid), "slope": slope}
 
@@ -438,7 +418,7 @@ def _part_figures(w, bias, R, bias_theory, noise_theory) -> list[dict]:
     """The large-``n`` bias and ``n E sum_i p_i^2`` over ``w`` against their derived leading terms (log-log)."""
     labels = ("large-$n$ bias part", r"$n\,\mathbb{E}\sum_i p_i^2$")
     return [
-        {"kind": "loglog", "x": w.tolist(), "y": v.tolist(), "theory_y": t.tolist(), "xlabel": "$w$", "ylabel": label}
+        plot("loglog", w.tolist(), v.tolist(), "$w$", label, theory_y=t.tolist())
         for v, t, label in zip((bias, R), (bias_theory, noise_theory), labels)
     ]
 

@@ -26,7 +26,7 @@ from lipschitz_icl.derivations import window_law as law
 from .. import decision
 from ..attention import Attention
 from ..estimate import log_slope, mean_se
-from ..evidence import Outcome, Quantity
+from ..evidence import Outcome, Quantity, plot
 from ..optimum import wstar
 from ..pretraining import independent_runs
 from ..probes import CosineProbe, noise_terms, probe_errors_along_n, probe_log_ratios, probe_suite, probe_terms
@@ -57,14 +57,8 @@ def _band(r: float, se: float, z: float) -> tuple[float, float]:
 
 def _band_series(label: str, x: list, rows, z: float) -> dict:
     """A figure series of means ``m`` with bands ``m +- z se`` from ``rows = [(m, se), ...]``."""
-    bands = [_band(m, se, z) for m, se in rows]
-    return {
-        "label": label,
-        "x": x,
-        "y": [m for m, _ in rows],
-        "y_low": [lo for lo, _ in bands],
-        "y_high": [hi for _, hi in bands],
-    }
+    low, high = ([_band(m, se, z)[i] for m, se in rows] for i in (0, 1))
+    return {"label": label, "x": x, "y": [m for m, _ in rows], "y_low": low, "y_high": high}
 
 
 # ----------------------------------------------------------------------------- generalisation
@@ -118,15 +112,9 @@ def _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z) -> tuple[
         theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
     ]
     series = [_band_series(name, x, rows, z) for name, rows in loss.items()]
-    figure = {
-        "kind": "loglog",
-        "x": x,
-        "y": envelope_curve,
-        "xlabel": "$n$",
-        "ylabel": "ICL error",
-        "series": series + [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}],
-        "title": f"pretrained on {train_task} tasks, tested on the probes",
-    }
+    series += [{"label": "Lipschitz envelope + noise (theory)", "x": x, "y": envelope_curve}]
+    title = f"pretrained on {train_task} tasks, tested on the probes"
+    figure = plot("loglog", x, envelope_curve, "$n$", "ICL error", series=series, title=title)
     return envelope_curve, figure
 
 
@@ -333,8 +321,7 @@ class _Panel:
         axis = ", ".join(f"{i} {p}" for i, p in enumerate(probes))
         for long, short in (("cosine-", "cos"), ("triangle-", "tri"), ("distance-", "dist")):
             axis = axis.replace(long, short)
-        head = {"kind": "scatter", "x": x, "y": series[0]["y"], "series": series}
-        return {**head, "xlabel": "test task: " + axis, "ylabel": "ICL error", "title": title}
+        return plot("scatter", x, series[0]["y"], "test task: " + axis, "ICL error", series=series, title=title)
 
     def outcome(self, rule_name, one, *, rule, margin, title, extra, predicted=None) -> Outcome:
         """The claim's outcome: ``one(r, se, key, **deviation)`` (its rule on one log error ratio, a list of

@@ -26,7 +26,7 @@ from .. import decision, geometry
 from ..decision import any_of
 from ..derivations import saddle as theory
 from ..estimate import Estimate, difference, log_ratio_of_means
-from ..evidence import Outcome, Quantity
+from ..evidence import Outcome, Quantity, plot
 from ..fixed_draw import best_scales
 from ..lowrank import (
     Moves,
@@ -298,17 +298,11 @@ def _dimension_figure(rows, limit) -> dict:
     """The optimal errors of ``c* P`` (against their ``d -> infinity`` limit) and of ``w* I`` along ``d``."""
     xs, lossL = [float(r["d"]) for r in rows], float(np.mean(limit[0] + limit[1]))
     ys = [float(np.mean(r["P"])) for r in rows]
-    return {
-        "kind": "semilogx",
-        "x": xs,
-        "y": ys,
-        "series": [
-            {"label": r"$c^* BB^\top$", "x": xs, "y": ys, "theory_y": [lossL] * len(rows)},
-            {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]},
-        ],
-        "xlabel": "$d$",
-        "ylabel": "optimal ICL error",
-    }
+    series = [
+        {"label": r"$c^* BB^\top$", "x": xs, "y": ys, "theory_y": [lossL] * len(rows)},
+        {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]},
+    ]
+    return plot("semilogx", xs, ys, "$d$", "optimal ICL error", series=series)
 
 
 def dimension_dependence(
@@ -487,13 +481,6 @@ def _saddle_figure(th, measured: Estimate, level: float) -> dict:
     s2 = th["s"] ** 2 / 2
     low, high = measured.confidence_interval(level)
     kappa = th["curvature"].value
-    return {
-        "kind": "scatter",
-        "x": [kappa],
-        "y": [measured.value / s2],
-        "y_low": [low / s2],
-        "y_high": [high / s2],
-        "theory_y": [kappa],
-        "xlabel": r"derived $\partial_s^2 L$ along $Q$",
-        "ylabel": r"measured $2\Delta_Q / s^2$",
-    }
+    labels = (r"derived $\partial_s^2 L$ along $Q$", r"measured $2\Delta_Q / s^2$")
+    bands = {"y_low": [low / s2], "y_high": [high / s2], "theory_y": [kappa]}
+    return plot("scatter", [kappa], [measured.value / s2], *labels, **bands)
