@@ -354,11 +354,9 @@ class _Panel:
 
 
 def _mismatch_labels(factor: float, suffix: str = "") -> dict:
-    return {
-        "matched": f"L' = L{suffix}",
-        "smaller": f"L' = L/{factor:g}{suffix}",
-        "larger": f"L' = {factor:g}L{suffix}",
-    }
+    """The labels of the models pretrained at ``L' = L``, ``L/factor`` and ``factor L``."""
+    f = f"{factor:g}"
+    return {"matched": f"L' = L{suffix}", "smaller": f"L' = L/{f}{suffix}", "larger": f"L' = {f}L{suffix}"}
 
 
 def _sign_rule(z: float):
@@ -392,10 +390,8 @@ def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z) -
     """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and the panel of their
     log error ratios and errors on the probes (:func:`~lipschitz_icl.probes.probe_log_ratios`)."""
     (stream,) = seed.spawn(1)
-    ws = {
-        k: _wstar("affine", d, n, x, sigma)
-        for k, x in (("matched", L), ("smaller", L / factor), ("larger", L * factor))
-    }
+    pretrained_at = (("matched", L), ("smaller", L / factor), ("larger", L * factor))
+    ws = {k: _wstar("affine", d, n, x, sigma) for k, x in pretrained_at}
     models = {k: Attention.isotropic(w, d) for k, w in ws.items()}
     ratios, errors = probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, stream)
     return ws, _Panel(ratios, errors, _mismatch_labels(factor), gated, z)

@@ -482,5 +482,6 @@ def _saddle_figure(th, measured: Estimate, level: float) -> dict:
     low, high = measured.confidence_interval(level)
     kappa = th["curvature"].value
     labels = (r"derived $\partial_s^2 L$ along $Q$", r"measured $2\Delta_Q / s^2$")
-    bands = {"y_low": [low / s2], "y_high": [high / s2], "theory_y": [kappa]}
-    return plot("scatter", [kappa], [measured.value / s2], *labels, **bands)
+    return plot(
+        "scatter", [kappa], [measured.value / s2], *labels, y_low=[low / s2], y_high=[high / s2], theory_y=[kappa]
+    )
