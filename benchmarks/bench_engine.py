@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 from lipschitz_icl import make_problem
-from lipschitz_icl.isotropic import draw_isotropic_batch
-from lipschitz_icl.loss import icl_loss
+from lipschitz_icl.loss.estimators import icl_loss
+from lipschitz_icl.loss.isotropic import draw_isotropic_batch
 from lipschitz_icl.optimum import wstar
 
 
@@ -107,14 +107,17 @@ def main():
                     res = wstar(problem, method, **kwargs)
                     sec = time.perf_counter() - start
                     half = (res.ci_high - res.ci_low) / (2 * res.w_star.value)
-                    print(f"| {task} | {d} | {n} | {method} | {res.w_star.value:.4f} | "
-                          f"[{res.ci_low:.4f}, {res.ci_high:.4f}] | {half:.4f} | "
-                          f"{res.info.get('contexts', '-')} | {sec:.2f} |")
+                    print(
+                        f"| {task} | {d} | {n} | {method} | {res.w_star.value:.4f} | "
+                        f"[{res.ci_low:.4f}, {res.ci_high:.4f}] | {half:.4f} | "
+                        f"{res.info.get('contexts', '-')} | {sec:.2f} |"
+                    )
 
     print("\n## 4. Memory: relu, d = 5, n = 100000, 10000 contexts, one loss evaluation\n")
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, __file__, "--memory-child"], capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, __file__, "--memory-child"], capture_output=True, text=True, check=True
+    ).stdout.split()
     sec = time.perf_counter() - start
     print(f"peak RSS {int(out[0]) / 2**20:.2f} GiB (target < 2 GiB), loss {float(out[1]):.6f}, {sec:.1f} s")
 

@@ -1,10 +1,10 @@
 """The prover's speed targets (issue 18), each beside the float64 exact method, in one run.
 
 1. Proving a cap or projection inequality on ``h`` (or ``s``) in ``[0, 1]`` for one ``d <= 512``: at most
-   5 s.  Beside it: the float64 exact tail (``lipschitz_icl.concentration``) at 1000 grid points, which
+   5 s.  Beside it: the float64 exact tail (``lipschitz_icl.sphere.concentration``) at 1000 grid points, which
    samples and decides nothing about the points between.
 2. A certified affine loss (``d <= 10``, ``n <= 1e6``) with relative width ``<= 1e-8``: at most 10 s.
-   Beside it: ``lipschitz_icl.exact.exact_loss`` (default rtol 1e-6) and its stated relative error.
+   Beside it: ``lipschitz_icl.exact.route.exact_loss`` (default rtol 1e-6) and its stated relative error.
 3. A certified affine ``w*`` (``d <= 5``) to 6 digits: at most 60 s.  Beside it: ``wstar --method exact``.
 
     PYTHONPATH=src python3 benchmarks/bench_prover.py [--quick]
@@ -21,13 +21,13 @@ import time
 
 import numpy as np
 
-from lipschitz_icl import concentration
-from lipschitz_icl.certified_loss import loss_enclosure
-from lipschitz_icl.certified_wstar import certified_wstar
-from lipschitz_icl.exact import exact_loss
+from lipschitz_icl.certified.loss import loss_enclosure
+from lipschitz_icl.certified.wstar import certified_wstar
+from lipschitz_icl.exact.route import exact_loss
 from lipschitz_icl.optimum import wstar_exact
 from lipschitz_icl.problem import make_problem
-from lipschitz_icl.prover import prove
+from lipschitz_icl.prover.search import prove
+from lipschitz_icl.sphere import concentration
 
 
 def timed(fn, *args, **kwargs):
@@ -40,11 +40,17 @@ def tails(quick: bool) -> None:
     print("\n1. prove a tail inequality on the whole interval (target <= 5 s)")
     print("| statement | d | verdict | boxes | prove s | float64 exact at 1000 grid points s | met |")
     print("|---|---|---|---|---|---|---|")
-    cases = [("cap_tail", "exp(-d*h**2/2)", {"h": [0.0, 1.0]}, "Ball: P(x.q >= h) <= exp(-d h^2/2), h in [0, 1]"),
-             ("projection_tail", "exp(k/2*(1 - s*d/k + log(s*d/k)))", {"k": [10], "s": "mean"},
-              "Dasgupta-Gupta: P(||Px||^2 >= s) <= exp(k/2 (1 - beta + ln beta)), s in [k/d, 1], k = 10")]
+    cases = [
+        ("cap_tail", "exp(-d*h**2/2)", {"h": [0.0, 1.0]}, "Ball: P(x.q >= h) <= exp(-d h^2/2), h in [0, 1]"),
+        (
+            "projection_tail",
+            "exp(k/2*(1 - s*d/k + log(s*d/k)))",
+            {"k": [10], "s": "mean"},
+            "Dasgupta-Gupta: P(||Px||^2 >= s) <= exp(k/2 (1 - beta + ln beta)), s in [k/d, 1], k = 10",
+        ),
+    ]
     for quantity, bound, extra, text in cases:
-        for d in ((3, 512) if quick else (3, 50, 512)):
+        for d in (3, 512) if quick else (3, 50, 512):
             domain = {"d": [d], **extra}
             if domain.get("s") == "mean":
                 domain["s"] = [10 / d, 1.0] if d > 10 else None
@@ -56,14 +62,18 @@ def tails(quick: bool) -> None:
                 _, float_s = timed(concentration.cap_tail, d, grid)
             else:
                 _, float_s = timed(concentration.projection_tail, d, 10, grid)
-            print(f"| {text} | {d} | {result.verdict.value} | {result.boxes} | {seconds:.3f} | {float_s:.5f} | "
-                  f"{'yes' if seconds <= 5 and result.verdict.value == 'proved' else 'no'} |")
+            print(
+                f"| {text} | {d} | {result.verdict.value} | {result.boxes} | {seconds:.3f} | {float_s:.5f} | "
+                f"{'yes' if seconds <= 5 and result.verdict.value == 'proved' else 'no'} |"
+            )
 
 
 def losses(quick: bool) -> None:
     print("\n2. certified affine loss with relative width <= 1e-8 (target <= 10 s), L = 1, sigma = 0.5, w near w*")
-    print("| d | n | w | certified [low, high] | rel. width | certified s | exact value | exact stated rel. err | "
-          "exact s | met |")
+    print(
+        "| d | n | w | certified [low, high] | rel. width | certified s | exact value | exact stated rel. err | "
+        "exact s | met |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for d, n in ((3, 10**6), (10, 10**6)) if quick else ((2, 10**6), (3, 10**6), (5, 1000), (10, 100), (10, 10**6)):
         w = round(wstar_exact(make_problem("affine", d, n, 1.0, 0.5)).w_star.value, 3)
@@ -71,25 +81,33 @@ def losses(quick: bool) -> None:
         e = enclosure.to_dict()
         exact, exact_s = timed(exact_loss, make_problem("affine", d, n, 1.0, 0.5), w)
         width = (e["loss_high"] - e["loss_low"]) / exact.loss.value
-        print(f"| {d} | {n:.0e} | {w:g} | [{e['loss_low']:.12g}, {e['loss_high']:.12g}] | {width:.1e} | {seconds:.2f} | "
-              f"{exact.loss.value:.12g} | {exact.loss.abs_error / exact.loss.value:.1e} | {exact_s:.3f} | "
-              f"{'yes' if seconds <= 10 and width <= 1e-8 else 'no'} |")
+        print(
+            f"| {d} | {n:.0e} | {w:g} | [{e['loss_low']:.12g}, {e['loss_high']:.12g}] | {width:.1e} | {seconds:.2f} | "
+            f"{exact.loss.value:.12g} | {exact.loss.abs_error / exact.loss.value:.1e} | {exact_s:.3f} | "
+            f"{'yes' if seconds <= 10 and width <= 1e-8 else 'no'} |"
+        )
 
 
 def minimisers(quick: bool) -> None:
     print("\n3. certified affine w* to 6 digits (target <= 60 s), L = 1")
-    print("| d | n | sigma | certified [low, high] | rel. width | evaluations | certified s | exact w* | "
-          "exact s | met |")
+    print(
+        "| d | n | sigma | certified [low, high] | rel. width | evaluations | certified s | exact w* | exact s | met |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    settings = ((3, 100, 0.5), (5, 1000, 0.5)) if quick else \
-        ((2, 20, 2.0), (3, 10, 1.0), (3, 100, 0.5), (4, 1000, 0.5), (5, 100, 0.5), (5, 1000, 0.5))
+    settings = (
+        ((3, 100, 0.5), (5, 1000, 0.5))
+        if quick
+        else ((2, 20, 2.0), (3, 10, 1.0), (3, 100, 0.5), (4, 1000, 0.5), (5, 100, 0.5), (5, 1000, 0.5))
+    )
     for d, n, sigma in settings:
         result, seconds = timed(certified_wstar, d, n, sigma, 1.0)
         exact, exact_s = timed(wstar_exact, make_problem("affine", d, n, 1.0, sigma))
         width = (result.high - result.low) / result.low if result.decided else float("inf")
-        print(f"| {d} | {n} | {sigma:g} | [{result.low:.9g}, {result.high:.9g}] | {width:.1e} | "
-              f"{result.info.get('evaluations')} | {seconds:.1f} | {exact.w_star.value:.9g} | {exact_s:.2f} | "
-              f"{'yes' if seconds <= 60 and width <= 2e-6 else 'no'} |")
+        print(
+            f"| {d} | {n} | {sigma:g} | [{result.low:.9g}, {result.high:.9g}] | {width:.1e} | "
+            f"{result.info.get('evaluations')} | {seconds:.1f} | {exact.w_star.value:.9g} | {exact_s:.2f} | "
+            f"{'yes' if seconds <= 60 and width <= 2e-6 else 'no'} |"
+        )
 
 
 def main() -> None:

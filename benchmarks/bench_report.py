@@ -25,13 +25,34 @@ FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "claims_examp
 def hostile(base: Path, keys: int) -> dict:
     data = json.loads(base.read_text())
     for i in range(keys):
-        data["claims"].append({
-            "claim_id": f"hostile/key{i}/d3", "key": f"hostile.key{i}", "group": "hostile",
-            "verdict": ("holds", "fails", "inconclusive")[i % 3], "statement": "w* = C (n L^2/sigma^2)^alpha " * 7,
-            "quantities": [{"name": f"q{j} $\\foo$", "theory": 1.0, "measured": 1.0 + j * 1e-3, "ci_low": 0.99,
-                            "ci_high": 1.01, "verdict": "holds", "note": "x" * 40} for j in range(3)],
-            "figure": {"kind": "loglog", "x": list(range(1, 11)), "y": [1.0 / k for k in range(1, 11)],
-                       "xlabel": "$\\foo$", "ylabel": "y"}})
+        data["claims"].append(
+            {
+                "claim_id": f"hostile/key{i}/d3",
+                "key": f"hostile.key{i}",
+                "group": "hostile",
+                "verdict": ("holds", "fails", "inconclusive")[i % 3],
+                "statement": "w* = C (n L^2/sigma^2)^alpha " * 7,
+                "quantities": [
+                    {
+                        "name": f"q{j} $\\foo$",
+                        "theory": 1.0,
+                        "measured": 1.0 + j * 1e-3,
+                        "ci_low": 0.99,
+                        "ci_high": 1.01,
+                        "verdict": "holds",
+                        "note": "x" * 40,
+                    }
+                    for j in range(3)
+                ],
+                "figure": {
+                    "kind": "loglog",
+                    "x": list(range(1, 11)),
+                    "y": [1.0 / k for k in range(1, 11)],
+                    "xlabel": "$\\foo$",
+                    "ylabel": "y",
+                },
+            }
+        )
     return data
 
 

@@ -5,7 +5,7 @@ Adam (``lr = 0.01``, betas ``(0.9, 0.999)``, ``eps = 1e-8``) on a fresh batch of
 for ``n = 50, 200, 1000`` and both parameterisations (``param="M"``: ``s_i = x_i^T M q``; ``param="full"``:
 ``W_K``, ``W_Q``, ``W_V`` on tokens ``z_i = [x_i; y_i]``, query ``[q; 0]``).
 
-- NumPy: :func:`lipschitz_icl.train.train` itself (analytic gradients); seconds/step is its ``seconds``
+- NumPy: :func:`lipschitz_icl.model.train.train` itself (analytic gradients); seconds/step is its ``seconds``
   (the training loop only) over its ``steps``.
 - PyTorch twin: the same model, the same start (the NumPy ``init_params`` draw), the same data
   distribution drawn in torch each step (``u``, ``x``, ``q`` normalised standard Gaussians,
@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from lipschitz_icl import make_problem
-from lipschitz_icl.train import DEFAULT_INIT_SCALE, init_params, train
+from lipschitz_icl.model.train import DEFAULT_INIT_SCALE, init_params, train
 
 D, L, SIGMA, BATCH, LR = 5, 1.0, 0.5, 256, 0.01
 WARMUP_STEPS = 5
@@ -69,13 +69,13 @@ def _torch_prompts(torch, gen, n: int):
 
 def _torch_predict(torch, param: str, p: dict, x, y, q):
     if param == "M":
-        s = (x @ (q @ p["M"].T)[:, :, None])[..., 0]                    # s_i = x_i^T M q
+        s = (x @ (q @ p["M"].T)[:, :, None])[..., 0]  # s_i = x_i^T M q
         return (torch.softmax(s, dim=-1) * y).sum(-1)
-    z = torch.cat([x, y[..., None]], dim=-1)                             # z_i = [x_i; y_i]
-    zq = torch.cat([q, torch.zeros_like(q[:, :1])], dim=-1)              # z_q = [q; 0]
+    z = torch.cat([x, y[..., None]], dim=-1)  # z_i = [x_i; y_i]
+    zq = torch.cat([q, torch.zeros_like(q[:, :1])], dim=-1)  # z_q = [q; 0]
     h = zq @ p["W_Q"].T
-    s = (z @ (h @ p["W_K"])[:, :, None])[..., 0]                         # s_i = (W_K z_i) . h
-    c = z @ p["W_V"][-1]                                                 # c_i = W_V[d] . z_i
+    s = (z @ (h @ p["W_K"])[:, :, None])[..., 0]  # s_i = (W_K z_i) . h
+    c = z @ p["W_V"][-1]  # c_i = W_V[d] . z_i
     return (torch.softmax(s, dim=-1) * c).sum(-1)
 
 
@@ -124,8 +124,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[50, 200, 1000])
     parser.add_argument("--params", nargs="+", default=["M", "full"], choices=["M", "full"])
-    parser.add_argument("--steps", type=int, default=None,
-                        help="timed steps per run (default max(40, 10000 // n): a run of at least ~0.1 s)")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="timed steps per run (default max(40, 10000 // n): a run of at least ~0.1 s)",
+    )
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per cell (default 7)")
     args = parser.parse_args()
     try:
@@ -135,13 +139,17 @@ def main() -> int:
         return 0
     threads = os.cpu_count() or 1
     torch.set_num_threads(threads)
-    print(f"# NumPy trainer vs PyTorch twin (CPU, float64): affine d = {D}, L = {L:g}, sigma = {SIGMA:g}, "
-          f"batch = {BATCH}, softmax, Adam lr = {LR:g}\n")
-    print(f"numpy {np.__version__}, torch {torch.__version__} ({threads} threads), Python "
-          f"{platform.python_version()}, {os.cpu_count()} cores; per cell {args.repeats} runs of each, "
-          f"alternating, {args.steps or 'max(40, 10000 // n)'} steps per run, {SETTLE_SECONDS} s pause "
-          f"before each run, after a {WARMUP_STEPS}-step warm-up; medians; load average before: "
-          f"{os.getloadavg()[0]:.2f}\n")
+    print(
+        f"# NumPy trainer vs PyTorch twin (CPU, float64): affine d = {D}, L = {L:g}, sigma = {SIGMA:g}, "
+        f"batch = {BATCH}, softmax, Adam lr = {LR:g}\n"
+    )
+    print(
+        f"numpy {np.__version__}, torch {torch.__version__} ({threads} threads), Python "
+        f"{platform.python_version()}, {os.cpu_count()} cores; per cell {args.repeats} runs of each, "
+        f"alternating, {args.steps or 'max(40, 10000 // n)'} steps per run, {SETTLE_SECONDS} s pause "
+        f"before each run, after a {WARMUP_STEPS}-step warm-up; medians; load average before: "
+        f"{os.getloadavg()[0]:.2f}\n"
+    )
     print("| n | param | NumPy s/step | torch s/step | torch / NumPy |")
     print("|---|---|---|---|---|")
     for n in args.n:

@@ -33,7 +33,7 @@ atexit.register(shutil.rmtree, _CACHE_DIR, True)
 @pytest.fixture
 def cache_root(tmp_path, monkeypatch):
     """An enabled on-disk cache in the test's temporary directory (restored afterwards)."""
-    from lipschitz_icl import cache
+    from lipschitz_icl.runtime import cache
 
     root = tmp_path / "cache"
     monkeypatch.setenv(cache.ENV_VAR, str(root))
@@ -48,7 +48,7 @@ def group_registry(tmp_path_factory, monkeypatch):
     """``use(group)`` puts a registry holding only the package's ``<group>.toml`` (and the sections) in use
     for the test -- a group is tested whatever state the other groups' files are in -- and returns its
     specs ``{claim name: ClaimSpec}``."""
-    from lipschitz_icl import registry
+    from lipschitz_icl.gates import registry
 
     def use(group: str) -> dict:
         directory = tmp_path_factory.mktemp(f"registry-{group}")
@@ -65,7 +65,7 @@ def check_registry_entry():
     """``check(module, spec, **overrides)``: the registry entry ``spec`` run through its measure function in
     ``module`` on its design with ``overrides`` (smaller samples): the decide function takes every resolution's
     and alternative's keywords and decides by the registry's rule (the signatures themselves are checked for
-    the whole registry by tests/test_registry.py)."""
+    the whole registry by tests/gates/test_registry.py)."""
     import numpy as np
 
     def check(module, spec, **overrides):

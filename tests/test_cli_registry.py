@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lipschitz_icl import cli, registry
+from lipschitz_icl import cli
+from lipschitz_icl.gates import registry
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from lipschitz_icl import geometry
 from lipschitz_icl.cli import main
+from lipschitz_icl.model import geometry
 
 BASE = [
     "train",

@@ -1,7 +1,7 @@
 """The bound-expression reader (lipschitz_icl.expression): a whitelist walk of ``ast.parse``.
 
 The two tables below were computed by the hand-written tokenizer and recursive-descent parser that this
-module replaced (lipschitz_icl.variants at commit 7cfe18c), by running it on these texts: the values
+module replaced (lipschitz_icl.gates.variants at commit 7cfe18c), by running it on these texts: the values
 (``mpmath.nstr(value, 30)``), SymPy forms and refusal messages (with their columns) must not change.
 """
 
@@ -10,8 +10,9 @@ import time
 import mpmath
 import pytest
 
-from lipschitz_icl import expression, variants
+from lipschitz_icl import expression
 from lipschitz_icl.expression import MAX_DEPTH, MAX_EXPR_CHARS, MAX_TOKENS, ExpressionError, parse_expression
+from lipschitz_icl.gates import variants
 
 NAMES = {"d", "n", "L", "sigma", "C", "h"}
 ENV = {"d": 5, "n": 1000, "L": 1.5, "sigma": 0.25, "C": 2.0, "h": 0.1}

@@ -11,13 +11,13 @@ import mpmath
 import pytest
 
 from lipschitz_icl import ParameterError, make_problem, sphere
-from lipschitz_icl.asymptotic import asymptotic_loss
-from lipschitz_icl.exact import exact_loss
-from lipschitz_icl.loss import icl_loss
+from lipschitz_icl.exact.route import exact_loss
+from lipschitz_icl.gates.variants import ExpressionError, parse_expression
+from lipschitz_icl.loss.asymptotic import asymptotic_loss
+from lipschitz_icl.loss.estimators import icl_loss
+from lipschitz_icl.model.train import train
 from lipschitz_icl.optimum import wstar, wstar_mc
-from lipschitz_icl.train import train
 from lipschitz_icl.validation import parse_int, parse_real
-from lipschitz_icl.variants import ExpressionError, parse_expression
 
 P = {"task": "affine", "d": 3, "n": 200, "L": 1.0, "sigma": 0.5}
 

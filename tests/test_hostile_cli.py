@@ -351,7 +351,8 @@ def _prepare(tmp: Path) -> None:
 WORKER = textwrap.dedent("""
     import contextlib, io, json, resource, signal, sys, time
     from lipschitz_icl.cli import build_parser, main
-    import lipschitz_icl.variants, lipschitz_icl.report, lipschitz_icl.exact  # imports are not a case's time
+    import lipschitz_icl.gates.variants, lipschitz_icl.report  # imports are not a case's time
+    import lipschitz_icl.exact.route
     build_parser()
     cases, result_path = json.load(open(sys.argv[1])), sys.argv[2]
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lipschitz_icl.cli import main
+from lipschitz_icl.gates.variants import MAX_MAGNITUDE_LOG10, ExpressionError, parse_expression
 from lipschitz_icl.validation import ParameterError, parse_int, parse_real
-from lipschitz_icl.variants import MAX_MAGNITUDE_LOG10, ExpressionError, parse_expression
 
 NUMBERS = st.one_of(
     st.integers(0, 10**6).map(str),

@@ -230,7 +230,7 @@ CASES = [
 ]
 
 BUDGETS = (
-    "import lipschitz_icl.symbolic as _s, lipschitz_icl.sweep as _w\n"
+    "import lipschitz_icl.tasks.symbolic as _s, lipschitz_icl.runtime.sweep as _w\n"
     "_s.SECONDS = 1.0\n_w.CONNECT_TIMEOUT = 0.5\n_w.HANDSHAKE_TIMEOUT = 1.0\n"
 )
 

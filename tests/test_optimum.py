@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lipschitz_icl import make_problem
-from lipschitz_icl.loss import icl_loss
+from lipschitz_icl.loss.estimators import icl_loss
 from lipschitz_icl.optimum import wstar
 
 
@@ -88,13 +88,13 @@ def test_a_minimiser_at_the_method_budget_is_inconclusive(monkeypatch, capsys):
     is not a minimum that was found: open interval, exit 3 -- never exit 2 naming 'w', which is not an
     option of wstar (issue 22: extreme L/sigma).  The grid budget is lowered so that it binds below the
     true w* (about 9.2 here; theta nodes ~ 15 w at level 1, so w > 6.7 is refused)."""
-    from lipschitz_icl import exact_quadrature as exact
     from lipschitz_icl.cli import main
+    from lipschitz_icl.exact import grids
 
     problem = make_problem("affine", 3, 30, 1.0, 0.05)
     free = wstar(problem, "exact")
     assert not free.inconclusive and free.w_star.value > 8
-    monkeypatch.setattr(exact, "_MAX_THETA", 100)
+    monkeypatch.setattr(grids, "MAX_THETA", 100)
     bound = wstar(problem, "exact")
     assert bound.inconclusive and bound.at_budget_bound and bound.w_star.value < free.w_star.value
     assert bound.ci_low == bound.w_star.value and bound.ci_high == math.inf
@@ -124,10 +124,10 @@ def test_a_search_started_beyond_the_budget_walks_down_to_the_minimum(monkeypatc
     the search walks down and finds the finite-n minimum w* = 10.08 (the exact loss is higher on both
     sides).  The grid budget is lowered (2e4 theta nodes) so the walk's evaluations near it are cheap;
     the minimum found is the same as with the full budget (measured: 10.0753 vs 10.0757)."""
-    from lipschitz_icl import exact_quadrature as exact
-    from lipschitz_icl.exact import exact_loss
+    from lipschitz_icl.exact import grids
+    from lipschitz_icl.exact.route import exact_loss
 
-    monkeypatch.setattr(exact, "_MAX_THETA", 2e4)
+    monkeypatch.setattr(grids, "MAX_THETA", 2e4)
     problem = make_problem("affine", 3, 30, 1e6, 1e-6)
     found = wstar(problem, "exact", rel_tol=1e-3)
     assert not found.inconclusive and found.at_budget_bound is False

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lipschitz_icl import Attention, AttentionLayer, ParameterError, make_problem, make_task_class, sphere
-from lipschitz_icl.loss import icl_loss
+from lipschitz_icl.loss.estimators import icl_loss
 from lipschitz_icl.optimum import wstar
 
 

@@ -3,6 +3,6 @@ package is still importing also ends with one line and exit code 130: :mod:`lips
 
 import sys
 
-from ._entry import main
+from lipschitz_icl._entry import main
 
 sys.exit(main())

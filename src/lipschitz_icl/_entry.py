@@ -11,7 +11,7 @@ import sys
 def main() -> int:
     """Run :func:`lipschitz_icl.cli.main` and return its exit code (130 on Ctrl-C at any point)."""
     try:
-        from .cli import main as run
+        from lipschitz_icl.cli import main as run
 
         code = run()
     except KeyboardInterrupt:

@@ -26,8 +26,8 @@ import math
 import os
 import sys
 
-from . import progress
-from .validation import ParameterError, shorten
+from lipschitz_icl import progress
+from lipschitz_icl.validation import ParameterError, shorten
 
 __all__ = ["main", "build_parser", "jsonable", "NonFiniteResult"]
 
@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="lipschitz-icl", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name in COMMAND_MODULES:
-        module = importlib.import_module(f".commands.{name}", __package__)
+        module = importlib.import_module(f"lipschitz_icl.commands.{name}")
         command = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         command.add_argument("--json", action="store_true", help="print one JSON object on stdout")
         module.add_arguments(command)
@@ -189,7 +189,7 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
-    from .registry import RegistryError  # the parser's choices (figures, claims) read the registry
+    from lipschitz_icl.gates.registry import RegistryError  # the parser's choices (figures, claims) read the registry
 
     args = None
     try:

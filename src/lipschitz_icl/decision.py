@@ -1,5 +1,5 @@
 """The decision vocabulary: the four statistical rules every claim and every bound variant is judged by,
-and ``proof``, the prover's verdict on a whole domain (:mod:`lipschitz_icl.prover`).
+and ``proof``, the prover's verdict on a whole domain (:mod:`lipschitz_icl.prover.search`).
 
 Each rule turns an *interval* (never a point) into a verdict in {holds, fails, inconclusive}, and
 each is monotone in the interval's width: widening the interval can turn ``holds`` or ``fails`` into

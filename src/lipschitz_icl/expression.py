@@ -1,7 +1,7 @@
 """Bound expressions: untrusted arithmetic text read into a small syntax tree, evaluated in mpmath.
 
-A bound of a variant file (:mod:`lipschitz_icl.variants`) or a user kernel
-(:func:`lipschitz_icl.zonal.expression_kernel`) is text from outside.  It is read in four steps,
+A bound of a variant file (:mod:`lipschitz_icl.gates.variants`) or a user kernel
+(:func:`lipschitz_icl.tasks.zonal.expression_kernel`) is text from outside.  It is read in four steps,
 each with a budget, and never passed to ``eval``, ``exec``, ``compile``, ``sympify`` or
 ``parse_expr``:
 
@@ -30,7 +30,7 @@ keeps every intermediate ``|x|`` within ``[1e-1000, 1e1000]`` (:data:`MAX_MAGNIT
 a power's magnitude ``|b log10 |a||`` before computing it.  Every refusal is an
 :class:`ExpressionError` naming its 1-based column when it has one.
 
-Ball evaluation (:meth:`Expression.evaluate_ball`, for the prover :mod:`lipschitz_icl.prover`) walks the
+Ball evaluation (:meth:`Expression.evaluate_ball`, for the prover :mod:`lipschitz_icl.prover.search`) walks the
 same tree in python-flint ball arithmetic (``arb``): the variables are balls (a parameter box), and the
 result is a ball that contains the expression's value at every point of the box.  An operation that is
 undefined somewhere on its argument ball (``log``/``sqrt``/fractional power of a ball reaching below 0,

@@ -1,16 +1,16 @@
 """The optimal window ``w*`` for ``M = w I``: ``w* = argmin_w L(w)``.
 
 ==============  ======================================================================================
-``mc``          Monte Carlo on the reduced form (:mod:`lipschitz_icl.isotropic`) with common random
+``mc``          Monte Carlo on the reduced form (:mod:`lipschitz_icl.loss.isotropic`) with common random
                 numbers: the same contexts for every ``w``.  Newton's method in ``theta = log w`` on the
                 sample-mean loss, with the per-context first and second derivatives in closed form.
                 Uncertainty by the M-estimator (sandwich) rule: with per-context gradients ``g_c`` at
                 the optimum and mean curvature ``H``, ``se(theta*) = sd(g_c) / (|H| sqrt(N))``; the
                 interval is ``exp(theta* +- z se)``.  Contexts are added (pilot, then the size the pilot
                 says is needed) until the interval's half-width is within ``rel_precision`` of ``w*``.
-``asymptotic``  minimiser of the large-``n`` loss (:mod:`lipschitz_icl.asymptotic`), bounded Brent in
+``asymptotic``  minimiser of the large-``n`` loss (:mod:`lipschitz_icl.loss.asymptotic`), bounded Brent in
                 ``theta``; the interval is the optimiser's tolerance.
-``exact``       the same on the quadrature loss (:mod:`lipschitz_icl.exact`).
+``exact``       the same on the quadrature loss (:mod:`lipschitz_icl.exact.route`).
 ==============  ======================================================================================
 
 Supported range: ``n >= 2`` (at ``n = 1`` the loss does not depend on ``w``), ``sigma > 0``, the
@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from .estimate import Estimate, LossEstimate
-from .isotropic import IsotropicBatch, draw_isotropic_batch
-from .problem import Problem, check_problem
-from .tasks import task_names
-from .validation import ParameterError, check_choice, check_int, check_real, check_rng
+from lipschitz_icl.estimate import Estimate, LossEstimate
+from lipschitz_icl.loss.isotropic import IsotropicBatch, draw_isotropic_batch
+from lipschitz_icl.problem import Problem, check_problem
+from lipschitz_icl.tasks.registry import task_names
+from lipschitz_icl.validation import ParameterError, check_choice, check_int, check_real, check_rng
 
 __all__ = ["WStar", "wstar", "wstar_mc", "wstar_asymptotic", "wstar_exact", "WSTAR_METHODS", "wstar_elasticities"]
 
@@ -211,7 +211,7 @@ def _leading_order_guess(problem: Problem) -> float:
     guess = getattr(problem.task_class, "wstar_guess", None)
     if guess is not None and problem.sigma > 0:
         return math.log(guess(problem.n, problem.sigma))
-    from .asymptotic import form_terms
+    from lipschitz_icl.loss.asymptotic import form_terms
 
     def loss(theta):
         try:
@@ -303,7 +303,7 @@ _ASYMPTOTIC_WSTAR_ACCURACY: dict[str | None, float] = {"arc-cosine": 3e-5}
 def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
     """Minimiser of the large-``n`` loss ``L^2 (b0(w) + b1(w)/n) + sigma^2 R_d(w)/n`` (``R_d(w)`` beyond the
     double range at large ``w`` and ``d``: an infinite loss there)."""
-    from .asymptotic import asymptotic_loss
+    from lipschitz_icl.loss.asymptotic import asymptotic_loss
 
     return _deterministic_wstar(
         problem,
@@ -315,9 +315,9 @@ def wstar_asymptotic(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
 
 
 def wstar_exact(problem: Problem, *, rel_tol: float = 1e-6) -> WStar:
-    """Minimiser of the quadrature loss of :mod:`lipschitz_icl.exact` (windows beyond its grid budget:
+    """Minimiser of the quadrature loss of :mod:`lipschitz_icl.exact.route` (windows beyond its grid budget:
     see :func:`_deterministic_wstar`)."""
-    from .exact import check_budget, exact_loss
+    from lipschitz_icl.exact.route import check_budget, exact_loss
 
     _require_isotropic(problem)
     check_budget(problem, math.exp(_leading_order_guess(problem)))  # refused up front, not after the search
@@ -404,7 +404,7 @@ def wstar_mc(
     it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
     ``max_contexts``; ``precision_reached`` says whether the target was met)."""
     _require_isotropic(problem)
-    from .loss import MAX_MC_N, MEMORY_BUDGET, WORK_BUDGET
+    from lipschitz_icl.loss.estimators import MAX_MC_N, MEMORY_BUDGET, WORK_BUDGET
 
     if problem.n > MAX_MC_N:
         raise ParameterError("n", f"<= {MAX_MC_N:.0e} for method 'mc' (use 'exact' or 'asymptotic')", problem.n)
@@ -484,7 +484,7 @@ def _sandwich_se(bank: _Bank, theta: float) -> float:
 def _initial_guess(problem: Problem, rng: np.random.Generator) -> float:
     """Start of the Newton search: the asymptotic ``w*`` where it exists, else a coarse CRN grid drawn
     from a stream spawned from the caller's generator (``rng.spawn``: its own state is not advanced)."""
-    from .asymptotic import asymptotic_tasks
+    from lipschitz_icl.loss.asymptotic import asymptotic_tasks
 
     if problem.task in asymptotic_tasks():
         return wstar_asymptotic(problem, rel_tol=1e-3).w_star.value

@@ -2,24 +2,38 @@
 
 Labels are ``y_i = f(x_i) + eps_i`` with ``eps_i ~ N(0, sigma^2)`` i.i.d.; covariates and the query are
 uniform on ``S^{d-1}``.  The loss depends on the noise only through ``sigma^2``.
+
+Constructors: :func:`make_problem` (a registered task class), :func:`zonal_problem`,
+:func:`kernel_problem` and :func:`mixture_problem` (a prior given by its covariance kernel, a user
+expression or a mixture of the registered classes), :func:`prior` (a named kernel of a claim's design)
+and :func:`matched_problem` (a low-rank class with its signal matched across ``d``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
-from . import sphere
-from .task_family import TaskPrior
-from .tasks import make_task_class
-from .validation import ParameterError, check_int, check_real
+from lipschitz_icl.sphere import laws
+from lipschitz_icl.tasks.family import TaskPrior
+from lipschitz_icl.tasks.registry import make_task_class
+from lipschitz_icl.tasks.zonal import ZonalKernel, builtin_kernel, expression_kernel, parse_task
+from lipschitz_icl.tasks.zonal_class import ZonalTaskClass
+from lipschitz_icl.validation import ParameterError, check_int, check_real
 
 __all__ = [
     "Problem",
     "PromptBuffers",
     "make_problem",
     "check_problem",
+    "zonal_problem",
+    "kernel_problem",
+    "mixture_problem",
+    "prior",
+    "matched_problem",
     "MAX_D",
     "MAX_N",
     "L_RANGE",
@@ -83,7 +97,7 @@ class Problem:
         """The deterministic part of :meth:`sample_prompts` on the draws left in ``out`` by
         :meth:`draw_prompts`: ``x <- x/|x|``, ``q <- q/|q|``, ``y <- f(x) + sigma y``; returns
         ``(task, x, y, q, f(q))``."""
-        x, y, q = sphere.normalise_rows(out.x), out.y, sphere.normalise_rows(out.q)
+        x, y, q = laws.normalise_rows(out.x), out.y, laws.normalise_rows(out.q)
         y *= self.sigma
         y += task(x)
         fq = task(q[:, None, :])[:, 0]
@@ -110,7 +124,7 @@ def make_problem(task: str, d: int, n: float, L: float, sigma: float, **task_kwa
     Parameters
     ----------
     task : str
-        A known task class (:data:`lipschitz_icl.tasks.TASK_NAMES`, e.g. ``"affine"``, ``"relu"``).
+        A known task class (:data:`lipschitz_icl.tasks.registry.TASK_NAMES`, e.g. ``"affine"``, ``"relu"``).
     d : int
         Dimension of the sphere ``S^{d-1}`` of covariates and query, ``2 <= d <= 512``.
     n : int or integral float
@@ -120,7 +134,7 @@ def make_problem(task: str, d: int, n: float, L: float, sigma: float, **task_kwa
     sigma : float
         Standard deviation of the label noise, ``0 <= sigma <= 1e6``.
     **task_kwargs
-        ``frequency``, ``rank``, ``B``: passed to :func:`~lipschitz_icl.tasks.make_task_class`.
+        ``frequency``, ``rank``, ``B``: passed to :func:`~lipschitz_icl.tasks.registry.make_task_class`.
 
     Returns
     -------
@@ -170,3 +184,54 @@ def check_problem(problem) -> Problem:
     if not isinstance(problem, Problem):
         raise ParameterError("problem", "a lipschitz_icl.problem.Problem (see make_problem)", type(problem).__name__)
     return problem
+
+
+# ----------------------------------------------------------------------------- problems of zonal priors
+def zonal_problem(kernel: ZonalKernel, n, sigma) -> Problem:
+    """A :class:`~lipschitz_icl.problem.Problem` for ``kernel``: ``n >= 1``, ``sigma >= 0``."""
+    if not isinstance(kernel, ZonalKernel):
+        raise ParameterError("kernel", "a lipschitz_icl.tasks.zonal.ZonalKernel", kernel)
+    return Problem(ZonalTaskClass(kernel), check_int("n", n, minimum=1), check_real("sigma", sigma, minimum=0.0))
+
+
+def kernel_problem(text: str, d: int, n, sigma, constants: dict | None = None) -> Problem:
+    """The problem of the user kernel ``text`` (an expression in ``t``, ``d`` and ``constants``),
+    Schoenberg-checked (:func:`lipschitz_icl.tasks.zonal.expression_kernel`)."""
+    return zonal_problem(expression_kernel(text, d, constants), n, sigma)
+
+
+def mixture_problem(task: str, d: int, n, L: float, sigma, frequency: float = 1.0) -> Problem:
+    """The problem of ``mix:NAME=WEIGHT,...`` (:func:`lipschitz_icl.tasks.zonal.parse_task`)."""
+    return zonal_problem(parse_task(task, d, L, frequency), n, sigma)
+
+
+def prior(name: str, d: int, kernels: dict, L: float):
+    """``(kernel, problem_of)`` of the named prior: an expression of ``kernels`` (the registry's table
+    ``name -> K(t)``) or else the built-in class ``name`` at scale ``L``; ``problem_of(n, sigma)`` is its
+    problem (a built-in class keeps its own exact method)."""
+    if name in kernels:
+        k = _expression_kernel(kernels[name], d)
+        return k, lambda n, sigma: zonal_problem(k, n, sigma)
+    return builtin_kernel(name, d, L), lambda n, sigma: make_problem(name, d, n, L, sigma)
+
+
+@cache
+def _expression_kernel(text: str, d: int):
+    """One kernel object per (expression, d): its Gegenbauer coefficients are cached on it."""
+    return expression_kernel(text, d)
+
+
+# ----------------------------------------------------------------------------- low-rank problems
+def matched_problem(task: str, d: int, k: int, *, n: int, L0: float, sigma: float, frequency: float = 1.0):
+    """The rank-``k`` problem in ``d`` dimensions with the signal matched across ``d``.
+
+    With ``z = sqrt(d/k) B^T x`` (``E ||z||^2 = 1`` for every ``d``) the task is the same function of ``z``
+    at every ``d``: ``L = L0 sqrt(d/k)`` (linear, affine, cosine; the cosine frequency also
+    ``x sqrt(d/k)``) and ``L = L0 d/k`` (quadratic).  Without this the label variance of the canonical class
+    falls like ``1/d`` and every error falls with ``d`` for a trivial reason.
+    """
+    link = task.split("-", 1)[1]
+    r = d / k
+    scale = r if link == "quadratic" else math.sqrt(r)
+    kw = {"frequency": frequency * math.sqrt(r)} if link == "cosine" else {}
+    return make_problem(task, d, n, L0 * scale, sigma, rank=k, **kw)

@@ -19,7 +19,7 @@ from functools import cache
 
 import numpy as np
 
-from .validation import ParameterError, check_int, check_real
+from lipschitz_icl.validation import ParameterError, check_int, check_real
 
 __all__ = ["gauss_legendre", "panel_rule", "composite_rule", "composite_edges"]
 

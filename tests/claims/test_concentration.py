@@ -4,13 +4,14 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from lipschitz_icl import decision, registry
-from lipschitz_icl import inequalities as ineq
+from lipschitz_icl import decision
 from lipschitz_icl.claims.concentration import CHERNOFF_BOUNDS, _tail_outcome, levy_monte_carlo
-from lipschitz_icl.concentration import cap_tail, projection_tail
-from lipschitz_icl.inequalities import bernstein_t, levy_t
-from lipschitz_icl.projection_lemma import DG_BOUNDS
-from lipschitz_icl.tails import TailComparison, clopper_pearson, decide, exact_tails
+from lipschitz_icl.estimators.projection_lemma import DG_BOUNDS
+from lipschitz_icl.gates import registry
+from lipschitz_icl.sphere import inequalities as ineq
+from lipschitz_icl.sphere.concentration import cap_tail, projection_tail
+from lipschitz_icl.sphere.inequalities import bernstein_t, levy_t
+from lipschitz_icl.sphere.tails import TailComparison, clopper_pearson, decide, exact_tails
 from lipschitz_icl.validation import ParameterError
 
 
@@ -134,7 +135,7 @@ def test_rate_resolution_is_larger_for_a_noisier_measurement():
 
 def test_the_proved_claims_state_the_bounds_of_inequalities():
     """The bound strings the concentration claims prove (at the stated constants) are the functions of
-    lipschitz_icl.inequalities on the side each is stated for."""
+    lipschitz_icl.sphere.inequalities on the side each is stated for."""
     from lipschitz_icl.expression import parse_expression
 
     def value(text, **env):
@@ -164,7 +165,7 @@ def test_the_proved_claims_state_the_bounds_of_inequalities():
 
 def test_ball_cap_claim_is_proved_with_its_sharpest_rate_and_its_rival():
     """Ball's bound at d = 5 is proved; the resolution brackets the sharpest rate (1.115082..., computed at 30
-    digits in tests/test_prove.py); the rival rate 1 holds at d = 5 (it fails from d = 10)."""
+    digits in tests/prover/test_search.py); the rival rate 1 holds at d = 5 (it fails from d = 10)."""
     spec = registry.find("concentration.cap-probability")
     (case,) = [c for c in spec.cases("default") if dict(c.params) == {"d": 5}]
     evidence = case.run()

@@ -6,11 +6,11 @@ measure functions."""
 import numpy as np
 import pytest
 
-from lipschitz_icl import geometry
 from lipschitz_icl.claims import lemmaB1
-from lipschitz_icl.pretraining import independent_runs
+from lipschitz_icl.estimators.pretraining import independent_runs
+from lipschitz_icl.model import geometry
+from lipschitz_icl.model.train import init_params
 from lipschitz_icl.problem import make_problem
-from lipschitz_icl.train import init_params
 
 CLAIMS = ("value-leak", "label-coupling", "block-isotropy", "block-scale")
 LEVEL, THRESHOLD = 0.99, 0.05

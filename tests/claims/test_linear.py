@@ -12,12 +12,12 @@ import sympy as sp
 from scipy import integrate
 
 from lipschitz_icl import decision, make_task_class, sphere
-from lipschitz_icl.attention import Attention
 from lipschitz_icl.claims import linear as lin_claims
 from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.estimate import Estimate
-from lipschitz_icl.linear_scale import base_differences
-from lipschitz_icl.loss import general_terms, icl_loss
+from lipschitz_icl.estimators.linear_scale import base_differences
+from lipschitz_icl.loss.estimators import general_terms, icl_loss
+from lipschitz_icl.model.attention import Attention
 from lipschitz_icl.problem import make_problem
 
 

@@ -13,7 +13,7 @@ from lipschitz_icl.cli import main
 from lipschitz_icl.derivations import regularity as law
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.optimum import WStar
-from lipschitz_icl.zonal_task import prior
+from lipschitz_icl.problem import prior
 
 MATERN = "(1 + sqrt(3)*sqrt(2-2*t))*exp(-sqrt(3)*sqrt(2-2*t))"
 

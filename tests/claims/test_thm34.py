@@ -9,7 +9,7 @@ from lipschitz_icl import decision
 from lipschitz_icl.claims import thm34
 from lipschitz_icl.cli import main
 from lipschitz_icl.estimate import Estimate
-from lipschitz_icl.law_points import window_law_points
+from lipschitz_icl.estimators.law_points import window_law_points
 from lipschitz_icl.optimum import WStar
 
 

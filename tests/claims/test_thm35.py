@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lipschitz_icl import decision, registry
+from lipschitz_icl import decision
 from lipschitz_icl.claims import thm35
 from lipschitz_icl.derivations import generalisation as theory
+from lipschitz_icl.gates import registry
 
 GATED = ("affine", "relu", "cosine-1")
 

@@ -7,10 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from lipschitz_icl import decision, geometry, lowrank
+from lipschitz_icl import decision
 from lipschitz_icl.claims import thm44
 from lipschitz_icl.estimate import Estimate
-from lipschitz_icl.pretraining import noise_floor
+from lipschitz_icl.estimators import lowrank
+from lipschitz_icl.estimators.pretraining import noise_floor
+from lipschitz_icl.model import geometry
 
 
 def _e(value, se):

@@ -23,7 +23,7 @@ import pytest
 import sympy as sp
 
 import lipschitz_icl.derivations as derivations_pkg
-from lipschitz_icl import cli, registry, zonal
+from lipschitz_icl import cli
 from lipschitz_icl.claims import thm35, thm44
 from lipschitz_icl.derivations import (
     documents,
@@ -37,6 +37,8 @@ from lipschitz_icl.derivations import (
     writeup,
 )
 from lipschitz_icl.derivations import linear_attention as lin
+from lipschitz_icl.gates import registry
+from lipschitz_icl.tasks import zonal
 
 COMMITTED = Path(__file__).resolve().parents[2] / "derivations"
 

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from lipschitz_icl.attention import Attention
 from lipschitz_icl.derivations import saddle as S
-from lipschitz_icl.loss import general_terms
+from lipschitz_icl.loss.estimators import general_terms
+from lipschitz_icl.model.attention import Attention
 from lipschitz_icl.problem import make_problem
 
 

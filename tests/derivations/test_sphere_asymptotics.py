@@ -67,7 +67,7 @@ def test_two_routes_to_A_and_second_moment_agree():
     a1 = S.tilted_mean_series(2)
     a2 = S.tilted_mean_series_from_bessel_ratio(2)
     assert sp.expand(a1 - a2) == 0
-    rhs = S._truncate(sp.expand(1 - (S.d - 1) * a1 / S.w), 2)
+    rhs = S.truncate(sp.expand(1 - (S.d - 1) * a1 / S.w), 2)
     assert sp.expand(S.second_moment_series(2) - rhs) == 0
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from lipschitz_icl.evidence import Evidence, Quantity
+from lipschitz_icl.gates.evidence import Evidence, Quantity
 from lipschitz_icl.report.schema import MAX_DEPTH, load_claims, validate_claims
 from lipschitz_icl.validation import ParameterError
 

@@ -1,6 +1,6 @@
 """The paper's claims: one measure module per group beside its registry file (``<group>.py`` and
-``<group>.toml``, read by :mod:`lipschitz_icl.registry`).  Each measure function returns an
-:class:`~lipschitz_icl.evidence.Outcome` whose ``decide`` applies a rule of :mod:`lipschitz_icl.decision`; a
+``<group>.toml``, read by :mod:`lipschitz_icl.gates.registry`).  Each measure function returns an
+:class:`~lipschitz_icl.gates.evidence.Outcome` whose ``decide`` applies a rule of :mod:`lipschitz_icl.decision`; a
 module's ``__all__`` names its measure functions (and what other modules import from it).
 
 ``thm34``          Theorem 3.4, Lemma B.5 and the bias/variance parts

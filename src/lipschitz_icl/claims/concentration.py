@@ -1,4 +1,4 @@
-"""Sphere concentration: the stated bounds of :mod:`lipschitz_icl.inequalities` dominate the true tails.
+"""Sphere concentration: the stated bounds of :mod:`lipschitz_icl.sphere.inequalities` dominate the true tails.
 
 Registry: ``lipschitz_icl/claims/concentration.toml``.  The proofs rest on concentration inequalities for
 points uniform on ``S^{d-1}`` (tails of ``||P x||^2`` for a projector, the cap probability and counts of
@@ -7,11 +7,11 @@ points in a cap, Lipschitz functionals of a uniform point, the softmax normalise
 
 * Deterministic inequalities with a known law (projections: ``Beta(k/2, (d-k)/2)``; the cap probability;
   cap counts: ``Binomial(n, p)``) are decided by proof on their whole domain
-  (:func:`lipschitz_icl.proof_outcome.proof_outcome`, rule ``proof``).
+  (:func:`lipschitz_icl.gates.proof_outcome.proof_outcome`, rule ``proof``).
 * The others compare tails and bounds at grid points (rule ``one-sided``): with ``r_i = ln(tail_i /
   bound_i)``, the claim is ``max_i r_i <= 0`` on the interval ``[max_i r_i^low, max_i r_i^high]`` of the
-  tails' intervals (:func:`lipschitz_icl.tails.decide`): exact tails with their stated accuracy
-  :data:`lipschitz_icl.concentration.TAIL_RTOL` (a universal statement checked at those points only, and
+  tails' intervals (:func:`lipschitz_icl.sphere.tails.decide`): exact tails with their stated accuracy
+  :data:`lipschitz_icl.sphere.concentration.TAIL_RTOL` (a universal statement checked at those points only, and
   said so), or Monte Carlo with Clopper-Pearson intervals at the claim's family-wise level.  ``decide(shift)``
   raises the bound to ``1 + shift`` (the constant ``c`` of ``exp(-g/c)`` divided by ``1 + shift``).
 """
@@ -23,13 +23,16 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from .. import certified, sphere
-from .. import inequalities as ineq
-from ..concentration import TAIL_RTOL, cap_tail, norm_mean, projection_tail
-from ..evidence import Outcome, Quantity, plot
-from ..projection_lemma import DG_BOUNDS, beta_end_lemma
-from ..proof_outcome import Piece, proof_outcome
-from ..tails import (
+from lipschitz_icl.certified import arithmetic
+from lipschitz_icl.certified import laws as certified_laws
+from lipschitz_icl.estimators.projection_lemma import DG_BOUNDS, beta_end_lemma
+from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
+from lipschitz_icl.gates.proof_outcome import proof_outcome
+from lipschitz_icl.prover.pieces import Piece
+from lipschitz_icl.sphere import inequalities as ineq
+from lipschitz_icl.sphere.concentration import TAIL_RTOL, cap_tail, norm_mean, projection_tail
+from lipschitz_icl.sphere.laws import uniform_sphere
+from lipschitz_icl.sphere.tails import (
     TailComparison,
     bracketing_counts,
     clopper_pearson,
@@ -54,7 +57,7 @@ def _tail_outcome(
     points: int | None = None,
 ) -> Outcome:
     """The outcome of a tail-against-bound comparison: ``decide(shift, rival)`` is
-    :func:`lipschitz_icl.tails.decide` with the
+    :func:`lipschitz_icl.sphere.tails.decide` with the
     bound raised to ``1 + shift``, or to ``1 + rivals[rival]`` (a competing rate)."""
     low, point, high = comparison.ratios()
     verdict = decide(comparison).verdict
@@ -95,7 +98,7 @@ def _figure(x, truth, bound, xlabel: str, ylabel: str) -> dict:
 
 EXACT_RULE = (
     f"one-sided on max ln(tail/bound) <= 0; tails exact with relative accuracy {TAIL_RTOL:g} "
-    "(lipschitz_icl.concentration.TAIL_RTOL)"
+    "(lipschitz_icl.sphere.concentration.TAIL_RTOL)"
 )
 
 
@@ -160,7 +163,7 @@ def cap_counts(*, d: int, h: float, form: str, n_grid: list, stated: float, max_
     (``a = 0`` and ``a = n`` are identities: there the bound is the tail itself).  ``form =
     "relative-entropy"``: ``exp(-C n D(a/n || p))``; ``"multiplicative"``: ``exp(-C delta^2 mu / (2 +
     delta))`` above and ``exp(-C delta^2 mu / 2)`` below, ``mu = n p``; ``C = stated``."""
-    enclosure = certified.Enclosure.of(certified.cap_probability(d, h))
+    enclosure = arithmetic.Enclosure.of(certified_laws.cap_probability(d, h))
     p_lo, p_hi = enclosure.low, enclosure.high
     pieces = []
     for n in n_grid:  # the thresholds a in [first, last] of each tail, where that range is not empty
@@ -188,9 +191,10 @@ def _levy_rivals(d: int) -> dict:
 
 def levy_exact(*, d: int, levels: list) -> Outcome:
     """Levy-type concentration for 1-Lipschitz functionals with an exact law, at the points ``t`` where the bound
-    equals ``levels`` (:func:`~lipschitz_icl.inequalities.levy_t`) inside each functional's range: ``f = x . q``
+    equals ``levels`` (:func:`~lipschitz_icl.sphere.inequalities.levy_t`) inside each functional's range: ``f = x . q``
     (``E f = 0``, tail the cap probability) and ``f = +-||P x||``, ``P`` of rank ``k = max(1, d // 4)`` (Beta law,
-    exact mean :func:`~lipschitz_icl.concentration.norm_mean`).  A universal statement checked at those points only.
+    exact mean :func:`~lipschitz_icl.sphere.concentration.norm_mean`).  A universal statement checked at those points
+    only.
     """
     t = ineq.levy_t(d, levels)
     k = max(1, d // 4)
@@ -225,19 +229,20 @@ def levy_monte_carlo(
     family_level: float,
     seed: np.random.SeedSequence,
 ) -> Outcome:
-    """Levy-type concentration for the two functionals of :func:`~lipschitz_icl.tails.monte_carlo_functionals`, by
+    """Levy-type concentration for the two functionals of :func:`~lipschitz_icl.sphere.tails.monte_carlo_functionals`,
+    by
     Monte Carlo (streams spawned from ``seed``: anchors, ``mean_samples`` draws for ``E f``, ``samples`` draws for
     the tails).  The tail at ``t`` is bracketed by the Clopper-Pearson lower limit of the proportion of ``f >= m_hi
-    + t`` and the upper limit of that of ``f >= m_lo + t`` (:func:`~lipschitz_icl.tails.bracketing_counts`).
+    + t`` and the upper limit of that of ``f >= m_lo + t`` (:func:`~lipschitz_icl.sphere.tails.bracketing_counts`).
     Family-wise ``family_level``: half for the ``M`` mean intervals, half for the ``2G`` Clopper-Pearson intervals.
     """
     anchor_stream, mean_stream, tail_stream = (np.random.default_rng(s) for s in seed.spawn(3))
-    functionals = monte_carlo_functionals(d, sphere.uniform_sphere(anchor_stream, anchors, d))
+    functionals = monte_carlo_functionals(d, uniform_sphere(anchor_stream, anchors, d))
     t = ineq.levy_t(d, levels)
     G, M = len(functionals) * len(t), len(functionals)
     z = stats.norm.ppf(1.0 - family_level / (4 * M))
-    mean_draws = sphere.uniform_sphere(mean_stream, mean_samples, d)
-    tail_draws = sphere.uniform_sphere(tail_stream, samples, d)
+    mean_draws = uniform_sphere(mean_stream, mean_samples, d)
+    tail_draws = uniform_sphere(tail_stream, samples, d)
     counts = [bracketing_counts(f, mean_draws, tail_draws, t, z) for f in functionals.values()]
     lo_counts, hi_counts = ([x for c in counts for x in c[i]] for i in (0, 1))
     labels = [f"{name}, t={ti:.4g}" for name in functionals for ti in t]
@@ -269,8 +274,9 @@ def softmax_normaliser(
 ) -> Outcome:
     """Bernstein's bound ``exp(-n t^2 / (c (v + b t/3)))`` (``c = bernstein_constant``) for ``Z_n = (1/n) sum_i
     exp(w x_i . q)`` around ``Phi_d(w)``, both tails, against ``replicates`` draws of ``Z_n``
-    (:func:`~lipschitz_icl.tails.normaliser_draws`); ``Phi_d(w)``, the summand variance ``v`` and ranges ``b`` exact
-    (:func:`~lipschitz_icl.inequalities.normaliser_moments`).  Points: ``t`` where the bound equals ``levels``
+    (:func:`~lipschitz_icl.sphere.tails.normaliser_draws`); ``Phi_d(w)``, the summand variance ``v`` and ranges ``b``
+    exact
+    (:func:`~lipschitz_icl.sphere.inequalities.normaliser_moments`).  Points: ``t`` where the bound equals ``levels``
     on each side; Clopper-Pearson at family-wise ``family_level`` (Bonferroni over the ``G`` points)."""
     (stream,) = seed.spawn(1)
     mom = ineq.normaliser_moments(d, w)

@@ -1,7 +1,7 @@
 """The paper's figures, computed by the project and decided as claims (registry ``claims/figures.toml``).
 
 Each measure function computes one figure's data from the project's estimators and trainer and returns an
-:class:`~lipschitz_icl.evidence.Outcome`: ``decide`` is the claim the figure illustrates, ``figure`` the figure's
+:class:`~lipschitz_icl.gates.evidence.Outcome`: ``decide`` is the claim the figure illustrates, ``figure`` the figure's
 JSON-serialisable data (``name``, the key in :data:`lipschitz_icl.report.figures.paper.RENDERERS`; ``title``;
 ``settings``, every setting used, those the paper does not state chosen in the registry; the series; ``verdict``).
 Every random stream is spawned once from the case's ``SeedSequence``; Figure 1 is exact.
@@ -15,18 +15,25 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from lipschitz_icl import decision
 from lipschitz_icl.derivations import linear_attention as lin
-
-from .. import circle, decision, geometry
-from ..attention import Attention
-from ..circle import weighted_slice
-from ..estimate import mean_difference
-from ..evidence import Outcome, Quantity
-from ..loss import paired_ratio
-from ..optimum import wstar, wstar_elasticities
-from ..pretraining import independent_runs, mean_interval, mean_limits, pretraining_curve, scale_interval
-from ..problem import make_problem
-from ..window_errors import optimal_error_curves, paired_error_cost
+from lipschitz_icl.estimate import mean_difference
+from lipschitz_icl.estimators import circle
+from lipschitz_icl.estimators.circle import weighted_slice
+from lipschitz_icl.estimators.pretraining import (
+    independent_runs,
+    mean_interval,
+    mean_limits,
+    pretraining_curve,
+    scale_interval,
+)
+from lipschitz_icl.estimators.window_errors import optimal_error_curves, paired_error_cost
+from lipschitz_icl.gates.evidence import Outcome, Quantity
+from lipschitz_icl.loss.estimators import paired_ratio
+from lipschitz_icl.model import geometry
+from lipschitz_icl.model.attention import Attention
+from lipschitz_icl.optimum import wstar, wstar_elasticities
+from lipschitz_icl.problem import make_problem
 
 __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
@@ -200,7 +207,8 @@ def figure3(
     margin: float,
     seed: np.random.SeedSequence,
 ) -> Outcome:
-    """Figure 3: ``||M||_2`` of the trained ``M`` (``runs`` :func:`~lipschitz_icl.pretraining.independent_runs` of
+    """Figure 3: ``||M||_2`` of the trained ``M`` (``runs``
+    :func:`~lipschitz_icl.estimators.pretraining.independent_runs` of
     ``protocol`` per point).  ``sign``: each consecutive difference of mean norms in ``L`` above zero (``level``
     t-interval); ``equivalence``: the ``level`` interval of ``mean ||M||_2 / w* - 1`` within ``+-margin``, at every
     ``(n, sigma)`` of ``settings``.  ``decide(change, target)``: the norm claimed to be ``(1 + change) w*``;
@@ -235,7 +243,8 @@ def figure3(
 # ----------------------------------------------------------------------------- Figures 5 and 9: pretraining
 @dataclass(frozen=True)
 class _Schedule:
-    """The keywords of :func:`~lipschitz_icl.pretraining.pretraining_curve` in Figures 5 and 9: ``segments`` x
+    """The keywords of :func:`~lipschitz_icl.estimators.pretraining.pretraining_curve` in Figures 5 and 9:
+    ``segments`` x
     ``segment_steps`` steps of ``protocol`` from scale ``init_scale``, the error on ``test_contexts`` contexts."""
 
     protocol: dict
@@ -326,7 +335,8 @@ def figure5(
     """Figure 5: the held-out test error during pretraining of softmax attention on each class, and the error on
     cosine tasks of the layers pretrained on each class.  ``sign``: end-minus-start test error below zero per class
     (paired, interval ``+- z (se_end + se_start)``); ``equivalence``: ``E_class / E_cosine - 1`` within ``+-margin``
-    (paired delta-method intervals, :func:`~lipschitz_icl.loss.paired_ratio`); ``z`` Bonferroni over all intervals
+    (paired delta-method intervals, :func:`~lipschitz_icl.loss.estimators.paired_ratio`); ``z`` Bonferroni over all
+    intervals
     at ``family_level``.  ``decide(change, only, drop_sign)``: the ratio of ``only`` (default every class) claimed
     to be ``1 + change``; the end-minus-start error on the side ``drop_sign``."""
     streams = seed.spawn(len(classes) + 1)
@@ -517,7 +527,8 @@ def eq4_heatmaps(
 ) -> Outcome:
     """The rebuttal's figure: ``W_K^T W_Q`` of full layers trained on ``task`` tasks (``runs`` :func:`independent_runs`
     of ``protocol`` from scale ``init_scale``, ``n = n_per_d d``) for each ``d``, and its distance to the Eq. (4)
-    form (:func:`lipschitz_icl.geometry.block_distance`).  ``one-sided``: for every ``d`` the ``level`` upper limit of
+    form (:func:`lipschitz_icl.model.geometry.block_distance`).  ``one-sided``: for every ``d`` the ``level`` upper
+    limit of
     the mean distance at most ``threshold`` (interval ``[min over runs, upper limit]``).  ``decide(floor)``: "a
     distance of at least ``floor``" at the ``d`` of the largest upper limit."""
     mats, dists = _eq4_layers(task, d_grid, n_per_d, L, sigma, runs, protocol, init_scale, seed)

@@ -1,12 +1,12 @@
 """Lemma B.1 and Eq. (4) on trained full layers.  Registry: ``claims/lemmaB1.toml`` (statements, rules, designs).
 
 A full attention layer ``(W_K, W_Q, W_V)`` on tokens ``z_i = [x_i; y_i]`` with query token ``[q; 0]``
-(:mod:`lipschitz_icl.train`, ``param="full"``) trained on the ICL loss ends in the form of Eq. (4): (a) the
+(:mod:`lipschitz_icl.model.train`, ``param="full"``) trained on the ICL loss ends in the form of Eq. (4): (a) the
 value row that writes the prediction reads the labels only, ``W_V[d, :d] = 0``; (b) ``A = W_K^T W_Q`` is
 ``[[M, 0], [0, 0]]`` on the part that reaches the prediction, ``A[d, :d] = 0`` (the column ``A[:, d]`` meets
 the query's zero label slot and is not decided by the loss); (c) ``M = A[:d, :d]`` is ``w* I``.
 :func:`structure` decides (a), (b) and the shape of (c), :func:`block_scale` the scale and shape of (c), each
-on ``runs`` layers trained independently (:func:`lipschitz_icl.trained_scale.trained_runs`: run ``k`` from
+on ``runs`` layers trained independently (:func:`lipschitz_icl.estimators.trained_scale.trained_runs`: run ``k`` from
 child ``k`` of the case's ``SeedSequence``), with ``level`` t-intervals of the mean over the runs.
 """
 
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from lipschitz_icl import decision
 from lipschitz_icl.derivations import window_law as wlaw
-
-from .. import decision, geometry
-from ..evidence import Outcome, Quantity
-from ..optimum import wstar
-from ..pretraining import mean_limits, scale_interval
-from ..problem import Problem, make_problem
-from ..trained_scale import TrainedRuns, scale_and_shape, scale_equivalence, trained_runs
+from lipschitz_icl.estimators.pretraining import mean_limits, scale_interval
+from lipschitz_icl.estimators.trained_scale import TrainedRuns, scale_and_shape, scale_equivalence, trained_runs
+from lipschitz_icl.gates.evidence import Outcome, Quantity
+from lipschitz_icl.model import geometry
+from lipschitz_icl.optimum import wstar
+from lipschitz_icl.problem import Problem, make_problem
 
 __all__ = ["structure_decision", "structure", "block_scale"]
 
@@ -44,9 +44,9 @@ def _layers(task, d, n, L, sigma, seed, runs, protocol, init_scale) -> tuple[Tra
 
 def _measures(d: int) -> dict:
     """The scale-free size of each structure's violation, per trained layer's parameters: (a) the value leak
-    ``||W_V[d, :d]|| / ||W_V[d, :]||`` (:func:`lipschitz_icl.geometry.value_leak`), (b) the label coupling
-    ``|A[d, :d]| / ||A[:, :d]||_F`` (:func:`lipschitz_icl.geometry.kq_label_coupling`), (c) the anisotropy of
-    the top-left block ``M = A[:d, :d]`` (:func:`lipschitz_icl.geometry.anisotropy`)."""
+    ``||W_V[d, :d]|| / ||W_V[d, :]||`` (:func:`lipschitz_icl.model.geometry.value_leak`), (b) the label coupling
+    ``|A[d, :d]| / ||A[:, :d]||_F`` (:func:`lipschitz_icl.model.geometry.kq_label_coupling`), (c) the anisotropy of
+    the top-left block ``M = A[:d, :d]`` (:func:`lipschitz_icl.model.geometry.anisotropy`)."""
     return {
         "value leak": lambda p: geometry.value_leak(p["W_V"]),
         "label coupling": lambda p: geometry.kq_label_coupling(p["W_K"], p["W_Q"]),
@@ -149,7 +149,8 @@ def block_scale(
     """(c) Eq. (4) with Lemma B.5: the top-left block ``M`` of the trained ``W_K^T W_Q`` is ``w* I`` (``w*`` exact).
 
     ``equivalence``: the ``level`` interval of ``mean tr(M)/d - w*`` within ``+-margin w*``
-    (:func:`lipschitz_icl.trained_scale.scale_equivalence`), and ``one-sided``: the mean anisotropy of ``M`` at or
+    (:func:`lipschitz_icl.estimators.trained_scale.scale_equivalence`), and ``one-sided``: the mean anisotropy of
+    ``M`` at or
     below ``threshold`` (:func:`structure_decision`).  ``decide(change, law)``: the target ``(1 + change) w*``, or
     the leading-order window law ``C_d rho^alpha`` (:func:`lipschitz_icl.derivations.window_law.window_law`).
     """

@@ -5,8 +5,9 @@ over ``M`` is ``m* I`` with ``m* = a1/a2`` from the quadratic ``E_lin(m) = m^2 a
 :mod:`lipschitz_icl.derivations.linear_attention`; as ``n -> inf`` ``m* -> d`` for every ``L`` and ``sigma``
 and the error tends to ``k(1) - d B > 0``.  The weights ``(m/n) x_i . q`` have a fixed profile in ``x_i . q``;
 only their scale ``m`` is free, and the optimal scale does not follow ``L`` (softmax's ``w*`` grows as
-``L^(2 alpha)``).  Measured by Monte Carlo (:mod:`lipschitz_icl.linear_scale`), the exact softmax ``w*`` and the
-trainer (:mod:`lipschitz_icl.trained_scale`); every stream is spawned from the case's seed.
+``L^(2 alpha)``).  Measured by Monte Carlo (:mod:`lipschitz_icl.estimators.linear_scale`), the exact softmax ``w*``
+and the
+trainer (:mod:`lipschitz_icl.estimators.trained_scale`); every stream is spawned from the case's seed.
 """
 
 from __future__ import annotations
@@ -15,19 +16,19 @@ import math
 
 import numpy as np
 
+from lipschitz_icl import decision
+from lipschitz_icl.decision import Decision, labelled
 from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.derivations import window_law as wlaw
-
-from .. import decision, geometry
-from ..decision import Decision, labelled
-from ..estimate import Estimate, pilot_sample_size, relative_interval
-from ..evidence import Outcome, Quantity
-from ..linear_scale import base_differences, linear_loss, m_hat, scale_elasticity
-from ..loss import icl_loss
-from ..optimum import wstar, wstar_elasticities
-from ..pretraining import noise_floor
-from ..problem import make_problem
-from ..trained_scale import TrainedRuns, relative_scale_equivalence, trained_runs
+from lipschitz_icl.estimate import Estimate, pilot_sample_size, relative_interval
+from lipschitz_icl.estimators.linear_scale import base_differences, linear_loss, m_hat, scale_elasticity
+from lipschitz_icl.estimators.pretraining import noise_floor
+from lipschitz_icl.estimators.trained_scale import TrainedRuns, relative_scale_equivalence, trained_runs
+from lipschitz_icl.gates.evidence import Outcome, Quantity
+from lipschitz_icl.loss.estimators import icl_loss
+from lipschitz_icl.model import geometry
+from lipschitz_icl.optimum import wstar, wstar_elasticities
+from lipschitz_icl.problem import make_problem
 
 __all__ = ["optimum", "isotropic", "cannot_adapt", "weights", "trained"]
 
@@ -125,7 +126,8 @@ def optimum(
     family_level: float,
 ) -> Outcome:
     """The optimal ``m I`` is the derived ``m*`` and its error the derived ``E_lin(n)``: at each ``n``, ``m_hat``
-    (:func:`~lipschitz_icl.linear_scale.m_hat`) on a sample sized from an independent ``pilot`` for a relative
+    (:func:`~lipschitz_icl.estimators.linear_scale.m_hat`) on a sample sized from an independent ``pilot`` for a
+    relative
     half-width ``half_width`` and the loss at ``m* I`` on as many; :func:`optimum_decision`, Bonferroni ``z`` at
     ``family_level``.  ``decide(m_shift, e_shift, law)``: ``m* (1 + m_shift)`` and ``E_lin (1 + e_shift)``, or the
     rival ``law`` of :func:`law_values`."""
@@ -154,7 +156,7 @@ def optimum(
 # ----------------------------------------------------------------------------- isotropy of the optimum
 def _directions(d: int, rng: np.random.Generator):
     """Unit-Frobenius perturbations: symmetric traceless, antisymmetric, rank-one traceless (one Gaussian ``A``,
-    :func:`lipschitz_icl.geometry.anisotropic_directions`), and the scale directions ``+-I / sqrt(d)``."""
+    :func:`lipschitz_icl.model.geometry.anisotropic_directions`), and the scale directions ``+-I / sqrt(d)``."""
     dirs = geometry.anisotropic_directions(rng.normal(size=(d, d)))
     names = {"symmetric traceless": "symmetric", "antisymmetric": "antisymmetric", "rank-one traceless": "rank-one"}
     scale = np.eye(d) / math.sqrt(d)
@@ -193,7 +195,7 @@ def isotropic(
     ||m* I||_F`` along :func:`_directions` raises it (:func:`perturbation_decision`, Bonferroni ``z`` at
     ``family_level``).  ``decide(shift, anisotropy, base)``: the same probes from ``m* ((1 + shift) I + anisotropy
     sqrt(d) D)``, ``D`` the reverse of the symmetric traceless probe, or from ``d I`` for ``base = "limit"``
-    (exact on the same draws: :func:`~lipschitz_icl.linear_scale.base_differences`)."""
+    (exact on the same draws: :func:`~lipschitz_icl.estimators.linear_scale.base_differences`)."""
     dir_stream, data_stream = seed.spawn(2)
     m_star = law_values(task, d, n, L, sigma)[0]
     labels, units = zip(*_directions(d, np.random.default_rng(dir_stream)))
@@ -408,7 +410,7 @@ def weights(
     """As ``L`` grows softmax's optimal window shrinks (``w* ~ L^(2 alpha)``) while the optimal linear attention's
     weights ``(m*/n) x_i . q`` keep their scale but for the derived finite-``n`` noise effect (``m* -> d``):
     :func:`elasticity_decision` on the ``L``-elasticities ``log(x_hi/x_lo)/log(L_hi/L_lo)`` over ``L_grid`` of
-    ``m_hat`` (:func:`~lipschitz_icl.linear_scale.m_hat`; delta-method interval ``+- z se``, ``z`` at
+    ``m_hat`` (:func:`~lipschitz_icl.estimators.linear_scale.m_hat`; delta-method interval ``+- z se``, ``z`` at
     ``family_level``) and of the exact softmax ``w*`` (its stated accuracy), margin ``+-margin_fraction 2 alpha``
     (:func:`~lipschitz_icl.derivations.window_law.window_law`).  ``decide(shift, linear, softmax)``: the linear
     claim shifted, or the rivals ``linear = "softmax"`` (``m* ~ L^(2 alpha)``), ``softmax = "none"`` (``w*`` fixed).
@@ -487,9 +489,10 @@ def trained(
 ) -> Outcome:
     """Training linear attention (M-form, ``protocol``) from random anisotropic starts ends at ``m* I``.
 
-    Scale: :func:`~lipschitz_icl.trained_scale.relative_scale_equivalence` of ``tr(v M)/d`` over ``runs``
+    Scale: :func:`~lipschitz_icl.estimators.trained_scale.relative_scale_equivalence` of ``tr(v M)/d`` over ``runs``
     independent runs with ``m*``; shape: :func:`_trained_shape` with the run-to-run noise floor
-    (:func:`lipschitz_icl.pretraining.noise_floor`).  ``decide(change, law)``: the target ``(1 + change) m``, ``m``
+    (:func:`lipschitz_icl.estimators.pretraining.noise_floor`).  ``decide(change, law)``: the target ``(1 + change)
+    m``, ``m``
     of :func:`law_values`."""
     problem = make_problem(task, d, n, L, sigma)
     runs_out = trained_runs(problem, seed, runs, attention="linear", init_scale=init_scale, **protocol)

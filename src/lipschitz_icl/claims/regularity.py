@@ -6,7 +6,7 @@ If ``K(1) - K(1 - u)`` has its leading non-integer power ``c u^gamma``, the larg
 ``b w^-beta``, ``beta = min(gamma, 2)`` (analytic kernels: 2), and ``w* = C (n/sigma^2)^alpha (1 + next
 order)``, ``alpha = 1/(beta + m)``, ``m = (d-1)/2``; ``gamma, c, b, C`` and the next-order terms (where
 derived) come from :mod:`lipschitz_icl.derivations.regularity`.  Measured by the exact method
-(:func:`lipschitz_icl.exact.exact_loss`), far into the asymptotic range; the rules are deterministic,
+(:func:`lipschitz_icl.exact.route.exact_loss`), far into the asymptotic range; the rules are deterministic,
 so the alternatives are decided on the same exact values.  A rival power ``beta'`` (the registry's
 alternatives) is decided by the same rule and derived next-order term, for the window law through the
 exponent ``1/(beta' + m)`` with the derived ``C``.
@@ -26,14 +26,14 @@ import functools
 
 import numpy as np
 
+from lipschitz_icl import decision
 from lipschitz_icl.derivations import regularity as law
-
-from .. import decision, sweep
-from ..evidence import Outcome, Quantity, plot
-from ..exact import exact_loss
-from ..law_points import kernel_law_points, kernel_slope_points
-from ..optimum import wstar
-from ..zonal_task import prior, zonal_problem
+from lipschitz_icl.estimators.law_points import kernel_law_points, kernel_slope_points
+from lipschitz_icl.exact.route import exact_loss
+from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
+from lipschitz_icl.optimum import wstar
+from lipschitz_icl.problem import prior, zonal_problem
+from lipschitz_icl.runtime import sweep
 
 __all__ = ["bias_power", "window_law", "window_law_rough", "law_outcome", "scaling_grid", "kernel_scaling"]
 

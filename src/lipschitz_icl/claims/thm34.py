@@ -4,10 +4,10 @@ bias and noise parts of the loss (Assumption B.4, Lemmas C.3-C.9).  Registry: ``
 sigma^2)^alpha (1 + k w0^-q + ...)``, the bias part ``~ w^-p`` and the noise part ``~ w^((d-1)/2) / n``, every
 constant derived in :mod:`lipschitz_icl.derivations.window_law`.
 
-Each measure function returns an :class:`~lipschitz_icl.evidence.Outcome` whose ``decide`` is the
+Each measure function returns an :class:`~lipschitz_icl.gates.evidence.Outcome` whose ``decide`` is the
 claim's rule on its measurements: ``w*`` and the loss parts from the exact quadrature
-(:mod:`lipschitz_icl.exact`, intervals from its stated accuracy), minimiser probes from paired Monte Carlo
-on common random numbers (:mod:`lipschitz_icl.minimiser`), trained matrices from the NumPy trainer.
+(:mod:`lipschitz_icl.exact.route`, intervals from its stated accuracy), minimiser probes from paired Monte Carlo
+on common random numbers (:mod:`lipschitz_icl.estimators.minimiser`), trained matrices from the NumPy trainer.
 """
 
 from __future__ import annotations
@@ -17,18 +17,19 @@ from typing import Any
 
 import numpy as np
 
+from lipschitz_icl import decision
 from lipschitz_icl.derivations import window_law as law
-
-from .. import decision, geometry, sweep
-from ..asymptotic import QUADRATURE_ACCURACY, asymptotic_terms
-from ..evidence import Outcome, Quantity, plot
-from ..law_points import power_slope_points, window_law_points
-from ..loss_direction import part_direction
-from ..minimiser import MinimiserProbes
-from ..optimum import wstar, wstar_elasticities
-from ..pretraining import independent_runs, mean_limits, scale_interval
-from ..problem import make_problem
-from ..trained_scale import scale_equivalence
+from lipschitz_icl.estimators.law_points import power_slope_points, window_law_points
+from lipschitz_icl.estimators.loss_direction import part_direction
+from lipschitz_icl.estimators.minimiser import MinimiserProbes
+from lipschitz_icl.estimators.pretraining import independent_runs, mean_limits, scale_interval
+from lipschitz_icl.estimators.trained_scale import scale_equivalence
+from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
+from lipschitz_icl.loss.asymptotic import QUADRATURE_ACCURACY, asymptotic_terms
+from lipschitz_icl.model import geometry
+from lipschitz_icl.optimum import wstar, wstar_elasticities
+from lipschitz_icl.problem import make_problem
+from lipschitz_icl.runtime import sweep
 
 __all__ = ["isotropy", "trained_isotropy", "monotonicity", "window_scaling", "bias_noise_powers"]
 
@@ -61,7 +62,8 @@ def isotropy(
 ) -> Outcome:
     """Lemma B.5: ``M = w* I`` (exact ``w*``) is a minimiser of the ICL loss: every perturbation raises it.
 
-    ``sign`` rule on every paired difference of :class:`~lipschitz_icl.minimiser.MinimiserProbes` (Bonferroni at
+    ``sign`` rule on every paired difference of :class:`~lipschitz_icl.estimators.minimiser.MinimiserProbes`
+    (Bonferroni at
     ``family_level``).  ``decide(shift, anisotropy)``: the same at the base ``e^shift w* (I + anisotropy sqrt(d) D_0)``
     (at ``w* I`` the anisotropic probes have no first-order term: the scale probes refute a wrong scale, ``+-D_0`` a
     wrong shape).
@@ -122,7 +124,8 @@ def trained_isotropy(
 
     ``one-sided``: the ``level`` upper limit of the mean anisotropy over ``runs`` independent runs is below
     ``shape_threshold``; ``equivalence``: the ``level`` interval of ``mean tr(M)/d - w*`` (exact ``w*``,
-    :func:`~lipschitz_icl.pretraining.scale_interval`) lies within ``+-margin w*``.  ``decide(change)``: the scale
+    :func:`~lipschitz_icl.estimators.pretraining.scale_interval`) lies within ``+-margin w*``.  ``decide(change)``:
+    the scale
     claimed to be ``(1 + change) w*``.
     """
     problem = make_problem(task, d, n, L, sigma)
@@ -266,7 +269,7 @@ def law_grid(
 ):
     """The exact ``w*`` on ``n_grid`` extended by ``factor`` in ``n`` while the derived ``|k w0^-q| >= reach margin``
     (``n <= n_max``, ``w0 <= w_max``): the grid depends only on the derived term, so its points are the pieces of one
-    sweep (:func:`lipschitz_icl.sweep.map_pieces`).  Returns ``(n values, WStar results)``."""
+    sweep (:func:`lipschitz_icl.runtime.sweep.map_pieces`).  Returns ``(n values, WStar results)``."""
     alpha, C, q, k = _law(task, d)
     w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
     top = min(n_max, (w_max / C) ** (1 / alpha) * sigma**2 / L**2)
@@ -438,8 +441,9 @@ def bias_noise_powers(
     """The large-``n`` bias part falls as ``b L^2 w^-p`` and the noise part grows as ``sigma^2 c_R w^beta/n``.
 
     ``asymptotic`` rule on the local slopes of the large-``n`` parts on ``w_grid`` (by quadrature,
-    :func:`lipschitz_icl.asymptotic.asymptotic_terms`) against the derived powers and next-order effects;
-    ``sign`` rule (:func:`lipschitz_icl.loss_direction.part_direction`) along ``w_small``: the bias at ``n_large``
+    :func:`lipschitz_icl.loss.asymptotic.asymptotic_terms`) against the derived powers and next-order effects;
+    ``sign`` rule (:func:`lipschitz_icl.estimators.loss_direction.part_direction`) along ``w_small``: the bias at
+    ``n_large``
     falls, the noise at each ``n_finite`` rises.  ``decide(bias_shift, noise_shift, bias_law)``: the powers
     shifted, or the bias power of a competing law (the other class's; ``-1``, the envelope rate ``L^2 (d-1)/w``).
     """

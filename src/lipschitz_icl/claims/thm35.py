@@ -3,11 +3,12 @@ does worse (Section 3.2, Figure 5).  Registry: ``claims/thm35.toml`` (statements
 number, resolutions, alternatives).
 
 Pretrained attention is ``M = w* I`` (``w*`` the exact optimum of the affine or relu class at
-``(n, L, sigma)``) or the trainer's ``M``, tested on the probes of :mod:`lipschitz_icl.probes` (all
+``(n, L, sigma)``) or the trainer's ``M``, tested on the probes of :mod:`lipschitz_icl.estimators.probes` (all
 ``L``-Lipschitz on the sphere, most never seen in pretraining).  Theory numbers (the Lipschitz envelope,
 the noise series, the cost of a mismatched window, a window's error on another class) come from
 :mod:`lipschitz_icl.derivations.generalisation` and :mod:`lipschitz_icl.derivations.window_law`.
-Measured: :func:`lipschitz_icl.probes.probe_terms` and :func:`~lipschitz_icl.probes.noise_terms` (Monte
+Measured: :func:`lipschitz_icl.estimators.probes.probe_terms` and :func:`~lipschitz_icl.estimators.probes.noise_terms`
+(Monte
 Carlo, label noise integrated out, all models on common random numbers, independent draws per ``n``);
 intervals are standard errors times a Bonferroni ``z`` at the claim's family-wise level.
 """
@@ -20,17 +21,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lipschitz_icl import decision
 from lipschitz_icl.derivations import generalisation as theory
 from lipschitz_icl.derivations import window_law as law
-
-from .. import decision
-from ..attention import Attention
-from ..estimate import log_slope, mean_se
-from ..evidence import Outcome, Quantity, plot
-from ..optimum import wstar
-from ..pretraining import independent_runs
-from ..probes import CosineProbe, noise_terms, probe_errors_along_n, probe_log_ratios, probe_suite, probe_terms
-from ..problem import make_problem
+from lipschitz_icl.estimate import log_slope, mean_se
+from lipschitz_icl.estimators.pretraining import independent_runs
+from lipschitz_icl.estimators.probes import (
+    CosineProbe,
+    noise_terms,
+    probe_errors_along_n,
+    probe_log_ratios,
+    probe_suite,
+    probe_terms,
+)
+from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
+from lipschitz_icl.model.attention import Attention
+from lipschitz_icl.optimum import wstar
+from lipschitz_icl.problem import make_problem
 
 __all__ = [
     "generalisation",
@@ -303,7 +310,7 @@ def noise_part(
 @dataclass(frozen=True)
 class _Panel:
     """A Figure 5 comparison: per probe and compared model the paired log error ratio ``(r, se)`` against the
-    ``"matched"`` model and the errors (:func:`~lipschitz_icl.probes.probe_log_ratios`), the models' labels,
+    ``"matched"`` model and the errors (:func:`~lipschitz_icl.estimators.probes.probe_log_ratios`), the models' labels,
     the gated probes and the Bonferroni ``z``."""
 
     ratios: dict
@@ -388,7 +395,7 @@ def _sign_outcome(panel: _Panel, contexts: int, how: str, title: str, extra: dic
 
 def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z) -> tuple[dict, _Panel]:
     """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and the panel of their
-    log error ratios and errors on the probes (:func:`~lipschitz_icl.probes.probe_log_ratios`)."""
+    log error ratios and errors on the probes (:func:`~lipschitz_icl.estimators.probes.probe_log_ratios`)."""
     (stream,) = seed.spawn(1)
     pretrained_at = (("matched", L), ("smaller", L / factor), ("larger", L * factor))
     ws = {k: _wstar("affine", d, n, x, sigma) for k, x in pretrained_at}

@@ -2,14 +2,14 @@
 the sphere ``c* B B^T`` can be a saddle.  Registry: ``claims/thm44.toml`` (``direction``, ``trained``,
 ``dimension``, ``saddle``: statements, rules, every design number, resolutions, alternatives).
 
-Setting, the signal-matched problems and the reflection-antithetic moves: :mod:`lipschitz_icl.lowrank`
+Setting, the signal-matched problems and the reflection-antithetic moves: :mod:`lipschitz_icl.estimators.lowrank`
 (``P = B B^T``, ``Q = I - P``).  The theorem: the optimal ``M`` is ``c* P``; whether ``c P`` is a minimum
 along the outside directions is what the claims measure, and for the quadratic and cosine links the
 exact-in-``n`` derivation of :mod:`lipschitz_icl.derivations.saddle` says which.
 
 Measured numbers come from the task-averaged estimator on one draw per decision
-(:class:`~lipschitz_icl.fixed_draw.FixedDraw`, :func:`lipschitz_icl.loss.general_terms`) and from the
-NumPy trainer (:func:`lipschitz_icl.pretraining.independent_runs`); every random stream is spawned once
+(:class:`~lipschitz_icl.loss.fixed_draw.FixedDraw`, :func:`lipschitz_icl.loss.estimators.general_terms`) and from the
+NumPy trainer (:func:`lipschitz_icl.estimators.pretraining.independent_runs`); every random stream is spawned once
 from the case's ``SeedSequence``.
 """
 
@@ -22,25 +22,25 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import decision, geometry
-from ..decision import any_of
-from ..derivations import saddle as theory
-from ..estimate import Estimate, difference, log_ratio_of_means
-from ..evidence import Outcome, Quantity, plot
-from ..fixed_draw import best_scales
-from ..lowrank import (
+from lipschitz_icl import decision
+from lipschitz_icl.decision import any_of
+from lipschitz_icl.derivations import saddle as theory
+from lipschitz_icl.estimate import Estimate, difference, log_ratio_of_means
+from lipschitz_icl.estimators.lowrank import (
     Moves,
     best_limit,
     complement_changes,
     matched_optima,
-    matched_problem,
     outside_vector,
     projectors,
     rotated_basis,
 )
-from ..optimum import wstar
-from ..pretraining import independent_runs, noise_floor
-from ..problem import make_problem
+from lipschitz_icl.estimators.pretraining import independent_runs, noise_floor
+from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
+from lipschitz_icl.loss.fixed_draw import best_scales
+from lipschitz_icl.model import geometry
+from lipschitz_icl.optimum import wstar
+from lipschitz_icl.problem import make_problem, matched_problem
 
 __all__ = ["direction_optimality", "trained_direction", "dimension_dependence", "saddle", "matched_problem"]
 
@@ -96,9 +96,10 @@ def direction_optimality(
     refine: list,
     family_level: float,
 ) -> Outcome:
-    """Theorem 4.4: ``c* P`` is a minimiser (``c*`` by :func:`~lipschitz_icl.fixed_draw.best_scales` on
-    :func:`~lipschitz_icl.lowrank.matched_problem`, ``L0 = L``).  ``sign`` rule on the test draw: every move of
-    :class:`~lipschitz_icl.lowrank.Moves` raises the loss, intervals at ``1 - family_level / moves``; inconclusive with
+    """Theorem 4.4: ``c* P`` is a minimiser (``c*`` by :func:`~lipschitz_icl.loss.fixed_draw.best_scales` on
+    :func:`~lipschitz_icl.problem.matched_problem`, ``L0 = L``).  ``sign`` rule on the test draw: every move of
+    :class:`~lipschitz_icl.estimators.lowrank.Moves` raises the loss, intervals at ``1 - family_level / moves``;
+    inconclusive with
     ``c*`` on a grid edge.  ``decide(shift, outside, complement, scale)``: the same back from a moved base (some one
     outside direction: :func:`~lipschitz_icl.decision.any_of`), or at ``w P``, ``w`` of :func:`_full_rank_scale`."""
     search_seed, direction_seed, test_seed = seed.spawn(3)
@@ -138,7 +139,8 @@ def _range_decision(values, threshold: float) -> decision.Decision:
 
 def _run_table(results, B: np.ndarray, P: np.ndarray) -> dict:
     """Of the runs ``(M0, result)``: ``rho(M, B)`` of each trained ``M`` and of each start ``M0``, the run-to-run
-    noise floor of ``rho`` (:func:`~lipschitz_icl.pretraining.noise_floor`) and each trained scale ``tr(P M P)/k``."""
+    noise floor of ``rho`` (:func:`~lipschitz_icl.estimators.pretraining.noise_floor`) and each trained scale ``tr(P M
+    P)/k``."""
     Ms, k = [r.M for _, r in results], B.shape[1]
     return {
         "rho": [geometry.rho(M, B) for M in Ms],
@@ -193,10 +195,12 @@ def trained_direction(
     refine: list,
 ) -> Outcome:
     """Pretraining the M-form from random starts ends on ``col(B)``: ``one-sided`` rule on the range of ``rho(M, B)``
-    over the runs (:func:`~lipschitz_icl.pretraining.independent_runs`) at or below ``shape_threshold``, inconclusive
+    over the runs (:func:`~lipschitz_icl.estimators.pretraining.independent_runs`) at or below ``shape_threshold``,
+    inconclusive
     unless the noise floor of ``rho`` (:func:`_run_table`) is below ``shape_threshold / floor_divisor``.
     ``decide(tilt, target)``: the same against ``col(B)`` tilted by ``tilt`` toward a random outside direction
-    (:func:`~lipschitz_icl.lowrank.rotated_basis`), or (``target = "isotropic"``) on the anisotropy of the runs."""
+    (:func:`~lipschitz_icl.estimators.lowrank.rotated_basis`), or (``target = "isotropic"``) on the anisotropy of the
+    runs."""
     run_seed, tilt_seed, search_seed = seed.spawn(3)
     problem = make_problem(task, d, n, L, sigma, rank=k)
     B, P, _ = projectors(problem)
@@ -323,8 +327,10 @@ def dimension_dependence(
     limit_points: int,
 ) -> Outcome:
     """The ICL error follows ``k``, not ``d``: per ``d`` of ``d_grid`` the best ``c P`` and ``w I`` of
-    :func:`~lipschitz_icl.lowrank.matched_problem` with their parts (:func:`~lipschitz_icl.lowrank.matched_optima`),
-    and the ``d -> infinity`` limit (:func:`~lipschitz_icl.lowrank.best_limit`, ``limit_points`` scales).  ``one-sided``
+    :func:`~lipschitz_icl.problem.matched_problem` with their parts
+    (:func:`~lipschitz_icl.estimators.lowrank.matched_optima`),
+    and the ``d -> infinity`` limit (:func:`~lipschitz_icl.estimators.lowrank.best_limit`, ``limit_points`` scales).
+    ``one-sided``
     rule (:class:`_Sweep`) on the tests of :func:`_dimension_tests`, Bonferroni intervals at family level
     ``family_level``; inconclusive with a scale search at its edge (``c*`` anywhere, ``w*`` at the top)."""
     search_seed, lim_search_seed, lim_eval_seed, *eval_seeds = seed.spawn(3 + len(d_grid))
@@ -405,7 +411,8 @@ def saddle(
 ) -> Outcome:
     """The change of the loss along the complement ``Q`` at ``c* B B^T`` against its exact derivation
     (:func:`_saddle_theory`: ``c*``, ``Delta = L(c* P +- s Q) - L(c* P)`` at ``s = step c*``, the curvature), measured
-    by :func:`~lipschitz_icl.lowrank.complement_changes` on ``contexts[f"d{d}k{k}"]`` contexts.  ``equivalence`` rule
+    by :func:`~lipschitz_icl.estimators.lowrank.complement_changes` on ``contexts[f"d{d}k{k}"]`` contexts.
+    ``equivalence`` rule
     at level ``1 - family_level / 3``: measured minus derived ``Delta`` (widened by the quadrature's accuracy) within
     ``+- margin |Delta|``, and ``sign`` on the scale moves.  ``decide(shift, law)``: the derived change taken as
     ``(1 + shift) Delta``, or a rival's (:data:`_RIVALS`: ``O(1/n)``, ``n -> infinity``, the noise part alone)."""

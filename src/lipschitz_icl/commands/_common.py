@@ -1,36 +1,10 @@
-"""Arguments shared by the commands: typed options (ASCII numbers, exact integers, ranges checked
-while parsing) and ``--task --d --n --L --sigma --seed`` of the problem-based commands."""
+"""Arguments shared by the problem-based commands: ``--task --d --n --L --sigma --seed`` (typed by
+:mod:`lipschitz_icl.commands._options`; the zonal ones by :mod:`lipschitz_icl.commands._zonal`)."""
 
 from __future__ import annotations
 
-import argparse
-
-from ..problem import L_RANGE, MAX_D, MAX_N, SIGMA_MAX, Problem, make_problem
-from ..validation import ParameterError, parse_int, parse_real, shorten
-
-
-def _typed(parse, name, **bounds):
-    """An argparse ``type``: ``parse(name, text, **bounds)``, a failure as one argparse message."""
-
-    def convert(text):
-        try:
-            return parse(name, text, **bounds)
-        except ParameterError as exc:
-            raise argparse.ArgumentTypeError(f"must be {exc.requirement} (got {shorten(exc.value)})") from None
-
-    convert.__name__ = name
-    return convert
-
-
-def integer(name: str, minimum=None, maximum=None):
-    """argparse type: an exact integer in ``[minimum, maximum]`` (``1e14`` accepted when integral)."""
-    return _typed(parse_int, name, minimum=minimum, maximum=maximum)
-
-
-def real(name: str, **bounds):
-    """argparse type: a finite real within ``bounds`` (those of :func:`~lipschitz_icl.validation.check_real`)."""
-    return _typed(parse_real, name, **bounds)
-
+from lipschitz_icl.commands._options import integer, real
+from lipschitz_icl.problem import L_RANGE, MAX_D, MAX_N, SIGMA_MAX, Problem, make_problem
 
 MAX_SEED = 2**63 - 1
 
@@ -39,7 +13,7 @@ def add_problem_arguments(parser, tasks, zonal: bool = False) -> None:
     """``--task`` (one of ``tasks``), ``--d``, ``--n``, ``--L``, ``--sigma``, ``--seed``; with ``zonal``
     also ``mix:`` tasks, ``--frequency``, ``--kernel`` and ``--kernel-file`` (:mod:`._zonal`)."""
     if zonal:
-        from ._zonal import add_zonal_arguments
+        from lipschitz_icl.commands._zonal import add_zonal_arguments  # SymPy only for the zonal commands
 
         add_zonal_arguments(parser, tasks)
     else:
@@ -72,7 +46,7 @@ def add_problem_arguments(parser, tasks, zonal: bool = False) -> None:
 def problem_from_args(args) -> Problem:
     """Validated :class:`~lipschitz_icl.problem.Problem` from the parsed arguments."""
     if getattr(args, "zonal_tasks", None) is not None:
-        from ._zonal import zonal_problem_from_args
+        from lipschitz_icl.commands._zonal import zonal_problem_from_args
 
         return zonal_problem_from_args(args)
     return make_problem(args.task, args.d, args.n, args.L, args.sigma)

@@ -12,22 +12,21 @@ function is refused)::
     ell = 0.5
 
 Mixture weights and ``--frequency`` are read by the one number parser (ASCII decimal); a mixture is
-validated as a whole while the arguments are parsed (:func:`lipschitz_icl.zonal.parse_mixture`).
+validated as a whole while the arguments are parsed (:func:`lipschitz_icl.tasks.zonal.parse_mixture`).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from .. import symbolic
-from ..decision import exit_code
-from ..problem import make_problem
-from ..tasks import FREQUENCY_RANGE, TASKS, parameters_of
-from ..tomlfile import TomlFileError, read_toml
-from ..validation import ParameterError, check_int, shorten
-from ..zonal import RESERVED_NAMES, is_mixture, kernel_constants, parse_mixture, zonal_task_names
-from ..zonal_task import kernel_problem, mixture_problem
-from ._common import real
+from lipschitz_icl.commands._options import real
+from lipschitz_icl.decision import exit_code
+from lipschitz_icl.problem import kernel_problem, make_problem, mixture_problem
+from lipschitz_icl.tasks import symbolic
+from lipschitz_icl.tasks.registry import FREQUENCY_RANGE, TASKS, parameters_of
+from lipschitz_icl.tasks.zonal import RESERVED_NAMES, is_mixture, kernel_constants, parse_mixture, zonal_task_names
+from lipschitz_icl.tomlfile import TomlFileError, read_toml
+from lipschitz_icl.validation import ParameterError, check_int, shorten
 
 __all__ = ["add_zonal_arguments", "add_frequency_argument", "zonal_problem_from_args", "load_kernel_file"]
 
@@ -81,7 +80,7 @@ def load_kernel_file(path: str):
     file (:mod:`lipschitz_icl.tomlfile`: a regular file of at most 64 KiB, UTF-8, bounded nesting); keys
     other than ``kernel`` and ``[constants]`` are refused, never ignored, and so is a constant that is not
     a number or that shadows ``t``, ``d``, ``u``, ``pi`` or a function
-    (:func:`~lipschitz_icl.zonal.kernel_constants`)."""
+    (:func:`~lipschitz_icl.tasks.zonal.kernel_constants`)."""
     try:
         _, data = read_toml(path)
     except TomlFileError as exc:
@@ -145,9 +144,9 @@ def zonal_problem_from_args(args):
 def zonal_scaling(args, d: int):
     """``lipschitz-icl scaling`` for ``--kernel`` or a zonal ``--task``: the regularity law's ``w*`` law
     (``L = 1``, ``sigma = 0.5``).  Returns ``(payload, exit code)``."""
-    from ..claims.regularity import kernel_scaling
-    from ..registry import find
-    from ..zonal import expression_kernel, parse_task
+    from lipschitz_icl.claims.regularity import kernel_scaling
+    from lipschitz_icl.gates.registry import find
+    from lipschitz_icl.tasks.zonal import expression_kernel, parse_task
 
     if args.kernel is not None or args.kernel_file is not None:
         if args.task is not None or args.frequency is not None:
@@ -162,7 +161,7 @@ def zonal_scaling(args, d: int):
         frequency = 1.0 if args.frequency is None else args.frequency
         kernel = parse_task(args.task, d, 1.0, frequency)
     if kernel.sympy is not None:  # the regularity law's series of the kernel at t = 1, under the symbolic budget
-        from ..derivations.regularity import regularity_of_kernel
+        from lipschitz_icl.derivations.regularity import regularity_of_kernel
 
         symbolic.within_budget(
             lambda: regularity_of_kernel(kernel),

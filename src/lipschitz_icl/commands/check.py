@@ -1,15 +1,15 @@
 """``lipschitz-icl check FILE...``: check user bound variants (TOML) over their grids.
 
-Every file is read and validated first (:func:`lipschitz_icl.variants.load_variant`); if any is bad,
+Every file is read and validated first (:func:`lipschitz_icl.gates.variants.load_variant`); if any is bad,
 nothing is evaluated and the command exits 2 with ``<file>:<line>: <reason>`` on stderr.  Then each
-variant is evaluated (:func:`lipschitz_icl.variants.evaluate_variant`): its grid points are the pieces
-of a sweep on ``--scheduler`` (:mod:`lipschitz_icl.sweep`; default ``auto``: in this process for tiny
+variant is evaluated (:func:`lipschitz_icl.gates.variants.evaluate_variant`): its grid points are the pieces
+of a sweep on ``--scheduler`` (:mod:`lipschitz_icl.runtime.sweep`; default ``auto``: in this process for tiny
 grids, else a local Dask cluster kept for every file of the command), with the same numbers on any
 scheduler.
 
 The grid mode samples: a variant that holds at its grid points is shown at those points only.  The
 text says so ("holds at N points (grid sample; ...)") and points to ``lipschitz-icl prove FILE``, which
-decides a ``[domain]`` (:mod:`lipschitz_icl.prover`); a file without a ``[grid]`` is refused here.
+decides a ``[domain]`` (:mod:`lipschitz_icl.prover.search`); a file without a ``[grid]`` is refused here.
 
 Without ``--json``: the overall verdict and one summary line per variant.  JSON keys: ``mode``
 (``"grid"``), ``points`` (grid points evaluated, all files), ``verdict`` (overall: fails if any fails, else
@@ -22,9 +22,9 @@ Exit codes: 0 all hold, 1 some variant fails, 3 inconclusive, 2 bad file.
 
 from __future__ import annotations
 
-from .. import cache, sweep
-from ..evidence import combine_verdicts
-from ..variants import EXIT_CODES, VariantFileError, evaluate_variant, load_variant
+from lipschitz_icl.gates.evidence import combine_verdicts
+from lipschitz_icl.gates.variants import EXIT_CODES, VariantFileError, evaluate_variant, load_variant
+from lipschitz_icl.runtime import cache, sweep
 
 NAME = "check"
 HELP = "check user bound variants (TOML files) against the numerics"
@@ -32,7 +32,7 @@ HELP = "check user bound variants (TOML files) against the numerics"
 
 def add_arguments(parser) -> None:
     parser.add_argument(
-        "files", nargs="+", metavar="FILE", help="variant files (TOML; format in lipschitz_icl.variants)"
+        "files", nargs="+", metavar="FILE", help="variant files (TOML; format in lipschitz_icl.gates.variants)"
     )
     parser.add_argument(
         "--no-cache",

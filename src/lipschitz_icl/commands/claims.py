@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import registry
+from lipschitz_icl.gates import registry
 
 NAME = "claims"
 HELP = "list the claims registry (statement, status, rule, margin, resolution from the last run)"
@@ -42,7 +42,7 @@ def _last_run(path: Path) -> dict:
     ``NaN``/``Infinity`` literals or deep nesting, checked against the schema)."""
     if not os.path.lexists(path):
         return {}
-    from ..report import load_claims
+    from lipschitz_icl.report import load_claims
 
     data = load_claims(path)
     return {r["claim_id"]: r for r in data["claims"] if isinstance(r, dict) and "claim_id" in r}

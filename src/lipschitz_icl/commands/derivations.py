@@ -24,8 +24,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..derivations import documents
-from ..validation import ParameterError
+from lipschitz_icl.derivations import documents
+from lipschitz_icl.validation import ParameterError
 
 NAME = "derivations"
 HELP = "write the derivations as Markdown documents (statement, steps, results), or --check they are current"

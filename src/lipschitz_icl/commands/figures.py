@@ -9,7 +9,7 @@ temporary directory and moved into ``DIR`` file by file, atomically, never throu
 (:mod:`lipschitz_icl.report.output`): without ``--force`` an existing file of those names (a dangling
 link counts) refuses the run before anything is computed; with it, a link is replaced itself, never
 its target.  The figures' computations (``case.run()``) are the pieces of a sweep on ``--scheduler``
-(:mod:`lipschitz_icl.sweep`; default ``auto``); drawing and writing stay in this process.  A progress
+(:mod:`lipschitz_icl.runtime.sweep`; default ``auto``); drawing and writing stay in this process.  A progress
 bar goes to stderr when it is a terminal and ``--json`` is not given.
 
 Payload: ``figures``, a list of ``{name, files, settings, verdict}``.  Exit 0 if every figure's claim
@@ -25,12 +25,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import registry, sweep
-from ..decision import combine, exit_code
-from ..report.figures import FigureDataError
-from ..report.figures import paper as paperfigs
-from ..report.output import USER_ERRNOS, OutputError, check_targets, describe, install, out_directory
-from ..validation import ParameterError
+from lipschitz_icl.decision import combine, exit_code
+from lipschitz_icl.gates import registry
+from lipschitz_icl.report.figures import FigureDataError
+from lipschitz_icl.report.figures import paper as paperfigs
+from lipschitz_icl.report.output import USER_ERRNOS, OutputError, check_targets, describe, install, out_directory
+from lipschitz_icl.runtime import sweep
+from lipschitz_icl.validation import ParameterError
 
 NAME = "figures"
 HELP = "regenerate the paper's figures (PDF, PNG, JSON data) from the project's computations"

@@ -3,15 +3,15 @@
 ``lipschitz-icl lock --check [--json]`` lists every confirmatory claim whose design differs from the lock
 (exit 1, naming what changed) or says all match (exit 0).  ``lipschitz-icl lock KEY [KEY ...] --reason TEXT``
 re-locks those claims' designs with a new seed salt each, so a changed design draws fresh data
-(:mod:`lipschitz_icl.lock`); ``--keep-data`` keeps the salt (only to record an existing design as it
+(:mod:`lipschitz_icl.gates.lock`); ``--keep-data`` keeps the salt (only to record an existing design as it
 stands, e.g. the first lock).  The lock lives beside the registry in use (``$LIPSCHITZ_ICL_REGISTRY`` or
 the package's ``claims/``).
 """
 
 from __future__ import annotations
 
-from .. import lock, registry
-from ..validation import ParameterError
+from lipschitz_icl.gates import lock, registry
+from lipschitz_icl.validation import ParameterError
 
 NAME = "lock"
 HELP = "check confirmatory claim designs against the design lock, or re-lock changed ones with a new seed salt"

@@ -3,18 +3,19 @@
 JSON keys: ``loss``, ``ci_low``, ``ci_high``, ``bias``, ``noise`` (plus standard errors, ``method``;
 ``converged`` for ``exact``: false, the accuracy was not certified, exits 3);
 ``--method certified`` (affine class) adds ``loss_low``/``loss_high``, ``bias_low``/``bias_high``,
-``noise_low``/``noise_high``: intervals proved to hold the true values (:mod:`lipschitz_icl.certified_loss`,
+``noise_low``/``noise_high``: intervals proved to hold the true values (:mod:`lipschitz_icl.certified.loss`,
 python-flint ball arithmetic), and ``ci_low``/``ci_high`` are the loss's.
 Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
-Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipschitz_icl.loss.MEMORY_BUDGET`);
+Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`);
 ``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``).
 """
 
 from __future__ import annotations
 
-from ..loss import MAX_CONTEXTS, MAX_W, METHODS, icl_loss
-from ..tasks import task_names
-from ._common import add_problem_arguments, integer, problem_from_args, real
+from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
+from lipschitz_icl.commands._options import integer, real
+from lipschitz_icl.loss.estimators import MAX_CONTEXTS, MAX_W, METHODS, icl_loss
+from lipschitz_icl.tasks.registry import task_names
 
 NAME = "loss"
 HELP = "ICL loss at M = w I with its bias and noise parts"
@@ -47,7 +48,7 @@ def add_arguments(parser) -> None:
 def run(args):
     problem = problem_from_args(args)
     if args.method == "certified":
-        from ..certified_loss import loss_enclosure
+        from lipschitz_icl.certified.loss import loss_enclosure
 
         enclosure = loss_enclosure(problem.d, problem.n, args.w, problem.sigma, problem.L, task=problem.task)
         return enclosure.to_dict(), 0

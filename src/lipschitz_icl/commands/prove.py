@@ -1,8 +1,8 @@
 """``lipschitz-icl prove FILE.toml``: decide a bound variant on its whole ``[domain]`` (CLI contract).
 
-The file is a bound variant (:mod:`lipschitz_icl.variants`) with a ``[domain]`` table: a real parameter
+The file is a bound variant (:mod:`lipschitz_icl.gates.variants`) with a ``[domain]`` table: a real parameter
 takes a closed interval ``[lo, hi]``, an integer one a list or ``{from = a, to = b}``.  The prover
-(:mod:`lipschitz_icl.prover`) partitions the domain into boxes and decides each with certified ball
+(:mod:`lipschitz_icl.prover.search`) partitions the domain into boxes and decides each with certified ball
 arithmetic (python-flint).  With ``sharpest = "C"`` and ``[constants] C = [lo, hi]`` it certifies the
 sharpest constant instead: JSON ``sharpest`` holds ``low``/``high`` (proved at one, refuted at the
 other, with the counterexample).
@@ -13,19 +13,19 @@ Exit codes: 0 proved, 1 refuted (JSON ``counterexample``: ``params`` and both en
 that does not bracket, a certificate path that exists without ``--force``).
 
 ``--certificate PATH`` writes the partition with every box's enclosures and rule
-(:mod:`lipschitz_icl.certificate`).  ``prove --recheck PATH`` re-verifies one with fresh ball
-arithmetic through :mod:`lipschitz_icl.recheck` (not the search): exit 0 when every box and
+(:mod:`lipschitz_icl.prover.certificate`).  ``prove --recheck PATH`` re-verifies one with fresh ball
+arithmetic through :mod:`lipschitz_icl.prover.recheck` (not the search): exit 0 when every box and
 counterexample checks (JSON ``verdict`` says what the certificate certifies), 1 naming the first box
 that does not, 3 when the certificate has undecided boxes, 2 when the file is not a certificate.
 """
 
 from __future__ import annotations
 
-from .. import prover
-from ..decision import Verdict
-from ..validation import ParameterError
-from ..variants import VariantFileError, load_variant
-from ._common import integer, real
+from lipschitz_icl.commands._options import integer, real
+from lipschitz_icl.decision import Verdict
+from lipschitz_icl.gates.variants import VariantFileError, load_variant
+from lipschitz_icl.prover import search
+from lipschitz_icl.validation import ParameterError
 
 NAME = "prove"
 HELP = "prove or refute a bound variant on its whole [domain] with certified ball arithmetic"
@@ -39,20 +39,20 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--max-boxes",
         type=integer("max_boxes", 1, 10**7),
-        default=prover.MAX_BOXES,
-        help=f"budget: boxes evaluated per search, 1 <= N <= 1e7 (default {prover.MAX_BOXES})",
+        default=search.MAX_BOXES,
+        help=f"budget: boxes evaluated per search, 1 <= N <= 1e7 (default {search.MAX_BOXES})",
     )
     parser.add_argument(
         "--seconds",
         type=real("seconds", minimum=0.0, strict_minimum=True, maximum=1e6),
-        default=prover.SECONDS,
-        help=f"budget: wall-clock seconds (default {prover.SECONDS:g})",
+        default=search.SECONDS,
+        help=f"budget: wall-clock seconds (default {search.SECONDS:g})",
     )
     parser.add_argument(
         "--sharpest-rtol",
         type=real("sharpest_rtol", minimum=1e-12, maximum=0.5),
-        default=prover.SHARPEST_RTOL,
-        help=f"sharpest constant: stop at this relative width (default {prover.SHARPEST_RTOL:g})",
+        default=search.SHARPEST_RTOL,
+        help=f"sharpest constant: stop at this relative width (default {search.SHARPEST_RTOL:g})",
     )
 
 
@@ -69,15 +69,15 @@ def run(args):
             "no [domain] table: `prove` decides a [domain] (real parameters "
             "as [lo, hi], integer ones as lists or {from = a, to = b})",
         )
-    statement = prover.Statement(
-        prover.quantity_of(variant.quantity, variant.task),
+    statement = search.Statement(
+        search.quantity_of(variant.quantity, variant.task),
         variant.relation,
         variant.bound,
         dict(variant.constants),
         variant.domain,
     )
     if variant.sharpest is not None:
-        result = prover.sharpest(
+        result = search.sharpest(
             statement,
             variant.sharpest,
             variant.brackets[variant.sharpest],
@@ -86,10 +86,10 @@ def run(args):
             seconds=args.seconds,
         )
     else:
-        result = prover.prove_statement(statement, max_boxes=args.max_boxes, seconds=args.seconds, desc=variant.name)
+        result = search.prove_statement(statement, max_boxes=args.max_boxes, seconds=args.seconds, desc=variant.name)
     payload = {"name": variant.name, "file": variant.path, "quantity": variant.quantity, **result.to_dict()}
     if args.certificate is not None:
-        from ..certificate import write
+        from lipschitz_icl.prover.certificate import write
 
         payload["certificate"] = str(write(result.certificate, args.certificate, force=args.force))
     return payload, result.exit_code
@@ -98,7 +98,7 @@ def run(args):
 def _recheck(args):
     if args.file is not None or args.certificate is not None:
         raise ParameterError("--recheck", "given alone (no FILE, no --certificate)", args.file or args.certificate)
-    from ..recheck import recheck
+    from lipschitz_icl.prover.recheck import recheck
 
     report = recheck(args.recheck)
     if report["recheck"] == "failed":

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import sys
 
-from ..report import LatexError, build_report
-from ..report.output import USER_ERRNOS, OutputError, describe
-from ..validation import ParameterError
+from lipschitz_icl.report import LatexError, build_report
+from lipschitz_icl.report.output import USER_ERRNOS, OutputError, describe
+from lipschitz_icl.validation import ParameterError
 
 NAME = "report"
 HELP = "LaTeX report (booktabs, siunitx, figures) from claims.json; PDF when latexmk is available"

@@ -10,17 +10,17 @@ Exit 0 holds, 1 fails, 3 inconclusive (e.g. not yet in the asymptotic range with
 With ``--kernel EXPR`` or ``--task cosine|mix:...`` the regularity law of that prior
 (:func:`lipschitz_icl.claims.regularity.kernel_scaling`; keys also ``gamma``, ``beta``).
 The exact ``w*`` at the grid points are the pieces of a sweep on ``--scheduler``
-(:mod:`lipschitz_icl.sweep`; default ``auto``), with the same numbers on any scheduler.
+(:mod:`lipschitz_icl.runtime.sweep`; default ``auto``), with the same numbers on any scheduler.
 """
 
 from __future__ import annotations
 
-from .. import sweep
-from ..decision import exit_code
-from ..registry import ClaimCase, find
-from ..validation import ParameterError, check_int
-from ._common import integer
-from ._zonal import add_frequency_argument
+from lipschitz_icl.commands._options import integer
+from lipschitz_icl.commands._zonal import add_frequency_argument
+from lipschitz_icl.decision import exit_code
+from lipschitz_icl.gates.registry import ClaimCase, find
+from lipschitz_icl.runtime import sweep
+from lipschitz_icl.validation import ParameterError, check_int
 
 NAME = "scaling"
 HELP = "check the w* law of Theorem 3.4 (exponent and constant) against the exact w*"
@@ -52,10 +52,10 @@ def run(args):
 
 
 def _scaling(args, d: int):
-    from ..derivations.window_law import TASKS as LAW_TASKS  # the classes Theorem 3.4's law is derived for
+    from lipschitz_icl.derivations.window_law import TASKS as LAW_TASKS  # the classes Theorem 3.4's law is derived for
 
     if args.kernel is not None or args.kernel_file is not None or args.task not in LAW_TASKS:
-        from ._zonal import zonal_scaling
+        from lipschitz_icl.commands._zonal import zonal_scaling
 
         return zonal_scaling(args, d)
     if args.frequency is not None:

@@ -3,7 +3,7 @@
 JSON keys:
 
 - ``w_trained``: ``tr(M)/d`` of the effective ``M`` of the trained layer, the ``M`` of the equivalent
-  Eq. (4) predictor with unit value weight (:func:`lipschitz_icl.train.effective_M`): M-form softmax
+  Eq. (4) predictor with unit value weight (:func:`lipschitz_icl.model.train.effective_M`): M-form softmax
   ``M``; M-form linear ``v M``; full layer ``A_xx = (W_K^T W_Q)[:d, :d]`` (softmax; the label value
   weight ``W_V[d, d]`` scales the output, not the exponent, and is reported separately) or
   ``W_V[d, d] A_xx`` (linear attention, where only the product reaches the prediction);
@@ -30,15 +30,16 @@ import tempfile
 
 import numpy as np
 
-from .. import geometry
-from ..attention import ATTENTION_KINDS
-from ..loss import WORK_BUDGET
-from ..problem import make_problem
-from ..tasks import TASKS, task_names
-from ..train import MAX_LR, MAX_STEPS, OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
-from ..validation import ParameterError, check_int, check_real
-from ..zonal import is_mixture
-from ._common import add_problem_arguments, integer, problem_from_args, real
+from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
+from lipschitz_icl.commands._options import integer, real
+from lipschitz_icl.loss.estimators import WORK_BUDGET
+from lipschitz_icl.model import geometry
+from lipschitz_icl.model.attention import ATTENTION_KINDS
+from lipschitz_icl.model.train import MAX_LR, MAX_STEPS, OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
+from lipschitz_icl.problem import make_problem
+from lipschitz_icl.tasks.registry import TASKS, task_names
+from lipschitz_icl.tasks.zonal import is_mixture
+from lipschitz_icl.validation import ParameterError, check_int, check_real
 
 NAME = "train"
 HELP = "pretrain one attention layer (NumPy, analytic gradients) and report the trained M"
@@ -117,7 +118,7 @@ def _check_out(path, force: bool):
 
 def _check_held_out_work(problem) -> None:
     """The held-out evaluation (:data:`EVAL_PROMPTS` prompts) is a Monte Carlo loss: it obeys the work
-    budget of one (:data:`lipschitz_icl.loss.WORK_BUDGET` sampled coordinates), checked before training
+    budget of one (:data:`lipschitz_icl.loss.estimators.WORK_BUDGET` sampled coordinates), checked before training
     (``--n 1e7`` spent minutes training 5 prompts, then hours on 20000 held-out ones)."""
     per_prompt = problem.n * (problem.d + 1)
     if EVAL_PROMPTS * per_prompt > WORK_BUDGET:

@@ -9,7 +9,7 @@ within a memory and work budget (``contexts * n``); ``exact``/``asymptotic`` ``n
 it is reported with exit code 3 (inconclusive) and the open interval ``(0, end]`` or ``[end, inf)``;
 so is an ``mc`` interval that did not reach ``--rel-precision``.
 
-``--method certified`` (affine class, :mod:`lipschitz_icl.certified_wstar`): ``w_star_low``/``w_star_high``
+``--method certified`` (affine class, :mod:`lipschitz_icl.certified.wstar`): ``w_star_low``/``w_star_high``
 (also ``ci_low``/``ci_high``) are proved to hold the global minimiser over the search range, with
 ``loss_low``/``loss_high``; exit 3 when the proof did not close (``reason``) or the minimiser is at an end of
 the range.
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 
-from ..optimum import REL_PRECISION_RANGE, WSTAR_METHODS, wstar
-from ..tasks import task_names
-from ._common import add_problem_arguments, problem_from_args, real
+from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
+from lipschitz_icl.commands._options import real
+from lipschitz_icl.optimum import REL_PRECISION_RANGE, WSTAR_METHODS, wstar
+from lipschitz_icl.tasks.registry import task_names
 
 NAME = "wstar"
 HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exact)"
@@ -51,7 +52,7 @@ def add_arguments(parser) -> None:
 def run(args):
     problem = problem_from_args(args)
     if args.method == "certified":
-        from ..certified_wstar import certified_wstar
+        from lipschitz_icl.certified.wstar import certified_wstar
 
         enclosure = certified_wstar(problem.d, problem.n, problem.sigma, problem.L, task=problem.task)
         payload = enclosure.to_dict()

@@ -12,9 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .. import zonal
-from ..lowrank import matched_problem
-from . import (
+from lipschitz_icl.derivations import (
     generalisation,
     kernel_identity,
     linear_attention,
@@ -24,7 +22,9 @@ from . import (
     sphere_asymptotics,
     window_law,
 )
-from .writeup import Document, to_index, to_markdown
+from lipschitz_icl.derivations.writeup import Document, to_index, to_markdown
+from lipschitz_icl.problem import matched_problem
+from lipschitz_icl.tasks import zonal
 
 __all__ = [
     "SUPPORT_MODULES",
@@ -51,7 +51,7 @@ REGULARITY_EXPRESSIONS = (
 
 def regularity_examples() -> tuple:
     """``(label, K(t), d)`` for the built-in classes (``L = 1``, cosine ``k = 1``) and the expression kernels,
-    each the object the project builds (:mod:`lipschitz_icl.zonal`)."""
+    each the object the project builds (:mod:`lipschitz_icl.tasks.zonal`)."""
     out = []
     for d in REGULARITY_DIMS:
         out += [(name, zonal.builtin_kernel(name, d, 1.0, 1.0).sympy, d) for name in zonal.BUILTIN_KERNELS]
@@ -68,7 +68,7 @@ SADDLE_GRID = tuple(
 
 def saddle_cases() -> tuple:
     """``(task, Setting)`` per case of :data:`SADDLE_GRID`: the claim's signal-matched problem
-    (:func:`lipschitz_icl.lowrank.matched_problem`)."""
+    (:func:`lipschitz_icl.problem.matched_problem`)."""
     kw = {key: SADDLE_DESIGN[key] for key in ("n", "L0", "sigma")}
     return tuple((task, saddle.Setting.of(matched_problem(task, d, k, **kw))) for task, d, k in SADDLE_GRID)
 

@@ -11,7 +11,7 @@ pretrained for, the noise part at finite ``n``, the Lipschitz envelope and the c
 * Lipschitz envelope: for weights ``p >= 0`` summing to one and an ``L``-Lipschitz task,
   ``bias_c <= L^2 sum_i p_i ||x_i - q||^2`` (Jensen), whose large-``n`` mean is ``2 L^2 (1 - A_d(w))``
   (:func:`envelope_bias`).
-* Error of a window on a class: exact quadrature for the affine and relu classes (:mod:`lipschitz_icl.exact`),
+* Error of a window on a class: exact quadrature for the affine and relu classes (:mod:`lipschitz_icl.exact.route`),
   ``L^2 b_k w^-2 + noise`` for the cosine class (bias at leading order,
   :func:`lipschitz_icl.derivations.window_law.cosine_bias_leading`) (:func:`class_error`).
 
@@ -26,9 +26,9 @@ from typing import Any
 
 import sympy as sp
 
-from . import sphere_asymptotics as S
-from . import window_law as law
-from .writeup import Document, Formula, Step, Table
+from lipschitz_icl.derivations import sphere_asymptotics as S
+from lipschitz_icl.derivations import window_law as law
+from lipschitz_icl.derivations.writeup import Document, Formula, Step, Table
 
 __all__ = [
     "mismatch_ratio_expr",
@@ -114,17 +114,17 @@ def class_error(kind: str, d: int, n: int, L: float, sigma: float, w: float, fre
     if kind == "cosine":
         power, b = law.cosine_bias_leading(d, frequency)
         return L**2 * b * w**power + noise_series(d, w, n, sigma)
-    from ..exact import exact_loss
-    from ..problem import make_problem
+    from lipschitz_icl.exact.route import exact_loss
+    from lipschitz_icl.problem import make_problem
 
-    return exact_loss(make_problem(law._check_task(kind), d, n, L, sigma), w).loss.value
+    return exact_loss(make_problem(law.check_task(kind), d, n, L, sigma), w).loss.value
 
 
 # ----------------------------------------------------------------------------- the document
 def _exact_window(task: str, dim: int) -> float:
     """The exact optimum ``w*`` of ``task`` at :data:`SAME_L` (refused if the search stopped at its bound)."""
-    from ..optimum import wstar
-    from ..problem import make_problem
+    from lipschitz_icl.optimum import wstar
+    from lipschitz_icl.problem import make_problem
 
     result = wstar(make_problem(task, dim, SAME_L["n"], SAME_L["L"], SAME_L["sigma"]), "exact")
     if result.at_search_bound:
@@ -216,7 +216,7 @@ def _steps() -> tuple:
         Step(
             "A window on another class",
             "The error of `w I` on a class it was not pretrained for: exact "
-            "quadrature for the affine and relu classes (`lipschitz_icl.exact`), and for the cosine class of "
+            "quadrature for the affine and relu classes (`lipschitz_icl.exact.route`), and for the cosine class of "
             "frequency `k` the leading-order bias (window_law.md) plus the noise part above:",
             (Formula(sp.Function(r"E_{\cos}")(w), L**2 * b_cos[1] * w ** -b_cos[0] + noise),),
         ),
@@ -282,7 +282,7 @@ def document() -> Document:
             "are pretrained on the affine or relu class (window_law.md).",
             "The mismatch ratio is the leading order in `1/w` and `1/n` (the two-power error of "
             "window_law.md); the noise part keeps `R_d` exact and the `1/n^2` term at leading order.",
-            "Test tasks are `L`-Lipschitz on the sphere (the probes of `lipschitz_icl.probes`).",
+            "Test tasks are `L`-Lipschitz on the sphere (the probes of `lipschitz_icl.estimators.probes`).",
         ),
         steps=_steps(),
         results=(

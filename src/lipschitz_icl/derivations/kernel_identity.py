@@ -23,7 +23,7 @@ from functools import cache
 
 import sympy as sp
 
-from .writeup import Document, Formula, Step, Table
+from lipschitz_icl.derivations.writeup import Document, Formula, Step, Table
 
 __all__ = [
     "w",

@@ -12,7 +12,7 @@ Expanding ``A^2 / S^2`` to second order about ``(a, s) = (E[e h], E[e])`` and ta
 
 and, with ``B = (1/n) sum_i e_i^2``, ``E[sum_i p_i^2] = E[B/S^2]/n = E[e^2] / (n s^2) + O(n^-2)``.
 Since ``E[e^2 g(t)] / s^2 = R_d(w) E_2w[g]`` with ``R_d(w) = Phi_d(2w)/Phi_d(w)^2``, these are the
-formulas :mod:`lipschitz_icl.asymptotic` evaluates.  Dropped: terms of order ``1/n^2`` (third and
+formulas :mod:`lipschitz_icl.loss.asymptotic` evaluates.  Dropped: terms of order ``1/n^2`` (third and
 fourth central moments of ``(A, S)``); they are small once ``n / R_d(w)``, the effective number of
 context points in the window, is large.
 """
@@ -23,7 +23,7 @@ from functools import cache
 
 import sympy as sp
 
-from .writeup import Document, Formula, Step
+from lipschitz_icl.derivations.writeup import Document, Formula, Step
 
 __all__ = ["ratio_square_expansion", "ratio_square_by_moments", "collision_expansion", "check_identities", "document"]
 
@@ -97,7 +97,7 @@ def document() -> Document:
         "the `asymptotic` loss method evaluates",
         paper="the large-`n` analysis behind Lemmas C.3-C.9 (not stated there at order `1/n`)",
         claims=(),
-        used_by=("lipschitz_icl.asymptotic",),
+        used_by=("lipschitz_icl.loss.asymptotic",),
         statement=Step(
             "",
             "With `e_i = exp(w t_i)` i.i.d. and `h_i = h(x_i)`, the attention output is a ratio of "
@@ -144,7 +144,7 @@ def document() -> Document:
             Step(
                 "The 1/n expansions",
                 "Since `E[e^2 g(t)] / s^2 = R_d(w) E_2w[g]` with "
-                "`R_d(w) = Phi_d(2w)/Phi_d(w)^2`, these are the formulas `lipschitz_icl.asymptotic` evaluates.",
+                "`R_d(w) = Phi_d(2w)/Phi_d(w)^2`, these are the formulas `lipschitz_icl.loss.asymptotic` evaluates.",
                 (Formula(lhs, ratio_square_by_moments()), Formula(collision, collision_expansion())),
             ),
         ),

@@ -1,6 +1,6 @@
 """The regularity law: how the roughness of a zonal kernel at ``t = 1`` sets the bias power and ``w*``.
 
-Setting: a zonal task prior with covariance ``K(x.y)`` (:mod:`lipschitz_icl.zonal`), ``M = w I``,
+Setting: a zonal task prior with covariance ``K(x.y)`` (:mod:`lipschitz_icl.tasks.zonal`), ``M = w I``,
 ``D(u) = K(1) - K(1 - u)``, ``u = 1 - t``, ``m = (d - 1)/2``.  Not stated in the paper (registry:
 regularity.*); derived here, checked by the gates against the exact zonal method.
 
@@ -39,8 +39,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from . import window_law
-from .writeup import Document, Formula, Step, Table
+from lipschitz_icl.derivations import window_law
+from lipschitz_icl.derivations.writeup import Document, Formula, Step, Table
 
 __all__ = ["Regularity", "gap_series", "regularity", "regularity_of_kernel", "document"]
 
@@ -167,7 +167,7 @@ def _f(x) -> float:
 
 
 def regularity_of_kernel(kernel) -> Regularity:
-    """:func:`regularity` of a :class:`lipschitz_icl.zonal.ZonalKernel` (its ``sympy`` form)."""
+    """:func:`regularity` of a :class:`lipschitz_icl.tasks.zonal.ZonalKernel` (its ``sympy`` form)."""
     if kernel.sympy is None:
         raise ValueError(f"kernel {kernel.name!r} has no symbolic form (a Python callable)")
     return regularity(kernel.sympy, kernel.d)

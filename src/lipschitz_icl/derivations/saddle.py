@@ -5,7 +5,7 @@ experiment (Figure 9) also uses quadratic and cosine links.  Registry: ``thm44.s
 
 Setting.  ``x`` and the query ``q`` uniform on ``S^{d-1}``, ``B`` ``d x k`` with orthonormal columns,
 ``P = B B^T``, ``Q = I - P``, ``z = B^T x``.  Tasks ``f(x) = theta . phi_a(z) (+ b)`` with ``a`` uniform on
-``S^{k-1}`` and ``E theta theta^T = v_t I`` (:mod:`lipschitz_icl.tasks`): quadratic ``phi = (a.z)^2``,
+``S^{k-1}`` and ``E theta theta^T = v_t I`` (:mod:`lipschitz_icl.tasks.registry`): quadratic ``phi = (a.z)^2``,
 ``v_t = L^2/3``; cosine ``phi = (cos w a.z, sin w a.z)``, ``v_t = L^2/(2 w^2)``; linear ``phi = a.z``,
 ``v_t = L^2``; affine ``phi = a.z``, ``v_t = L^2/3``.  Along ``M(s) = c P + s Q`` the logits are
 
@@ -47,7 +47,7 @@ the label noise is
    ``E|A/S|^2 = |r|^2 + sum_c (E[e^2 (h_c - r_c)^2] - 2 r_c E[e^2 (h_c - r_c)])/(n E[e]^2) + O(n^-2)``,
    ``r = E[e h]/E[e]``, and ``E sum p_i^2 = E[e^2]/(n E[e]^2)``: :func:`large_n_loss`.
 
-The Laplace representation is that of :mod:`lipschitz_icl.exact` (``M = w I``, two power sums); here it
+The Laplace representation is that of :mod:`lipschitz_icl.exact.route` (``M = w I``, two power sums); here it
 carries up to three power sums and ``S^-4`` on the low-rank geometry, for moderate ``n`` (tested 1 to 80).
 
 Quadrature (:class:`Grid`): ``z`` by Gauss-Jacobi for its law (``k = 1``: ``(1 - z^2)^((d-3)/2)``; ``k = 2``:
@@ -71,9 +71,9 @@ import numpy as np
 import sympy as sp
 from scipy import optimize, special
 
-from . import ratio_expansion
-from . import window_law as law
-from .writeup import Document, Formula, Step, Table, number
+from lipschitz_icl.derivations import ratio_expansion
+from lipschitz_icl.derivations import window_law as law
+from lipschitz_icl.derivations.writeup import Document, Formula, Step, Table, number
 
 __all__ = [
     "LINKS",
@@ -814,7 +814,7 @@ def document(cases, *, step: float, scale_bounds) -> Document:
             "`x_i` and the query `q` uniform on `S^(d-1)`, `B` a `d x k` matrix with orthonormal columns "
             "(`k = 1, 2`), `z = B^T x`; `n` context points and label noise of variance `sigma^2`.",
             "Tasks `f(x) = theta . phi_a(z)` with `a` uniform on `S^(k-1)` and `E theta theta^T = v_t I` "
-            "(`lipschitz_icl.tasks`): quadratic `phi = (a.z)^2`, `v_t = L^2/3`; cosine "
+            "(`lipschitz_icl.tasks.registry`): quadratic `phi = (a.z)^2`, `v_t = L^2/3`; cosine "
             "`phi = (cos(omega a.z), sin(omega a.z))`, `v_t = L^2/(2 omega^2)`; linear `phi = a.z`, "
             "`v_t = L^2`; affine `phi = a.z` (plus an intercept, which cancels), `v_t = L^2/3`.",
             "The claim's problems are signal-matched (`lipschitz_icl.claims.thm44.matched_problem`): the same "

@@ -2,7 +2,7 @@
 
 Paper: these are the moment estimates behind the bias/variance bounds of Lemmas C.3-C.9 and
 Assumption B.4 (registry: thm34.bias-noise), which Theorem 3.4 balances.  Project definitions
-(``src/lipschitz_icl/sphere.py``):
+(``src/lipschitz_icl/sphere/laws.py``):
 
     p_d(t)   = (1 - t^2)^((d-3)/2) / (2^(d-2) B((d-1)/2, (d-1)/2)),       t in [-1, 1]
     Phi_d(w) = E exp(w t) = Gamma(d/2) (2/w)^nu I_nu(w),                  nu = d/2 - 1
@@ -49,12 +49,13 @@ from functools import cache
 import mpmath
 import sympy as sp
 
-from .writeup import Document, Formula, Step, Table
+from lipschitz_icl.derivations.writeup import Document, Formula, Step, Table
 
 __all__ = [
     "w",
     "x",
     "d",
+    "truncate",
     "nu",
     "hankel_coefficients",
     "hankel_closed_form",
@@ -207,10 +208,10 @@ def second_moment_series(order: int = 3) -> sp.Expr:
     """``E_w[t^2] = Phi_d''/Phi_d = (log Phi_d)'' + ((log Phi_d)')^2`` to ``O(w^-(order+1))``."""
     lp = log_phi_series(order)
     expr = sp.expand(sp.diff(lp, w, 2) + sp.diff(lp, w) ** 2)
-    return _truncate(expr, order)
+    return truncate(expr, order)
 
 
-def _truncate(expr: sp.Expr, order: int) -> sp.Expr:
+def truncate(expr: sp.Expr, order: int) -> sp.Expr:
     """Drop the powers ``w^-k`` with ``k > order`` from a Laurent polynomial in ``w``."""
     poly = sp.expand(expr.subs(w, 1 / x))
     return sp.expand(sum(poly.coeff(x, k) * x**k for k in range(order + 1)).subs(x, 1 / w))

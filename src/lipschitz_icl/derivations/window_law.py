@@ -73,12 +73,13 @@ import numpy as np
 import sympy as sp
 from scipy import special
 
-from .. import quadrature
-from . import sphere_asymptotics as S
-from .writeup import Document, Formula, Step, Table
+from lipschitz_icl import quadrature
+from lipschitz_icl.derivations import sphere_asymptotics as S
+from lipschitz_icl.derivations.writeup import Document, Formula, Step, Table
 
 __all__ = [
     "TASKS",
+    "check_task",
     "w",
     "d",
     "L",
@@ -130,7 +131,7 @@ _g = sp.Symbol("g", real=True)
 _xp = sp.Symbol("xi", positive=True)
 
 
-def _check_task(task: str) -> str:
+def check_task(task: str) -> str:
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     return task
@@ -238,10 +239,10 @@ def bias_expansion(task: str, order: int = 2) -> sp.Expr:
     relu: ``(2/3) [p_d(0) J w^(-3/2) + a^2 (int_0^1 c^2 p_d) w^(-2)]`` (kink + smooth part; the
     ``O(w^(-5/2))`` remainder is dropped; ``order`` is ignored).
     """
-    _check_task(task)
+    check_task(task)
     one_minus_a = S.one_minus_tilted_mean_series(order)
     if task == "affine":
-        return S._truncate(sp.expand(one_minus_a**2 / (3 * d)), order + 1)
+        return S.truncate(sp.expand(one_minus_a**2 / (3 * d)), order + 1)
     a = one_minus_a.subs(w, 1 / S.x).expand().coeff(S.x, 1)
     return sp.Rational(2, 3) * (
         density_at_zero() * kink_integral() * w ** sp.Rational(-3, 2) + a**2 * half_moment(2) * w ** (-2)
@@ -363,7 +364,7 @@ def optimum_exprs(task: str) -> dict:
     """The window law of ``task`` as SymPy functions of ``d``: the generic optimum of
     :func:`_generic_optimum` with ``p, b`` from :func:`bias_leading_expr` and ``beta, c_R`` from
     :func:`noise_leading_expr`.  Keys ``alpha, C, gamma, K`` (and the inputs ``p, b, beta, c_R``)."""
-    p, b = bias_leading_expr(_check_task(task))
+    p, b = bias_leading_expr(check_task(task))
     beta, cr = noise_leading_expr()
     sub = {_p: p, _b: b, _beta: beta, _cr: cr}
     generic = _generic_optimum()
@@ -414,7 +415,7 @@ def wstar_correction_expr(task: str):
     ``w* = w0 (1 + k w0^-q + ...)``, ``w0 = C rho^alpha`` (affine ``q = 1``, relu ``q = 1/2``), from
     :func:`_generic_wstar_shift` with the next-order bias (:func:`bias_next_order_expr`) and noise
     (``r_1``) coefficients; for relu the noise correction is ``O(w0^-1)``, beyond this order."""
-    p, b = bias_leading_expr(_check_task(task))
+    p, b = bias_leading_expr(check_task(task))
     p2, b2 = bias_next_order_expr(task)
     beta, _ = noise_leading_expr()
     q = p2 - p
@@ -472,7 +473,7 @@ def bias_finite_n_leading_expr(task: str):
     terms are ``O(w^-2)``, so the average is ``(2/3) int_0^1 p_d (1 - c^2) dc E z^2 E_{2w}[1 - t^2]``;
     the kink region adds a relative ``O(w^(-1/2))``.
     """
-    _check_task(task)
+    check_task(task)
     one_minus_a = S.one_minus_tilted_mean_series(2)
     if task == "affine":
         u1, u2 = one_minus_a, one_minus_a.subs(w, 2 * w)
@@ -511,14 +512,14 @@ def _f(expr, dim) -> float:
 @cache
 def bias_leading(task: str, dim: int):
     """``(power, constant)``: ``bias_inf(w) ~ constant * L^2 * w**power`` (``power < 0``)."""
-    p, b = bias_leading_expr(_check_task(task))
+    p, b = bias_leading_expr(check_task(task))
     return -float(p), _f(b, _check_dim(dim))
 
 
 @cache
 def bias_next_order(task: str, dim: int):
     """``(power, constant)`` of the next term of ``bias_inf`` (affine ``w^-3``, relu ``w^-2``)."""
-    p, b = bias_next_order_expr(_check_task(task))
+    p, b = bias_next_order_expr(check_task(task))
     return -float(p), _f(b, _check_dim(dim))
 
 
@@ -557,7 +558,7 @@ def envelope_law(dim: int):
 @cache
 def window_law(task: str, dim: int):
     """``(alpha, C)``: ``w* ~ C (n L^2 / sigma^2)**alpha`` at leading order."""
-    o = optimum_exprs(_check_task(task))
+    o = optimum_exprs(check_task(task))
     dim = _check_dim(dim)
     return _f(o["alpha"], dim), _f(o["C"], dim)
 
@@ -565,7 +566,7 @@ def window_law(task: str, dim: int):
 @cache
 def wstar_correction(task: str, dim: int):
     """``(q, k)``: ``w*_exact-FOC = C rho^alpha (1 + k (C rho^alpha)^-q + ...)``."""
-    q, k = wstar_correction_expr(_check_task(task))
+    q, k = wstar_correction_expr(check_task(task))
     return float(q), _f(k, _check_dim(dim))
 
 
@@ -573,7 +574,7 @@ def wstar_correction(task: str, dim: int):
 def min_error_law(task: str, dim: int):
     """``(power_in_n, constant)``: the minimal ICL error ``E* ~ constant * L^2 * (n L^2/sigma^2)**power_in_n``
     (so ``E* ~ n**power_in_n`` at fixed ``L, sigma``; ``power_in_n < 0``)."""
-    o = optimum_exprs(_check_task(task))
+    o = optimum_exprs(check_task(task))
     dim = _check_dim(dim)
     return -_f(o["gamma"], dim), _f(o["K"], dim)
 
@@ -581,7 +582,7 @@ def min_error_law(task: str, dim: int):
 @cache
 def bias_finite_n_leading(task: str, dim: int):
     """``(power, constant)``: the ``O(1/n)`` bias term ``~ constant * L^2 * w**power / n``."""
-    power, const = bias_finite_n_leading_expr(_check_task(task))
+    power, const = bias_finite_n_leading_expr(check_task(task))
     dim = _check_dim(dim)
     return _f(power, dim), _f(const, dim)
 
@@ -630,7 +631,7 @@ def dropped_terms(task: str, dim: int, rho_value: float, n_value: float) -> dict
     of context points in the window; the finite-``n`` terms are relative ``O(1/window_count)``).
     A gate can require ``max`` below its tolerance before comparing numerics with the asymptotics.
     """
-    task, dim = _check_task(task), _check_dim(dim)
+    task, dim = check_task(task), _check_dim(dim)
     rho_value, n_value = float(rho_value), float(n_value)
     if not (rho_value > 0 and n_value >= 1):
         raise ValueError("rho must be > 0 and n >= 1")
@@ -789,7 +790,7 @@ def exact_bias_inf(task: str, dim: int, wv, *, m: int = 24, with_derivative: boo
     nodes per panel; derivative ``(4/3) int p_d r dr/dw``, ``dr/dw = Cov_w(G_d, t)``.  The rule's error
     is checked in the tests by comparing ``m`` with a larger ``m``.
     """
-    task, dim = _check_task(task), _check_dim(dim)
+    task, dim = check_task(task), _check_dim(dim)
     wv = mpmath.mpf(wv)
     if task == "relu":
         return _relu_bias_mp(dim, wv, m, with_derivative)
@@ -859,7 +860,7 @@ def exact_bias_inf_relu_float(dim: int, wv: float, *, m: int = 24, with_derivati
 
 def exact_bias_inf_dw(task: str, dim: int, wv) -> float:
     """``d bias_inf / dw`` per ``L^2`` as a float (affine: mpmath Bessel form; relu: float64 quadrature)."""
-    if _check_task(task) == "affine":
+    if check_task(task) == "affine":
         return float(exact_bias_inf("affine", dim, wv, with_derivative=True)[1])
     return float(exact_bias_inf_relu_float(dim, wv, with_derivative=True)[1])
 
@@ -871,7 +872,7 @@ def exact_foc_wstar(task: str, dim: int, rho_value: float) -> float:
     by Brent's method in ``log w``."""
     from scipy.optimize import brentq
 
-    task, dim = _check_task(task), _check_dim(dim)
+    task, dim = check_task(task), _check_dim(dim)
     alpha, C = window_law(task, dim)
     guess = C * float(rho_value) ** alpha
 

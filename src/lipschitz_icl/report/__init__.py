@@ -14,9 +14,9 @@ Text is typeset by :mod:`.mathtext`, numbers by :mod:`.latex`; ``claims.json`` i
 
 from __future__ import annotations
 
-from .build import LATEXMK_TIMEOUT, LatexError, ReportResult, build_report
-from .render import power_summary, render_tex
-from .schema import load_claims
+from lipschitz_icl.report.build import LATEXMK_TIMEOUT, LatexError, ReportResult, build_report
+from lipschitz_icl.report.render import power_summary, render_tex
+from lipschitz_icl.report.schema import load_claims
 
 __all__ = [
     "build_report",

@@ -15,11 +15,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..decision import STATISTICAL
-from ..evidence import VERDICTS
-from .output import check_targets, install, out_directory
-from .render import render_tex
-from .schema import load_claims
+from lipschitz_icl.decision import STATISTICAL
+from lipschitz_icl.gates.evidence import VERDICTS
+from lipschitz_icl.report.output import check_targets, install, out_directory
+from lipschitz_icl.report.render import render_tex
+from lipschitz_icl.report.schema import load_claims
 
 __all__ = ["build_report", "ReportResult", "LATEXMK_TIMEOUT", "LatexError", "run_latexmk", "FIXED_OUTPUTS"]
 

@@ -18,9 +18,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from .latex import as_float
-from .scope import case_params
-from .symbols import constant_spec
+from lipschitz_icl.report.latex import as_float
+from lipschitz_icl.report.scope import case_params
+from lipschitz_icl.report.symbols import constant_spec
 
 __all__ = ["ConstantRow", "constant_rows", "constants_csv", "CSV_FIELDS", "csv_cell"]
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .latex import Latex, escape
+from lipschitz_icl.report.latex import Latex, escape
 
 __all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "GREEK"]
 

@@ -26,7 +26,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from ..validation import ParameterError
+from lipschitz_icl.validation import ParameterError
 
 __all__ = ["OutputError", "out_directory", "check_targets", "install", "USER_ERRNOS", "describe"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .constants import csv_cell
+from lipschitz_icl.report.constants import csv_cell
 
 __all__ = ["quantities_csv", "QUANTITY_FIELDS"]
 

@@ -20,19 +20,19 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import registry
-from .constants import constant_rows, constants_csv
-from .figures import FigureDataError, Panel, axis_labels, data_figure, parse_series
-from .figures import paper as paperfigs
-from .latex import Latex, as_float, breakable, escape, num
-from .mathtext import code, to_latex, to_mathtext
-from .provenance import provenance
-from .quantities import quantities_csv
-from .scope import case_params, record_scope, setting_text
-from .sections import Claim, SectionView, build_sections, near_misses, verdict_counts
-from .style import FULL_WIDTH
-from .summary import caveats, headline, not_holding, scope_rows
-from .symbols import RESOLUTIONS, figure_axes, rename_for, resolution_symbol
+from lipschitz_icl.gates import registry
+from lipschitz_icl.report.constants import constant_rows, constants_csv
+from lipschitz_icl.report.figures import FigureDataError, Panel, axis_labels, data_figure, parse_series
+from lipschitz_icl.report.figures import paper as paperfigs
+from lipschitz_icl.report.latex import Latex, as_float, breakable, escape, num
+from lipschitz_icl.report.mathtext import code, to_latex, to_mathtext
+from lipschitz_icl.report.provenance import provenance
+from lipschitz_icl.report.quantities import quantities_csv
+from lipschitz_icl.report.scope import case_params, record_scope, setting_text
+from lipschitz_icl.report.sections import Claim, SectionView, build_sections, near_misses, verdict_counts
+from lipschitz_icl.report.style import FULL_WIDTH
+from lipschitz_icl.report.summary import caveats, headline, not_holding, scope_rows
+from lipschitz_icl.report.symbols import RESOLUTIONS, figure_axes, rename_for, resolution_symbol
 
 __all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES", "MAX_TABLE_ROWS", "cases_csv"]
 
@@ -379,7 +379,7 @@ def cases_csv(records: list, numbers: dict) -> str:
     import csv
     import io
 
-    from .constants import csv_cell
+    from lipschitz_icl.report.constants import csv_cell
 
     buffer = io.StringIO()
     fields = (

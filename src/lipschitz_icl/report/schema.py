@@ -51,8 +51,8 @@ import math
 import re
 from pathlib import Path
 
-from ..evidence import SCOPES, VERDICTS
-from ..validation import ParameterError
+from lipschitz_icl.gates.evidence import SCOPES, VERDICTS
+from lipschitz_icl.validation import ParameterError
 
 __all__ = [
     "validate_claims",

@@ -15,8 +15,8 @@ import re
 import string
 from functools import cache
 
-from .. import registry
-from .symbols import CLASS_PARAMETERS, PARAMETER_WORDS, task_name
+from lipschitz_icl.gates import registry
+from lipschitz_icl.report.symbols import CLASS_PARAMETERS, PARAMETER_WORDS, task_name
 
 __all__ = [
     "case_params",

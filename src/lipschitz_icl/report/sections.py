@@ -1,7 +1,7 @@
 """The report's structure: records grouped into sections and claims, the summary a referee reads first.
 
 A *record* is one case of ``claims.json`` (one claim at one grid point and seed); a *claim* is a
-registry entry (records sharing a ``key``); a *section* (:func:`lipschitz_icl.registry.sections`)
+registry entry (records sharing a ``key``); a *section* (:func:`lipschitz_icl.gates.registry.sections`)
 holds the claims its member patterns match.  Exploratory records are counted apart and never in the
 verdict counts of the paper's statements.  Records of an older ``claims.json`` without a ``key`` are
 placed by their ``group``.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .. import registry
-from ..evidence import VERDICTS
-from .latex import as_float
+from lipschitz_icl.gates import registry
+from lipschitz_icl.gates.evidence import VERDICTS
+from lipschitz_icl.report.latex import as_float
 
 __all__ = ["Claim", "SectionView", "build_sections", "resolution_text", "verdict_counts"]
 

@@ -17,12 +17,19 @@ import math
 import re
 from dataclasses import dataclass
 
-from .. import registry
-from .latex import Latex, as_float, escape, num
-from .mathtext import to_latex
-from .scope import SCOPE_ORDER, SCOPE_TITLES, checked_scope, decided_probes, how_checked, record_scope
-from .sections import SectionView, verdict_counts
-from .symbols import rename_for
+from lipschitz_icl.gates import registry
+from lipschitz_icl.report.latex import Latex, as_float, escape, num
+from lipschitz_icl.report.mathtext import to_latex
+from lipschitz_icl.report.scope import (
+    SCOPE_ORDER,
+    SCOPE_TITLES,
+    checked_scope,
+    decided_probes,
+    how_checked,
+    record_scope,
+)
+from lipschitz_icl.report.sections import SectionView, verdict_counts
+from lipschitz_icl.report.symbols import rename_for
 
 __all__ = ["headline", "not_holding", "scope_rows", "caveats", "alternatives", "NON_HOLDING", "reason"]
 

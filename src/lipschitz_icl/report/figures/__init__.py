@@ -7,6 +7,14 @@ measure functions (:mod:`lipschitz_icl.claims`); nothing here computes, and noth
 draws.
 """
 
-from .data import FIGURE_KINDS, FigureDataError, Panel, axis_labels, data_figure, parse_series, spec_panel
+from lipschitz_icl.report.figures.data import (
+    FIGURE_KINDS,
+    FigureDataError,
+    Panel,
+    axis_labels,
+    data_figure,
+    parse_series,
+    spec_panel,
+)
 
 __all__ = ["FIGURE_KINDS", "FigureDataError", "Panel", "axis_labels", "data_figure", "parse_series", "spec_panel"]

@@ -26,9 +26,9 @@ import re
 
 import numpy as np
 
-from ..latex import as_float
-from ..mathtext import to_mathtext
-from ..style import FULL_WIDTH, new_figure, save_pdf, styled
+from lipschitz_icl.report.latex import as_float
+from lipschitz_icl.report.mathtext import to_mathtext
+from lipschitz_icl.report.style import FULL_WIDTH, new_figure, save_pdf, styled
 
 __all__ = ["FigureDataError", "data_figure", "FIGURE_KINDS", "Panel", "parse_series", "axis_labels", "spec_panel"]
 

@@ -26,9 +26,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from scipy import stats
 
-from ..mathtext import mpl_text, to_mathtext
-from ..style import FULL_WIDTH, new_figure, save_pdf, save_png, styled
-from .data import FigureDataError
+from lipschitz_icl.report.figures.data import FigureDataError
+from lipschitz_icl.report.mathtext import mpl_text, to_mathtext
+from lipschitz_icl.report.style import FULL_WIDTH, new_figure, save_pdf, save_png, styled
 
 __all__ = ["RENDERERS", "render", "write", "caption", "fig1", "fig3", "fig5", "fig6", "fig9", "eq4"]
 

@@ -1,0 +1,535 @@
+"""The NumPy trainer: online pretraining of one attention layer on the ICL loss, analytic gradients.
+
+Every step draws a fresh batch of ``B`` prompts from the problem (``problem.sample_prompts``; see
+:func:`prompt_stream`: the draws of the next batches run on a worker thread while the current batch is
+used, the same draws in the same order as a serial loop), computes the ICL loss (README "Conventions")
+on it,
+
+    loss = (1/B) sum_b (yhat_b - f_b(q_b))^2          (target: the noiseless label at the query),
+
+and its exact gradient (formulas below, no autodiff), and takes one Adam or SGD step.  All arithmetic is
+float64; the whole run (initialisation and data) draws from one ``numpy.random.Generator`` built from the
+seed, so a run is reproducible bit for bit.
+
+Two parameterisations (the conventions of :mod:`lipschitz_icl.model.attention`):
+
+``"M"`` (Eq. (4) form)
+    softmax:  ``yhat = sum_i y_i p_i``, ``p = softmax(s)``, ``s_i = x_i^T M q``;
+    linear:   ``yhat = (v/n) sum_i y_i x_i^T M q`` with a trained scalar value weight ``v``.
+    Parameters ``{"M"}`` (softmax) or ``{"M", "v"}`` (linear).
+``"full"`` (one layer on tokens ``z_i = [x_i; y_i]``, query token ``z_q = [q; 0]``)
+    ``s_i = z_i^T W_K^T W_Q z_q``, ``a = softmax(s)`` or ``a = s/n``, ``yhat = (sum_i a_i W_V z_i)[d]``.
+    Parameters ``{"W_K", "W_Q", "W_V"}``, each ``(d+1) x (d+1)``.
+
+Gradients, with ``e_b = 2 (yhat_b - f_b(q_b)) / B`` (the derivative of the loss in ``yhat_b``):
+
+- M-form softmax: ``dyhat/ds_i = p_i (y_i - yhat)``, so
+  ``grad_M = sum_b e_b sum_i p_bi (y_bi - yhat_b) x_bi q_b^T``.
+- M-form linear, ``g_b = (1/n) sum_i y_bi x_bi``, ``yhat_b = v g_b^T M q_b``:
+  ``grad_M = v sum_b e_b g_b q_b^T``, ``grad_v = sum_b e_b g_b^T M q_b``.
+- full layer, ``c_i = W_V[d] . z_i``, ``h = W_Q z_q``; ``dyhat/ds_i = g_i = a_i (c_i - yhat)`` (softmax) or
+  ``c_i / n`` (linear); ``u = sum_i g_i z_i``:
+  ``grad_{W_V[d]} = sum_b e_b sum_i a_bi z_bi`` (other rows of ``W_V`` never reach ``yhat``: zero),
+  ``grad_{W_K} = sum_b e_b h_b u_b^T``, ``grad_{W_Q} = sum_b e_b W_K u_b z_qb^T``.
+  Since ``z_q[d] = 0`` the last column of ``W_Q`` has zero gradient: it never reaches the prediction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lipschitz_icl.estimate import Estimate
+from lipschitz_icl.model import geometry
+from lipschitz_icl.model.attention import ATTENTION_KINDS, Attention, AttentionLayer, softmax_weights_from_logits
+from lipschitz_icl.problem import Problem
+from lipschitz_icl.progress import bar as progress_bar
+from lipschitz_icl.validation import ParameterError, check_choice, check_int, check_real, check_rng
+
+__all__ = [
+    "PARAMETERISATIONS",
+    "OPTIMIZERS",
+    "SCHEDULES",
+    "Adam",
+    "SGD",
+    "TrainResult",
+    "init_params",
+    "predict",
+    "loss_and_grad",
+    "m_form_loss_and_grad",
+    "full_layer_loss_and_grad",
+    "icl_loss",
+    "effective_M",
+    "train",
+    "prompt_stream",
+]
+
+PARAMETERISATIONS = ("M", "full")
+OPTIMIZERS = ("adam", "sgd")
+SCHEDULES = ("constant", "cosine", "step", "inverse")
+
+Params = dict  # name -> float64 array (scalars as 0-d arrays)
+
+# Default scale of the random start (see :func:`init_params`).  For the full layer, scale 1 left about
+# one run in twelve (affine, d = 2, n = 20) at a spurious stationary point whose value row reads the
+# covariates and whose scores read the labels (loss about 4x the optimum); scale 0.5 has not.
+DEFAULT_INIT_SCALE = {"M": 1.0, "full": 0.5}
+
+# Largest prompt batch held in memory at once, in float64 entries ``batch * n * (d + 1)`` (400 MB).
+MAX_BATCH_ELEMENTS = 50_000_000
+MAX_STEPS = 10**6  # optimiser steps per run (about a day at the default batch)
+LONG_RUN_PROMPTS = 200_000  # progress=None draws a bar (on a terminal) from steps * batch prompts
+MAX_LR = 1000.0  # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
+
+
+# --------------------------------------------------------------------------- forward and gradient
+def _m_form_forward(params: Params, x, y, q, kind: str):
+    M = params["M"]
+    if kind == "softmax":
+        s = (x @ (q @ M.T)[:, :, None])[:, :, 0]  # s_i = x_i^T M q
+        p = softmax_weights_from_logits(s)
+        return np.einsum("bn,bn->b", p, y), p
+    g = (y[:, None, :] @ x)[:, 0, :] / x.shape[1]  # g = (1/n) sum_i y_i x_i
+    return params["v"] * np.einsum("bd,bd->b", g, q @ M.T), g
+
+
+def m_form_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
+    """Batch ICL loss ``(1/B) sum_b (yhat_b - f(q_b))^2`` of the M-form and its gradient.
+
+    softmax: ``grad_M = sum_b e_b sum_i p_bi (y_bi - yhat_b) x_bi q_b^T``;
+    linear: ``grad_M = v sum_b e_b g_b q_b^T``, ``grad_v = sum_b e_b g_b^T M q_b``,
+    with ``e_b = 2 (yhat_b - f(q_b)) / B`` and ``g_b = (1/n) sum_i y_bi x_bi``.
+    Returns ``(loss, grads)`` with ``grads`` keyed like ``params``.
+    """
+    yhat, aux = _m_form_forward(params, x, y, q, kind)
+    r = yhat - fq
+    B = r.shape[0]
+    e = 2.0 * r / B
+    if kind == "softmax":
+        p = aux
+        coef = e[:, None] * p * (y - yhat[:, None])  # e_b p_i (y_i - yhat)
+        grad_M = (coef[:, None, :] @ x)[:, 0, :].T @ q  # sum_b (sum_i coef_bi x_bi) q_b^T
+        return float(np.mean(r * r)), {"M": grad_M}
+    g = aux
+    grad_M = params["v"] * ((e[:, None] * g).T @ q)
+    grad_v = np.einsum("b,bd,bd->", e, g, q @ params["M"].T)
+    return float(np.mean(r * r)), {"M": grad_M, "v": np.asarray(grad_v)}
+
+
+def _tokens(x, y, q):
+    z = np.concatenate([x, y[..., None]], axis=-1)  # z_i = [x_i; y_i]
+    zq = np.concatenate([q, np.zeros(q.shape[:-1] + (1,))], axis=-1)  # z_q = [q; 0]
+    return z, zq
+
+
+def _full_forward(params: Params, x, y, q, kind: str):
+    W_K, W_Q, W_V = params["W_K"], params["W_Q"], params["W_V"]
+    z, zq = _tokens(x, y, q)
+    h = zq @ W_Q.T  # h = W_Q z_q
+    s = (z @ (h @ W_K)[:, :, None])[:, :, 0]  # s_i = (W_K z_i) . h
+    a = softmax_weights_from_logits(s) if kind == "softmax" else s / x.shape[1]
+    c = z @ W_V[-1]  # c_i = W_V[d] . z_i
+    return np.einsum("bn,bn->b", a, c), (z, zq, h, a, c)
+
+
+def full_layer_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
+    """Batch ICL loss of the full layer ``(W_K, W_Q, W_V)`` and its gradient.
+
+    ``grad_{W_V[d]} = sum_b e_b sum_i a_bi z_bi`` (other rows zero), ``grad_{W_K} = sum_b e_b h_b u_b^T``,
+    ``grad_{W_Q} = sum_b e_b W_K u_b z_qb^T`` with ``h = W_Q z_q``, ``u = sum_i g_i z_i``,
+    ``g_i = a_i (c_i - yhat)`` (softmax) or ``c_i / n`` (linear), ``c_i = W_V[d] . z_i``,
+    ``e_b = 2 (yhat_b - f(q_b)) / B``.  Returns ``(loss, grads)``.
+    """
+    yhat, (z, zq, h, a, c) = _full_forward(params, x, y, q, kind)
+    r = yhat - fq
+    B = r.shape[0]
+    e = 2.0 * r / B
+    if kind == "softmax":
+        g = a * (c - yhat[:, None])
+    else:
+        g = c / x.shape[1]
+    u = (g[:, None, :] @ z)[:, 0, :]  # u_b = sum_i g_bi z_bi
+    grad_V = np.zeros_like(params["W_V"])
+    grad_V[-1] = e @ (a[:, None, :] @ z)[:, 0, :]
+    eu = e[:, None] * u
+    grad_K = h.T @ eu
+    grad_Q = params["W_K"] @ (eu.T @ zq)
+    return float(np.mean(r * r)), {"W_K": grad_K, "W_Q": grad_Q, "W_V": grad_V}
+
+
+def loss_and_grad(param: str, params: Params, x, y, q, fq, kind: str = "softmax"):
+    """Dispatch to :func:`m_form_loss_and_grad` (``param="M"``) or :func:`full_layer_loss_and_grad`."""
+    if param == "M":
+        return m_form_loss_and_grad(params, x, y, q, fq, kind)
+    return full_layer_loss_and_grad(params, x, y, q, fq, kind)
+
+
+def predict(param: str, params: Params, x, y, q, kind: str = "softmax") -> np.ndarray:
+    """``yhat`` at the query for each prompt of the batch (formulas in the module docstring)."""
+    if param == "M":
+        return _m_form_forward(params, x, y, q, kind)[0]
+    return _full_forward(params, x, y, q, kind)[0]
+
+
+def icl_loss(
+    problem: Problem, param: str, params: Params, rng, *, kind: str = "softmax", prompts: int = 20000, chunk: int = 5000
+) -> Estimate:
+    """Monte Carlo ICL loss ``E (yhat - f(q))^2`` on ``prompts`` fresh prompts, with its standard error
+    (the sample mean of i.i.d. squared errors; used for the held-out loss of a trained layer)."""
+    rng = check_rng(rng)
+    prompts = check_int("prompts", prompts, minimum=2)
+    chunk = max(1, min(chunk, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
+    errors = []
+    done = 0
+    while done < prompts:
+        m = min(chunk, prompts - done)
+        _, x, y, q, fq = problem.sample_prompts(rng, m)
+        errors.append((predict(param, params, x, y, q, kind) - fq) ** 2)
+        done += m
+    return Estimate.from_samples(np.concatenate(errors))
+
+
+# --------------------------------------------------------------------------- initialisation
+def init_params(param: str, d: int, kind: str, rng: np.random.Generator, scale: float = 1.0) -> Params:
+    """Random anisotropic start: i.i.d. ``N(0, scale^2 / d)`` entries.
+
+    M-form: ``M`` (``d x d``); linear attention adds ``v = 1``.  Full layer: ``W_K``, ``W_Q``, ``W_V``
+    (``(d+1) x (d+1)``) with ``N(0, scale^2 / (d+1))`` entries, except ``W_V[d, d] = 1`` so that the
+    prediction starts by reading the label (its sign is otherwise a coin flip that only slows training).
+    """
+    if param == "M":
+        params = {"M": scale * rng.standard_normal((d, d)) / np.sqrt(d)}
+        if kind == "linear":
+            params["v"] = np.asarray(1.0)
+        return params
+    D = d + 1
+    params = {name: scale * rng.standard_normal((D, D)) / np.sqrt(D) for name in ("W_K", "W_Q", "W_V")}
+    params["W_V"][d, d] = 1.0
+    return params
+
+
+def _check_init(init, param: str, d: int, kind: str) -> Params:
+    names = (("M", "v") if kind == "linear" else ("M",)) if param == "M" else ("W_K", "W_Q", "W_V")
+    shapes = {"M": (d, d), "v": (), "W_K": (d + 1, d + 1), "W_Q": (d + 1, d + 1), "W_V": (d + 1, d + 1)}
+    if not isinstance(init, dict) or set(init) != set(names):
+        raise ParameterError("init", f"a dict with keys {', '.join(names)}", init)
+    out = {}
+    for name in names:
+        value = np.array(init[name], dtype=np.float64)
+        if value.shape != shapes[name] or not np.all(np.isfinite(value)):
+            raise ParameterError(
+                f"init[{name!r}]", f"a finite array of shape {shapes[name]}", f"array of shape {value.shape}"
+            )
+        out[name] = value
+    return out
+
+
+# --------------------------------------------------------------------------- optimisers
+@dataclass
+class SGD:
+    """Plain SGD: ``theta <- theta - lr_t grad``."""
+
+    def step(self, params: Params, grads: Params, lr: float) -> None:
+        for name, g in grads.items():
+            params[name] = params[name] - lr * g
+
+
+@dataclass
+class Adam:
+    """Adam (Kingma & Ba): ``m <- b1 m + (1-b1) g``, ``s <- b2 s + (1-b2) g^2``,
+    ``theta <- theta - lr_t (m / (1 - b1^t)) / (sqrt(s / (1 - b2^t)) + eps)``."""
+
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    t: int = 0
+    m: dict = field(default_factory=dict)
+    s: dict = field(default_factory=dict)
+
+    def step(self, params: Params, grads: Params, lr: float) -> None:
+        self.t += 1
+        c1 = 1.0 - self.beta1**self.t
+        c2 = 1.0 - self.beta2**self.t
+        for name, g in grads.items():
+            m = self.m.get(name, 0.0) * self.beta1 + (1.0 - self.beta1) * g
+            s = self.s.get(name, 0.0) * self.beta2 + (1.0 - self.beta2) * g * g
+            self.m[name], self.s[name] = m, s
+            params[name] = params[name] - lr * (m / c1) / (np.sqrt(s / c2) + self.eps)
+
+
+def _learning_rate(lr: float, schedule: str, step: int, steps: int, final_fraction: float, switch: int) -> float:
+    """constant: ``lr``; cosine: ``lr (f + (1 - f)(1 + cos(pi t / T)) / 2)`` from ``lr`` down to ``f lr``;
+    step: ``lr`` for ``t < switch``, then ``f lr`` (burn-in fast, then average with a small step);
+    inverse: ``lr t0 / (t0 + t)`` with ``t0 = f T / (1 - f)``, so that the last step has ``f lr``
+    (the Robbins-Monro ``1/t`` decay: bias and variance of the iterate both fall like ``1/t``)."""
+    if schedule == "constant":
+        return lr
+    if schedule == "inverse":
+        t0 = final_fraction * steps / (1.0 - final_fraction) if final_fraction < 1.0 else np.inf
+        return lr if not np.isfinite(t0) else lr * t0 / (t0 + step)
+    if schedule == "step":
+        return lr if step < switch else lr * final_fraction
+    return lr * (final_fraction + (1.0 - final_fraction) * 0.5 * (1.0 + np.cos(np.pi * step / steps)))
+
+
+# --------------------------------------------------------------------------- result
+def effective_M(param: str, params: Params, kind: str) -> np.ndarray:
+    """The ``M`` of the equivalent Eq. (4) predictor with unit value weight.
+
+    M-form softmax: ``M``.  M-form linear: ``v M`` (only the product reaches the prediction).
+    Full layer: ``A_xx = (W_K^T W_Q)[:d, :d]`` (softmax: the value weight ``W_V[d, d]`` scales the output,
+    not the exponent, so it is not folded in); linear attention: ``W_V[d, d] A_xx``, which is exactly
+    the linear predictor when ``W_V[d, :d] = 0`` and ``A[d, :d] = 0`` (Lemma B.1, Eq. (4)).
+    """
+    if param == "M":
+        return params["M"] * (float(params["v"]) if kind == "linear" else 1.0)
+    A_xx = (params["W_K"].T @ params["W_Q"])[:-1, :-1]
+    return A_xx * (float(params["W_V"][-1, -1]) if kind == "linear" else 1.0)
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What a training run returns.
+
+    ``params``: the iterate averaged over the last ``average_fraction`` of the steps (Polyak averaging;
+    the final iterate when that fraction is 0); ``last_params``: the final iterate; ``loss_curve``: the
+    batch loss at every step (before that step's update); ``seconds``: wall time; ``steps``.
+    """
+
+    params: Params
+    last_params: Params
+    loss_curve: np.ndarray
+    seconds: float
+    steps: int
+    param: str
+    kind: str
+    d: int
+
+    @property
+    def M(self) -> np.ndarray:
+        """:func:`effective_M` of the averaged parameters."""
+        return effective_M(self.param, self.params, self.kind)
+
+    @property
+    def w_trained(self) -> float:
+        """``tr(M) / d`` of :attr:`M`: the ``w`` of the closest multiple of the identity."""
+        return geometry.isotropic_scale(self.M)
+
+    @property
+    def anisotropy(self) -> float:
+        """:func:`lipschitz_icl.model.geometry.anisotropy` of :attr:`M`."""
+        return geometry.anisotropy(self.M)
+
+    def attention(self):
+        """The trained predictor as an :class:`Attention` (M-form) or :class:`AttentionLayer`."""
+        if self.param == "M":
+            value = float(self.params["v"]) if self.kind == "linear" else 1.0
+            return Attention(self.params["M"].copy(), self.kind, value)
+        return AttentionLayer(
+            self.params["W_K"].copy(), self.params["W_Q"].copy(), self.params["W_V"].copy(), self.kind
+        )
+
+
+# --------------------------------------------------------------------------- the loop
+# Batches drawn on a worker thread when ``batch * n * d`` (float64 entries) is in this range: below, the
+# hand-over costs more than it saves; above, the extra buffers (``AHEAD + 1`` sets) cost too much memory.
+BACKGROUND_ENTRIES = (50_000, 6_250_000)
+AHEAD = 2  # batches the worker may draw ahead of the one in use
+
+
+def prompt_stream(
+    problem: Problem, rng: np.random.Generator, batch: int, steps: int, *, background: bool | None = None
+):
+    """``steps`` batches ``problem.sample_prompts(rng, batch)``, the same draws in the same order.
+
+    Serial: one set of buffers, refilled each step.  ``background`` (default: ``batch * n * d`` within
+    :data:`BACKGROUND_ENTRIES`): one worker thread makes the random part of every batch
+    (:meth:`~lipschitz_icl.problem.Problem.draw_prompts`), up to :data:`AHEAD` batches ahead of the one
+    in use, into ``AHEAD + 1`` rotating sets of buffers; this generator finishes each batch
+    (:meth:`~lipschitz_icl.problem.Problem.finish_prompts`) and yields it.  Only the worker touches ``rng``,
+    one batch after the other, so the values are those of the serial loop, bit for bit.  A yielded batch
+    is valid until the next one is requested; exactly ``steps`` batches are drawn (fewer if the stream is
+    closed early: the worker stops and is joined).
+    """
+    if background is None:
+        background = BACKGROUND_ENTRIES[0] <= batch * problem.n * problem.d <= BACKGROUND_ENTRIES[1]
+    if not background:
+        buffers = problem.prompt_buffers(batch)
+        for _ in range(steps):
+            yield problem.sample_prompts(rng, batch, out=buffers)
+        return
+    sets = [problem.prompt_buffers(batch) for _ in range(AHEAD + 1)]
+    ready: queue.SimpleQueue = queue.SimpleQueue()
+    free, stop = threading.Semaphore(len(sets)), threading.Event()
+
+    def draw_all():
+        try:
+            for t in range(steps):
+                free.acquire()
+                if stop.is_set():
+                    return
+                ready.put(problem.draw_prompts(rng, batch, sets[t % len(sets)]))
+        except BaseException as exc:  # handed over to the consumer, raised there
+            ready.put(exc)
+
+    worker = threading.Thread(target=draw_all, name="lipschitz-icl-prompts", daemon=True)
+    worker.start()
+    try:
+        for t in range(steps):
+            task = ready.get()
+            if isinstance(task, BaseException):
+                raise task
+            yield problem.finish_prompts(task, sets[t % len(sets)])
+            free.release()
+    finally:
+        stop.set()
+        free.release()
+        worker.join()
+
+
+def train(
+    problem: Problem,
+    *,
+    param: str = "M",
+    attention: str = "softmax",
+    steps: int = 2000,
+    batch: int = 256,
+    lr: float = 0.01,
+    optimizer: str = "adam",
+    schedule: str = "constant",
+    final_lr_fraction: float = 0.01,
+    average_fraction: float = 0.0,
+    seed=0,
+    init: Params | None = None,
+    init_scale: float | None = None,
+    betas=(0.9, 0.999),
+    progress: bool | None = None,
+) -> TrainResult:
+    """Online pretraining: ``steps`` updates, each on ``batch`` fresh prompts from ``problem``.
+
+    Each step takes one optimiser step on the batch loss ``(1/B) sum_b (yhat_b - f_b(q_b))^2`` with its
+    exact gradient (module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem the prompts are drawn from (:meth:`~lipschitz_icl.problem.Problem.sample_prompts`).
+    param : {"M", "full"}
+        The ``M``-form of Eq. (4) or the full ``(W_K, W_Q, W_V)`` layer.
+    attention : {"softmax", "linear"}
+        The attention kind.
+    steps : int
+        Optimiser steps, ``1 <= steps <= 1e6``.
+    batch : int
+        Fresh prompts per step (one batch must fit the memory bound).
+    lr : float
+        Learning rate, ``0 < lr <= 1000``.
+    optimizer : {"adam", "sgd"}
+        The optimiser; ``betas`` are Adam's ``(beta1, beta2)``, each in ``[0, 1)``.
+    schedule : {"constant", "cosine", "step", "inverse"}
+        Cosine decays ``lr`` to ``final_lr_fraction * lr``; step uses ``lr`` until the averaging window
+        starts (or half-way without averaging) and ``final_lr_fraction * lr`` after; inverse is the
+        Robbins-Monro ``lr t0 / (t0 + t)``, ``t0`` chosen so that the last step has ``final_lr_fraction * lr``.
+    final_lr_fraction : float
+        In ``[0, 1]``.
+    average_fraction : float
+        In ``[0, 1)``: the returned ``params`` average the iterates of the last
+        ``ceil(average_fraction * steps)`` steps (0: the final iterate).
+    seed : int, numpy.random.SeedSequence or numpy.random.Generator
+        One Generator draws the initial parameters (unless ``init`` is given) and then every batch.
+    init : dict of numpy.ndarray, optional
+        Initial parameters (``{"M"}``, ``{"M", "v"}`` or ``{"W_K", "W_Q", "W_V"}``).
+    init_scale : float, optional
+        Scale of the random start (default :data:`DEFAULT_INIT_SCALE`).
+    betas : tuple of float
+        Adam's ``(beta1, beta2)``.
+    progress : bool, optional
+        A ``tqdm`` bar on stderr (:func:`lipschitz_icl.progress.bar`, never while progress is silenced);
+        ``None`` draws it when stderr is a terminal and ``steps * batch >= 200_000``.
+
+    Returns
+    -------
+    TrainResult
+        The (averaged) parameters, the final iterate, the loss curve, the effective ``M`` and its
+        ``w_trained = tr(M) / d``.
+
+    Examples
+    --------
+    The trained ``M`` of softmax attention is close to a multiple of the identity whose scale is near
+    the exact ``w*``:
+
+    >>> from lipschitz_icl import make_problem
+    >>> from lipschitz_icl.optimum import wstar
+    >>> from lipschitz_icl.model.train import train
+    >>> problem = make_problem("affine", d=3, n=20, L=1.0, sigma=0.3)
+    >>> result = train(problem, steps=300, batch=64, lr=0.1, schedule="cosine", seed=0)
+    >>> result.M.shape, result.loss_curve.shape
+    ((3, 3), (300,))
+    >>> bool(result.loss_curve[-20:].mean() < result.loss_curve[:20].mean())
+    True
+    >>> bool(abs(result.w_trained / wstar(problem, "exact").w_star.value - 1) < 0.1)
+    True
+    """
+    if not isinstance(problem, Problem):
+        raise ParameterError("problem", "a lipschitz_icl.problem.Problem", type(problem).__name__)
+    param = check_choice("param", param, PARAMETERISATIONS)
+    kind = check_choice("attention", attention, ATTENTION_KINDS)
+    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
+    schedule = check_choice("schedule", schedule, SCHEDULES)
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
+    if problem.n * (problem.d + 1) > MAX_BATCH_ELEMENTS:
+        raise ParameterError(
+            "n",
+            f"at most {MAX_BATCH_ELEMENTS // (problem.d + 1)} for training in "
+            f"d = {problem.d} (one prompt must fit in memory)",
+            problem.n,
+        )
+    batch = check_int("batch", batch, minimum=1, maximum=max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
+    lr = check_real("lr", lr, minimum=0.0, strict_minimum=True, maximum=MAX_LR)
+    final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
+    average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
+    if init_scale is None:
+        init_scale = DEFAULT_INIT_SCALE[param]
+    init_scale = check_real("init_scale", init_scale, minimum=0.0, strict_minimum=True)
+    try:
+        beta1, beta2 = betas
+    except (TypeError, ValueError):
+        raise ParameterError("betas", "a pair (beta1, beta2) in [0, 1)", betas) from None
+    beta1 = check_real("betas[0]", beta1, minimum=0.0, maximum=0.9999)
+    beta2 = check_real("betas[1]", beta2, minimum=0.0, maximum=0.9999)
+    rng = check_rng(seed)
+    d = problem.d
+    params = init_params(param, d, kind, rng, init_scale) if init is None else _check_init(init, param, d, kind)
+    opt = Adam(beta1, beta2) if optimizer == "adam" else SGD()
+    n_avg = int(np.ceil(average_fraction * steps)) if average_fraction > 0 else 0
+    switch = steps - n_avg if n_avg else steps // 2
+    avg = {name: np.zeros_like(value) for name, value in params.items()}
+    curve = np.empty(steps)
+    show = progress if progress is not None else (None if steps * batch >= LONG_RUN_PROMPTS else False)
+    start = time.perf_counter()
+    with (
+        progress_bar(total=steps, desc="train", unit="step", show=show) as bar,
+        contextlib.closing(prompt_stream(problem, rng, batch, steps)) as stream,
+    ):
+        for t, (_, x, y, q, fq) in enumerate(stream):
+            loss, grads = loss_and_grad(param, params, x, y, q, fq, kind)
+            if not np.isfinite(loss):
+                raise FloatingPointError(f"training diverged at step {t} (loss {loss}); lower lr")
+            curve[t] = loss
+            opt.step(params, grads, _learning_rate(lr, schedule, t, steps, final_lr_fraction, switch))
+            if t >= steps - n_avg:
+                for name in avg:
+                    avg[name] += params[name] / n_avg
+            if not bar.disable:
+                bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
+                bar.update()
+    seconds = time.perf_counter() - start
+    last = {name: value.copy() for name, value in params.items()}
+    return TrainResult(
+        avg if n_avg else {k: v.copy() for k, v in last.items()}, last, curve, seconds, steps, param, kind, d
+    )

@@ -1,0 +1,34 @@
+"""A claim's domain cut into pieces: each a statement the prover decides, or an end piece decided by a lemma.
+
+A :class:`Piece` is ``quantity <= bound`` on a sub-domain (names as in variant files), decided by
+:func:`lipschitz_icl.prover.search.prove`; a :class:`Lemma` decides an end piece where both sides vanish
+(and enclosures cannot separate them) by a stated argument evaluated in ball arithmetic.  A claim decided
+by proof (:mod:`lipschitz_icl.gates.proof_outcome`) lists its pieces and lemmas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Piece", "Lemma"]
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A part of a claim's domain: ``quantity <= bound`` on ``domain`` (names as in variant files)."""
+
+    quantity: str
+    bound: str
+    domain: dict
+
+
+@dataclass(frozen=True)
+class Lemma:
+    """An end piece decided by a stated argument: ``check(value)`` returns ``(verdict, detail)`` for the
+    constant's ``value`` (``undecided`` where the argument does not apply; then counterexamples are looked
+    for on ``search``)."""
+
+    text: str
+    check: Callable
+    search: Piece | None = None

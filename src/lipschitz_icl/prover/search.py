@@ -1,0 +1,683 @@
+"""The prover: decide ``quantity <relation> bound`` on a whole domain by branch and bound on boxes.
+
+A statement (:class:`Statement`) is a quantity (a law of :mod:`lipschitz_icl.prover.enclosures`, or the
+certified loss quantities of :mod:`lipschitz_icl.prover.loss_enclosures`), a relation ``<=`` or ``>=``, a bound
+(:class:`~lipschitz_icl.expression.Expression` over the parameters and named constants) and a
+:class:`~lipschitz_icl.prover.domain.Domain`.  The search keeps a queue of boxes, the most violated first (the
+relative margin at the box's midpoint); on each box:
+
+* the quantity's enclosure ``Q`` over the box and the bound's ``B`` (ball arithmetic on the box,
+  :meth:`~lipschitz_icl.expression.Expression.evaluate_ball`) are computed;
+* rule ``holds``: ``Q <= B`` certainly (every point of ``Q`` below every point of ``B``; ``>=`` mirrors):
+  the box is *proved*;
+* rule ``violated``: at the box's midpoint the point enclosures satisfy ``Q > B`` certainly: that point
+  is a certified counterexample and the statement is *refuted*;
+* otherwise the box is split in two (along the parameter without a usable monotonicity, else the one
+  widest relative to the domain) and both halves are queued; a box that cannot be split (a real range
+  at double resolution, or a bound undefined at a point) stays *undecided*.
+
+Verdicts (:class:`lipschitz_icl.decision.Verdict`): ``proved`` when every box of the partition was
+proved, ``refuted`` with a counterexample, ``undecided`` when the budget (``max_boxes`` evaluated, or
+``seconds``) ran out or boxes could not be decided; the result lists the undecided boxes, their share
+of the domain (measure: length times count, :class:`~lipschitz_icl.prover.domain.Box`) and the work spent.
+Closed domains include their endpoints: at ``h = 1`` the cap probability is exactly 0, at ``s = 1`` the
+projection tail exactly 0, and these values enter the corner enclosures; a box at an endpoint where
+both sides vanish cannot be separated by enclosures and is reported undecided with that reason.
+
+The sharpest constant (:func:`sharpest`): for a bound with a named constant ``C`` and a bracket
+``[lo, hi]``, the statement is proved at one end and refuted at the other, then the bracket is bisected,
+keeping a proved end and a refuted end, until ``hi - lo <= rtol * max(|lo|, |hi|)``: the certified
+interval ``[C_low, C_high]`` holds the boundary between valid and invalid constants (the sharpest
+constant, when the bound is monotone in ``C``).  Each end carries its proof or counterexample.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from lipschitz_icl import progress
+from lipschitz_icl.certified import arithmetic
+from lipschitz_icl.decision import Verdict
+from lipschitz_icl.expression import Expression, ExpressionError, parse_expression
+from lipschitz_icl.prover.domain import INTEGER_PARAMS, Box, Domain, parse_domain
+from lipschitz_icl.prover.enclosures import LAWS, NeedsSplit, TailLaw, enclose
+from lipschitz_icl.validation import ParameterError, check_choice, check_int, check_real
+
+if TYPE_CHECKING:
+    from lipschitz_icl.prover.loss_enclosures import LossQuantity
+
+__all__ = [
+    "Statement",
+    "ProofResult",
+    "prove",
+    "prove_statement",
+    "sharpest",
+    "bisect_constant",
+    "Bisection",
+    "make_statement",
+    "quantity_of",
+    "MAX_BOXES",
+    "SECONDS",
+    "SHARPEST_RTOL",
+    "RELATIONS",
+]
+
+MAX_BOXES = 20000  # default budget: boxes evaluated by one search
+SECONDS = 120.0  # default budget: wall-clock seconds of one command
+SHARPEST_RTOL = 1e-4  # default relative width of a sharpest-constant interval
+MAX_LISTED_BOXES = 20  # undecided boxes listed in a result (all are counted)
+RELATIONS = ("<=", ">=")
+FINAL = "<final>"  # a box whose quantity cannot be enclosed at all (e.g. a w* proof that did not close)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """``quantity relation bound`` on ``domain`` with the ``constants`` (name -> number)."""
+
+    quantity: TailLaw | LossQuantity
+    relation: str
+    bound: Expression
+    constants: dict
+    domain: Domain
+
+    def with_constant(self, name: str, value) -> Statement:
+        return Statement(self.quantity, self.relation, self.bound, {**self.constants, name: value}, self.domain)
+
+    def holds(self, q, b) -> bool:
+        return bool(q <= b) if self.relation == "<=" else bool(q >= b)
+
+    def violated(self, q, b) -> bool:
+        return bool(q > b) if self.relation == "<=" else bool(q < b)
+
+    def bound_on(self, balls: dict):
+        return self.bound.evaluate_ball({**balls, **self.constants})
+
+    def describe(self) -> str:
+        return f"{self.quantity.name} {self.relation} {self.bound.text}"
+
+
+@dataclass
+class _Node:
+    box: Box
+    priority: float = 0.0
+    split: tuple | None = None  # (param, at, lower node, upper node)
+    leaf: dict | None = None  # {"decision", "rule", "quantity", "bound", "reason"}
+
+
+@dataclass(frozen=True)
+class ProofResult:
+    """What a search (or a sharpest-constant bisection) established, JSON-ready by :meth:`to_dict`."""
+
+    verdict: Verdict
+    statement: str
+    boxes: int
+    proved_boxes: int
+    undecided_boxes: tuple
+    undecided_count: int
+    undecided_share: float
+    counterexample: dict | None
+    sharpest: dict | None
+    certificate: dict
+    seconds: float
+    notes: tuple = ()
+
+    @property
+    def exit_code(self) -> int:
+        return self.verdict.exit_code
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict.value,
+            "statement": self.statement,
+            "boxes_evaluated": self.boxes,
+            "boxes_proved": self.proved_boxes,
+            "undecided_boxes": list(self.undecided_boxes),
+            "undecided_count": self.undecided_count,
+            "undecided_share": self.undecided_share,
+            "counterexample": self.counterexample,
+            "sharpest": self.sharpest,
+            "seconds": self.seconds,
+            "notes": list(self.notes),
+        }
+
+
+# ----------------------------------------------------------------------------- one box
+def _enclosure_pair(st: Statement, box: Box):
+    """``(Q, B, split_param, reason)``: the two enclosures on ``box`` (None when unavailable)."""
+    split, reason = None, ""
+    try:
+        q = st.quantity.enclose(box) if hasattr(st.quantity, "enclose") else enclose(st.quantity, box)
+    except NeedsSplit as exc:
+        q, split, reason = None, exc.param, exc.reason
+    try:
+        b = st.bound_on(box.balls())
+    except ExpressionError as exc:
+        b, reason = None, f"bound: {exc.reason}"
+    return q, b, split, reason
+
+
+def _point_pair(st: Statement, point: dict):
+    """Point enclosures ``(Q, B)`` at ``point`` (B is None where the bound is undefined)."""
+    q = st.quantity.value(point)
+    try:
+        b = st.bound_on({k: arithmetic.exact(v) for k, v in point.items()})
+    except ExpressionError:
+        b = None
+    return q, b
+
+
+def _margin(st: Statement, q, b) -> float:
+    """Relative margin ``(B - Q)/|B|`` (``<=``; mirrored for ``>=``) of the midpoints: the queue order."""
+    qm, bm = float(q.mid()), float(b.mid())
+    gap = bm - qm if st.relation == "<=" else qm - bm
+    scale = max(abs(bm), abs(qm), 1e-300)
+    return gap / scale if math.isfinite(gap) else 0.0
+
+
+def _counterexample(st: Statement, point: dict, q, b) -> dict:
+    return {
+        "params": dict(point),
+        "quantity": arithmetic.Enclosure.of(q).as_list(),
+        "bound": arithmetic.Enclosure.of(b).as_list(),
+        "rule": "low(quantity) > high(bound)" if st.relation == "<=" else "high(quantity) < low(bound)",
+    }
+
+
+def _rule(st: Statement) -> str:
+    return "high(quantity) <= low(bound)" if st.relation == "<=" else "low(quantity) >= high(bound)"
+
+
+def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
+    """``(outcome, counterexample, split_param)`` for one box; fills ``node.leaf`` when decided."""
+    box = node.box
+    q, b, split, reason = _enclosure_pair(st, box)
+    if q is not None and b is not None and st.holds(q, b):
+        node.leaf = {
+            "decision": "proved",
+            "rule": _rule(st),
+            "quantity": arithmetic.Enclosure.of(q).as_list(),
+            "bound": arithmetic.Enclosure.of(b).as_list(),
+        }
+        return "proved", None, None
+    node.priority = 0.0
+    for point in _probes(st, box):
+        try:
+            qm, bm = _point_pair(st, point)
+        except NeedsSplit as exc:  # a point value that could not be certified
+            reason = reason or exc.reason
+            continue
+        if bm is not None and st.violated(qm, bm):
+            node.leaf = {"decision": "refuted", "rule": "counterexample at a point of the box"}
+            return "refuted", _counterexample(st, point, qm, bm), None
+        node.priority = min(node.priority, _margin(st, qm, bm) if bm is not None else 0.0)
+    node.leaf = {
+        "decision": "undecided",
+        "reason": reason or "enclosures overlap",
+        "quantity": None if q is None else arithmetic.Enclosure.of(q).as_list(),
+        "bound": None if b is None else arithmetic.Enclosure.of(b).as_list(),
+    }
+    return "undecided", None, split if split is not None or q is not None or not reason else FINAL
+
+
+def _probes(st: Statement, box: Box) -> list:
+    """Where a box is tested for a counterexample: its midpoint, or for a quantity whose point values are
+    expensive (``corners_only``) the two corners its enclosure already used (cached)."""
+    if not isinstance(st.quantity, TailLaw) and st.quantity.corners_only:
+        try:
+            return list(st.quantity.corners(box))
+        except NeedsSplit:
+            return []
+    return [box.midpoint()]
+
+
+def _split_param(box: Box, extents: dict, preferred: str | None) -> str | None:
+    """``preferred`` when it can be split, else the splittable parameter widest relative to its size
+    (``(hi - lo) / max(|lo|, |hi|)``, so a parameter pinned to a tiny interval is split last)."""
+    if preferred == FINAL:
+        return None
+    if preferred is not None:
+        return preferred if box.splittable(preferred) else None
+    best, best_width = None, -1.0
+    for name, lo, hi in box.ranges:
+        if box.splittable(name):
+            width = (hi - lo) / (max(abs(lo), abs(hi)) or extents[name] or 1.0)
+            if width > best_width:
+                best, best_width = name, width
+    return best
+
+
+def _extents(domain: Domain) -> dict:
+    return {name: max(hi for _, hi in pieces) - min(lo for lo, _ in pieces) for name, pieces in domain.pieces.items()}
+
+
+@dataclass
+class _Search:
+    """State of one branch-and-bound search (see :func:`prove_statement`)."""
+
+    roots: list
+    evaluated: int = 0
+    proved: int = 0
+    counterexample: dict | None = None
+    undecided: list = field(default_factory=list)
+    budget_hit: bool = False
+
+
+def _run(st: Statement, max_boxes: int, deadline: float, bar) -> _Search:
+    extents = _extents(st.domain)
+    search = _Search([_Node(box) for box in st.domain.roots()])
+    counter = itertools.count()
+    heap = [(0.0, next(counter), node) for node in search.roots]
+    while heap:
+        if search.evaluated >= max_boxes or time.perf_counter() > deadline:
+            search.budget_hit = True
+            for _, _, node in heap:
+                node.leaf = {"decision": "undecided", "reason": "budget exhausted before this box was decided"}
+                search.undecided.append(node)
+            break
+        _, _, node = heapq.heappop(heap)
+        search.evaluated += 1
+        bar.update(1)
+        outcome, counterexample, preferred = _decide(st, node)
+        if outcome == "proved":
+            search.proved += 1
+        elif outcome == "refuted":
+            search.counterexample = counterexample
+            return search
+        else:
+            param = _split_param(node.box, extents, preferred)
+            if param is None:
+                node.leaf["reason"] += "; the box cannot be split further"
+                search.undecided.append(node)
+                continue
+            at, lower, upper = node.box.split(param)
+            children = (_Node(lower, node.priority), _Node(upper, node.priority))
+            node.split, node.leaf = (param, at) + children, None
+            for child in children:
+                heapq.heappush(heap, (child.priority, next(counter), child))
+    return search
+
+
+def _tree(root: _Node) -> list:
+    """The certificate form of a root's tree: its nodes in preorder (a split node is followed by its lower
+    subtree, then its upper one), each with its box and either its split or its decision and enclosures."""
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        entry = {"box": node.box.to_dict()}
+        if node.split is not None:
+            param, at, lower, upper = node.split
+            entry["split"] = {"param": param, "at": at}
+            stack.extend([upper, lower])
+        else:
+            entry.update(node.leaf or {"decision": "undecided", "reason": "not reached"})
+        out.append(entry)
+    return out
+
+
+def _vanishing_note(st: Statement, node: _Node) -> str:
+    """Names an endpoint of the domain on the box where both sides are 0 (enclosures cannot separate)."""
+    for name, lo, hi in node.box.ranges:
+        for end in (lo, hi):
+            if lo == hi or name in INTEGER_PARAMS or end not in (st.domain.pieces[name][0]):
+                continue
+            corner = node.box.midpoint()
+            corner[name] = end
+            q, b = _point_pair(st, corner)
+            if b is not None and q.contains(0) and b.contains(0):
+                return f"both sides vanish at {name} = {end:g}"
+    return ""
+
+
+def _box_entry(st: Statement, node: _Node) -> dict:
+    reason = node.leaf.get("reason", "") if node.leaf else ""
+    note = _vanishing_note(st, node)
+    return {"box": node.box.to_dict(), "reason": f"{reason}; {note}" if note else reason}
+
+
+def prove_statement(
+    st: Statement,
+    *,
+    max_boxes: int = MAX_BOXES,
+    seconds: float = SECONDS,
+    deadline: float | None = None,
+    desc: str = "prove",
+    show_progress: bool | None = None,
+    precision_bits: int = arithmetic.PRECISION,
+) -> ProofResult:
+    """Decide ``st`` on its whole domain (module docstring); never raises on an exhausted budget."""
+    start = time.perf_counter()
+    deadline = start + seconds if deadline is None else deadline
+    with arithmetic.precision(precision_bits), progress.bar(desc=desc, unit="box", show=show_progress) as bar:
+        search = _run(st, max_boxes, deadline, bar)
+    if search.counterexample is not None:
+        verdict = Verdict.REFUTED
+    elif search.undecided:
+        verdict = Verdict.UNDECIDED
+    else:
+        verdict = Verdict.PROVED
+    total = st.domain.measure()
+    share = sum((n.box.measure() for n in search.undecided), Fraction(0))
+    share = float(share / total) if total else float(bool(search.undecided))
+    part: dict[str, Any] = {"constants": dict(st.constants), "verdict": verdict.value}
+    if verdict is Verdict.REFUTED:
+        part["counterexample"] = search.counterexample
+    else:
+        part["roots"] = [_tree(root) for root in search.roots]
+    notes = ("budget exhausted",) if search.budget_hit and verdict is Verdict.UNDECIDED else ()
+    listed = tuple(_box_entry(st, n) for n in search.undecided[:MAX_LISTED_BOXES])
+    return ProofResult(
+        verdict,
+        st.describe(),
+        search.evaluated,
+        search.proved,
+        listed,
+        len(search.undecided),
+        share if verdict is Verdict.UNDECIDED else 0.0,
+        search.counterexample,
+        None,
+        _certificate(st, [part], precision_bits),
+        time.perf_counter() - start,
+        notes,
+    )
+
+
+def _certificate(st: Statement, parts: list, precision_bits: int, sharpest: dict | None = None) -> dict:
+    from lipschitz_icl.prover.certificate import build
+
+    return build(st, parts, precision_bits, sharpest)
+
+
+# ----------------------------------------------------------------------------- sharpest constant
+@dataclass(frozen=True)
+class Bisection:
+    """The end of a bisection on a constant: ``good`` (proved) and ``bad`` (refuted) ends, every decided
+    value's result in ``ends``, and ``undecided`` (the result of an undecided bracket end, else None)."""
+
+    good: float | None
+    bad: float | None
+    ends: dict
+    undecided: object
+    notes: tuple
+
+
+def bisect_constant(decide, name: str, bracket: tuple, rtol: float) -> Bisection:
+    """Bisect ``bracket`` on the verdicts of ``decide(value)`` (anything with a ``verdict``), keeping a proved
+    end and a refuted end, until ``|bad - good| <= rtol max(|good|, |bad|)``.  A bracket whose ends agree
+    raises :class:`ParameterError` naming ``[constants] name``; an undecided end returns at once; an
+    undecided step ends the bisection (noted)."""
+    lo, hi = bracket
+    ends = {value: decide(value) for value in (lo, hi)}
+    verdicts = {value: r.verdict for value, r in ends.items()}
+    if Verdict.UNDECIDED in verdicts.values():
+        undecided = next(r for r in ends.values() if r.verdict is Verdict.UNDECIDED)
+        return Bisection(None, None, ends, undecided, ("an end of the bracket is undecided",))
+    if verdicts[lo] == verdicts[hi]:
+        raise ParameterError(
+            f"[constants] {name}",
+            "a bracket [lo, hi] with the bound proved at one end and "
+            f"refuted at the other (both ends are {verdicts[lo].value})",
+            [lo, hi],
+        )
+    good, bad = (lo, hi) if verdicts[lo] is Verdict.PROVED else (hi, lo)
+    notes = []
+    while abs(bad - good) > rtol * max(abs(good), abs(bad)):
+        mid = good + (bad - good) / 2
+        if mid in (good, bad):
+            break
+        result = decide(mid)
+        if result.verdict is Verdict.UNDECIDED:
+            notes.append(f"bisection stopped: {name} = {mid:.8g} undecided within the budget")
+            break
+        ends[mid] = result
+        good, bad = (mid, bad) if result.verdict is Verdict.PROVED else (good, mid)
+    return Bisection(good, bad, ends, None, tuple(notes))
+
+
+def sharpest(
+    st: Statement,
+    name: str,
+    bracket: tuple,
+    *,
+    rtol: float = SHARPEST_RTOL,
+    max_boxes: int = MAX_BOXES,
+    seconds: float = SECONDS,
+    show_progress: bool | None = None,
+    precision_bits: int = arithmetic.PRECISION,
+) -> ProofResult:
+    """The certified interval of the sharpest value of constant ``name`` in ``bracket`` (module docstring,
+    :func:`bisect_constant`): ``undecided`` if an end is, else ``proved`` with the interval reached."""
+    start = time.perf_counter()
+    deadline = start + seconds
+
+    def decide(value):
+        return prove_statement(
+            st.with_constant(name, value),
+            max_boxes=max_boxes,
+            deadline=deadline,
+            desc=f"{name}={value:.6g}",
+            show_progress=show_progress,
+            precision_bits=precision_bits,
+        )
+
+    b = bisect_constant(decide, name, bracket, rtol)
+    if b.undecided is not None:
+        return _sharpest_result(
+            st, name, bracket, None, None, b.ends, Verdict.UNDECIDED, start, precision_bits, b.notes, b.undecided
+        )
+    return _sharpest_result(st, name, bracket, b.good, b.bad, b.ends, Verdict.PROVED, start, precision_bits, b.notes)
+
+
+def _sharpest_result(st, name, bracket, good, bad, ends, verdict, start, precision_bits, notes, undecided=None):
+    boxes = sum(r.boxes for r in ends.values())
+    if verdict is Verdict.UNDECIDED:
+        return ProofResult(
+            verdict,
+            st.describe(),
+            boxes,
+            undecided.proved_boxes,
+            undecided.undecided_boxes,
+            undecided.undecided_count,
+            undecided.undecided_share,
+            None,
+            {"name": name, "bracket": list(bracket), "low": None, "high": None},
+            undecided.certificate,
+            time.perf_counter() - start,
+            notes,
+        )
+    refuted = ends[bad]
+    info = {
+        "name": name,
+        "bracket": list(bracket),
+        "low": min(good, bad),
+        "high": max(good, bad),
+        "proved_at": good,
+        "refuted_at": bad,
+        "counterexample": refuted.counterexample,
+        "width": abs(bad - good),
+        "steps": len(ends),
+    }
+    parts = [ends[good].certificate["parts"][0], refuted.certificate["parts"][0]]
+    certificate = _certificate(st, parts, precision_bits, info)
+    return ProofResult(
+        verdict,
+        st.describe(),
+        boxes,
+        ends[good].proved_boxes,
+        (),
+        0,
+        0.0,
+        None,
+        info,
+        certificate,
+        time.perf_counter() - start,
+        notes,
+    )
+
+
+# ----------------------------------------------------------------------------- the Python API
+def prove(
+    quantity: str,
+    bound: str,
+    domain: dict,
+    *,
+    relation: str = "<=",
+    constants: dict | None = None,
+    sharpest_constant: str | None = None,
+    bracket: tuple | None = None,
+    max_boxes: int = MAX_BOXES,
+    seconds: float = SECONDS,
+    rtol: float = SHARPEST_RTOL,
+    show_progress: bool | None = False,
+    task: str | None = None,
+) -> ProofResult:
+    """Decide ``quantity relation bound`` at every point of ``domain``; or certify the sharpest constant.
+
+    Parameters
+    ----------
+    quantity : str
+        A certified quantity: ``cap_tail``, ``projection_tail``, ``projection_lower_tail``,
+        ``binomial_tail``, ``binomial_lower_tail``, or ``w_star``/``icl_error`` of ``task`` (affine).
+    bound : str
+        The bound, an arithmetic expression in the quantity's parameters and the ``constants``
+        (:mod:`lipschitz_icl.expression`).
+    domain : dict
+        The TOML ``[domain]`` table as a dict, e.g. ``{"d": [5], "h": [0.01, 0.99]}``: a real parameter
+        a closed interval ``[lo, hi]``, an integer one a list or ``{"from": a, "to": b}``.
+    relation : {"<=", ">="}
+        ``quantity <= bound`` or ``quantity >= bound``.
+    constants : dict, optional
+        Named numbers of the bound.
+    sharpest_constant : str, optional
+        A constant of the bound, free here, whose sharpest value is certified in ``bracket``.
+    bracket : tuple of float, optional
+        ``(lo, hi)``, ``lo < hi``: the bound is proved at one end and refuted at the other, and the
+        bracket is bisected to ``rtol``.
+    max_boxes : int
+        Budget: boxes evaluated by one search, ``1 <= max_boxes <= 1e7``.
+    seconds : float
+        Budget: wall-clock seconds.
+    rtol : float
+        Relative width of the sharpest-constant interval, ``1e-12 <= rtol <= 0.5``.
+    show_progress : bool, optional
+        A progress bar on stderr.
+    task : str, optional
+        The task class of the loss quantities.
+
+    Returns
+    -------
+    ProofResult
+        Frozen: the verdict (proved, refuted, undecided), boxes, undecided share, the counterexample
+        (a point and both enclosures), the sharpest interval and the certificate dict.
+
+    Raises
+    ------
+    ParameterError
+        Bad input (an unknown quantity, a bound that is not arithmetic, a bracket that does not bracket, ...).
+
+    Examples
+    --------
+    Ball's cap bound ``P(x . q >= h) <= exp(-d h^2 / 2)`` on ``S^4``, for every ``h`` in ``[0.01, 0.99]``:
+
+    >>> from lipschitz_icl.prover.search import prove
+    >>> result = prove("cap_tail", "exp(-d*h**2/2)", {"d": [5], "h": [0.01, 0.99]})
+    >>> result.verdict.value, result.undecided_count
+    ('proved', 0)
+
+    Rate 2 is false; the counterexample is certified (both enclosures at a point):
+
+    >>> refuted = prove("cap_tail", "exp(-2*d*h**2)", {"d": [5], "h": [0.01, 0.99]})
+    >>> refuted.verdict.value, refuted.counterexample["params"]
+    ('refuted', {'d': 5, 'h': 0.5})
+
+    The sharpest rate ``C`` of ``exp(-C d h^2)`` on ``[0, 1]``, to 1%:
+
+    >>> sharp = prove("cap_tail", "exp(-C*d*h**2)", {"d": [5], "h": [0.0, 1.0]},
+    ...               sharpest_constant="C", bracket=(0.5, 2.0), rtol=1e-2)
+    >>> print(f"{sharp.sharpest['low']:.3f} <= C <= {sharp.sharpest['high']:.3f}")
+    1.109 <= C <= 1.115
+    """
+    statement = make_statement(
+        quantity,
+        bound,
+        domain,
+        relation=relation,
+        constants=constants,
+        free=(sharpest_constant,) if sharpest_constant else (),
+        task=task,
+    )
+    max_boxes = check_int("max_boxes", max_boxes, minimum=1, maximum=10**7)
+    seconds = check_real("seconds", seconds, minimum=0.0, strict_minimum=True, maximum=1e6)
+    if sharpest_constant is None:
+        return prove_statement(statement, max_boxes=max_boxes, seconds=seconds, show_progress=show_progress)
+    lo, hi = check_bracket(sharpest_constant, bracket)
+    rtol = check_real("rtol", rtol, minimum=1e-12, maximum=0.5)
+    return sharpest(
+        statement,
+        sharpest_constant,
+        (lo, hi),
+        rtol=rtol,
+        max_boxes=max_boxes,
+        seconds=seconds,
+        show_progress=show_progress,
+    )
+
+
+def check_bracket(name: str, bracket) -> tuple:
+    """``(lo, hi)`` with finite ``lo < hi``."""
+    where = f"[constants] {name}"
+    if not isinstance(bracket, (list, tuple)) or len(bracket) != 2:
+        raise ParameterError(where, "a bracket [lo, hi] of two numbers", bracket)
+    lo = check_real(where, bracket[0], minimum=-1e300, maximum=1e300)
+    hi = check_real(where, bracket[1], minimum=-1e300, maximum=1e300)
+    if not lo < hi:
+        raise ParameterError(where, "a bracket [lo, hi] with lo < hi", list(bracket))
+    return lo, hi
+
+
+def quantity_of(name: str, task: str | None = None) -> TailLaw | LossQuantity:
+    """The certified quantity ``name`` (a tail law, or a loss quantity of ``task``)."""
+    if name in LAWS:
+        return LAWS[name]
+    from lipschitz_icl.prover.loss_enclosures import loss_quantity
+
+    return loss_quantity(name, task)
+
+
+def make_statement(
+    quantity: str,
+    bound: str,
+    domain: dict,
+    *,
+    relation: str = "<=",
+    constants: dict | None = None,
+    free: tuple = (),
+    task: str | None = None,
+) -> Statement:
+    """A :class:`Statement` from plain values (names as in variant files); ``free`` names constants that
+    are filled in later (the sharpest constant)."""
+    law = quantity_of(quantity, task)
+    relation = check_choice("relation", relation, RELATIONS)
+    constants = {
+        k: check_real(f"[constants] {k}", v, minimum=-1e300, maximum=1e300) for k, v in (constants or {}).items()
+    }
+    dom = parse_domain(domain, law.params)
+    if hasattr(law, "check_domain"):
+        law.check_domain(dom)
+    _check_projection_ranks(law.name, dom)
+    names = set(law.params) | set(constants) | set(free)
+    try:
+        expression = parse_expression(bound, names)
+    except ExpressionError as exc:
+        raise ParameterError("bound", f"an arithmetic expression ({exc})", bound) from None
+    return Statement(law, relation, expression, constants, dom)
+
+
+def _check_projection_ranks(name: str, dom: Domain) -> None:
+    if name.startswith("projection") and max(b for _, b in dom.pieces["k"]) > min(a for a, _ in dom.pieces["d"]):
+        raise ParameterError("k", "at most d at every point of the domain (every k <= every d)", dom.to_dict()["k"])

@@ -1,0 +1,107 @@
+"""Budgets for SymPy steps on user input (a kernel's ``simplify``, ``series``, ``limit``, ``lambdify``).
+
+A short expression can make SymPy work for minutes or exhaust memory (``(t+1)**1000`` under
+``simplify``).  :func:`within_budget` runs one step with
+
+* a time budget of :data:`SECONDS` seconds of wall clock: a watchdog thread raises :class:`_Timeout` (a
+  ``BaseException``, so SymPy's ``except Exception`` clauses cannot swallow it) once in the calling
+  thread with ``PyThreadState_SetAsyncExc`` at the deadline, unless the step has returned (checked under
+  a lock; an exception scheduled but not delivered when the step returns is cleared, so it never fires
+  later); works in any thread and leaves signal handlers and interval timers alone; a step blocked
+  inside one C call is interrupted when that call returns;
+* a size budget: the expression a step starts from and the one it returns have at most
+  :data:`MAX_NODES` nodes (counted by a bounded walk);
+
+and turns a budget hit (or a ``MemoryError``/``RecursionError`` inside SymPy) into a
+:class:`~lipschitz_icl.validation.ParameterError` naming the input, so the CLI prints one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import sympy as sp
+
+from lipschitz_icl.validation import ParameterError
+
+__all__ = ["SECONDS", "MAX_NODES", "within_budget", "node_count"]
+
+SECONDS = 10.0
+MAX_NODES = 5000
+
+
+class _Timeout(BaseException):
+    """Raised asynchronously in the thread whose step ran past its budget."""
+
+
+def node_count(expr, limit: int = MAX_NODES) -> int:
+    """Nodes of ``expr`` (a SymPy object, or a tuple/list of them), counted up to ``limit + 1``."""
+    count = 0
+    items = expr if isinstance(expr, (tuple, list)) else (expr,)
+    for item in items:
+        if not isinstance(item, sp.Basic):
+            count += 1
+            continue
+        for _ in sp.preorder_traversal(item):
+            count += 1
+            if count > limit:
+                return count
+    return count
+
+
+def _raise_in(thread_id: int) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(_Timeout))
+
+
+def _clear(thread_id: int) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)
+
+
+def _check_size(expr, name: str, text, what: str) -> None:
+    if expr is not None and node_count(expr) > MAX_NODES:
+        raise ParameterError(
+            name, f"an expression SymPy can handle within its size budget ({what}: more than {MAX_NODES} nodes)", text
+        )
+
+
+def within_budget(step, *, name: str, text, what: str, start=None, seconds: float | None = None):
+    """``step()`` under the time budget ``seconds`` (default :data:`SECONDS`) and the size budget on
+    ``start`` (the expression it works on) and on its result; a hit raises :class:`ParameterError`
+    ``name`` (``text`` the user's input, ``what`` the step, e.g. ``"simplify"``)."""
+    _check_size(start, name, text, what)
+    limit = SECONDS if seconds is None else seconds
+    target = threading.get_ident()
+    lock = threading.Lock()
+    done = threading.Event()
+    fired = []
+
+    def watchdog():
+        if not done.wait(limit):
+            with lock:
+                if not done.is_set():
+                    fired.append(True)
+                    _raise_in(target)
+
+    timer = threading.Thread(target=watchdog, name="lipschitz-icl-symbolic-budget", daemon=True)
+    try:
+        try:
+            timer.start()
+            result = step()
+        finally:
+            with lock:
+                done.set()
+                if fired:
+                    _clear(target)  # a timeout scheduled but not yet delivered must not fire later
+    except _Timeout:
+        raise ParameterError(
+            name, f"an expression SymPy can handle within its time budget ({what} took more than {limit:g} s)", text
+        ) from None
+    except (MemoryError, RecursionError):
+        raise ParameterError(
+            name,
+            f"an expression SymPy can handle within its memory budget ({what} ran out of memory or recursion depth)",
+            text,
+        ) from None
+    _check_size(result, name, text, what)
+    return result

@@ -1,0 +1,276 @@
+"""The pytest plugin: claim records, verdicts as outcomes, power, figure data, --variants, --no-cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ("pytester",)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "variants" / "examples"
+
+GATES = """
+from lipschitz_icl import cache
+from lipschitz_icl.gates.evidence import Evidence, Quantity
+
+RESOLVED = {"parameter": "p", "value": 0.01, "low": 0.009, "high": 0.01, "limit": 1.0}
+UNRESOLVED = {"parameter": "p", "value": None, "low": 1.0, "high": None, "limit": 1.0}
+
+
+def alt(name, verdict):
+    return {"name": name, "statement": name, "verdict": verdict, "detail": "", "fresh": True,
+            "ruled_out": verdict == "fails"}
+
+
+def ev(claim_id, verdict, alternatives=(), status="confirmatory", resolution=RESOLVED):
+    return Evidence(claim_id=claim_id, paper_ref="Theorem X", statement="statement of " + claim_id, rule="rule",
+                    quantities=(Quantity(name="q", theory=1.0, measured=1.01, ci_low=0.99, ci_high=1.03,
+                                         verdict=verdict),),
+                    verdict=verdict, seconds=0.1, alternatives=tuple(alternatives), status=status,
+                    resolution=resolution, scope="paper")
+
+
+def test_holds(record_claim):
+    record_claim(ev("c-holds", "holds", [alt("wrong sign", "fails")]),
+                 figure={"kind": "line", "x": [1, 2], "y": [3, 4]})
+
+
+def test_fails(record_claim):
+    record_claim(ev("c-fails", "fails"))
+
+
+def test_inconclusive(record_claim):
+    record_claim(ev("c-inconclusive", "inconclusive"))
+
+
+def test_alternative_not_ruled_out_is_reported(record_claim):
+    record_claim(ev("c-alt-wins", "holds", [alt("wrong exponent", "holds")]))
+
+
+def test_no_power(record_claim):
+    record_claim(ev("c-no-power", "holds", resolution=UNRESOLVED))
+
+
+def test_proved(record_claim):
+    record_claim(ev("c-proved", "proved"))
+
+
+def test_refuted(record_claim):
+    record_claim(ev("c-refuted", "refuted"))
+
+
+def test_exploratory_fails_but_never_fails_the_run(record_claim):
+    record_claim(ev("c-exploratory", "fails", status="exploratory"))
+
+
+def test_duplicate_id(record_claim):
+    record_claim(ev("c-dup", "holds", [alt("near miss", "fails")]))
+    record_claim(ev("c-dup", "holds", [alt("near miss", "fails")]))
+
+
+def test_cache_state():
+    assert cache.enabled() is EXPECT_CACHE
+"""
+
+
+@pytest.fixture
+def gates(pytester, tmp_path, monkeypatch):
+    import shutil
+
+    from lipschitz_icl.gates import registry
+    from lipschitz_icl.runtime import cache
+
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))
+    empty = tmp_path / "registry"  # a registry with no claims: the gates here record hand-made evidence
+    empty.mkdir()
+    shutil.copy(registry.REGISTRY_DIR / "_sections.toml", empty)
+    monkeypatch.setenv(registry.REGISTRY_ENV, str(empty))
+
+    def make(expect_cache=True):
+        pytester.makepyfile(test_gates=GATES.replace("EXPECT_CACHE", str(expect_cache)))
+
+    return make
+
+
+def run(pytester, *args):
+    """Inner pytest run confined to the pytester directory (variant paths given as option values would
+    otherwise pull the rootdir, and the default report dir, up to their common ancestor)."""
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-ra",
+        "--rootdir",
+        str(pytester.path),
+        "--report-dir",
+        str(pytester.path / "reports"),
+        *args,
+    )
+
+
+def _claims(pytester):
+    return {r["claim_id"]: r for r in json.loads((pytester.path / "reports" / "claims.json").read_text())["claims"]}
+
+
+def test_verdicts_become_outcomes_and_claims_json(pytester, gates):
+    gates()
+    result = run(pytester)
+    result.assert_outcomes(passed=5, failed=5)
+    result.stdout.fnmatch_lines(
+        [
+            "*claim c-fails FAILS*",
+            "*claim c-inconclusive INCONCLUSIVE (confirmatory claims must be decided)*",
+            "*claim c-no-power: its rule refutes no deviation of p up to 1.0*",
+            "*claim c-refuted REFUTED*",
+            "*claim id 'c-dup' recorded twice*",
+            "*8 confirmatory claims: 4 holds, 1 fails, 1 inconclusive, 1 proved, 1 refuted*",
+            "*1 exploratory claims: 0 holds, 1 fails, 0 inconclusive*",
+            "*the paper's statements (scope paper, confirmatory): 5/8 hold or are proved*",
+            "*pre-specified alternatives ruled out 2/3*",
+        ]
+    )
+    claims = _claims(pytester)
+    assert set(claims) == {
+        "c-holds",
+        "c-fails",
+        "c-inconclusive",
+        "c-alt-wins",
+        "c-no-power",
+        "c-proved",
+        "c-refuted",
+        "c-exploratory",
+        "c-dup",
+    }
+    assert claims["c-exploratory"]["status"] == "exploratory"
+    assert claims["c-holds"]["power"] == [1, 1] and claims["c-alt-wins"]["power"] == [0, 1]
+    assert claims["c-holds"]["figure"] == {"kind": "line", "x": [1, 2], "y": [3, 4]}
+    assert claims["c-fails"].get("figure") is None
+    assert claims["c-holds"]["quantities"][0]["ratio"] == pytest.approx(1.01)
+
+
+def test_variants_run_as_gates(pytester, gates):
+    ok, bad = EXAMPLES / "cap_tail_gaussian.toml", EXAMPLES / "projection_tail_fail_nomean.toml"
+    result = run(pytester, "--variants", str(ok), str(bad))
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*claim variant:projection-tail-fail-nomean FAILS*"])
+    claims = _claims(pytester)
+    assert claims["variant:cap-tail-gaussian"]["verdict"] == "holds"
+    failing = claims["variant:projection-tail-fail-nomean"]
+    assert failing["verdict"] == "fails" and "counter-example at d=10, k=5, s=0.2" in failing["rule"]
+    assert failing["quantities"][0]["verdict"] == "fails"  # the counter-example comes first
+
+
+def test_bad_variant_file_is_a_usage_error_and_runs_nothing(pytester, gates, tmp_path):
+    gates()
+    marker = tmp_path / "PWNED"
+    evil = tmp_path / "evil.toml"
+    evil.write_text(
+        f'name = "e"\nquantity = "cap_tail"\nrelation = "<="\n'
+        f"bound = \"__import__('os').system('touch {marker}')\"\n[grid]\nd = 3\nh = 0.5\n"
+    )
+    result = run(pytester, "--variants", str(evil))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{evil}:4: bad 'bound'*"])
+    assert not marker.exists()
+    result = run(pytester, "--variants", str(tmp_path))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*is not a .toml variant file*"])
+
+
+def test_no_cache_option_disables_the_cache_for_the_session(pytester, gates):
+    from lipschitz_icl.runtime import cache
+
+    gates(expect_cache=False)
+    result = run(pytester, "-k", "cache_state", "--no-cache")
+    result.assert_outcomes(passed=1)
+    assert cache.enabled()  # restored when the session ends
+    gates(expect_cache=True)
+    run(pytester, "-k", "cache_state").assert_outcomes(passed=1)
+
+
+def test_claims_json_from_gates_feeds_the_report(pytester, gates):
+    from lipschitz_icl.report import build_report
+
+    gates()
+    run(pytester, "--variants", str(EXAMPLES / "cap_tail_gaussian.toml"))
+    result = build_report(pytester.path / "reports" / "claims.json", pytester.path / "out", compile_pdf=False)
+    tex = result.tex.read_text().replace(r"\allowbreak{}", "")
+    for claim_id in ("c-holds", "c-fails", "c-inconclusive", "c-alt-wins", "variant:cap-tail-gaussian"):
+        assert f"{claim_id} & \\verdict" in tex  # its row in the appendix of every case
+    assert r"\section{User bound variants}" in tex
+    assert (result.power["refuted"], result.power["total"]) == (2, 3)
+    assert any(p.name.startswith("c-holds") for p in result.figures)  # the gate's figure= data
+
+
+@pytest.mark.slow(
+    reason="two pytest runs, one on xdist workers (~9 s); CI's pytest verify/ -n auto merges workers on every run"
+)
+def test_xdist_workers_merge_into_one_claims_json_equal_to_serial(pytester, gates):
+    """``-n 2``: every worker's records reach the controller, which writes one claims.json with the same
+    ids and verdicts, in the same order, as a serial run, and prints the summary once."""
+    pytest.importorskip("xdist")
+    gates()
+    serial = run(pytester)
+    expected = [(r["claim_id"], r["verdict"]) for r in _claims_list(pytester)]
+    (pytester.path / "reports" / "claims.json").unlink()
+    parallel = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "--rootdir",
+        str(pytester.path),
+        "--report-dir",
+        str(pytester.path / "reports"),
+    )
+    assert [(r["claim_id"], r["verdict"]) for r in _claims_list(pytester)] == expected
+    assert parallel.ret == serial.ret
+    assert sum("lipschitz-icl claims" in line for line in parallel.outlines) == 1
+
+
+def _claims_list(pytester):
+    return json.loads((pytester.path / "reports" / "claims.json").read_text())["claims"]
+
+
+def test_a_changed_design_fails_its_gate_naming_the_change(tmp_path):
+    """Issue 19's check: in a copy of the registry with its lock, ``runs`` of a confirmatory claim is
+    edited; ``pytest verify/ --registry COPY`` fails that claim before measuring, naming the change."""
+    import shutil
+    import subprocess
+    import sys
+
+    from lipschitz_icl.gates import lock, registry
+
+    root = Path(__file__).resolve().parents[2]
+    copy = tmp_path / "registry"
+    copy.mkdir()
+    for name in ("thm34.toml", "_sections.toml", lock.LOCK_NAME):
+        if (registry.REGISTRY_DIR / name).exists():
+            shutil.copy(registry.REGISTRY_DIR / name, copy)
+    text = (copy / "thm34.toml").read_text()
+    assert "runs = 8" in text
+    (copy / "thm34.toml").write_text(text.replace("runs = 8", "runs = 5", 1))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(root / "verify" / "test_thm34.py"),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--registry",
+            str(copy),
+            "--report-dir",
+            str(tmp_path / "r"),
+            "-k",
+            "trained",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 1, out.stdout[-2000:]
+    assert "its design differs from the lock" in out.stdout and "design.runs: 8 -> 5" in out.stdout
