@@ -2,12 +2,15 @@
 
 JSON keys: ``loss``, ``ci_low``, ``ci_high``, ``bias``, ``noise`` (plus standard errors, ``method``;
 ``converged`` for ``exact``: false, the accuracy was not certified, exits 3);
-``--method certified`` (affine class) adds ``loss_low``/``loss_high``, ``bias_low``/``bias_high``,
-``noise_low``/``noise_high``: intervals proved to hold the true values (:mod:`lipschitz_icl.certified.loss`,
-python-flint ball arithmetic), and ``ci_low``/``ci_high`` are the loss's.
+``--method certified`` adds ``loss_low``/``loss_high``, ``bias_low``/``bias_high``, ``noise_low``/``noise_high``:
+intervals proved to hold the true values (:mod:`lipschitz_icl.certified.loss`, python-flint ball arithmetic),
+and ``ci_low``/``ci_high`` are the loss's.  Certified classes: affine, relu, cosine, their mixtures and a
+``--kernel`` analytic in ``t`` on ``[-1, 1]``; any other is refused (exit 2) naming what is not certified.
 Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
 Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`);
-``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``).
+``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``);
+``certified`` any ``n <= 1e150`` within a work budget known before any work (few points dominate the
+normaliser at small ``n`` and large ``w``: refused there, naming the budget).
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ def add_arguments(parser) -> None:
         choices=METHODS + ("certified",),
         default="averaged",
         help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
-        "asymptotic (large n), exact (quadrature; n <= 1e150), certified (affine: an "
-        "interval proved to hold the loss, ball arithmetic)",
+        "asymptotic (large n), exact (quadrature; n <= 1e150), certified (intervals proved to hold "
+        "the loss and its parts, ball arithmetic: affine, relu, cosine, mixtures, analytic kernels)",
     )
     parser.add_argument(
         "--contexts",
@@ -48,9 +51,8 @@ def add_arguments(parser) -> None:
 def run(args):
     problem = problem_from_args(args)
     if args.method == "certified":
-        from lipschitz_icl.certified.loss import loss_enclosure
+        from lipschitz_icl.certified.loss import problem_enclosure
 
-        enclosure = loss_enclosure(problem.d, problem.n, args.w, problem.sigma, problem.L, task=problem.task)
-        return enclosure.to_dict(), 0
+        return problem_enclosure(problem, args.w).to_dict(), 0
     result = icl_loss(problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed)
     return result.to_dict(), 3 if result.inconclusive else 0
