@@ -23,12 +23,12 @@ Each root's tree is a list of nodes in preorder: a node holds its ``box`` (param
 doubles written exactly) and either ``split`` (``{"param", "at"}``), then followed by the nodes of its
 lower half and of its upper half (a real range ``[lo, at]``, ``[at, hi]``; an integer range ``{lo..at}``,
 ``{at+1..hi}``), or a leaf ``decision`` (``proved`` or ``undecided``, the latter with its ``reason``)
-with the ``quantity`` and ``bound`` enclosures ``[low, high]`` (outward-rounded doubles; null where an
-undecided leaf has none).  A flat list keeps deep partitions (boxes halved toward an end hundreds of
-times) free of nesting limits.  A plain statement has one part; a sharpest constant has two (proved at
-one end, refuted at the other), or the one undecided end.  :mod:`lipschitz_icl.prover.checker`
-re-derives the verdict from the statement without the search; :func:`write` never overwrites a file
-unless ``force``.
+with the ``quantity`` and ``bound`` enclosures ``[low, high]`` (outward-rounded doubles; null where a
+leaf has none, or an end is beyond the double range).  A flat list keeps deep partitions (boxes halved
+toward an end hundreds of times) free of nesting limits.  A plain statement has one part; a sharpest
+constant has two (proved at one end, refuted at the other), or the one undecided end.
+:mod:`lipschitz_icl.prover.checker` re-derives the verdict from the statement without the search;
+:func:`write` never overwrites a file unless ``force``.
 """
 
 from __future__ import annotations

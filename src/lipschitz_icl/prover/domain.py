@@ -3,7 +3,9 @@
 A domain gives every parameter of a quantity either a closed real interval ``[lo, hi]`` (``h``, ``s``,
 ``t``, ``p``, ``L``, ``sigma``, ``w``) or a set of integers (``d``, ``k``, ``n``, ``a``): a list of values or a
 range ``{from = a, to = b}``.  It is the union of *root boxes*: the product of the real intervals with
-one integer piece per parameter (each listed value is a piece of its own, a range is one piece).
+one integer piece per parameter (each listed value is a piece of its own, a range is one piece); at
+most :data:`~lipschitz_icl.prover.checker.MAX_ROOTS` of them, counted before any is built.  The
+parameters' ranges are those of :data:`lipschitz_icl.prover.trusted.PARAMETERS`.
 
 A :class:`Box` is a product of closed ranges, one per parameter, split in two along one parameter at a
 time: a real range ``[lo, hi]`` at a point ``m`` inside it (``[lo, m]`` and ``[m, hi]``; ``m`` a short

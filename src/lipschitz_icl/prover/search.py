@@ -419,7 +419,11 @@ def prove_statement(
     }
     if verdict is Verdict.REFUTED:
         assert search.counterexample is not None
-        part["counterexample"] = {key: search.counterexample[key] for key in ("params", "quantity", "bound")}
+        found = search.counterexample
+        part["counterexample"] = {
+            "params": found["params"],
+            **{side: found[side] if all(map(math.isfinite, found[side])) else None for side in ("quantity", "bound")},
+        }
     else:
         part["roots"] = [_tree(root) for root in search.roots]
     return ProofResult(
