@@ -462,3 +462,18 @@ def test_the_split_rule_gives_every_parameter_its_turn():
     assert prover.split_param(box, {"d": 510, "h": 1.0}) == "h"  # d relative to its size: 1/9
     box = Box((("n", 50, 50), ("a", 10, 40), ("p", 0.1, 0.1 + 1e-12)))
     assert prover.split_param(box, {"n": 0, "a": 30, "p": 1e-12}) == "a"  # a pinned real range is split last
+
+
+def test_seconds_count_from_the_start_of_the_command(tmp_path, capsys):
+    """A budget the command's own start-up has used up: no box is evaluated, every root box is undecided
+    (exit 3), and the certificate says so; the recheck honours --seconds as well."""
+    path = write(tmp_path, ISSUE_FILE.format(rate=1.1, d=[3, 5]))
+    cert = tmp_path / "c.json"
+    code, out, _ = run(["prove", path, "--seconds", "1e-6", "--json", "--certificate", str(cert)], capsys)
+    result = json.loads(out)
+    assert code == 3 and result["boxes_evaluated"] == 0 and result["undecided_count"] == 2
+    assert result["notes"] == ["budget exhausted"] and result["undecided_share"] == 1.0
+    code, out, _ = run(["prove", "--recheck", str(cert), "--json"], capsys)
+    assert code == 3 and json.loads(out)["verdict"] == "undecided"
+    code, out, _ = run(["prove", "--recheck", str(cert), "--json", "--seconds", "1e-6"], capsys)
+    assert code == 3 and json.loads(out)["recheck"] == "unfinished"

@@ -20,8 +20,9 @@ sharpest constant's ``sharpest`` interval), 1 naming the first box or part that 
 verdict re-derived is undecided or the recheck ran out of ``--seconds``, 2 (one line naming
 ``--recheck``) when the file is not a certificate of the current version.
 
-``--seconds`` bounds the wall time of the search (checked inside a box's evaluation too,
-:mod:`lipschitz_icl.prover.budget`) and of a recheck.
+``--seconds`` bounds the wall time of the command from its start (the command line's start-up and the
+file read included) to the end of the search or of the recheck, checked inside a box's evaluation too
+(:mod:`lipschitz_icl.prover.budget`).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
-    until = time.perf_counter() + args.seconds  # the budget counts from here: reading the file too
+    # the budget counts from the start of the command (the CLI's start-up and reading the file too)
+    until = getattr(args, "_started", time.perf_counter()) + args.seconds
     if args.recheck is not None:
         return _recheck(args, until)
     if args.file is None:

@@ -143,10 +143,13 @@ def _number(value, where: str) -> float:
     return float(value)
 
 
-def _enclosure(value, where: str, *, nullable: bool = False) -> tuple | None:
-    """``[low, high]``, two finite numbers with ``low <= high`` (or null when ``nullable``)."""
-    if value is None and nullable:
-        return None
+def _stored(value, where: str) -> tuple[float, float] | None:
+    """A stored enclosure: ``[low, high]`` (:func:`_enclosure`) or null."""
+    return None if value is None else _enclosure(value, where)
+
+
+def _enclosure(value, where: str) -> tuple[float, float]:
+    """``[low, high]``, two finite numbers with ``low <= high``."""
     if not isinstance(value, list) or len(value) != 2:
         raise CertificateError(f"{where} must be an enclosure [low, high]")
     low, high = _number(value[0], where), _number(value[1], where)
@@ -216,7 +219,7 @@ def _domain(raw, quantity: Quantity) -> dict:
             if any(b[0] <= a[1] for a, b in itertools.pairwise(ordered)):
                 raise CertificateError(f"the domain's {name} has overlapping pieces")
         else:
-            lo, hi = _enclosure(value, f"the domain's {name}")  # type: ignore[misc]
+            lo, hi = _enclosure(value, f"the domain's {name}")
             if not (parameter.admits(lo) and parameter.admits(hi)):
                 raise CertificateError(f"the domain's {name} must lie in {parameter.describe()}")
             pieces = ((lo, hi),)
@@ -384,8 +387,8 @@ class _PartCheck:
         decision = node.get("decision")
         if decision == "undecided":
             _fields(node, "an undecided leaf", ("box", "decision", "reason", "quantity", "bound"))
-            _enclosure(node["quantity"], "a leaf's quantity", nullable=True)
-            _enclosure(node["bound"], "a leaf's bound", nullable=True)
+            _stored(node["quantity"], "a leaf's quantity")
+            _stored(node["bound"], "a leaf's bound")
             if not isinstance(node["reason"], str) or len(node["reason"]) > MAX_TEXT:
                 raise CertificateError(f"an undecided leaf's reason must be a text of at most {MAX_TEXT} characters")
             self.tally.undecided += 1
@@ -393,8 +396,8 @@ class _PartCheck:
         if decision != "proved":
             raise CertificateError("a leaf's decision must be 'proved' or 'undecided'")
         _fields(node, "a proved leaf", ("box", "decision", "quantity", "bound"))
-        stored_q = _enclosure(node["quantity"], "a leaf's quantity", nullable=True)
-        stored_b = _enclosure(node["bound"], "a leaf's bound", nullable=True)
+        stored_q = _stored(node["quantity"], "a leaf's quantity")
+        stored_b = _stored(node["bound"], "a leaf's bound")
         q, b = self.sides(box)
         if not self.statement.holds(q, b):
             raise _Failure(_box_text(box), f"{self.statement.relation} is not certain on fresh enclosures")
@@ -418,8 +421,8 @@ class _PartCheck:
             if not (math.isfinite(value) and any(lo <= value <= hi for lo, hi in self.statement.domain[name])):
                 raise _Failure(f"{name}={value!r}", f"the counterexample's {name} lies outside the domain")
         box = {name: (value, value) for name, value in point.items()}
-        stored_q = _enclosure(raw["quantity"], "the counterexample's quantity", nullable=True)
-        stored_b = _enclosure(raw["bound"], "the counterexample's bound", nullable=True)
+        stored_q = _stored(raw["quantity"], "the counterexample's quantity")
+        stored_b = _stored(raw["bound"], "the counterexample's bound")
         q, b = self.sides(box)
         if not self.statement.violated(q, b):
             raise _Failure(_box_text(box), "the counterexample does not violate the statement on fresh enclosures")
