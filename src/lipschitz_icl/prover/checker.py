@@ -73,7 +73,7 @@ from flint import arb
 from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.expression import FUNCTIONS, Expression, ExpressionError, parse_expression
 from lipschitz_icl.prover.trusted import PARAMETERS, QUANTITIES, NoEnclosure, Quantity
-from lipschitz_icl.validation import ParameterError
+from lipschitz_icl.validation import ParameterError, shorten
 
 __all__ = [
     "FORMAT",
@@ -512,9 +512,12 @@ def recheck(path) -> Recheck:
 
 def check(data) -> Recheck:
     """Recheck a certificate given as the parsed JSON ``data`` (module docstring)."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CertificateError(f"an object with format {FORMAT!r}")
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:
+        raise CertificateError(f"this file says version {shorten(version)}: write it again with prove --certificate")
     data = _fields(data, "the certificate", TOP_KEYS)
-    if data["format"] != FORMAT or type(data["version"]) is not int or data["version"] != VERSION:
-        raise CertificateError(f"format {FORMAT!r}, version {VERSION}")
     statement = read_statement(data["statement"])
     claimed = data["verdict"]
     bits = data["precision_bits"]
