@@ -3,6 +3,7 @@ thread, never after the block ended; the search stops inside a box whose evaluat
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -11,7 +12,6 @@ import pytest
 from lipschitz_icl.decision import Verdict
 from lipschitz_icl.prover.budget import OutOfTime, deadline
 from lipschitz_icl.prover.search import make_statement, prove_statement
-from lipschitz_icl.prover.trusted import Quantity
 
 
 def _spin(seconds: float) -> None:
@@ -64,8 +64,8 @@ def test_the_search_stops_inside_a_slow_box():
         _spin(30.0)
         return cap.value(point)
 
-    slow = Quantity("cap_tail", cap.params, slow_value, cap.extremes)
-    statement = type(statement)(slow, statement.relation, statement.bound, {}, statement.domain)
+    slow = dataclasses.replace(cap, value=slow_value)
+    statement = dataclasses.replace(statement, quantity=slow)
     start = time.perf_counter()
     result = prove_statement(statement, seconds=0.5)
     assert time.perf_counter() - start < 10.0

@@ -53,8 +53,9 @@ def recheck(data: dict, tmp_path: Path, capsys, json_output: bool = True) -> tup
 
 @pytest.fixture(scope="module")
 def genuine() -> dict:
-    """Genuine certificates: proved, refuted, a sharpest constant, an integer range, and an undecided
-    certificate of a false statement (the budget ended before its counterexample was found)."""
+    """Genuine certificates: proved, refuted, a sharpest constant, an integer range, an undecided
+    certificate of a false statement (the budget ended before its counterexample was found) and a sharpest
+    constant whose first end was undecided."""
     return {
         "proved": certificate_of(*RATE_11),
         "ball": certificate_of(*BALL),
@@ -62,11 +63,12 @@ def genuine() -> dict:
         "sharpest": certificate_of(*SHARPEST, sharpest_constant="C", bracket=(0.5, 2.0), rtol=0.3),
         "range": certificate_of("cap_tail", "exp(-d*h**2/2)", {"d": {"from": 8, "to": 10}, "h": [0.01, 0.99]}),
         "false-undecided": certificate_of(*RATE_12, max_boxes=2),
+        "sharpest-undecided": certificate_of(*SHARPEST, sharpest_constant="C", bracket=(0.5, 2.0), max_boxes=3),
     }
 
 
 # ----------------------------------------------------------------------------- genuine certificates
-@pytest.mark.parametrize("name", ["proved", "refuted", "sharpest", "range", "false-undecided"])
+@pytest.mark.parametrize("name", ["proved", "refuted", "sharpest", "range", "false-undecided", "sharpest-undecided"])
 def test_a_genuine_certificate_passes_and_prints_its_statement(genuine, tmp_path, capsys, name):
     data = genuine[name]
     code, report, _ = recheck(data, tmp_path, capsys)

@@ -38,6 +38,7 @@ Every result carries its certificate (:mod:`lipschitz_icl.prover.certificate`), 
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import math
@@ -94,9 +95,7 @@ class Statement:
     sharpest: str | None = None
 
     def with_constant(self, name: str, value) -> Statement:
-        return Statement(
-            self.quantity, self.relation, self.bound, {**self.constants, name: value}, self.domain, self.sharpest
-        )
+        return dataclasses.replace(self, constants={**self.constants, name: value})
 
     def holds(self, q: tuple, b) -> bool:
         """The relation certain on a box: ``q = (low, high)`` the quantity's extreme balls, ``b`` the bound's."""
@@ -526,10 +525,10 @@ def sharpest(
     :func:`bisect_constant`): ``undecided`` if an end is, else ``proved`` with the interval reached.  The
     budget: ``max_boxes`` per search, ``seconds`` in all (or until the clock time ``until``)."""
     run = _SharpestRun(
-        Statement(st.quantity, st.relation, st.bound, st.constants, st.domain, name),
-        tuple(bracket),
-        precision_bits,
-        time.perf_counter(),
+        statement=dataclasses.replace(st, sharpest=name),
+        bracket=tuple(bracket),
+        precision_bits=precision_bits,
+        started=time.perf_counter(),
     )
     until = run.started + seconds if until is None else until
 

@@ -148,7 +148,10 @@ class Quantity:
         return tuple(p.name for p in self.params)
 
     def parameter(self, name: str) -> Parameter:
-        return next(p for p in self.params if p.name == name)
+        for parameter in self.params:
+            if parameter.name == name:
+                return parameter
+        raise ParameterError(name, f"a parameter of {self.name} (one of {', '.join(self.names)})", name)
 
     def enclose(self, box: Ranges) -> tuple[arb, arb]:
         """``(low, high)``: balls holding the quantity's values at its two extremes on ``box`` (ranges of all
