@@ -173,24 +173,14 @@ def _cap_extremes(box: Ranges) -> tuple:
 
 
 def _monotone(up: tuple, down: tuple) -> Callable[[Ranges], tuple]:
-    """Extremes of a quantity nondecreasing in ``up`` and nonincreasing in ``down`` (every parameter)."""
+    """Extremes of a quantity nondecreasing in ``up`` and nonincreasing in ``down``; any other parameter
+    must be a single value on the box (no monotonicity in it is used: :class:`NoEnclosure` names it)."""
 
     def extremes(box: Ranges) -> tuple:
-        return _corner(box, down), _corner(box, up)
-
-    return extremes
-
-
-def _loss_extremes(up: tuple, down: tuple) -> Callable[[Ranges], tuple]:
-    """Extremes of a loss quantity: ``d`` and ``n`` single values, monotone in ``sigma`` and ``L``."""
-    monotone = _monotone(up, down)
-
-    def extremes(box: Ranges) -> tuple:
-        for name in ("d", "n"):
-            lo, hi = box[name]
-            if lo != hi:
+        for name, (lo, hi) in box.items():
+            if lo != hi and name not in up and name not in down:
                 raise NoEnclosure(name, f"no monotonicity in {name} is used here")
-        return monotone(box)
+        return _corner(box, down), _corner(box, up)
 
     return extremes
 
@@ -263,7 +253,7 @@ QUANTITIES = {
         name="w_star",
         params=_LOSS_PARAMS,
         value=_loss_value("w_star"),
-        extremes=_loss_extremes(up=("L",), down=("sigma",)),
+        extremes=_monotone(up=("L",), down=("sigma",)),  # d and n single values
         task="affine",
         costly=True,
     ),
@@ -271,7 +261,7 @@ QUANTITIES = {
         name="icl_error",
         params=_LOSS_PARAMS,
         value=_loss_value("icl_error"),
-        extremes=_loss_extremes(up=("L", "sigma"), down=()),
+        extremes=_monotone(up=("L", "sigma"), down=()),  # d and n single values
         task="affine",
         costly=True,
     ),
