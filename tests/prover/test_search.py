@@ -319,6 +319,8 @@ _BOUNDS = [
     "max(h, 1/d) - min(h**3, 0.5)",
     "abs(h - 0.3)**(3/2)",
     "(1 - h)**5 / (1 + h**2)",
+    "(h - 0.5)*(0.3 - h)/(h + 2) - (h - 0.7)**3 * (h + 0.1)**-2",  # products of wide balls of either sign
+    "exp(-d*(h - 0.4)**2) / (h - 2)**3",
 ]
 
 
