@@ -25,6 +25,7 @@ import json
 import math
 import os
 import sys
+import time
 
 from lipschitz_icl import progress
 from lipschitz_icl.validation import ParameterError, shorten
@@ -191,9 +192,11 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     from lipschitz_icl.gates.registry import RegistryError  # the parser's choices (figures, claims) read the registry
 
+    started = time.perf_counter()  # a command's wall-clock budget (prove --seconds) counts from here
     args = None
     try:
         args = build_parser().parse_args(argv)
+        args._started = started
         if getattr(args, "_run", None) is None:
             _say("error: a COMMAND is required (one of " + ", ".join(COMMAND_MODULES) + "; see --help)")
             return EXIT_BAD_INPUT
