@@ -25,7 +25,7 @@ def umask():
     """Set the process umask for one test, restored after it."""
     previous = os.umask(0o022)
     os.umask(previous)
-    yield lambda mask: os.umask(mask)
+    yield os.umask
     os.umask(previous)
 
 
