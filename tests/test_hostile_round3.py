@@ -92,6 +92,14 @@ CASES = [
         None,
         10,
     ),
+    (
+        "lock-relock-unchanged",  # a new salt for the same design: new data until one passes
+        ["lock", "thm34.isotropy", "--reason", "once more"],
+        "unchanged",
+        2,
+        "its design matches the lock",
+        10,
+    ),
     ("lock-check-demoted", ["lock", "--check", "--json"], "demoted", 1, None, 10),
     ("lock-check-removed", ["lock", "--check", "--json"], "removed", 1, None, 10),
     (
@@ -242,6 +250,7 @@ def _prepare(tmp: Path) -> dict:
     end = text.index("[[claim]]", start + 9)
     (dirs["removed"] / "thm34.toml").write_text(text[:start] + text[end:])
     dirs["deterministic"] = _registry_copy(tmp, "deterministic")
+    dirs["unchanged"] = _registry_copy(tmp, "unchanged")
     (tmp / "outside").mkdir()
     (tmp / "outside" / "real.lock.json").write_bytes((registry.REGISTRY_DIR / "design.lock.json").read_bytes())
     for kind, pointed in (("link", "real.lock.json"), ("dangling", "no-such.lock.json")):

@@ -240,3 +240,17 @@ def test_the_lock_is_written_atomically_with_its_mode_kept(copy):
     lock.relock([spec], "again", directory=copy, today="2026-11-25", commit="b")
     assert stat.S_IMODE(os.stat(copy / lock.LOCK_NAME).st_mode) == 0o664
     assert not [p for p in copy.iterdir() if p.name.startswith(".lipschitz-icl-")]
+
+
+def test_an_unchanged_stochastic_design_is_not_relocked_for_new_data(copy):
+    """A new salt for the same design would draw new data until one passes: refused, the lock unchanged."""
+    spec = _spec("thm34.isotropy")
+    lock.relock([spec], "first lock", directory=copy, today="2026-11-24", commit="a")
+    before = (copy / lock.LOCK_NAME).read_bytes()
+    with pytest.raises(lock.LockError, match="matches the lock"):
+        lock.relock([spec], "try again", directory=copy)
+    assert (copy / lock.LOCK_NAME).read_bytes() == before
+    deterministic = _spec("thm34.window-law")  # no seed enters its verdict: a re-lock draws nothing
+    lock.relock([deterministic], "first lock", directory=copy, today="2026-11-24", commit="a")
+    (again,) = lock.relock([deterministic], "restated", directory=copy, today="2026-11-25", commit="b")
+    assert again.salt == 2

@@ -4,11 +4,11 @@
 status now, whose design differs from the lock, and every locked claim no longer in the registry (exit 1,
 naming what changed), or says all match (exit 0).  ``lipschitz-icl lock KEY [KEY ...] --reason TEXT``
 re-locks those claims' designs with a new seed salt each, so a changed design draws fresh data
-(:mod:`lipschitz_icl.gates.lock`); a KEY that is locked but no longer in the registry is retired from the
-lock (the history keeps the event).  ``--keep-data`` keeps the salt: for a deterministic claim, or for a
-stochastic claim at its first lock only; the history records it.  The lock lives beside the registry in use
-(``$LIPSCHITZ_ICL_REGISTRY`` or the package's ``claims/``); a malformed lock, or one that is a symbolic
-link, is one line and exit 2.
+(:mod:`lipschitz_icl.gates.lock`; a stochastic claim whose design matches its lock is not re-locked); a KEY
+that is locked but no longer in the registry is retired from the lock (the history keeps the event).
+``--keep-data`` keeps the salt: for a deterministic claim, or for a stochastic claim at its first lock only;
+the history records it.  The lock lives beside the registry in use (``$LIPSCHITZ_ICL_REGISTRY`` or the
+package's ``claims/``); a malformed lock, or one that is a symbolic link, is one line and exit 2.
 """
 
 from __future__ import annotations

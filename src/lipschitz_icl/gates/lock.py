@@ -18,6 +18,8 @@ also appended to the file's ``history``, so the report can list how designs chan
   ``status``), re-locked like any other and checked from then on, so a demoted claim's design cannot move
   unseen.  A locked claim removed from the registry is retired by ``lock KEY --reason TEXT`` (its entry
   leaves the lock; the history keeps the event, ``retired: true``).
+* A stochastic claim whose design matches its lock is not re-locked: a new salt for the same design would
+  only draw new data until one passes.
 * ``--keep-data`` keeps the salt: for a deterministic claim (no seed enters its verdict) at any lock, and
   for a stochastic claim only at its first lock (an existing design recorded as it stands); a stochastic
   claim that has been locked never moves without a new salt.  The history marks such events
@@ -283,6 +285,12 @@ def relock(
     for spec in specs:
         if spec.status != "confirmatory" and spec.key not in current:
             raise LockError(f"{spec.key} is exploratory and not locked: only confirmatory designs are locked")
+        unchanged = spec.key in current and current[spec.key].design_hash == spec.design_hash
+        if unchanged and spec.stochastic and not keep_data:
+            raise LockError(
+                f"{spec.key}: its design matches the lock; a new salt for the same design would only draw "
+                "new data until one passes (nothing to re-lock)"
+            )
         entry = LockEntry(
             key=spec.key,
             design_hash=spec.design_hash,
