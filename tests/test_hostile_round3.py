@@ -93,6 +93,14 @@ CASES = [
         10,
     ),
     (
+        "lock-repeated-key",
+        ["lock", "thm34.isotropy", "thm34.isotropy", "--reason", "more contexts", "--json"],
+        "repeated",
+        0,
+        None,
+        10,
+    ),
+    (
         "lock-relock-unchanged",  # a new salt for the same design: new data until one passes
         ["lock", "thm34.isotropy", "--reason", "once more"],
         "unchanged",
@@ -235,7 +243,7 @@ def _prepare(tmp: Path) -> dict:
     dirs["fifo"] = _registry_copy(tmp, "fifo")
     (dirs["fifo"] / "design.lock.json").unlink()
     os.mkfifo(dirs["fifo"] / "design.lock.json")
-    for kind in ("changed", "relock", "demoted"):
+    for kind in ("changed", "relock", "demoted", "repeated"):
         dirs[kind] = _registry_copy(tmp, kind)
         _edit(dirs[kind] / "thm34.toml", "contexts = 20000", "contexts = 30000", after='name = "isotropy"')
     _edit(
@@ -342,6 +350,8 @@ def test_the_lock_moved_only_with_a_new_salt_and_recorded_what_it_kept(results):
         h["salt"] for h in package["history"] if h["key"] == "thm34.isotropy"
     )
     assert relocked["claims"]["thm34.isotropy"]["salt"] > old_salt
+    repeated = _lock(results, "repeated")
+    assert len(repeated["history"]) == len(package["history"]) + 1  # a key given twice is locked once
     kept = _lock(results, "deterministic")
     assert kept["history"][-1]["kept_data"] is True and kept["history"][-1]["key"] == "thm34.window-law"
     assert kept["history"][-1]["salt"] == package["claims"]["thm34.window-law"]["salt"]

@@ -32,7 +32,8 @@ def add_arguments(parser) -> None:
 
 
 def _split(keys, known: dict, locked: dict) -> tuple[list, list]:
-    """``(registry specs to lock, locked keys to retire)``; a key in neither is refused."""
+    """``(registry specs to lock, locked keys to retire)``; a key in neither is refused, a repeated one counted once."""
+    keys = list(dict.fromkeys(keys))
     unknown = [k for k in keys if k not in known and k not in locked]
     if unknown:
         raise ParameterError("keys", f"registry keys (unknown: {', '.join(unknown)})", " ".join(keys))
