@@ -134,7 +134,8 @@ class LossEstimate:
         return self.info.get("converged") is False
 
     def to_dict(self, level: float = 0.95) -> dict:
-        """Flat JSON-ready dict with the CLI contract keys (``converged`` for deterministic methods)."""
+        """Flat JSON-ready dict with the CLI contract keys (``converged`` for deterministic methods, ``regime``
+        for the asymptotic one)."""
         low, high = self.loss.confidence_interval(level)
         out = {
             "loss": self.loss.value,
@@ -149,4 +150,6 @@ class LossEstimate:
         }
         if "converged" in self.info:
             out["converged"] = bool(self.info["converged"])
+        if "regime" in self.info:  # the asymptotic method's regime parameter rho (lipschitz_icl.loss.asymptotic)
+            out["regime"] = float(self.info["regime"])
         return out

@@ -8,7 +8,9 @@ deterministic (no dates, fixed number format), so the committed ``derivations/``
 
 Writing: every document is computed first; then a missing file is written, an identical one left alone, and a
 different one is overwritten only with ``--force`` (otherwise exit 2 naming the files, nothing written).
-Files of ``DIR`` that the command does not make are never touched.  ``--check`` writes nothing: exit 0 when
+Files of ``DIR`` that the command does not make are never touched.  Each file is written by
+:func:`lipschitz_icl.writefile.write_file`: atomically, never through a symbolic link, an overwritten file
+keeping its mode (a new one ``0644`` less the umask).  ``--check`` writes nothing: exit 0 when
 every document in ``DIR`` equals the generated text, exit 1 naming the stale and missing documents (and any
 other ``.md`` file of ``DIR``, which no derivation makes).  Refused (exit 2): an empty ``--out``, an ``--out``
 that is a symbolic link or not a directory, a document path that is a symbolic link or not a regular file.
@@ -20,16 +22,16 @@ Payload: ``out``, ``documents`` (``{file, status}``; status ``written``, ``overw
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from lipschitz_icl.derivations import documents
 from lipschitz_icl.validation import ParameterError
+from lipschitz_icl.writefile import write_file
 
 NAME = "derivations"
 HELP = "write the derivations as Markdown documents (statement, steps, results), or --check they are current"
 EXIT_OK, EXIT_STALE = 0, 1
+MAX_DOCUMENT_BYTES = 16 * 1024**2  # far above any document (the largest is tens of kilobytes)
 
 
 def add_arguments(parser) -> None:
@@ -58,14 +60,17 @@ def _out_dir(text: str) -> Path:
 
 
 def _current(path: Path) -> str | None:
-    """The text of a document file, ``None`` if missing; a link or a non-file is refused."""
+    """The text of a document file, ``None`` if missing; a link or a non-file is refused.  At most
+    :data:`MAX_DOCUMENT_BYTES` are read: a larger file is no document this command makes (it reads as stale)."""
     if path.is_symlink():
         raise ParameterError("out", f"a directory whose {path.name} is not a symbolic link", str(path.parent))
     if not path.exists():
         return None
     if not path.is_file():
         raise ParameterError("out", f"a directory whose {path.name} is a regular file", str(path.parent))
-    return path.read_bytes().decode("utf-8", errors="replace")
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    return data.decode("utf-8", errors="replace")
 
 
 def _extra(out: Path, generated) -> list[str]:
@@ -73,18 +78,6 @@ def _extra(out: Path, generated) -> list[str]:
     if not out.is_dir():
         return []
     return sorted(p.name for p in out.iterdir() if p.suffix == ".md" and p.name not in generated)
-
-
-def _write(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8, ``\\n`` line ends) through a temporary file in the same directory, then rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def check(out: Path, generated: dict) -> dict:
@@ -121,7 +114,8 @@ def write(out: Path, generated: dict, force: bool) -> dict:
         if found[name] == text:
             status[name] = "unchanged"
             continue
-        _write(out / name, text)
+        # atomic, never through a link, the existing file's mode kept (a new one 0644 less the umask)
+        write_file(out / name, text, force=found[name] is not None, option="out")
         status[name] = "overwritten" if found[name] is not None else "written"
     return {
         "out": str(out),

@@ -7,7 +7,9 @@ JSON keys: ``loss``, ``ci_low``, ``ci_high``, ``bias``, ``noise`` (plus standard
 python-flint ball arithmetic), and ``ci_low``/``ci_high`` are the loss's.
 Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
 Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`);
-``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``).
+``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``;
+``asymptotic`` only inside its regime, ``rho = max(R_d(w)/n, next-order noise term) <= 0.05``: outside, exit 2
+naming the smallest ``--n`` inside it; JSON ``regime`` is ``rho``, :mod:`lipschitz_icl.loss.asymptotic`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def add_arguments(parser) -> None:
         choices=METHODS + ("certified",),
         default="averaged",
         help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
-        "asymptotic (large n), exact (quadrature; n <= 1e150), certified (affine: an "
+        "asymptotic (large n, inside its regime), exact (quadrature; n <= 1e150), certified (affine: an "
         "interval proved to hold the loss, ball arithmetic)",
     )
     parser.add_argument(

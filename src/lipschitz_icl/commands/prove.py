@@ -71,6 +71,10 @@ def run(args):
         return _recheck(args, until)
     if args.file is None:
         raise ParameterError("FILE", "a variant file with a [domain] (or --recheck PATH)", None)
+    if args.certificate is not None:  # refused before the search, not after it
+        from lipschitz_icl.prover.certificate import check_path
+
+        check_path(args.certificate, force=args.force)
     variant = load_variant(args.file)
     if variant.domain is None:
         raise VariantFileError(

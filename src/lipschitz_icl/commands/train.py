@@ -23,10 +23,8 @@ evaluation within the Monte Carlo work budget: ``n <= 125000`` at ``d = 3``).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import tempfile
 
 import numpy as np
 
@@ -40,6 +38,7 @@ from lipschitz_icl.problem import make_problem
 from lipschitz_icl.tasks.registry import TASKS, task_names
 from lipschitz_icl.tasks.zonal import is_mixture
 from lipschitz_icl.validation import ParameterError, check_int, check_real
+from lipschitz_icl.writefile import write_file
 
 NAME = "train"
 HELP = "pretrain one attention layer (NumPy, analytic gradients) and report the trained M"
@@ -132,31 +131,14 @@ def _check_held_out_work(problem) -> None:
 
 
 def _write_npz(path: str, force: bool, arrays: dict) -> None:
-    """Write ``arrays`` to ``path`` atomically (temporary file in the same directory, then rename);
-    without ``force`` an existing file at the last moment is still refused (hard link, never replace)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = None
+    """Write ``arrays`` to ``path`` by :func:`lipschitz_icl.writefile.write_file` (atomic, never through a
+    link, the mode a user expects); without ``force`` a file that appeared during training is still refused."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".train-", suffix=".npz")
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        if force:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                raise ParameterError(
-                    "out", "a path where no file exists yet (it appeared during training)", path
-                ) from None
+        write_file(path, lambda handle: np.savez(handle, **arrays), force=force, option="out")
     except OSError as exc:  # a full disk, a read-only or vanished directory: one line, no partial file
         raise ParameterError(
             "out", f"a path the trained parameters can be written to ({exc.strerror or exc})", path
         ) from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
 
 def _through_zonal_options(task) -> bool:

@@ -2,7 +2,9 @@
 
 JSON keys: ``w_star``, ``ci_low``, ``ci_high``, ``loss``, ``method`` (plus diagnostics).  Supported
 ranges: ``n >= 2`` (at ``n = 1`` the loss does not depend on ``w``), ``sigma > 0``; ``mc`` ``n <= 1e7``
-within a memory and work budget (``contexts * n``); ``exact``/``asymptotic`` ``n <= 1e150``.  Any
+within a memory and work budget (``contexts * n``); ``exact``/``asymptotic`` ``n <= 1e150``, ``asymptotic``
+only inside its regime at its ``w*`` (:mod:`lipschitz_icl.loss.asymptotic`; outside: exit 2 on ``--method``,
+use ``exact``; inside, JSON ``regime`` is its ``rho`` and the interval carries the model's error).  Any
 ``L/sigma`` the option ranges allow (``1e-12`` to ``1e12``); ``w*`` grows like
 ``(n L^2/sigma^2)^(2/(d+2))``, so extreme ratios put it outside the search range (exit 3).  The search covers ``1e-3
 <= w <= 1e8``: a ``w*`` at an end of

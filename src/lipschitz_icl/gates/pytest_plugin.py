@@ -408,7 +408,9 @@ def pytest_sessionfinish(session, exitstatus):
         "replicates": replicate_summary(records),
         "claims": records,
     }
-    (out_dir / "claims.json").write_text(json.dumps(payload, indent=1, allow_nan=False))
+    from lipschitz_icl.writefile import write_file  # atomic, never through a link, the file's mode kept
+
+    write_file(out_dir / "claims.json", json.dumps(payload, indent=1, allow_nan=False), force=True, option="report-dir")
     config._lipschitz_icl_report = out_dir / "claims.json"
 
 

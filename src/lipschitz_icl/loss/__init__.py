@@ -6,7 +6,7 @@
 ``isotropic``    the reduced form for ``M = w I`` (the inner products with the query), common random numbers
 ``pairwise``     the Monte Carlo of a prior given by its kernel alone (pairs of context points)
 ``fixed_draw``   one draw of prompts kept for many attention matrices, and the scale search on it
-``asymptotic``   the large-``n`` loss with its ``1/n`` correction
+``asymptotic``   the large-``n`` loss with its ``1/n`` correction, inside its stated regime (``rho <= 0.05``)
 ===============  ===============================================================================================
 
 The package re-exports :mod:`lipschitz_icl.loss.estimators` (``from lipschitz_icl.loss import icl_loss``).

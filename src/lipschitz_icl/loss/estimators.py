@@ -17,7 +17,8 @@ Methods:
                 feature form ``v ||sum_i p_i phi(x_i) - phi(q)||^2`` of :mod:`lipschitz_icl.tasks.registry`;
                 for ``M = w I`` on a rotation-invariant class, reduced to ``t_i = x_i . q``
                 (:mod:`lipschitz_icl.loss.isotropic`: cost per context independent of ``d``).
-``asymptotic``  large-``n`` loss with its ``1/n`` correction (:mod:`lipschitz_icl.loss.asymptotic`).
+``asymptotic``  large-``n`` loss with its ``1/n`` correction (:mod:`lipschitz_icl.loss.asymptotic`), inside its
+                regime ``rho = max(R_d(w)/n, next-order noise term) <= 0.05`` (refused on ``n`` outside).
 ``exact``       quadrature at any ``n`` (:mod:`lipschitz_icl.exact.route`), where available.
 ==============  ======================================================================================
 """
@@ -96,7 +97,8 @@ def icl_loss(
     method : {"averaged", "naive", "asymptotic", "exact"}
         The estimator (module docstring); Monte Carlo methods need ``n <= 1e7`` and at most
         :data:`MEMORY_BUDGET` bytes (estimated and refused before allocating), ``exact`` and
-        ``asymptotic`` take any ``n <= 1e150``.
+        ``asymptotic`` take any ``n <= 1e150`` (``asymptotic`` inside its regime only:
+        :class:`~lipschitz_icl.loss.asymptotic.Regime`).
     contexts : int
         Sampled prompts of the Monte Carlo methods, ``2 <= contexts <= 1e6``.
     rng : int or numpy.random.Generator

@@ -38,8 +38,9 @@ from pathlib import Path
 
 from lipschitz_icl.prover.checker import FORMAT, VERSION
 from lipschitz_icl.validation import ParameterError
+from lipschitz_icl.writefile import check_target, write_file
 
-__all__ = ["FORMAT", "VERSION", "build", "write"]
+__all__ = ["FORMAT", "VERSION", "build", "check_path", "write"]
 
 
 def build(statement, parts: list, *, verdict: str, precision_bits: int, sharpest: dict | None = None) -> dict:
@@ -66,23 +67,18 @@ def build(statement, parts: list, *, verdict: str, precision_bits: int, sharpest
     }
 
 
+def check_path(path, *, force: bool = False) -> None:
+    """Refuse, before a proof starts, a ``--certificate`` path :func:`write` would refuse
+    (:func:`lipschitz_icl.writefile.check_target`)."""
+    check_target(path, force=force, option="certificate")
+
+
 def write(certificate: dict, path, *, force: bool = False) -> Path:
-    """Write ``certificate`` to ``path`` (JSON); an existing file is kept unless ``force``."""
-    path = Path(path)
-    if path.is_dir():
-        raise ParameterError("--certificate", "a file path, not a directory", str(path))
-    if (path.exists() or path.is_symlink()) and not force:
-        raise ParameterError(
-            "--certificate", "a path that does not exist yet (or give --force to replace it)", str(path)
-        )
+    """Write ``certificate`` to ``path`` (JSON) by :func:`lipschitz_icl.writefile.write_file`: atomically, never
+    through a symbolic link (with ``force`` a link is replaced itself, never its target), an existing file
+    (a link, dangling or not, counts) kept unless ``force``."""
     text = json.dumps(certificate, allow_nan=False)
     try:
-        with open(path, "w" if force else "x", encoding="utf-8") as handle:  # "x": never replace a file
-            handle.write(text)
-    except FileExistsError:
-        raise ParameterError(
-            "--certificate", "a path that does not exist yet (or give --force to replace it)", str(path)
-        ) from None
+        return write_file(path, text, force=force, option="certificate")
     except OSError as exc:
-        raise ParameterError("--certificate", f"a writable path ({exc.strerror or exc})", str(path)) from None
-    return path
+        raise ParameterError("certificate", f"a writable path ({exc.strerror or exc})", str(path)) from None
