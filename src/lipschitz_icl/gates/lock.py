@@ -23,7 +23,18 @@ from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 
-__all__ = ["LOCK_NAME", "LockEntry", "LockError", "read", "entry_of", "salt_of", "changes", "relock", "history"]
+__all__ = [
+    "LOCK_NAME",
+    "LockEntry",
+    "LockError",
+    "read",
+    "entry_of",
+    "salt_of",
+    "changes",
+    "not_locked",
+    "relock",
+    "history",
+]
 
 LOCK_NAME = "design.lock.json"
 FORMAT = 1
@@ -102,11 +113,17 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def not_locked(spec) -> str:
+    """What to do about a confirmatory claim that has no lock entry yet."""
+    return f"not locked yet: run lipschitz-icl lock {spec.key} --reason TEXT (the design is fixed before its data)"
+
+
 def changes(spec) -> list[str]:
-    """What differs between a confirmatory claim's design and its lock (empty when they match)."""
+    """What differs between a confirmatory claim's design and its lock (empty when they match); a claim that is not
+    locked yet: :func:`not_locked`."""
     entry = entry_of(spec)
     if entry is None:
-        return [f"{spec.key} is not in {LOCK_NAME}"]
+        return [not_locked(spec)]
     if entry.design_hash == spec.design_hash:
         return []
     return _diff(entry.design or {}, spec.design_record()) or ["design hash differs"]
