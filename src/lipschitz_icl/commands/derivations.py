@@ -4,10 +4,15 @@ theorist reads, or check that the documents in ``DIR`` are current.
 The documents (:mod:`lipschitz_icl.derivations.documents`): ``<module>.md`` per derivation module of
 :mod:`lipschitz_icl.derivations` (statement, assumptions, steps, results; every formula printed by
 ``sympy.latex`` from the expressions the code computes) and ``README.md``, their index.  The text is
-deterministic (no dates, fixed number format), so the committed ``derivations/`` can be checked in CI.
+deterministic (no dates, fixed number format); a number computed numerically (a quadrature, a search) is printed
+to the digits its stated accuracy warrants and compared numerically, within that accuracy
+(:func:`lipschitz_icl.derivations.documents.current`), so the committed ``derivations/`` checks as current on every
+machine.
 
-Writing: every document is computed first; then a missing file is written, an identical one left alone, and a
-different one is overwritten only with ``--force`` (otherwise exit 2 naming the files, nothing written).
+Writing: every document is computed first; then a missing file is written, a current one left alone (also one
+whose numerically computed numbers differ from this machine's within their accuracy: the committed text does not
+follow each machine's last digit), and a different one is overwritten only with ``--force`` (otherwise exit 2
+naming the files, nothing written).
 Files of ``DIR`` that the command does not make are never touched.  ``--check`` writes nothing: exit 0 when
 every document in ``DIR`` equals the generated text, exit 1 naming the stale and missing documents (and any
 other ``.md`` file of ``DIR``, which no derivation makes).  Refused (exit 2): an empty ``--out``, an ``--out``
@@ -90,9 +95,12 @@ def _write(path: Path, text: str) -> None:
 def check(out: Path, generated: dict) -> dict:
     """``--check``: the status of every document in ``out`` (nothing written)."""
     status = {}
-    for name, text in generated.items():
+    for name in generated:
         found = _current(out / name)
-        status[name] = "missing" if found is None else ("current" if found == text else "stale")
+        if found is None:
+            status[name] = "missing"
+        else:
+            status[name] = "current" if documents.current(name, found) else "stale"
     extra = _extra(out, generated)
     stale = [name for name, s in status.items() if s != "current"] + extra
     return {
@@ -106,7 +114,8 @@ def check(out: Path, generated: dict) -> dict:
 def write(out: Path, generated: dict, force: bool) -> dict:
     """Write the documents into ``out``; a differing file needs ``force`` (checked before anything is written)."""
     found = {name: _current(out / name) for name in generated}
-    differing = [name for name, text in generated.items() if found[name] is not None and found[name] != text]
+    unchanged = {name for name, text in found.items() if text is not None and documents.current(name, text)}
+    differing = [name for name in generated if found[name] is not None and name not in unchanged]
     if differing and not force:
         raise ParameterError(
             "force",
@@ -118,7 +127,7 @@ def write(out: Path, generated: dict, force: bool) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     status = {}
     for name, text in generated.items():
-        if found[name] == text:
+        if name in unchanged:
             status[name] = "unchanged"
             continue
         _write(out / name, text)
