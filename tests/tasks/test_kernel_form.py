@@ -133,3 +133,18 @@ def test_the_rounding_of_a_numeric_gap_is_no_negative_coefficient(d):
 
     with pytest.raises(ParameterError, match="first negative coefficient a_0 = -"):
         Shifted.zonal_kernel(d, 1.0)
+
+
+def test_a_kernel_built_by_hand_is_checked_before_use():
+    """A ZonalKernel made directly (not by the checked constructors) is checked when a problem is made of it."""
+    from lipschitz_icl.problem import zonal_problem
+    from lipschitz_icl.tasks.kernel import ZonalKernel
+
+    def gap(u):
+        return -np.asarray(u, dtype=float)  # K(t) = t - 1 + K(1): a negative linear coefficient
+
+    with pytest.raises(ParameterError, match="first negative coefficient a_1"):
+        zonal_problem(ZonalKernel("by-hand", 3, 1.0, gap), 100, 0.5)
+    with pytest.raises(ParameterError, match=r"K\(1\) > 0"):
+        zonal_problem(ZonalKernel("negative", 3, -1.0, gap), 100, 0.5)
+    assert builtin_kernel("relu", 3, 1.0).checked and zonal_problem(builtin_kernel("relu", 3, 1.0), 100, 0.5).n == 100

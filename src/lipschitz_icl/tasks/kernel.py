@@ -61,6 +61,7 @@ class ZonalKernel:
     gap: Callable = field(compare=False)
     sympy: object = field(default=None, compare=False)
     parts: tuple = field(default=(), compare=False)  # mixtures: ((name, weight, L, frequency), ...)
+    checked: bool = field(default=False, compare=False, repr=False)  # K(1) > 0 and Schoenberg passed when built
 
     def __call__(self, t) -> np.ndarray:
         """``K(t)``."""

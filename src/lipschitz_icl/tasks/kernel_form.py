@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
+from dataclasses import replace
 
 import mpmath
 import numpy as np
@@ -213,4 +214,4 @@ def class_kernel(cls, d: int, L: float, parameters: dict) -> ZonalKernel:
         check_schoenberg(kernel, relative_error=error)
     except ParameterError as exc:
         raise ParameterError("task", f"a class whose kernel, as evaluated, is {exc.requirement}", cls.name) from None
-    return kernel
+    return replace(kernel, checked=True)

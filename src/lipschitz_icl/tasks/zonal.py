@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import mpmath
 import numpy as np
@@ -135,7 +136,9 @@ def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
     label = MIXTURE_PREFIX + ",".join(f"{k.name}={w:g}" for k, (_, w) in zip(kernels, kept))
     expr = sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
     parts = tuple((name, w, L, frequency) for (name, _), w in zip(kept, ws))
-    return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr, parts)
+    # a positive mixture of checked kernels is a covariance with K(1) > 0: checked
+    checked = all(k.checked for k in kernels)
+    return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr, parts, checked=checked)
 
 
 def parse_mixture(task: str) -> tuple:
@@ -261,7 +264,7 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
     kernel = ZonalKernel(name, d, k1, gap, k_t)
     if check:
         check_schoenberg(kernel)
-    return kernel
+    return replace(kernel, checked=check)
 
 
 def callable_kernel(fn: Callable, d: int, name: str = "callable", *, check: bool = True) -> ZonalKernel:
@@ -279,4 +282,4 @@ def callable_kernel(fn: Callable, d: int, name: str = "callable", *, check: bool
     kernel = ZonalKernel(name, d, k1, gap)
     if check:
         check_schoenberg(kernel)
-    return kernel
+    return replace(kernel, checked=check)
