@@ -12,6 +12,7 @@ import sympy as sp
 
 from lipschitz_icl.tasks import kernel_form
 from lipschitz_icl.tasks.builtin import AffineTask, CosineTask, ReluTask
+from lipschitz_icl.tasks.family import QUADRATURE_FORMS
 from lipschitz_icl.tasks.zonal import builtin_kernel
 from lipschitz_icl.validation import ParameterError
 from tasks.test_registry import CenteredQuadraticTask
@@ -50,7 +51,7 @@ def test_a_derived_gap_is_the_form_differenced():
 def test_the_quadrature_forms_are_the_affine_and_relu_kernels():
     assert AffineTask.kernel_form(3, 1.0) == kernel_form.quadrature_kernel("linear", 3, 1.0)
     assert ReluTask.kernel_form(5, 2.0) == kernel_form.quadrature_kernel("arc-cosine", 5, 2.0)
-    assert set(kernel_form.QUADRATURE_FORMS) == {"linear", "arc-cosine"}
+    assert set(kernel_form.QUADRATURE_KERNELS) == set(QUADRATURE_FORMS)  # every form the quadrature implements
 
 
 def test_the_sympy_form_of_the_cosine_kernel_is_the_sphere_characteristic():

@@ -3,7 +3,7 @@ point group): its facts, then a trial of its code, each refusal one line saying 
 
 Facts (:class:`~lipschitz_icl.tasks.family.TaskFamily`): ``name`` lower-case words joined by ``-`` (at most 40
 characters); ``rotation_invariant``, ``has_intercept``, ``low_rank``, ``has_kink`` exactly ``True`` or ``False``;
-``quadrature`` ``None`` or a form of :data:`lipschitz_icl.tasks.kernel_form.QUADRATURE_FORMS`; ``parameters`` a
+``quadrature`` ``None`` or a form of :data:`lipschitz_icl.tasks.family.QUADRATURE_FORMS`; ``parameters`` a
 dict ``{name: (default, minimum, maximum)}`` of finite reals with ``minimum <= default <= maximum``; not both
 rotation-invariant and low-rank; a rotation-invariant class states its kernel with ``kernel_form`` and does not
 override ``zonal_kernel``.  An attribute that raises when read is a refusal naming it.
@@ -34,8 +34,7 @@ import re
 
 import numpy as np
 
-from lipschitz_icl.tasks.family import TaskFamily
-from lipschitz_icl.tasks.kernel_form import QUADRATURE_FORMS
+from lipschitz_icl.tasks.family import QUADRATURE_FORMS, TaskFamily
 from lipschitz_icl.validation import ParameterError
 
 __all__ = ["refusal", "facts_refusal", "trial", "TRIAL_TASKS", "TRIAL_Z", "TRIAL_DIMS", "TRIAL_L", "BOOLEAN_FACTS"]

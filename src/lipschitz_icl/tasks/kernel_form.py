@@ -10,7 +10,7 @@ comes from that expression (:func:`class_kernel`):
   class gives its own for accuracy or speed (:meth:`~lipschitz_icl.tasks.family.TaskFamily.kernel_gap`), that one
   held to the form at :data:`CHECK_POINTS` points of ``[-1, 1]`` (:func:`check_gap`): a numeric ``D`` that
   differs from the form's by more than ``AGREEMENT_RTOL max |D|`` is refused, naming the point;
-* the kernel a dedicated quadrature implements (:data:`QUADRATURE_FORMS`): a class that declares one
+* the kernel a dedicated quadrature implements (:data:`QUADRATURE_KERNELS`): a class that declares one
   (``quadrature = "linear"`` or ``"arc-cosine"``) must have that form's ``D``, checked the same way;
 * ``K(1) > 0`` and positive definiteness on the sphere (Schoenberg: every Gegenbauer coefficient
   ``a_l >= 0``, :func:`lipschitz_icl.tasks.kernel.check_schoenberg`) before any use, on the numeric ``D``, whose
@@ -41,7 +41,7 @@ __all__ = [
     "T",
     "CHECK_POINTS",
     "AGREEMENT_RTOL",
-    "QUADRATURE_FORMS",
+    "QUADRATURE_KERNELS",
     "quadrature_kernel",
     "check_points",
     "numpy_gap",
@@ -72,12 +72,12 @@ def _arc_cosine(d: int, L: float) -> sp.Expr:
 
 # the kernel each dedicated quadrature (lipschitz_icl.exact.quadrature) and large-n formula
 # (lipschitz_icl.loss.asymptotic) implements, as a function of (d, L); the bias reads D = K(1) - K alone
-QUADRATURE_FORMS: dict[str, Callable[[int, float], sp.Expr]] = {"linear": _linear, "arc-cosine": _arc_cosine}
+QUADRATURE_KERNELS: dict[str, Callable[[int, float], sp.Expr]] = {"linear": _linear, "arc-cosine": _arc_cosine}
 
 
 def quadrature_kernel(form: str, d: int, L: float) -> sp.Expr:
-    """The SymPy ``K(t)`` of the quadrature form ``form`` (a key of :data:`QUADRATURE_FORMS`) at ``d``, ``L``."""
-    return QUADRATURE_FORMS[form](d, L)
+    """The SymPy ``K(t)`` of the quadrature form ``form`` (a key of :data:`QUADRATURE_KERNELS`) at ``d``, ``L``."""
+    return QUADRATURE_KERNELS[form](d, L)
 
 
 def check_points(text: str) -> np.ndarray:
