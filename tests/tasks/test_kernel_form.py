@@ -20,15 +20,15 @@ from tasks.test_registry import CenteredQuadraticTask
 t = sp.Symbol("t")
 
 
-@pytest.mark.parametrize("d", [2, 3, 4, 7, 16, 64])
-@pytest.mark.parametrize("L", [0.01, 0.7, 1.0, 13.0])
+@pytest.mark.parametrize("d", [2, 3, 7, 64])
+@pytest.mark.parametrize("L", [0.01, 1.0, 13.0])
 @pytest.mark.parametrize("name, frequency", [("affine", 1.0), ("relu", 1.0), ("cosine", 1e-6), ("cosine", 2.5)])
 def test_the_built_in_numeric_forms_agree_with_their_sympy_forms(name, frequency, d, L):
     """The check every class kernel passes, over a grid: ``D`` (the classes' own, for accuracy near ``t = 1``)
-    within ``1e-8 max |D|`` of the form at 24 points; ``K(1)`` is the form's value."""
+    within ``1e-10 max |D|`` of the form at 21 points; ``K(1)`` is the form's value."""
     kernel = builtin_kernel(name, d, L, frequency)
     assert kernel.k1 == pytest.approx(float(kernel.sympy.subs(t, 1).evalf(30)), rel=1e-15)
-    ts = np.linspace(-1.0, 1.0, 41)
+    ts = np.linspace(-1.0, 1.0, 21)
     by_form = np.array([float((kernel.sympy.subs(t, 1) - kernel.sympy.subs(t, x)).evalf(30)) for x in ts])
     assert np.allclose(kernel.gap(1.0 - ts), by_form, rtol=0, atol=1e-10 * np.max(np.abs(by_form)))
 
