@@ -20,7 +20,7 @@ import numpy as np
 from lipschitz_icl.sphere import laws
 from lipschitz_icl.tasks.family import TaskPrior
 from lipschitz_icl.tasks.registry import make_task_class
-from lipschitz_icl.tasks.zonal import ZonalKernel, builtin_kernel, expression_kernel, parse_task
+from lipschitz_icl.tasks.zonal import ZonalKernel, builtin_kernel, check_schoenberg, expression_kernel, parse_task
 from lipschitz_icl.tasks.zonal_class import ZonalTaskClass
 from lipschitz_icl.validation import ParameterError, check_int, check_real
 
@@ -188,9 +188,13 @@ def check_problem(problem) -> Problem:
 
 # ----------------------------------------------------------------------------- problems of zonal priors
 def zonal_problem(kernel: ZonalKernel, n, sigma) -> Problem:
-    """A :class:`~lipschitz_icl.problem.Problem` for ``kernel``: ``n >= 1``, ``sigma >= 0``."""
+    """A :class:`~lipschitz_icl.problem.Problem` for ``kernel``: ``n >= 1``, ``sigma >= 0``; a kernel not built
+    by the project's checked constructors (its ``checked`` false) is checked here: ``K(1) > 0`` and Schoenberg
+    (:func:`lipschitz_icl.tasks.kernel.check_schoenberg`)."""
     if not isinstance(kernel, ZonalKernel):
         raise ParameterError("kernel", "a lipschitz_icl.tasks.zonal.ZonalKernel", kernel)
+    if not kernel.checked:
+        check_schoenberg(kernel)
     return Problem(ZonalTaskClass(kernel), check_int("n", n, minimum=1), check_real("sigma", sigma, minimum=0.0))
 
 

@@ -41,7 +41,10 @@ def _edit(path, old, new):
 
 def test_an_unlocked_claim_is_named_and_a_lock_fixes_it(copy):
     spec = _spec("thm34.trained-isotropy")
-    assert lock.changes(spec) == [f"{spec.key} is not in {lock.LOCK_NAME}"]
+    assert lock.changes(spec) == [
+        "not locked yet: run lipschitz-icl lock thm34.trained-isotropy --reason TEXT (the design is fixed before its "
+        "data)"
+    ]
     (entry,) = lock.relock([spec], "first lock", directory=copy, today="2026-11-24", commit="abc")
     assert entry.salt == 1 and lock.changes(spec) == [] and lock.salt_of(spec) == 1
     assert lock.entry_of(spec).fixed == "2026-11-24"

@@ -4,10 +4,15 @@ theorist reads, or check that the documents in ``DIR`` are current.
 The documents (:mod:`lipschitz_icl.derivations.documents`): ``<module>.md`` per derivation module of
 :mod:`lipschitz_icl.derivations` (statement, assumptions, steps, results; every formula printed by
 ``sympy.latex`` from the expressions the code computes) and ``README.md``, their index.  The text is
-deterministic (no dates, fixed number format), so the committed ``derivations/`` can be checked in CI.
+deterministic (no dates, fixed number format); a number computed numerically (a quadrature, a search) is printed
+to the digits its stated accuracy warrants and compared numerically, within that accuracy
+(:func:`lipschitz_icl.derivations.documents.current`), so the committed ``derivations/`` checks as current on every
+machine.
 
-Writing: every document is computed first; then a missing file is written, an identical one left alone, and a
-different one is overwritten only with ``--force`` (otherwise exit 2 naming the files, nothing written).
+Writing: every document is computed first; then a missing file is written, a current one left alone (also one
+whose numerically computed numbers differ from this machine's within their accuracy: the committed text does not
+follow each machine's last digit), and a different one is overwritten only with ``--force`` (otherwise exit 2
+naming the files, nothing written).
 Files of ``DIR`` that the command does not make are never touched.  Each file is written by
 :func:`lipschitz_icl.writefile.write_file`: atomically, never through a symbolic link, an overwritten file
 keeping its mode (a new one ``0644`` less the umask).  ``--check`` writes nothing: exit 0 when
@@ -83,9 +88,12 @@ def _extra(out: Path, generated) -> list[str]:
 def check(out: Path, generated: dict) -> dict:
     """``--check``: the status of every document in ``out`` (nothing written)."""
     status = {}
-    for name, text in generated.items():
+    for name in generated:
         found = _current(out / name)
-        status[name] = "missing" if found is None else ("current" if found == text else "stale")
+        if found is None:
+            status[name] = "missing"
+        else:
+            status[name] = "current" if documents.current(name, found) else "stale"
     extra = _extra(out, generated)
     stale = [name for name, s in status.items() if s != "current"] + extra
     return {
@@ -99,7 +107,8 @@ def check(out: Path, generated: dict) -> dict:
 def write(out: Path, generated: dict, force: bool) -> dict:
     """Write the documents into ``out``; a differing file needs ``force`` (checked before anything is written)."""
     found = {name: _current(out / name) for name in generated}
-    differing = [name for name, text in generated.items() if found[name] is not None and found[name] != text]
+    unchanged = {name for name, text in found.items() if text is not None and documents.current(name, text)}
+    differing = [name for name in generated if found[name] is not None and name not in unchanged]
     if differing and not force:
         raise ParameterError(
             "force",
@@ -111,7 +120,7 @@ def write(out: Path, generated: dict, force: bool) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     status = {}
     for name, text in generated.items():
-        if found[name] == text:
+        if name in unchanged:
             status[name] = "unchanged"
             continue
         # atomic, never through a link, the existing file's mode kept (a new one 0644 less the umask)

@@ -52,6 +52,7 @@ __all__ = [
     "salt_of",
     "changes",
     "checked_changes",
+    "not_locked",
     "relock",
     "retire",
     "history",
@@ -210,11 +211,17 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def not_locked(spec) -> str:
+    """What to do about a confirmatory claim that has no lock entry yet."""
+    return f"not locked yet: run lipschitz-icl lock {spec.key} --reason TEXT (the design is fixed before its data)"
+
+
 def changes(spec) -> list[str]:
-    """What differs between a claim's design and its lock (empty when they match)."""
+    """What differs between a confirmatory claim's design and its lock (empty when they match); a claim that is not
+    locked yet: :func:`not_locked`."""
     entry = entry_of(spec)
     if entry is None:
-        return [f"{spec.key} is not in {LOCK_NAME}"]
+        return [not_locked(spec)]
     if entry.design_hash == spec.design_hash:
         return []
     return _diff(entry.design or {}, spec.design_record()) or ["design hash differs"]

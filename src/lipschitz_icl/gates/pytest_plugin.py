@@ -280,6 +280,8 @@ def _check_lock(case) -> None:
 
     if case.spec.status != "confirmatory":
         return
+    if lock.entry_of(case.spec) is None:
+        pytest.fail(f"claim {case.claim_id}: {lock.not_locked(case.spec)}", pytrace=False)
     changed = lock.changes(case.spec)
     if changed:
         pytest.fail(

@@ -26,9 +26,18 @@ extra parameter such as ``frequency``) and class-level facts:
                         ``c = u.q`` near 0 more often (importance weights, :meth:`reduced_features`)
 ======================  ========================================================================
 
-A subclass supplies :meth:`draw_coefficients`, :meth:`link` (``f`` from the projection ``s = u.x``),
-:meth:`link_covariance`, :meth:`scalar_features` and, when rotation-invariant, :meth:`zonal_kernel`;
-:meth:`task_lipschitz` defaults to ``L`` for every task.
+A subclass supplies :meth:`draw_coefficients` and :meth:`link` (``f`` from the projection ``s = u.x``),
+:meth:`scalar_features` (the features of (*)) and
+
+* when rotation-invariant, its kernel once, as a SymPy expression in ``t``: :meth:`kernel_form`.  The numeric
+  kernel (``K(1)``, ``D(u) = K(1) - K(1 - u)``) and the covariance :meth:`covariance` are derived from it
+  (:mod:`lipschitz_icl.tasks.kernel_form`); a class may give a numeric ``D`` of its own for accuracy or speed
+  (:meth:`kernel_gap`), which is checked against the form before use, as are ``K(1) > 0`` and positive
+  definiteness (Schoenberg);
+* otherwise (low-rank classes), its covariance :meth:`link_covariance`.
+
+:meth:`task_lipschitz` defaults to ``L`` for every task.  :mod:`lipschitz_icl.tasks.admission` says what a class
+must pass to be registered.
 """
 
 from __future__ import annotations
@@ -162,9 +171,7 @@ class TaskFamily:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        # the exact route, a class fact derived from the others: "quadrature" (a quadrature form),
-        # "zonal" (rotation-invariant: the series of its kernel) or None (no exact method)
-        cls.exact_route = "quadrature" if cls.quadrature is not None else "zonal" if cls.rotation_invariant else None
+        cls.exact_route = _exact_route(cls)
 
     def parameter_values(self) -> dict:
         """The extra parameters of this instance, ``{name: value}`` (see :attr:`parameters`)."""
@@ -181,7 +188,8 @@ class TaskFamily:
         raise NotImplementedError
 
     def link_covariance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """``E_f[f(a) f(b)]`` for points ``a``, ``b`` already projected (``B^T a``, ``B^T b``)."""
+        """``E_f[f(a) f(b)]`` for points ``a``, ``b`` already projected (``B^T a``, ``B^T b``): the covariance of a
+        class that is not rotation-invariant (a rotation-invariant class's comes from its :meth:`kernel_form`)."""
         raise NotImplementedError
 
     def scalar_features(self, s_x: np.ndarray, s_q: np.ndarray) -> Features:
@@ -189,10 +197,29 @@ class TaskFamily:
         raise NotImplementedError
 
     @classmethod
-    def zonal_kernel(cls, d: int, L: float, **parameters):
-        """The :class:`~lipschitz_icl.tasks.kernel.ZonalKernel` ``K(t)`` of a rotation-invariant class
-        (numeric ``D(u) = K(1) - K(1 - u)`` and the SymPy form of ``K``)."""
+    def kernel_form(cls, d: int, L: float, **parameters):
+        """The kernel ``K(t) = E_f[f(x) f(y)]``, ``t = x.y``, of a rotation-invariant class as a SymPy expression in
+        the symbol ``t`` (``sympy.Symbol("t")``; numbers ``d``, ``L`` and the class's parameters substituted): the
+        one statement of the kernel, from which :meth:`zonal_kernel` derives the rest."""
         raise ParameterError("task", "a rotation-invariant class (it has a zonal kernel)", cls.name)
+
+    @classmethod
+    def kernel_gap(cls, d: int, L: float, **parameters):
+        """A vectorised NumPy ``D(u) = K(1) - K(1 - u)`` for ``u`` in ``[0, 2]``, more accurate or faster than the
+        one derived from :meth:`kernel_form`; ``None`` (the default): derive it.  A given ``D`` is checked against
+        the form (:func:`lipschitz_icl.tasks.kernel_form.class_kernel`)."""
+        return None
+
+    @classmethod
+    def zonal_kernel(cls, d: int, L: float, **parameters):
+        """The :class:`~lipschitz_icl.tasks.kernel.ZonalKernel` ``K(t)`` of a rotation-invariant class, built from
+        :meth:`kernel_form` (and :meth:`kernel_gap`) and checked before use
+        (:func:`lipschitz_icl.tasks.kernel_form.class_kernel`); a class does not override it."""
+        from lipschitz_icl.tasks import kernel_form
+
+        if not cls.rotation_invariant:
+            raise ParameterError("task", "a rotation-invariant class (it has a zonal kernel)", cls.name)
+        return kernel_form.class_kernel(cls, d, L, parameters)
 
     def task_lipschitz(self, params: dict) -> np.ndarray:
         """Per-task Lipschitz constant on the sphere (default: ``L`` for every task)."""
@@ -224,10 +251,13 @@ class TaskFamily:
 
     # ----------------------------------------------------------------- exact moments
     def covariance(self, a, b) -> np.ndarray:
-        """Exact ``E_f[f(a) f(b)]`` for points ``a``, ``b`` (shape ``(..., d)``); ``E_f[f] = 0``
-        (:meth:`link_covariance` of ``B^T a``, ``B^T b`` for low-rank classes)."""
+        """Exact ``E_f[f(a) f(b)]`` for points ``a``, ``b`` of the sphere (shape ``(..., d)``): ``K(a.b)`` of the
+        kernel for a rotation-invariant class, else :meth:`link_covariance` (of ``B^T a``, ``B^T b`` for low-rank
+        classes)."""
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
+        if self.rotation_invariant:  # t = a.b, clipped to [-1, 1] against rounding (a.a = 1 + 2e-16)
+            return self.covariance_kernel()(np.clip(np.sum(a * b, axis=-1), -1.0, 1.0))
         if self.B is not None:
             a, b = a @ self.B, b @ self.B
         return self.link_covariance(a, b)
@@ -280,6 +310,20 @@ class TaskFamily:
         features = self.scalar_features(s_x, c)
         features.weight = weight
         return features
+
+
+def _exact_route(cls) -> str | None:
+    """The exact route, a class fact derived from the others: ``"quadrature"`` (a quadrature form), ``"zonal"``
+    (rotation-invariant: the series of its kernel) or ``None`` (no exact method; also for facts that are not
+    what they should be, which registration refuses with a reason)."""
+    try:
+        quadrature = cls.quadrature
+        rotation_invariant = cls.rotation_invariant
+    except Exception:  # an attribute that raises: refused with that reason at registration
+        return None
+    if isinstance(quadrature, str):
+        return "quadrature"
+    return "zonal" if rotation_invariant is True else None
 
 
 @lru_cache(maxsize=256)
