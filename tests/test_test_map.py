@@ -20,10 +20,6 @@ ELSEWHERE = {
     "prover/pieces": (["claims/test_concentration.py"], "the pieces and end lemmas of claims decided by proof"),
     "__main__": (["test_cli.py"], "two lines; python -m lipschitz_icl is run as a subprocess there"),
     "_entry": (["test_cli.py", "test_hostile_cli.py"], "the console script: Ctrl-C and exit codes through the CLI"),
-    "loss/asymptotic": (
-        ["exact/test_route.py", "loss/test_estimators.py"],
-        "the large-n loss is held against the exact method",
-    ),
     "prover/certificate": (["prover/test_checker.py"], "certificates are written, forged and rechecked there"),
     "certified/loss": (["certified/test_certified.py"], "the certified enclosures share one test file"),
     "certified/quadrature": (["certified/test_certified.py"], "the certified enclosures share one test file"),
