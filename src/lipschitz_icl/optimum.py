@@ -29,9 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, stats
 
-from lipschitz_icl.estimate import Estimate, LossEstimate
+from lipschitz_icl.estimate import Estimate, LossEstimate, normal_quantile
 from lipschitz_icl.loss.isotropic import IsotropicBatch, draw_isotropic_batch
 from lipschitz_icl.problem import Problem, check_problem
 from lipschitz_icl.tasks.registry import task_names
@@ -176,6 +175,8 @@ def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
     double (from 0.25), then bounded Brent inside the bracket (an infinite value at ``theta0``, a window
     beyond the method's budget, first moves the start down in doubling steps).  Returns
     ``(theta*, evaluations)``."""
+    from scipy import optimize
+
     cache = {}
 
     def f(theta):
@@ -367,6 +368,8 @@ def _newton(bank: _Bank, theta: float, max_iter: int = 50, tol: float = 1e-8) ->
         t = bank.terms(math.exp(theta), 2)
         g, h, f0 = float(np.mean(t["grad"])), float(np.mean(t["hess"])), float(np.mean(t["loss"]))
         if h <= 0:
+            from scipy import optimize  # only here: Newton's steps need no SciPy
+
             res = optimize.minimize_scalar(
                 lambda th: float(np.mean(bank.terms(math.exp(th), 0)["loss"])),
                 bounds=(theta - 3.0, theta + 3.0),
@@ -432,7 +435,7 @@ def wstar_mc(
     if w0 is None:
         w0 = _initial_guess(problem, generator)
     w0 = check_real("w0", w0, minimum=0.0, strict_minimum=True)
-    z = float(stats.norm.ppf(0.5 + 0.5 * level))
+    z = normal_quantile(0.5 + 0.5 * level)
     bank = _Bank(problem, generator, max(1, chunk_elements // problem.n), w_hint=w0)
     bank.grow_to(contexts if contexts is not None else min(pilot_contexts, max_contexts))
     theta, iterations = _newton(bank, math.log(w0))

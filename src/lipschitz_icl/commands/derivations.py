@@ -24,7 +24,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from lipschitz_icl.derivations import documents
 from lipschitz_icl.validation import ParameterError
 
 NAME = "derivations"
@@ -131,6 +130,8 @@ def write(out: Path, generated: dict, force: bool) -> dict:
 
 
 def run(args):
+    from lipschitz_icl.derivations import documents
+
     out = _out_dir(args.out)
     generated = documents.files()
     if args.check:

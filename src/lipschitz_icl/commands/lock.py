@@ -10,7 +10,6 @@ the package's ``claims/``).
 
 from __future__ import annotations
 
-from lipschitz_icl.gates import lock, registry
 from lipschitz_icl.validation import ParameterError
 
 NAME = "lock"
@@ -29,6 +28,8 @@ def add_arguments(parser) -> None:
 
 
 def _specs(keys) -> list:
+    from lipschitz_icl.gates import registry
+
     known = {s.key: s for s in registry.load()}
     unknown = [k for k in keys if k not in known]
     if unknown:
@@ -37,6 +38,8 @@ def _specs(keys) -> list:
 
 
 def run(args):
+    from lipschitz_icl.gates import lock, registry
+
     directory = registry.registry_dir()
     if args.check or not args.keys:
         if args.keys or args.reason or args.keep_data:

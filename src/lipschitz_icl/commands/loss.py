@@ -12,16 +12,16 @@ Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipsch
 
 from __future__ import annotations
 
-from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
-from lipschitz_icl.commands._options import integer, real
-from lipschitz_icl.loss.estimators import MAX_CONTEXTS, MAX_W, METHODS, icl_loss
-from lipschitz_icl.tasks.registry import task_names
-
 NAME = "loss"
 HELP = "ICL loss at M = w I with its bias and noise parts"
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._common import add_problem_arguments
+    from lipschitz_icl.commands._options import integer, real
+    from lipschitz_icl.loss.estimators import MAX_CONTEXTS, MAX_W, METHODS
+    from lipschitz_icl.tasks.registry import task_names
+
     add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
     parser.add_argument(
         "--w",
@@ -46,6 +46,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.commands._common import problem_from_args
+    from lipschitz_icl.loss.estimators import icl_loss
+
     problem = problem_from_args(args)
     if args.method == "certified":
         from lipschitz_icl.certified.loss import loss_enclosure

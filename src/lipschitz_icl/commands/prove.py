@@ -21,10 +21,6 @@ that does not, 3 when the certificate has undecided boxes, 2 when the file is no
 
 from __future__ import annotations
 
-from lipschitz_icl.commands._options import integer, real
-from lipschitz_icl.decision import Verdict
-from lipschitz_icl.gates.variants import VariantFileError, load_variant
-from lipschitz_icl.prover import search
 from lipschitz_icl.validation import ParameterError
 
 NAME = "prove"
@@ -32,6 +28,9 @@ HELP = "prove or refute a bound variant on its whole [domain] with certified bal
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._options import integer, real
+    from lipschitz_icl.prover import search
+
     parser.add_argument("file", nargs="?", metavar="FILE", help="variant file (TOML) with a [domain] table")
     parser.add_argument("--recheck", metavar="PATH", help="re-verify the certificate PATH instead of proving")
     parser.add_argument("--certificate", metavar="PATH", help="write the proof certificate (JSON) to PATH")
@@ -57,6 +56,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.gates.variants import VariantFileError, load_variant
+    from lipschitz_icl.prover import search
+
     if args.recheck is not None:
         return _recheck(args)
     if args.file is None:
@@ -98,6 +100,7 @@ def run(args):
 def _recheck(args):
     if args.file is not None or args.certificate is not None:
         raise ParameterError("--recheck", "given alone (no FILE, no --certificate)", args.file or args.certificate)
+    from lipschitz_icl.decision import Verdict
     from lipschitz_icl.prover.recheck import recheck
 
     report = recheck(args.recheck)

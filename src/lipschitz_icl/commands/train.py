@@ -30,15 +30,6 @@ import tempfile
 
 import numpy as np
 
-from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
-from lipschitz_icl.commands._options import integer, real
-from lipschitz_icl.loss.estimators import WORK_BUDGET
-from lipschitz_icl.model import geometry
-from lipschitz_icl.model.attention import ATTENTION_KINDS
-from lipschitz_icl.model.train import MAX_LR, MAX_STEPS, OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
-from lipschitz_icl.problem import make_problem
-from lipschitz_icl.tasks.registry import TASKS, task_names
-from lipschitz_icl.tasks.zonal import is_mixture
 from lipschitz_icl.validation import ParameterError, check_int, check_real
 
 NAME = "train"
@@ -48,6 +39,12 @@ EVAL_PROMPTS = 20000
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._common import add_problem_arguments
+    from lipschitz_icl.commands._options import integer, real
+    from lipschitz_icl.model.attention import ATTENTION_KINDS
+    from lipschitz_icl.model.train import MAX_LR, MAX_STEPS, OPTIMIZERS, PARAMETERISATIONS, SCHEDULES
+    from lipschitz_icl.tasks.registry import task_names
+
     add_problem_arguments(parser, task_names(), zonal=True)
     parser.add_argument(
         "--k", type=integer("k", 1, 512), default=None, help="rank of B for the low-rank tasks (1 <= k <= d)"
@@ -120,6 +117,8 @@ def _check_held_out_work(problem) -> None:
     """The held-out evaluation (:data:`EVAL_PROMPTS` prompts) is a Monte Carlo loss: it obeys the work
     budget of one (:data:`lipschitz_icl.loss.estimators.WORK_BUDGET` sampled coordinates), checked before training
     (``--n 1e7`` spent minutes training 5 prompts, then hours on 20000 held-out ones)."""
+    from lipschitz_icl.loss.estimators import WORK_BUDGET
+
     per_prompt = problem.n * (problem.d + 1)
     if EVAL_PROMPTS * per_prompt > WORK_BUDGET:
         raise ParameterError(
@@ -162,6 +161,9 @@ def _write_npz(path: str, force: bool, arrays: dict) -> None:
 def _through_zonal_options(task) -> bool:
     """True when ``--task`` is read by the zonal options (:mod:`._zonal`): none given (``--kernel``), a
     mixture, or a rotation-invariant class with extra parameters (``--frequency``)."""
+    from lipschitz_icl.tasks.registry import TASKS
+    from lipschitz_icl.tasks.zonal import is_mixture
+
     if task is None or is_mixture(task):
         return True
     cls = TASKS[task]
@@ -170,6 +172,10 @@ def _through_zonal_options(task) -> bool:
 
 def _problem(args):
     """The problem of the arguments; a class or mixture that cannot sample tasks is refused."""
+    from lipschitz_icl.commands._common import problem_from_args
+    from lipschitz_icl.problem import make_problem
+    from lipschitz_icl.tasks.registry import TASKS
+
     if _through_zonal_options(args.task):
         if args.k is not None:
             raise ParameterError("k", f"unset for the full-rank task {args.task!r}", args.k)
@@ -192,6 +198,9 @@ def _problem(args):
 
 
 def run(args):
+    from lipschitz_icl.model import geometry
+    from lipschitz_icl.model.train import icl_loss, train
+
     seed = check_int("seed", args.seed, minimum=0)
     problem = _problem(args)
     steps = check_int("steps", args.steps, minimum=1)

@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import math
 
-from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
-from lipschitz_icl.commands._options import real
-from lipschitz_icl.optimum import REL_PRECISION_RANGE, WSTAR_METHODS, wstar
-from lipschitz_icl.tasks.registry import task_names
-
 NAME = "wstar"
 HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exact)"
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._common import add_problem_arguments
+    from lipschitz_icl.commands._options import real
+    from lipschitz_icl.optimum import REL_PRECISION_RANGE, WSTAR_METHODS
+    from lipschitz_icl.tasks.registry import task_names
+
     add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
     parser.add_argument(
         "--method",
@@ -50,6 +50,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.commands._common import problem_from_args
+    from lipschitz_icl.optimum import wstar
+
     problem = problem_from_args(args)
     if args.method == "certified":
         from lipschitz_icl.certified.wstar import certified_wstar

@@ -33,8 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import sympy as sp
-from scipy import special
 
 from lipschitz_icl.tasks.family import Features, TaskFamily
 from lipschitz_icl.tasks.kernel import ZonalKernel
@@ -65,6 +63,8 @@ def relu_kernel(a, b) -> np.ndarray:
 def sphere_characteristic(m: int, r) -> np.ndarray:
     """``Psi_m(r) = E[cos(r u_1)] = Gamma(m/2) (2/r)^(m/2-1) J_{m/2-1}(r)``, ``u`` uniform on
     ``S^{m-1}`` (``cos r`` for ``m = 1``; ``1`` at ``r = 0``)."""
+    from scipy import special
+
     r = np.abs(np.asarray(r, dtype=np.float64))
     nu = 0.5 * m - 1.0
     small = r < 1e-8
@@ -213,14 +213,13 @@ class AffineTask(_Affine, TaskFamily):
 
     @classmethod
     def zonal_kernel(cls, d, L):  # type: ignore[override]  # the class's own parameters only (TaskFamily.parameters)
-        t = sp.Symbol("t")
         c = L * L / (3.0 * d)
         return ZonalKernel(
             "affine",
             d,
             L * L / 3.0 * (1.0 / d + 1.0),
             lambda u: c * np.asarray(u, dtype=float),
-            sp.Rational(1, 3) * sp.Float(L) ** 2 * (t / d + 1),
+            lambda: _affine_form(d, L),
         )
 
 
@@ -232,16 +231,7 @@ class ReluTask(_Relu, TaskFamily):
 
     @classmethod
     def zonal_kernel(cls, d, L):  # type: ignore[override]  # the class's own parameters only (TaskFamily.parameters)
-        t = sp.Symbol("t")
-        th = sp.acos(t)
-        kappa = (sp.sqrt(1 - t**2) + (sp.pi - th) * t) / (2 * sp.pi * d)
-        return ZonalKernel(
-            "relu",
-            d,
-            L * L / 3.0 * (1.0 / d + 1.0),
-            _relu_gap(d, L),
-            sp.Float(L) ** 2 * (sp.Rational(2, 3) * kappa + sp.Rational(1, 3)),
-        )
+        return ZonalKernel("relu", d, L * L / 3.0 * (1.0 / d + 1.0), _relu_gap(d, L), lambda: _relu_form(d, L))
 
 
 @dataclass(frozen=True)
@@ -253,16 +243,39 @@ class CosineTask(_Cosine, TaskFamily):
     @classmethod
     def zonal_kernel(cls, d, L, frequency=1.0):  # type: ignore[override]  # the class's own parameters only (TaskFamily.parameters)
         k = frequency
-        t = sp.Symbol("t")
-        # Omega_d(r) = Gamma(d/2) (2/r)^(d/2-1) J_(d/2-1)(r) = 0F1(; d/2; -r^2/4), r^2 = 2 k^2 (1 - t)
-        omega = sp.hyper([], [sp.Rational(d, 2)], -(sp.Float(k) ** 2) * (1 - t) / 2)
         return ZonalKernel(
-            f"cosine(k={k:g})",
-            d,
-            L * L / (2.0 * k * k),
-            _cosine_gap(d, L, k),
-            sp.Float(L) ** 2 / (2 * sp.Float(k) ** 2) * omega,
+            f"cosine(k={k:g})", d, L * L / (2.0 * k * k), _cosine_gap(d, L, k), lambda: _cosine_form(d, L, k)
         )
+
+
+# ----------------------------------------------------------------------------- SymPy forms of the kernels
+# (built on the first read of ZonalKernel.sympy: a kernel used numerically never imports SymPy)
+def _affine_form(d: int, L: float):
+    """``K(t) = (L^2/3)(t/d + 1)``."""
+    import sympy as sp
+
+    t = sp.Symbol("t")
+    return sp.Rational(1, 3) * sp.Float(L) ** 2 * (t / d + 1)
+
+
+def _relu_form(d: int, L: float):
+    """``K(t) = L^2 ((2/3) kappa(t) + 1/3)``, ``kappa(t) = (sqrt(1 - t^2) + (pi - acos t) t)/(2 pi d)``."""
+    import sympy as sp
+
+    t = sp.Symbol("t")
+    th = sp.acos(t)
+    kappa = (sp.sqrt(1 - t**2) + (sp.pi - th) * t) / (2 * sp.pi * d)
+    return sp.Float(L) ** 2 * (sp.Rational(2, 3) * kappa + sp.Rational(1, 3))
+
+
+def _cosine_form(d: int, L: float, k: float):
+    """``K(t) = (L^2/(2k^2)) Omega_d(r)``: ``Omega_d(r) = Gamma(d/2) (2/r)^(d/2-1) J_(d/2-1)(r) = 0F1(; d/2;
+    -r^2/4)``, ``r^2 = 2 k^2 (1 - t)``."""
+    import sympy as sp
+
+    t = sp.Symbol("t")
+    omega = sp.hyper([], [sp.Rational(d, 2)], -(sp.Float(k) ** 2) * (1 - t) / 2)
+    return sp.Float(L) ** 2 / (2 * sp.Float(k) ** 2) * omega
 
 
 # ----------------------------------------------------------------------------- low-rank classes

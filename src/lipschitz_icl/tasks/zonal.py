@@ -18,6 +18,10 @@ expression      a user expression in ``t`` (and ``d``, named constants), read by
                 every SymPy step runs under a budget (:mod:`lipschitz_icl.tasks.symbolic`)
 callable        a Python function ``K(t)`` (vectorised over a NumPy array)
 ==============  ==============================================================================
+
+SymPy, mpmath and the expression parser are imported by the functions that read user expressions (and a
+mixture's SymPy form is built on first read, :attr:`ZonalKernel.sympy`): the registered classes' kernels
+and mixtures of them cost NumPy alone, so the command line's numeric methods never import SymPy.
 """
 
 from __future__ import annotations
@@ -27,12 +31,8 @@ import re
 import zlib
 from collections.abc import Callable
 
-import mpmath
 import numpy as np
-import sympy as sp
 
-from lipschitz_icl.expression import BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, ExpressionError, parse_expression
-from lipschitz_icl.tasks import symbolic
 from lipschitz_icl.tasks.family import class_kernel
 from lipschitz_icl.tasks.kernel import (
     SCHOENBERG_TOL,
@@ -64,7 +64,8 @@ __all__ = [
     "check_schoenberg",
     "rounding_floor",
     "kernel_constants",
-    "RESERVED_NAMES",
+    "reserved_names",
+    "RESERVED_NAMES",  # noqa: F822 (served by the module __getattr__: it reads the expression parser's names)
     "zonal_task_names",
     "is_mixture",
     "MIXTURE_PREFIX",
@@ -78,9 +79,12 @@ def zonal_task_names() -> tuple:
 
 
 def __getattr__(name):
-    """``BUILTIN_KERNELS``: :func:`zonal_task_names`, read from the registry."""
+    """``BUILTIN_KERNELS``: :func:`zonal_task_names`, read from the registry; ``RESERVED_NAMES``:
+    :func:`reserved_names`."""
     if name == "BUILTIN_KERNELS":
         return zonal_task_names()
+    if name == "RESERVED_NAMES":
+        return reserved_names()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -133,10 +137,14 @@ def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
     def gap(u):
         return sum(w * k.gap(u) for w, k in zip(ws, kernels))
 
+    def sympy_form():
+        import sympy as sp
+
+        return sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
+
     label = MIXTURE_PREFIX + ",".join(f"{k.name}={w:g}" for k, (_, w) in zip(kernels, kept))
-    expr = sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
     parts = tuple((name, w, L, frequency) for (name, _), w in zip(kept, ws))
-    return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr, parts)
+    return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, sympy_form, parts)
 
 
 def parse_mixture(task: str) -> tuple:
@@ -181,7 +189,16 @@ def parse_task(task: str, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
 
 # ----------------------------------------------------------------------------- user kernels
 KERNEL_VARIABLES = ("t", "d")
-RESERVED_NAMES = frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})  # never a constant's name
+
+
+def reserved_names() -> frozenset:
+    """``t``, ``d``, ``u`` and the expression parser's constants and functions: never a constant's name
+    (also ``RESERVED_NAMES``)."""
+    from lipschitz_icl.expression import BUILTIN_CONSTANTS, FUNCTIONS
+
+    return frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})
+
+
 CHECK_POINTS = 24  # points of [-1, 1] where the SymPy form is held to the expression's value
 AGREEMENT_RTOL = 1e-8  # allowed |D_sympy - D_expression| relative to max |D| at the check points
 
@@ -190,9 +207,11 @@ def kernel_constants(constants) -> dict:
     """``constants`` checked: identifiers (a letter, then letters, digits, ``_``; at most 31) that are
     not ``t``, ``d``, ``u``, ``pi`` or a function name (shadowing is an error), finite reals with
     ``|x| <= 1e300``."""
-    out = {}
+    from lipschitz_icl.expression import FUNCTIONS, MAX_CONSTANT
+
+    out, reserved = {}, reserved_names()
     for name, value in dict(constants or {}).items():
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) or name in RESERVED_NAMES:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) or name in reserved:
             raise ParameterError(
                 f"constant {name!r}",
                 "named by an identifier (a letter, then letters, digits or "
@@ -212,6 +231,10 @@ def _check_points(text: str) -> np.ndarray:
 def _expression_values(parsed, text: str, env: dict, points: np.ndarray) -> list:
     """``K(t)`` at ``points`` by the expression's own evaluator (mpmath, magnitude budget; independent of
     SymPy); a point where it is undefined or not a finite real refuses the kernel."""
+    import mpmath
+
+    from lipschitz_icl.expression import ExpressionError
+
     values = []
     for t in points:
         try:
@@ -227,6 +250,11 @@ def _symbolic_gap(parsed, text: str, d: int, constants: dict):
     """``(K(t), D(u))`` in SymPy, under the budgets of :mod:`lipschitz_icl.tasks.symbolic`: ``t`` a symbol
     with no assumptions and ``u = 1 - t`` non-negative (both true on ``[-1, 1]``: no identity that
     needs ``t > 0`` applies, so ``abs(t)`` stays ``|t|``); ``D`` simplified."""
+    import sympy as sp
+
+    from lipschitz_icl.expression import ExpressionError
+    from lipschitz_icl.tasks import symbolic
+
     t, u = sp.Symbol("t"), sp.Symbol("u", nonnegative=True)
     values = {"t": t, "d": sp.Integer(d), **{n: sp.Float(v) for n, v in constants.items()}}
 
@@ -250,6 +278,11 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
     the NumPy ``D`` is held to the expression's own values (mpmath) at :data:`CHECK_POINTS` points of
     ``[-1, 1]``: a SymPy form that differs (beyond ``AGREEMENT_RTOL max |D|``) is refused, so no
     rewriting can change the kernel; every SymPy step runs under a time and size budget."""
+    import sympy as sp
+
+    from lipschitz_icl.expression import ExpressionError, parse_expression
+    from lipschitz_icl.tasks import symbolic
+
     d = check_int("d", d, minimum=2)
     constants = kernel_constants(constants)
     try:
@@ -283,6 +316,8 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
 
 def _check_agreement(gap, exact: list, points: np.ndarray, text: str) -> None:
     """The NumPy ``D(1 - t)`` against ``K(1) - K(t)`` of the expression's evaluator at ``points``."""
+    import mpmath
+
     with mpmath.workdps(30):
         reference = np.array([float(exact[0] - value) for value in exact])
     try:
