@@ -56,7 +56,7 @@ def run_once(argv) -> tuple[float, float]:
 
 def heavy_imports(argv) -> list[str]:
     """The heavy libraries ``argv`` imports (``-X importtime`` on stderr)."""
-    proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], capture_output=True, text=True)
+    proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], check=False, capture_output=True, text=True)
     names = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
     return sorted(names & set(HEAVY))
 

@@ -27,6 +27,7 @@ LAYERS = (
             "lipschitz_icl.expression",
             "lipschitz_icl.progress",
             "lipschitz_icl.tomlfile",
+            "lipschitz_icl.budget",
         ),
     ),
     ("sphere", ("lipschitz_icl.sphere",)),

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lipschitz_icl import budget as budgets
 from lipschitz_icl.estimate import Estimate, LossEstimate, normal_quantile
 from lipschitz_icl.loss.isotropic import IsotropicBatch, draw_isotropic_batch
 from lipschitz_icl.problem import Problem, check_problem
@@ -43,6 +44,9 @@ W_SEARCH = (1e-3, 1e8)
 THETA_BOUNDS = (math.log(W_SEARCH[0]), math.log(W_SEARCH[1]))
 REL_PRECISION_RANGE = (1e-4, 0.5)
 BANK_BYTES = 40  # bytes the mc bank holds per context point (t, features, temporaries of one evaluation)
+# the mc search's cost per point of its bank (the work budget, lipschitz_icl.budget): seconds on the project
+# machine for the pilot, the Newton steps and the growth, an upper envelope of benchmarks/bench_budget.py
+SECONDS_PER_BANK_POINT = 3e-6
 
 
 @dataclass(frozen=True)
@@ -402,12 +406,15 @@ def wstar_mc(
     contexts: int | None = None,
     w0: float | None = None,
     chunk_elements: int = 1 << 21,
+    budget: float = budgets.ENGINE_SECONDS,
 ) -> WStar:
     """``w*`` by Monte Carlo with common random numbers; ``contexts`` fixes the sample size, otherwise
     it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
-    ``max_contexts``; ``precision_reached`` says whether the target was met)."""
+    ``max_contexts`` and at the work ``budget``, estimated seconds; ``precision_reached`` says whether
+    the target was met).  Refused before any work when the bank of ``contexts`` (or of 10, the least
+    search) exceeds the memory or the work budget."""
     _require_isotropic(problem)
-    from lipschitz_icl.loss.estimators import MAX_MC_N, MEMORY_BUDGET, WORK_BUDGET
+    from lipschitz_icl.loss.estimators import MAX_MC_N
 
     if problem.n > MAX_MC_N:
         raise ParameterError("n", f"<= {MAX_MC_N:.0e} for method 'mc' (use 'exact' or 'asymptotic')", problem.n)
@@ -421,14 +428,26 @@ def wstar_mc(
     if contexts is not None:
         contexts = check_int("contexts", contexts, minimum=10)
     # the bank keeps every drawn context (t and the reduced features: about BANK_BYTES per point)
-    affordable = min(WORK_BUDGET // problem.n, MEMORY_BUDGET // (BANK_BYTES * problem.n))
-    if (contexts or 10) > affordable:
-        raise ParameterError(
-            "contexts" if contexts else "n",
-            f"such that contexts * n <= {affordable * problem.n:.3g} for method 'mc' (memory "
-            f"{MEMORY_BUDGET / 1024**3:g} GiB, work {WORK_BUDGET:.0e}; use 'exact' for large n)",
-            contexts or problem.n,
-        )
+    per_context = problem.n * SECONDS_PER_BANK_POINT
+    affordable = min(budgets.largest_count(budget, per_context), budgets.MEMORY_BUDGET // (BANK_BYTES * problem.n))
+    asked, name = (contexts, "contexts") if contexts is not None else (10, "n")
+    cheaper = f"contexts <= {affordable}" if contexts is not None and affordable >= 10 else "method 'exact' (any n)"
+    where = f"{asked} contexts at n = {problem.n}"
+    budgets.check_memory(
+        asked * BANK_BYTES * problem.n,
+        name=name,
+        value=contexts or problem.n,
+        what=f"the bank of {where}",
+        cheaper=cheaper,
+    )
+    budgets.check(
+        asked * per_context,
+        budget,
+        name=name,
+        value=contexts or problem.n,
+        what=f"the w* search by Monte Carlo on {where}",
+        cheaper=cheaper,
+    )
     max_contexts = min(max_contexts, affordable)
     pilot_contexts = min(pilot_contexts, max_contexts)
     start = time.perf_counter()
@@ -454,6 +473,7 @@ def wstar_mc(
     reached = bool(math.isfinite(half) and math.expm1(half) <= rel_precision * (1 + 1e-12))
     info = {
         "contexts": bank.contexts,
+        "contexts_within_budget": affordable,  # the most the work and memory budgets allow
         "newton_iterations": iterations,
         "relative_halfwidth": math.expm1(half) if math.isfinite(half) else math.inf,
         "seconds": time.perf_counter() - start,

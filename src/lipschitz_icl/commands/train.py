@@ -17,8 +17,10 @@ JSON keys:
 ``--out FILE.npz`` writes the trained parameters (and ``M``, the loss curve) to ``FILE.npz``; the path is
 checked before training (name ends in ``.npz``, directory exists and is writable, name length), and an
 existing file (or symlink) is refused unless ``--force``.  Limits: ``steps <= 1e6``, ``0 < lr <= 1000``,
-``batch * n * (d + 1) <= 5e7`` (memory), ``n <= 1e7``, and ``20000 * n * (d + 1) <= 1e10`` (the held-out
-evaluation within the Monte Carlo work budget: ``n <= 125000`` at ``d = 3``).
+``batch * n * (d + 1) <= 5e7`` (memory), ``n <= 1e7``, and the work budget of a command
+(:data:`lipschitz_icl.budget.COMMAND_SECONDS`, estimated): the 20000 held-out prompts (``n <= 12000`` at
+``d = 3``) and the training, ``steps * batch * n * (d + 1)`` prompt coordinates, within it together; past
+it the request is refused before any work, naming ``--n`` or ``--steps`` and a value within it.
 """
 
 from __future__ import annotations
@@ -113,21 +115,35 @@ def _check_out(path, force: bool):
     return path
 
 
-def _check_held_out_work(problem) -> None:
-    """The held-out evaluation (:data:`EVAL_PROMPTS` prompts) is a Monte Carlo loss: it obeys the work
-    budget of one (:data:`lipschitz_icl.loss.estimators.WORK_BUDGET` sampled coordinates), checked before training
-    (``--n 1e7`` spent minutes training 5 prompts, then hours on 20000 held-out ones)."""
-    from lipschitz_icl.loss.estimators import WORK_BUDGET
+def _check_work(problem, steps: int, batch: int) -> None:
+    """The command's work budget (:data:`lipschitz_icl.budget.COMMAND_SECONDS`) holds the held-out evaluation
+    (:data:`EVAL_PROMPTS` prompts, a Monte Carlo loss of ``n (d + 2)`` coordinates each) and the training
+    (:data:`lipschitz_icl.model.train.SECONDS_PER_STEP_COORDINATE`) together; checked before any work.  An
+    evaluation beyond it by itself names ``--n`` (``--n 1e7`` spent minutes training 5 prompts, then hours on
+    20000 held-out ones), else the training names ``--steps``."""
+    from lipschitz_icl import budget
+    from lipschitz_icl.loss.estimators import SECONDS_PER_COORDINATE
+    from lipschitz_icl.model.train import SECONDS_PER_STEP_COORDINATE
 
-    per_prompt = problem.n * (problem.d + 1)
-    if EVAL_PROMPTS * per_prompt > WORK_BUDGET:
-        raise ParameterError(
-            "n",
-            f"at most {WORK_BUDGET // (EVAL_PROMPTS * (problem.d + 1))} in d = {problem.d}: "
-            f"the {EVAL_PROMPTS} held-out prompts * n * (d + 1) must stay within the work budget "
-            f"{WORK_BUDGET:.0e}",
-            problem.n,
-        )
+    per_point = EVAL_PROMPTS * (problem.d + 2) * SECONDS_PER_COORDINATE
+    held_out = problem.n * per_point
+    budget.check(
+        held_out,
+        budget.COMMAND_SECONDS,
+        name="n",
+        value=problem.n,
+        what=f"the {EVAL_PROMPTS} held-out prompts at n = {problem.n}, d = {problem.d}",
+        cheaper=f"n <= {budget.largest_count(budget.COMMAND_SECONDS, per_point)} in d = {problem.d}",
+    )
+    per_step = batch * problem.n * (problem.d + 1) * SECONDS_PER_STEP_COORDINATE
+    budget.check(
+        held_out + steps * per_step,
+        budget.COMMAND_SECONDS,
+        name="steps",
+        value=steps,
+        what=f"{steps} steps of {batch} prompts at n = {problem.n}, d = {problem.d}, and the held-out prompts",
+        cheaper=f"steps <= {budget.largest_count(budget.COMMAND_SECONDS - held_out, per_step)}, or a smaller batch",
+    )
 
 
 def _write_npz(path: str, force: bool, arrays: dict) -> None:
@@ -205,10 +221,10 @@ def run(args):
     problem = _problem(args)
     steps = check_int("steps", args.steps, minimum=1)
     batch = check_int("batch", args.batch, minimum=1)
-    _check_held_out_work(problem)
     lr = check_real("lr", args.lr, minimum=0.0, strict_minimum=True)
     average = check_real("average", args.average, minimum=0.0, maximum=0.999)
     out = _check_out(args.out, args.force)
+    _check_work(problem, steps, batch)
 
     train_seq, eval_seq = np.random.SeedSequence(seed).spawn(2)
     try:
