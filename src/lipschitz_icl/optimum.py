@@ -46,7 +46,7 @@ REL_PRECISION_RANGE = (1e-4, 0.5)
 BANK_BYTES = 40  # bytes the mc bank holds per context point (t, features, temporaries of one evaluation)
 # the mc search's cost per point of its bank (the work budget, lipschitz_icl.budget): seconds on the project
 # machine for the pilot, the Newton steps and the growth, an upper envelope of benchmarks/bench_budget.py
-SECONDS_PER_BANK_POINT = 3e-6
+SECONDS_PER_BANK_POINT = 4e-6
 
 
 @dataclass(frozen=True)

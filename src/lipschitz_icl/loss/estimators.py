@@ -58,7 +58,7 @@ _ARRAYS_PER_CHUNK = 8  # float64 arrays of one chunk's size alive at once (x, p,
 # the cost model of the work budget (lipschitz_icl.budget): seconds on the project machine, upper envelopes of
 # benchmarks/bench_budget.py
 SECONDS_PER_COORDINATE = 50e-9  # naive, and averaged in the general form: per context point and n (d + 2)
-SECONDS_PER_REDUCED_POINT = 1e-6  # averaged in the reduced form (M = w I, rotation-invariant): per context point
+SECONDS_PER_REDUCED_POINT = 2e-6  # averaged in the reduced form (M = w I, rotation-invariant): per context point
 SECONDS_PER_KINK_POINT = 2e-6  # averaged, arc-cosine form (relu: the direction exact): per context point
 
 

@@ -86,7 +86,7 @@ MAX_BATCH_ELEMENTS = 50_000_000
 MAX_STEPS = 10**6  # optimiser steps per run (about a day at the default batch)
 # the work budget's cost model (lipschitz_icl.budget): seconds per step and prompt coordinate, batch * n * (d + 1)
 # per step, on the project machine (either form, either attention; an upper envelope of benchmarks/bench_budget.py)
-SECONDS_PER_STEP_COORDINATE = 40e-9
+SECONDS_PER_STEP_COORDINATE = 60e-9
 LONG_RUN_PROMPTS = 200_000  # progress=None draws a bar (on a terminal) from steps * batch prompts
 MAX_LR = 1000.0  # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
 
