@@ -28,6 +28,7 @@ LAYERS = (
             "lipschitz_icl.progress",
             "lipschitz_icl.tomlfile",
             "lipschitz_icl.writefile",
+            "lipschitz_icl.budget",
         ),
     ),
     ("sphere", ("lipschitz_icl.sphere",)),

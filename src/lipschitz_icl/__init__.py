@@ -4,7 +4,7 @@ The layout, from the ground up (each layer imports only the layers below it; ``t
 
 ==============================  ======================================================================
 the ground (modules here)       ``validation``, ``estimate``, ``decision``, ``quadrature``, ``expression``,
-                                ``progress``, ``tomlfile``
+                                ``progress``, ``tomlfile``, ``budget``
 ``sphere/``                     uniform points on ``S^{d-1}``, their laws and concentration
 ``tasks/``                      task classes, their kernels and the registry
 ``problem``                     an ICL problem (task class, ``n``, ``sigma``) and its constructors

@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy import optimize, stats
 
-from lipschitz_icl.estimate import Estimate, LossEstimate
+from lipschitz_icl import budget as budgets
+from lipschitz_icl.estimate import Estimate, LossEstimate, normal_quantile
 from lipschitz_icl.loss.isotropic import IsotropicBatch, draw_isotropic_batch
 from lipschitz_icl.problem import Problem, check_problem
 from lipschitz_icl.tasks.registry import task_names
@@ -45,6 +45,9 @@ W_SEARCH = (1e-3, 1e8)
 THETA_BOUNDS = (math.log(W_SEARCH[0]), math.log(W_SEARCH[1]))
 REL_PRECISION_RANGE = (1e-4, 0.5)
 BANK_BYTES = 40  # bytes the mc bank holds per context point (t, features, temporaries of one evaluation)
+# the mc search's cost per point of its bank (the work budget, lipschitz_icl.budget): seconds on the project
+# machine for the pilot, the Newton steps and the growth, an upper envelope of benchmarks/bench_budget.py
+SECONDS_PER_BANK_POINT = 4e-6
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,8 @@ def _minimise_deterministic(loss_of_theta, theta0: float, xatol: float):
     double (from 0.25), then bounded Brent inside the bracket (an infinite value at ``theta0``, a window
     beyond the method's budget, first moves the start down in doubling steps).  Returns
     ``(theta*, evaluations)``."""
+    from scipy import optimize
+
     cache = {}
 
     def f(theta):
@@ -408,6 +413,8 @@ def _newton(bank: _Bank, theta: float, max_iter: int = 50, tol: float = 1e-8) ->
         t = bank.terms(math.exp(theta), 2)
         g, h, f0 = float(np.mean(t["grad"])), float(np.mean(t["hess"])), float(np.mean(t["loss"]))
         if h <= 0:
+            from scipy import optimize  # only here: Newton's steps need no SciPy
+
             res = optimize.minimize_scalar(
                 lambda th: float(np.mean(bank.terms(math.exp(th), 0)["loss"])),
                 bounds=(theta - 3.0, theta + 3.0),
@@ -440,12 +447,15 @@ def wstar_mc(
     contexts: int | None = None,
     w0: float | None = None,
     chunk_elements: int = 1 << 21,
+    budget: float = budgets.ENGINE_SECONDS,
 ) -> WStar:
     """``w*`` by Monte Carlo with common random numbers; ``contexts`` fixes the sample size, otherwise
     it is chosen so that the ``level`` interval has half-width ``<= rel_precision * w*`` (capped at
-    ``max_contexts``; ``precision_reached`` says whether the target was met)."""
+    ``max_contexts`` and at the work ``budget``, estimated seconds; ``precision_reached`` says whether
+    the target was met).  Refused before any work when the bank of ``contexts`` (or of 10, the least
+    search) exceeds the memory or the work budget."""
     _require_isotropic(problem)
-    from lipschitz_icl.loss.estimators import MAX_MC_N, MEMORY_BUDGET, WORK_BUDGET
+    from lipschitz_icl.loss.estimators import MAX_MC_N
 
     if problem.n > MAX_MC_N:
         raise ParameterError("n", f"<= {MAX_MC_N:.0e} for method 'mc' (use 'exact' or 'asymptotic')", problem.n)
@@ -459,21 +469,33 @@ def wstar_mc(
     if contexts is not None:
         contexts = check_int("contexts", contexts, minimum=10)
     # the bank keeps every drawn context (t and the reduced features: about BANK_BYTES per point)
-    affordable = min(WORK_BUDGET // problem.n, MEMORY_BUDGET // (BANK_BYTES * problem.n))
-    if (contexts or 10) > affordable:
-        raise ParameterError(
-            "contexts" if contexts else "n",
-            f"such that contexts * n <= {affordable * problem.n:.3g} for method 'mc' (memory "
-            f"{MEMORY_BUDGET / 1024**3:g} GiB, work {WORK_BUDGET:.0e}; use 'exact' for large n)",
-            contexts or problem.n,
-        )
+    per_context = problem.n * SECONDS_PER_BANK_POINT
+    affordable = min(budgets.largest_count(budget, per_context), budgets.MEMORY_BUDGET // (BANK_BYTES * problem.n))
+    asked, name = (contexts, "contexts") if contexts is not None else (10, "n")
+    cheaper = f"contexts <= {affordable}" if contexts is not None and affordable >= 10 else "method 'exact' (any n)"
+    where = f"{asked} contexts at n = {problem.n}"
+    budgets.check_memory(
+        asked * BANK_BYTES * problem.n,
+        name=name,
+        value=contexts or problem.n,
+        what=f"the bank of {where}",
+        cheaper=cheaper,
+    )
+    budgets.check(
+        asked * per_context,
+        budget,
+        name=name,
+        value=contexts or problem.n,
+        what=f"the w* search by Monte Carlo on {where}",
+        cheaper=cheaper,
+    )
     max_contexts = min(max_contexts, affordable)
     pilot_contexts = min(pilot_contexts, max_contexts)
     start = time.perf_counter()
     if w0 is None:
         w0 = _initial_guess(problem, generator)
     w0 = check_real("w0", w0, minimum=0.0, strict_minimum=True)
-    z = float(stats.norm.ppf(0.5 + 0.5 * level))
+    z = normal_quantile(0.5 + 0.5 * level)
     bank = _Bank(problem, generator, max(1, chunk_elements // problem.n), w_hint=w0)
     bank.grow_to(contexts if contexts is not None else min(pilot_contexts, max_contexts))
     theta, iterations = _newton(bank, math.log(w0))
@@ -492,6 +514,7 @@ def wstar_mc(
     reached = bool(math.isfinite(half) and math.expm1(half) <= rel_precision * (1 + 1e-12))
     info = {
         "contexts": bank.contexts,
+        "contexts_within_budget": affordable,  # the most the work and memory budgets allow
         "newton_iterations": iterations,
         "relative_halfwidth": math.expm1(half) if math.isfinite(half) else math.inf,
         "seconds": time.perf_counter() - start,

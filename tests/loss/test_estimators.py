@@ -43,7 +43,7 @@ def test_naive_and_averaged_agree_in_all_three_parts(task, d, n, L, sigma, w):
     naive = icl_loss(problem, w, method="naive", contexts=30000, rng=1)
     averaged = icl_loss(problem, w, method="averaged", contexts=20000, rng=2)
     general = icl_loss(problem, M=w * np.eye(d) + 1e-300, method="averaged", contexts=20000, rng=3)
-    assert averaged.info["form"] == "reduced" and general.info["form"] == "general"
+    assert averaged.info["form"].startswith("reduced") and general.info["form"] == "general"
     for part in ("loss", "bias", "noise"):
         a, b, c = (getattr(e, part) for e in (naive, averaged, general))
         assert _z(a, b) < 4 and _z(b, c) < 4, (part, a, b, c)

@@ -13,6 +13,7 @@ from scipy import special
 from lipschitz_icl.cli import main
 from lipschitz_icl.exact.route import exact_loss
 from lipschitz_icl.exact.zonal import zonal_loss
+from lipschitz_icl.expression import parse_expression
 from lipschitz_icl.loss.pairwise import pairwise_loss
 from lipschitz_icl.problem import kernel_problem, make_problem, mixture_problem, zonal_problem
 from lipschitz_icl.tasks import kernel_form, zonal
@@ -190,7 +191,7 @@ def test_abs_of_t_is_refused_on_the_command_line(capsys):
 def test_the_sympy_form_is_held_to_the_expression_values():
     """A symbolic form that does not keep the values of the expression is refused before use."""
     points = kernel_form.check_points("abs(t)")
-    parsed = zonal.parse_expression("abs(t)", {"t", "d"})
+    parsed = parse_expression("abs(t)", {"t", "d"})
     exact = [parsed.evaluate({"d": 3, "t": mpmath.mpf(float(t))}) for t in points]  # the expression's own values
     what = "an expression whose symbolic form keeps its values"
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lipschitz_icl.derivations import documents
 from lipschitz_icl.validation import ParameterError
 from lipschitz_icl.writefile import write_file
 
@@ -87,6 +86,8 @@ def _extra(out: Path, generated) -> list[str]:
 
 def check(out: Path, generated: dict) -> dict:
     """``--check``: the status of every document in ``out`` (nothing written)."""
+    from lipschitz_icl.derivations import documents
+
     status = {}
     for name in generated:
         found = _current(out / name)
@@ -106,6 +107,8 @@ def check(out: Path, generated: dict) -> dict:
 
 def write(out: Path, generated: dict, force: bool) -> dict:
     """Write the documents into ``out``; a differing file needs ``force`` (checked before anything is written)."""
+    from lipschitz_icl.derivations import documents
+
     found = {name: _current(out / name) for name in generated}
     unchanged = {name for name, text in found.items() if text is not None and documents.current(name, text)}
     differing = [name for name in generated if found[name] is not None and name not in unchanged]
@@ -134,6 +137,8 @@ def write(out: Path, generated: dict, force: bool) -> dict:
 
 
 def run(args):
+    from lipschitz_icl.derivations import documents
+
     out = _out_dir(args.out)
     generated = documents.files()
     if args.check:

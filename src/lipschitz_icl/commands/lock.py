@@ -13,7 +13,6 @@ package's ``claims/``); a malformed lock, or one that is a symbolic link, is one
 
 from __future__ import annotations
 
-from lipschitz_icl.gates import lock, registry
 from lipschitz_icl.validation import ParameterError
 
 NAME = "lock"
@@ -41,6 +40,8 @@ def _split(keys, known: dict, locked: dict) -> tuple[list, list]:
 
 
 def _lock(args, directory) -> list:
+    from lipschitz_icl.gates import lock, registry
+
     known = {s.key: s for s in registry.load()}
     specs, gone = _split(args.keys, known, lock.read(directory)[0])
     if gone and args.keep_data:
@@ -54,6 +55,8 @@ def _lock(args, directory) -> list:
 
 
 def run(args):
+    from lipschitz_icl.gates import lock, registry
+
     directory = registry.registry_dir()
     try:
         if args.check or not args.keys:

@@ -29,10 +29,6 @@ from __future__ import annotations
 
 import time
 
-from lipschitz_icl.commands._options import integer, real
-from lipschitz_icl.decision import Verdict
-from lipschitz_icl.gates.variants import VariantFileError, load_variant
-from lipschitz_icl.prover import search
 from lipschitz_icl.validation import ParameterError
 
 NAME = "prove"
@@ -40,6 +36,9 @@ HELP = "prove or refute a bound variant on its whole [domain] with certified bal
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._options import integer, real
+    from lipschitz_icl.prover import search
+
     parser.add_argument("file", nargs="?", metavar="FILE", help="variant file (TOML) with a [domain] table")
     parser.add_argument("--recheck", metavar="PATH", help="re-verify the certificate PATH instead of proving")
     parser.add_argument("--certificate", metavar="PATH", help="write the proof certificate (JSON) to PATH")
@@ -65,6 +64,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.gates.variants import VariantFileError, load_variant
+    from lipschitz_icl.prover import search
+
     # the budget counts from the start of the command (the CLI's start-up and reading the file too)
     until = getattr(args, "_started", time.perf_counter()) + args.seconds
     if args.recheck is not None:
@@ -115,6 +117,7 @@ def run(args):
 def _recheck(args, until: float):
     if args.file is not None or args.certificate is not None:
         raise ParameterError("--recheck", "given alone (no FILE, no --certificate)", args.file or args.certificate)
+    from lipschitz_icl.decision import Verdict
     from lipschitz_icl.prover.budget import OutOfTime, deadline
     from lipschitz_icl.prover.checker import recheck
 

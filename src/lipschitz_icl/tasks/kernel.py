@@ -20,12 +20,12 @@ their scale is ``max |D|`` (:attr:`ZonalKernel.gap_scale`), not ``K(1)``.  The c
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 import numpy as np
-from scipy import special
 
 from lipschitz_icl import quadrature
 from lipschitz_icl.validation import ParameterError, check_int
@@ -53,15 +53,24 @@ MAX_RULE_DEGREE = 2**14  # the finest theta rule of the Schoenberg test (settled
 @dataclass(frozen=True)
 class ZonalKernel:
     """A covariance ``K(t)`` on ``S^(d-1)``: ``gap(u) = K(1) - K(1 - u)`` (vectorised, ``u`` in
-    ``[0, 2]``), ``k1 = K(1)``, a ``name`` and, where known, the ``sympy`` form of ``K`` in ``t``."""
+    ``[0, 2]``), ``k1 = K(1)``, a ``name`` and, where known, the SymPy form of ``K`` in ``t``
+    (:attr:`sympy`; ``sympy_form`` is the form or a function of no arguments that builds it on first read,
+    so that a kernel used numerically never imports SymPy)."""
 
     name: str
     d: int
     k1: float
     gap: Callable = field(compare=False)
-    sympy: object = field(default=None, compare=False)
+    sympy_form: object = field(default=None, compare=False)
     parts: tuple = field(default=(), compare=False)  # mixtures: ((name, weight, L, frequency), ...)
     checked: bool = field(default=False, compare=False, repr=False)  # K(1) > 0 and Schoenberg passed when built
+
+    @cached_property
+    def sympy(self):
+        """The SymPy form of ``K`` in ``t`` (``None`` where unknown)."""
+        if isinstance(self.sympy_form, types.FunctionType):
+            return self.sympy_form()
+        return self.sympy_form
 
     def __call__(self, t) -> np.ndarray:
         """``K(t)``."""
@@ -92,6 +101,8 @@ class ZonalKernel:
 def harmonic_dimension(d: int, l) -> np.ndarray:
     """``N(d, l) = (2l + d - 2) Gamma(l + d - 2) / (Gamma(d - 1) l!)`` (``1`` at ``l = 0``; ``2`` for
     ``d = 2``, ``l >= 1``)."""
+    from scipy import special
+
     l = np.asarray(l, dtype=np.float64)
     if d == 2:
         return np.where(l == 0, 1.0, 2.0)
@@ -132,6 +143,8 @@ def _theta_rule(d: int, degree: int):
     """Composite Gauss-Legendre rule in ``theta`` on ``[0, pi]`` for ``E_t[g(t)]``, ``t = cos theta``,
     with about ``8`` nodes per period of ``P_degree`` (``ceil(degree/6 + 8)`` equal panels of ``24`` nodes);
     weights include the density ``sin^(d-2) theta / B(1/2, (d-1)/2)``."""
+    from scipy import special
+
     panels = int(math.ceil(degree / 6.0 + 8))
     theta, g = quadrature.composite_rule(0.0, np.pi, 24, panels=panels)
     return theta, g * np.exp((d - 2) * np.log(np.sin(theta)) - special.betaln(0.5, 0.5 * (d - 1)))
