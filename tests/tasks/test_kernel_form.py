@@ -13,6 +13,7 @@ import sympy as sp
 from lipschitz_icl.tasks import kernel_form
 from lipschitz_icl.tasks.builtin import AffineTask, CosineTask, ReluTask
 from lipschitz_icl.tasks.family import QUADRATURE_FORMS
+from lipschitz_icl.tasks.registry import TASKS
 from lipschitz_icl.tasks.zonal import builtin_kernel
 from lipschitz_icl.validation import ParameterError
 from tasks.test_registry import CenteredQuadraticTask
@@ -31,6 +32,23 @@ def test_the_built_in_numeric_forms_agree_with_their_sympy_forms(name, frequency
     ts = np.linspace(-1.0, 1.0, 21)
     by_form = np.array([float((kernel.sympy.subs(t, 1) - kernel.sympy.subs(t, x)).evalf(30)) for x in ts])
     assert np.allclose(kernel.gap(1.0 - ts), by_form, rtol=0, atol=1e-10 * np.max(np.abs(by_form)))
+    # the error the class states for its Schoenberg check's rounding floor bounds the measured one
+    measured = np.max(np.abs(kernel.gap(1.0 - ts) - by_form)) / np.max(np.abs(by_form))
+    assert measured <= TASKS[name].numeric_gap_error
+
+
+@pytest.mark.parametrize("cls, parameters", [(AffineTask, {}), (ReluTask, {}), (CosineTask, {"frequency": 2.5})])
+def test_the_built_in_classes_also_pass_the_check_of_a_registered_class(cls, parameters):
+    """The project's classes build their kernel without SymPy (``numeric_forms_tested``); the full check a
+    registered class passes (``D`` and the quadrature form against the SymPy form, Schoenberg) accepts them
+    too, with the same ``K(1)`` and ``D``."""
+    assert cls.numeric_forms_tested
+    fast = cls.zonal_kernel(5, 1.3, **parameters)
+    full = kernel_form.class_kernel(cls, 5, 1.3, parameters)
+    assert fast.checked and full.checked and fast.name == full.name
+    assert fast.k1 == pytest.approx(full.k1, rel=1e-15)
+    u = np.linspace(0.0, 2.0, 33)
+    assert np.array_equal(fast.gap(u), full.gap(u))
 
 
 def test_the_cosine_kernel_at_the_ends_of_its_frequency_range():

@@ -196,6 +196,15 @@ class TaskFamily:
         """Features of (*) from the projections ``s_x = u.x_i``, ``s_q = u.q``."""
         raise NotImplementedError
 
+    # The project's own classes: their numeric D (kernel_gap) and K(1) (kernel_k1) are held to their SymPy form
+    # by the test suite over a grid of d, L and parameters (tests/tasks/test_kernel_form.py), so a kernel is
+    # built from them without SymPy (a numeric method never imports it); Schoenberg is still checked at every
+    # build.  A registered class leaves this False: its kernel is derived from, or checked against, its form.
+    numeric_forms_tested: ClassVar[bool] = False
+    # the relative error of such a class's numeric D against its form (max over the tested grid; bounded there
+    # by the same test): the rounding floor of its Schoenberg check
+    numeric_gap_error: ClassVar[float] = 1e-16
+
     @classmethod
     def kernel_form(cls, d: int, L: float, **parameters):
         """The kernel ``K(t) = E_f[f(x) f(y)]``, ``t = x.y``, of a rotation-invariant class as a SymPy expression in
@@ -215,11 +224,19 @@ class TaskFamily:
         """The :class:`~lipschitz_icl.tasks.kernel.ZonalKernel` ``K(t)`` of a rotation-invariant class, built from
         :meth:`kernel_form` (and :meth:`kernel_gap`) and checked before use
         (:func:`lipschitz_icl.tasks.kernel_form.class_kernel`); a class does not override it."""
-        from lipschitz_icl.tasks import kernel_form
-
         if not cls.rotation_invariant:
             raise ParameterError("task", "a rotation-invariant class (it has a zonal kernel)", cls.name)
+        if cls.numeric_forms_tested:
+            return _tested_kernel(cls, d, L, parameters)
+        from lipschitz_icl.tasks import kernel_form
+
         return kernel_form.class_kernel(cls, d, L, parameters)
+
+    @classmethod
+    def kernel_k1(cls, d: int, L: float, **parameters) -> float | None:
+        """``K(1)`` as a double where the class states it beside its form (with :attr:`numeric_forms_tested`);
+        ``None`` (the default): ``K(1)`` is read from :meth:`kernel_form`."""
+        return None
 
     def task_lipschitz(self, params: dict) -> np.ndarray:
         """Per-task Lipschitz constant on the sphere (default: ``L`` for every task)."""
@@ -324,6 +341,28 @@ def _exact_route(cls) -> str | None:
     if isinstance(quadrature, str):
         return "quadrature"
     return "zonal" if rotation_invariant is True else None
+
+
+def _tested_kernel(cls, d: int, L: float, parameters: dict) -> Any:
+    """The kernel of a class whose numeric forms the test suite holds to its SymPy form
+    (:attr:`TaskFamily.numeric_forms_tested`): ``D`` from :meth:`TaskFamily.kernel_gap`, ``K(1)`` from
+    :meth:`TaskFamily.kernel_k1`, the SymPy form built on first read; ``K(1) > 0`` and Schoenberg checked."""
+    from dataclasses import replace
+
+    from lipschitz_icl.tasks.kernel import ZonalKernel, check_schoenberg
+
+    label = cls.name + ("(" + ",".join(f"{k}={v:g}" for k, v in parameters.items()) + ")" if parameters else "")
+    k1 = cls.kernel_k1(d, L, **parameters)
+    gap = cls.kernel_gap(d, L, **parameters)
+    if k1 is None or gap is None:
+        raise ParameterError("task", "a class with numeric forms tested that states kernel_gap and kernel_k1", cls.name)
+
+    def form():
+        return cls.kernel_form(d, L, **parameters)
+
+    kernel = ZonalKernel(label, d, float(k1), gap, form)
+    check_schoenberg(kernel, relative_error=cls.numeric_gap_error)
+    return replace(kernel, checked=True)
 
 
 @lru_cache(maxsize=256)

@@ -18,6 +18,10 @@ expression      a user expression in ``t`` (and ``d``, named constants), read by
                 every SymPy step runs under a budget (:mod:`lipschitz_icl.tasks.symbolic`)
 callable        a Python function ``K(t)`` (vectorised over a NumPy array)
 ==============  ==============================================================================
+
+SymPy, mpmath and the expression parser are imported by the functions that read user expressions (and a
+mixture's SymPy form is built on first read, :attr:`ZonalKernel.sympy`): the built-in classes' kernels and
+mixtures of them cost NumPy alone, so the command line's numeric methods never import SymPy.
 """
 
 from __future__ import annotations
@@ -27,12 +31,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-import mpmath
 import numpy as np
-import sympy as sp
 
-from lipschitz_icl.expression import BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, ExpressionError, parse_expression
-from lipschitz_icl.tasks import kernel_form, symbolic
 from lipschitz_icl.tasks.family import class_kernel
 from lipschitz_icl.tasks.kernel import (
     SCHOENBERG_TOL,
@@ -64,7 +64,8 @@ __all__ = [
     "check_schoenberg",
     "rounding_floor",
     "kernel_constants",
-    "RESERVED_NAMES",
+    "reserved_names",
+    "RESERVED_NAMES",  # noqa: F822 (served by the module __getattr__: it reads the expression parser's names)
     "zonal_task_names",
     "is_mixture",
     "MIXTURE_PREFIX",
@@ -78,9 +79,12 @@ def zonal_task_names() -> tuple:
 
 
 def __getattr__(name):
-    """``BUILTIN_KERNELS``: :func:`zonal_task_names`, read from the registry."""
+    """``BUILTIN_KERNELS``: :func:`zonal_task_names`, read from the registry; ``RESERVED_NAMES``:
+    :func:`reserved_names`."""
     if name == "BUILTIN_KERNELS":
         return zonal_task_names()
+    if name == "RESERVED_NAMES":
+        return reserved_names()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -134,7 +138,12 @@ def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
         return sum(w * k.gap(u) for w, k in zip(ws, kernels))
 
     label = MIXTURE_PREFIX + ",".join(f"{k.name}={w:g}" for k, (_, w) in zip(kernels, kept))
-    expr = sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
+
+    def expr():  # the SymPy form, built on first read
+        import sympy as sp
+
+        return sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
+
     parts = tuple((name, w, L, frequency) for (name, _), w in zip(kept, ws))
     # a positive mixture of checked kernels is a covariance with K(1) > 0: checked
     checked = all(k.checked for k in kernels)
@@ -183,16 +192,25 @@ def parse_task(task: str, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
 
 # ----------------------------------------------------------------------------- user kernels
 KERNEL_VARIABLES = ("t", "d")
-RESERVED_NAMES = frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})  # never a constant's name
+
+
+def reserved_names() -> frozenset:
+    """``t``, ``d``, ``u`` and the expression parser's constants and functions: never a constant's name
+    (also ``RESERVED_NAMES``)."""
+    from lipschitz_icl.expression import BUILTIN_CONSTANTS, FUNCTIONS
+
+    return frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})
 
 
 def kernel_constants(constants) -> dict:
     """``constants`` checked: identifiers (a letter, then letters, digits, ``_``; at most 31) that are
     not ``t``, ``d``, ``u``, ``pi`` or a function name (shadowing is an error), finite reals with
     ``|x| <= 1e300``."""
-    out = {}
+    from lipschitz_icl.expression import FUNCTIONS, MAX_CONSTANT
+
+    out, reserved = {}, reserved_names()
     for name, value in dict(constants or {}).items():
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) or name in RESERVED_NAMES:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) or name in reserved:
             raise ParameterError(
                 f"constant {name!r}",
                 "named by an identifier (a letter, then letters, digits or "
@@ -206,6 +224,10 @@ def kernel_constants(constants) -> dict:
 def _expression_values(parsed, text: str, env: dict, points: np.ndarray) -> list:
     """``K(t)`` at ``points`` by the expression's own evaluator (mpmath, magnitude budget; independent of
     SymPy); a point where it is undefined or not a finite real refuses the kernel."""
+    import mpmath
+
+    from lipschitz_icl.expression import ExpressionError
+
     values = []
     for t in points:
         try:
@@ -221,6 +243,11 @@ def _sympy_form(parsed, text: str, d: int, constants: dict):
     """``K(t)`` in SymPy (``t`` the symbol :data:`lipschitz_icl.tasks.kernel_form.T`, with no assumptions: no
     identity that needs ``t > 0`` applies, so ``abs(t)`` stays ``|t|``), under the budgets of
     :mod:`lipschitz_icl.tasks.symbolic`."""
+    import sympy as sp
+
+    from lipschitz_icl.expression import ExpressionError
+    from lipschitz_icl.tasks import kernel_form, symbolic
+
     values = {"t": kernel_form.T, "d": sp.Integer(d), **{n: sp.Float(v) for n, v in constants.items()}}
 
     def build():
@@ -240,6 +267,9 @@ def expression_kernel(text: str, d: int, constants: dict | None = None, *, check
     :func:`lipschitz_icl.tasks.kernel_form.check_points`: a SymPy form that differs (beyond
     ``AGREEMENT_RTOL max |D|``) is refused, so no rewriting can change the kernel; every SymPy step runs under a
     time and size budget."""
+    from lipschitz_icl.expression import ExpressionError, parse_expression
+    from lipschitz_icl.tasks import kernel_form
+
     d = check_int("d", d, minimum=2)
     constants = kernel_constants(constants)
     try:
