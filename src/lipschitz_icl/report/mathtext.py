@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lipschitz_icl.report.latex import Latex, escape
+from lipschitz_icl.report.latex import Latex, breakable, escape
 
 __all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "GREEK"]
 
@@ -89,7 +89,7 @@ _STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
-  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b)
+  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b)
   | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b
       |[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
       |[a-z][a-z0-9]*_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
@@ -543,11 +543,9 @@ def _plain_convert(text: str, mpl: bool, rename: dict):
 
 
 def code(text) -> Latex:
-    """``text`` as code: ``\\code{...}`` (typewriter, breakable after ``/ . _ -``)."""
-    out: str = escape(text)
-    for mark in ("/", ".", r"\_", "-"):
-        out = out.replace(mark, mark + r"\allowbreak{}")
-    return Latex(r"\code{" + out + "}")
+    """``text`` as code: ``\\code{...}`` (typewriter, breakable after ``/ : . _ -`` and inside long runs:
+    :func:`lipschitz_icl.report.latex.breakable`)."""
+    return Latex(r"\code{" + breakable(text) + "}")
 
 
 def to_latex(text, *, rename: dict | None = None) -> Latex:
