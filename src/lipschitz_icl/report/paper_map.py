@@ -205,6 +205,28 @@ def _methods(records: list) -> str:
     return ", ".join(found)
 
 
+def _merged_unchecked(rows: list[MapRow]) -> dict[int, str]:
+    """Items not checked for the same reason, printed as one row (``paper Figures 2, 4, 7``): ``id(row)``
+    -> the joined label for the first of a group, ``""`` for the others."""
+    groups: dict[tuple, list[MapRow]] = {}
+    for row in rows:
+        if row.status == "not checked" and not row.parts:
+            groups.setdefault((row.item.kind, row.item.not_checked, row.item.statement), []).append(row)
+    out: dict[int, str] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        labels = [m.item.label for m in members]
+        prefix = "paper Figure "
+        if all(label.startswith(prefix) for label in labels):
+            joined = "paper Figures " + ", ".join(label[len(prefix) :] for label in labels)
+        else:
+            joined = ", ".join(labels)
+        out[id(members[0])] = joined
+        out.update({id(m): "" for m in members[1:]})
+    return out
+
+
 def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
     """The map as the report prints it: per item its label, status, statement, note and one line per
     part (``what: domain; method; #cases; verdicts``), LaTeX."""
@@ -213,7 +235,10 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
     from lipschitz_icl.report.references import citations
 
     out = []
+    merged = _merged_unchecked(rows)
     for row in rows:
+        if id(row) in merged and not merged[id(row)]:
+            continue  # printed in the first row of its group
         parts = []
         for part in row.parts:
             head = r"\textit{" + to_latex(part.what) + "}"
@@ -236,9 +261,10 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
             )
         status = {"checked": r"\textsc{checked}", "partly": r"\textsc{partly}", "not checked": r"\textsc{not checked}"}
         cites = citations(*(str(r.get("paper_ref", "")) for r in row.records))
+        label = merged.get(id(row)) or row.item.label
         out.append(
             {
-                "label": Latex(escape(row.item.label) + (r"~\cite{" + ",".join(cites) + "}" if cites else "")),
+                "label": Latex(escape(label) + (r"~\cite{" + ",".join(cites) + "}" if cites else "")),
                 "status": Latex(status[row.status]),
                 "statement": to_latex(row.item.statement),
                 "note": to_latex(row.item.note) if row.item.note else Latex(""),

@@ -112,9 +112,20 @@ def bound_latex(text: str, domain: dict | None = None, constant: str = "C") -> s
         expr = parse_expression(text, names | {constant})
     except ExpressionError:
         return r"\texttt{" + escape(text) + "}"
-    import sympy as sp
+    return _exp_printer().doprint(expr.sympy)
 
-    return sp.latex(expr.sympy)
+
+def _exp_printer():
+    """SymPy's LaTeX printer with ``exp(x)`` printed ``\\exp(x)`` (a long exponent is read on the line,
+    not in a superscript)."""
+    from sympy.printing.latex import LatexPrinter
+
+    class ExpPrinter(LatexPrinter):
+        def _print_ExpBase(self, expr, exp=None):
+            tex = r"\exp\left(%s\right)" % self._print(expr.args[0])
+            return self._do_exponent(tex, exp)
+
+    return ExpPrinter()
 
 
 def _point(value) -> bool:
@@ -142,7 +153,10 @@ def domain_latex(domain: dict) -> Latex:
     parts = []
     for name, value in domain.items():
         symbol = escape(str(name))
-        if isinstance(value, dict) and "from" in value and "to" in value:
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):
+            ranges = [domain_latex({name: v}).split(r" \in ", 1)[-1].split(" = ", 1)[-1] for v in value]
+            parts.append(rf"{symbol} \in " + r" \cup ".join(ranges))
+        elif isinstance(value, dict) and "from" in value and "to" in value:
             parts.append(rf"{symbol} \in \{{{_number(value['from'])}, \dots, {_number(value['to'])}\}}")
         elif isinstance(value, (list, tuple)) and len(value) == 2 and value[0] != value[1] and not _point(value):
             parts.append(rf"{symbol} \in [{_number(value[0])}, {_number(value[1])}]")
@@ -370,11 +384,14 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
             if form not in block["_seen"]:
                 block["_seen"].add(form)
                 block["_forms"].append(ineq)
-        certificate = (
-            case.certificate.name
-            if case.certificate is not None
-            else (f"{case.certificate_named} (named, not found)" if case.certificate_named else "")
-        )
+        if case.certificate is not None:
+            certificate = Latex(
+                "; " + code(case.certificate.name) + escape(f" (SHA-256 {case.certificate.sha256[:12]})")
+            )
+        elif case.certificate_named:
+            certificate = escape(f"; {case.certificate_named} (named, not found)")
+        else:
+            certificate = Latex("")
         sharpest = to_latex(case.sharpest) if case.sharpest else Latex("--")
         block["cases"].append(
             {
@@ -382,7 +399,7 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
                 "domain": Latex(compact_domain(case.inequalities, case.lemmas, rename) + escape(stated)),
                 "boxes": "--" if case.boxes is None else str(case.boxes),
                 "verdict": escape(str(record.get("verdict", ""))),
-                "sharpest": Latex(sharpest + (escape("; " + certificate) if certificate else "")),
+                "sharpest": Latex(sharpest + certificate),
             }
         )
     for block in blocks.values():
@@ -405,8 +422,8 @@ def merged_displays(forms: list[Inequality]) -> list[Latex]:
 
 
 def certificate_rows(certificates: list[Certificate], cases: list[ProofCase], numbers: dict) -> list[dict]:
-    """One row per certificate file found: name, size, the first 16 hex digits of its SHA-256 and the
-    case that names it (or why it could not be read)."""
+    """One row per certificate file found that no case's row shows (named by no record, or not readable):
+    name, size, the first 16 hex digits of its SHA-256 and why it is listed apart."""
     named: dict[str, list[int]] = {}
     for case in cases:
         if case.certificate is not None:
@@ -416,7 +433,7 @@ def certificate_rows(certificates: list[Certificate], cases: list[ProofCase], nu
         if cert.error:
             which = f"not read: {cert.error}"
         elif cert.name in named:
-            which = ", ".join(f"#{n}" for n in named[cert.name])
+            continue  # shown in the row of the case that names it
         else:
             which = "named by no record"
         rows.append({"name": escape(cert.name), "size": str(cert.size), "sha": cert.sha256[:16], "case": escape(which)})

@@ -370,8 +370,9 @@ def _claim_row(claim: Claim) -> dict:
 
 def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
     """Under a section's table, per claim: the claim's own sharper statement or reconciliation (the
-    registry's ``sharper``), why it is exploratory (in full), the settings its statement names that the
-    run did not reach, numbers reported against its direction, and where theory and practice part."""
+    registry's ``sharper``), that it is exploratory and that numbers are reported against its direction
+    (both in full among page 1's deviations, printed once), the settings its statement names that the
+    run did not reach, and where theory and practice part."""
     from lipschitz_icl.report.summary import caveats
 
     notes = []
@@ -385,13 +386,8 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
             sharper = str(claim.records[0].get("sharper", ""))
         if sharper and sharper != view.sharper:
             notes.append(Latex(head + ": " + to_latex(sharper, rename=rename)))
-        reason = (claim.records[0].get("extra") or {}).get("exploratory_reason", "")
         if claim.status == "exploratory":
-            notes.append(
-                Latex(
-                    head + " is exploratory: " + to_latex(reason or "its rule was set after seeing data", rename=rename)
-                )
-            )
+            notes.append(Latex(head + " is exploratory: its rule was set after seeing data (why: page 1)."))
         unrun = unrun_mentions(claim.key, _statement(claim), run_ids)
         if unrun:
             notes.append(
@@ -401,7 +397,9 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
                     + r"(Appendix~\ref{app:profile})."
                 )
             )
-        notes.extend(caveats(claim.records))
+        against = len(caveats(claim.records))
+        if against:
+            notes.append(Latex(head + escape(f": {against} number(s) reported against its direction (page 1).")))
         notes.extend(Latex(head + ": " + to_latex(text, rename=rename)) for text in remarks(claim.key, claim.records))
     return notes
 
@@ -661,7 +659,7 @@ def _bibliography(prov_raw: dict | None) -> list[dict]:
     versions = refs.library_versions(prov_raw)
     out = []
     for ref in refs.references():
-        text = to_latex(ref.text)
+        text = escape(ref.text)  # names and titles: text, never math (an initial "S." is not a symbol)
         if ref.package and ref.package in versions:
             version, derived = versions[ref.package]
             text = Latex(
@@ -758,7 +756,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
     context = {
         "title": "Softmax attention adapts to function Lipschitzness: the claims, checked",
         "source": source,
-        "paper_version": to_latex(refs.paper_version()),
+        "paper_version": escape(refs.paper_version()),
         "n_cases": len(claims),
         "head": headline(claims, prov),
         "prov": prov,
@@ -772,6 +770,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "proofs": proof_blocks(cases, numbers, claim_statement),
         "paper_proofs": escape(", ".join(paper_proofs)),
         "certificates": certificate_rows(certificates, cases, numbers),
+        "n_certificates": len(certificates),
         "flint_version": escape(refs.library_versions(prov_raw).get("python-flint", ("unknown", True))[0]),
         "flint_library": escape(refs.flint_library_version() or "unknown"),
         "sections": sections,
@@ -780,8 +779,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "n_constants": len(rows),
         "fallback": any(r.source != "claims.json" for r in rows),
         "two_sided": [_two_sided_row(t) for t in two_sided_constants(window, numbers)],
-        "notation": [(Latex(sym), Latex(meaning)) for sym, meaning in notation_table.NOTATION],
-        "glossary": [],
+        "notation": _notation_rows([]),
         "cases": _pairs([_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]]),
         "has_runs": any(isinstance(r.get("run"), str) for r in claims),
         "cases_cut": max(len(ordered) - MAX_TABLE_ROWS, 0),
@@ -796,7 +794,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
     }
     template = env.get_template("report.tex.j2")
     tex = template.render(**context)
-    context["glossary"] = [(Latex(t), Latex(m)) for t, m in notation_table.glossary(tex)]
+    context["notation"] = _notation_rows(notation_table.glossary(tex))
     tex = template.render(**context)
     extra = [out_dir / "certificates" / c.name for c in certificates if (out_dir / "certificates" / c.name).is_file()]
     return Rendered(tex, figure_paths, notes, power, rows, extra)
@@ -811,6 +809,16 @@ def _as_above(rows: list[dict]) -> list[dict]:
     for row in rows:
         row.pop("_meaning", None)
     return rows
+
+
+def _notation_rows(glossary: list) -> list:
+    """The notation table (symbols in math, then the glossary's terms) two entries per line, read down
+    each half."""
+    entries = [{"symbol": Latex(f"${sym}$"), "meaning": Latex(meaning)} for sym, meaning in notation_table.NOTATION]
+    entries += [{"symbol": Latex(term), "meaning": Latex(meaning)} for term, meaning in glossary]
+    half = -(-len(entries) // 2)
+    left, right = entries[:half], entries[half:]
+    return [(a, right[i] if i < len(right) else None) for i, a in enumerate(left)]
 
 
 def _omission_rows(left_out: list) -> list[dict]:

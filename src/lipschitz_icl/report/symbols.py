@@ -347,14 +347,16 @@ RENAMES: dict[str, dict[str, str]] = {
 FIGURES: dict[str, tuple] = {
     "thm34.window-law": (
         (
-            r"^w\* / \(C rho",
+            r"w\^\*\s*/\s*\(C",
             {
                 "xlabel": r"$\Lambda = nL^2/\sigma^2$",
-                "ylabel": r"$|w^*/(C_d\Lambda^{\alpha}) - 1|$",
-                "transform": "deviation",
-                "theory": r"derived next order $|\kappa\,w_0^{-q}|$",
+                "ylabel": r"$w^*/(C_d\Lambda^{\alpha})$",
+                "theory": r"derived $1 + \kappa\,w_0^{-q}$",
             },
         ),
+    ),
+    "regularity.window-law": (
+        (r"w\^\*\s*/\s*\(C", {"xlabel": r"$n/\sigma^2$", "ylabel": r"$w^*/(C\,(n/\sigma^2)^{\alpha})$"}),
     ),
     "thm34.bias-noise": (
         (r"^large-n bias", {"xlabel": "$w$", "ylabel": "large-$n$ bias part", "theory": r"theory $b_d L^2 w^{-p}$"}),
@@ -395,7 +397,8 @@ FIGURE_CAPTIONS: dict[str, str] = {
         r"($\epsilon$ the registry's step)."
     ),
     "thm34.bias-noise": (
-        r"The noise part does not depend on the task class: series equal for both classes are drawn once."
+        r"The noise part does not depend on the task class: a series equal for both classes is drawn once, in "
+        r"the first class's colour."
     ),
 }
 

@@ -160,19 +160,15 @@ def _same(a, b) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-12, atol=0.0))
 
 
-def merge_equal_series(series: list[dict]) -> list[dict]:
-    """Series with the same points (and the same theory and intervals) drawn once, their labels joined
-    with `` = `` (the noise part of two task classes is one curve: drawn twice it hides one of them)."""
-    out: list[dict] = []
-    for s in series:
-        twin = next(
-            (t for t in out if all(_same(t[k], s[k]) for k in ("x", "y", "y_low", "y_high", "theory_y"))),
-            None,
-        )
-        if twin is None:
-            out.append(dict(s))
-        elif s["label"] and s["label"] not in str(twin["label"]).split(" = "):
-            twin["label"] = f"{twin['label']} = {s['label']}" if twin["label"] else s["label"]
+def merge_equal_series(series: list[dict]) -> list[tuple[int, dict]]:
+    """``(index, series)`` of the series to draw: one equal to an earlier one (same points, intervals and
+    theory) is drawn once, in the earlier one's colour (the noise part of two task classes is one curve;
+    drawn twice, one would hide the other).  The index keeps each series' colour across panels."""
+    out: list[tuple[int, dict]] = []
+    for i, s in enumerate(series):
+        keys = ("x", "y", "y_low", "y_high", "theory_y")
+        if not any(all(_same(t[k], s[k]) for k in keys) for _, t in out):
+            out.append((i, s))
     return out
 
 
@@ -187,7 +183,9 @@ def _panel(ax, panel: Panel) -> None:
     log_y = panel.kind in ("loglog", "semilogy") or panel.transform == "deviation" or panel.log_y
     style = "o" if panel.kind == "scatter" else "o-"
     hidden = 0
-    series = merge_equal_series([_deviation(s) if panel.transform == "deviation" else s for s in panel.series])
+    drawn = merge_equal_series([_deviation(s) if panel.transform == "deviation" else s for s in panel.series])
+    series = [s for _, s in drawn]
+    colours = [f"C{i % 10}" for i, _ in drawn]
     diagonal = panel.kind == "scatter" and theory_on_diagonal(series)
     if diagonal:
         xs = np.concatenate([s["x"] for s in series])
@@ -198,8 +196,8 @@ def _panel(ax, panel: Panel) -> None:
     if panel.dodge and len(series) > 1:
         width = 0.6 / len(series)
         series = [dict(s, x=s["x"] + (i - (len(series) - 1) / 2) * width) for i, s in enumerate(series)]
-    for i, s in enumerate(series):
-        hidden += _draw_series(ax, s, f"C{i % 10}", style, log_y)
+    for s, colour in zip(series, colours):
+        hidden += _draw_series(ax, s, colour, style, log_y)
     if log_x:
         ax.set_xscale("log")
     if log_y:

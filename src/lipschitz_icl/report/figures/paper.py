@@ -248,7 +248,7 @@ def fig5(data: dict) -> Figure:
     right.set_xticks(range(len(names)), [mpl_text(n) for n in names])
     right.set_xlim(-0.5, len(names) - 0.5)
     right.set_xlabel("pretrained on")
-    right.set_ylabel("error on cosine tasks, relative")
+    right.set_ylabel("cosine-task error, relative")
     if mismatch:
         _mismatch_panel(ax[0][2], mismatch)
     handles, labels = left.get_legend_handles_labels()
@@ -261,6 +261,8 @@ def fig5(data: dict) -> Figure:
         ["pretrained on " + lab if not lab.startswith("optimal") else lab for lab in labels] + more[1],
         loc="outside upper center",
         ncols=4,
+        columnspacing=1.6,
+        handletextpad=0.5,
     )
     return fig
 
@@ -289,12 +291,14 @@ def _mismatch_panel(ax, mismatch: dict) -> None:
                 mfc=colour if filled else "white",
                 ms=4,
                 capsize=2,
-                label=(r"$L' = L/10$" if which == "smaller" else r"$L' = 10L$") if i == 0 else None,
             )
+        ax.plot(
+            [], [], marker, color=colour, ls="", ms=4, label=r"$L' = L/10$" if which == "smaller" else r"$L' = 10L$"
+        )
     ax.set_yscale("log")
     ax.set_xticks(range(len(names)), [mpl_text(n) for n in names], rotation=45, ha="right")
     ax.set_xlim(-0.6, len(names) - 0.4)
-    ax.set_ylabel("error, mismatched / matched $L$")
+    ax.set_ylabel("error, mismatched / matched")
 
 
 # ----------------------------------------------------------------------------- Figure 6
