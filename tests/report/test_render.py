@@ -278,3 +278,56 @@ def test_an_older_claims_json_is_reported_with_what_can_be_derived(tmp_path):
     assert all(r.source == "fallback mapping" for r in rendered.constants)
     assert any(r.symbol == "C_d" and r.setting == {"task": "affine", "d": "3"} for r in rendered.constants)
     assert "The paper's statements" in head and "Lemmas the proofs cite" in head  # scopes from the registry
+
+
+def test_the_runs_merged_into_claims_json_are_named_per_case(tmp_path):
+    data = load_claims(FIXTURE)
+    for i, record in enumerate(data["claims"]):
+        record["run"] = "run-a" if i % 2 else "run-b"
+    data["runs"] = [{"id": "run-a", "date": "2026-11-28", "selection": "-k thm34"}]
+    rendered = render_tex(data, tmp_path)
+    head = rendered.tex[: rendered.tex.index(PAGE_ONE_END)]
+    assert "merges 2 runs" in head
+    appendix = rendered.tex[rendered.tex.index(r"\section{Every case}") :]
+    assert r"\code{run-\allowbreak{}a}" in appendix and r"\code{run-\allowbreak{}b}" in appendix
+    assert "not in the file's runs list" in rendered.tex  # run-b names a run the list lacks
+
+
+def test_point_checks_count_every_universal_statement_evaluated_at_points():
+    from lipschitz_icl.report.summary import point_checks, scope_counts
+
+    records = [
+        {"claim_id": "a", "key": "k.a", "verdict": "holds", "points": 3},
+        {
+            "claim_id": "b",
+            "key": "k.b",
+            "verdict": "holds",
+            "rule_name": "one-sided",
+            "quantities": [{"name": "max", "verdict": "holds", "note": "must be <= 1 at all 12 points"}],
+        },
+        {"claim_id": "c", "key": "k.c", "verdict": "proved", "rule_name": "proof", "points": 5},
+        {"claim_id": "d", "key": "k.d", "verdict": "holds", "quantities": [{"name": "x", "verdict": "holds"}]},
+    ]
+    checks = point_checks(records)
+    assert [r["claim_id"] for r, _ in checks.cases] == ["a", "b"] and checks.points == 15
+    (paper,) = scope_counts(records)  # none carries a scope the registry knows: the paper's
+    assert (paper.cases, paper.point_cases, paper.confirmatory["proved"]) == (4, 2, 1)
+
+
+def test_breakable_gives_every_long_identifier_break_opportunities():
+    out = breakable("concentration/softmax-normaliser/d10-w4.0-n100/seed0")
+    assert out.count(r"\allowbreak{}") >= 6
+    assert breakable("x" * 30).count(r"\allowbreak{}") == 2  # a long run is cut every 14 characters
+    assert r"\textbackslash{}" in breakable("a\\b")  # commands are never cut
+
+
+def test_a_mean_over_runs_gets_the_t_interval_its_rule_states():
+    from lipschitz_icl.report.constants import runs_interval
+
+    record = {"rule": "sign on consecutive differences of the mean over 4 runs (0.99 t-intervals)"}
+    note = {"note": "theory: exact w*; runs 1.0, 1.2, 1.1, 1.3"}
+    low, high = runs_interval(record, note, 1.15)
+    half = 5.840909 * (0.05 / 3) ** 0.5 / 2  # t(0.995, 3 dof) sd / sqrt(4)
+    assert low == pytest.approx(1.15 - half, rel=1e-5) and high == pytest.approx(1.15 + half, rel=1e-5)
+    assert runs_interval(record, note, 2.0) == (None, None)  # not the runs' mean: no interval made up
+    assert runs_interval({"rule": "no level stated"}, note, 1.15) == (None, None)

@@ -118,11 +118,11 @@ def bound_latex(text: str, domain: dict | None = None, constant: str = "C") -> s
 def _exp_printer():
     """SymPy's LaTeX printer with ``exp(x)`` printed ``\\exp(x)`` (a long exponent is read on the line,
     not in a superscript)."""
-    from sympy.printing.latex import LatexPrinter
+    from sympy.printing.latex import LatexPrinter  # type: ignore[import-untyped]
 
     class ExpPrinter(LatexPrinter):
         def _print_ExpBase(self, expr, exp=None):
-            tex = r"\exp\left(%s\right)" % self._print(expr.args[0])
+            tex = r"\exp\left(" + self._print(expr.args[0]) + r"\right)"
             return self._do_exponent(tex, exp)
 
     return ExpPrinter()
