@@ -548,15 +548,35 @@ def code(text) -> Latex:
     return Latex(r"\code{" + breakable(text) + "}")
 
 
+# "the 2x rule", "at least 2 x the matched one": a factor, not 2 times a symbol x
+_FACTOR = re.compile(r"\b(\d+(?:\.\d+)?) ?x(?= [a-z]{2,}|[,;.)]|$)")
+_LEVEL = re.compile(r"(\d+(?:\.\d+)?)% ?t-interval")  # "99%t-interval"
+
+
+def _reworded(text: str, rename: dict) -> tuple[str, dict]:
+    """The record's shorthand written out before it is typeset: phrases of ``rename`` (keys that are not
+    identifiers, such as ``w*/law``: replaced as text by their ASCII math), a factor ``2x`` as ``2 times``
+    (typeset ``2\\times``), ``99%t-interval`` as ``t-interval at 99%``; returns the text and the identifier
+    renames."""
+    phrases = {k: v for k, v in rename.items() if not re.fullmatch(r"[A-Za-z_]\w*", k)}
+    for phrase, replacement in phrases.items():
+        text = text.replace(phrase, replacement)
+    text = _FACTOR.sub(lambda m: m.group(1) + "\u00d7", text)
+    text = _LEVEL.sub(r"t-interval at \1%", text)
+    return text, {k: v for k, v in rename.items() if k not in phrases}
+
+
 def to_latex(text, *, rename: dict | None = None) -> Latex:
     """``text`` with its ASCII math typeset (module docstring) as LaTeX (inline ``$...$``), the rest
     escaped; program names as :func:`code`.  ``rename`` maps identifiers to others (one symbol per
-    concept across the report, see :mod:`lipschitz_icl.report.symbols`)."""
+    concept across the report, see :mod:`lipschitz_icl.report.symbols`) and phrases to their ASCII math
+    (:func:`_reworded`)."""
     if isinstance(text, Latex):
         return text
     parts: list[str] = []
     plain: list[str] = []
-    for kind, piece in _convert(str(text), False, rename or {}):
+    text, rename = _reworded(str(text), rename or {})
+    for kind, piece in _convert(text, False, rename):
         if kind is True:
             if plain:
                 parts.append(escape("".join(plain)))

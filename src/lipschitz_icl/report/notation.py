@@ -22,10 +22,8 @@ NOTATION: tuple[tuple[str, str], ...] = (
     (r"L", r"Lipschitz constant of the task class; $L'$ the constant of a mismatched pretraining class"),
     (r"\sigma", r"standard deviation of the label noise"),
     (r"\Lambda", r"$nL^2/\sigma^2$, the quantity Theorem~3.4 bounds $w^*$ by powers of"),
-    (
-        r"M,\ W_K, W_Q, W_V",
-        r"attention matrix $M = W_K^{\top}W_Q$ (top-left block) and the layer's key, query and value matrices",
-    ),
+    (r"M", r"attention matrix: the top-left block of $W_K^{\top}W_Q$"),
+    (r"W_K, W_Q, W_V", r"the attention layer's key, query and value matrices"),
     (r"w,\ w^*", r"window scale ($M = wI$: bandwidth $1/\sqrt{w}$) and its optimum"),
     (r"\alpha,\ C_d", r"exponent and constant of the window law $w^* \approx C_d\Lambda^{\alpha}$"),
     (

@@ -63,6 +63,7 @@ class Item:
     parts: tuple[Part, ...] = ()
     note: str = ""
     not_checked: str = ""
+    scope: str = "paper"  # the scope its records are expected to have
 
     def holds_record(self, record: dict) -> bool:
         if record_scope(record) == "beyond":
@@ -92,6 +93,7 @@ def items() -> tuple[Item, ...]:
                 parts=parts,
                 note=entry.get("note", ""),
                 not_checked=entry.get("not_checked", ""),
+                scope=entry.get("scope", "paper"),
             )
         )
     return tuple(out)
@@ -248,7 +250,7 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
             cases = case_list([numbers.get(r["claim_id"], 0) for r in part.records])
             domain = part_domain(part)
             body = "; ".join(x for x in (domain, _methods(part.records)) if x)
-            scopes = sorted({record_scope(r) for r in part.records} - {"paper"})
+            scopes = sorted({record_scope(r) for r in part.records} - {row.item.scope})
             parts.append(
                 Latex(
                     head

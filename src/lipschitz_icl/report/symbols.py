@@ -331,12 +331,13 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
 }
 
 RENAMES: dict[str, dict[str, str]] = {
-    "regularity": {"beta": "p"},
+    "regularity": {"beta": "p", "w*/law": "w*/(C rho^alpha)"},
     # there "rho" alone is the representation error rho(M, B), not Lambda
     "thm44": {"rho": r"\rho"},
     "figures": {"rho": r"\rho"},
-    # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class)
-    "thm34": {"k": r"\kappa"},
+    # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class); "law" is
+    # the window law C_d Lambda^alpha (a phrase: replaced as text, then typeset)
+    "thm34": {"k": r"\kappa", "w*/law": "w*/(C_d rho^alpha)"},
     # the linear group's task covariance k(s) and its moment B = E_t[t k(t)] (B is the low-rank basis elsewhere)
     "linear": {"k": "K", "B": r"\bar K"},
     # Dasgupta and Gupta's beta = s d/k (beta is the noise power elsewhere)
