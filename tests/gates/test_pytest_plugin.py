@@ -274,3 +274,23 @@ def test_a_changed_design_fails_its_gate_naming_the_change(tmp_path):
     )
     assert out.returncode == 1, out.stdout[-2000:]
     assert "its design differs from the lock" in out.stdout and "design.runs: 8 -> 5" in out.stdout
+
+
+def test_a_claim_without_a_lock_says_how_to_lock_it(tmp_path, monkeypatch):
+    """A new confirmatory claim not in the lock read "its design differs from the lock": now its gate says it is not
+    locked yet and names the command that locks it."""
+    import shutil
+
+    from lipschitz_icl.gates import lock, pytest_plugin, registry
+
+    for name in ("thm34.toml", "_sections.toml"):
+        shutil.copy(registry.REGISTRY_DIR / name, tmp_path)
+    monkeypatch.setenv(registry.REGISTRY_ENV, str(tmp_path))
+    (case, *_) = next(s for s in registry.load() if s.key == "thm34.trained-isotropy").cases("default")
+    with pytest.raises(pytest.fail.Exception) as info:
+        pytest_plugin._check_lock(case)
+    message = str(info.value)
+    assert "not locked yet: run lipschitz-icl lock thm34.trained-isotropy --reason" in message
+    assert "differs" not in message
+    lock.relock([case.spec], "first lock", directory=tmp_path, today="2026-11-24", commit="abc")
+    pytest_plugin._check_lock(case)  # locked: the gate goes on to measure

@@ -7,24 +7,28 @@ intervals proved to hold the true values (:mod:`lipschitz_icl.certified.loss`, p
 and ``ci_low``/``ci_high`` are the loss's.  Certified classes: affine, relu, cosine, their mixtures and a
 ``--kernel`` analytic in ``t`` on ``[-1, 1]``; any other is refused (exit 2) naming what is not certified.
 Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
-Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`);
-``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``);
+Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6``, a memory budget
+(:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`) and the work budget of a command
+(:mod:`lipschitz_icl.budget`: estimated seconds; the refusal names the largest ``--contexts`` within it);
+``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``;
+``asymptotic`` only inside its regime, ``rho = max(R_d(w)/n, next-order noise term) <= 0.05``: outside, exit 2
+naming the smallest ``--n`` inside it; JSON ``regime`` is ``rho``, :mod:`lipschitz_icl.loss.asymptotic`);
 ``certified`` any ``n <= 1e150`` within a work budget known before any work (few points dominate the
 normaliser at small ``n`` and large ``w``: refused there, naming the budget).
 """
 
 from __future__ import annotations
 
-from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
-from lipschitz_icl.commands._options import integer, real
-from lipschitz_icl.loss.estimators import MAX_CONTEXTS, MAX_W, METHODS, icl_loss
-from lipschitz_icl.tasks.registry import task_names
-
 NAME = "loss"
 HELP = "ICL loss at M = w I with its bias and noise parts"
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._common import add_problem_arguments
+    from lipschitz_icl.commands._options import integer, real
+    from lipschitz_icl.loss.estimators import MAX_CONTEXTS, MAX_W, METHODS
+    from lipschitz_icl.tasks.registry import task_names
+
     add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
     parser.add_argument(
         "--w",
@@ -37,8 +41,8 @@ def add_arguments(parser) -> None:
         choices=METHODS + ("certified",),
         default="averaged",
         help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
-        "asymptotic (large n), exact (quadrature; n <= 1e150), certified (intervals proved to hold "
-        "the loss and its parts, ball arithmetic: affine, relu, cosine, mixtures, analytic kernels)",
+        "asymptotic (large n, inside its regime), exact (quadrature; n <= 1e150), certified (intervals "
+        "proved to hold the loss and its parts, ball arithmetic: affine, relu, cosine, mixtures, analytic kernels)",
     )
     parser.add_argument(
         "--contexts",
@@ -49,10 +53,16 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.budget import COMMAND_SECONDS
+    from lipschitz_icl.commands._common import problem_from_args
+    from lipschitz_icl.loss.estimators import icl_loss
+
     problem = problem_from_args(args)
     if args.method == "certified":
         from lipschitz_icl.certified.loss import problem_enclosure
 
         return problem_enclosure(problem, args.w).to_dict(), 0
-    result = icl_loss(problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed)
+    result = icl_loss(
+        problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed, budget=COMMAND_SECONDS
+    )
     return result.to_dict(), 3 if result.inconclusive else 0

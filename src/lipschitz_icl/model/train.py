@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lipschitz_icl import budget as budgets
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.model import geometry
 from lipschitz_icl.model.attention import ATTENTION_KINDS, Attention, AttentionLayer, softmax_weights_from_logits
@@ -83,6 +84,9 @@ DEFAULT_INIT_SCALE = {"M": 1.0, "full": 0.5}
 # Largest prompt batch held in memory at once, in float64 entries ``batch * n * (d + 1)`` (400 MB).
 MAX_BATCH_ELEMENTS = 50_000_000
 MAX_STEPS = 10**6  # optimiser steps per run (about a day at the default batch)
+# the work budget's cost model (lipschitz_icl.budget): seconds per step and prompt coordinate, batch * n * (d + 1)
+# per step, on the project machine (either form, either attention; an upper envelope of benchmarks/bench_budget.py)
+SECONDS_PER_STEP_COORDINATE = 60e-9
 LONG_RUN_PROMPTS = 200_000  # progress=None draws a bar (on a terminal) from steps * batch prompts
 MAX_LR = 1000.0  # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
 
@@ -392,6 +396,30 @@ def prompt_stream(
         worker.join()
 
 
+def check_training_work(problem: Problem, steps: int, batch: int, budget: float) -> None:
+    """Refuse (naming ``steps``, or ``batch`` when not even one step fits) a run beyond the work ``budget``:
+    ``steps * batch * n * (d + 1)`` prompt coordinates at :data:`SECONDS_PER_STEP_COORDINATE`."""
+    per_step = batch * problem.n * (problem.d + 1) * SECONDS_PER_STEP_COORDINATE
+    affordable = budgets.largest_count(budget, per_step)
+    where = f"{batch} prompts per step at n = {problem.n}, d = {problem.d}"
+    budgets.check(
+        per_step,
+        budget,
+        name="batch",
+        value=batch,
+        what=f"one step of {where}",
+        cheaper="a smaller batch or n",
+    )
+    budgets.check(
+        steps * per_step,
+        budget,
+        name="steps",
+        value=steps,
+        what=f"{steps} steps of {where}",
+        cheaper=f"steps <= {affordable}",
+    )
+
+
 def train(
     problem: Problem,
     *,
@@ -409,6 +437,7 @@ def train(
     init_scale: float | None = None,
     betas=(0.9, 0.999),
     progress: bool | None = None,
+    budget: float = budgets.ENGINE_SECONDS,
 ) -> TrainResult:
     """Online pretraining: ``steps`` updates, each on ``batch`` fresh prompts from ``problem``.
 
@@ -451,6 +480,9 @@ def train(
     progress : bool, optional
         A ``tqdm`` bar on stderr (:func:`lipschitz_icl.progress.bar`, never while progress is silenced);
         ``None`` draws it when stderr is a terminal and ``steps * batch >= 200_000``.
+    budget : float
+        The work budget in estimated seconds (:mod:`lipschitz_icl.budget`; ``steps * batch * n * (d + 1)``
+        prompt coordinates): beyond it the run is refused before any work, naming the steps within it.
 
     Returns
     -------
@@ -490,6 +522,7 @@ def train(
             problem.n,
         )
     batch = check_int("batch", batch, minimum=1, maximum=max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
+    check_training_work(problem, steps, batch, budget)
     lr = check_real("lr", lr, minimum=0.0, strict_minimum=True, maximum=MAX_LR)
     final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
     average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
