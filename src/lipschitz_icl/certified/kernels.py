@@ -217,16 +217,18 @@ class CertifiedKernel:
             cached = _quadrature_coefficients(self, max(m, 2 * cached.m if cached else m))
             if self.key:
                 _COEFFICIENT_CACHE[key] = cached
-        a = cached.a[: m + 1]
-        tail = cached.mean_gap - sum(a[1:], arb(0))
+        first = tuple(cached.a[: m + 1])
+        tail = cached.mean_gap - sum(first[1:], arb(0))
         if self.positive:
             tail = tail.nonnegative_part()
-        return Coefficients(a, cached.mean_gap, tail, self.tail_bound(tail, m))
+        return Coefficients(first, cached.mean_gap, tail, self.tail_bound(tail, m))
 
     def tail_bound(self, tail: arb, m: int) -> arb:
         """``sum_{l > m} |a_l|``: ``T_m`` for a covariance, the analytic bound for a user's kernel."""
         if self.positive:
             return arb(tail.nonnegative_part().abs_upper())
+        if self.ellipse is None:
+            raise ValueError(f"{self.name}: a kernel not known to be a covariance needs its analytic ellipse")
         R, M = (arb(x) for x in self.ellipse)
         d = self.d
         first = harmonic_dimension(d, m + 1) * R ** (-(m + 1))
@@ -407,11 +409,10 @@ def mixture_kernel(parts, d: int, L) -> CertifiedKernel:
         )
 
     exact = None
-    if all(k.exact is not None for _, k in kernels):
-        degree = max(len(k.exact) for _, k in kernels)
-        exact = tuple(
-            sum((w * (k.exact[i] if i < len(k.exact) else 0) for w, k in kernels), Fraction(0)) for i in range(degree)
-        )
+    finite = [(w, k.exact) for w, k in kernels if k.exact is not None]
+    if len(finite) == len(kernels):
+        degree = max(len(a) for _, a in finite)
+        exact = tuple(sum((w * (a[i] if i < len(a) else 0) for w, a in finite), Fraction(0)) for i in range(degree))
     name = "mix:" + ",".join(f"{k.name}={float(w):g}" for w, k in kernels)
     key = ("mix", d, tuple((k.key, w) for w, k in kernels))
     frequency = max(k.frequency for _, k in kernels)

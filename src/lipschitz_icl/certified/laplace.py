@@ -65,6 +65,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from flint import arb, arb_mat
 
@@ -218,7 +219,7 @@ class ThetaGrid:
     q_s: int
     parseval: bool
     want_q: bool
-    coefficients: object = None
+    coefficients: Any = None  # kernels.Coefficients, set by theta_grid
     columns: list = field(default_factory=list)
     index: dict = field(default_factory=dict)
     panels: list = field(default_factory=list)  # quadrature.Panel per theta panel
@@ -233,9 +234,9 @@ class ThetaGrid:
     mass_beyond: arb = field(default_factory=lambda: arb(0))  # P(theta > the last panel)
     u_end: arb = field(default_factory=lambda: arb(2))
     norms: list = field(default_factory=list)  # per column: sup |h u^i| on [0, pi]
-    values: object = None  # arb_mat nodes x columns
-    bounds: object = None  # arb_mat panels x columns
-    mass_bounds: object = None  # arb_mat panels x 1: factor * sup |mu|
+    values: Any = None  # arb_mat nodes x columns
+    bounds: Any = None  # arb_mat panels x columns
+    mass_bounds: Any = None  # arb_mat panels x 1: factor * sup |mu|
     groups: list = field(default_factory=list)  # the Group products of a row
     type_cols: dict = field(default_factory=dict)  # row type -> the columns its groups read
     selectors: dict = field(default_factory=dict)  # (group, j) -> 0/1 matrix from the type's columns to the group's
@@ -617,13 +618,14 @@ def _group_products(grid: ThetaGrid, values: dict, errors: dict) -> dict:
     columns, ``arb_mat``) narrowed to the group's columns by its selectors."""
     out = {}
     for g in grid.groups:
-        total, error = None, None
+        terms, bounds = [], []
         for j, c in g.recipe:
             select = grid.selectors[(g.name, j)]
-            term = (values[(g.kind, j)] * select) * c
-            bound = (errors[(g.kind, j)] * select) * abs(c)
-            total = term if total is None else total + term
-            error = bound if error is None else error + bound
+            terms.append((values[(g.kind, j)] * select) * c)
+            bounds.append((errors[(g.kind, j)] * select) * abs(c))
+        total, error = terms[0], bounds[0]
+        for term, bound in zip(terms[1:], bounds[1:]):
+            total, error = total + term, error + bound
         out[g.name] = ((total + ONE * error) * g.factor).tolist()
     return out
 

@@ -51,6 +51,8 @@ __all__ = [
     "enclose",
     "enclose_split",
     "derivative_bounds",
+    "part_bounds",
+    "enclose_on_w_range",
     "design",
     "Design",
     "problem_enclosure",
@@ -368,7 +370,7 @@ def enclose(
     return LossEnclosure(sigma2 * coefficients["noise"][0], scale * coefficients["bias"][0], derivatives, q, info)
 
 
-def derivative_bounds(
+def part_bounds(
     kernel: kernels.CertifiedKernel,
     w: tuple,
     n,
@@ -379,11 +381,12 @@ def derivative_bounds(
     plan: Design | None = None,
     precision_bits: int = arithmetic.PRECISION,
 ) -> dict:
-    """``{k: B_k}`` for ``k = 0 .. order``: ``sup |d^k L/dw^k| <= B_k`` over the box (``w = (lo, hi)``; ``n``,
-    ``sigma``, ``L`` as in :func:`enclose`), by majorants, not by a ball evaluation of the derivative (whose
-    dependency on ``w`` through every ``exp(-w u)`` would inflate it beyond use on a wide piece):
+    """``{"noise": [B_0, ..., B_order], "bias": [...]}``: ``sup |d^k P/dw^k| <= B_k`` over the box for the noise
+    part and the bias part ``P`` (``w = (lo, hi)``; ``n``, ``sigma``, ``L`` as in :func:`enclose`), by
+    majorants, not by a ball evaluation of the derivative (whose dependency on ``w`` through every
+    ``exp(-w u)`` would inflate it beyond use on a wide piece):
     :func:`lipschitz_icl.certified.laplace.sup_coefficients` for the noise and bias factors, then
-    ``B_k = k! (sigma^2 sup|N_k| + scale sup|B_k|)``."""
+    ``B_k = k! sigma^2 sup|N_k|`` and ``k! scale sup|B_k|``."""
     w_ball, w_lo, w_hi = _ball("w", w, 0.0, MAX_W)
     counts, n_lo, n_hi = _counts(n)
     sigma_ball, _, _ = _ball("sigma", sigma, 0.0, 1e6)
@@ -399,12 +402,46 @@ def derivative_bounds(
         bounds = laplace.sup_coefficients(
             grid, w_ball, counts, ("noise", "bias"), s_range=(s_lo, min(s_hi, plan.s_top))
         )
-        sigma2 = arb((sigma_ball * sigma_ball).abs_upper())
-        scale = arb(scale.abs_upper())
+        factors = {"noise": arb((sigma_ball * sigma_ball).abs_upper()), "bias": arb(scale.abs_upper())}
         return {
-            k: arb((math.factorial(k) * (sigma2 * bounds["noise"][k] + scale * bounds["bias"][k])).upper())
-            for k in range(order + 1)
+            part: [arb((math.factorial(k) * factors[part] * bounds[part][k]).upper()) for k in range(order + 1)]
+            for part in ("noise", "bias")
         }
+
+
+def derivative_bounds(
+    kernel: kernels.CertifiedKernel,
+    w: tuple,
+    n,
+    sigma,
+    L=None,
+    *,
+    order: int = 2,
+    plan: Design | None = None,
+    precision_bits: int = arithmetic.PRECISION,
+) -> dict:
+    """``{k: B_k}`` for ``k = 0 .. order``: ``sup |d^k L/dw^k| <= B_k`` over the box, the sum of the two parts'
+    bounds of :func:`part_bounds`."""
+    parts = part_bounds(kernel, w, n, sigma, L, order=order, plan=plan, precision_bits=precision_bits)
+    return {k: arb((parts["noise"][k] + parts["bias"][k]).upper()) for k in range(order + 1)}
+
+
+def enclose_on_w_range(kernel: kernels.CertifiedKernel, w: tuple, n, sigma, L=None, *, order: int = 0) -> Derivative:
+    """Balls of ``d^order/dw^order`` of the noise and bias parts holding every point of the box with ``w`` in
+    ``[lo, hi]``, by the mean value theorem: the ball at the centre ``c`` (with ``n``, ``sigma``, ``L`` as
+    given: numbers or intervals) widened by ``r sup |d^(order+1) P/dw^(order+1)|`` (:func:`part_bounds`),
+    ``r`` an upper bound of ``max(hi - c, c - lo)``.  Much narrower than a ball evaluation over the ``w``
+    interval (:func:`enclose`), whose width grows with ``exp(w u)``'s dependency; still, a useful ball needs
+    a narrow ``w`` range (a few percent)."""
+    lo, hi = w
+    if lo == hi:
+        return enclose(kernel, lo, n, sigma, L, orders=(order,)).derivative(order)
+    centre = 0.5 * (lo + hi)
+    radius = (arithmetic.exact(hi) - arithmetic.exact(centre)).max(arithmetic.exact(centre) - arithmetic.exact(lo))
+    at = enclose(kernel, centre, n, sigma, L, orders=(order,)).derivative(order)
+    sups = part_bounds(kernel, (lo, hi), n, sigma, L, order=order + 1)
+    slack = {part: arb(arithmetic.high(radius * sups[part][order + 1])) for part in ("noise", "bias")}
+    return Derivative(at.noise + arb(0, 1) * slack["noise"], at.bias + arb(0, 1) * slack["bias"])
 
 
 def _upper_tail_large(parts, weights: dict, rtol: float) -> bool:
@@ -441,6 +478,8 @@ def enclose_split(kernel, w, n, sigma, L=None, *, orders=(0,), pieces: tuple = (
             na, nb = _geometric(n_lo, n_hi, n_pieces, j)
             part = enclose(kernel, (wa, wb), (na, nb) if na != nb else na, sigma, L, orders=orders, **kwargs)
             out = part if out is None else _union(out, part)
+    if out is None:
+        raise ParameterError("pieces", "at least one piece of w and of n", pieces)
     return out
 
 

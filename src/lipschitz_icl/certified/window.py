@@ -19,6 +19,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.certified.wstar import wstar_bound
 from lipschitz_icl.validation import ParameterError
 
@@ -68,8 +69,14 @@ def window_bound(
     start = time.monotonic()
     deadline = start + seconds
 
-    def law(n: float) -> float:
-        return C * (n * L * L / (sigma * sigma)) ** alpha
+    def law(n: float, proving: bool = True) -> float:
+        """``C Lambda(n)^alpha`` rounded toward the side where proving against it implies the stated bound
+        (down for ``<=``, up for ``>=``; the other way for a counterexample, ``proving`` false): a ball, not a
+        float product, so no rounding crosses the bound."""
+        C_ball, alpha_ball = arithmetic.exact(C), arithmetic.exact(alpha)
+        L_ball, sigma_ball = arithmetic.exact(L), arithmetic.exact(sigma)
+        value = C_ball * (arithmetic.exact(n) * L_ball * L_ball / (sigma_ball * sigma_ball)) ** alpha_ball
+        return arithmetic.low(value) if (side == "upper") == proving else arithmetic.high(value)
 
     count = max(1, math.ceil(math.log(n_hi / n_lo) / math.log(ratio)))
     stack = [(n_lo * (n_hi / n_lo) ** (k / count), n_lo * (n_hi / n_lo) ** ((k + 1) / count)) for k in range(count)]
@@ -95,11 +102,11 @@ def window_bound(
             continue
         witness = math.ceil(a) if side == "upper" else math.floor(b)
         check = wstar_bound(
-            kernel, witness, sigma, L, law(witness), side, seconds=max(deadline - time.monotonic(), 1.0)
+            kernel, witness, sigma, L, law(witness, False), side, seconds=max(deadline - time.monotonic(), 1.0)
         )
         evaluations += check.info.get("evaluations", 0)
         if check.outcome == "refuted":
-            counterexample = {"n": witness, "bound": law(witness), "proof": list(check.pieces)}
+            counterexample = {"n": witness, "bound": law(witness, False), "proof": list(check.pieces)}
             info = {"evaluations": evaluations, "seconds": time.monotonic() - start}
             return WindowDecision("refuted", side, C, alpha, tuple(n_range), tried, [], counterexample, info)
         still_open.append((a, b))

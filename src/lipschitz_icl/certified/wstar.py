@@ -231,7 +231,10 @@ class Objective:
         """A lower bound of the bias at every ``w <= x``: ``a_1 Q(x)`` (``Q`` nonincreasing), with the noise
         floor ``sigma^2/n`` added."""
         floor = arithmetic.exact(self.sigma_low) ** 2 / self.n_range[1]
-        return floor + self.a1 * self.value(x).q.nonnegative_part()
+        q = self.value(x).q
+        if q is None:
+            raise ValueError("the bias floor needs Q (the objective evaluates with want_q)")
+        return floor + self.a1 * q.nonnegative_part()
 
 
 def _square(L) -> arb:
@@ -386,7 +389,8 @@ def certified_wstar(
     if not W_SEARCH[0] * 1.01 < guess < W_SEARCH[1] / 1.01:
         info["at_search_bound"] = True
         return _undecided(guess, "the float minimiser is at an end of the search range", info, start, None, floor, 0)
-    loss.design(kernel, guess / 2, guess * 2, *_n_range(n), 2, 1e-9)  # refuse up front beyond the budget
+    n_lo, n_hi = _n_range(n)
+    loss.design(kernel, guess / 2, guess * 2, n_lo, n_hi, 2, 1e-9)  # refuse up front beyond the budget
     f = Objective(kernel, n, sigma, L, seconds=seconds)
     f.span = (guess / 1.5, guess * 1.6)
     U = None

@@ -248,7 +248,11 @@ def read_statement(raw) -> Statement:
     if not isinstance(name, str) or name not in QUANTITIES:
         raise CertificateError(f"the quantity must be one of {', '.join(QUANTITIES)}")
     quantity = QUANTITIES[name]
-    if raw["task"] != quantity.task:
+    if quantity.tasks:
+        if raw["task"] not in quantity.tasks:
+            raise CertificateError(f"the task of {name} must be one of {', '.join(quantity.tasks)}")
+        quantity = quantity.for_task(raw["task"])
+    elif raw["task"] != quantity.task:
         raise CertificateError(f"the task of {name} must be {quantity.task!r}")
     if raw["relation"] not in RELATIONS:
         raise CertificateError("the relation must be '<=' or '>='")
