@@ -46,7 +46,6 @@ def test_a_false_bound_is_refuted_with_a_certified_counterexample():
     assert checker.check(result.certificate).verdict == "refuted"
 
 
-@pytest.mark.slow(reason="about 25 s: a bisection of proofs, each a certified loss")
 def test_the_sharpest_constant_of_a_loss_bound():
     """The sharpest ``C`` of ``loss <= C`` at one point is the loss itself, certified on both sides."""
     value = float(enclose(kernel_of("affine", 3, 1.0), 5.0, 100, 0.5, 1.0).loss.mid())

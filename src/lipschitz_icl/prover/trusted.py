@@ -252,33 +252,41 @@ def _ends(value) -> tuple:
 def _loss_part_value(name: str) -> Callable[[Point, str], arb]:
     """The ball of quantity ``name`` (:data:`_PARTS`: its part and ``w``-derivative order) holding its value at
     every point of a box (each parameter a value or a range ``(lo, hi)``); :class:`NoEnclosure` names ``d``
-    (or ``n`` below 5) when it is a range, and ``w`` (else nothing) when the certified grid is over budget."""
-    part, order = _PARTS[name]
+    (or ``n`` below 5) when it is a range, and ``w`` (else nothing) when the certified grid is over budget.
+    Balls are cached by box (a sharpest constant's bisection encloses the same boxes again)."""
 
     def value(point: Point, task: str) -> arb:
-        from lipschitz_icl.certified.loss import enclose_on_w_range
-
-        d_lo, d_hi = _ends(point["d"])
-        if d_lo != d_hi:
-            raise NoEnclosure("d", "no monotonicity in d is used: one d per box")
-        n_lo, n_hi = _ends(point["n"])
-        if n_lo != n_hi and n_lo < 5:
-            raise NoEnclosure("n", "a range of n is enclosed as one real interval from n = 5 up")
-        w = _ends(point["w"])
-        try:
-            result = enclose_on_w_range(
-                _kernel(task, d_lo),
-                w,
-                n_lo if n_lo == n_hi else (n_lo, n_hi),
-                _ends(point["sigma"]),
-                _ends(point["L"]),
-                order=order,
-            )
-        except ParameterError as exc:  # the certified grid's budget: a narrower w may fit it
-            raise NoEnclosure("w" if w[0] != w[1] else None, f"{name}: {exc}") from None
-        return getattr(result, part)
+        ends = tuple((key, _ends(point[key])) for key in ("d", "n", "L", "sigma", "w"))
+        return _loss_part_ball(name, task, ends)
 
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _loss_part_ball(name: str, task: str, ends: tuple) -> arb:
+    from lipschitz_icl.certified.loss import enclose_on_w_range
+
+    part, order = _PARTS[name]
+    box = dict(ends)
+    d_lo, d_hi = box["d"]
+    if d_lo != d_hi:
+        raise NoEnclosure("d", "no monotonicity in d is used: one d per box")
+    n_lo, n_hi = box["n"]
+    if n_lo != n_hi and n_lo < 5:
+        raise NoEnclosure("n", "a range of n is enclosed as one real interval from n = 5 up")
+    w = box["w"]
+    try:
+        result = enclose_on_w_range(
+            _kernel(task, d_lo),
+            w,
+            n_lo if n_lo == n_hi else (n_lo, n_hi),
+            box["sigma"],
+            box["L"],
+            order=order,
+        )
+    except ParameterError as exc:  # the certified grid's budget: a narrower w may fit it
+        raise NoEnclosure("w" if w[0] != w[1] else None, f"{name}: {exc}") from None
+    return getattr(result, part)
 
 
 def _params(*names: str, **overrides: Parameter) -> tuple[Parameter, ...]:
