@@ -21,9 +21,15 @@ ELSEWHERE = {
     "__main__": (["test_cli.py"], "two lines; python -m lipschitz_icl is run as a subprocess there"),
     "_entry": (["test_cli.py", "test_hostile_cli.py"], "the console script: Ctrl-C and exit codes through the CLI"),
     "prover/certificate": (["prover/test_checker.py"], "certificates are written, forged and rechecked there"),
-    "certified/loss": (["certified/test_certified.py"], "the certified enclosures share one test file"),
+    "certified/kernels": (
+        ["certified/test_loss.py"],
+        "the certified kernels of every class, through the loss they give against the exact method",
+    ),
+    "certified/laplace": (
+        ["certified/test_loss.py", "certified/test_certified.py"],
+        "the certified quadrature of the loss, through its balls against the exact method and mpmath",
+    ),
     "certified/quadrature": (["certified/test_certified.py"], "the certified enclosures share one test file"),
-    "certified/wstar": (["certified/test_certified.py"], "the certified enclosures share one test file"),
     "claims/figures": (["report/test_figures.py"], "figure data of the figures gates, drawn and checked there"),
     "commands/_common": (["test_cli.py"], "shared CLI helpers, through every command"),
     "commands/_zonal": (["tasks/test_zonal.py", "test_hostile_round2.py"], "the kernel options, through the CLI"),

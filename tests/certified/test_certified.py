@@ -113,7 +113,7 @@ def test_certified_affine_loss_at_d3_n2_contains_a_2d_quadrature(capsys):
     assert result["ci_low"] == result["loss_low"] and result["bias_low"] <= result["bias"] <= result["bias_high"]
 
 
-def test_certified_loss_holds_the_exact_method_and_refuses_relu(capsys):
+def test_certified_loss_holds_the_exact_method_and_refuses_a_kernel_not_analytic(capsys):
     from lipschitz_icl.exact.route import exact_loss
     from lipschitz_icl.problem import make_problem
 
@@ -124,14 +124,12 @@ def test_certified_loss_holds_the_exact_method_and_refuses_relu(capsys):
     code, out, err = run(
         [
             "loss",
-            "--task",
-            "relu",
+            "--kernel",
+            "exp(-sqrt(2 - 2*t))",
             "--d",
             "3",
             "--n",
             "5",
-            "--L",
-            "1",
             "--sigma",
             "0.5",
             "--w",
@@ -141,7 +139,7 @@ def test_certified_loss_holds_the_exact_method_and_refuses_relu(capsys):
         ],
         capsys,
     )
-    assert code == 2 and out == "" and "affine" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and out == "" and "not certified" in err and len(err.strip().splitlines()) == 1
 
 
 def test_derivative_balls_agree_with_the_mean_value_theorem():

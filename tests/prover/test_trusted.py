@@ -94,7 +94,11 @@ def test_loss_quantities_need_single_d_and_n():
 
 def test_the_table_refuses_what_it_does_not_cover():
     with pytest.raises(ParameterError, match="quantity"):
-        lookup("bias", "affine")
+        lookup("bias_part", "affine")
+    with pytest.raises(ParameterError, match="task"):
+        lookup("bias", "lowrank-linear")
+    with pytest.raises(ParameterError, match="task"):
+        lookup("dbias_dw")
     with pytest.raises(ParameterError, match="task"):
         lookup("w_star", "relu")
     assert lookup("cap_tail").names == ("d", "h") and lookup("w_star", "affine").parameter("n").minimum == 2
@@ -109,3 +113,34 @@ def test_the_table_refuses_what_it_does_not_cover():
 def test_a_point_value_is_a_ball():
     with arithmetic.precision(128):
         assert isinstance(QUANTITIES["binomial_tail"].value({"n": 10, "a": 3, "p": 0.25}), arb)
+
+
+# ----------------------------------------------------------------------------- the loss quantities
+LOSS_POINT = {"d": 3, "n": 100, "L": 1.0, "sigma": 0.5, "w": 5.0}
+
+
+def test_a_loss_quantity_is_the_certified_loss_of_its_class():
+    from lipschitz_icl.certified.loss import enclose, kernel_of
+
+    at = enclose(kernel_of("relu", 3, 1.0), 5.0, 100, 0.5, 1.0, orders=(1,))
+    assert lookup("bias", "relu").value(LOSS_POINT).overlaps(at.bias)
+    assert lookup("dloss_dw", "relu").value(LOSS_POINT).overlaps(at.derivative(1).loss)
+
+
+def test_a_loss_quantity_on_a_box_holds_its_corners_and_takes_n_as_one_interval():
+    """A box of ``w`` (mean value theorem) and of ``n`` (one real interval, never a box per integer)."""
+    quantity = lookup("noise", "affine")
+    box = {"d": (3, 3), "n": (100, 105), "L": (1.0, 1.0), "sigma": (0.5, 0.5), "w": (5.0, 5.01)}
+    low, high = quantity.enclose(box)
+    assert low is high  # one ball for the whole box
+    for n in (100, 103, 105):
+        for w in (5.0, 5.01):
+            point = quantity.value({**LOSS_POINT, "n": n, "w": w})
+            assert low.contains(point), (n, w)
+    assert low > 0  # a ball that tells something (wide: ball arithmetic over a range of n, see the docstring)
+    with pytest.raises(NoEnclosure) as caught:
+        quantity.enclose({**box, "d": (3, 4)})
+    assert caught.value.param == "d"
+    with pytest.raises(NoEnclosure) as caught:
+        quantity.enclose({**box, "n": (2, 10)})
+    assert caught.value.param == "n"

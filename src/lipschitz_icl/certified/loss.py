@@ -1,114 +1,117 @@
-"""Certified ICL loss of ``M = w I`` for the affine class, and its derivative in ``w``: balls, not estimates.
+"""Certified ICL loss of ``M = w I`` for every certified rotation-invariant class: balls of the noise part, the
+bias part and their sum, and their ``w``-derivatives, over a box of inputs.
 
-The formulas are those of :mod:`lipschitz_icl.exact.route` (module doc there: the Laplace transform
-``1/S^2 = int lam exp(-lam S) dlam`` with ``lam = e^s``), here with every step certified.  With
-``u = 1 - t = 1 - cos(theta)`` (law ``mu(dtheta) = sin^(d-2) theta dtheta / B(1/2, (d-1)/2)``),
-``V = w u``, ``E = exp(s - V)`` and the moments
+One call encloses the quantities over a whole box: each of ``w``, ``n``, ``sigma`` and ``L`` may be a number
+or an interval ``(lo, hi)``.  ``n`` enters the formulas analytically (``n``, ``n (n - 1)``, ``psi^(n-1)``,
+:mod:`lipschitz_icl.certified.laplace`), so an integer range of ``n`` is one real interval: the balls hold
+the value at every real ``n`` of it, in particular at every integer.  ``sigma`` and ``L`` enter as factors
+(``noise = sigma^2 N(w)``, ``bias = L^2 B(w)`` for the built-in classes, whose kernels scale with ``L^2``; a
+user's kernel carries its own scale).  A wide box gives a wide ball (ball arithmetic cannot see that a
+quantity varies less than its parts), so a caller that needs tight balls splits the box:
+:func:`enclose_split` does it geometrically in ``w`` and ``n`` and returns the union.
 
-    M_{k,m}(s) = E_theta[E^k u^m exp(-E)],     psi(s) = E_theta[exp(-E)] = 1 - om(s),
+What is computed (``LossEnclosure``): ``noise``, ``bias``, ``loss = noise + bias`` and, for each requested
+order ``k`` in ``1..3``, ``d^k/dw^k`` of each (``derivative(k)``); ``q = E[(sum_i p_i u_i)^2]`` on request
+(the far-field bound of :mod:`lipschitz_icl.certified.wstar`).  ``n = 1`` is exact (``noise = sigma^2``,
+``bias = 2 E[D]``, no ``w`` dependence); ``w = 0`` too (``p_i = 1/n``: ``N = 1/n``, ``bias = (n + 1) E[D] / n``)
+when only the value is asked.
 
-the parts of the loss (``c = L^2/(3d)``) are integrals over ``s`` in ``(-inf, inf)``:
+Which classes (:mod:`lipschitz_icl.certified.kernels`): affine, relu, cosine (any frequency), their mixtures,
+the low-rank classes (by their rotation average), and a user's kernel that is analytic in ``t`` on
+``[-1, 1]``; anything else is refused with a :class:`~lipschitz_icl.validation.ParameterError` naming what is
+not certified.
 
-    noise      = sigma^2  n int psi^(n-1) M_{2,0}
-    bias       = c [2 n int psi^(n-1) M_{2,1}  +  n (n-1) int psi^(n-2) M_{1,1}^2]
-    Q          = n int psi^(n-1) M_{2,2} + n (n-1) int psi^(n-2) M_{1,1}^2      (= E[(sum_i p_i u_i)^2])
+Budget: the work of one evaluation is about (``s`` nodes of the direct zone) x (``theta`` nodes of a
+window) ball operations, known before any is done (:func:`lipschitz_icl.certified.laplace.estimate_work`);
+beyond :data:`MAX_WORK` (or a Gegenbauer degree beyond :data:`MAX_DEGREE` for a kernel that needs one) the
+call is refused up front on ``w``, naming the budget and a cheaper setting.  Few points dominate the
+normaliser when ``n`` is small and ``w`` large (the ``s`` range reaches ``2 w``), which is where it binds.
 
-and ``d/dw`` of them follows from ``d psi/dw = M_{1,1}`` and ``d M_{k,m}/dw = M_{k+1,m+1} - k M_{k,m+1}``
-(each integrand is a sum of monomials ``coef psi^j prod M``, :data:`MONOMIALS`).  ``n = 1`` is exact:
-``noise = sigma^2``, ``bias = 2c`` (``E u = 1``), no ``w`` dependence.
-
-Certification, step by step:
-
-* inner integrals (over ``theta``): Gauss-Legendre panels with the Bernstein-ellipse bound
-  (:mod:`lipschitz_icl.certified.quadrature`); panels come from ``V`` steps of width ``h_V`` (and at most
-  ``pi/8`` in ``theta``), halved until ``|Im(w u)| <= 1.2`` on the panel's rectangle so that
-  ``Re E >= 0`` and ``|exp(-E)| <= 1`` there.  Only panels with ``V`` in ``[s - 7, V_top(s)]`` are summed;
-  below, ``E >= e^7`` so ``1 - exp(-E)`` lies in ``[1 - exp(-e^7), 1]`` times ``P(V <= V_below)`` (a
-  certified cap probability) and ``E^k exp(-E) <= e^(7k) exp(-e^7)``; above, ``E <= e^(s - V_above)``
-  bounds every integrand (``1 - exp(-E) <= E``).
-* outer integral (over ``s``): panels of width 2 on ``[s_lo, s_hi]``, halved until their certified
-  error is below the tolerance.  The bound ``M`` of ``|F(s)|`` on a panel's rectangle uses, for
-  ``s = x + i y`` with ``|y| < pi/2`` (``|E| = e^(x - V)``, ``|exp(-E)| = exp(-|E| cos y)``),
-  ::
-
-      |M_{k,m}(x + i y)| <= cos(y)^(-k) M_{k,m}(x + log cos y),   |psi(x + i y)| <= psi(x + log cos y),
-
-  (the integrand of ``M_{k,m}`` at ``x + i y`` is ``cos(y)^(-k)`` times the real one at ``x + log cos y``),
-  with ``psi`` nonincreasing in ``x``; the real moments are evaluated on a real ball of ``s``.
-* tails: below ``s_lo``, ``M_{k,m}(s) <= 2^m e^(k s) E[e^(-k V)]`` with ``E[e^(-kV)] = e^(-kw) Phi_d(kw)``
-  (certified) and ``psi <= 1``; above ``s_hi``, ``psi(s) <= psi(s_hi)`` and
-  ``int M_{k,m} ds = E[u^m] Gamma(k) <= 2^m Gamma(k)``, ``M_{k,m} <= 2^m (k/e)^k``.
-
-``w`` may be a ball (an interval of windows): the inner values are balls over it, so the results hold
-for every ``w`` in it (used for certified derivative signs, :mod:`lipschitz_icl.certified.wstar`).
-Covered: the affine class.  Not covered: relu and zonal kernels (their off-diagonal kernel terms need
-certified 2-D quadrature with kinks; not done).
+For the prover: :func:`enclose` with a :class:`~lipschitz_icl.certified.kernels.CertifiedKernel` (from
+:func:`~lipschitz_icl.certified.kernels.certified_kernel` of a problem's task class or
+:func:`~lipschitz_icl.certified.kernels.builtin_kernel`) and the box; ``bias``, ``noise``, ``loss`` and
+``derivative(k)`` are its quantities ``bias``, ``noise``, ``icl_error`` and their ``w``-derivatives
+(``dbias_dw = derivative(1).bias``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from flint import arb
 
-from lipschitz_icl.certified import arithmetic, laws
-from lipschitz_icl.certified.quadrature import error_bound, panel, widen
+from lipschitz_icl.certified import arithmetic, kernels, laplace
+from lipschitz_icl.validation import ParameterError
 
-__all__ = ["LossEnclosure", "loss_enclosure", "loss_derivatives", "noise_and_q", "differentiate", "MONOMIALS", "TASKS"]
+__all__ = [
+    "LossEnclosure",
+    "Derivative",
+    "enclose",
+    "enclose_split",
+    "derivative_bounds",
+    "part_bounds",
+    "enclose_on_w_range",
+    "design",
+    "Design",
+    "problem_enclosure",
+    "kernel_of",
+    "loss_enclosure",
+    "loss_derivatives",
+    "TASKS",
+    "MAX_WORK",
+    "MAX_DEGREE",
+    "MAX_W",
+]
 
-TASKS = ("affine",)
-H_V = 1.5  # inner rule: panel width in V (nodes per panel: _orders)
-RHOS_INNER = (12.0, 8.0, 6.0, 4.0, 3.0)  # candidate rho of an inner panel (a panel allowing none is halved)
-IM_INNER = 1.2
-H_S, HEIGHT_OUTER = 1.0, 0.9  # outer rule: half-width, rectangle half-height (< pi/2)
-BELOW = 7.0  # V more than this below s: exp(-E) <= exp(-e^7)
-# an integrand is a sum of monomials (coef, p, factors): coef(n, sigma^2, c) * psi^(n - p) * prod M_{k,m}
-BASE: dict[str, list] = {
-    "noise": [(lambda n, s2, c: s2 * n, 1, ((2, 0),))],
-    "bias": [(lambda n, s2, c: 2 * c * n, 1, ((2, 1),)), (lambda n, s2, c: c * n * (n - 1), 2, ((1, 1), (1, 1)))],
-    "q": [(lambda n, s2, c: n, 1, ((2, 2),)), (lambda n, s2, c: n * (n - 1), 2, ((1, 1), (1, 1)))],
-}
+TASKS = kernels.CERTIFIED_CLASSES
+MAX_W = 1e8
+MAX_WORK = 2.5e5  # (s nodes) x (theta nodes) of one evaluation: a few seconds
+MAX_DEGREE = 600  # Gegenbauer terms of a kernel of infinite degree
+Q_THETA = 14  # Gauss nodes per theta panel
+Q_S = 16  # Gauss nodes per s panel
 
 
-def differentiate(terms: list) -> list:
-    """``d/dw`` of a sum of monomials: ``d psi^(n-p) = (n-p) psi^(n-p-1) M_{1,1}`` and
-    ``d M_{k,m} = M_{k+1,m+1} - k M_{k,m+1}`` (product rule over the factors)."""
-    out = []
-    for coef, p, factors in terms:
-        out.append((lambda n, s2, c, f=coef, p=p: f(n, s2, c) * (n - p), p + 1, factors + ((1, 1),)))
-        for i, (k, m) in enumerate(factors):
-            rest = factors[:i] + factors[i + 1 :]
-            out.append((coef, p, rest + ((k + 1, m + 1),)))
-            out.append((lambda n, s2, c, f=coef, k=k: -k * f(n, s2, c), p, rest + ((k, m + 1),)))
-    return out
+# ----------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Derivative:
+    """``d^k/dw^k`` of the noise part, the bias part and the loss, as balls."""
 
+    noise: arb
+    bias: arb
 
-MONOMIALS = dict(BASE)
-for _name in ("noise", "bias"):
-    MONOMIALS[_name + "_w"] = differentiate(BASE[_name])
-    MONOMIALS[_name + "_ww"] = differentiate(MONOMIALS[_name + "_w"])
-    MONOMIALS[_name + "_www"] = differentiate(MONOMIALS[_name + "_ww"])
+    @property
+    def loss(self) -> arb:
+        return self.noise + self.bias
 
 
 @dataclass(frozen=True)
 class LossEnclosure:
-    """Balls of the parts (``noise``, ``bias``, ``loss``; or their ``w``-derivatives) and what it cost."""
+    """Balls of the parts (``noise``, ``bias``, ``loss``), their ``w``-derivatives (``derivatives[k]``) and
+    ``q`` when asked; ``info``: the grid and what it cost."""
 
     noise: arb
     bias: arb
+    derivatives: dict = field(default_factory=dict)
+    q: arb | None = None
     info: dict = field(default_factory=dict)
 
     @property
     def loss(self) -> arb:
         return self.noise + self.bias
 
+    def derivative(self, k: int) -> Derivative:
+        """``d^k/dw^k`` (``k = 0``: the values)."""
+        if k == 0:
+            return Derivative(self.noise, self.bias)
+        return self.derivatives[k]
+
     def to_dict(self) -> dict:
         """The loss command's keys: ``loss``, ``bias``, ``noise`` (midpoints), ``ci_low``/``ci_high`` (the
         certified interval of the loss), zero standard errors, ``method = "certified"``, and
-        ``loss_low``/``loss_high``, ``bias_low``/``bias_high``, ``noise_low``/``noise_high``."""
+        ``loss_low``/``loss_high``, ``bias_low``/``bias_high``, ``noise_low``/``noise_high``; with derivatives,
+        ``dloss_dw_low``/``_high`` (and ``d2loss_dw2``, ...)."""
         out: dict[str, Any] = {"method": "certified"}
         for name, ball in (("loss", self.loss), ("bias", self.bias), ("noise", self.noise)):
             e = arithmetic.Enclosure.of(ball)
@@ -116,383 +119,398 @@ class LossEnclosure:
             out[f"{name}_low"], out[f"{name}_high"] = e.low, e.high
             out[f"{name}_stderr"] = 0.0
         out["ci_low"], out["ci_high"] = out["loss_low"], out["loss_high"]
+        for k, value in sorted(self.derivatives.items()):
+            key = "dloss_dw" if k == 1 else f"d{k}loss_dw{k}"
+            e = arithmetic.Enclosure.of(value.loss)
+            out[f"{key}_low"], out[f"{key}_high"] = e.low, e.high
         return out
 
 
-# ----------------------------------------------------------------------------- inner (theta) rule
-class _Inner:
-    """The ``theta`` panels for one ``(d, w)`` (``w`` a ball): nodes with ``u``, ``u^2``, ``exp(-w u)`` and
-    the weights times ``mu``; per panel the same on its rectangle (for the error bound)."""
+# ----------------------------------------------------------------------------- inputs
+def _ball(name: str, value, minimum: float, maximum: float, *, positive: bool = False) -> tuple:
+    """``(ball, lo, hi)`` of a number or an interval ``(lo, hi)`` within ``[minimum, maximum]``."""
+    from lipschitz_icl.validation import check_real
 
-    q_outer: int  # nodes per panel of the outer (s) rule, set by _inner
-
-    def __init__(self, d: int, w: arb, q: int, h_v: float = H_V):
-        self.d, self.w, self.q, self.h_v = d, w, q, h_v
-        self.w_mid = float(w.mid())
-        self.log_norm = -(arb(0.5).lgamma() + (arb(d - 1) / 2).lgamma() - (arb(d) / 2).lgamma())
-        self.panels: list[tuple] = []  # (V_a, V_b, node data, box data)
-        self.theta_end = 0.0
-        self.v_end = 0.0
-
-    def _mu(self, theta):
-        return (theta.sin() ** (self.d - 2)) * self.log_norm.exp()
-
-    def _theta_of_v(self, v: float) -> float:
-        return math.pi if v >= 2 * self.w_mid else 2.0 * math.asin(math.sqrt(v / (2 * self.w_mid)))
-
-    def _v_of_theta(self, theta: float) -> float:
-        return 2.0 * self.w_mid * math.sin(0.5 * theta) ** 2
-
-    def extend(self, v_needed: float) -> None:
-        """Panels up to ``V >= v_needed`` (or ``theta = pi``); a grid beyond :data:`MAX_INNER_PANELS` is
-        refused (a :class:`ParameterError` on ``w``: few points dominate the normaliser up to large ``V``)."""
-        if self.theta_end < math.pi and min(v_needed, 2 * self.w_mid) / self.h_v > MAX_INNER_PANELS:
-            from lipschitz_icl.validation import ParameterError
-
-            raise ParameterError(
-                "w",
-                f"small enough for the certified grid at d = {self.d} (the normaliser is "
-                f"dominated by a few points up to V = {v_needed:.4g})",
-                self.w_mid,
-            )
-        while self.theta_end < math.pi and self.v_end < v_needed:
-            a = self.theta_end
-            b = min(self._theta_of_v(self.v_end + self.h_v), a + math.pi / 8, math.pi)
-            while not self._add(a, b):
-                b = a + (b - a) / 2
-            self.theta_end = b
-            self.v_end = self._v_of_theta(b) if b < math.pi else 2 * self.w_mid
-
-    def _add(self, a: float, b: float) -> bool:
-        """Add the panel ``[a, b]`` with the rho of :data:`RHOS_INNER` that keeps ``|Im(w u)| <= IM_INNER``
-        on its rectangle and makes the error bound of a small-``E`` integrand (``|mu e^(-w u)|`` on the
-        rectangle times ``rho^(2-2q)/(rho^2-1)``) smallest; False when none keeps it (the caller halves it)."""
-        best = None
-        for rho in RHOS_INNER:
-            p = panel(a, b, self.q, rho)
-            box = p.box()
-            u_box = 1 - box.cos()
-            wu = self.w * u_box
-            if wu.imag.abs_upper() > IM_INNER:
-                continue
-            size = float((self._mu(box).abs_upper() * (-wu).exp().abs_upper()).mid())
-            crit = size * rho ** (2 - 2 * self.q) / (rho * rho - 1)
-            if best is None or crit < best[0]:
-                best = (crit, p, box, u_box)
-        if best is None:
-            if b - a > 1e-9:
-                return False
-            p = panel(a, b, self.q, RHOS_INNER[-1])
-            box = p.box()
-            u_box = 1 - box.cos()
-        else:
-            _, p, box, u_box = best
-        nodes = []
-        for theta, weight in zip(p.nodes, p.weights):
-            u = 1 - theta.cos()
-            nodes.append((u, weight * self._mu(theta), (-self.w * u).exp()))
-        wu = self.w * u_box
-        p_box = (-wu).exp()
-        # on the rectangle: |mu|, |u|, |u|^2, cos of the largest |arg E| = |Im(w u)|, and the range of |e^(-wu)|
-        data = (
-            arb(self._mu(box).abs_upper()),
-            arb(u_box.abs_upper()),
-            arb(wu.imag.abs_upper()).cos().lower(),
-            p_box.abs_lower(),
-            p_box.abs_upper(),
-        )
-        self.panels.append(
-            (self._v_of_theta(a), self._v_of_theta(b) if b < math.pi else 2 * self.w_mid, p, nodes, data)
-        )
-        return True
-
-    def below_probability(self, v: float) -> arb:
-        """``P(V <= v)`` over the ball ``w``: ``P(u <= v/w) = P(t >= 1 - v/w)`` at the two ends of ``w``."""
-        lo, hi = arithmetic.low(self.w), arithmetic.high(self.w)
-        values = [laws.cap_probability(self.d, max(-1.0, 1 - Fraction(v) / Fraction(x))) for x in (lo, hi)]
-        return values[0].union(values[1])
+    ends = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+    if len(ends) != 2:
+        raise ParameterError(name, "a number or an interval (lo, hi)", value)
+    lo, hi = (check_real(name, x, minimum=minimum, maximum=maximum) for x in ends)
+    if not lo <= hi:
+        raise ParameterError(name, "an interval (lo, hi) with lo <= hi", list(ends))
+    if positive and not lo > 0:
+        raise ParameterError(name, "> 0", lo)
+    return arithmetic.interval(lo, hi), lo, hi
 
 
-def _peak(k: int, gamma: arb, r_lo: arb, r_hi: arb) -> arb:
-    """An upper bound of ``|E^k exp(-E)| <= r^k exp(-gamma r)`` over ``|E| = r`` in ``[r_lo, r_hi]``, where
-    ``Re E >= gamma |E|``: the function of ``r`` rises to its peak at ``k/gamma`` and falls after it."""
-    top = arb(k) / gamma
-    if r_hi < top:
-        r = r_hi
-    elif r_lo > top:
-        r = r_lo
-    else:
-        r = top
-    return r**k * (-gamma * r).exp()
+def _counts(value) -> tuple:
+    """``(Counts, lo, hi)`` for ``n``: an integer ``1 <= n <= 1e150`` or an interval of reals ``[lo, hi]``
+    with ``5 <= lo`` (the binomial series of ``psi^(n-2)`` needs ``n - 2`` above the order)."""
+    from lipschitz_icl.problem import MAX_N
+    from lipschitz_icl.validation import check_int
+
+    if isinstance(value, (tuple, list)) and len(value) == 2 and value[0] != value[1]:
+        lo, hi = value
+        for x in (lo, hi):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise ParameterError("n", "an interval (lo, hi) of reals", list(value))
+        if not 5 <= lo < hi <= MAX_N:
+            raise ParameterError("n", f"an interval (lo, hi) with 5 <= lo < hi <= {MAX_N:.0e}", list(value))
+        return laplace.Counts(arithmetic.interval(lo, hi), None), float(lo), float(hi)
+    n = value[0] if isinstance(value, (tuple, list)) else value
+    n = check_int("n", n, minimum=1, maximum=MAX_N)
+    return laplace.Counts(arb(n), n), float(n), float(n)
 
 
-def v_top(s: float, d: int, w: float) -> float:
-    """``V`` beyond which every inner integrand is below ``e^(s - V_top)``, negligible (module docstring)."""
-    return max(s, 0.0) + 36.0 + 0.5 * (d - 1) * (1.0 + math.log1p(w))
+def kernel_of(task: str, d: int, L=1.0, frequency: float = 1.0) -> kernels.CertifiedKernel:
+    """The certified kernel of a built-in class or ``mix:NAME=WEIGHT,...`` at scale ``L`` (a number or a ball)."""
+    from lipschitz_icl.tasks.zonal import is_mixture, parse_mixture
+    from lipschitz_icl.validation import check_int
+
+    d = check_int("d", d, minimum=2, maximum=512)
+    if isinstance(task, str) and is_mixture(task):
+        parts = parse_mixture(task)
+        total = math.fsum(w for _, w in parts)
+        return kernels.mixture_kernel([(name, w / total, frequency) for name, w in parts if w > 0], d, L)
+    if task not in TASKS:
+        raise ParameterError("task", f"one of {', '.join(TASKS)} or mix:NAME=WEIGHT,... for the certified method", task)
+    return kernels.builtin_kernel(task, d, L, frequency)
 
 
-def _moments(inner: _Inner, s: arb, wanted: tuple) -> dict:
-    """``om`` and the moments ``M_{k,m}`` (``(k, m)`` in ``wanted``, ``k >= 1``) at a real ball ``s``: balls
-    holding every value over ``s`` and ``w`` (module docstring, inner integrals)."""
-    s_lo, s_hi = arithmetic.low(s), arithmetic.high(s)
-    top = v_top(s_hi, inner.d, inner.w_mid)
-    inner.extend(top)
-    es = s.exp()
-    om, err_om = arb(0), arb(0)
-    acc = {key: arb(0) for key in wanted}
-    err = {key: arb(0) for key in wanted}
-    k_max = max(k for k, _ in wanted)
-    m_max = max(m for _, m in wanted)
-    v_below, v_above = 0.0, None
-    for v_a, v_b, p, nodes, box in inner.panels:
-        if v_b < s_lo - BELOW:
-            v_below = v_b
-            continue
-        if v_a > top:
-            v_above = v_a
-            break
-        for u, weight, pu in nodes:
-            E = es * pu
-            eE = (-E).exp()
-            om += weight * (-(-E).expm1())
-            by_k = [weight * eE]
-            for _ in range(k_max):
-                by_k.append(by_k[-1] * E)
-            by_m = [arb(1)]
-            for _ in range(m_max):
-                by_m.append(by_m[-1] * u)
-            for k, m in wanted:
-                acc[(k, m)] += by_k[k] * by_m[m]
-        mu_abs, u_abs, gamma, p_lo, p_hi = box
-        r_lo, r_hi = (arb(s_lo).exp() * p_lo).lower(), (arb(s_hi).exp() * p_hi).upper()
-        err_om += error_bound(p, mu_abs * r_hi.min(arb(2)))
-        peaks = {k: mu_abs * _peak(k, gamma, r_lo, r_hi) for k in range(1, k_max + 1)}
-        for k, m in wanted:
-            err[(k, m)] += error_bound(p, peaks[k] * u_abs**m)
-    if v_above is None and inner.theta_end < math.pi:
-        v_above = inner.v_end
-    if v_below > 0:
-        floor = arb(s_lo - v_below).exp()  # E >= floor >= e^7 below
-        prob = inner.below_probability(v_below)
-        om += prob * (1 - (-floor).exp()).union(arb(1))
-        for k, m in wanted:
-            acc[(k, m)] += prob * arithmetic.interval(0, 1) * 2**m * floor**k * (-floor).exp()
-    if v_above is not None:
-        ceiling = arb(s_hi - v_above).exp()  # E <= ceiling above
-        om += arithmetic.interval(0, 1) * ceiling
-        for k, m in wanted:
-            acc[(k, m)] += arithmetic.interval(0, 1) * 2**m * ceiling**k
-    out = {key: widen(acc[key], err[key]) for key in wanted}
-    out["om"] = widen(om, err_om)
-    return out
-
-
-# ----------------------------------------------------------------------------- outer (s) integral
-def _terms(name: str, n: int, sigma2, c) -> list:
-    """The monomials of ``name`` with their coefficients at ``(n, sigma^2, c)``: zero ones dropped, equal
-    ``(power, factors)`` merged (so every power of ``psi`` left is ``>= 0``)."""
-    merged: dict[tuple, Any] = {}
-    for coef, power, factors in MONOMIALS[name]:
-        key = (n - power, tuple(sorted(factors)))
-        merged[key] = merged.get(key, 0) + coef(n, sigma2, c)
-    return [(value, power, factors) for (power, factors), value in merged.items() if value != 0]
-
-
-def _value(terms: list, moments: dict):
-    psi = 1 - moments["om"]
-    total = arb(0)
-    for coef, power, factors in terms:
-        term = coef * psi**power
-        for key in factors:
-            term = term * moments[key]
-        total += term
-    return total
-
-
-def _magnitude(terms: list, psi: arb, x_hi: arb, cos_y: arb, g: dict) -> arb:
-    """Upper bound of ``|integrand|`` on an outer rectangle ``[x_lo, x_hi] x i[-y, y]``: ``psi`` is
-    ``psi(x_lo + log cos y)`` (the shift lemma, ``psi`` nonincreasing), and
-    ``|M_{k,m}| <= min(2^m e^(k x_hi) E[e^(-kV)], cos(y)^(-k) 2^m (k/e)^k)`` (module docstring)."""
-    psi = arb(psi.abs_upper())
-    total = arb(0)
-    for coef, power, factors in terms:
-        term = abs(coef) * psi**power
-        for k, m in factors:
-            left = 2**m * (k * x_hi).exp() * g[k]
-            peak = 2**m * (arb(k) / arb(1).exp()) ** k / cos_y**k
-            term = term * left.min(peak)
-        total += term
-    return total
-
-
-def _lower_tail(terms: list, g: dict, s_lo: float) -> arb:
-    """``int_{-inf}^{s_lo} |integrand|``: ``M_{k,m} <= 2^m e^(ks) g_k``, ``psi <= 1``."""
-    total = arb(0)
-    for coef, _, factors in terms:
-        exponent = sum(k for k, _ in factors)
-        term = abs(coef) * arb(s_lo * exponent).exp() / exponent
-        for k, m in factors:
-            term = term * 2**m * g[k]
-        total += term
-    return total
-
-
-def _upper_tail(terms: list, psi_hi: arb, s_hi: float, w_hi: float) -> arb:
-    """``int_{s_hi}^{inf} |integrand|``, per monomial the smaller of two bounds: (a) ``psi <= psi(s_hi)``,
-    ``int M_{k,m} <= 2^m Gamma(k)`` and the other factors at most ``2^m (k/e)^k`` (needs a power of
-    ``psi``); (b) ``E >= x = e^(s - 2w)`` everywhere, so a product of ``j`` factors is at most
-    ``2^(sum m) x^K e^(-j x)`` (``K = sum k``) and its integral at most ``2 x0^(K-1) e^(-j x0) / j`` once
-    ``x0 = e^(s_hi - 2w) >= 2K``."""
-    x0 = arb(s_hi - 2 * w_hi).exp()
-    total = arb(0)
-    for coef, power, factors in terms:
-        bounds = []
-        if power > 0:
-            (k0, m0), rest = factors[0], factors[1:]
-            term = abs(coef) * psi_hi**power * 2**m0 * arb(k0).gamma()
-            for k, m in rest:
-                term = term * 2**m * (arb(k) / arb(1).exp()) ** k
-            bounds.append(term)
-        K, j = sum(k for k, _ in factors), len(factors)
-        if x0 >= 2 * K:
-            bounds.append(abs(coef) * 2 ** sum(m for _, m in factors) * 2 * x0 ** (K - 1) * (-j * x0).exp() / j)
-        if not bounds:
-            return arb.pos_inf()
-        total += min(bounds, key=lambda b: float(b.upper()))
-    return total
-
-
-def _integrate(inner: _Inner, n: int, sigma: float, L: float, names: tuple, rtol: float, scale: dict) -> dict:
-    """Balls of ``int F_name ds`` over the whole line for every ``name`` (module docstring)."""
-    d = inner.d
-    sigma2, c = arithmetic.exact(sigma) ** 2, arithmetic.exact(L) ** 2 / (3 * d)
-    terms = {name: _terms(name, n, sigma2, c) for name in names}
-    budget = {name: rtol * scale[name] for name in names}
-    wanted = tuple(sorted({f for x in names for _, _, fs in terms[x] for f in fs}))
-    g = {k: (-k * inner.w).exp() * laws.phi(d, k * inner.w) for k in sorted({k for k, _ in wanted})}
-    # lower end: the tail bound below the budget's 1e-3 part
-    s_lo = -math.log(n) + 0.5 * (d - 1) * math.log1p(inner.w_mid) - 10.0
-    while any(_lower_tail(terms[x], g, s_lo).abs_upper() > 1e-3 * budget[x] for x in names):
-        s_lo -= 2.0
+# ----------------------------------------------------------------------------- the design of one evaluation
+def _s_range(
+    d: int, w_lo: float, w_hi: float, n_lo: float, n_hi: float, rtol: float = 1e-12, safe: bool = False
+) -> tuple:
+    """Float estimates of where the integrands live (they set the grids, not the result; the tails beyond
+    are bounded, :func:`lipschitz_icl.certified.laplace.integrate`): below ``s_lo`` they fall like ``e^(2 s)``
+    (``n E[e^(-V)] e^s ~ 1`` at their peak ``s*``; ``s_lo`` is ``log(1/rtol)/2 + 4`` below it), above ``s_hi``
+    ``psi^(n-2)`` or ``y >= e^(s - 2w)`` makes them vanish: ``s_hi`` is the exact method's ``V_q + 4.5``, or
+    with ``safe`` False the nearer ``s* + 10`` when that is smaller."""
     from lipschitz_icl.exact.grids import v_quantile
+    from lipschitz_icl.sphere.laws import log_phi
 
-    s_hi = max(v_quantile(d, inner.w_mid, n) + 4.5, s_lo + 4.0)
-    while True:
-        psi_hi = arb((1 - _moments(inner, arb(s_hi), wanted)["om"]).abs_upper())
-        tails_hi = {x: _upper_tail(terms[x], psi_hi, s_hi, arithmetic.high(inner.w)) for x in names}
-        if (
-            all(tails_hi[x].is_finite() and tails_hi[x].abs_upper() <= 1e-3 * budget[x] for x in names)
-            or s_hi > 2 * arithmetic.high(inner.w) + 60
-        ):
-            break
-        s_hi += 3.0
-    width = s_hi - s_lo
-    sums = {x: arb(0) for x in names}
-    errors = {x: arb(0) for x in names}
-    stack = [(b, min(b + 2 * H_S, s_hi)) for b in _steps(s_lo, s_hi, 2 * H_S)]
-    evaluations = 0
-    while stack:
-        a, b = stack.pop()
-        p = panel(a, b, inner.q_outer, _rho_for(b - a, HEIGHT_OUTER))
-        real, height = p.rectangle()
-        cos_y = height.cos()
-        psi = 1 - _moments(inner, arb(arithmetic.low(real) + arithmetic.low(cos_y.log())), wanted)["om"]
-        err = {x: error_bound(p, _magnitude(terms[x], psi, real.upper(), cos_y, g)) for x in names}
-        evaluations += 1
-        if b - a > 1e-3 and any(err[x].abs_upper() > budget[x] * (b - a) / width for x in names):
-            mid = a + (b - a) / 2
-            stack.extend([(a, mid), (mid, b)])
-            continue
-        values = {x: arb(0) for x in names}
-        for node, weight in zip(p.nodes, p.weights):
-            moments = _moments(inner, node, wanted)
-            evaluations += 1
-            for x in names:
-                values[x] += weight * _value(terms[x], moments)
-        for x in names:
-            sums[x] += values[x]
-            errors[x] += err[x]
-    lower = {x: _lower_tail(terms[x], g, s_lo) for x in names}
-    out = {x: widen(sums[x], errors[x] + lower[x] + tails_hi[x]) for x in names}
-    out["info"] = {"s_range": (s_lo, s_hi), "evaluations": evaluations, "inner_panels": len(inner.panels)}
-    return out
+    def log_x1(w: float) -> float:  # log E[e^(-w u)], decreasing in w
+        return float(log_phi(d, w)) - w
+
+    s_lo = -math.log(n_hi) - log_x1(w_lo) - (0.5 * math.log(1.0 / max(rtol, 1e-16)) + 4.0)
+    if n_lo <= 3:
+        s_hi = 2.0 * w_hi + 6.0
+    else:
+        s_hi = min(v_quantile(d, w_hi, int(min(n_lo, 1e300))) + 4.5, 2.0 * w_hi + 6.0)
+        if not safe:
+            s_hi = min(s_hi, -math.log(n_lo) - log_x1(w_hi) + 10.0)
+    return min(s_lo, s_hi - 6.0), s_hi
 
 
-def _orders(rtol: float) -> tuple:
-    """Gauss orders ``(inner, outer)`` for a relative tolerance: the error bounds shrink like ``rho^(-2q)``
-    with ``rho >= 3`` inside and ``rho ~ 2.2`` outside, so ``q ~ log(1/rtol) / log(rho^2)`` plus a margin
-    for the magnitude bounds (they only cost time when too small: panels are halved)."""
-    digits = math.log(1.0 / rtol)
+def _degree(kernel: kernels.CertifiedKernel, w_hi: float, s_hi: float) -> int:
+    """Gegenbauer terms computed exactly: the kernel's degree, or ``4 sqrt(w (s + 2)) + 8`` (the exact
+    method's rule: ``A_1[P_l](s)`` falls like ``exp(-l^2 / (2 w (s + 2)))``) plus the kernel's frequency."""
+    if kernel.degree is not None:
+        return max(kernel.degree, 1)
+    return math.ceil(4.0 * math.sqrt(max(w_hi, 0.0) * (max(s_hi, 0.0) + 2.0)) + 8 + 2.0 * kernel.frequency)
+
+
+def _orders_for(rtol: float) -> tuple:
+    """Gauss orders ``(theta, s)`` for a relative tolerance (``rho >= 2.6`` inside, ``2.6`` outside)."""
+    digits = math.log(1.0 / max(rtol, 1e-16))
     return (
-        min(20, max(8, math.ceil(digits / math.log(9.0)) + 4)),
-        min(22, max(8, math.ceil(digits / math.log(5.0)) + 3)),
+        min(24, max(8, math.ceil(digits / (2 * math.log(2.6))) + 3)),
+        min(26, max(8, math.ceil(digits / (2 * math.log(2.6))) + 5)),
     )
 
 
-def _inner(d: int, w: tuple, rtol: float) -> _Inner:
-    q_inner, q_outer = _orders(rtol)
-    inner = _Inner(d, arithmetic.interval(*w), q_inner)
-    inner.q_outer = q_outer
-    return inner
+@dataclass
+class Design:
+    """What one evaluation (or a family of them, in a ``w*`` search) integrates on."""
+
+    kernel: kernels.CertifiedKernel
+    m: int
+    order: int
+    w_lo: float
+    w_hi: float
+    s_top: float
+    q: int
+    q_s: int
+    want_q: bool
+    grid: Any = None
+
+    def theta_grid(self) -> laplace.ThetaGrid:
+        if self.grid is None:
+            self.grid = laplace.theta_grid(
+                self.kernel,
+                self.m,
+                self.order,
+                max(self.w_lo, 1e-6),
+                max(self.w_hi, 1e-6),
+                self.s_top,
+                self.q,
+                self.q_s,
+                parseval=self.kernel.degree is None,
+                want_q=self.want_q,
+            )
+        return self.grid
+
+    def covers(self, order: int, w_lo: float, w_hi: float, s_hi: float, want_q: bool) -> bool:
+        return (
+            order <= self.order
+            and self.w_lo <= w_lo
+            and w_hi <= self.w_hi
+            and s_hi <= self.s_top
+            and (self.want_q or not want_q)
+        )
 
 
-def _rho_for(width: float, height: float) -> float:
-    """The ellipse parameter whose rectangle has imaginary half-height ``height`` on a panel of ``width``:
-    ``h B = height`` with ``B = (rho - 1/rho)/2``, i.e. ``rho = b + sqrt(b^2 + 1)``, ``b = height / h``
-    (a narrower panel gets a larger ``rho``, so halving a panel shrinks its error geometrically)."""
-    b = height / (0.5 * width)
-    return b + math.sqrt(b * b + 1.0)
+def design(
+    kernel: kernels.CertifiedKernel,
+    w_lo: float,
+    w_hi: float,
+    n_lo: float,
+    n_hi: float,
+    order: int,
+    rtol: float,
+    want_q: bool = False,
+    *,
+    safe: bool = False,
+) -> Design:
+    """The design for ``w`` in ``[w_lo, w_hi]`` and ``n`` in ``[n_lo, n_hi]``, refused up front (on ``w``)
+    beyond :data:`MAX_WORK` or :data:`MAX_DEGREE` (``safe``: for the exact method's farther ``s_hi``)."""
+    d = kernel.d
+    _, s_hi = _s_range(d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi, safe=safe)
+    q, q_s = _orders_for(rtol)
+    work = laplace.estimate_work(d, w_hi, s_hi, q, q_s) * max(1.0, w_hi / max(w_lo, 1e-6)) ** 0.5
+    m = _degree(kernel, w_hi, s_hi)
+    n_text = f"{n_lo:.4g}" if n_lo == n_hi else f"[{n_lo:.4g}, {n_hi:.4g}]"
+    if work > MAX_WORK:
+        raise ParameterError(
+            "w",
+            f"a window whose certified grid fits the budget at n = {n_text}, d = {d} ({work:.2g} > "
+            f"{MAX_WORK:.0e} ball operations: few points dominate the normaliser up to V = {s_hi:.3g}; use a "
+            "smaller w or a larger n, or --method exact)",
+            w_hi if w_lo == w_hi else [w_lo, w_hi],
+        )
+    if m > MAX_DEGREE:
+        raise ParameterError(
+            "w",
+            f"a window whose certified Gegenbauer series fits the budget at n = {n_text}, d = {d} ({m} > "
+            f"{MAX_DEGREE} terms for {kernel.name}; use a smaller w, or --method exact)",
+            w_hi if w_lo == w_hi else [w_lo, w_hi],
+        )
+    return Design(kernel, m, order, w_lo, w_hi, s_hi + 1.0, q, q_s, want_q)
 
 
-def _steps(lo: float, hi: float, step: float) -> list:
-    out, x = [], lo
-    while x < hi - 1e-12:
-        out.append(x)
-        x += step
+# ----------------------------------------------------------------------------- enclosures
+def enclose(
+    kernel: kernels.CertifiedKernel,
+    w,
+    n,
+    sigma,
+    L=None,
+    *,
+    orders: tuple = (0,),
+    rtol: float = 1e-10,
+    want_q: bool = False,
+    plan: Design | None = None,
+    splits: int = 6,
+    precision_bits: int = arithmetic.PRECISION,
+) -> LossEnclosure:
+    """Balls of the noise part, the bias part, the loss and their ``w``-derivatives of orders ``orders``
+    (``0`` to ``3``) holding the values at every point of the box (module docstring): ``w`` in
+    ``[0, 1e8]``, ``n`` an integer or an interval of reals, ``sigma >= 0``, ``L > 0`` (the scale of a
+    built-in class's kernel; None keeps the kernel's own).  ``rtol`` sets the quadratures (the balls are
+    certified whatever it is); ``plan`` reuses a :class:`Design` (a ``w*`` search evaluates many points on
+    one grid); ``splits`` bounds the halvings of an outer panel (0 for a wide ``w`` ball, whose width is its
+    own dependency on ``w``, not the quadrature's)."""
+    order = max(orders) if orders else 0
+    if not set(orders) <= {0, 1, 2, 3}:
+        raise ParameterError("orders", "a subset of (0, 1, 2, 3)", orders)
+    w_ball, w_lo, w_hi = _ball("w", w, 0.0, MAX_W)
+    counts, n_lo, n_hi = _counts(n)
+    sigma_ball, _, _ = _ball("sigma", sigma, 0.0, 1e6)
+    scale = kernel.scale
+    if L is not None:
+        L_ball, _, _ = _ball("L", L, 1e-6, 1e6, positive=True)
+        scale = L_ball * L_ball
+    with arithmetic.precision(precision_bits):
+        sigma2 = sigma_ball * sigma_ball
+        if counts.exact == 1 or (w_hi == 0 and order == 0):
+            return _closed_form(kernel, counts, sigma2, scale, order, w_hi == 0 and counts.exact != 1)
+        _, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi)
+        if plan is None or not plan.covers(order, w_lo, w_hi, s_hi, want_q):
+            plan = design(kernel, w_lo, w_hi, n_lo, n_hi, order, rtol, want_q)
+        grid = plan.theta_grid()
+        names = ("noise", "bias") + (("q",) if want_q else ())
+        weights = {"noise": float(sigma2.mid()) or 0.0, "bias": float(scale.mid()), "q": 0.0}
+        for safe in (False, True):
+            s_lo, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi, rtol, safe)
+            if safe and s_hi > plan.s_top:
+                plan = design(kernel, w_lo, w_hi, n_lo, n_hi, order, rtol, want_q, safe=True)
+                grid = plan.theta_grid()
+            parts = laplace.integrate(
+                grid,
+                w_ball,
+                counts,
+                names,
+                rtol,
+                weights,
+                s_range=(s_lo, min(s_hi, plan.s_top)),
+                scale_w=max(w_hi, 1e-3),
+                max_splits=splits,
+            )
+            if not _upper_tail_large(parts, weights, rtol):
+                break
+    coefficients = parts.coefficients
+    derivatives = {
+        k: Derivative(
+            sigma2 * coefficients["noise"][k] * math.factorial(k), scale * coefficients["bias"][k] * math.factorial(k)
+        )
+        for k in orders
+        if k > 0
+    }
+    info = dict(parts.info, degree=grid.m, theta_nodes=grid.size)
+    q = coefficients["q"][0] if want_q else None
+    return LossEnclosure(sigma2 * coefficients["noise"][0], scale * coefficients["bias"][0], derivatives, q, info)
+
+
+def part_bounds(
+    kernel: kernels.CertifiedKernel,
+    w: tuple,
+    n,
+    sigma,
+    L=None,
+    *,
+    order: int = 2,
+    plan: Design | None = None,
+    precision_bits: int = arithmetic.PRECISION,
+) -> dict:
+    """``{"noise": [B_0, ..., B_order], "bias": [...]}``: ``sup |d^k P/dw^k| <= B_k`` over the box for the noise
+    part and the bias part ``P`` (``w = (lo, hi)``; ``n``, ``sigma``, ``L`` as in :func:`enclose`), by
+    majorants, not by a ball evaluation of the derivative (whose dependency on ``w`` through every
+    ``exp(-w u)`` would inflate it beyond use on a wide piece):
+    :func:`lipschitz_icl.certified.laplace.sup_coefficients` for the noise and bias factors, then
+    ``B_k = k! sigma^2 sup|N_k|`` and ``k! scale sup|B_k|``."""
+    w_ball, w_lo, w_hi = _ball("w", w, 0.0, MAX_W)
+    counts, n_lo, n_hi = _counts(n)
+    sigma_ball, _, _ = _ball("sigma", sigma, 0.0, 1e6)
+    scale = kernel.scale
+    if L is not None:
+        L_ball, _, _ = _ball("L", L, 1e-6, 1e6, positive=True)
+        scale = L_ball * L_ball
+    with arithmetic.precision(precision_bits):
+        s_lo, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi)
+        if plan is None or not plan.covers(order, w_lo, w_hi, s_hi, False):
+            plan = design(kernel, w_lo, w_hi, n_lo, n_hi, order, 1e-6)
+        grid = plan.theta_grid()
+        bounds = laplace.sup_coefficients(
+            grid, w_ball, counts, ("noise", "bias"), s_range=(s_lo, min(s_hi, plan.s_top))
+        )
+        factors = {"noise": arb((sigma_ball * sigma_ball).abs_upper()), "bias": arb(scale.abs_upper())}
+        return {
+            part: [arb((math.factorial(k) * factors[part] * bounds[part][k]).upper()) for k in range(order + 1)]
+            for part in ("noise", "bias")
+        }
+
+
+def derivative_bounds(
+    kernel: kernels.CertifiedKernel,
+    w: tuple,
+    n,
+    sigma,
+    L=None,
+    *,
+    order: int = 2,
+    plan: Design | None = None,
+    precision_bits: int = arithmetic.PRECISION,
+) -> dict:
+    """``{k: B_k}`` for ``k = 0 .. order``: ``sup |d^k L/dw^k| <= B_k`` over the box, the sum of the two parts'
+    bounds of :func:`part_bounds`."""
+    parts = part_bounds(kernel, w, n, sigma, L, order=order, plan=plan, precision_bits=precision_bits)
+    return {k: arb((parts["noise"][k] + parts["bias"][k]).upper()) for k in range(order + 1)}
+
+
+def enclose_on_w_range(kernel: kernels.CertifiedKernel, w: tuple, n, sigma, L=None, *, order: int = 0) -> Derivative:
+    """Balls of ``d^order/dw^order`` of the noise and bias parts holding every point of the box with ``w`` in
+    ``[lo, hi]``, by the mean value theorem: the ball at the centre ``c`` (with ``n``, ``sigma``, ``L`` as
+    given: numbers or intervals) widened by ``r sup |d^(order+1) P/dw^(order+1)|`` (:func:`part_bounds`),
+    ``r`` an upper bound of ``max(hi - c, c - lo)``.  Much narrower than a ball evaluation over the ``w``
+    interval (:func:`enclose`), whose width grows with ``exp(w u)``'s dependency; still, a useful ball needs
+    a narrow ``w`` range (a few percent)."""
+    lo, hi = w
+    if lo == hi:
+        return enclose(kernel, lo, n, sigma, L, orders=(order,)).derivative(order)
+    centre = 0.5 * (lo + hi)
+    radius = (arithmetic.exact(hi) - arithmetic.exact(centre)).max(arithmetic.exact(centre) - arithmetic.exact(lo))
+    at = enclose(kernel, centre, n, sigma, L, orders=(order,)).derivative(order)
+    sups = part_bounds(kernel, (lo, hi), n, sigma, L, order=order + 1)
+    slack = {part: arb(arithmetic.high(radius * sups[part][order + 1])) for part in ("noise", "bias")}
+    return Derivative(at.noise + arb(0, 1) * slack["noise"], at.bias + arb(0, 1) * slack["bias"])
+
+
+def _upper_tail_large(parts, weights: dict, rtol: float) -> bool:
+    """The bound of the integrands beyond ``s_hi`` is above ``rtol/100`` of the loss (then a farther ``s_hi``)."""
+    loss_value = sum(
+        weights.get(name, 0.0) * abs(float(values[0].mid())) for name, values in parts.coefficients.items()
+    )
+    tail = sum(weights.get(name, 0.0) * high for name, (_, high) in parts.info["tails"].items())
+    return tail > 0.01 * rtol * loss_value
+
+
+def _closed_form(kernel, counts, sigma2: arb, scale: arb, order: int, at_zero: bool) -> LossEnclosure:
+    """``n = 1``: ``noise = sigma^2``, ``bias = 2 E[D]``, no ``w`` dependence; ``w = 0``: ``p_i = 1/n``,
+    ``N = 1/n``, ``bias = E[sum_ij p_i p_j (...)] = (2 E[D] + (n - 1) sum_{l>=1} a_l (E Q_l)^2) / n = (n + 1)
+    E[D] / n`` (``E Q_l = 1``)."""
+    mean = kernel.coefficients(1).mean_gap
+    if at_zero:
+        n = counts.n
+        return LossEnclosure(sigma2 / n, scale * (n + 1) * mean / n, {}, None, {"exact": "w = 0"})
+    zero = {k: Derivative(arb(0), arb(0)) for k in range(1, order + 1)}
+    return LossEnclosure(sigma2, scale * 2 * mean, zero, None, {"exact": "n = 1"})
+
+
+def enclose_split(kernel, w, n, sigma, L=None, *, orders=(0,), pieces: tuple = (1, 1), **kwargs) -> LossEnclosure:
+    """:func:`enclose` on ``pieces = (w_pieces, n_pieces)`` geometric pieces of the box, and the union of the
+    balls (each piece's ball holds its values, so the union holds all)."""
+    w_pieces, n_pieces = pieces
+    w_lo, w_hi = tuple(w) if isinstance(w, (tuple, list)) else (w, w)
+    n_lo, n_hi = tuple(n) if isinstance(n, (tuple, list)) else (n, n)
+    out = None
+    for i in range(w_pieces):
+        wa, wb = _geometric(w_lo, w_hi, w_pieces, i)
+        for j in range(n_pieces):
+            na, nb = _geometric(n_lo, n_hi, n_pieces, j)
+            part = enclose(kernel, (wa, wb), (na, nb) if na != nb else na, sigma, L, orders=orders, **kwargs)
+            out = part if out is None else _union(out, part)
+    if out is None:
+        raise ParameterError("pieces", "at least one piece of w and of n", pieces)
     return out
 
 
-# ----------------------------------------------------------------------------- public functions
-def _scales(d: int, n: int, w: float, sigma: float, L: float) -> dict:
-    """Magnitudes (float, from the exact quadrature) that set the absolute tolerances, not the result:
-    every part is held to ``rtol`` times the loss (``q`` to ``rtol`` times itself), a derivative to ``rtol``
-    times ``loss / w``."""
-    from lipschitz_icl.exact.quadrature import exact_parts
+def _geometric(lo: float, hi: float, pieces: int, i: int) -> tuple:
+    if lo == hi or pieces == 1:
+        return lo, hi
+    if lo <= 0:
+        return lo + (hi - lo) * i / pieces, lo + (hi - lo) * (i + 1) / pieces
+    ratio = hi / lo
+    return (lo if i == 0 else lo * ratio ** (i / pieces)), (hi if i == pieces - 1 else lo * ratio ** ((i + 1) / pieces))
 
-    parts = exact_parts("affine", d, w, n)
-    assert parts.affine is not None  # the affine class's quadrature fills its bias
-    loss = sigma * sigma * parts.noise_factor + L * L / (3 * d) * parts.affine
-    return {
-        "noise": loss,
-        "bias": loss,
-        "q": parts.affine,
-        "noise_w": loss / max(w, 1e-3),
-        "bias_w": loss / max(w, 1e-3),
+
+def _union(a: LossEnclosure, b: LossEnclosure) -> LossEnclosure:
+    derivatives = {
+        k: Derivative(
+            a.derivatives[k].noise.union(b.derivatives[k].noise), a.derivatives[k].bias.union(b.derivatives[k].bias)
+        )
+        for k in a.derivatives
     }
+    q = a.q.union(b.q) if a.q is not None and b.q is not None else None
+    return LossEnclosure(a.noise.union(b.noise), a.bias.union(b.bias), derivatives, q, a.info)
 
 
-def _check(d, n, w, sigma, L, task) -> tuple[int, int, tuple[float, float], float, float]:
-    """Validated ``(d, n, w-ball, sigma, L)``; the certified method covers the affine class only."""
-    from lipschitz_icl.problem import L_RANGE, MAX_D, MAX_N, SIGMA_MAX
-    from lipschitz_icl.validation import ParameterError, check_int, check_real
-
-    if task not in TASKS:
-        raise ParameterError("task", "affine for the certified method (relu and zonal kernels are not certified)", task)
-    d = check_int("d", d, minimum=2, maximum=MAX_D)
-    n = check_int("n", n, minimum=1, maximum=MAX_N)
-    sigma = check_real("sigma", sigma, minimum=0.0, maximum=SIGMA_MAX)
-    L = check_real("L", L, minimum=L_RANGE[0], maximum=L_RANGE[1])
-    ends = tuple(w) if isinstance(w, (tuple, list)) else (w, w)
-    lo, hi = (check_real("w", x, minimum=0.0, maximum=MAX_W) for x in ends)
-    if lo > hi:
-        raise ParameterError("w", "an interval [lo, hi] with lo <= hi", list(ends))
-    return d, n, (lo, hi), sigma, L
+def problem_enclosure(problem, w, *, orders: tuple = (0,), rtol: float = 1e-10) -> LossEnclosure:
+    """:func:`enclose` for a :class:`~lipschitz_icl.problem.Problem` (its class's certified kernel at its
+    ``L``, its ``n`` and ``sigma``), or the :class:`ParameterError` naming what is not certified."""
+    kernel = kernels.certified_kernel(problem.task_class)
+    return enclose(kernel, w, problem.n, problem.sigma, orders=orders, rtol=rtol)
 
 
-MAX_W = 1e8
-MAX_INNER_PANELS = 3000  # budget of the inner grid (about V <= 4500): refused beyond, before the work
-
-
+# ----------------------------------------------------------------------------- the former interface
 def loss_enclosure(
     d: int,
     n: int,
@@ -502,21 +520,13 @@ def loss_enclosure(
     *,
     rtol: float = 1e-10,
     task: str = "affine",
+    frequency: float = 1.0,
     precision_bits: int = arithmetic.PRECISION,
 ) -> LossEnclosure:
-    """Certified balls of the noise and bias parts of the affine ICL loss at ``M = w I`` (``w`` a number or
-    a ``(lo, hi)`` pair: then every ``w`` in it); ``rtol`` sets the quadrature tolerances (the balls are
-    certified whatever it is)."""
-    d, n, w, sigma, L = _check(d, n, w, sigma, L, task)
-    with arithmetic.precision(precision_bits):
-        if n == 1:
-            return LossEnclosure(
-                arithmetic.exact(sigma) ** 2, 2 * arithmetic.exact(L) ** 2 / (3 * d), {"exact": "n = 1"}
-            )
-        inner = _inner(d, w, rtol)
-        names = ("noise", "bias") if sigma > 0 else ("bias",)
-        out = _integrate(inner, n, sigma, L, names, rtol, _scales(d, n, inner.w_mid, sigma, L))
-    return LossEnclosure(out.get("noise", arb(0)), out["bias"], out["info"])
+    """Certified balls of the noise and bias parts of the ICL loss of the class ``task`` at ``M = w I``
+    (``w`` a number or a ``(lo, hi)`` pair: then every ``w`` in it)."""
+    kernel = kernel_of(task, d, 1.0, frequency)
+    return enclose(kernel, w, n, sigma, L, rtol=rtol, precision_bits=precision_bits)
 
 
 def loss_derivatives(
@@ -528,36 +538,11 @@ def loss_derivatives(
     orders: tuple = (1,),
     *,
     rtol: float = 1e-10,
+    task: str = "affine",
     precision_bits: int = arithmetic.PRECISION,
 ) -> dict:
-    """``{order: ball}``: certified balls of ``d^k L / dw^k`` (``k`` in ``orders``, 1 to 3; 0 is the loss)
-    holding every ``w`` of the ball ``w`` (``n >= 2``).  ``rtol`` is relative to ``loss / w^k``."""
-    d, n, w, sigma, L = _check(d, n, w, sigma, L, "affine")
-    suffix = {0: "", 1: "_w", 2: "_ww", 3: "_www"}
-    with arithmetic.precision(precision_bits):
-        inner = _inner(d, w, rtol)
-        scale = _scales(d, n, inner.w_mid, sigma, L)
-        parts = ("noise", "bias") if sigma > 0 else ("bias",)
-        names = tuple(p + suffix[k] for k in orders for p in parts)
-        tol = {p + suffix[k]: scale["noise"] / max(inner.w_mid, 1e-3) ** k for k in orders for p in parts}
-        out = _integrate(inner, n, sigma, L, names, rtol, tol)
-    return {k: sum((out[p + suffix[k]] for p in parts), arb(0)) for k in orders} | {"info": out["info"]}
-
-
-def noise_and_q(
-    d: int,
-    n: int,
-    w: float | tuple,
-    sigma: float,
-    L: float,
-    *,
-    rtol: float = 1e-8,
-    precision_bits: int = arithmetic.PRECISION,
-) -> tuple:
-    """Balls of ``sigma^2 E[sum_i p_i^2]`` (nondecreasing in ``w``) and ``c E[(sum_i p_i u_i)^2]``
-    (nonincreasing in ``w``, at most the bias), for lower bounds of the loss over an interval of ``w``."""
-    d, n, w, sigma, L = _check(d, n, w, sigma, L, "affine")
-    with arithmetic.precision(precision_bits):
-        inner = _inner(d, w, rtol)
-        out = _integrate(inner, n, sigma, L, ("noise", "q"), rtol, _scales(d, n, inner.w_mid, sigma, L))
-        return out["noise"], out["q"] * arithmetic.exact(L) ** 2 / (3 * d)
+    """``{order: ball}``: certified balls of ``d^k L / dw^k`` (``k`` in ``orders``, 0 to 3) holding every
+    ``w`` of the ball ``w``, and ``"info"``."""
+    kernel = kernel_of(task, d, 1.0)
+    result = enclose(kernel, w, n, sigma, L, orders=tuple(orders), rtol=rtol, precision_bits=precision_bits)
+    return {k: result.derivative(k).loss for k in orders} | {"info": result.info}

@@ -39,8 +39,8 @@ def rule(q: int) -> tuple:
 class Panel:
     """One panel ``[a, b]``: mapped nodes, weights ``h w_j``, and the rectangle holding ``E_rho``."""
 
-    a: float
-    b: float
+    a: arb
+    b: arb
     q: int
     rho: float
     nodes: tuple
@@ -50,7 +50,7 @@ class Panel:
 
     def rectangle(self) -> tuple:
         """``(real ball [c - hA, c + hA], imaginary half-height hB)`` of the rectangle holding ``E_rho``."""
-        c = (arb(self.a) + arb(self.b)) / 2
+        c = (self.a + self.b) / 2
         rho = arb(self.rho)
         return c + arb(0, 1) * self.half * (rho + 1 / rho) / 2, self.half * (rho - 1 / rho) / 2
 
@@ -59,11 +59,14 @@ class Panel:
         return acb(real, arb(0, 1) * height)
 
 
-def panel(a: float, b: float, q: int, rho: float) -> Panel:
-    """The ``q``-point rule on ``[a, b]`` (``a < b`` doubles, taken exactly) with ellipse parameter ``rho``."""
+def panel(a, b, q: int, rho: float) -> Panel:
+    """The ``q``-point rule on ``[a, b]`` (``a < b``: doubles, taken exactly, or exact balls such as a
+    multiple of ``pi``: a panel ending at ``pi`` must end there exactly, not at the double nearest it) with
+    ellipse parameter ``rho``."""
     x, w = rule(q)
-    half = (arb(b) - arb(a)) / 2
-    centre = (arb(a) + arb(b)) / 2
+    a, b = arb(a), arb(b)
+    half = (b - a) / 2
+    centre = (a + b) / 2
     r = arb(rho)
     factor = half * 64 / 15 * r ** (2 - 2 * q) / (r * r - 1)
     return Panel(a, b, q, rho, tuple(centre + half * xj for xj in x), tuple(half * wj for wj in w), half, factor)

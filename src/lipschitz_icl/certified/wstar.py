@@ -1,32 +1,37 @@
-"""Certified optimal window ``w*`` (affine class): an interval proved to hold the global minimiser of the
-ICL loss ``L(w)`` of ``M = w I`` over the search range ``[1e-3, 1e8]`` (:data:`lipschitz_icl.optimum.W_SEARCH`).
+"""Certified optimal window ``w*``: an interval proved to hold every global minimiser of the ICL loss ``L(w)`` of
+``M = w I`` over the search range ``[1e-3, 1e8]`` (:func:`certified_wstar`), and one-sided statements ``w* <= B``
+or ``w* >= B`` proved without locating ``w*`` (:func:`wstar_bound`).
 
-Every number below is a ball of :mod:`lipschitz_icl.certified.loss`; the float minimiser ``w0`` of
-:func:`lipschitz_icl.optimum.wstar_exact` only says where to look.  The proof:
+Every number below is a ball of :mod:`lipschitz_icl.certified.loss` (any certified class, ``n`` and ``sigma``
+and ``L`` numbers or intervals: then the statement holds at every point of the box, ``w*`` being the
+minimiser at that point).  The proofs use:
 
-1. *A value the minimum does not exceed*: ``U`` = upper end of the ball of ``L(w0)``; ``min L <= U``.
-2. *Monotone lower bounds* (theorems used here): ``N(w) = E[sum_i p_i^2]`` is nondecreasing in ``w``
-   (``d/dw sum_i p_i^2 = 2 Cov_p(p, t) >= 0``: Chebyshev's sum inequality, ``p_i`` increasing in
-   ``t_i``); ``Q(w) = E[(sum_i p_i u_i)^2]``, ``u = 1 - t``, is nonincreasing (``d/dw sum_i p_i u_i =
-   -Var_p(t) <= 0`` and ``sum_i p_i u_i >= 0``); the bias is ``c (Q + E[sum_i p_i^2 (1 - t_i^2)]) >= c Q``.
-   Also ``N >= 1/n`` (Cauchy-Schwarz) and ``Q >= (E[min_i u_i])^2`` (Jensen, and ``sum_i p_i u_i >= min_i u_i``)
-   with ``E[min_i u_i] = int_0^2 (1 - P(t >= 1 - u))^n du`` bounded below by a Riemann sum of its
-   decreasing integrand (certified cap probabilities).  So on ``[a, b]``,
-   ``L(w) >= sigma^2 max(N(a), 1/n) + c max(Q(b), m^2)``: a piece where this exceeds ``U`` holds no
-   minimiser; so do ``[a_R, 1e8]`` and ``[1e-3, b_L]`` when the bound with ``b = inf`` or ``a = 1e-3``
-   exceeds it at ``a_R`` or ``b_L``.
-3. *Shape*: every other piece ``[c - r, c + r]`` of ``[b_L, a_R]`` is proved decreasing or increasing
-   (``L'(c)`` and ``L'(c) -+ r sup |L''|`` of one sign) or convex (``L''(c) - r sup |L'''| > 0``), the
-   ``sup`` over a ball of the piece (mean value form), or halved.
-4. *The sign change*: a run of such pieces must read decreasing, convex, increasing (else undecided);
-   then ``L' < 0`` up to ``D``, ``L'`` is increasing on ``[D, C]`` and ``> 0`` after ``C``.  A run whose
-   ``L`` rises from its left end, or falls into its right end, holds no minimiser (its ends touch
-   excluded pieces, where ``L > U``, unless they are ends of the search range).  In the run that is
-   left, a Newton step from ``w0`` on the certified ``L'(w0)``, ``L''(w0)`` gives ``w1``, and
-   ``L'(w1 (1 - delta)) < 0 < L'(w1 (1 + delta))`` proves the minimiser in
-   ``[w1 (1 - delta), w1 (1 + delta)]`` (``delta`` doubled until both signs are certified).
+1. *A value the minimum does not exceed*: ``U`` = the upper end of the ball of ``L(w0)`` at some ``w0``.
+2. *Monotone lower bounds* (theorems): ``N(w) = E[sum_i p_i^2]`` is nondecreasing in ``w`` (``d/dw sum_i
+   p_i^2 = 2 Cov_p(p, t) >= 0``: Chebyshev's sum inequality, ``p_i`` increasing in ``t_i``) and at least
+   ``1/n``; ``Q(w) = E[(sum_i p_i u_i)^2]``, ``u = 1 - t``, is nonincreasing (``d/dw sum_i p_i u_i = -Var_p(t)
+   <= 0``, ``sum_i p_i u_i >= 0``); and the bias of any zonal kernel is at least ``a_1 Q`` (its ``l = 1``
+   Gegenbauer part is ``a_1 (Q + E[sum_i p_i^2 (1 - t_i^2)])`` and every part is ``>= 0``,
+   :mod:`lipschitz_icl.certified.laplace`).  So ``L(w) >= sigma^2 N(a) > U`` for every ``w >= a``: no minimiser
+   beyond ``a`` (the *right cut*); ``L(w) >= sigma^2/n + a_1 Q(b) > U`` for every ``w <= b``: none below ``b``
+   (the *left cut*).
+3. *Shape between the cuts*, piece by piece ``[a, b]`` with centre ``c`` and half-width ``r``: *increasing*
+   when ``L'(c) - r sup |L''| > 0``, *decreasing* when ``L'(c) + r sup |L''| < 0``, *convex* when ``L''(c) - r
+   sup |L'''| > 0`` (the ``sup`` over a ball evaluation on the piece: the mean value theorem).  A convex
+   piece continues the sign of ``L'`` proved at its inner end (``L'`` increases on it).
+4. ``w* <= B`` (:func:`wstar_bound`, ``side="upper"``): ``L' > 0`` on ``[B, a]`` by pieces from ``B`` and the
+   right cut at ``a`` with ``U = L(B)``: every ``w > B`` has ``L(w) > L(B) >= min L``.  ``w* >= B``: ``L' < 0``
+   on ``[b, B]`` and the left cut at ``b`` (or the search range's end).  The statement is *refuted* by the
+   opposite one-sided proof at ``B`` itself (``w* > B`` proved), and otherwise *undecided*.
+5. Two-sided (:func:`certified_wstar`): a Newton step on the certified ``L'``, ``L''`` from a float guess
+   gives ``w1``; ``L'(w1 (1 - delta)) < 0 < L'(w1 (1 + delta))`` brackets a zero of ``L'``; convex pieces
+   from the bracket outwards, then monotone ones, up to the two cuts with ``U = L(w1)``, prove that every
+   global minimiser lies in ``[w1 (1 - delta), w1 (1 + delta)]``, and the minimum is the ball of ``L`` over it
+   (intersected with ``(-inf, U]``).
 
-Covered: the affine class, ``n >= 2``, ``sigma > 0``.  Cost: some tens of certified loss evaluations.
+Budget: a search is refused up front (a :class:`~lipschitz_icl.validation.ParameterError` from the loss's
+budget, naming it) when one evaluation near the guess is beyond the certified grid's budget, and stops as
+undecided (never proved) after ``seconds`` or :data:`MAX_EVALUATIONS`.
 """
 
 from __future__ import annotations
@@ -36,24 +41,39 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from lipschitz_icl.certified import arithmetic, laws
-from lipschitz_icl.certified.loss import loss_derivatives, loss_enclosure, noise_and_q
+from flint import arb
+
+from lipschitz_icl.certified import arithmetic, kernels, loss
 from lipschitz_icl.validation import ParameterError
 
-__all__ = ["WStarEnclosure", "certified_wstar", "W_SEARCH"]
+__all__ = [
+    "WStarEnclosure",
+    "WStarBound",
+    "Objective",
+    "certified_wstar",
+    "problem_wstar",
+    "wstar_bound",
+    "W_SEARCH",
+    "MAX_EVALUATIONS",
+]
 
 W_SEARCH = (1e-3, 1e8)
-PIECE = 0.008  # first half-width of a piece relative to its centre (then set by the margins)
-CUT_STEP = 1.15  # far-field cuts move outward by this factor
-COARSE = 1e-4  # tolerance of the value and convexity tests (certified whatever it is)
-FAR = 100.0  # the far-field cuts are looked for within this factor of the float minimiser
-NEAR = 0.1  # within this relative distance of the float minimiser convexity is tried first
+MAX_EVALUATIONS = 400
+COARSE = 1e-4  # accuracy of the piece and cut tests (certified whatever it is)
+STEP = 1.3  # the cuts move outward by this factor
+FIRST_PIECE = 0.05  # first relative width of a piece (then 1.5 times wider after a success, halved after a failure)
+MIN_PIECE = 1e-7
+MAX_PIECE = 0.12  # widest piece (relative): beyond it the ball of the third derivative grows past use
+SPAN = 1.3  # a design covers its first window's range widened by this factor each way
 
 
+# ----------------------------------------------------------------------------- results
 @dataclass(frozen=True)
 class WStarEnclosure:
-    """``[low, high]`` proved to hold the global minimiser over the search range (``decided``), or the
-    reason it could not be (``decided`` False; the interval is then what was reached)."""
+    """``[low, high]`` proved to hold every global minimiser over the search range (``decided``), with the
+    minimum loss in ``[loss_low, loss_high]``; when not ``decided`` the minimiser interval is the whole range
+    (``0, inf``) and the loss interval what is certain: ``[sigma^2/n, U]`` (``N >= 1/n``; ``U`` an upper bound
+    of ``L`` at a window, or ``inf`` when none was computed)."""
 
     low: float
     high: float
@@ -64,13 +84,19 @@ class WStarEnclosure:
     info: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        if self.decided:
+            w_star = math.sqrt(self.low * self.high)
+            loss_value = 0.5 * (self.loss_low + self.loss_high)
+        else:
+            w_star = self.guess
+            loss_value = self.loss_high if math.isfinite(self.loss_high) else self.loss_low
         return {
-            "w_star": math.sqrt(self.low * self.high),
+            "w_star": w_star,
             "w_star_low": self.low,
             "w_star_high": self.high,
             "ci_low": self.low,
             "ci_high": self.high,
-            "loss": 0.5 * (self.loss_low + self.loss_high),
+            "loss": loss_value,
             "loss_low": self.loss_low,
             "loss_high": self.loss_high,
             "method": "certified",
@@ -80,239 +106,408 @@ class WStarEnclosure:
         }
 
 
-class _Loss:
-    """Cached certified evaluations for one problem; :meth:`noise_q` holds the lower bounds of step 2."""
+@dataclass(frozen=True)
+class WStarBound:
+    """The one-sided statement ``w* <= bound`` (``side = "upper"``) or ``w* >= bound`` (``"lower"``):
+    ``outcome`` is ``"proved"``, ``"refuted"`` (the opposite strict statement proved) or ``"undecided"``;
+    ``pieces``: what the proof consists of, ``(a, b, kind)`` (kinds ``up``, ``down``, ``convex``, ``cut``)."""
 
-    def __init__(self, d, n, sigma, L):
-        self.d, self.n, self.sigma, self.L = d, n, sigma, L
-        self.points = {}
+    side: str
+    bound: float
+    outcome: str
+    reason: str = ""
+    pieces: tuple = ()
+    info: dict = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- the objective
+class _OutOfTime(Exception):
+    """The search's time or evaluation budget is spent, or an evaluation it needs is beyond the certified
+    grid's budget (the message says which)."""
+
+
+class Objective:
+    """The loss of one problem (a certified kernel; ``n``, ``sigma``, ``L`` numbers or intervals) as certified
+    balls, with the designs (grids) reused across the evaluations of a search and a budget of time and
+    evaluations (:class:`_OutOfTime` when spent)."""
+
+    def __init__(self, kernel, n, sigma, L=None, *, seconds: float = 120.0, evaluations: int = MAX_EVALUATIONS):
+        self.kernel, self.n, self.sigma, self.L = kernel, n, sigma, L
+        self.deadline = time.monotonic() + seconds
+        self.max_evaluations = evaluations
         self.evaluations = 0
-        c = arithmetic.exact(L) ** 2 / (3 * d)
-        self.noise_floor = arithmetic.exact(sigma) ** 2 / n
-        self.q_floor = c * _min_u_mean(d, n) ** 2
+        self.plans: dict = {}
+        self.points: dict = {}
+        self.values: dict = {}
+        self.span = (0.0, 0.0)
+        n_lo = n[0] if isinstance(n, (tuple, list)) else n
+        n_hi = n[1] if isinstance(n, (tuple, list)) else n
+        self.n_range = (float(n_lo), float(n_hi))
+        sig = sigma if isinstance(sigma, (tuple, list)) else (sigma, sigma)
+        self.sigma_low = float(sig[0])
+        scale = kernel.scale if L is None else _square(L)
+        self.a1 = scale * kernel.first_coefficient()
 
-    def noise_q(self, w: float):
-        """Lower bounds ``(sigma^2 max(N(w), 1/n), c max(Q(w), m^2))``."""
-        if w not in self.points:
-            self.evaluations += 1
-            noise, q = noise_and_q(self.d, self.n, w, self.sigma, self.L, rtol=COARSE)
-            self.points[w] = (noise.max(self.noise_floor), q.max(self.q_floor))
-        return self.points[w]
+    def _plan(self, order: int, w_lo: float, w_hi: float, rtol: float, want_q: bool):
+        """A design for ``[w_lo, w_hi]`` at the accuracy tier of ``rtol`` (``>= 1e-4``, ``>= 1e-7``, finer),
+        reused while the evaluations stay inside its range (:attr:`span` widens a new one)."""
+        tier = 0 if rtol >= 1e-4 else (1 if rtol >= 1e-7 else 2)
+        rtol = (1e-4, 1e-6, rtol)[tier]
+        key = (order, want_q, tier)
+        plan = self.plans.get(key)
+        if plan is None or plan.w_lo > w_lo or plan.w_hi < w_hi:
+            lo, hi = w_lo / SPAN, w_hi * SPAN
+            if self.span[0]:
+                lo, hi = min(lo, self.span[0]), max(hi, self.span[1])
+            self.span = (0.0, 0.0)
+            try:
+                plan = loss.design(self.kernel, lo, hi, *self.n_range, order, rtol, want_q)
+            except ParameterError:
+                plan = loss.design(self.kernel, w_lo, w_hi, *self.n_range, order, rtol, want_q)
+            self.plans[key] = plan
+        return plan
 
-    def derivatives(self, w, orders, rtol):
+    def at(
+        self, w, orders: tuple = (0,), rtol: float = COARSE, want_q: bool = False, splits: int = 6
+    ) -> loss.LossEnclosure:
+        """The certified enclosure at ``w`` (a number or a ``(lo, hi)`` piece)."""
+        if self.evaluations >= self.max_evaluations or time.monotonic() > self.deadline:
+            raise _OutOfTime(f"out of budget after {self.evaluations} evaluations")
         self.evaluations += 1
-        return loss_derivatives(self.d, self.n, w, self.sigma, self.L, orders, rtol=rtol)
+        lo, hi = (w, w) if not isinstance(w, tuple) else w
+        try:
+            plan = self._plan(max(orders), lo, hi, rtol, want_q)
+            return loss.enclose(
+                self.kernel,
+                w,
+                self.n,
+                self.sigma,
+                self.L,
+                orders=orders,
+                rtol=rtol,
+                want_q=want_q,
+                plan=plan,
+                splits=splits,
+            )
+        except ParameterError as exc:
+            raise _OutOfTime(f"an evaluation at w = {w} is beyond the certified budget: {exc}") from None
+
+    def slope(self, w, rtol: float = COARSE) -> arb:
+        return self.at(w, (1,), rtol).derivative(1).loss
+
+    # ----- the shape of L on a piece (module docstring, step 3)
+    def point(self, c: float) -> loss.LossEnclosure:
+        """The value, ``q`` and the first two derivatives at ``c`` (cached)."""
+        if c not in self.points:
+            self.points[c] = self.at(c, (0, 1, 2), want_q=True)
+        return self.points[c]
+
+    def value(self, x: float) -> loss.LossEnclosure:
+        """The value and ``q`` at ``x`` (cached; a point with derivatives serves too)."""
+        if x in self.points:
+            return self.points[x]
+        if x not in self.values:
+            self.values[x] = self.at(x, (0,), want_q=True)
+        return self.values[x]
+
+    def shape(self, a: float, b: float) -> tuple:
+        """``(low, high, curvature)``: bounds of the slope on ``[a, b]`` and a lower bound of the second
+        derivative there, by Taylor's theorem at the centre ``c`` with the remainder from a ball evaluation of
+        the third derivative ``T`` over the piece: the slope at ``c + z`` lies in ``L1 + L2 z + T z^2/2`` and the
+        second derivative in ``L2 + T z`` (``|z| <= r``; ``L1``, ``L2`` the first and second derivatives at
+        ``c``)."""
+        c, r = 0.5 * (a + b), arithmetic.exact(0.5 * (b - a))
+        point = self.point(c)
+        first, second = point.derivative(1).loss, point.derivative(2).loss
+        third = arb(abs(self.at((a, b), (1, 2, 3), rtol=1e-3).derivative(3).loss).abs_upper())
+        spread = arb(abs(second).abs_upper()) * r + third * r * r / 2
+        return first - spread, first + spread, second - third * r
+
+    def noise_floor(self, x: float) -> arb:
+        """A lower bound of ``L`` at every ``w >= x``: ``sigma^2 N(x)`` (``N`` nondecreasing)."""
+        return self.value(x).noise
+
+    def bias_floor(self, x: float) -> arb:
+        """A lower bound of the bias at every ``w <= x``: ``a_1 Q(x)`` (``Q`` nonincreasing), with the noise
+        floor ``sigma^2/n`` added."""
+        floor = arithmetic.exact(self.sigma_low) ** 2 / self.n_range[1]
+        q = self.value(x).q
+        if q is None:
+            raise ValueError("the bias floor needs Q (the objective evaluates with want_q)")
+        return floor + self.a1 * q.nonnegative_part()
 
 
-def _min_u_mean(d: int, n: int, steps: int = 256):
-    """A lower bound of ``E[min_i u_i] = int_0^2 (1 - P(t >= 1 - u))^n du`` (``u_i = 1 - t_i``): the lower
-    Riemann sum of the decreasing integrand on ``steps`` equal cells."""
-    total = arithmetic.exact(0)
-    for j in range(1, steps + 1):
-        u = arithmetic.exact(2) * j / steps
-        total += (1 - laws.cap_probability(d, 1 - u)) ** n
-    return (total * 2 / steps).lower()
+def _square(L) -> arb:
+    if isinstance(L, (tuple, list)):
+        ball = arithmetic.interval(*L)
+    else:
+        ball = arithmetic.exact(L)
+    return ball * ball
 
 
+# ----------------------------------------------------------------------------- walks between a point and a cut
+def _walk(f: Objective, start: float, direction: int, sign_at_start: int, U: arb, pieces: list) -> str | None:
+    """Show that no global minimiser lies beyond ``start`` (``direction = +1``: in ``(start, 1e8]``; ``-1``: in
+    ``[1e-3, start)``), piece by piece (module docstring, steps 2-3): a piece ``[x, y]`` is *excluded* when the
+    monotone floors exceed ``U`` on it (``sigma^2 N(x) + a_1 Q(y) > U``), or the slope has the sign
+    ``direction`` on it (*up*/*down*, or *convex* continuing a sign proved at its inner end); the walk ends at a
+    cut (``sigma^2 N(x) > U``: nothing beyond ``x`` on the right; ``sigma^2/n + a_1 Q(x) > U``: nothing below on
+    the left) or at the search range's end.  ``None`` on success, else the reason."""
+    x = start
+    h = FIRST_PIECE
+    known = sign_at_start == direction
+    end = W_SEARCH[1] if direction > 0 else W_SEARCH[0]
+    while True:
+        if direction > 0 and f.noise_floor(x) > U:
+            pieces.append((x, math.inf, "cut"))
+            return None
+        if direction < 0 and f.bias_floor(x) > U:
+            pieces.append((0.0, x, "cut"))
+            return None
+        while True:
+            y = min(x * (1 + h), end) if direction > 0 else max(x / (1 + h), end)
+            a, b = (x, y) if direction > 0 else (y, x)
+            if f.noise_floor(a) + f.bias_floor(b) - arithmetic.exact(f.sigma_low) ** 2 / f.n_range[1] > U:
+                kind = "excluded"
+                break
+            low, high, curvature = f.shape(a, b)
+            if (direction > 0 and low > 0) or (direction < 0 and high < 0):
+                kind = "up" if direction > 0 else "down"
+                break
+            if known and curvature > 0:
+                kind = "convex"
+                break
+            h *= 0.5
+            if h < MIN_PIECE:
+                return f"no shape shown for L on a piece next to w = {x:.6g}"
+        pieces.append((a, b, kind))
+        known = kind != "excluded"
+        x = y
+        if x == end:
+            pieces.append((x, x, "end"))
+            return None
+        h = min(1.5 * h, MAX_PIECE if kind != "excluded" else 1.0)
+
+
+# ----------------------------------------------------------------------------- one-sided bounds
+def wstar_bound(
+    kernel,
+    n,
+    sigma,
+    L,
+    bound: float,
+    side: str = "upper",
+    *,
+    anchor: float | None = None,
+    seconds: float = 60.0,
+    evaluations: int = MAX_EVALUATIONS,
+) -> WStarBound:
+    """Decide ``w* <= bound`` (``side="upper"``) or ``w* >= bound`` (``"lower"``) for the certified kernel at
+    ``n``, ``sigma``, ``L`` (numbers or intervals; then at every point of the box) without locating ``w*``
+    (module docstring, step 4).  ``U`` is the smaller of the loss's upper ends at ``bound`` and at ``anchor``
+    (any window, best near ``w*``: the monotone floors then exclude more).  When the statement's own walk
+    does not close and the slope at ``bound`` has the other sign, the opposite strict statement is tried
+    (``refuted`` when it closes)."""
+    if side not in ("upper", "lower"):
+        raise ParameterError("side", "upper or lower", side)
+    if not W_SEARCH[0] < bound < W_SEARCH[1]:
+        raise ParameterError("bound", f"inside the search range ({W_SEARCH[0]:g}, {W_SEARCH[1]:g})", bound)
+    _check_problem(n, sigma)
+    f = Objective(kernel, n, sigma, L, seconds=seconds, evaluations=evaluations)
+    lo, hi = (min(bound, anchor), max(bound, anchor)) if anchor else (bound, bound)
+    f.span = (lo / 1.3, hi * 1.6)
+    start = time.monotonic()
+    direction = 1 if side == "upper" else -1
+    try:
+        at = f.point(bound)
+        U = arb(at.loss.upper())
+        if anchor is not None and W_SEARCH[0] < anchor < W_SEARCH[1]:
+            U = U.min(arb(f.value(anchor).loss.upper()))
+        slope = at.derivative(1).loss
+        sign = 1 if slope > 0 else (-1 if slope < 0 else 0)
+        attempts = [(direction, "proved"), (-direction, "refuted")]
+        if sign == -direction:  # the slope at the bound points the other way: try the opposite first
+            attempts.reverse()
+        reason = f"the sign of dL/dw at w = {bound:.6g} is not certain"
+        for way, outcome in attempts:
+            if way == -direction and sign != -direction:
+                continue  # the opposite statement needs the slope at the bound to point its way
+            pieces: list = []
+            failed = _walk(f, bound, way, sign, U, pieces)
+            if failed is None:
+                note = "" if outcome == "proved" else "the opposite strict bound is proved"
+                return WStarBound(side, bound, outcome, note, tuple(pieces), _info(f, start))
+            reason = failed
+    except _OutOfTime as exc:
+        reason = str(exc)
+    return WStarBound(side, bound, "undecided", reason, (), _info(f, start))
+
+
+def _info(f: Objective, start: float) -> dict:
+    return {"evaluations": f.evaluations, "seconds": time.monotonic() - start}
+
+
+def _check_problem(n, sigma) -> None:
+    n_lo = n[0] if isinstance(n, (tuple, list)) else n
+    s_lo = sigma[0] if isinstance(sigma, (tuple, list)) else sigma
+    if n_lo < 2:
+        raise ParameterError("n", ">= 2 for w* (at n = 1 the loss does not depend on w)", n)
+    if not s_lo > 0:
+        raise ParameterError(
+            "sigma",
+            "> 0 for the certified w* (at sigma = 0 the loss is the bias alone, which keeps falling as w "
+            "grows: no minimiser inside the search range)",
+            sigma,
+        )
+
+
+# ----------------------------------------------------------------------------- two-sided
 def certified_wstar(
-    d: int, n: int, sigma: float, L: float, *, rel_width: float = 1e-6, task: str = "affine", seconds: float = 600.0
+    d: int,
+    n,
+    sigma,
+    L,
+    *,
+    rel_width: float = 1e-6,
+    task: str = "affine",
+    frequency: float = 1.0,
+    kernel=None,
+    guess: float | None = None,
+    seconds: float = 120.0,
 ) -> WStarEnclosure:
-    """The certified ``w*`` interval (module docstring), of relative width about ``rel_width``."""
-    from lipschitz_icl.optimum import wstar_exact
+    """The certified ``w*`` interval of relative width about ``rel_width`` (module docstring, step 5) for the
+    class ``task`` (or a given certified ``kernel``) at ``n``, ``sigma``, ``L``."""
+    _check_problem(n, sigma)
+    if kernel is None:
+        kernel = loss.kernel_of(task, d, 1.0, frequency)
+    start = time.monotonic()
+    if guess is None:
+        guess = _float_guess(kernel, task, d, n, sigma, L, frequency)
+    floor = arithmetic.exact(sigma[0] if isinstance(sigma, (tuple, list)) else sigma) ** 2
+    floor = floor / (n[1] if isinstance(n, (tuple, list)) else n)
+    info: dict[str, Any] = {"search_range": list(W_SEARCH)}
+    if not W_SEARCH[0] * 1.01 < guess < W_SEARCH[1] / 1.01:
+        info["at_search_bound"] = True
+        return _undecided(guess, "the float minimiser is at an end of the search range", info, start, None, floor, 0)
+    n_lo, n_hi = _n_range(n)
+    loss.design(kernel, guess / 2, guess * 2, n_lo, n_hi, 2, 1e-9)  # refuse up front beyond the budget
+    f = Objective(kernel, n, sigma, L, seconds=seconds)
+    f.span = (guess / 1.5, guess * 1.6)
+    U = None
+    try:
+        w1 = _newton(f, guess)
+        low, high = _bracket(f, w1, rel_width)
+        if low is None:
+            return _undecided(guess, "the sign change of dL/dw was not certified", info, start, U, floor, f.evaluations)
+        U = arb(f.at(w1, rtol=1e-10).loss.upper())
+        right: list = []
+        left: list = []
+        reason = _walk(f, high, 1, 1, U, right) or _walk(f, low, -1, -1, U, left)
+        info["pieces"] = [list(p) for p in left[::-1] + right]
+        if reason is not None:
+            return _undecided(w1, reason, info, start, U, floor, f.evaluations)
+        at = f.at((low, high), rtol=1e-10).loss
+    except _OutOfTime as exc:
+        return _undecided(guess, str(exc), info, start, U, floor, f.evaluations)
+    info.update(evaluations=f.evaluations, seconds=time.monotonic() - start, at_search_bound=False)
+    loss_low = arithmetic.low(at)
+    loss_high = min(arithmetic.high(at), arithmetic.high(U))
+    return WStarEnclosure(low, high, w1, True, loss_low, loss_high, info)
+
+
+def _n_range(n) -> tuple:
+    if isinstance(n, (tuple, list)):
+        return float(n[0]), float(n[1])
+    return float(n), float(n)
+
+
+def _float_guess(kernel, task, d, n, sigma, L, frequency) -> float:
+    """A start (not a result): the exact float minimiser for the affine class, the asymptotic one for the
+    other built-in classes, a coarse certified scan otherwise."""
+    from lipschitz_icl.optimum import wstar_asymptotic, wstar_exact
     from lipschitz_icl.problem import make_problem
 
-    if task != "affine":
-        raise ParameterError("task", "affine for the certified method (relu and zonal kernels are not certified)", task)
-    problem = make_problem("affine", d, n, L, sigma)
-    if n < 2 or sigma <= 0:
-        raise ParameterError(
-            "n" if n < 2 else "sigma",
-            ">= 2 and sigma > 0 for w* (else the loss has no interior minimiser)",
-            n if n < 2 else sigma,
-        )
-    start = time.perf_counter()
-    deadline = start + seconds
-    guess = wstar_exact(problem)
-    w0 = guess.w_star.value
-    f = _Loss(d, n, sigma, L)
-    info: dict[str, Any] = {"search_range": list(W_SEARCH)}
-    if guess.inconclusive:
-        return _undecided(w0, guess, "the float minimiser is at an end of the search range", info, start, f)
-    try:
-        upper = loss_enclosure(d, n, w0, sigma, L, rtol=1e-10).loss.upper()
-        cuts = _far_cuts(f, w0, upper)
-        if cuts is None:
-            return _undecided(w0, guess, f"no far-field cut within a factor {FAR:g} of the minimiser", info, start, f)
-        info["cuts"] = list(cuts)
-        pieces = _pieces(f, cuts[0], cuts[1], upper, w0, deadline)
-    except ParameterError as exc:  # the certified grid refuses a window (few points dominate)
-        return _undecided(w0, guess, f"a certified evaluation was refused: {exc}", info, start, f)
-    if pieces is None:
-        return _undecided(w0, guess, "convexity not proved in time between the far-field cuts", info, start, f)
-    runs = _runs(pieces)
-    info["runs"] = [[run[0][0], run[-1][1], "".join(k[0] for _, _, k in run)] for run in runs]
-    found = [_candidates(f, run) for run in runs]
-    if "pattern" in found:
-        return _undecided(w0, guess, "a run of pieces is not decreasing, convex, then increasing", info, start, f)
-    survivors = [c for c in found if c is not None]
-    if len(survivors) != 1:
-        return _undecided(w0, guess, f"{len(survivors)} runs may hold the minimiser", info, start, f)
-    a, b = survivors[0]
-    low, high = _bracket(f, w0, a, b, rel_width, deadline)
-    info["at_search_bound"] = low is not None and (low <= W_SEARCH[0] or high >= W_SEARCH[1])
-    info["evaluations"] = f.evaluations
-    info["seconds"] = time.perf_counter() - start
-    if low is None:
-        return _undecided(w0, guess, "the sign change of L' was not certified", info, start, f)
-    # the minimum of L is L(w) for a w in [low, high]: L(c) -+ r sup |L'| there (mean value theorem)
-    c, r = 0.5 * (low + high), arithmetic.exact(0.5 * (high - low))
-    at_c = loss_enclosure(d, n, c, sigma, L, rtol=1e-10).loss
-    slope = abs(f.derivatives((low, high), (1,), 1e-8)[1]).abs_upper()
-    return WStarEnclosure(
-        low,
-        high,
-        w0,
-        True,
-        arithmetic.low(at_c - r * slope),
-        min(arithmetic.high(at_c + r * slope), arithmetic.high(upper)),
-        info,
+    n_mid = n if not isinstance(n, (tuple, list)) else int(math.sqrt(n[0] * n[1]))
+    s_mid = sigma if not isinstance(sigma, (tuple, list)) else math.sqrt(sigma[0] * sigma[1])
+    L_mid = 1.0 if L is None else (L if not isinstance(L, (tuple, list)) else math.sqrt(L[0] * L[1]))
+    name = task if task in ("affine", "relu", "cosine") else None
+    if name is None:
+        return _certified_scan(kernel, n_mid, s_mid, L_mid)
+    problem = make_problem(name, d, n_mid, L_mid, s_mid, **({"frequency": frequency} if name == "cosine" else {}))
+    result = wstar_exact(problem) if name == "affine" else wstar_asymptotic(problem)
+    return float(result.w_star.value)
+
+
+def _certified_scan(kernel, n, sigma, L) -> float:
+    """A coarse start from the certified loss on a log grid of ``w`` (for a prior without a float method)."""
+    best, value = 1.0, math.inf
+    for k in range(-2, 9):
+        w = 10.0 ** (k / 2)
+        try:
+            x = float(loss.enclose(kernel, w, n, sigma, L, rtol=1e-4).loss.mid())
+        except ParameterError:
+            break
+        if x < value:
+            best, value = w, x
+    return best
+
+
+def problem_wstar(problem, *, rel_width: float = 1e-6, seconds: float = 600.0) -> WStarEnclosure:
+    """:func:`certified_wstar` for a :class:`~lipschitz_icl.problem.Problem` (its class's certified kernel,
+    or the :class:`ParameterError` naming what is not certified); the start is the class's own float guess
+    (a prior given by its kernel: its leading-order guess)."""
+    _check_problem(problem.n, problem.sigma)
+    kernel = kernels.certified_kernel(problem.task_class)
+    task = getattr(problem.task_class, "name", "")
+    frequency = getattr(problem.task_class, "frequency", 1.0)
+    if task in ("affine", "relu", "cosine"):
+        guess = _float_guess(kernel, task, problem.d, problem.n, problem.sigma, problem.L, frequency)
+    elif hasattr(problem.task_class, "wstar_guess"):
+        guess = float(problem.task_class.wstar_guess(problem.n, problem.sigma))
+    else:
+        guess = None
+    return certified_wstar(
+        problem.d,
+        problem.n,
+        problem.sigma,
+        None,
+        rel_width=rel_width,
+        task=task,
+        kernel=kernel,
+        guess=guess,
+        seconds=seconds,
     )
 
 
-def _undecided(w0, guess, reason, info, start, f):
-    info.update(reason=reason, evaluations=f.evaluations, seconds=time.perf_counter() - start)
-    return WStarEnclosure(0.0, math.inf, w0, False, guess.loss.value, guess.loss.value, info)
+def _newton(f: Objective, w: float) -> float:
+    """Newton steps on the certified ``L'``, ``L''`` (midpoints) from ``w`` until the step is below ``1e-8 w``."""
+    for _ in range(12):
+        e = f.at(w, (1, 2), rtol=1e-9)
+        first, second = e.derivative(1).loss, e.derivative(2).loss
+        if not second > 0:
+            return w
+        step = float((first / second).mid())
+        nxt = min(max(w - step, w / 2), w * 2)
+        if abs(nxt - w) < 1e-8 * w:
+            return nxt
+        w = nxt
+    return w
 
 
-def _far_cuts(f: _Loss, w0: float, upper) -> tuple | None:
-    """``(b_L, a_R)``: ``c Q(b_L) > U`` and ``sigma^2 N(a_R) > U`` (step 2), the left cut stopping at the
-    range's end; None for a cut not found within a factor :data:`FAR` of ``w0``."""
-    a = w0 * CUT_STEP
-    while not f.noise_q(a)[0] + f.q_floor > upper:
-        a *= CUT_STEP
-        if a > min(w0 * FAR, W_SEARCH[1]):
-            return None
-    b = max(w0 / CUT_STEP, W_SEARCH[0])
-    while b > W_SEARCH[0] and not f.noise_floor + f.noise_q(b)[1] > upper:
-        b = max(b / CUT_STEP, W_SEARCH[0])
-        if b < w0 / FAR:
-            return None
-    return b, a
-
-
-def _pieces(f: _Loss, lo: float, hi: float, upper, w0: float, deadline) -> list | None:
-    """Pieces covering ``[lo, hi]`` left to right, each ``(a, b, kind)`` with kind ``excluded`` (value
-    bound) or ``convex``; a piece that is neither is halved; the next piece's width follows the last
-    margin (a value-bound exclusion counts as margin 1).  None when a piece shrinks below ``1e-6``
-    relative or the time runs out."""
-    out, a, half = [], lo, PIECE
-    while a < hi:
-        if time.perf_counter() > deadline:
-            return None
-        b = min(a * (1 + half) / (1 - half), hi)
-        kind, margin = _piece(f, a, b, upper, w0)
-        if kind is None:
-            half *= 0.5
-            if half < 1e-6:
-                return None
-            continue
-        out.append((a, b, kind))
-        a = b
-        # the convexity test's overestimate grows about like half^2: aim the next margin at 0.3
-        half = min(2 * half, half * math.sqrt(0.7 / max(1.0 - margin, 0.175)), 0.2)
-    return out
-
-
-def _piece(f: _Loss, a: float, b: float, upper, w0: float) -> tuple:
-    """``("excluded", 1)`` when the value bound exceeds ``U``; else, trying first what is likelier at this
-    distance from ``w0`` (the sign of ``L'`` away from it, convexity near it): ``("down" | "up", margin)``
-    when ``L'`` at the centre, less ``r`` times the largest ``|L''|`` on the piece, keeps its sign;
-    ``("convex", margin)`` when ``L''`` at the centre exceeds ``r`` times the largest ``|L'''|`` on it
-    (``margin``: that difference over the centre's value); else ``(None, 0)``."""
-    if f.noise_q(a)[0] + f.noise_q(b)[1] > upper:
-        return "excluded", 1.0
-    c = 0.5 * (a + b)
-    tests = (_monotone, _convex) if abs(c / w0 - 1) > NEAR else (_convex, _monotone)
-    for test in tests:
-        kind, margin = test(f, a, b)
-        if kind is not None:
-            return kind, margin
-    return None, 0.0
-
-
-def _convex(f: _Loss, a: float, b: float) -> tuple:
-    c, r = 0.5 * (a + b), arithmetic.exact(0.5 * (b - a))
-    second = f.derivatives(c, (2,), 1e-3)[2]
-    third = f.derivatives((a, b), (3,), 1e-2)[3]
-    low = second - r * abs(third).abs_upper()
-    return ("convex", float((low / second).mid())) if low > 0 else (None, 0.0)
-
-
-def _monotone(f: _Loss, a: float, b: float) -> tuple:
-    c, r = 0.5 * (a + b), arithmetic.exact(0.5 * (b - a))
-    first = f.derivatives(c, (1,), 1e-4)[1]
-    slope = r * abs(f.derivatives((a, b), (2,), 1e-2)[2]).abs_upper()
-    if first - slope > 0:
-        return "up", float(((first - slope) / first).mid())
-    if first + slope < 0:
-        return "down", float(((first + slope) / first).mid())
-    return None, 0.0
-
-
-def _runs(pieces: list) -> list:
-    """Maximal runs of consecutive pieces that are not excluded: lists of ``(a, b, kind)``."""
-    out: list[list] = []
-    for piece in pieces:
-        if piece[2] == "excluded":
-            continue
-        if out and out[-1][-1][1] == piece[0]:
-            out[-1].append(piece)
-        else:
-            out.append([piece])
-    return out
-
-
-def _sign(f: _Loss, w: float, rtol: float = 1e-8) -> int:
-    """+1 or -1 when ``L'(w)`` is certainly positive or negative, else 0."""
-    first = f.derivatives(w, (1,), rtol)[1]
-    return 1 if first > 0 else (-1 if first < 0 else 0)
-
-
-def _candidates(f: _Loss, run: list):
-    """Where the run can hold the global minimiser: ``None`` (nowhere), ``(D, C)`` (``L' < 0`` left of
-    ``D``, increasing on ``[D, C]``, ``> 0`` right of ``C``), or ``"pattern"`` when the kinds are not
-    down* convex* up* (step 4).  The run's ends touch excluded pieces (``L > U``), unless they are the
-    ends of the search range: a run whose ``L`` increases from its left end, or decreases into its right
-    end, holds no minimiser."""
-    order = {"down": 0, "convex": 1, "up": 2}
-    kinds = [order[k] for _, _, k in run]
-    if kinds != sorted(kinds):
-        return "pattern"
-    a, b = run[0][0], run[-1][1]
-    downs = [p for p in run if p[2] == "down"]
-    convex = [p for p in run if p[2] == "convex"]
-    left = downs[-1][1] if downs else a
-    right = convex[-1][1] if convex else left
-    if left == a and a > W_SEARCH[0] and (not convex or _sign(f, a, 1e-6) > 0):
-        return None
-    if right == b and b < W_SEARCH[1] and (not convex or _sign(f, b, 1e-6) < 0):
-        return None
-    return left, right
-
-
-def _bracket(f: _Loss, w0: float, a: float, b: float, rel_width: float, deadline) -> tuple:
-    """``(low, high)`` in ``[a, b]`` with ``L'(low) < 0 < L'(high)`` (step 4), or ``(None, None)``; an end
-    of ``[a, b]`` counts as certified (the sign outside it is known)."""
-    if a == b:
-        return a, b
-    derivs = f.derivatives(min(max(w0, a), b), (1, 2), 1e-10)
-    w1 = float((arithmetic.exact(min(max(w0, a), b)) - derivs[1] / derivs[2]).mid())
-    w1 = min(max(w1, a), b)
+def _bracket(f: Objective, w1: float, rel_width: float) -> tuple:
+    """``(low, high)`` with ``L'(low) < 0 < L'(high)`` around ``w1``, or ``(None, None)``."""
     delta = 0.5 * rel_width
-    while delta < 0.5 and time.perf_counter() < deadline:
-        low, high = max(a, w1 * (1 - delta)), min(b, w1 * (1 + delta))
-        rtol = max(1e-12, 0.05 * delta)
-        if (low == a or _sign(f, low, rtol) < 0) and (high == b or _sign(f, high, rtol) > 0):
+    while delta < 0.25:
+        low, high = w1 * (1 - delta), w1 * (1 + delta)
+        rtol = max(1e-12, 0.02 * delta)
+        if f.slope(low, rtol) < 0 and f.slope(high, rtol) > 0:
             return low, high
         delta *= 2
     return None, None
+
+
+def _undecided(w0, reason, info, start, U, floor, evaluations) -> WStarEnclosure:
+    info.update(reason=reason, evaluations=evaluations, seconds=time.monotonic() - start)
+    info.setdefault("at_search_bound", False)
+    high = arithmetic.high(U) if U is not None else math.inf
+    return WStarEnclosure(0.0, math.inf, w0, False, arithmetic.low(floor), high, info)

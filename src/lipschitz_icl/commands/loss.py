@@ -2,16 +2,19 @@
 
 JSON keys: ``loss``, ``ci_low``, ``ci_high``, ``bias``, ``noise`` (plus standard errors, ``method``;
 ``converged`` for ``exact``: false, the accuracy was not certified, exits 3);
-``--method certified`` (affine class) adds ``loss_low``/``loss_high``, ``bias_low``/``bias_high``,
-``noise_low``/``noise_high``: intervals proved to hold the true values (:mod:`lipschitz_icl.certified.loss`,
-python-flint ball arithmetic), and ``ci_low``/``ci_high`` are the loss's.
+``--method certified`` adds ``loss_low``/``loss_high``, ``bias_low``/``bias_high``, ``noise_low``/``noise_high``:
+intervals proved to hold the true values (:mod:`lipschitz_icl.certified.loss`, python-flint ball arithmetic),
+and ``ci_low``/``ci_high`` are the loss's.  Certified classes: affine, relu, cosine, their mixtures and a
+``--kernel`` analytic in ``t`` on ``[-1, 1]``; any other is refused (exit 2) naming what is not certified.
 Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
 Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6``, a memory budget
 (:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`) and the work budget of a command
 (:mod:`lipschitz_icl.budget`: estimated seconds; the refusal names the largest ``--contexts`` within it);
 ``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``;
 ``asymptotic`` only inside its regime, ``rho = max(R_d(w)/n, next-order noise term) <= 0.05``: outside, exit 2
-naming the smallest ``--n`` inside it; JSON ``regime`` is ``rho``, :mod:`lipschitz_icl.loss.asymptotic`).
+naming the smallest ``--n`` inside it; JSON ``regime`` is ``rho``, :mod:`lipschitz_icl.loss.asymptotic`);
+``certified`` any ``n <= 1e150`` within a work budget known before any work (few points dominate the
+normaliser at small ``n`` and large ``w``: refused there, naming the budget).
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ def add_arguments(parser) -> None:
         choices=METHODS + ("certified",),
         default="averaged",
         help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
-        "asymptotic (large n, inside its regime), exact (quadrature; n <= 1e150), certified (affine: an "
-        "interval proved to hold the loss, ball arithmetic)",
+        "asymptotic (large n, inside its regime), exact (quadrature; n <= 1e150), certified (intervals "
+        "proved to hold the loss and its parts, ball arithmetic: affine, relu, cosine, mixtures, analytic kernels)",
     )
     parser.add_argument(
         "--contexts",
@@ -56,10 +59,9 @@ def run(args):
 
     problem = problem_from_args(args)
     if args.method == "certified":
-        from lipschitz_icl.certified.loss import loss_enclosure
+        from lipschitz_icl.certified.loss import problem_enclosure
 
-        enclosure = loss_enclosure(problem.d, problem.n, args.w, problem.sigma, problem.L, task=problem.task)
-        return enclosure.to_dict(), 0
+        return problem_enclosure(problem, args.w).to_dict(), 0
     result = icl_loss(
         problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed, budget=COMMAND_SECONDS
     )

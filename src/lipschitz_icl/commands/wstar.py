@@ -13,18 +13,19 @@ the model's error).  Any
 it is reported with exit code 3 (inconclusive) and the open interval ``(0, end]`` or ``[end, inf)``;
 so is an ``mc`` interval that did not reach ``--rel-precision``.
 
-``--method certified`` (affine class, :mod:`lipschitz_icl.certified.wstar`): ``w_star_low``/``w_star_high``
-(also ``ci_low``/``ci_high``) are proved to hold the global minimiser over the search range, with
-``loss_low``/``loss_high``; exit 3 when the proof did not close (``reason``) or the minimiser is at an end of
-the range.
+``--method certified`` (:mod:`lipschitz_icl.certified.wstar`; the classes of ``loss --method certified``):
+``w_star_low``/``w_star_high`` (also ``ci_low``/``ci_high``) are proved to hold every global minimiser over
+the search range, with ``loss_low``/``loss_high`` the minimum loss; exit 3 when the proof did not close
+(``reason``, e.g. the command's 60 s budget, :data:`lipschitz_icl.budget.COMMAND_SECONDS`, spent;
+then the minimiser interval is ``[0, inf)`` and the loss interval what is certain:
+``[sigma^2/n, L(w)]`` at the best window evaluated, never a point) or the minimiser is at an end of the
+range; refused up front (exit 2) when one evaluation near the guess is beyond the certified budget.
 """
 
 from __future__ import annotations
 
-import math
-
 NAME = "wstar"
-HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exact)"
+HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic, exact or certified)"
 
 
 def add_arguments(parser) -> None:
@@ -39,8 +40,8 @@ def add_arguments(parser) -> None:
         choices=WSTAR_METHODS + ("certified",),
         default="mc",
         help="mc (default; 95%% interval; n <= 1e7 within a memory/work budget), asymptotic "
-        "(large n), exact (quadrature; n <= 1e150), certified (affine: an interval proved to "
-        "hold the minimiser, ball arithmetic; tens of seconds); w* searched in [1e-3, 1e8]: exit "
+        "(large n), exact (quadrature; n <= 1e150), certified (an interval proved to hold the "
+        "minimiser, ball arithmetic; tens of seconds to minutes); w* searched in [1e-3, 1e8]: exit "
         "3 with an open interval when it ends at a bound (extreme n L^2/sigma^2)",
     )
     low, high = REL_PRECISION_RANGE
@@ -60,13 +61,10 @@ def run(args):
 
     problem = problem_from_args(args)
     if args.method == "certified":
-        from lipschitz_icl.certified.wstar import certified_wstar
+        from lipschitz_icl.certified.wstar import problem_wstar
 
-        enclosure = certified_wstar(problem.d, problem.n, problem.sigma, problem.L, task=problem.task)
-        payload = enclosure.to_dict()
-        if not enclosure.decided:
-            payload.update(w_star=enclosure.guess, ci_low=0.0, ci_high=math.inf, w_star_low=0.0, w_star_high=math.inf)
-        return payload, 0 if enclosure.decided and not enclosure.info.get("at_search_bound") else 3
+        enclosure = problem_wstar(problem, seconds=COMMAND_SECONDS)
+        return enclosure.to_dict(), 0 if enclosure.decided and not enclosure.info.get("at_search_bound") else 3
     kwargs = (
         {"rng": args.seed, "rel_precision": args.rel_precision, "budget": COMMAND_SECONDS}
         if args.method == "mc"

@@ -34,7 +34,15 @@ def _where(counterexample: dict) -> str:
 
 def _piece(piece: Piece, name: str, value: float, budget: dict) -> tuple[str, str, int, dict]:
     """``(verdict, detail, boxes, certificate)`` of the prover on one piece at ``name = value``."""
-    result = search.prove(piece.quantity, piece.bound, piece.domain, constants={name: value}, **budget)
+    result = search.prove(
+        piece.quantity,
+        piece.bound,
+        piece.domain,
+        relation=piece.relation,
+        constants={name: value},
+        task=piece.task,
+        **budget,
+    )
     detail = f"{piece.quantity} on {piece.domain}: {result.verdict.value} ({result.boxes} boxes)"
     if result.verdict is Verdict.REFUTED:
         assert result.counterexample is not None  # a refuted proof carries its counterexample
@@ -87,10 +95,12 @@ def proof_outcome(
         return Decision("proof", verdict, f"{verdict} at {constant} = {c:.8g} ({boxes} boxes); {first}")
 
     verdict, details, boxes, certificates = at(stated)
-    domain = "; ".join(f"{p.quantity} <= {p.bound} on {p.domain}" for p in pieces)
+    domain = "; ".join(
+        f"{p.quantity}{f' ({p.task})' if p.task else ''} {p.relation} {p.bound} on {p.domain}" for p in pieces
+    )
     return Outcome(
         decide=decide,
-        margin="none: quantity <= bound at every point of the domain",
+        margin="none: the relation of each piece at every point of its domain",
         rule="proved on the whole domain by certified ball arithmetic (lipschitz_icl.prover.search: branch and bound "
         f"on python-flint enclosures, at most {max_boxes} boxes per piece): {domain}"
         + "".join(f"; {lemma.text}" for lemma in lemmas),

@@ -1,6 +1,7 @@
 """A claim's domain cut into pieces: each a statement the prover decides, or an end piece decided by a lemma.
 
-A :class:`Piece` is ``quantity <= bound`` on a sub-domain (names as in variant files), decided by
+A :class:`Piece` is ``quantity <= bound`` (or ``>=``) on a sub-domain (names as in variant files; a loss
+quantity names its task class), decided by
 :func:`lipschitz_icl.prover.search.prove`; a :class:`Lemma` decides an end piece where both sides vanish
 (and enclosures cannot separate them) by a stated argument evaluated in ball arithmetic.  A claim decided
 by proof (:mod:`lipschitz_icl.gates.proof_outcome`) lists its pieces and lemmas.
@@ -16,11 +17,14 @@ __all__ = ["Piece", "Lemma"]
 
 @dataclass(frozen=True)
 class Piece:
-    """A part of a claim's domain: ``quantity <= bound`` on ``domain`` (names as in variant files)."""
+    """A part of a claim's domain: ``quantity relation bound`` on ``domain`` (names as in variant files;
+    ``task`` the class of a loss quantity)."""
 
     quantity: str
     bound: str
     domain: dict
+    task: str | None = None
+    relation: str = "<="
 
 
 @dataclass(frozen=True)

@@ -40,13 +40,22 @@ p}`` with ``U_i`` i.i.d. uniform on ``[0, 1]``):
   ``r' > r`` with minimisers ``w'`` and ``w``, adding the two optimality inequalities gives
   ``(r'^2 - r^2)(N(w') - N(w)) <= 0``, i.e. ``w' <= w``: nonincreasing in ``sigma``, nondecreasing in
   ``L``.  No monotonicity in ``d`` or ``n`` is used for the loss quantities.
+* ``bias``, ``noise``, ``loss`` (``= bias + noise``, the ICL error of ``M = w I``) and their ``w``-derivatives
+  ``dbias_dw``, ``dnoise_dw``, ``dloss_dw`` at ``w`` (classes :data:`LOSS_TASKS`): no theorem is used; the
+  value encloses a whole box itself (``extremes = whole_box``): :func:`lipschitz_icl.certified.loss.enclose`
+  and :func:`~lipschitz_icl.certified.loss.enclose_on_w_range` (the ball at the centre of the ``w`` range
+  widened by the half-width times a certified bound of the next ``w``-derivative: the mean value theorem)
+  hold the quantity at every point of a box of ``w``, ``sigma``, ``L`` and real ``n`` (``n`` enters
+  analytically, so an integer range ``{a..b}`` with ``a >= 5`` is enclosed as the real interval ``[a, b]``);
+  ``d`` must be a single value on a box, and so must ``n`` below 5.
 
-Each certified ``w*`` point costs tens of seconds (``costly``: the search tests only the corners it has
+Each certified ``w*`` point costs seconds to tens of seconds (``costly``: the search tests only the corners it has
 already enclosed for counterexamples); a point where the ``w*`` proof does not close has no enclosure.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -63,6 +72,7 @@ __all__ = [
     "Quantity",
     "QUANTITIES",
     "NoEnclosure",
+    "LOSS_TASKS",
     "lookup",
     "whole_box",
 ]
@@ -142,6 +152,19 @@ class Quantity:
     task: str | None = None
     costly: bool = False
     domain_rule: Callable[[dict], str | None] = lambda pieces: None
+    tasks: tuple[str, ...] = ()  # a quantity of several classes (``task_value``), bound to one by ``for_task``
+    task_value: Callable[[Point, str], arb] | None = None
+
+    def for_task(self, task: str) -> Quantity:
+        """This quantity of the class ``task`` (one of :attr:`tasks`): ``value`` computes for that class."""
+        task_value = self.task_value
+        if task not in self.tasks or task_value is None:
+            raise ParameterError("task", f"one of {', '.join(self.tasks)} for {self.name}", task)
+
+        def value(point: Point) -> arb:
+            return task_value(point, task)
+
+        return dataclasses.replace(self, task=task, value=value)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -210,11 +233,68 @@ def _loss_value(name: str) -> Callable[[Point], arb]:
     return value
 
 
+LOSS_TASKS = ("affine", "relu", "cosine")  # cosine at frequency 1
+_PARTS = {"bias": ("bias", 0), "noise": ("noise", 0), "loss": ("loss", 0)}
+_PARTS.update({f"d{name}_dw": (part, 1) for name, (part, _) in list(_PARTS.items())})
+
+
+@functools.lru_cache(maxsize=64)
+def _kernel(task: str, d: int):
+    from lipschitz_icl.certified.loss import kernel_of
+
+    return kernel_of(task, d, 1.0)
+
+
+def _ends(value) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+
+def _loss_part_value(name: str) -> Callable[[Point, str], arb]:
+    """The ball of quantity ``name`` (:data:`_PARTS`: its part and ``w``-derivative order) holding its value at
+    every point of a box (each parameter a value or a range ``(lo, hi)``); :class:`NoEnclosure` names ``d``
+    (or ``n`` below 5) when it is a range, and ``w`` (else nothing) when the certified grid is over budget.
+    Balls are cached by box (a sharpest constant's bisection encloses the same boxes again)."""
+
+    def value(point: Point, task: str) -> arb:
+        ends = tuple((key, _ends(point[key])) for key in ("d", "n", "L", "sigma", "w"))
+        return _loss_part_ball(name, task, ends)
+
+    return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _loss_part_ball(name: str, task: str, ends: tuple) -> arb:
+    from lipschitz_icl.certified.loss import enclose_on_w_range
+
+    part, order = _PARTS[name]
+    box = dict(ends)
+    d_lo, d_hi = box["d"]
+    if d_lo != d_hi:
+        raise NoEnclosure("d", "no monotonicity in d is used: one d per box")
+    n_lo, n_hi = box["n"]
+    if n_lo != n_hi and n_lo < 5:
+        raise NoEnclosure("n", "a range of n is enclosed as one real interval from n = 5 up")
+    w = box["w"]
+    try:
+        result = enclose_on_w_range(
+            _kernel(task, d_lo),
+            w,
+            n_lo if n_lo == n_hi else (n_lo, n_hi),
+            box["sigma"],
+            box["L"],
+            order=order,
+        )
+    except ParameterError as exc:  # the certified grid's budget: a narrower w may fit it
+        raise NoEnclosure("w" if w[0] != w[1] else None, f"{name}: {exc}") from None
+    return getattr(result, part)
+
+
 def _params(*names: str, **overrides: Parameter) -> tuple[Parameter, ...]:
     return tuple(overrides.get(name, PARAMETERS[name]) for name in names)
 
 
 _LOSS_PARAMS = _params("d", "n", "L", "sigma", n=Parameter("n", True, 2, 10**15))
+_LOSS_AT_W_PARAMS = _params("d", "n", "L", "sigma", "w", n=Parameter("n", True, 1, 10**15))
 
 QUANTITIES = {
     "cap_tail": Quantity(
@@ -266,6 +346,23 @@ QUANTITIES = {
         costly=True,
     ),
 }
+QUANTITIES.update(
+    {
+        name: Quantity(
+            name=name,
+            params=_LOSS_AT_W_PARAMS,
+            value=lambda point: _no_task(),
+            extremes=whole_box,
+            tasks=LOSS_TASKS,
+            task_value=_loss_part_value(name),
+        )
+        for name in _PARTS
+    }
+)
+
+
+def _no_task() -> arb:
+    raise NoEnclosure(None, "a loss quantity is evaluated for a class (Quantity.for_task)")
 
 
 def lookup(name: str, task: str | None = None) -> Quantity:
@@ -273,6 +370,10 @@ def lookup(name: str, task: str | None = None) -> Quantity:
     if not isinstance(name, str) or name not in QUANTITIES:
         raise ParameterError("quantity", "one of the certified quantities: " + ", ".join(QUANTITIES), name)
     quantity = QUANTITIES[name]
+    if quantity.tasks:
+        if not isinstance(task, str):
+            raise ParameterError("task", f"one of {', '.join(quantity.tasks)} for {name}", task)
+        return quantity.for_task(task)
     if quantity.task is not None and task != quantity.task:
         raise ParameterError(
             "task", f"{quantity.task} for {name} in `prove` (relu and zonal kernels are not certified)", task

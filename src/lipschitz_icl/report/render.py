@@ -750,6 +750,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
     certificates = _certificates(claims_path, out_dir)
     cases = proof_cases(ordered, certificates)
     paper_proofs = sorted({str(c.record.get("key")) for c in cases if record_scope(c.record) == "paper"})
+    proof_scopes = sorted({str(record_scope(c.record)) for c in cases})
     runs = run_rows(data)
     left_out = omissions(prov.profile, {str(r.get("key", "")) for r in claims})
     window = [r for r in ordered if r.get("key") == "thm34.window-law"]
@@ -770,6 +771,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "paper_map": map_rows(the_map, numbers),
         "proofs": proof_blocks(cases, numbers, claim_statement),
         "paper_proofs": escape(", ".join(paper_proofs)),
+        "proof_scopes": escape(", ".join(proof_scopes)),
         "certificates": certificate_rows(certificates, cases, numbers),
         "n_certificates": len(certificates),
         "flint_version": escape(refs.library_versions(prov_raw).get("python-flint", ("unknown", True))[0]),
