@@ -136,6 +136,7 @@ def test_boundary_errors_are_one_line_and_exit_2(monkeypatch, capsys, exc, fragm
 def test_train_out_on_a_full_disk_or_read_only_directory(monkeypatch, capsys, tmp_path, where):
     """A full disk while writing (ENOSPC) or a directory that refuses the file (EROFS): one line naming
     --out, exit 2, and no file left behind -- neither the output nor its temporary."""
+    from lipschitz_icl import writefile
     from lipschitz_icl.commands import train
 
     def full(*args, **kwargs):
@@ -147,7 +148,7 @@ def test_train_out_on_a_full_disk_or_read_only_directory(monkeypatch, capsys, tm
     if where == "savez":
         monkeypatch.setattr(train.np, "savez", full)
     else:
-        monkeypatch.setattr(train.tempfile, "mkstemp", full)
+        monkeypatch.setattr(writefile.tempfile, "mkstemp", full)  # every file is written through writefile
     out = tmp_path / "model.npz"
     assert cli.main([*TRAIN, "--out", str(out)]) == 2
     captured = capsys.readouterr()
