@@ -271,6 +271,21 @@ def test_the_budget_never_fires_after_its_step():
     assert not worker.is_alive() and "time budget" in outcome[0]
 
 
+def test_the_budget_counts_the_step_s_cpu_time_and_caps_a_waiting_step():
+    """A step that computes is stopped by its CPU time (a loaded machine does not make an input fail); a step
+    that waits, using no CPU, is stopped by the wall-clock cap (``WALL_FACTOR`` budgets)."""
+    import time
+
+    from lipschitz_icl.tasks import symbolic
+
+    def waits():
+        while True:
+            time.sleep(0.01)
+
+    with pytest.raises(ParameterError, match="time budget"):
+        symbolic.within_budget(waits, name="x", text="x", what="wait", seconds=0.02)
+
+
 @pytest.mark.parametrize("name", ["pi", "d", "t", "u", "exp", "max", "1x", "a-b"])
 def test_a_constant_may_not_shadow_a_name(name):
     with pytest.raises(ParameterError, match="identifier"):
