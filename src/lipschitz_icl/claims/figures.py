@@ -21,11 +21,11 @@ from lipschitz_icl.estimate import mean_difference
 from lipschitz_icl.estimators import circle
 from lipschitz_icl.estimators.circle import weighted_slice
 from lipschitz_icl.estimators.pretraining import (
-    independent_runs,
     mean_interval,
     mean_limits,
-    pretraining_curve,
+    pretraining_curves,
     scale_interval,
+    setting_runs,
 )
 from lipschitz_icl.estimators.window_errors import optimal_error_curves, paired_error_cost
 from lipschitz_icl.gates.evidence import Outcome, Quantity
@@ -34,6 +34,7 @@ from lipschitz_icl.model import geometry
 from lipschitz_icl.model.attention import Attention
 from lipschitz_icl.optimum import wstar, wstar_elasticities
 from lipschitz_icl.problem import make_problem
+from lipschitz_icl.runtime.trained import independent_runs, train_all
 
 __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
@@ -148,12 +149,13 @@ def figure1(
 # ----------------------------------------------------------------------------- Figure 3
 def _trained_norms(task, d, points, seed, runs, protocol) -> tuple[dict, dict]:
     """At each ``(n, sigma, L)``: ``||M||_2`` of ``runs`` independently trained ``M``, and the exact ``w*``."""
-    norms, w_stars = {}, {}
-    for (n, s, L), stream in zip(points, seed.spawn(len(points))):
-        problem = make_problem(task, d, n, L, s)
-        trained = independent_runs(problem, stream, runs, **protocol)
-        norms[(n, s, L)] = [float(np.linalg.norm(r.M, 2)) for _, r in trained]
-        w_stars[(n, s, L)] = wstar(problem, "exact")
+    problems = {(n, s, L): make_problem(task, d, n, L, s) for n, s, L in points}
+    settings = [setting_runs(problems[p], stream, runs) for p, stream in zip(points, seed.spawn(len(points)))]
+    trained = train_all([run for setting in settings for run in setting], **protocol)  # every point side by side
+    norms = {
+        p: [float(np.linalg.norm(r.M, 2)) for _, r in trained[i * runs : (i + 1) * runs]] for i, p in enumerate(points)
+    }
+    w_stars = {p: wstar(problems[p], "exact") for p in points}
     return norms, w_stars
 
 
@@ -253,9 +255,10 @@ class _Schedule:
     segment_steps: int
     test_contexts: int
 
-    def curve(self, problem, stream, kind: str = "softmax") -> tuple:
-        """One run: ``(steps, errors, standard errors, effective M per checkpoint, final params)``."""
-        return pretraining_curve(problem, stream, kind=kind, **vars(self))
+    def curves(self, problems, streams, kind: str = "softmax") -> list:
+        """Runs ``(problems[k], streams[k])`` side by side, each ``(steps, errors, standard errors, effective M per
+        checkpoint, final params)``."""
+        return pretraining_curves(problems, streams, kind=kind, **vars(self))
 
 
 # ----------------------------------------------------------------------------- Figure 5
@@ -263,8 +266,8 @@ def _pretrained_classes(classes, problems: dict, streams, z: float, schedule: _S
     """Per class: the test-error curve during pretraining and ``(end - start, z (se_end + se_start))``; on common
     cosine-task contexts the layers' errors ``E`` (cosine last) and ``E_class / E_cosine`` with its se (paired)."""
     curves, finals, drops = {}, {}, []
-    for task, stream in zip(classes, streams):
-        steps, errors, ses, Ms, _ = schedule.curve(problems[task], stream)
+    runs = schedule.curves([problems[task] for task in classes], streams[: len(classes)])  # the classes side by side
+    for task, (steps, errors, ses, Ms, _) in zip(classes, runs):
         curves[task], finals[task] = {"steps": steps, "error": errors, "se": ses}, Ms[-1]
         drops.append((errors[-1] - errors[0], z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
     order = [c for c in classes if c != "cosine"] + ["cosine"]
@@ -362,11 +365,19 @@ def figure5(
 
 
 # ----------------------------------------------------------------------------- Figure 9
-def _link_runs(problem, stream, schedule: _Schedule, kind: str, runs: int) -> dict:
-    """``runs`` pretraining curves of ``kind`` (run ``k`` from child ``k`` of ``stream``), ``rho(M, B)`` at each."""
-    steps, errors, ses, Ms, _ = zip(*(schedule.curve(problem, run, kind) for run in stream.spawn(runs)))
-    rho = [[geometry.rho(M, problem.task_class.B) for M in run] for run in Ms]
-    return {"steps": steps[-1], "rho": rho, "error": list(errors), "se": list(ses)}
+def _link_runs(problems: dict, streams: dict, schedule: _Schedule, kind: str, runs: int) -> dict:
+    """Per link: ``runs`` pretraining curves of ``kind`` (run ``k`` from child ``k`` of the link's stream), ``rho(M,
+    B)`` at each; the runs of every link side by side."""
+    order = [link for link in problems for _ in range(runs)]
+    curves = schedule.curves(
+        [problems[link] for link in order], [s for link in problems for s in streams[link].spawn(runs)], kind
+    )
+    out = {}
+    for i, (link, problem) in enumerate(problems.items()):
+        steps, errors, ses, Ms, _ = zip(*curves[i * runs : (i + 1) * runs])
+        rho = [[geometry.rho(M, problem.task_class.B) for M in run] for run in Ms]
+        out[link] = {"steps": steps[-1], "rho": rho, "error": list(errors), "se": list(ses)}
+    return out
 
 
 def _figure9_rows(links, series, changes, gaps, runs: int) -> tuple:
@@ -389,8 +400,13 @@ def _link_pretraining(problems, seed, z, level, schedules: dict, runs) -> tuple[
     t-interval), and every run's final error gap linear - softmax ``+- z (se_lin + se_soft)``."""
     series, gaps = {}, []
     changes: dict[str, list] = {kind: [] for kind in schedules}
-    for (link, problem), ls in zip(problems.items(), seed.spawn(len(problems))):
-        out = {kind: _link_runs(problem, ks, schedules[kind], kind, runs) for kind, ks in zip(schedules, ls.spawn(2))}
+    streams = {link: dict(zip(schedules, ls.spawn(2))) for link, ls in zip(problems, seed.spawn(len(problems)))}
+    by_kind = {
+        kind: _link_runs(problems, {link: streams[link][kind] for link in problems}, schedule, kind, runs)
+        for kind, schedule in schedules.items()
+    }
+    for link in problems:
+        out = {kind: by_kind[kind][link] for kind in schedules}
         series[link] = out
         for kind in changes:
             changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + level / 2))
