@@ -296,7 +296,7 @@ class ClaimCase:
         from lipschitz_icl.gates import lock
 
         spec, measure, kwargs = self.spec, self.measure(), self.kwargs
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         seeded = (lambda stream: {"seed": self.seed_sequence(stream)}) if spec.stochastic else (lambda _: {})
         outcome = measure(**kwargs, **seeded(""))
         fresh = None
@@ -342,6 +342,7 @@ class ClaimCase:
             salt=self.salt,
             seed=self.seed,
             seconds=time.perf_counter() - start,
+            cpu_seconds=time.process_time() - start_cpu,
             figure=outcome.figure,
             extra=extra,
         )
