@@ -94,3 +94,32 @@ def test_a_diverging_run_names_its_step_and_its_place_in_the_stack():
     inits = [{"M": np.eye(2), "v": 1.0}, {"M": 1e300 * np.eye(2), "v": 1e300}, {"M": np.eye(2), "v": 1.0}]
     with pytest.raises(FloatingPointError, match=r"step 0 \(loss .*, run 1\)"), np.errstate(all="ignore"):
         train_runs(problems, [0, 1, 2], inits=inits, attention="linear", steps=3, batch=4, progress=False)
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_large_batch_is_drawn_in_two_halves_from_two_streams(background, monkeypatch):
+    """At ``batch * n * d >= SPLIT_ENTRIES`` run r's first half-batch is ``sample_prompts(rng_r, batch // 2)`` and
+    its second ``sample_prompts`` from a Generator seeded by four raw draws of ``rng_r`` (taken before the first
+    batch); two lanes draw them, with the same numbers on a worker thread each or in turn."""
+    monkeypatch.setattr(train_module, "SPLIT_ENTRIES", 3 * 12 * 5)
+    problems = _problems()[:2]
+    rngs = [np.random.default_rng(k) for k in range(2)]
+    copies = [np.random.default_rng(k) for k in range(2)]
+    seconds = [np.random.default_rng(c.bit_generator.random_raw(4)) for c in copies]
+    for x, y, q, fq in run_prompt_stream(problems, rngs, 5, 3, background=background):
+        for r, p in enumerate(problems):
+            first = p.sample_prompts(copies[r], 2)[1:]
+            second = p.sample_prompts(seconds[r], 3)[1:]
+            for got, a, b in zip((x[r], y[r], q[r], fq[r]), first, second):
+                assert np.array_equal(got, np.concatenate([a, b]))
+
+
+def test_split_runs_in_a_stack_are_the_lone_runs(monkeypatch):
+    monkeypatch.setattr(train_module, "SPLIT_ENTRIES", 16 * 12 * 3)
+    problems, seeds = _problems(), [5, 6, 7, 8]
+    protocol = {"steps": 6, "batch": 16, "lr": 0.1, "progress": False}
+    stacked = train_runs(problems, seeds, **protocol)
+    for problem, seed, result in zip(problems, seeds, stacked):
+        assert _same(result, train(problem, seed=seed, **protocol))
+    monkeypatch.setattr(train_module, "SPLIT_ENTRIES", 10**9)  # one stream per run: other numbers
+    assert not _same(stacked[0], train(problems[0], seed=5, **protocol))

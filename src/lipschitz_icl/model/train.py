@@ -1,7 +1,7 @@
 """The NumPy trainer: online pretraining of one attention layer on the ICL loss, analytic gradients.
 
 Every step draws a fresh batch of ``B`` prompts from the problem (``problem.sample_prompts``; see
-:func:`prompt_stream`: the draws of the next batches run on a worker thread while the current batch is
+:func:`run_prompt_stream`: the draws of the next batches run on worker threads while the current batch is
 used, the same draws in the same order as a serial loop), computes the ICL loss (README "Conventions")
 on it,
 
@@ -9,7 +9,9 @@ on it,
 
 and its exact gradient (formulas below, no autodiff), and takes one Adam or SGD step.  All arithmetic is
 float64; the whole run (initialisation and data) draws from one ``numpy.random.Generator`` built from the
-seed, so a run is reproducible bit for bit.
+seed -- and, for a batch of at least :data:`SPLIT_ENTRIES` context coordinates, its second half-batches from
+a second Generator seeded from the first, so that two threads draw a batch -- so a run is reproducible bit
+for bit.  Independent runs train side by side (:func:`train_runs`), each with the numbers of a lone run.
 
 Two parameterisations (the conventions of :mod:`lipschitz_icl.model.attention`):
 
@@ -362,25 +364,27 @@ BACKGROUND_ENTRIES = (50_000, 6_250_000)
 AHEAD = 2  # batches the worker may draw ahead of the one in use
 
 
-def _batches(draw, finish, buffers, steps: int, background: bool):
-    """``steps`` batches ``finish(draw(b), b)`` on the buffer sets made by ``buffers()``.
+def _batches(draws, finish, buffers, steps: int, background: bool):
+    """``steps`` batches ``finish([draw(b) for draw in draws], b)`` on the buffer sets made by ``buffers()``.
 
-    Serial: one set, refilled each step.  ``background``: one worker thread calls ``draw`` (the only use
-    of the random streams) for every batch, up to :data:`AHEAD` batches ahead of the one in use, into
-    ``AHEAD + 1`` rotating sets; this generator calls ``finish`` and yields the result.  The worker draws
-    one batch after the other, so the values are those of the serial loop, bit for bit; exactly ``steps``
-    batches are drawn (fewer if the stream is closed early: the worker stops and is joined).
+    ``draws``: one function per lane of random streams; each fills its own part of a buffer set (the only
+    use of its streams) and returns a token for ``finish``.  Serial: one set, refilled each step, the lanes
+    drawn in turn.  ``background``: one worker thread per lane draws every batch, up to :data:`AHEAD`
+    batches ahead of the one in use, into ``AHEAD + 1`` rotating sets; this generator calls ``finish`` and
+    yields the result.  Each lane draws one batch after the other, so the values are those of the serial
+    loop, bit for bit; exactly ``steps`` batches are drawn (fewer if the stream is closed early: the
+    workers stop and are joined).
     """
     if not background:
         out = buffers()
         for _ in range(steps):
-            yield finish(draw(out), out)
+            yield finish([draw(out) for draw in draws], out)
         return
     sets = [buffers() for _ in range(AHEAD + 1)]
-    ready: queue.SimpleQueue = queue.SimpleQueue()
-    free, stop = threading.Semaphore(len(sets)), threading.Event()
+    lanes: list[tuple] = [(draw, queue.SimpleQueue(), threading.Semaphore(len(sets))) for draw in draws]
+    stop = threading.Event()
 
-    def draw_all():
+    def draw_all(draw, ready, free):
         try:
             for t in range(steps):
                 free.acquire()
@@ -390,19 +394,26 @@ def _batches(draw, finish, buffers, steps: int, background: bool):
         except BaseException as exc:  # handed over to the consumer, raised there
             ready.put(exc)
 
-    worker = threading.Thread(target=draw_all, name="lipschitz-icl-prompts", daemon=True)
-    worker.start()
+    workers = [
+        threading.Thread(target=draw_all, args=lane, name="lipschitz-icl-prompts", daemon=True) for lane in lanes
+    ]
+    for worker in workers:
+        worker.start()
     try:
         for t in range(steps):
-            task = ready.get()
-            if isinstance(task, BaseException):
-                raise task
-            yield finish(task, sets[t % len(sets)])
-            free.release()
+            tokens = [ready.get() for _, ready, _ in lanes]
+            for token in tokens:
+                if isinstance(token, BaseException):
+                    raise token
+            yield finish(tokens, sets[t % len(sets)])
+            for _, _, free in lanes:
+                free.release()
     finally:
         stop.set()
-        free.release()
-        worker.join()
+        for _, _, free in lanes:
+            free.release()
+        for worker in workers:
+            worker.join()
 
 
 def _background(entries: int, background: bool | None) -> bool:
@@ -424,8 +435,8 @@ def prompt_stream(
     closed early: the worker stops and is joined).
     """
     return _batches(
-        lambda out: problem.draw_prompts(rng, batch, out),
-        problem.finish_prompts,
+        [lambda out: problem.draw_prompts(rng, batch, out)],
+        lambda tasks, out: problem.finish_prompts(tasks[0], out),
         lambda: problem.prompt_buffers(batch),
         steps,
         _background(batch * problem.n * problem.d, background),
@@ -451,29 +462,57 @@ class RunBuffers:
             np.empty((runs, batch)),
         )
 
-    def run(self, r: int) -> PromptBuffers:
-        """Run ``r``'s ``x``, ``y``, ``q`` as :class:`~lipschitz_icl.problem.PromptBuffers` (views)."""
-        return PromptBuffers(self.x[r], self.y[r], self.q[r])
+    def part(self, r: int, rows: slice) -> PromptBuffers:
+        """Prompts ``rows`` of run ``r``: its ``x``, ``y``, ``q`` as :class:`~lipschitz_icl.problem.PromptBuffers`
+        (views)."""
+        return PromptBuffers(self.x[r, rows], self.y[r, rows], self.q[r, rows])
+
+
+# A run whose batch holds at least this many context coordinates (``batch * n * d``) draws each batch in two
+# halves from two Generators, so that two threads draw them at once (no claim of the registry trains with
+# batches this large: at most 256 * 50 * 3 = 38400).
+SPLIT_ENTRIES = 50_000
+
+
+def _second_stream(rng: np.random.Generator) -> np.random.Generator:
+    """The Generator of a split run's second half-batches: seeded from four raw 64-bit draws of ``rng``."""
+    return np.random.default_rng(rng.bit_generator.random_raw(4))
 
 
 def run_prompt_stream(problems, rngs, batch: int, steps: int, *, background: bool | None = None):
-    """``steps`` stacked batches ``(x, y, q, f(q))`` of several runs: run ``r``'s part of each is
-    ``problems[r].sample_prompts(rngs[r], batch)``, the draws of :func:`prompt_stream` of that run alone, bit
-    for bit (each run draws from its own Generator, in its own order).  The problems share ``n`` and ``d``.
-    ``background`` as in :func:`prompt_stream`, on ``runs * batch * n * d``; a yielded batch is valid until
-    the next one is requested."""
+    """``steps`` stacked batches ``(x, y, q, f(q))`` of several runs, run ``r`` drawing from ``rngs[r]``.
+
+    Run ``r``'s part of each batch is ``problems[r].sample_prompts(rngs[r], batch)`` -- the draws of
+    :func:`prompt_stream` of that run alone, bit for bit -- unless ``batch * n * d`` reaches
+    :data:`SPLIT_ENTRIES`: then its first ``batch // 2`` prompts are ``sample_prompts(rngs[r], batch // 2)`` and
+    the others ``sample_prompts`` from a second Generator (:func:`_second_stream`, seeded from ``rngs[r]``
+    before the first batch), each half from its own stream, so that two lanes draw them.  The problems
+    share ``n`` and ``d``.  ``background`` as in :func:`prompt_stream` (on ``runs * batch * n * d``): one
+    worker thread per lane (the first halves and whole batches; the second halves).  A yielded batch is
+    valid until the next one is requested."""
     first = problems[0]
+    split = batch >= 2 and batch * first.n * first.d >= SPLIT_ENTRIES
+    whole, half = slice(0, batch), slice(0, batch // 2)
+    lanes = [[(r, p, rng, half if split else whole) for r, (p, rng) in enumerate(zip(problems, rngs))]]
+    if split:
+        lanes.append(
+            [(r, p, _second_stream(rng), slice(batch // 2, batch)) for r, (p, rng) in enumerate(zip(problems, rngs))]
+        )
 
-    def draw(out: RunBuffers) -> list:
-        return [p.draw_prompts(rng, batch, out.run(r)) for r, (p, rng) in enumerate(zip(problems, rngs))]
+    def drawer(lane):
+        def draw(out: RunBuffers) -> list:
+            return [p.draw_prompts(g, rows.stop - rows.start, out.part(r, rows)) for r, p, g, rows in lane]
 
-    def finish(tasks: list, out: RunBuffers):
-        for r, (p, task) in enumerate(zip(problems, tasks)):
-            out.fq[r] = p.finish_prompts(task, out.run(r))[4]
+        return draw
+
+    def finish(tokens: list, out: RunBuffers):
+        for lane, tasks in zip(lanes, tokens):
+            for (r, p, _, rows), task in zip(lane, tasks):
+                out.fq[r, rows] = p.finish_prompts(task, out.part(r, rows))[4]
         return out.x, out.y, out.q, out.fq
 
     return _batches(
-        draw,
+        [drawer(lane) for lane in lanes],
         finish,
         lambda: RunBuffers.empty(len(problems), batch, first.n, first.d),
         steps,
@@ -618,7 +657,9 @@ def train(
         In ``[0, 1)``: the returned ``params`` average the iterates of the last
         ``ceil(average_fraction * steps)`` steps (0: the final iterate).
     seed : int, numpy.random.SeedSequence or numpy.random.Generator
-        One Generator draws the initial parameters (unless ``init`` is given) and then every batch.
+        One Generator draws the initial parameters (unless ``init`` is given) and then every batch (a batch
+        of at least :data:`SPLIT_ENTRIES` context coordinates ``batch * n * d``: its first half; the second
+        half from a Generator seeded from the first, :func:`run_prompt_stream`).
     init : dict of numpy.ndarray, optional
         Initial parameters (``{"M"}``, ``{"M", "v"}`` or ``{"W_K", "W_Q", "W_V"}``).
     init_scale : float, optional
