@@ -6,18 +6,30 @@
 2. A certified affine loss (``d <= 10``, ``n <= 1e6``) with relative width ``<= 1e-8``: at most 10 s.
    Beside it: ``lipschitz_icl.exact.route.exact_loss`` (default rtol 1e-6) and its stated relative error.
 3. A certified affine ``w*`` (``d <= 5``) to 6 digits: at most 60 s.  Beside it: ``wstar --method exact``.
+4. ``lipschitz-icl prove FILE --seconds S`` returns within ``S + 5`` s (issue 28), on the ``w_star`` examples
+   whose boxes each cost tens of seconds (a certified ``w*`` per corner).  Beside it: the same command on
+   a statement decided at once, which is the command line's start-up.  Wall and CPU time of the process.
+5. The trivially true statements of issue 28 (and Hoeffding's bound with ranges of ``n`` and ``a``), each
+   decided, and the checker's recheck of each certificate beside the proof.
 
-    PYTHONPATH=src python3 benchmarks/bench_prover.py [--quick]
+    PYTHONPATH=src python3 benchmarks/bench_prover.py [--quick] [--only 4,5]
 
-Each time is one run (wall clock, ``time.perf_counter``) on whatever else the machine is doing.
+Each time is one run (wall clock, ``time.perf_counter``; CPU time where said) on whatever else the
+machine is doing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import resource
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +38,7 @@ from lipschitz_icl.certified.wstar import certified_wstar
 from lipschitz_icl.exact.route import exact_loss
 from lipschitz_icl.optimum import wstar_exact
 from lipschitz_icl.problem import make_problem
+from lipschitz_icl.prover import checker
 from lipschitz_icl.prover.search import prove
 from lipschitz_icl.sphere import concentration
 
@@ -110,14 +123,76 @@ def minimisers(quick: bool) -> None:
         )
 
 
+def _command(argv: list) -> tuple[dict, float, float]:
+    """``(JSON output, wall s, CPU s)`` of ``python -m lipschitz_icl argv`` in a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "lipschitz_icl", *argv], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(done.stdout) if done.stdout else {"verdict": f"exit {done.returncode}"}, wall, cpu
+
+
+def budgets(quick: bool) -> None:
+    print("\n4. prove FILE --seconds S returns within S + 5 s (wall and CPU of the whole process)")
+    print("| file | S | verdict | boxes | search s | process wall s | process CPU s | met |")
+    print("|---|---|---|---|---|---|---|---|")
+    root = Path(__file__).resolve().parent.parent / "variants" / "examples"
+    with tempfile.TemporaryDirectory(prefix="bench-prover-") as tmp:
+        quick_file = Path(tmp) / "cap.toml"
+        quick_file.write_text(
+            'name = "cap"\nquantity = "cap_tail"\nrelation = "<="\nbound = "1"\n[domain]\nd = [5]\nh = [0, 1]\n'
+        )
+        cases = [(quick_file, 20)] + [(root / f"{name}.toml", s) for name in ("wstar_affine_upper",) for s in (5, 20)]
+        if not quick:
+            cases.append((root / "wstar_affine_fail_exponent.toml", 20))
+        for path, seconds in cases:
+            out, wall, cpu = _command(["prove", str(path), "--seconds", str(seconds), "--json"])
+            print(
+                f"| {path.name} | {seconds} | {out['verdict']} | {out.get('boxes_evaluated')} | "
+                f"{out.get('seconds', float('nan')):.2f} | {wall:.1f} | {cpu:.1f} | "
+                f"{'yes' if wall <= seconds + 5 else 'no'} |"
+            )
+
+
+TRIVIAL = [
+    ("cap_tail", "1", {"d": {"from": 2, "to": 512}, "h": [-1.0, 1.0]}),
+    ("cap_tail", "100*(d - 8.5)**2", {"d": {"from": 2, "to": 512}, "h": [0.0, 1.0]}),
+    ("binomial_tail", "exp(-2*n*(a/n - p)**2)", {"n": [50], "a": [30], "p": [0.0, 0.3]}),
+    ("binomial_tail", "exp(-2*n*(a/n - p)**2)", {"n": {"from": 1, "to": 100}, "a": [50], "p": [0.0, 0.3]}),
+    ("binomial_tail", "exp(-2*(a - n*p)**2/n)", {"n": [100], "a": {"from": 30, "to": 100}, "p": [0.0, 0.3]}),
+]
+
+
+def trivial(quick: bool) -> None:
+    print("\n5. trivially true statements, decided; the checker's recheck beside the proof (CPU s)")
+    print("| statement | domain | verdict | boxes | prove CPU s | recheck | recheck CPU s | recheck / prove |")
+    print("|---|---|---|---|---|---|---|---|")
+    for quantity, bound, domain in TRIVIAL[:3] if quick else TRIVIAL:
+        start = time.process_time()
+        result = prove(quantity, bound, domain, seconds=60)
+        proved = time.process_time() - start
+        start = time.process_time()
+        report = checker.check(result.certificate)
+        rechecked = time.process_time() - start
+        print(
+            f"| `{quantity} <= {bound}` | `{domain}` | {result.verdict.value} | {result.boxes} | {proved:.2f} | "
+            f"{report.recheck}, {report.verdict} | {rechecked:.2f} | {rechecked / max(proved, 1e-9):.2f} |"
+        )
+
+
+SECTIONS = {1: tails, 2: losses, 3: minimisers, 4: budgets, 5: trivial}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer settings")
+    parser.add_argument("--only", default="1,2,3,4,5", help="the sections to run, e.g. 4,5")
     args = parser.parse_args()
-    print(f"python {platform.python_version()}, cpus {os.cpu_count()}, one run each")
-    tails(args.quick)
-    losses(args.quick)
-    minimisers(args.quick)
+    print(f"python {platform.python_version()}, cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, one run each")
+    for section in sorted({int(x) for x in args.only.split(",")}):
+        SECTIONS[section](args.quick)
 
 
 if __name__ == "__main__":

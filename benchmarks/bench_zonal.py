@@ -12,6 +12,7 @@ resolution levels converged to rtol = 1e-6.  Targets (issue 13): loss < 0.2 s, w
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import statistics
@@ -54,12 +55,12 @@ def main() -> None:
             for n in (10**2, 10**14):
                 problem = make(d, n)
                 try:
-                    result, t_w = _median(lambda: wstar(problem, "exact"), args.repeats)
+                    result, t_w = _median(functools.partial(wstar, problem, "exact"), args.repeats)
                 except ParameterError as exc:
                     print(f"{name:9} {d:3d} {n:7.0e}  refused: {exc}")
                     continue
                 w = result.w_star.value
-                loss, t_l = _median(lambda: exact_loss(problem, w), args.repeats)
+                loss, t_l = _median(functools.partial(exact_loss, problem, w), args.repeats)
                 rel = loss.loss.abs_error / loss.loss.value
                 print(
                     f"{name:9} {d:3d} {n:7.0e} {w:11.5g} {t_w:7.3f} {loss.loss.value:12.5e} {rel:8.1e} "

@@ -231,4 +231,5 @@ def test_held_out_evaluation_counts_against_the_work_budget(capsys):
     )
     assert code == 2 and out == "" and time.perf_counter() - start < 5
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "--n: must be at most 125000 in d = 3" in lines[0] and "held-out" in lines[0]
+    assert len(lines) == 1 and "--n: must be within the work budget of 60 s" in lines[0] and "held-out" in lines[0]
+    assert "a cheaper setting: n <= 12000 in d = 3" in lines[0]

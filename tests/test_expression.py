@@ -347,6 +347,9 @@ def test_no_text_reaches_python_evaluation(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("eval/compile called")
 
+    # once before the patch: SymPy imports modules lazily on first use (an import executes code), which is
+    # not the reader evaluating text; the reading under the patch must then call neither eval nor exec
+    parse_expression("C * (n*L**2/sigma**2)**(2/(d+2))", NAMES).evaluate(ENV)
     monkeypatch.setattr("builtins.eval", forbidden)
     monkeypatch.setattr("builtins.exec", forbidden)
     expr = parse_expression("C * (n*L**2/sigma**2)**(2/(d+2))", NAMES)

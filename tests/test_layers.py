@@ -27,6 +27,8 @@ LAYERS = (
             "lipschitz_icl.expression",
             "lipschitz_icl.progress",
             "lipschitz_icl.tomlfile",
+            "lipschitz_icl.writefile",
+            "lipschitz_icl.budget",
         ),
     ),
     ("sphere", ("lipschitz_icl.sphere",)),

@@ -8,6 +8,7 @@ import pytest
 from lipschitz_icl import make_problem
 from lipschitz_icl.loss.estimators import icl_loss
 from lipschitz_icl.optimum import wstar
+from lipschitz_icl.validation import ParameterError
 
 
 @pytest.mark.parametrize("task, d", [("affine", 2), ("affine", 5), ("relu", 3)])
@@ -134,3 +135,26 @@ def test_a_search_started_beyond_the_budget_walks_down_to_the_minimum(monkeypatc
     w = found.w_star.value
     at = exact_loss(problem, w).loss.value
     assert all(at < exact_loss(problem, w * f).loss.value for f in (0.95, 1.05))
+
+
+@pytest.mark.parametrize(
+    "task, d, n, sigma",
+    [("affine", 2, 1000, 0.5), ("affine", 5, 10**6, 1.0), ("affine", 50, 10**4, 1.0), ("relu", 3, 1000, 0.5)],
+)
+def test_asymptotic_wstar_interval_holds_the_exact_wstar_inside_its_regime(task, d, n, sigma):
+    """Inside the model's regime the interval, widened by the model's own error (3 rho), holds the exact w*:
+    a sample of the 128 problems measured (optimum.WSTAR_MODEL_FACTOR)."""
+    problem = make_problem(task, d, n, 1.0, sigma)
+    asym = wstar(problem, "asymptotic")
+    exact = wstar(problem, "exact")
+    assert not asym.inconclusive and 0 < asym.info["regime"] <= 0.05
+    assert asym.ci_low <= exact.w_star.value <= asym.ci_high, (asym.to_dict(), exact.w_star.value)
+
+
+def test_asymptotic_wstar_outside_its_regime_is_refused_and_mc_still_starts_there():
+    """wstar --method asymptotic at d = 50, n = 3 gave [0.7908, 0.7908] for an exact w* of 1.191: refused, naming
+    the method; the mc method, which starts its search at the model's minimiser, still runs at such n."""
+    with pytest.raises(ParameterError, match=r"'method' must be a method inside its regime.*--method exact"):
+        wstar(make_problem("affine", 50, 3, 1.0, 0.1), "asymptotic")
+    mc = wstar(make_problem("affine", 3, 5, 1.0, 0.5), "mc", rng=0, rel_precision=0.05)
+    assert mc.w_star.value > 0

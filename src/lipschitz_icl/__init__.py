@@ -4,7 +4,7 @@ The layout, from the ground up (each layer imports only the layers below it; ``t
 
 ==============================  ======================================================================
 the ground (modules here)       ``validation``, ``estimate``, ``decision``, ``quadrature``, ``expression``,
-                                ``progress``, ``tomlfile``
+                                ``progress``, ``tomlfile``, ``budget``
 ``sphere/``                     uniform points on ``S^{d-1}``, their laws and concentration
 ``tasks/``                      task classes, their kernels and the registry
 ``problem``                     an ICL problem (task class, ``n``, ``sigma``) and its constructors
@@ -77,10 +77,10 @@ MOVED = {
     "certified_loss": "certified.loss",
     "certified_wstar": "certified.wstar",
     "domain": "prover.domain",
-    "enclosures": "prover.enclosures",
+    "enclosures": "prover.trusted",
     "certificate": "prover.certificate",
-    "recheck": "prover.recheck",
-    "loss_enclosures": "prover.loss_enclosures",
+    "recheck": "prover.checker",
+    "loss_enclosures": "prover.trusted",
     "cache": "runtime.cache",
     "memo": "runtime.memo",
     "sweep": "runtime.sweep",

@@ -1,12 +1,16 @@
 """Command-line interface ``lipschitz-icl`` (also ``python -m lipschitz_icl``).
 
 Each sub-command lives in :mod:`lipschitz_icl.commands` as a module with ``NAME``, ``HELP``,
-``add_arguments(parser)`` and ``run(args) -> (payload: dict, exit_code: int)``.  Exit codes (contract):
-0 success, 1 a checked claim or variant fails (or the output could not be written to stdout), 2 bad input
-(one line on stderr naming the option and the allowed range, never a traceback; also a file that cannot
-be read or written, memory, recursion or encoding exhausted), 3 inconclusive, 130 interrupted (Ctrl-C at
-any point, the imports and the final print included; one line), 141 stdout closed by its reader.  With
-``--json`` the payload is printed as one JSON object on stdout; without it, as ``key: value`` lines.
+``add_arguments(parser)`` and ``run(args) -> (payload: dict, exit_code: int)``.  A command module imports
+the engine inside ``add_arguments`` and ``run``, never at its top, and only the options of the command
+given are built: ``--help`` and a refused argument import NumPy and what that command's options read
+(``tests/test_cli_imports.py`` holds the import lists; ``benchmarks/bench_cli.py`` times them).
+Exit codes (contract): 0 success, 1 a checked claim or variant fails (or the output could not be written to
+stdout), 2 bad input (one line on stderr naming the option and the allowed range, never a traceback; also a
+file that cannot be read or written, memory, recursion or encoding exhausted), 3 inconclusive, 130
+interrupted (Ctrl-C at any point, the imports and the final print included; one line), 141 stdout closed by
+its reader.  With ``--json`` the payload is printed as one JSON object on stdout; without it, as ``key:
+value`` lines.
 
 Input rules: options are never abbreviated and never repeated; numbers are ASCII text, integers read
 exactly (``--n 9007199254740993`` stays itself; ``1e14`` is accepted as it is integral).
@@ -25,6 +29,7 @@ import json
 import math
 import os
 import sys
+import time
 
 from lipschitz_icl import progress
 from lipschitz_icl.validation import ParameterError, shorten
@@ -84,12 +89,18 @@ def _once(action: argparse.Action) -> None:
     action.__class__ = type(f"Once{base.__name__}", (base,), {"__call__": __call__})
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands=COMMAND_MODULES) -> argparse.ArgumentParser:
+    """The parser of every command; the options of those named in ``commands`` only (the others are listed
+    with their help).  :func:`main` builds the options of the command it is given alone: a command module
+    imports only the names its help needs, and ``add_arguments`` what its options need, so a refused
+    argument or ``--help`` costs little more than importing NumPy (``tests/test_cli_imports.py``)."""
     parser = _Parser(prog="lipschitz-icl", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"lipschitz_icl.commands.{name}")
         command = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        if name not in commands:
+            continue
         command.add_argument("--json", action="store_true", help="print one JSON object on stdout")
         module.add_arguments(command)
         options = {}
@@ -188,12 +199,30 @@ def main(argv=None) -> int:
         return EXIT_INTERRUPTED
 
 
-def _main(argv) -> int:
-    from lipschitz_icl.gates.registry import RegistryError  # the parser's choices (figures, claims) read the registry
+def _command_in(argv) -> tuple:
+    """The command named in ``argv`` (the first argument that names one), as a tuple of at most one."""
+    return tuple(arg for arg in argv if arg in COMMAND_MODULES)[:1]
 
+
+class _NeverRaised(Exception):
+    pass
+
+
+def _registry_error() -> type[Exception]:
+    """:class:`lipschitz_icl.gates.registry.RegistryError` once the registry is imported (the parser's choices
+    of figures and claims read it), else an exception nothing raises: the registry is not imported for the
+    commands that do not read it."""
+    registry = sys.modules.get("lipschitz_icl.gates.registry")
+    return _NeverRaised if registry is None else registry.RegistryError
+
+
+def _main(argv) -> int:
+    started = time.perf_counter()  # a command's wall-clock budget (prove --seconds) counts from here
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = None
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(_command_in(argv)).parse_args(argv)
+        args._started = started
         if getattr(args, "_run", None) is None:
             _say("error: a COMMAND is required (one of " + ", ".join(COMMAND_MODULES) + "; see --help)")
             return EXIT_BAD_INPUT
@@ -209,7 +238,7 @@ def _main(argv) -> int:
     except (_UsageError, NonFiniteResult) as exc:
         _say(f"error: {exc}")
         return EXIT_BAD_INPUT
-    except RegistryError as exc:
+    except _registry_error() as exc:  # evaluated when an exception reaches it
         _say(f"error: the claims registry: {exc}")
         return EXIT_BAD_INPUT
     except ParameterError as exc:

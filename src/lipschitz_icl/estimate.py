@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 __all__ = [
     "Estimate",
@@ -24,6 +23,7 @@ __all__ = [
     "paired_log_ratio",
     "log_slope",
     "mean_difference",
+    "normal_quantile",
     "pilot_sample_size",
     "relative_interval",
 ]
@@ -54,9 +54,17 @@ class Estimate:
 
     def confidence_interval(self, level: float = 0.95) -> tuple[float, float]:
         """Normal interval ``value +- z se`` widened by the stated numerical ``abs_error``."""
-        z = stats.norm.ppf(0.5 + 0.5 * level)
+        z = normal_quantile(0.5 + 0.5 * level)
         half = z * self.standard_error + self.abs_error
         return (self.value - half, self.value + half)
+
+
+def normal_quantile(p: float) -> float:
+    """``z_p``, the ``p``-quantile of the standard normal law (``scipy.stats.norm.ppf(p)``, by the function
+    it calls, ``scipy.special.ndtri``: importing scipy.stats costs seconds, scipy.special a fraction)."""
+    from scipy import special
+
+    return float(special.ndtri(p))
 
 
 def difference(a: Estimate, b: Estimate) -> Estimate:
@@ -98,7 +106,9 @@ def mean_difference(a, b, level: float) -> tuple[float, float]:
     equally many runs (``2 runs - 2`` degrees of freedom)."""
     a, b = np.asarray(a), np.asarray(b)
     se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
-    half = stats.t.ppf(0.5 + level / 2, a.size + b.size - 2) * se
+    from scipy import special  # scipy.stats.t.ppf is this function; importing scipy.stats costs seconds
+
+    half = special.stdtrit(a.size + b.size - 2, 0.5 + level / 2) * se
     return float(b.mean() - a.mean()), float(half)
 
 
@@ -134,7 +144,8 @@ class LossEstimate:
         return self.info.get("converged") is False
 
     def to_dict(self, level: float = 0.95) -> dict:
-        """Flat JSON-ready dict with the CLI contract keys (``converged`` for deterministic methods)."""
+        """Flat JSON-ready dict with the CLI contract keys (``converged`` for deterministic methods, ``regime``
+        for the asymptotic one)."""
         low, high = self.loss.confidence_interval(level)
         out = {
             "loss": self.loss.value,
@@ -149,4 +160,6 @@ class LossEstimate:
         }
         if "converged" in self.info:
             out["converged"] = bool(self.info["converged"])
+        if "regime" in self.info:  # the asymptotic method's regime parameter rho (lipschitz_icl.loss.asymptotic)
+            out["regime"] = float(self.info["regime"])
         return out

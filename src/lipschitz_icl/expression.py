@@ -32,7 +32,10 @@ a power's magnitude ``|b log10 |a||`` before computing it.  Every refusal is an
 
 Ball evaluation (:meth:`Expression.evaluate_ball`, for the prover :mod:`lipschitz_icl.prover.search`) walks the
 same tree in python-flint ball arithmetic (``arb``): the variables are balls (a parameter box), and the
-result is a ball that contains the expression's value at every point of the box.  An operation that is
+result is a ball that contains the expression's value at every point of the box.  Products, quotients
+and integer powers of wide balls are taken from the balls' ends (interval arithmetic: the hull of the
+ends' products, reciprocals and powers), and ``exp`` is cut at 0, so a wide box does not lose the sign
+a midpoint-radius product would.  An operation that is
 undefined somewhere on its argument ball (``log``/``sqrt``/fractional power of a ball reaching below 0,
 division by a ball holding 0) is refused with :class:`ExpressionError`, so the caller splits the box;
 intermediates stay within ``|x| in [1e-1000000, 1e1000000]`` (:data:`BALL_MAGNITUDE_LOG10`; ball
@@ -476,8 +479,9 @@ def _interval(lo, hi):
 
 
 def _ball_power(a, b):
-    """``a ** b`` on balls.  An exact integer exponent ``m``: any base that is certainly non-zero, and for a
-    base ball ``[lo, hi]`` about 0 (``m > 0``) the image ``[lo^m, hi^m]`` (odd ``m``, monotone) or
+    """``a ** b`` on balls.  An exact integer exponent ``m``: for a base ball ``[lo, hi]`` that is certainly
+    non-zero the hull of ``lo^m`` and ``hi^m`` (``x^m`` is monotone where ``x`` keeps its sign), and for a
+    base ball about 0 (``m > 0``) the image ``[lo^m, hi^m]`` (odd ``m``, monotone) or
     ``[0, max(|lo|, |hi|)^m]`` (even ``m``).  Otherwise ``a >= 0`` is required: ``exp(b log a)`` for
     ``a > 0``, and ``[0, hi^b]`` for a ball reaching 0 with ``b > 0`` (``x^b`` increasing, ``0^b = 0``)."""
     from flint import arb
@@ -486,8 +490,10 @@ def _ball_power(a, b):
         m = int(b.unique_fmpz())
         if m == 0:
             return arb(1)
-        if a > 0 or a < 0:
-            return _ball(a**m)
+        if a > 0 or a < 0:  # x^m is monotone where x keeps its sign: the hull of the ends' powers (no x*x
+            # dependency: a ball [2, 50] squared by multiplication reaches below 0)
+            low, high = a.lower() ** m, a.upper() ** m
+            return _ball(_interval(low.min(high), low.max(high)))
         if m < 0:
             raise ExpressionError("zero to a negative power on this box")
         lo, hi = a.lower(), a.upper()
@@ -522,7 +528,7 @@ def _ball_call(name: str, args):
         if not x > 0:
             raise ExpressionError("log of a number that may be <= 0 on this box")
         return _ball(x.log())
-    return _ball(x.exp())
+    return _ball(x.exp()).nonnegative_part()  # exp > 0: a wide ball's lower end below 0 is cut at 0
 
 
 def _evaluate_ball(node, env):
@@ -546,12 +552,33 @@ def _evaluate_ball(node, env):
     if kind == "sub":
         return _ball(a - b)
     if kind == "mul":
-        return _ball(a * b)
+        return _ball(_product(a, b))
     if kind == "div":
         if not (b > 0 or b < 0):
             raise ExpressionError("division by a number that may be 0 on this box")
-        return _ball(a / b)
+        return _ball(_product(a, _reciprocal(b)))
     return _ball_power(a, b)
+
+
+def _product(a, b):
+    """``a * b``: for two inexact balls the hull of the four products of their ends (interval
+    multiplication: a midpoint-radius product of two wide balls reaches far beyond the true range,
+    ``[-50, -2] * [3.4, 2500]`` to ``+6e4``); else the ball product."""
+    if a.is_exact() or b.is_exact():
+        return a * b
+    ends = [x * y for x in (a.lower(), a.upper()) for y in (b.lower(), b.upper())]
+    low, high = ends[0], ends[0]
+    for end in ends[1:]:
+        low, high = low.min(end), high.max(end)
+    return _interval(low, high)
+
+
+def _reciprocal(b):
+    """``1 / b`` for a ball certainly of one sign: the hull of the ends' reciprocals (``1/x`` is monotone)."""
+    if b.is_exact():
+        return 1 / b
+    low, high = 1 / b.upper(), 1 / b.lower()
+    return _interval(low.min(high), low.max(high))
 
 
 def _to_sympy(node, symbols):

@@ -19,9 +19,8 @@ import numpy as np
 
 from lipschitz_icl.sphere import laws
 from lipschitz_icl.tasks.family import TaskPrior
+from lipschitz_icl.tasks.kernel import ZonalKernel
 from lipschitz_icl.tasks.registry import make_task_class
-from lipschitz_icl.tasks.zonal import ZonalKernel, builtin_kernel, expression_kernel, parse_task
-from lipschitz_icl.tasks.zonal_class import ZonalTaskClass
 from lipschitz_icl.validation import ParameterError, check_int, check_real
 
 __all__ = [
@@ -187,21 +186,34 @@ def check_problem(problem) -> Problem:
 
 
 # ----------------------------------------------------------------------------- problems of zonal priors
+# (lipschitz_icl.tasks.zonal, which reads user expressions with SymPy, is imported by the functions that use
+# it: a problem of a registered class never imports SymPy)
 def zonal_problem(kernel: ZonalKernel, n, sigma) -> Problem:
-    """A :class:`~lipschitz_icl.problem.Problem` for ``kernel``: ``n >= 1``, ``sigma >= 0``."""
+    """A :class:`~lipschitz_icl.problem.Problem` for ``kernel``: ``n >= 1``, ``sigma >= 0``; a kernel not built
+    by the project's checked constructors (its ``checked`` false) is checked here: ``K(1) > 0`` and Schoenberg
+    (:func:`lipschitz_icl.tasks.kernel.check_schoenberg`)."""
+    from lipschitz_icl.tasks.kernel import check_schoenberg
+    from lipschitz_icl.tasks.zonal_class import ZonalTaskClass
+
     if not isinstance(kernel, ZonalKernel):
         raise ParameterError("kernel", "a lipschitz_icl.tasks.zonal.ZonalKernel", kernel)
+    if not kernel.checked:
+        check_schoenberg(kernel)
     return Problem(ZonalTaskClass(kernel), check_int("n", n, minimum=1), check_real("sigma", sigma, minimum=0.0))
 
 
 def kernel_problem(text: str, d: int, n, sigma, constants: dict | None = None) -> Problem:
     """The problem of the user kernel ``text`` (an expression in ``t``, ``d`` and ``constants``),
     Schoenberg-checked (:func:`lipschitz_icl.tasks.zonal.expression_kernel`)."""
+    from lipschitz_icl.tasks.zonal import expression_kernel
+
     return zonal_problem(expression_kernel(text, d, constants), n, sigma)
 
 
 def mixture_problem(task: str, d: int, n, L: float, sigma, frequency: float = 1.0) -> Problem:
     """The problem of ``mix:NAME=WEIGHT,...`` (:func:`lipschitz_icl.tasks.zonal.parse_task`)."""
+    from lipschitz_icl.tasks.zonal import parse_task
+
     return zonal_problem(parse_task(task, d, L, frequency), n, sigma)
 
 
@@ -209,6 +221,8 @@ def prior(name: str, d: int, kernels: dict, L: float):
     """``(kernel, problem_of)`` of the named prior: an expression of ``kernels`` (the registry's table
     ``name -> K(t)``) or else the built-in class ``name`` at scale ``L``; ``problem_of(n, sigma)`` is its
     problem (a built-in class keeps its own exact method)."""
+    from lipschitz_icl.tasks.zonal import builtin_kernel
+
     if name in kernels:
         k = _expression_kernel(kernels[name], d)
         return k, lambda n, sigma: zonal_problem(k, n, sigma)
@@ -218,6 +232,8 @@ def prior(name: str, d: int, kernels: dict, L: float):
 @cache
 def _expression_kernel(text: str, d: int):
     """One kernel object per (expression, d): its Gegenbauer coefficients are cached on it."""
+    from lipschitz_icl.tasks.zonal import expression_kernel
+
     return expression_kernel(text, d)
 
 

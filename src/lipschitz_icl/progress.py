@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = ["enabled", "bar", "silenced", "MIN_INTERVAL"]
 
@@ -55,7 +57,10 @@ def bar(
 ) -> tqdm:
     """A ``tqdm`` bar over ``iterable`` (or updated by hand when ``iterable`` is None) on ``stream``
     (default stderr), disabled unless :func:`enabled` (``show``, ``stream``).  Extra ``kwargs`` go to
-    ``tqdm`` (e.g. ``postfix``)."""
+    ``tqdm`` (e.g. ``postfix``).  ``tqdm`` is imported here, on the first bar: the command line's
+    :func:`silenced` costs nothing at start-up."""
+    from tqdm import tqdm
+
     stream = sys.stderr if stream is None else stream
     return tqdm(
         iterable,

@@ -72,9 +72,12 @@ def _rows(values_P, values_I, n=4000, seed=0):
 
 
 def _verdicts(tests, level=1 - 1e-3 / 12):
-    return {
-        name: decision.one_sided(*e.confidence_interval(level), b, rel).verdict for name, (e, b, rel) in tests.items()
+    verdicts = {test.label: test.decision(level).verdict for test in tests}
+    assert verdicts == {
+        test.label: decision.one_sided(*test.estimate.confidence_interval(level), test.bound, test.relation).verdict
+        for test in tests
     }
+    return verdicts
 
 
 def test_dimension_tests_on_constructed_rows():

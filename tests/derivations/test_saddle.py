@@ -125,3 +125,24 @@ def test_settings_are_validated():
         S.Setting("relu", 3, 1, 20, 1.0, 0.3)
     with pytest.raises(ValueError, match="k in"):
         S.Setting("quadratic", 5, 3, 20, 1.0, 0.3)
+
+
+@pytest.mark.slow(reason="two derived cases of the saddle (about 10 s each)")
+def test_the_numbers_derived_at_c_star_move_with_it_at_most_as_stated():
+    """The document's accuracy of a number derived at the searched ``c*`` carries ``c*``'s own accuracy times
+    ``C_SENSITIVITY``, a bound on ``|d log X / d log c|``: measured here by a finite difference on a claim case."""
+    from lipschitz_icl.derivations import documents
+
+    (_, setting), *_ = documents.saddle_cases()
+    c, _ = S.optimal_scale(setting, low=0.5, high=50.0)
+    delta = 1e-3
+
+    def numbers(scale):
+        s = 0.04 * scale
+        change = S.loss_change(setting, scale, s)
+        kappa = S.curvature(setting, scale)
+        large_n = S.large_n_loss(setting, scale, s).value - S.large_n_loss(setting, scale, 0.0).value
+        return np.array([change.value, change.bias, change.noise, kappa.value, kappa.bias, kappa.noise, large_n])
+
+    slopes = np.abs(np.log(numbers(c * (1 + delta)) / numbers(c))) / delta
+    assert np.all(slopes <= S.C_SENSITIVITY), slopes

@@ -1,6 +1,7 @@
 """The Laplace grids both exact routes share (lipschitz_icl.exact.grids): the law of V, the grids' rules and the
 kernel window loop, each against a closed form."""
 
+import itertools
 import math
 
 import numpy as np
@@ -90,3 +91,47 @@ def test_a_grid_past_its_budget_is_refused(monkeypatch):
 
 def test_the_window_extent_is_the_stated_formula():
     assert grids.window_extent(9) == 45.0 + 4.0 + 36.0
+
+
+@pytest.mark.parametrize("a, F", [(3.0, 6.020733215601141e-118), (3.5, 7.402284271397569e-148), (0.5, 1e-140)])
+def test_the_beta_quantile_at_tiny_probabilities(a, F):
+    """SciPy's betaincinv gives NaN at these (the law of V at d = 7, n = 1e120 and d = 8, n = 1e150, which
+    stopped the exact and certified loss with "parameter 'edges' must be ..."): the bisection finds x."""
+    x = grids.symmetric_beta_quantile(a, F)
+    assert 0.0 < x < 1e-20
+    assert float(stats.beta(a, a).cdf(x)) == pytest.approx(F, rel=1e-12)
+
+
+def test_the_v_quantile_is_finite_wherever_the_method_runs():
+    for d in range(2, 513, 7):
+        for n in (10**100, 10**120, 10**135, 10**150):
+            for w in (1e-3, 10.0, 1e8):
+                v = grids.v_quantile(d, w, n)
+                assert math.isfinite(v) and 0.0 <= v <= 2 * w, (d, n, w, v)
+
+
+@pytest.mark.parametrize("d", [7, 8])
+def test_the_exact_loss_at_d_7_and_8_beyond_n_1e120(d):
+    """The bias does not move from n = 1e100 on (its 1/n part is below a double's resolution); the noise
+    falls as 1/n."""
+    from lipschitz_icl import make_problem
+    from lipschitz_icl.exact.route import exact_loss
+
+    ref = exact_loss(make_problem("affine", d, 10**100, 1.0, 0.5), 10.0)
+    for n in (10**120, 10**150):
+        got = exact_loss(make_problem("affine", d, n, 1.0, 0.5), 10.0)
+        assert got.info["converged"]
+        assert got.bias.value == pytest.approx(ref.bias.value, rel=1e-9)
+        assert got.noise.value * n == pytest.approx(ref.noise.value * 10**100, rel=1e-9)
+
+
+def test_subdivide_gives_linspace_bit_for_bit():
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        breaks = np.unique(np.cumsum(rng.exponential(rng.uniform(0.01, 3.0), rng.integers(2, 40))))
+        width = rng.uniform(0.01, 2.0)
+        old = [breaks[:1]]
+        for a, b in itertools.pairwise(breaks):
+            k = max(1, math.ceil((b - a) / width - 1e-12))
+            old.append(np.linspace(a, b, k + 1)[1:])
+        assert np.array_equal(grids.subdivide(breaks, width), np.concatenate(old))

@@ -363,3 +363,23 @@ def test_gates_run_longest_first_by_the_last_cpu_seconds(pytester):
     result = run(pytester, "--collect-only", "-q")
     order = [line.split("[", 1)[1].rstrip("]") for line in result.outlines if "::test_claim[" in line]
     assert order == [ids[3], ids[1], ids[2], ids[0]]
+
+
+def test_a_claim_without_a_lock_says_how_to_lock_it(tmp_path, monkeypatch):
+    """A new confirmatory claim not in the lock read "its design differs from the lock": now its gate says it is not
+    locked yet and names the command that locks it."""
+    import shutil
+
+    from lipschitz_icl.gates import lock, pytest_plugin, registry
+
+    for name in ("thm34.toml", "_sections.toml"):
+        shutil.copy(registry.REGISTRY_DIR / name, tmp_path)
+    monkeypatch.setenv(registry.REGISTRY_ENV, str(tmp_path))
+    (case, *_) = next(s for s in registry.load() if s.key == "thm34.trained-isotropy").cases("default")
+    with pytest.raises(pytest.fail.Exception) as info:
+        pytest_plugin._check_lock(case)
+    message = str(info.value)
+    assert "not locked yet: run lipschitz-icl lock thm34.trained-isotropy --reason" in message
+    assert "differs" not in message
+    lock.relock([case.spec], "first lock", directory=tmp_path, today="2026-11-24", commit="abc")
+    pytest_plugin._check_lock(case)  # locked: the gate goes on to measure

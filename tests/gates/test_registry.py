@@ -119,6 +119,26 @@ def test_bad_entries_are_refused(tmp_path, change, message):
         registry._load_file(_write(tmp_path, ENTRY.replace(*change)))
 
 
+def test_a_claim_outside_every_section_is_an_error_naming_it(tmp_path, monkeypatch):
+    """A claim missing from ``_sections.toml`` was filed under "Other records" by the report: now the registry
+    refuses to load, naming it; a missing ``_sections.toml`` is named too."""
+    _write(tmp_path, ENTRY)
+    monkeypatch.setenv(registry.REGISTRY_ENV, str(tmp_path))
+    with pytest.raises(registry.RegistryError, match=r"_sections\.toml: missing"):
+        registry._load(str(tmp_path))
+    registry._sections.cache_clear()
+    (tmp_path / "_sections.toml").write_text(
+        '[[section]]\nname = "S"\npaper_ref = "X"\nstatement = "s"\nmembers = ["other.*"]\n'
+    )
+    with pytest.raises(registry.RegistryError, match=r"no section holds the claims grp\.c "):
+        registry._load(str(tmp_path))
+    (tmp_path / "_sections.toml").write_text(
+        '[[section]]\nname = "S"\npaper_ref = "X"\nstatement = "s"\nmembers = ["other.*", "grp.c"]\n'
+    )
+    registry._sections.cache_clear()
+    assert [s.key for s in registry._load(str(tmp_path))] == ["grp.c"]
+
+
 def test_design_hash_covers_the_design_not_the_prose(tmp_path):
     (spec,) = registry._load_file(_write(tmp_path, ENTRY))
     (prose,) = registry._load_file(

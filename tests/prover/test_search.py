@@ -16,6 +16,8 @@ from lipschitz_icl.certified.arithmetic import high, interval, low
 from lipschitz_icl.decision import Verdict
 from lipschitz_icl.expression import ExpressionError, parse_expression
 from lipschitz_icl.prover import search as prover
+from lipschitz_icl.prover.domain import Box, parse_domain
+from lipschitz_icl.validation import ParameterError
 
 ISSUE_FILE = """name = "cap-tail-rate-{rate}"
 quantity = "cap_tail"
@@ -317,6 +319,8 @@ _BOUNDS = [
     "max(h, 1/d) - min(h**3, 0.5)",
     "abs(h - 0.3)**(3/2)",
     "(1 - h)**5 / (1 + h**2)",
+    "(h - 0.5)*(0.3 - h)/(h + 2) - (h - 0.7)**3 * (h + 0.1)**-2",  # products of wide balls of either sign
+    "exp(-d*(h - 0.4)**2) / (h - 2)**3",
 ]
 
 
@@ -421,3 +425,57 @@ def test_bad_domains_are_refused_with_a_line_number(tmp_path, capsys, case):
     code, out, err = run(["prove", path], capsys)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert f"{path}:" in err
+
+
+# ----------------------------------------------------------------------------- domains, split rule, budgets
+def test_a_domain_is_sized_before_it_is_enumerated(tmp_path, capsys):
+    """300 x 300 listed integers are 90000 root boxes: refused at once (one line, exit 2), before a corner
+    is built; a range {from, to} is one root box."""
+    with pytest.raises(ParameterError, match="root boxes"):
+        parse_domain({"n": list(range(1, 301)), "a": list(range(300)), "p": [0.0, 1.0]}, ("n", "a", "p"))
+    assert len(parse_domain({"n": {"from": 1, "to": 10**6}, "a": [3], "p": [0.0, 1.0]}, ("n", "a", "p")).roots()) == 1
+    text = 'name = "big"\nquantity = "binomial_tail"\nrelation = "<="\nbound = "1"\n[domain]\n'
+    text += f"n = {list(range(1, 301))}\na = {list(range(300))}\np = [0, 1]\n"
+    code, out, err = run(["prove", write(tmp_path, text)], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "root boxes" in err
+
+
+def test_corners_are_listed_once():
+    domain = prover.make_statement("cap_tail", "1", {"d": [3, 4, 5], "h": [0, 1]}).domain
+    corners = domain.corners()
+    assert len(corners) == 6 and len({tuple(c.items()) for c in corners}) == 6
+
+
+def test_a_loss_quantity_domain_is_checked_against_its_own_ranges(tmp_path, capsys):
+    text = (
+        'name = "w"\nquantity = "w_star"\ntask = "affine"\nrelation = "<="\nbound = "1e6"\n'
+        "[domain]\nd = [3]\nn = [1]\nL = 1.0\nsigma = 0.5\n"
+    )
+    code, out, err = run(["prove", write(tmp_path, text)], capsys)
+    assert code == 2 and out == "" and "'n'" in err and "[2, " in err
+
+
+def test_the_split_rule_gives_every_parameter_its_turn():
+    """A real range toward 0 is measured against its extent in the domain: [0, 2^-10] of h in [0, 1] is
+    narrow, so the integer range of d is split first (before, h was halved toward 0 forever)."""
+    box = Box((("d", 2, 512), ("h", 0.0, 2.0**-10)))
+    assert prover.split_param(box, {"d": 510, "h": 1.0}) == "d"
+    box = Box((("d", 8, 9), ("h", 0.0, 0.5)))
+    assert prover.split_param(box, {"d": 510, "h": 1.0}) == "h"  # d relative to its size: 1/9
+    box = Box((("n", 50, 50), ("a", 10, 40), ("p", 0.1, 0.1 + 1e-12)))
+    assert prover.split_param(box, {"n": 0, "a": 30, "p": 1e-12}) == "a"  # a pinned real range is split last
+
+
+def test_seconds_count_from_the_start_of_the_command(tmp_path, capsys):
+    """A budget the command's own start-up has used up: no box is evaluated, every root box is undecided
+    (exit 3), and the certificate says so; the recheck honours --seconds as well."""
+    path = write(tmp_path, ISSUE_FILE.format(rate=1.1, d=[3, 5]))
+    cert = tmp_path / "c.json"
+    code, out, _ = run(["prove", path, "--seconds", "1e-6", "--json", "--certificate", str(cert)], capsys)
+    result = json.loads(out)
+    assert code == 3 and result["boxes_evaluated"] == 0 and result["undecided_count"] == 2
+    assert result["notes"] == ["budget exhausted"] and result["undecided_share"] == 1.0
+    code, out, _ = run(["prove", "--recheck", str(cert), "--json"], capsys)
+    assert code == 3 and json.loads(out)["verdict"] == "undecided"
+    code, out, _ = run(["prove", "--recheck", str(cert), "--json", "--seconds", "1e-6"], capsys)
+    assert code == 3 and json.loads(out)["recheck"] == "unfinished"

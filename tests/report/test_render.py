@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -91,7 +92,10 @@ def test_power_summary_counts_refuted_false_variants():
     assert power_summary(none)["claims_without_false_variants"] == [claims[0]["claim_id"]]
 
 
-def test_tex_has_the_headline_the_groups_by_scope_and_escaped_statements(tmp_path):
+PAGE_ONE_END = r"\section{The paper, statement by statement}"
+
+
+def test_tex_has_the_counts_by_scope_the_deviations_and_escaped_statements(tmp_path):
     data = load_claims(FIXTURE)
     cap = next(r for r in data["claims"] if r["key"] == "concentration.cap-probability")
     cap["figure"] = dict(cap["figure"], kind="pie")  # the group's first figure is malformed: noted, the next tried
@@ -99,24 +103,29 @@ def test_tex_has_the_headline_the_groups_by_scope_and_escaped_statements(tmp_pat
     tex = rendered.tex
     for package in ("booktabs", "siunitx", "longtable", "graphicx"):
         assert rf"\usepackage{{{package}}}" in tex
-    head = tex[: tex.index(r"\section*{The constants}")]
-    assert r"\textbf{4 hold, 1 fail, 1 inconclusive, 1 proved}" in head  # confirmatory counts first
-    assert "exploratory 1/0/0" in head  # the exploratory record is counted apart
+    head = tex[: tex.index(PAGE_ONE_END)]
+    # counts by scope: claims, cases, proved, hold, fail, inconclusive, exploratory, at points only
+    assert "The paper's statements & 4 & 5 & 0 & 2 & 1 & 1 & 1/0/0 & 1" in head
+    assert "Lemmas the proofs cite & 1 & 3 & 1 & 2 & 0 & 0 & 0/0/0 & 2" in head
+    assert "3 cases of 2 universal statements" in head and "24 grid points" in head
     not_holding = [r["claim_id"] for r in data["claims"] if r["verdict"] not in ("holds", "proved")]
     assert len(not_holding) == 2
-    for case in not_holding:  # every non-holding case on page 1
-        assert case.replace("_", r"\_") in head
-    for group in ("Theorem 3.4", "Theorem 3.5", "Sphere concentration"):  # one row per group present
-        assert rf"\textbf{{{group}}}" in head and rf"\section{{{group}}}" in tex
+    for case in not_holding:  # every non-holding case on page 1, among the deviations
+        assert case.replace("_", r"\_").replace("/", r"/\allowbreak{}") in head or case.replace("_", r"\_") in head
+    assert r"\emph{Exploratory}" in head  # the exploratory claim is a deviation, with its reason
+    for group in ("Theorem 3.4", "Theorem 3.5", "Sphere concentration"):  # one section per group present
+        assert rf"\section{{{group}}}" in tex
     assert r"\appendix" in tex and r"\section{Every case}" in tex
     # special characters of a record are escaped, never live LaTeX; Unicode is mapped
     statement = to_latex(next(r["statement"] for r in data["claims"] if "not math" in r["statement"]))
     assert r"\$not math\$" in statement and "$not math$" not in statement
     assert r"\{braces\} \#hash" in statement and r"\textbackslash{}backslash" in statement
     assert r"$\geq$" in statement and r"$\alpha$" in statement
-    # figures: one per claim group (cases overlaid); the malformed one noted, never drawn
+    # figures: one per claim group (cases overlaid), each referenced from its text; the malformed one noted
     assert rendered.figures and all(p.is_file() and p.read_bytes().startswith(b"%PDF") for p in rendered.figures)
     assert any("thm34-window-law" in p.name for p in rendered.figures)
+    for label in re.findall(r"\\label\{(fig:[^}]+)\}", tex):
+        assert rf"\ref{{{label}}}" in tex, label
     assert [n.split(":")[0] for n in rendered.notes] == [
         "figure of concentration.cap-probability",
         "figure of concentration.made-up-bound",
@@ -217,7 +226,8 @@ def test_pdf_builds_and_contains_every_claim_id(tmp_path):
         text = (tmp_path / "report.tex").read_text().replace("\\_", "_")
         assert "Output written on report.pdf" in (tmp_path / "report.log").read_text()
         source = "report.tex"
-    missing = [claim_id for claim_id in ids if claim_id not in text]
+    squeezed = re.sub(r"\s+", "", text)  # an id may break across lines in its table column
+    missing = [claim_id for claim_id in ids if re.sub(r"\s+", "", claim_id) not in squeezed]
     assert not missing, f"claim ids missing from {source}: {missing}"
     log = (tmp_path / "report.log").read_text(errors="replace")
     assert "Undefined control sequence" not in log and "Missing $ inserted" not in log
@@ -246,13 +256,13 @@ def test_the_newer_claims_json_keys_are_used_when_present(tmp_path):
     data = load_claims(FIXTURE)
     rendered = render_tex(data, tmp_path)
     tex = rendered.tex
-    head = tex[: tex.index(r"\section*{The constants}")]
-    assert "alternatives ruled out 1/2" in head  # pre-specified alternatives replace the near misses
+    head = tex[: tex.index(PAGE_ONE_END)]
+    assert "Alternatives ruled out: 1 of 2" in head  # pre-specified alternatives replace the near misses
     assert r"commit \code{abc1234 (clean tree)}" in head and "2026-11-23" in head and "157 s" in head
-    assert "derived when the report was built" not in head  # everything came from claims.json
+    assert "Read when the report was built" not in head  # everything came from claims.json
     row = next(r for r in rendered.constants if r.source == "claims.json")
     assert (row.symbol, row.verdict, row.setting["h"]) == (r"c_{\mathrm{cap}}", "proved", "[0, 1)")
-    assert "holds at 12 points" in tex  # a universal statement checked at points says so
+    assert "holds at 12 points" in tex or "\\verdict{points}" in tex  # a universal statement checked at points
     assert "how much faster a rate the certified tails still refute" in tex  # the record's own meaning
     assert r"\section{Design history and provenance}" in tex and "first lock of the design" in tex
     csv_rows = (tmp_path / "constants.csv").read_text().splitlines()
@@ -262,9 +272,62 @@ def test_the_newer_claims_json_keys_are_used_when_present(tmp_path):
 def test_an_older_claims_json_is_reported_with_what_can_be_derived(tmp_path):
     data = _strip_new_keys(load_claims(FIXTURE))
     rendered = render_tex(data, tmp_path, claims_path=FIXTURE)
-    head = rendered.tex[: rendered.tex.index(r"\section*{The constants}")]
-    assert "near-miss variants refuted 15/15" in head
-    assert "derived when the report was built: commit, date" in head  # and said so
+    head = rendered.tex[: rendered.tex.index(PAGE_ONE_END)]
+    assert "Near-miss variants refuted: 15 of 15" in head
+    assert "Read when the report was built, not from" in head and "commit, date" in head  # and said so
     assert all(r.source == "fallback mapping" for r in rendered.constants)
     assert any(r.symbol == "C_d" and r.setting == {"task": "affine", "d": "3"} for r in rendered.constants)
     assert "The paper's statements" in head and "Lemmas the proofs cite" in head  # scopes from the registry
+
+
+def test_the_runs_merged_into_claims_json_are_named_per_case(tmp_path):
+    data = load_claims(FIXTURE)
+    for i, record in enumerate(data["claims"]):
+        record["run"] = "run-a" if i % 2 else "run-b"
+    data["runs"] = [{"id": "run-a", "date": "2026-11-28", "selection": "-k thm34"}]
+    rendered = render_tex(data, tmp_path)
+    head = rendered.tex[: rendered.tex.index(PAGE_ONE_END)]
+    assert "merges 2 runs" in head
+    appendix = rendered.tex[rendered.tex.index(r"\section{Every case}") :]
+    assert r"\code{run-\allowbreak{}a}" in appendix and r"\code{run-\allowbreak{}b}" in appendix
+    assert "not in the file's runs list" in rendered.tex  # run-b names a run the list lacks
+
+
+def test_point_checks_count_every_universal_statement_evaluated_at_points():
+    from lipschitz_icl.report.summary import point_checks, scope_counts
+
+    records = [
+        {"claim_id": "a", "key": "k.a", "verdict": "holds", "points": 3},
+        {
+            "claim_id": "b",
+            "key": "k.b",
+            "verdict": "holds",
+            "rule_name": "one-sided",
+            "quantities": [{"name": "max", "verdict": "holds", "note": "must be <= 1 at all 12 points"}],
+        },
+        {"claim_id": "c", "key": "k.c", "verdict": "proved", "rule_name": "proof", "points": 5},
+        {"claim_id": "d", "key": "k.d", "verdict": "holds", "quantities": [{"name": "x", "verdict": "holds"}]},
+    ]
+    checks = point_checks(records)
+    assert [r["claim_id"] for r, _ in checks.cases] == ["a", "b"] and checks.points == 15
+    (paper,) = scope_counts(records)  # none carries a scope the registry knows: the paper's
+    assert (paper.cases, paper.point_cases, paper.confirmatory["proved"]) == (4, 2, 1)
+
+
+def test_breakable_gives_every_long_identifier_break_opportunities():
+    out = breakable("concentration/softmax-normaliser/d10-w4.0-n100/seed0")
+    assert out.count(r"\allowbreak{}") >= 6
+    assert breakable("x" * 30).count(r"\allowbreak{}") == 2  # a long run is cut every 14 characters
+    assert r"\textbackslash{}" in breakable("a\\b")  # commands are never cut
+
+
+def test_a_mean_over_runs_gets_the_t_interval_its_rule_states():
+    from lipschitz_icl.report.constants import runs_interval
+
+    record = {"rule": "sign on consecutive differences of the mean over 4 runs (0.99 t-intervals)"}
+    note = {"note": "theory: exact w*; runs 1.0, 1.2, 1.1, 1.3"}
+    low, high = runs_interval(record, note, 1.15)
+    half = 5.840909 * (0.05 / 3) ** 0.5 / 2  # t(0.995, 3 dof) sd / sqrt(4)
+    assert low == pytest.approx(1.15 - half, rel=1e-5) and high == pytest.approx(1.15 + half, rel=1e-5)
+    assert runs_interval(record, note, 2.0) == (None, None)  # not the runs' mean: no interval made up
+    assert runs_interval({"rule": "no level stated"}, note, 1.15) == (None, None)

@@ -70,3 +70,21 @@ def test_deep_nesting_and_nan_tokens_are_refused_when_loading(tmp_path):
 def test_a_missing_file_says_how_to_make_one(tmp_path):
     with pytest.raises(ParameterError, match="pytest verify/"):
         load_claims(tmp_path / "claims.json")
+
+
+def test_records_may_name_the_run_that_made_them_and_the_file_lists_its_runs():
+    doc = _doc(run="run-2")
+    doc["runs"] = [{"id": "run-1", "date": "2026-11-28", "selection": "(all)"}, {"id": "run-2", "seconds": 3.0}]
+    doc["provenance"] = {"versions": {"python-flint": "0.9.0"}}
+    assert validate_claims(doc)["claims"][0]["run"] == "run-2"
+    for runs, where in (
+        ("all", "runs"),
+        ([{"date": "x"}], r"runs\[0\]\.id"),
+        ([{"id": "r", "seconds": -1}], r"runs\[0\]\.seconds"),
+    ):
+        with pytest.raises(ParameterError, match=where):
+            validate_claims({**doc, "runs": runs})
+    with pytest.raises(ParameterError, match=r"\.run"):
+        validate_claims(_doc(run=3))
+    with pytest.raises(ParameterError, match="versions"):
+        validate_claims({**_doc(), "provenance": {"versions": {"numpy": 2}}})

@@ -1,11 +1,15 @@
 """The task registry: a new class is one subclass and one registry entry, through the CLI's own code path;
-task classes from other packages arrive through the entry point group ``lipschitz_icl.tasks.registry``."""
+task classes from other packages arrive through the entry point group ``lipschitz_icl.tasks``.  The class used
+here is the worked example of the how-to, ``examples/task_class/centered_quadratic.py`` (loaded from there, so
+the example is what is tested)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from dataclasses import dataclass
+import sys
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,51 +18,26 @@ import sympy as sp
 from lipschitz_icl import sphere
 from lipschitz_icl.cli import main
 from lipschitz_icl.tasks import registry as tasks
-from lipschitz_icl.tasks.family import Features, TaskFamily
-from lipschitz_icl.tasks.kernel import ZonalKernel, check_schoenberg
+from lipschitz_icl.tasks.kernel import check_schoenberg
 from lipschitz_icl.tasks.registry import TASKS, make_task_class, register_task, unregister_task
 from lipschitz_icl.validation import ParameterError
 
 Z = 4.0  # two-sided normal quantile for the Monte Carlo comparisons (false alarm ~6e-5 per comparison)
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "task_class"
 
 
-@dataclass(frozen=True)
-class CenteredQuadraticTask(TaskFamily):
-    """``f(x) = l ((u.x)^2 - 1/d) + b``, ``l, b ~ U[-L, L]``, ``u`` uniform on the sphere: a rotation-invariant
-    class the project does not ship.  Its Lipschitz constant on the sphere is ``|l|`` (the tangential
-    gradient ``2 l s sqrt(1 - s^2)``, ``s = u.x``, is at most ``|l|``).
+def _load_example():
+    """``examples/task_class/centered_quadratic.py`` as the module ``centered_quadratic`` (as installed)."""
+    if "centered_quadratic" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("centered_quadratic", EXAMPLE / "centered_quadratic.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["centered_quadratic"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["centered_quadratic"]
 
-    Kernel: ``E_u[(u.x)^2 (u.y)^2] = (1 + 2 t^2)/(d (d + 2))``, so
-    ``K(t) = (L^2/3) ((1 + 2 t^2)/(d (d + 2)) - 1/d^2) + L^2/3`` and ``D(u) = (2 L^2/(3 d (d + 2))) (2u - u^2)``."""
 
-    name = "centered-quadratic"
-    rotation_invariant = True
-    has_intercept = True
-
-    def draw_coefficients(self, rng, size):
-        return {"l": rng.uniform(-self.L, self.L, size), "b": rng.uniform(-self.L, self.L, size)}
-
-    def link(self, s, col):
-        return col["l"] * (s * s - 1.0 / self.d) + col["b"]
-
-    def task_lipschitz(self, params):
-        return np.abs(params["l"])
-
-    def link_covariance(self, a, b):
-        return self.covariance_kernel()(np.sum(a * b, axis=-1))
-
-    def scalar_features(self, s_x, s_q):
-        return Features(s_x[..., None] ** 2, s_q[..., None] ** 2, self.L**2 / 3.0)
-
-    @classmethod
-    def zonal_kernel(cls, d, L):
-        t = sp.Symbol("t")
-        c = 2.0 * L * L / (3.0 * d * (d + 2.0))
-        k1 = (L * L / 3.0) * (3.0 / (d * (d + 2.0)) - 1.0 / d**2) + L * L / 3.0
-        expr = sp.Float(L) ** 2 / 3 * ((1 + 2 * t**2) / (d * (d + 2)) - sp.Rational(1, d**2) + 1)
-        return ZonalKernel(
-            cls.name, d, k1, lambda u: c * (2.0 * np.asarray(u, float) - np.asarray(u, float) ** 2), expr
-        )
+CenteredQuadraticTask = _load_example().CenteredQuadraticTask
 
 
 @pytest.fixture
@@ -84,8 +63,10 @@ def test_the_new_class_is_a_valid_task_class(registered):
     kernel = tc.covariance_kernel()
     check_schoenberg(kernel)
     ts = np.linspace(-1, 1, 9)
-    sym = sp.lambdify(sp.Symbol("t"), kernel.sympy, "numpy")
-    assert np.allclose(kernel(ts), sym(ts), rtol=1e-13, atol=0)
+    t = sp.Symbol("t")
+    by_hand = 1.4**2 / 3 * ((1 + 2 * ts**2) / (d * (d + 2)) - 1 / d**2 + 1)  # the docstring's K(t)
+    assert np.allclose(kernel(ts), by_hand, rtol=1e-13, atol=0)
+    assert np.allclose(sp.lambdify(t, kernel.sympy, "numpy")(ts), by_hand, rtol=1e-13, atol=0)
     a, b = sphere.uniform_sphere(rng, 2, d)
     task = tc.sample(rng, N)
     prod = task(np.broadcast_to(a, (N, d))) * task(np.broadcast_to(b, (N, d)))
@@ -135,7 +116,7 @@ def test_a_class_that_breaks_the_rules_is_not_registered():
         name = "Not A Name"
 
     for bad in (Broken, int, "affine"):
-        with pytest.raises(ParameterError):
+        with pytest.raises(ParameterError, match="registrable task class"):
             register_task(bad)
     with pytest.raises(ParameterError, match="is registered"):
         register_task(type("Again", (CenteredQuadraticTask,), {"name": "affine"}))

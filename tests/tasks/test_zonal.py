@@ -5,6 +5,7 @@ pairwise-kernel Monte Carlo of :mod:`lipschitz_icl.loss.pairwise`, and the CLI f
 import json
 import zlib
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import special
@@ -12,9 +13,10 @@ from scipy import special
 from lipschitz_icl.cli import main
 from lipschitz_icl.exact.route import exact_loss
 from lipschitz_icl.exact.zonal import zonal_loss
+from lipschitz_icl.expression import parse_expression
 from lipschitz_icl.loss.pairwise import pairwise_loss
 from lipschitz_icl.problem import kernel_problem, make_problem, mixture_problem, zonal_problem
-from lipschitz_icl.tasks import zonal
+from lipschitz_icl.tasks import kernel_form, zonal
 from lipschitz_icl.validation import ParameterError
 
 MATERN = "(1 + sqrt(3)*sqrt(2-2*t)/ell)*exp(-sqrt(3)*sqrt(2-2*t)/ell)"
@@ -183,17 +185,25 @@ def test_no_sympy_assumption_rewrites_a_kernel(text):
 def test_abs_of_t_is_refused_on_the_command_line(capsys):
     assert main(["wstar", "--kernel", "abs(t)", "--d", "3", "--n", "1000", "--sigma", "0.5", "--method", "exact"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--kernel" in err[0] and "a_4 = -0.187" in err[0]
+    assert len(err) == 1 and "--kernel" in err[0] and "a_4 = -0.18" in err[0]
 
 
 def test_the_sympy_form_is_held_to_the_expression_values():
     """A symbolic form that does not keep the values of the expression is refused before use."""
-    points = zonal._check_points("abs(t)")
-    parsed = zonal.parse_expression("abs(t)", {"t", "d"})
-    exact = zonal._expression_values(parsed, "abs(t)", {"d": 3}, points)
-    zonal._check_agreement(lambda u: 1.0 - np.abs(1.0 - u), exact, points, "abs(t)")  # the true form
+    points = kernel_form.check_points("abs(t)")
+    parsed = parse_expression("abs(t)", {"t", "d"})
+    exact = [parsed.evaluate({"d": 3, "t": mpmath.mpf(float(t))}) for t in points]  # the expression's own values
+    what = "an expression whose symbolic form keeps its values"
+
+    def true_form(u):
+        return 1.0 - np.abs(1.0 - u)
+
+    def rewritten(u):  # abs(t) rewritten as t
+        return np.asarray(u, dtype=float)
+
+    kernel_form.check_gap(true_form, exact, points, name="kernel", text="abs(t)", what=what)
     with pytest.raises(ParameterError, match="symbolic form keeps its values"):
-        zonal._check_agreement(lambda u: np.asarray(u, dtype=float), exact, points, "abs(t)")  # t: rewritten
+        kernel_form.check_gap(rewritten, exact, points, name="kernel", text="abs(t)", what=what)
 
 
 @pytest.mark.parametrize(

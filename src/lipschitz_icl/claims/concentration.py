@@ -112,8 +112,10 @@ def projection_tails(
     Dasgupta-Gupta's form before ``1 + x <= e^x`` raised to ``2C`` (``"sharp"``), ``beta = s d/k``, ``C =
     stated``.  The ends where both sides vanish (within ``end_fraction`` of them) are decided by
     :func:`_beta_end_lemma`."""
-    bound, mean = DG_BOUNDS[form], k / d
-    s_1, s_2 = end_fraction * mean, 1 - end_fraction * (1 - mean)
+    bound = DG_BOUNDS[form]
+    mean = k / d
+    s_1 = end_fraction * mean
+    s_2 = 1 - end_fraction * (1 - mean)
     pieces = [
         Piece("projection_tail", bound, {"d": [d], "k": [k], "s": [mean, s_2 if form == "sharp" else 1.0]}),
         Piece("projection_lower_tail", bound, {"d": [d], "k": [k], "s": [s_1, mean]}),
@@ -122,7 +124,10 @@ def projection_tails(
         [beta_end_lemma(d, k, form, "upper", s_2)] if form == "sharp" else []
     )
     s = np.linspace(mean, 0.999, 40)
-    bound_f = (ineq.projection_bound if form == "exponential" else ineq.projection_bound_dg)(d, k, s)
+    if form == "exponential":
+        bound_f = ineq.projection_bound(d, k, s)
+    else:
+        bound_f = ineq.projection_bound_dg(d, k, s)
     return proof_outcome(
         pieces=pieces,
         lemmas=lemmas,
@@ -164,10 +169,12 @@ def cap_counts(*, d: int, h: float, form: str, n_grid: list, stated: float, max_
     "relative-entropy"``: ``exp(-C n D(a/n || p))``; ``"multiplicative"``: ``exp(-C delta^2 mu / (2 +
     delta))`` above and ``exp(-C delta^2 mu / 2)`` below, ``mu = n p``; ``C = stated``."""
     enclosure = arithmetic.Enclosure.of(certified_laws.cap_probability(d, h))
-    p_lo, p_hi = enclosure.low, enclosure.high
+    p_lo = enclosure.low
+    p_hi = enclosure.high
     pieces = []
     for n in n_grid:  # the thresholds a in [first, last] of each tail, where that range is not empty
-        above, below = math.ceil(n * p_hi), math.floor(n * p_lo)
+        above = math.ceil(n * p_hi)
+        below = math.floor(n * p_lo)
         ranges = {"upper": ("binomial_tail", above, n - 1), "lower": ("binomial_lower_tail", 1, below)}
         for side, (tail, first, last) in ranges.items():
             box = {"n": [n], "a": {"from": first, "to": last}, "p": [p_lo, p_hi]}
@@ -239,7 +246,8 @@ def levy_monte_carlo(
     anchor_stream, mean_stream, tail_stream = (np.random.default_rng(s) for s in seed.spawn(3))
     functionals = monte_carlo_functionals(d, uniform_sphere(anchor_stream, anchors, d))
     t = ineq.levy_t(d, levels)
-    G, M = len(functionals) * len(t), len(functionals)
+    G = len(functionals) * len(t)
+    M = len(functionals)
     z = stats.norm.ppf(1.0 - family_level / (4 * M))
     mean_draws = uniform_sphere(mean_stream, mean_samples, d)
     tail_draws = uniform_sphere(tail_stream, samples, d)
@@ -281,7 +289,10 @@ def softmax_normaliser(
     (stream,) = seed.spawn(1)
     mom = ineq.normaliser_moments(d, w)
     deviation = normaliser_draws(np.random.default_rng(stream), d, w, n, replicates) - mom["phi"]
-    labels, bound, counts, ts = [], [], [], []
+    labels = []
+    bound = []
+    counts = []
+    ts = []
     for side, sgn, b in (("upper", 1.0, mom["range_upper"]), ("lower", -1.0, mom["range_lower"])):
         for lev in levels:
             t = ineq.bernstein_t(n, mom["variance"], b, lev, bernstein_constant)

@@ -75,9 +75,11 @@ def structure(
     below ``threshold``.  ``decide(floor)``: the rival "the layers carry at least ``floor``"."""
     trained, _, setting = _layers(task, d, n, L, sigma, seed, runs, protocol, init_scale)
     measure = _measures(d)[quantity]
-    values, starts = [measure(r.params) for r in trained.results], [measure(s) for s in trained.starts]
+    values = [measure(r.params) for r in trained.results]
+    starts = [measure(s) for s in trained.starts]
     mean, low, high = mean_limits(values, level)
-    start_mean, start_range = float(np.mean(starts)), (float(np.min(starts)), float(np.max(starts)))
+    start_mean = float(np.mean(starts))
+    start_range = (float(np.min(starts)), float(np.max(starts)))
 
     def decide(floor: float | None = None) -> decision.Decision:
         return structure_decision(values, threshold, level, floor)
@@ -104,7 +106,8 @@ def structure(
 
 def _block_quantities(trained: TrainedRuns, exact, leading: float, shape, level, margin, threshold, setting) -> tuple:
     """``tr(M)/d`` against the exact ``w*``, the mean anisotropy of ``M``, and the value weight ``W_V[d, d]``."""
-    w0, w_runs = exact.w_star.value, trained.scales
+    w0 = exact.w_star.value
+    w_runs = trained.scales
     value_weight = float(np.mean([r.params["W_V"][-1, -1] for r in trained.results]))
     low, high = scale_interval(w_runs, exact, level=level)
     a_mean, _, a_high = mean_limits(trained.anisotropy, level)
@@ -157,9 +160,11 @@ def block_scale(
     """
     trained, problem, setting = _layers(task, d, n, L, sigma, seed, runs, protocol, init_scale)
     exact = wstar(problem, "exact")
-    w0, (alpha, C) = exact.w_star.value, wlaw.window_law(task, d)
+    w0 = exact.w_star.value
+    alpha, C = wlaw.window_law(task, d)
     targets = {"derived": w0, "leading-order": C * (n * L**2 / sigma**2) ** alpha}
-    aniso, w_runs = trained.anisotropy, trained.scales
+    aniso = trained.anisotropy
+    w_runs = trained.scales
     shape = structure_decision(aniso, threshold, level)
 
     def decide(change: float = 0.0, law: str = "derived") -> decision.Decision:

@@ -77,7 +77,9 @@ def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: flo
 
 def _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams) -> tuple:
     """At each ``n``: ``(m_hat, se)`` on a pilot-sized sample, the loss ``(E, se)`` at ``m* I``, the sample size."""
-    m_hats, losses, sizes = [], [], []
+    m_hats = []
+    losses = []
+    sizes = []
     for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
         problem = make_problem(task, d, n, L, sigma)
         m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
@@ -95,7 +97,8 @@ def _optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, derived, z) -
             _relative(f"m_hat / m* - 1 at n={n}", mh, z * ms, m_star, note=f"m* = {m_star:.5g} (derived)"),
             _relative(f"E(m* I) / E_lin - 1 at n={n}", e, z * es, e_star, note=f"E_lin = {e_star:.5g} (derived)"),
         ]
-    (m_last, se_last), n_last = m_hats[-1], n_grid[-1]
+    m_last, se_last = m_hats[-1]
+    n_last = n_grid[-1]
     return (
         *quantities,
         Quantity.within(
@@ -138,10 +141,12 @@ def optimum(
     m_hats, losses, sizes = _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams)
 
     def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> Decision:
-        m_claim, e_claim = [m * (1 + m_shift) for m, _ in laws[law]], [e * (1 + e_shift) for _, e in laws[law]]
+        m_claim = [m * (1 + m_shift) for m, _ in laws[law]]
+        e_claim = [e * (1 + e_shift) for _, e in laws[law]]
         return optimum_decision(m_hats, m_claim, losses, e_claim, z, m_margin, e_margin)
 
-    m_stars, e_lins = [m for m, _ in laws["derived"]], [e for _, e in laws["derived"]]
+    m_stars = [m for m, _ in laws["derived"]]
+    e_lins = [e for _, e in laws["derived"]]
     return Outcome(
         decide=decide,
         quantities=_optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, laws["derived"], z),
@@ -203,7 +208,8 @@ def isotropic(
     eps = relative_size * m_star * math.sqrt(d)
     z = decision.bonferroni_z(len(labels), family_level)
     bases = [m_star * np.eye(d), 2 * m_star * np.eye(d), m_star * (np.eye(d) - math.sqrt(d) * units[0])]
-    problem, probes = make_problem(task, d, n, L, sigma), [eps * D for D in units]
+    problem = make_problem(task, d, n, L, sigma)
+    probes = [eps * D for D in units]
     D0, D1, D2 = base_differences(problem, bases, probes, contexts, np.random.default_rng(data_stream))
 
     def diffs(shift: float = 0.0, anisotropy: float = 0.0, base: str = "derived"):
@@ -265,9 +271,11 @@ def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
 def _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams) -> tuple[list, list]:
     """The loss ``(E, se)`` of linear attention at ``m*(n) I`` at each ``n`` of ``grid``, on a sample sized from an
     independent ``pilot`` for the relative half-width ``targets[k]`` (streams ``2k`` pilot, ``2k + 1`` sample)."""
-    errors, sizes = [], []
+    errors = []
+    sizes = []
     for k, (n, target) in enumerate(zip(grid, targets)):
-        problem, m_star = make_problem(task, d, n, L, sigma), law_values(task, d, n, L, sigma)[0]
+        problem = make_problem(task, d, n, L, sigma)
+        m_star = law_values(task, d, n, L, sigma)[0]
         relative_sd = linear_loss(problem, m_star, pilot, streams[2 * k])[1] * math.sqrt(pilot) / e_lim
         sizes.append(pilot_sample_size(relative_sd, z, target, contexts))
         errors.append(linear_loss(problem, m_star, sizes[-1], streams[2 * k + 1]))
@@ -303,7 +311,11 @@ def _limit_quantities(task, d, L, grid, errors, e_lim, next_theory, z, margin, v
 def _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach) -> tuple:
     """``(k(1) - d B, T, grid)``: ``T(n) = E_lin(n)/(k(1) - d B) - 1``; ``n_grid`` extended to ``T < reach margin``."""
     e_lim = lin.linear_limit(task, d, L)[1]
-    next_order = lambda n: lin.linear_optimum(task, d, n, L, sigma)[1] / e_lim - 1.0  # noqa: E731
+
+    def next_order(n):
+        """``T(n) = E_lin(n)/(k(1) - d B) - 1``."""
+        return lin.linear_optimum(task, d, n, L, sigma)[1] / e_lim - 1.0
+
     extended = decision.extend_grid(n_grid, next_order, margin, factor=extension_factor, x_max=n_max, reach=reach)
     return e_lim, next_order, [int(round(n)) for n in extended]
 
@@ -351,7 +363,8 @@ def cannot_adapt(
     def decide(change: float = 0.0, law: str = "derived") -> Decision:
         return decision.asymptotic(error_points(grid, errors, *laws[law], z, 1 + change), margin)
 
-    theory, soft = laws["derived"][0], _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
+    theory = laws["derived"][0]
+    soft = _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
     extra, figure = _error_record(grid, errors, theory, e_lim, sizes, soft)
     quantities = _limit_quantities(task, d, L, grid, errors, e_lim, next_order(grid[-1]), z, margin, decide().verdict)
     return Outcome(
@@ -378,7 +391,8 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
 
 def _weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, e_soft, soft_iv, ws) -> tuple:
     """The ``L``-elasticity of ``m_hat`` against the derived one, and that of softmax's ``w*`` against ``2 alpha``."""
-    m_list, w_list = ", ".join(f"{m:.5g}" for m, _ in m_hats), ", ".join(f"{w:.5g}" for w in ws)
+    m_list = ", ".join(f"{m:.5g}" for m, _ in m_hats)
+    w_list = ", ".join(f"{w:.5g}" for w in ws)
     rows = (
         ("d log m* / d log L (linear attention)", e_lin, lin_iv, derived, f"m_hat = {m_list}"),
         ("d log w* / d log L (softmax attention)", e_soft, soft_iv, 2 * alpha, f"theory 2 alpha; w* = {w_list}"),
@@ -388,7 +402,9 @@ def _weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, e_soft, soft_iv, 
 
 def _weights_figure(L_grid, ws, m_hats, m_stars) -> dict:
     """Log-log figure of ``w*`` and ``m_hat`` (``m*`` theory) against ``L``, each over its value at the first ``L``."""
-    x, m_lo, theory = list(L_grid), m_hats[0][0], [m / m_stars[0] for m in m_stars]
+    x = list(L_grid)
+    m_lo = m_hats[0][0]
+    theory = [m / m_stars[0] for m in m_stars]
     series = [
         {"label": r"softmax $w^*$", "x": x, "y": [w / ws[0] for w in ws]},
         {"label": r"linear $\hat m$", "x": x, "y": [m / m_lo for m, _ in m_hats], "theory_y": theory},
@@ -417,7 +433,8 @@ def weights(
     claim shifted, or the rivals ``linear = "softmax"`` (``m* ~ L^(2 alpha)``), ``softmax = "none"`` (``w*`` fixed).
     """
     alpha = wlaw.window_law(task, d)[0]
-    margin, span = margin_fraction * 2 * alpha, math.log(L_grid[-1] / L_grid[0])
+    margin = margin_fraction * 2 * alpha
+    span = math.log(L_grid[-1] / L_grid[0])
     m_hats = [m_hat(make_problem(task, d, n, LL, sigma), contexts, s) for LL, s in zip(L_grid, seed.spawn(len(L_grid)))]
     m_stars = [law_values(task, d, n, LL, sigma)[0] for LL in L_grid]
     found = [wstar(make_problem(task, d, n, LL, sigma), "exact") for LL in L_grid]

@@ -192,7 +192,8 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
     ``decide(shift, scale_change, beta)``: the law ``(1 + scale_change) C rho^(alpha + shift)``, or the
     exponent ``1/(beta + m)`` of a rival power."""
     points = sweep.map_pieces(_law_point, [(problem_of(int(n), sigma),) for n in n_grid], desc=f"w* {label}", unit="n")
-    results, at = [p[0] for p in points], [p[1] for p in points]
+    results = [p[0] for p in points]
+    at = [p[1] for p in points]
     rho = np.array([n / sigma**2 for n in n_grid])
     ws = np.array([r.w_star.value for r in results])
     acc = [r.w_star.abs_error / r.w_star.value for r in results]
@@ -284,7 +285,8 @@ def kernel_scaling(k, spec):
     """The window-law claim for any zonal kernel ``k`` (``lipschitz-icl scaling --kernel``): the design,
     resolutions and alternatives of the registry entry ``spec`` (``regularity.window-law``), on the grid
     of :func:`scaling_grid`.  Returns ``(outcome, judgement)``."""
-    design, reg = spec.design, law.regularity_of_kernel(k)
+    design = spec.design
+    reg = law.regularity_of_kernel(k)
     grid = scaling_grid(reg, sigma=design["sigma"], scaling_w0=design["scaling_w0"], scaling_n=design["scaling_n"])
     problem_of = functools.partial(zonal_problem, k)  # (n, sigma) -> the problem
     outcome = law_outcome(k, reg, problem_of, grid, label=k.name, sigma=design["sigma"], margin=design["margin"])

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lipschitz_icl import decision
-from lipschitz_icl.derivations import window_law as law
+from lipschitz_icl.derivations import window_law
 from lipschitz_icl.estimators.law_points import power_slope_points, window_law_points
 from lipschitz_icl.estimators.loss_direction import part_direction
 from lipschitz_icl.estimators.minimiser import MinimiserProbes
@@ -189,7 +189,7 @@ def monotonicity(*, task: str, d: int, n0: int, L0: float, sigma0: float, factor
     factors (the exact ``w*``'s stated accuracy) on its predicted side.  ``decide(shift, direction)``: each elasticity
     claimed beyond ``shift`` on its predicted side (``direction = -1``: the opposite direction is claimed).
     """
-    alpha, _ = law.window_law(task, d)
+    alpha, _ = window_law.window_law(task, d)
     parameters = (
         ("L", +1, 2 * alpha, lambda f: (n0, L0 * f, sigma0)),
         ("n", +1, alpha, lambda f: (int(round(n0 * f)), L0, sigma0)),
@@ -245,13 +245,13 @@ def _monotonicity_figure(factors, results: dict) -> dict:
 # ----------------------------------------------------------------------------- the w* law
 def _law(task: str, d: int) -> tuple:
     """``(alpha, C, q, k)``: the derived window law ``w* = C rho^alpha (1 + k w0^-q + ...)`` of ``task``."""
-    return (*law.window_law(task, d), *law.wstar_correction(task, d))
+    return (*window_law.window_law(task, d), *window_law.wstar_correction(task, d))
 
 
 def _laws(task: str, d: int) -> dict:
     """``name -> (alpha, C, q, k)``: the derived law of ``task`` with its next-order term, and the
     competing laws the registry's alternatives name (the other class's, the Lipschitz-envelope law)."""
-    envelope = (*law.envelope_law(d), 1.0, 0.0)
+    envelope = (*window_law.envelope_law(d), 1.0, 0.0)
     return {"derived": _law(task, d), "other-class": _law(other_class(task), d), "envelope": envelope}
 
 
@@ -272,11 +272,17 @@ def law_grid(
     (``n <= n_max``, ``w0 <= w_max``): the grid depends only on the derived term, so its points are the pieces of one
     sweep (:func:`lipschitz_icl.runtime.sweep.map_pieces`).  Returns ``(n values, WStar results)``."""
     alpha, C, q, k = _law(task, d)
-    w0 = lambda n: C * (n * L**2 / sigma**2) ** alpha  # noqa: E731
+
+    def w0(n):
+        """The leading-order window ``C (n L^2/sigma^2)^alpha``."""
+        return C * (n * L**2 / sigma**2) ** alpha
+
+    def next_order(n):
+        """The derived next-order term ``k w0^-q``."""
+        return k * w0(n) ** (-q)
+
     top = min(n_max, (w_max / C) ** (1 / alpha) * sigma**2 / L**2)
-    grid = decision.extend_grid(
-        n_grid, lambda n: k * w0(n) ** (-q), margin, factor=factor, x_max=max(top, *n_grid), reach=reach
-    )
+    grid = decision.extend_grid(n_grid, next_order, margin, factor=factor, x_max=max(top, *n_grid), reach=reach)
     pieces = [(task, d, n, L, sigma) for n in grid]
     return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")
 
@@ -285,10 +291,12 @@ def _law_rows(task: str, d: int, grid, rho, results, verdict: str, margin: float
     """The local slope of ``log w*`` over the two largest ``n`` and the reported rows of :func:`window_scaling`:
     the distance to the law at the largest ``n``, ``alpha``, ``C_d`` and the two-sided constants."""
     alpha, C, q, k = _law(task, d)
-    ws, setting = np.array([w.w_star.value for w in results]), {"task": task, "d": d}
+    ws = np.array([w.w_star.value for w in results])
+    setting = {"task": task, "d": d}
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
     last = window_law_points(rho[-1:], results[-1:], alpha, C, q, k)[0]
-    C_low, C_high = results[-1].ci_low / rho[-1] ** alpha, results[-1].ci_high / rho[-1] ** alpha
+    C_low = results[-1].ci_low / rho[-1] ** alpha
+    C_high = results[-1].ci_high / rho[-1] ** alpha
     return slope, (
         Quantity.within(
             "w*/law - 1 at the largest n",
@@ -330,7 +338,8 @@ def _law_record(grid, rho, results, slope: float, derived: tuple) -> tuple[dict,
     """The figure (``w*/(C rho^alpha)`` against ``1 + k w0^-q``) and the further numbers of :func:`window_scaling`."""
     alpha, C, q, k = derived
     ws = np.array([w.w_star.value for w in results])
-    ratio, next_order = (ws / (C * rho**alpha)).tolist(), [k * (C * r**alpha) ** (-q) for r in rho]
+    ratio = (ws / (C * rho**alpha)).tolist()
+    next_order = [k * (C * r**alpha) ** (-q) for r in rho]
     labels = (r"$\rho = nL^2/\sigma^2$", r"$w^*/(C_d\,\rho^\alpha)$")
     figure = plot("semilogx", rho.tolist(), ratio, *labels, theory_y=[1 + t for t in next_order])
     series = {"rho": rho.tolist(), "w_star": ws.tolist(), "ratio": ratio, "next_order": next_order}
@@ -364,7 +373,8 @@ def window_scaling(
     )
     rho = np.array([n * L**2 / sigma**2 for n in grid])
     use = [i for i, n in enumerate(grid) if n >= asymptotic_from]
-    r_use, w_use = rho[use], [results[i] for i in use]
+    r_use = rho[use]
+    w_use = [results[i] for i in use]
     stuck = [n for n, w in zip(grid, results) if w.at_search_bound]
 
     def decide(shift: float = 0.0, scale_change: float = 0.0, law: str = "derived") -> decision.Decision:
@@ -406,10 +416,13 @@ def _slope_row(name: str, power: float, points, margin: float, **fields) -> Quan
 def _power_rows(task: str, d: int, L: float, w, bias, R, slopes, margin: float) -> tuple:
     """The reported rows of :func:`bias_noise_powers`: each power (from its slope points, ``slopes`` of the bias
     and of the noise) and each constant at the largest ``w`` beside the derived one."""
-    (p_pow, b_const), (beta, c_R) = law.bias_leading(task, d), law.noise_leading(d)
+    p_pow, b_const = window_law.bias_leading(task, d)
+    beta, c_R = window_law.noise_leading(d)
     fields: dict[str, Any] = {"setting": {"task": task, "d": d}, "constant": True}
-    b_name, b_measured = "bias constant b_d (bias / (L^2 w^-p) at largest w)", float(bias[-1] / (L**2 * w[-1] ** p_pow))
-    c_name, c_measured = "noise constant c_R (n noise / (sigma^2 w^beta))", float(R[-1] / w[-1] ** beta)
+    b_name = "bias constant b_d (bias / (L^2 w^-p) at largest w)"
+    b_measured = float(bias[-1] / (L**2 * w[-1] ** p_pow))
+    c_name = "noise constant c_R (n noise / (sigma^2 w^beta))"
+    c_measured = float(R[-1] / w[-1] ** beta)
     return (
         _slope_row("bias power -p (slope at largest w)", p_pow, slopes[0], margin, symbol="-p", **fields),
         Quantity(name=b_name, theory=b_const, measured=b_measured, symbol="b_d", **fields),
@@ -448,20 +461,22 @@ def bias_noise_powers(
     falls, the noise at each ``n_finite`` rises.  ``decide(bias_shift, noise_shift, bias_law)``: the powers
     shifted, or the bias power of a competing law (the other class's; ``-1``, the envelope rate ``L^2 (d-1)/w``).
     """
-    p_pow, b_const = law.bias_leading(task, d)  # bias ~ b L^2 w^p_pow (p_pow < 0)
-    (p2, b2), (beta, c_R) = law.bias_next_order(task, d), law.noise_leading(d)
+    p_pow, b_const = window_law.bias_leading(task, d)  # bias ~ b L^2 w^p_pow (p_pow < 0)
+    p2, b2 = window_law.bias_next_order(task, d)
+    beta, c_R = window_law.noise_leading(d)
     w = np.asarray(w_grid, dtype=float)
     terms = [asymptotic_terms(task, d, wi) for wi in w]
-    bias, R = L**2 * np.array([t[0] for t in terms]), np.array([t[2] for t in terms])
+    bias = L**2 * np.array([t[0] for t in terms])
+    R = np.array([t[2] for t in terms])
     directions = [part_direction(make_problem(task, d, n_large, L, sigma), w_small, "bias", -1)]
     directions += [part_direction(make_problem(task, d, n, L, sigma), w_small, "noise", +1) for n in n_finite]
-    claimed = {"derived": p_pow, "other-class": law.bias_leading(other_class(task), d)[0], "envelope": -1.0}
+    claimed = {"derived": p_pow, "other-class": window_law.bias_leading(other_class(task), d)[0], "envelope": -1.0}
 
     def slopes(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived") -> tuple:
         shift = bias_shift + claimed[bias_law] - p_pow
         return (
             power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, QUADRATURE_ACCURACY[task], shift),
-            power_slope_points(w, R, beta, law.noise_next_order(d), 1.0, 1e-12, noise_shift),
+            power_slope_points(w, R, beta, window_law.noise_next_order(d), 1.0, 1e-12, noise_shift),
         )
 
     def decide(**kw) -> decision.Decision:

@@ -145,11 +145,13 @@ def generalisation(
     ``s +- z se``, Bonferroni over probes and pairs): ``<= 0`` between consecutive ``n``, ``<= -alpha`` between the
     two largest.  ``decide(shift, rate)``: the bound ``-(alpha + shift)``, or a competing rate of :func:`_rates`.
     """
-    suite, alpha = probe_suite(d, L, **probes), law.window_law(train_task, d)[0]
+    suite = probe_suite(d, L, **probes)
+    alpha = law.window_law(train_task, d)[0]
     w_grid = [_wstar(train_task, d, n, L, sigma) for n in n_grid]
     loss = probe_errors_along_n(suite, w_grid, n_grid, sigma, contexts, seed)
     pairs = list(itertools.pairwise(n_grid))
-    z, rates = decision.bonferroni_z(len(suite) * len(pairs), family_level), _rates(train_task, d)
+    z = decision.bonferroni_z(len(suite) * len(pairs), family_level)
+    rates = _rates(train_task, d)
     slopes = _probe_slopes(loss, pairs, z)
 
     def decide(shift: float = 0.0, rate: str = "envelope") -> decision.Decision:
@@ -220,7 +222,8 @@ def envelope(
     ``decide(tightening, envelope)``: the bound ``1/(1 + tightening)``, or the envelope ``centroid``.
     """
     (stream,) = seed.spawn(1)
-    w, suite = _wstar(train_task, d, n, L, sigma), probe_suite(d, L, **probes)
+    w = _wstar(train_task, d, n, L, sigma)
+    suite = probe_suite(d, L, **probes)
     rng = np.random.default_rng(stream)
     terms, (env,) = probe_terms(suite, [Attention.isotropic(w, d)], n, sigma, contexts, rng, envelope=True)
     eps = n * np.finfo(float).eps
@@ -322,7 +325,8 @@ class _Panel:
 
     def figure(self, title: str) -> dict:
         """The figure of the errors of every model on every probe, with bands ``+- z se``."""
-        probes, x = list(self.errors), list(range(len(self.errors)))
+        probes = list(self.errors)
+        x = list(range(len(self.errors)))
         series = [
             _band_series(label, x, [self.errors[p][k] for p in probes], self.z) for k, label in self.labels.items()
         ]
@@ -447,13 +451,15 @@ def trained_mismatch(
     """Figure 5 with trained attention: the M-form pretrained by the trainer (``protocol``, one run each, own
     streams) on affine tasks at ``L``, ``L/factor`` and ``factor L``, tested with the rule of :func:`mismatch`."""
     streams = seed.spawn(4)
-    keys, settings = ("matched", "smaller", "larger"), (L, L / factor, L * factor)
+    settings = {"matched": L, "smaller": L / factor, "larger": L * factor}
     runs = [
-        run for LL, s in zip(settings, streams) for run in setting_runs(make_problem("affine", d, n, LL, sigma), s, 1)
+        run
+        for LL, stream in zip(settings.values(), streams)
+        for run in setting_runs(make_problem("affine", d, n, LL, sigma), stream, 1)
     ]
     trained = [result for _, result in train_all(runs, **protocol)]  # the three settings side by side
-    models = {key: Attention(result.M) for key, result in zip(keys, trained)}
-    ws = {key: result.w_trained for key, result in zip(keys, trained)}
+    models = {key: Attention(result.M) for key, result in zip(settings, trained)}
+    ws = {key: result.w_trained for key, result in zip(settings, trained)}
     ratios, errors = probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
     z = decision.bonferroni_z(2 * len(gated), family_level)
     panel = _Panel(ratios, errors, _mismatch_labels(factor, " (trained)"), gated, z)
@@ -465,7 +471,9 @@ def _required_factors(d: int, factor: float, marked_factor: float, marked_margin
     """The derived leading-order ratios ``E'/E`` at ``lambda = factor^(+-2 alpha)`` (affine), and the required factor
     per rule: ``conditional`` (``marked_factor`` where the ratio is ``>= marked_margin marked_factor``, else 1),
     ``unconditional``, ``derived``."""
-    alpha, beta, p_aff = law.window_law("affine", d)[0], law.noise_leading(d)[0], -law.bias_leading("affine", d)[0]
+    alpha = law.window_law("affine", d)[0]
+    beta = law.noise_leading(d)[0]
+    p_aff = -law.bias_leading("affine", d)[0]
     derived = {
         k: theory.mismatch_ratio(factor ** (s * 2 * alpha), p_aff, beta) for k, s in (("smaller", -1), ("larger", +1))
     }
@@ -558,7 +566,8 @@ def same_l_classes(
     suite = probe_suite(d, L, **probes)
     ws = {k: _wstar(k, d, n, L, sigma) for k in ("affine", "relu")}
     models = {"matched": Attention.isotropic(ws["affine"], d), "relu": Attention.isotropic(ws["relu"], d)}
-    z, margin = decision.bonferroni_z(len(gated), family_level), math.log(max_ratio)
+    z = decision.bonferroni_z(len(gated), family_level)
+    margin = math.log(max_ratio)
     labels = {"matched": "affine@L", "relu": "relu@L"}
     panel = _Panel(*probe_log_ratios(models, suite, n, sigma, contexts, stream), labels, gated, z)
     predicted = _class_ratios(suite, gated, d, n, L, sigma, ws)

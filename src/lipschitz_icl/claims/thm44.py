@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -105,7 +105,8 @@ def direction_optimality(
     outside direction: :func:`~lipschitz_icl.decision.any_of`), or at ``w P``, ``w`` of :func:`_full_rank_scale`."""
     search_seed, direction_seed, test_seed = seed.spawn(3)
     problem = matched_problem(task, d, k, n=n, L0=L, sigma=sigma)
-    grid, P = _scales(scale_exponents, scale_points), projectors(problem)[1]
+    grid = _scales(scale_exponents, scale_points)
+    P = projectors(problem)[1]
     ((c, loss_c, edge),) = best_scales(problem, [P], search_contexts, search_seed, grid=grid, refine=refine)
     moves = Moves.around(problem, c, contexts, test_seed, direction_seed, step=step, scale_step=scale_step)
     changes = moves.at_base()
@@ -114,11 +115,15 @@ def direction_optimality(
     rows = _move_rows(changes, decisions, level, "must be > 0 on the whole interval")
 
     def decide(shift: float = 0.0, outside: float = 0.0, complement: float = 0.0, scale: str = "") -> decision.Decision:
-        shift = _full_rank_scale(task, problem) / c - 1 if scale else shift
-        if shift or outside or complement:
-            signs = _signs(moves.moved(shift=shift, outside=outside, complement=complement), level)
-            return (any_of if outside and not shift else decision.combined)("sign", signs)
-        return decision.unless(decision.combined("sign", decisions), f"c* on the search edge ({edge})" if edge else "")
+        if scale:
+            shift = _full_rank_scale(task, problem) / c - 1
+        if not (shift or outside or complement):
+            edge_note = f"c* on the search edge ({edge})" if edge else ""
+            return decision.unless(decision.combined("sign", decisions), edge_note)
+        signs = _signs(moves.moved(shift=shift, outside=outside, complement=complement), level)
+        if outside and not shift:  # some one outside direction is enough to refute "c* P is a minimiser"
+            return any_of("sign", signs)
+        return decision.combined("sign", signs)
 
     return Outcome(
         decide=decide,
@@ -138,43 +143,74 @@ def _range_decision(values, threshold: float) -> decision.Decision:
     return decision.one_sided(min(values), max(values), threshold, "<=")
 
 
-def _run_table(results, B: np.ndarray, P: np.ndarray) -> dict:
-    """Of the runs ``(M0, result)``: ``rho(M, B)`` of each trained ``M`` and of each start ``M0``, the run-to-run
-    noise floor of ``rho`` (:func:`~lipschitz_icl.estimators.pretraining.noise_floor`) and each trained scale ``tr(P M
-    P)/k``."""
-    Ms, k = [r.M for _, r in results], B.shape[1]
-    return {
-        "rho": [geometry.rho(M, B) for M in Ms],
-        "rho_start": [geometry.rho(M0, B) for M0, _ in results],
-        "noise_floor": noise_floor(Ms, B),
-        "scale": [float(np.trace(P @ M @ P) / k) for M in Ms],
-    }
+@dataclass(frozen=True)
+class _Runs:
+    """What :func:`trained_direction` measures of its independent runs ``(M0, result)``: ``rho(M, B)`` of each
+    trained ``M`` and of each start ``M0``, the run-to-run noise floor of ``rho``
+    (:func:`~lipschitz_icl.estimators.pretraining.noise_floor`), each trained scale ``tr(P M P)/k``, and the searched
+    ``c*`` beside them (the record's ``extra``, in this order)."""
+
+    rho: list
+    rho_start: list
+    noise_floor: float
+    scale: list
+    c_star: float
+
+    @classmethod
+    def of(cls, results, B: np.ndarray, P: np.ndarray, c_star: float) -> _Runs:
+        trained = [r.M for _, r in results]
+        rank = B.shape[1]
+        return cls(
+            rho=[geometry.rho(M, B) for M in trained],
+            rho_start=[geometry.rho(M0, B) for M0, _ in results],
+            noise_floor=noise_floor(trained, B),
+            scale=[float(np.trace(P @ M @ P) / rank) for M in trained],
+            c_star=c_star,
+        )
 
 
-def _trained_rows(table: dict, verdict: str, threshold: float, floor_bound: float, search_contexts: int) -> tuple:
-    """The range of ``rho(M, B)`` over the runs (decided) and the trained scale ``tr(P M P)/k`` beside ``c*``."""
-    rhos, starts, scales = table["rho"], table["rho_start"], table["scale"]
-    note = (
-        f"bound {threshold}; runs: {', '.join(f'{x:.4f}' for x in rhos)}; random starts {min(starts):.2f}-"
-        f"{max(starts):.2f}; noise floor {table['noise_floor']:.4f} (must be < {floor_bound:.3g})"
-    )
-    return (
-        Quantity.within(
-            "rho(M, B) of the trained M (range over runs)",
-            max(rhos),
-            (min(rhos), max(rhos)),
-            theory=0.0,
-            verdict=verdict,
-            note=note,
-        ),
-        Quantity.within(
-            "trained scale tr(PMP)/k vs searched c*",
-            float(np.mean(scales)),
-            (min(scales), max(scales)),
-            theory=table["c_star"],
-            note=f"reported only: c* searched on {search_contexts} contexts",
-        ),
-    )
+@dataclass(frozen=True)
+class _TrainedRule:
+    """The rule of :func:`trained_direction` on its runs: ``rho`` at or below ``threshold`` for every run, unless
+    the noise floor of ``rho`` is at or above ``floor_bound``; ``search_contexts`` for the reported ``c*`` row."""
+
+    runs: _Runs
+    threshold: float
+    floor_bound: float
+    search_contexts: int
+
+    @property
+    def floor_note(self) -> str:
+        """Why the rule is inconclusive (the noise floor reaches its bound), or ``""``."""
+        floor = self.runs.noise_floor
+        return f"noise floor {floor:.4f}" if floor >= self.floor_bound else ""
+
+    def rows(self, verdict: str) -> tuple:
+        """The range of ``rho(M, B)`` over the runs (decided) and the trained scale ``tr(P M P)/k`` beside ``c*``."""
+        rhos = self.runs.rho
+        starts = self.runs.rho_start
+        scales = self.runs.scale
+        note = (
+            f"bound {self.threshold}; runs: {', '.join(f'{x:.4f}' for x in rhos)}; random starts {min(starts):.2f}-"
+            f"{max(starts):.2f}; noise floor {self.runs.noise_floor:.4f} (must be < {self.floor_bound:.3g})"
+        )
+        return (
+            Quantity.within(
+                "rho(M, B) of the trained M (range over runs)",
+                max(rhos),
+                (min(rhos), max(rhos)),
+                theory=0.0,
+                verdict=verdict,
+                note=note,
+            ),
+            Quantity.within(
+                "trained scale tr(PMP)/k vs searched c*",
+                float(np.mean(scales)),
+                (min(scales), max(scales)),
+                theory=self.runs.c_star,
+                note=f"reported only: c* searched on {self.search_contexts} contexts",
+            ),
+        )
 
 
 def trained_direction(
@@ -209,9 +245,12 @@ def trained_direction(
     Ms = [r.M for _, r in results]
     grid = _scales(scale_exponents, scale_points)
     ((c, _, _),) = best_scales(problem, [P], search_contexts, search_seed, grid=grid, refine=refine)
-    table = _run_table(results, B, P) | {"c_star": c}
-    floor_bound = shape_threshold / floor_divisor
-    floor_note = f"noise floor {table['noise_floor']:.4f}" if table["noise_floor"] >= floor_bound else ""
+    rule = _TrainedRule(
+        runs=_Runs.of(results, B, P, c_star=c),
+        threshold=shape_threshold,
+        floor_bound=shape_threshold / floor_divisor,
+        search_contexts=search_contexts,
+    )
 
     def decide(tilt: float = 0.0, target: str = "col(B)") -> decision.Decision:
         if target == "isotropic":
@@ -219,62 +258,80 @@ def trained_direction(
         if tilt:
             tilted = rotated_basis(B, tilt, outside_vector(P, tilt_seed))
             return _range_decision([geometry.rho(M, tilted) for M in Ms], shape_threshold)
-        return decision.unless(_range_decision(table["rho"], shape_threshold), floor_note)
+        return decision.unless(_range_decision(rule.runs.rho, shape_threshold), rule.floor_note)
 
     return Outcome(
         decide=decide,
-        quantities=_trained_rows(table, decide().verdict, shape_threshold, floor_bound, search_contexts),
+        quantities=rule.rows(decide().verdict),
         margin=f"rho <= {shape_threshold} for every run",
         rule=f"one-sided rule on the range of rho over {runs} independent SGD runs ({protocol}) against "
         f"{shape_threshold}; the run-to-run noise floor must be < threshold/{floor_divisor:g}.",
-        extra=table,
+        extra=asdict(rule.runs),
     )
 
 
 # ----------------------------------------------------------------------------- dependence on d
-def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> dict[str, tuple[Estimate, float, str]]:
-    """The comparisons of :func:`dimension_dependence` as ``name -> (Estimate, bound, relation)``: (A) ``L_I`` does
-    not fall between consecutive ``d``; (B) ``L_P(d)/L_P(inf) - 1 <= margin``; (C) the log growth of ``L_I`` over the
-    grid is at least that of ``L_P``; (D1) likewise for the bias parts; (D2) the log growth of the isotropic noise
-    part is ``<= 0``; (D3) ``bias_P(d)/bias_P(inf) - 1 <= margin``.  ``gamma`` shifts the bound of (B) and (D3) to
-    ``(1 + margin) (d/d_min)^-gamma - 1``."""
-    (bL, nL), d0 = limit, rows[0]["d"]
-    bound = lambda d: (1 + margin) * (d / d0) ** (-gamma) - 1  # noqa: E731
+@dataclass(frozen=True)
+class _Comparison:
+    """One test of :func:`dimension_dependence`: its ``key`` (``"A"``, ``"B"``, ...), the row ``label``, the
+    ``estimate`` compared with ``bound`` by ``relation`` (``"<="`` or ``">="``)."""
 
-    def ratio(a, b) -> Estimate:
-        log_ratio = log_ratio_of_means(a, b)
-        return Estimate(math.expm1(log_ratio.value), math.exp(log_ratio.value) * log_ratio.standard_error)
+    key: str
+    label: str
+    estimate: Estimate
+    bound: float
+    relation: str
 
-    out: dict[str, tuple[Estimate, float, str]] = {}
-    for r0, r1 in itertools.pairwise(rows):
-        change = difference(Estimate.from_samples(r1["I"]), Estimate.from_samples(r0["I"]))
-        out[f"A: L_I(d={r1['d']}) - L_I(d={r0['d']}) >= 0"] = (change, 0.0, ">=")
-    for r in rows:
-        out[f"B: L_P(d={r['d']})/L_P(inf) - 1 <= bound"] = (ratio(r["P"], bL + nL), bound(r["d"]), "<=")
-    first, last = rows[0], rows[-1]
+    def decision(self, level: float) -> decision.Decision:
+        """``one-sided`` on the estimate's interval at ``level`` against the bound."""
+        return decision.one_sided(*self.estimate.confidence_interval(level), self.bound, self.relation)
 
-    def growth(iso, low) -> Estimate:
+    def row(self, level: float) -> Quantity:
+        """The reported row: the estimate with its interval at ``level``, the bound and the verdict."""
+        note = f"{self.relation} {self.bound:.4g}"
+        return Quantity.estimated(self.label, self.estimate, level, note=note, verdict=self.decision(level).verdict)
+
+
+def _ratio_minus_one(a, b) -> Estimate:
+    """``mean(a)/mean(b) - 1`` by the delta method on the log ratio."""
+    log_ratio = log_ratio_of_means(a, b)
+    return Estimate(math.expm1(log_ratio.value), math.exp(log_ratio.value) * log_ratio.standard_error)
+
+
+def _dimension_tests(rows, limit, margin: float, gamma: float = 0.0) -> list[_Comparison]:
+    """The comparisons of :func:`dimension_dependence`: (A) ``L_I`` does not fall between consecutive ``d``;
+    (B) ``L_P(d)/L_P(inf) - 1 <= margin``; (C) the log growth of ``L_I`` over the grid is at least that of ``L_P``;
+    (D1) likewise for the bias parts; (D2) the log growth of the isotropic noise part is ``<= 0``;
+    (D3) ``bias_P(d)/bias_P(inf) - 1 <= margin``.  ``gamma`` shifts the bound of (B) and (D3) to
+    ``(1 + margin) (d/d_min)^-gamma - 1``; ``limit`` holds the bias and noise parts of the ``d -> infinity`` limit."""
+    limit_bias, limit_noise = limit
+    d_min = rows[0]["d"]
+
+    def bound(d) -> float:
+        return (1 + margin) * (d / d_min) ** (-gamma) - 1
+
+    first = rows[0]
+    last = rows[-1]
+
+    def growth(iso: str, low: str) -> Estimate:
         return difference(log_ratio_of_means(last[iso], first[iso]), log_ratio_of_means(last[low], first[low]))
 
-    out["C: log growth of L_I minus that of L_P >= 0"] = (growth("I", "P"), 0.0, ">=")
-    out["D1: log growth of bias_I minus that of bias_P >= 0"] = (growth("bI", "bP"), 0.0, ">=")
-    out["D2: log growth of noise_I <= 0"] = (log_ratio_of_means(last["nI"], first["nI"]), 0.0, "<=")
+    tests = []
+    for r0, r1 in itertools.pairwise(rows):
+        change = difference(Estimate.from_samples(r1["I"]), Estimate.from_samples(r0["I"]))
+        tests.append(_Comparison("A", f"A: L_I(d={r1['d']}) - L_I(d={r0['d']}) >= 0", change, 0.0, ">="))
     for r in rows:
-        out[f"D3: bias_P(d={r['d']})/bias_P(inf) - 1 <= bound"] = (ratio(r["bP"], bL), bound(r["d"]), "<=")
-    return out
-
-
-def _one_sided(tests: dict[str, tuple[Estimate, float, str]], level: float) -> list[decision.Decision]:
-    """``one-sided`` on each test's interval at ``level`` against its bound."""
-    return [decision.one_sided(*e.confidence_interval(level), b, rel) for e, b, rel in tests.values()]
-
-
-def _test_rows(tests: dict[str, tuple[Estimate, float, str]], level: float) -> tuple:
-    """One row per test: its estimate with the interval at ``level``, the bound and the ``one-sided`` verdict."""
-    return tuple(
-        Quantity.estimated(name, e, level, note=f"{rel} {b:.4g}", verdict=dec.verdict)
-        for (name, (e, b, rel)), dec in zip(tests.items(), _one_sided(tests, level))
-    )
+        ratio = _ratio_minus_one(r["P"], limit_bias + limit_noise)
+        tests.append(_Comparison("B", f"B: L_P(d={r['d']})/L_P(inf) - 1 <= bound", ratio, bound(r["d"]), "<="))
+    tests += [
+        _Comparison("C", "C: log growth of L_I minus that of L_P >= 0", growth("I", "P"), 0.0, ">="),
+        _Comparison("D1", "D1: log growth of bias_I minus that of bias_P >= 0", growth("bI", "bP"), 0.0, ">="),
+        _Comparison("D2", "D2: log growth of noise_I <= 0", log_ratio_of_means(last["nI"], first["nI"]), 0.0, "<="),
+    ]
+    for r in rows:
+        ratio = _ratio_minus_one(r["bP"], limit_bias)
+        tests.append(_Comparison("D3", f"D3: bias_P(d={r['d']})/bias_P(inf) - 1 <= bound", ratio, bound(r["d"]), "<="))
+    return tests
 
 
 @dataclass(frozen=True)
@@ -293,18 +350,20 @@ class _Sweep:
         "follows-d"``) on the log growth of ``L_P`` minus that of ``L_I`` ``>= 0``."""
         tests = _dimension_tests(self.rows, self.limit, self.margin, gamma)
         if rival == "follows-d":
-            e, _, _ = tests["C: log growth of L_I minus that of L_P >= 0"]
-            return decision.one_sided(*Estimate(-e.value, e.standard_error).confidence_interval(self.level), 0.0, ">=")
-        dec = decision.combined("one-sided", _one_sided(tests, self.level))
+            growth = next(test.estimate for test in tests if test.key == "C")
+            reversed_growth = Estimate(-growth.value, growth.standard_error)
+            return decision.one_sided(*reversed_growth.confidence_interval(self.level), 0.0, ">=")
+        dec = decision.combined("one-sided", [test.decision(self.level) for test in tests])
         return decision.unless(dec, "a scale search at its edge" if self.unsure and not gamma else "")
 
 
 def _dimension_figure(rows, limit) -> dict:
     """The optimal errors of ``c* P`` (against their ``d -> infinity`` limit) and of ``w* I`` along ``d``."""
-    xs, lossL = [float(r["d"]) for r in rows], float(np.mean(limit[0] + limit[1]))
+    xs = [float(r["d"]) for r in rows]
+    limit_loss = float(np.mean(limit[0] + limit[1]))
     ys = [float(np.mean(r["P"])) for r in rows]
     series = [
-        {"label": r"$c^* BB^\top$", "x": xs, "y": ys, "theory_y": [lossL] * len(rows)},
+        {"label": r"$c^* BB^\top$", "x": xs, "y": ys, "theory_y": [limit_loss] * len(rows)},
         {"label": r"$w^* I$", "x": xs, "y": [float(np.mean(r["I"])) for r in rows]},
     ]
     return plot("semilogx", xs, ys, "$d$", "optimal ICL error", series=series)
@@ -335,7 +394,8 @@ def dimension_dependence(
     rule (:class:`_Sweep`) on the tests of :func:`_dimension_tests`, Bonferroni intervals at family level
     ``family_level``; inconclusive with a scale search at its edge (``c*`` anywhere, ``w*`` at the top)."""
     search_seed, lim_search_seed, lim_eval_seed, *eval_seeds = seed.spawn(3 + len(d_grid))
-    grid, lim_grid = _scales(scale_exponents, scale_points), _scales(scale_exponents, limit_points)
+    grid = _scales(scale_exponents, scale_points)
+    lim_grid = _scales(scale_exponents, limit_points)
     problems = [matched_problem(task, d, k, n=n, L0=L0, sigma=sigma) for d in d_grid]
     rows = [matched_optima(p, contexts, search_seed, s, grid=grid, refine=refine) for p, s in zip(problems, eval_seeds)]
     i, limit = best_limit(task, k, lim_grid, lim_search_seed, lim_eval_seed, n=n, L0=L0, sigma=sigma, contexts=contexts)
@@ -344,8 +404,8 @@ def dimension_dependence(
     # w* = 0 (uniform averaging) is a genuine optimum of the isotropic window (an even link is even in w)
     unsure = any(bool(r["edge_c"]) or r["edge_w"] == "top" for r in rows) or i in (0, lim_grid.size - 1)
     return Outcome(
-        decide=_Sweep(rows, limit, margin, level, unsure).decide,
-        quantities=_test_rows(tests, level),
+        decide=_Sweep(rows=rows, limit=limit, margin=margin, level=level, unsure=unsure).decide,
+        quantities=tuple(test.row(level) for test in tests),
         margin=f"L_P(d) <= (1 + {margin:g}) L_P(inf); growth differences >= 0",
         rule=f"one-sided tests (A)-(D3) on Bonferroni intervals over {len(tests)} tests (level {family_level:g}); d in "
         f"{list(d_grid)}, n={n}, L0={L0:g}, sigma={sigma:g}, {contexts} contexts per draw.",
@@ -378,7 +438,8 @@ def _saddle_theory(setting: theory.Setting, step: float, low: float, high: float
 def _saddle_extra(th: dict) -> dict:
     """``c*``, ``s``, the kind of ``c* P`` along ``Q`` (the sign of the curvature), and the derived numbers: the
     change and the curvature along ``Q`` with their bias and noise parts, the rivals' changes and curvature."""
-    change, curvature = th["change"], th["curvature"]
+    change = th["change"]
+    curvature = th["curvature"]
     derived = {
         "change": change.value,
         "change_bias": change.bias,
@@ -419,77 +480,102 @@ def saddle(
     ``(1 + shift) Delta``, or a rival's (:data:`_RIVALS`: ``O(1/n)``, ``n -> infinity``, the noise part alone)."""
     problem = matched_problem(task, d, k, n=n, L0=L0, sigma=sigma)
     th = _saddle_theory(theory.Setting.of(problem), step, *scale_bounds)
-    extra, count = _saddle_extra(th), contexts[f"d{d}k{k}"]
+    extra = _saddle_extra(th)
+    count = contexts[f"d{d}k{k}"]
     measured, scale = complement_changes(problem, th["c"], th["s"], scale_step, count, seed)
-    level = 1 - family_level / 3
-    scale_decisions, interval = _signs(scale, level), measured.confidence_interval(level)
+    case = _SaddleCase(setting={"task": task, "d": d, "k": k}, th=th, measured=measured, level=1 - family_level / 3)
+    level = case.level
+    scale_decisions = _signs(scale, level)
+    interval = case.interval
 
     def decide(shift: float = 0.0, law: str = "exact") -> decision.Decision:
         if th["at_bound"]:
             return decision.Decision("equivalence", "inconclusive", f"c* at the end of {scale_bounds}")
-        centre, tolerance = (1 + shift) * extra["derived"][_RIVALS[law]], margin * abs(th["change"].value)
+        centre = (1 + shift) * extra["derived"][_RIVALS[law]]
+        tolerance = margin * abs(th["change"].value)
         size = decision.shifted_equivalence(interval, centre, th["change"].accuracy, tolerance)
         detail = f"change along Q: {size.detail}; scale moves: " + ", ".join(dec.verdict for dec in scale_decisions)
         return decision.Decision("equivalence", decision.combine([size, *scale_decisions]), detail)
 
     return Outcome(
         decide=decide,
-        quantities=_saddle_rows(task, d, k, th, measured, level)
-        + _move_rows(scale, scale_decisions, level, "must be > 0"),
+        quantities=case.rows() + _move_rows(scale, scale_decisions, level, "must be > 0"),
         margin=f"+-{margin:g} |Delta| on the change along Q; scale moves > 0",
         rule=f"equivalence on Delta = L(c* P +- {step:g} c* Q) - L(c* P) (antithetic pair, {count} contexts, "
         f"interval at level {level:.6g}) against the exact-in-n derivation; sign on the scale moves c* (1 +- "
         f"{scale_step:g}); c* derived (n={n}, L0={L0:g} signal-matched, sigma={sigma:g}).",
-        figure=_saddle_figure(th, measured, level),
+        figure=case.figure(),
         extra=extra,
     )
 
 
-def _saddle_rows(task, d, k, th, measured: Estimate, level: float) -> tuple:
-    """The reported rows of :func:`saddle`: the change along ``Q``, the curvature, ``c*``."""
-    setting = {"task": task, "d": d, "k": k}
-    change, curv, s = th["change"], th["curvature"], th["s"]
-    low, high = measured.confidence_interval(level)
-    return (
-        Quantity.within(
-            "Delta L along +-s Q at c* B B^T",
-            measured.value,
-            (low, high),
-            theory=change.value,
-            symbol=r"\Delta_Q",
-            setting=setting,
-            constant=True,
-            note=f"s = {s:.4g}; derived bias part {change.bias:.3g}, noise part {change.noise:.3g}; quadrature "
-            f"accuracy {change.accuracy:.2g}; rivals: O(1/n) {th['large_n']:.3g}, n -> inf {th['infinite_n']:.3g}",
-        ),
-        Quantity.within(
-            "curvature d^2L/ds^2 along Q at c* B B^T",
-            2 * measured.value / s**2,
-            (2 * low / s**2, 2 * high / s**2),
-            theory=curv.value,
-            symbol=r"\kappa_Q",
-            setting=setting,
-            constant=True,
-            note=f"measured: 2 Delta / s^2 (finite difference); derived bias part {curv.bias:.3g}, noise part "
-            f"{curv.noise:.3g}; O(1/n) rival {th['large_n_curvature'].value:.3g}; "
-            + ("a saddle" if curv.value < 0 else "a minimum along Q"),
-        ),
-        Quantity(
-            name="optimal scale c* of c B B^T (derived)",
-            theory=th["c"],
-            symbol="c^*",
-            setting=setting,
-            note="exact loss minimised over c" + ("; at the end of the search range" if th["at_bound"] else ""),
-        ),
-    )
+@dataclass(frozen=True)
+class _SaddleCase:
+    """One case of :func:`saddle`: its ``setting`` (task, d, k), the derived numbers ``th``
+    (:func:`_saddle_theory`), the ``measured`` change along ``Q`` and the interval ``level``."""
 
+    setting: dict
+    th: dict
+    measured: Estimate
+    level: float
 
-def _saddle_figure(th, measured: Estimate, level: float) -> dict:
-    """Measured against derived curvature along ``Q`` (one point per case; on the diagonal if they agree)."""
-    s2 = th["s"] ** 2 / 2
-    low, high = measured.confidence_interval(level)
-    kappa = th["curvature"].value
-    labels = (r"derived $\partial_s^2 L$ along $Q$", r"measured $2\Delta_Q / s^2$")
-    return plot(
-        "scatter", [kappa], [measured.value / s2], *labels, y_low=[low / s2], y_high=[high / s2], theory_y=[kappa]
-    )
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The measured change's interval at ``level``."""
+        return self.measured.confidence_interval(self.level)
+
+    def rows(self) -> tuple:
+        """The reported rows: the change along ``Q``, the curvature, ``c*``."""
+        th = self.th
+        change = th["change"]
+        curv = th["curvature"]
+        s = th["s"]
+        low, high = self.interval
+        return (
+            Quantity.within(
+                "Delta L along +-s Q at c* B B^T",
+                self.measured.value,
+                (low, high),
+                theory=change.value,
+                symbol=r"\Delta_Q",
+                setting=self.setting,
+                constant=True,
+                note=f"s = {s:.4g}; derived bias part {change.bias:.3g}, noise part {change.noise:.3g}; quadrature "
+                f"accuracy {change.accuracy:.2g}; rivals: O(1/n) {th['large_n']:.3g}, n -> inf {th['infinite_n']:.3g}",
+            ),
+            Quantity.within(
+                "curvature d^2L/ds^2 along Q at c* B B^T",
+                2 * self.measured.value / s**2,
+                (2 * low / s**2, 2 * high / s**2),
+                theory=curv.value,
+                symbol=r"\kappa_Q",
+                setting=self.setting,
+                constant=True,
+                note=f"measured: 2 Delta / s^2 (finite difference); derived bias part {curv.bias:.3g}, noise part "
+                f"{curv.noise:.3g}; O(1/n) rival {th['large_n_curvature'].value:.3g}; "
+                + ("a saddle" if curv.value < 0 else "a minimum along Q"),
+            ),
+            Quantity(
+                name="optimal scale c* of c B B^T (derived)",
+                theory=th["c"],
+                symbol="c^*",
+                setting=self.setting,
+                note="exact loss minimised over c" + ("; at the end of the search range" if th["at_bound"] else ""),
+            ),
+        )
+
+    def figure(self) -> dict:
+        """Measured against derived curvature along ``Q`` (one point per case; on the diagonal if they agree)."""
+        s2 = self.th["s"] ** 2 / 2
+        low, high = self.interval
+        kappa = self.th["curvature"].value
+        labels = (r"derived $\partial_s^2 L$ along $Q$", r"measured $2\Delta_Q / s^2$")
+        return plot(
+            "scatter",
+            [kappa],
+            [self.measured.value / s2],
+            *labels,
+            y_low=[low / s2],
+            y_high=[high / s2],
+            theory_y=[kappa],
+        )

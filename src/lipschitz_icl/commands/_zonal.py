@@ -20,12 +20,9 @@ from __future__ import annotations
 import argparse
 
 from lipschitz_icl.commands._options import real
-from lipschitz_icl.decision import exit_code
 from lipschitz_icl.problem import kernel_problem, make_problem, mixture_problem
-from lipschitz_icl.tasks import symbolic
 from lipschitz_icl.tasks.registry import FREQUENCY_RANGE, TASKS, parameters_of
-from lipschitz_icl.tasks.zonal import RESERVED_NAMES, is_mixture, kernel_constants, parse_mixture, zonal_task_names
-from lipschitz_icl.tomlfile import TomlFileError, read_toml
+from lipschitz_icl.tasks.zonal import is_mixture, kernel_constants, parse_mixture, reserved_names, zonal_task_names
 from lipschitz_icl.validation import ParameterError, check_int, shorten
 
 __all__ = ["add_zonal_arguments", "add_frequency_argument", "zonal_problem_from_args", "load_kernel_file"]
@@ -81,6 +78,8 @@ def load_kernel_file(path: str):
     other than ``kernel`` and ``[constants]`` are refused, never ignored, and so is a constant that is not
     a number or that shadows ``t``, ``d``, ``u``, ``pi`` or a function
     (:func:`~lipschitz_icl.tasks.zonal.kernel_constants`)."""
+    from lipschitz_icl.tomlfile import TomlFileError, read_toml
+
     try:
         _, data = read_toml(path)
     except TomlFileError as exc:
@@ -95,8 +94,9 @@ def load_kernel_file(path: str):
     constants = data.get("constants", {})
     if not isinstance(constants, dict):
         raise ParameterError("kernel-file", "a [constants] table of name = number", path)
+    reserved = reserved_names()
     for name, value in constants.items():
-        if name in RESERVED_NAMES:
+        if name in reserved:
             raise ParameterError(
                 "kernel-file",
                 f"a file whose [constants] do not shadow t, d, u, pi or a function name ({name!r} does)",
@@ -145,7 +145,9 @@ def zonal_scaling(args, d: int):
     """``lipschitz-icl scaling`` for ``--kernel`` or a zonal ``--task``: the regularity law's ``w*`` law
     (``L = 1``, ``sigma = 0.5``).  Returns ``(payload, exit code)``."""
     from lipschitz_icl.claims.regularity import kernel_scaling
+    from lipschitz_icl.decision import exit_code
     from lipschitz_icl.gates.registry import find
+    from lipschitz_icl.tasks import symbolic
     from lipschitz_icl.tasks.zonal import expression_kernel, parse_task
 
     if args.kernel is not None or args.kernel_file is not None:

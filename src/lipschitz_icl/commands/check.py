@@ -22,15 +22,13 @@ Exit codes: 0 all hold, 1 some variant fails, 3 inconclusive, 2 bad file.
 
 from __future__ import annotations
 
-from lipschitz_icl.gates.evidence import combine_verdicts
-from lipschitz_icl.gates.variants import EXIT_CODES, VariantFileError, evaluate_variant, load_variant
-from lipschitz_icl.runtime import cache, sweep
-
 NAME = "check"
 HELP = "check user bound variants (TOML files) against the numerics"
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.runtime import sweep
+
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="variant files (TOML; format in lipschitz_icl.gates.variants)"
     )
@@ -43,6 +41,10 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.gates.evidence import combine_verdicts
+    from lipschitz_icl.gates.variants import EXIT_CODES, VariantFileError, evaluate_variant, load_variant
+    from lipschitz_icl.runtime import cache, sweep
+
     sweep.parse_scheduler(args.scheduler)
     variants = [load_variant(path) for path in args.files]  # all validated before anything runs
     for v in variants:

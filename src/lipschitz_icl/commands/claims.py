@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lipschitz_icl.gates import registry
-
 NAME = "claims"
 HELP = "list the claims registry (statement, status, rule, margin, resolution from the last run)"
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.gates import registry
+
     parser.add_argument(
         "--profile",
         choices=registry.PROFILES,
@@ -49,6 +49,8 @@ def _last_run(path: Path) -> dict:
 
 
 def run(args):
+    from lipschitz_icl.gates import registry
+
     last = _last_run(Path(args.claims))
     rows = []
     for case in registry.cases(args.profile):

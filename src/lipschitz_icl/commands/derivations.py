@@ -4,11 +4,18 @@ theorist reads, or check that the documents in ``DIR`` are current.
 The documents (:mod:`lipschitz_icl.derivations.documents`): ``<module>.md`` per derivation module of
 :mod:`lipschitz_icl.derivations` (statement, assumptions, steps, results; every formula printed by
 ``sympy.latex`` from the expressions the code computes) and ``README.md``, their index.  The text is
-deterministic (no dates, fixed number format), so the committed ``derivations/`` can be checked in CI.
+deterministic (no dates, fixed number format); a number computed numerically (a quadrature, a search) is printed
+to the digits its stated accuracy warrants and compared numerically, within that accuracy
+(:func:`lipschitz_icl.derivations.documents.current`), so the committed ``derivations/`` checks as current on every
+machine.
 
-Writing: every document is computed first; then a missing file is written, an identical one left alone, and a
-different one is overwritten only with ``--force`` (otherwise exit 2 naming the files, nothing written).
-Files of ``DIR`` that the command does not make are never touched.  ``--check`` writes nothing: exit 0 when
+Writing: every document is computed first; then a missing file is written, a current one left alone (also one
+whose numerically computed numbers differ from this machine's within their accuracy: the committed text does not
+follow each machine's last digit), and a different one is overwritten only with ``--force`` (otherwise exit 2
+naming the files, nothing written).
+Files of ``DIR`` that the command does not make are never touched.  Each file is written by
+:func:`lipschitz_icl.writefile.write_file`: atomically, never through a symbolic link, an overwritten file
+keeping its mode (a new one ``0644`` less the umask).  ``--check`` writes nothing: exit 0 when
 every document in ``DIR`` equals the generated text, exit 1 naming the stale and missing documents (and any
 other ``.md`` file of ``DIR``, which no derivation makes).  Refused (exit 2): an empty ``--out``, an ``--out``
 that is a symbolic link or not a directory, a document path that is a symbolic link or not a regular file.
@@ -20,16 +27,15 @@ Payload: ``out``, ``documents`` (``{file, status}``; status ``written``, ``overw
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
-from lipschitz_icl.derivations import documents
 from lipschitz_icl.validation import ParameterError
+from lipschitz_icl.writefile import write_file
 
 NAME = "derivations"
 HELP = "write the derivations as Markdown documents (statement, steps, results), or --check they are current"
 EXIT_OK, EXIT_STALE = 0, 1
+MAX_DOCUMENT_BYTES = 16 * 1024**2  # far above any document (the largest is tens of kilobytes)
 
 
 def add_arguments(parser) -> None:
@@ -58,14 +64,17 @@ def _out_dir(text: str) -> Path:
 
 
 def _current(path: Path) -> str | None:
-    """The text of a document file, ``None`` if missing; a link or a non-file is refused."""
+    """The text of a document file, ``None`` if missing; a link or a non-file is refused.  At most
+    :data:`MAX_DOCUMENT_BYTES` are read: a larger file is no document this command makes (it reads as stale)."""
     if path.is_symlink():
         raise ParameterError("out", f"a directory whose {path.name} is not a symbolic link", str(path.parent))
     if not path.exists():
         return None
     if not path.is_file():
         raise ParameterError("out", f"a directory whose {path.name} is a regular file", str(path.parent))
-    return path.read_bytes().decode("utf-8", errors="replace")
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    return data.decode("utf-8", errors="replace")
 
 
 def _extra(out: Path, generated) -> list[str]:
@@ -75,24 +84,17 @@ def _extra(out: Path, generated) -> list[str]:
     return sorted(p.name for p in out.iterdir() if p.suffix == ".md" and p.name not in generated)
 
 
-def _write(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8, ``\\n`` line ends) through a temporary file in the same directory, then rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def check(out: Path, generated: dict) -> dict:
     """``--check``: the status of every document in ``out`` (nothing written)."""
+    from lipschitz_icl.derivations import documents
+
     status = {}
-    for name, text in generated.items():
+    for name in generated:
         found = _current(out / name)
-        status[name] = "missing" if found is None else ("current" if found == text else "stale")
+        if found is None:
+            status[name] = "missing"
+        else:
+            status[name] = "current" if documents.current(name, found) else "stale"
     extra = _extra(out, generated)
     stale = [name for name, s in status.items() if s != "current"] + extra
     return {
@@ -105,8 +107,11 @@ def check(out: Path, generated: dict) -> dict:
 
 def write(out: Path, generated: dict, force: bool) -> dict:
     """Write the documents into ``out``; a differing file needs ``force`` (checked before anything is written)."""
+    from lipschitz_icl.derivations import documents
+
     found = {name: _current(out / name) for name in generated}
-    differing = [name for name, text in generated.items() if found[name] is not None and found[name] != text]
+    unchanged = {name for name, text in found.items() if text is not None and documents.current(name, text)}
+    differing = [name for name in generated if found[name] is not None and name not in unchanged]
     if differing and not force:
         raise ParameterError(
             "force",
@@ -118,10 +123,11 @@ def write(out: Path, generated: dict, force: bool) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     status = {}
     for name, text in generated.items():
-        if found[name] == text:
+        if name in unchanged:
             status[name] = "unchanged"
             continue
-        _write(out / name, text)
+        # atomic, never through a link, the existing file's mode kept (a new one 0644 less the umask)
+        write_file(out / name, text, force=found[name] is not None, option="out")
         status[name] = "overwritten" if found[name] is not None else "written"
     return {
         "out": str(out),
@@ -131,6 +137,8 @@ def write(out: Path, generated: dict, force: bool) -> dict:
 
 
 def run(args):
+    from lipschitz_icl.derivations import documents
+
     out = _out_dir(args.out)
     generated = documents.files()
     if args.check:

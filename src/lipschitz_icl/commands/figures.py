@@ -25,12 +25,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lipschitz_icl.decision import combine, exit_code
-from lipschitz_icl.gates import registry
-from lipschitz_icl.report.figures import FigureDataError
-from lipschitz_icl.report.figures import paper as paperfigs
-from lipschitz_icl.report.output import USER_ERRNOS, OutputError, check_targets, describe, install, out_directory
-from lipschitz_icl.runtime import sweep
 from lipschitz_icl.validation import ParameterError
 
 NAME = "figures"
@@ -39,6 +33,9 @@ SUFFIXES = (".pdf", ".png", ".json")
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.gates import registry
+    from lipschitz_icl.runtime import sweep
+
     parser.add_argument("--out", required=True, help="output directory (created if missing)")
     parser.add_argument(
         "--only", default=None, help=f"comma-separated figures to make (default all: {', '.join(figure_names())})"
@@ -59,6 +56,8 @@ def add_arguments(parser) -> None:
 
 def figure_names() -> list[str]:
     """The figures of the registry, in registry order."""
+    from lipschitz_icl.gates import registry
+
     return [spec.name for spec in registry.specs("figures")]
 
 
@@ -76,6 +75,8 @@ def _selected(only: str | None) -> list[str]:
 def make_figure(case, evidence, build: Path) -> dict:
     """Draw the figure of ``case`` (a figures claim case) from its ``evidence`` (``case.run()``) into the
     directory ``build``; returns ``{name, files, settings, verdict}`` (file names relative to ``build``)."""
+    from lipschitz_icl.report.figures import paper as paperfigs
+
     data = evidence.figure
     stem = case.spec.name
     files = [Path(f).name for f in paperfigs.write(paperfigs.render(data), build, stem)]
@@ -101,6 +102,8 @@ def _evidence(case):
 
 def _write(cases, evidences, out: Path, force: bool) -> list[dict]:
     """Draw every figure in a fresh temporary directory, then move the files into ``out``."""
+    from lipschitz_icl.report.output import install
+
     with tempfile.TemporaryDirectory(prefix="lipschitz-icl-figures-") as tmp:
         build = Path(tmp)
         figures = [make_figure(case, evidence, build) for case, evidence in zip(cases, evidences)]
@@ -112,6 +115,12 @@ def _write(cases, evidences, out: Path, force: bool) -> list[dict]:
 
 
 def run(args):
+    from lipschitz_icl.decision import combine, exit_code
+    from lipschitz_icl.gates import registry
+    from lipschitz_icl.report.figures import FigureDataError
+    from lipschitz_icl.report.output import USER_ERRNOS, OutputError, check_targets, describe, out_directory
+    from lipschitz_icl.runtime import sweep
+
     sweep.parse_scheduler(args.scheduler)
     names = _selected(args.only)
     out = out_directory(args.out)

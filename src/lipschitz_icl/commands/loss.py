@@ -6,22 +6,26 @@ JSON keys: ``loss``, ``ci_low``, ``ci_high``, ``bias``, ``noise`` (plus standard
 ``noise_low``/``noise_high``: intervals proved to hold the true values (:mod:`lipschitz_icl.certified.loss`,
 python-flint ball arithmetic), and ``ci_low``/``ci_high`` are the loss's.
 Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
-Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6`` and a memory budget (:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`);
-``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``).
+Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6``, a memory budget
+(:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`) and the work budget of a command
+(:mod:`lipschitz_icl.budget`: estimated seconds; the refusal names the largest ``--contexts`` within it);
+``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``;
+``asymptotic`` only inside its regime, ``rho = max(R_d(w)/n, next-order noise term) <= 0.05``: outside, exit 2
+naming the smallest ``--n`` inside it; JSON ``regime`` is ``rho``, :mod:`lipschitz_icl.loss.asymptotic`).
 """
 
 from __future__ import annotations
-
-from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
-from lipschitz_icl.commands._options import integer, real
-from lipschitz_icl.loss.estimators import MAX_CONTEXTS, MAX_W, METHODS, icl_loss
-from lipschitz_icl.tasks.registry import task_names
 
 NAME = "loss"
 HELP = "ICL loss at M = w I with its bias and noise parts"
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._common import add_problem_arguments
+    from lipschitz_icl.commands._options import integer, real
+    from lipschitz_icl.loss.estimators import MAX_CONTEXTS, MAX_W, METHODS
+    from lipschitz_icl.tasks.registry import task_names
+
     add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
     parser.add_argument(
         "--w",
@@ -34,7 +38,7 @@ def add_arguments(parser) -> None:
         choices=METHODS + ("certified",),
         default="averaged",
         help="averaged (task-averaged Monte Carlo, default; n <= 1e7), naive (n <= 1e7), "
-        "asymptotic (large n), exact (quadrature; n <= 1e150), certified (affine: an "
+        "asymptotic (large n, inside its regime), exact (quadrature; n <= 1e150), certified (affine: an "
         "interval proved to hold the loss, ball arithmetic)",
     )
     parser.add_argument(
@@ -46,11 +50,17 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.budget import COMMAND_SECONDS
+    from lipschitz_icl.commands._common import problem_from_args
+    from lipschitz_icl.loss.estimators import icl_loss
+
     problem = problem_from_args(args)
     if args.method == "certified":
         from lipschitz_icl.certified.loss import loss_enclosure
 
         enclosure = loss_enclosure(problem.d, problem.n, args.w, problem.sigma, problem.L, task=problem.task)
         return enclosure.to_dict(), 0
-    result = icl_loss(problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed)
+    result = icl_loss(
+        problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed, budget=COMMAND_SECONDS
+    )
     return result.to_dict(), 3 if result.inconclusive else 0

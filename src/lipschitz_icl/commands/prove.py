@@ -12,19 +12,23 @@ Exit codes: 0 proved, 1 refuted (JSON ``counterexample``: ``params`` and both en
 2 bad input (one line: empty or inverted interval, a parameter outside the quantity's range, a bracket
 that does not bracket, a certificate path that exists without ``--force``).
 
-``--certificate PATH`` writes the partition with every box's enclosures and rule
-(:mod:`lipschitz_icl.prover.certificate`).  ``prove --recheck PATH`` re-verifies one with fresh ball
-arithmetic through :mod:`lipschitz_icl.prover.recheck` (not the search): exit 0 when every box and
-counterexample checks (JSON ``verdict`` says what the certificate certifies), 1 naming the first box
-that does not, 3 when the certificate has undecided boxes, 2 when the file is not a certificate.
+``--certificate PATH`` writes the statement, the verdict and the partition with every box's enclosures
+(:mod:`lipschitz_icl.prover.certificate`).  ``prove --recheck PATH`` re-derives the verdict from the
+statement through the checker :mod:`lipschitz_icl.prover.checker` (not the search) and prints the statement
+it verified: exit 0 when the certificate certifies what it claims (JSON ``verdict``: proved, refuted, or a
+sharpest constant's ``sharpest`` interval), 1 naming the first box or part that does not, 3 when the
+verdict re-derived is undecided or the recheck ran out of ``--seconds``, 2 (one line naming
+``--recheck``) when the file is not a certificate of the current version.
+
+``--seconds`` bounds the wall time of the command from its start (the command line's start-up and the
+file read included) to the end of the search or of the recheck, checked inside a box's evaluation too
+(:mod:`lipschitz_icl.prover.budget`).
 """
 
 from __future__ import annotations
 
-from lipschitz_icl.commands._options import integer, real
-from lipschitz_icl.decision import Verdict
-from lipschitz_icl.gates.variants import VariantFileError, load_variant
-from lipschitz_icl.prover import search
+import time
+
 from lipschitz_icl.validation import ParameterError
 
 NAME = "prove"
@@ -32,6 +36,9 @@ HELP = "prove or refute a bound variant on its whole [domain] with certified bal
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._options import integer, real
+    from lipschitz_icl.prover import search
+
     parser.add_argument("file", nargs="?", metavar="FILE", help="variant file (TOML) with a [domain] table")
     parser.add_argument("--recheck", metavar="PATH", help="re-verify the certificate PATH instead of proving")
     parser.add_argument("--certificate", metavar="PATH", help="write the proof certificate (JSON) to PATH")
@@ -46,7 +53,7 @@ def add_arguments(parser) -> None:
         "--seconds",
         type=real("seconds", minimum=0.0, strict_minimum=True, maximum=1e6),
         default=search.SECONDS,
-        help=f"budget: wall-clock seconds (default {search.SECONDS:g})",
+        help=f"budget: wall-clock seconds of the search or the recheck (default {search.SECONDS:g})",
     )
     parser.add_argument(
         "--sharpest-rtol",
@@ -57,10 +64,19 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.gates.variants import VariantFileError, load_variant
+    from lipschitz_icl.prover import search
+
+    # the budget counts from the start of the command (the CLI's start-up and reading the file too)
+    until = getattr(args, "_started", time.perf_counter()) + args.seconds
     if args.recheck is not None:
-        return _recheck(args)
+        return _recheck(args, until)
     if args.file is None:
         raise ParameterError("FILE", "a variant file with a [domain] (or --recheck PATH)", None)
+    if args.certificate is not None:  # refused before the search, not after it
+        from lipschitz_icl.prover.certificate import check_path
+
+        check_path(args.certificate, force=args.force)
     variant = load_variant(args.file)
     if variant.domain is None:
         raise VariantFileError(
@@ -69,12 +85,15 @@ def run(args):
             "no [domain] table: `prove` decides a [domain] (real parameters "
             "as [lo, hi], integer ones as lists or {from = a, to = b})",
         )
+    quantity = search.quantity_of(variant.quantity, variant.task)
+    search.check_domain(quantity, variant.domain)
     statement = search.Statement(
-        search.quantity_of(variant.quantity, variant.task),
-        variant.relation,
-        variant.bound,
-        dict(variant.constants),
-        variant.domain,
+        quantity=quantity,
+        relation=variant.relation,
+        bound=variant.bound,
+        constants=dict(variant.constants),
+        domain=variant.domain,
+        sharpest=variant.sharpest,
     )
     if variant.sharpest is not None:
         result = search.sharpest(
@@ -83,10 +102,10 @@ def run(args):
             variant.brackets[variant.sharpest],
             rtol=args.sharpest_rtol,
             max_boxes=args.max_boxes,
-            seconds=args.seconds,
+            until=until,
         )
     else:
-        result = search.prove_statement(statement, max_boxes=args.max_boxes, seconds=args.seconds, desc=variant.name)
+        result = search.prove_statement(statement, max_boxes=args.max_boxes, until=until, desc=variant.name)
     payload = {"name": variant.name, "file": variant.path, "quantity": variant.quantity, **result.to_dict()}
     if args.certificate is not None:
         from lipschitz_icl.prover.certificate import write
@@ -95,12 +114,18 @@ def run(args):
     return payload, result.exit_code
 
 
-def _recheck(args):
+def _recheck(args, until: float):
     if args.file is not None or args.certificate is not None:
         raise ParameterError("--recheck", "given alone (no FILE, no --certificate)", args.file or args.certificate)
-    from lipschitz_icl.prover.recheck import recheck
+    from lipschitz_icl.decision import Verdict
+    from lipschitz_icl.prover.budget import OutOfTime, deadline
+    from lipschitz_icl.prover.checker import recheck
 
-    report = recheck(args.recheck)
+    try:
+        with deadline(until):
+            report = recheck(args.recheck).to_dict()
+    except OutOfTime:
+        return {"recheck": "unfinished", "verdict": None, "reason": f"ran out of --seconds {args.seconds:g}"}, 3
     if report["recheck"] == "failed":
         return report, 1
     return report, Verdict.UNDECIDED.exit_code if report["verdict"] == "undecided" else 0
@@ -108,15 +133,9 @@ def _recheck(args):
 
 def format_text(payload: dict) -> str:
     """Plain-text output: the verdict first, then what decided it."""
-    lines = [f"verdict: {payload['verdict']}"]
     if "recheck" in payload:
-        lines.append(
-            f"recheck: {payload['recheck']} ({payload['boxes_checked']} boxes checked, "
-            f"{payload['undecided_boxes']} undecided)"
-        )
-        if payload.get("first_bad_box"):
-            lines.append(f"first bad box: {payload['first_bad_box']}: {payload['reason']}")
-        return "\n".join(lines)
+        return _recheck_text(payload)
+    lines = [f"verdict: {payload['verdict']}"]
     lines.append(f"statement: {payload['statement']}")
     c = payload.get("counterexample")
     if c:
@@ -140,4 +159,22 @@ def format_text(payload: dict) -> str:
         lines.append(f"undecided: {entry['box']}: {entry['reason']}")
     if payload.get("certificate"):
         lines.append(f"certificate: {payload['certificate']}")
+    return "\n".join(lines)
+
+
+def _recheck_text(payload: dict) -> str:
+    lines = [f"recheck: {payload['recheck']}"]
+    if payload["recheck"] == "unfinished":
+        return "\n".join([*lines, f"reason: {payload['reason']}"])
+    lines.append(f"statement: {payload['statement']}")
+    lines.append(f"verdict: {payload['verdict']} (claimed: {payload['claimed']})")
+    s = payload.get("sharpest")
+    if s:
+        lines.append(
+            f"sharpest {s['name']} in [{s['low']!r}, {s['high']!r}]: proved at {s['proved_at']!r}, "
+            f"refuted at {s['refuted_at']!r}"
+        )
+    lines.append(f"boxes: {payload['boxes_checked']} proved boxes rechecked, {payload['undecided_boxes']} undecided")
+    if payload.get("first_bad_box"):
+        lines.append(f"first bad box: {payload['first_bad_box']}: {payload['reason']}")
     return "\n".join(lines)

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import sys
 
-from lipschitz_icl.report import LatexError, build_report
-from lipschitz_icl.report.output import USER_ERRNOS, OutputError, describe
 from lipschitz_icl.validation import ParameterError
 
 NAME = "report"
@@ -50,6 +48,9 @@ def _failure(args, message: str):
 
 
 def run(args):
+    from lipschitz_icl.report import LatexError, build_report
+    from lipschitz_icl.report.output import USER_ERRNOS, OutputError, describe
+
     try:
         result = build_report(args.claims, args.out, compile_pdf=not args.no_pdf, force=args.force)
     except LatexError as exc:

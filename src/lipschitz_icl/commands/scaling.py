@@ -15,11 +15,6 @@ The exact ``w*`` at the grid points are the pieces of a sweep on ``--scheduler``
 
 from __future__ import annotations
 
-from lipschitz_icl.commands._options import integer
-from lipschitz_icl.commands._zonal import add_frequency_argument
-from lipschitz_icl.decision import exit_code
-from lipschitz_icl.gates.registry import ClaimCase, find
-from lipschitz_icl.runtime import sweep
 from lipschitz_icl.validation import ParameterError, check_int
 
 NAME = "scaling"
@@ -27,6 +22,10 @@ HELP = "check the w* law of Theorem 3.4 (exponent and constant) against the exac
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._options import integer
+    from lipschitz_icl.commands._zonal import add_frequency_argument
+    from lipschitz_icl.runtime import sweep
+
     parser.add_argument(
         "--task",
         default=None,
@@ -46,13 +45,17 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.runtime import sweep
+
     d = check_int("d", args.d, minimum=2, maximum=64)
     with sweep.session(args.scheduler):
         return _scaling(args, d)
 
 
 def _scaling(args, d: int):
+    from lipschitz_icl.decision import exit_code
     from lipschitz_icl.derivations.window_law import TASKS as LAW_TASKS  # the classes Theorem 3.4's law is derived for
+    from lipschitz_icl.gates.registry import ClaimCase, find
 
     if args.kernel is not None or args.kernel_file is not None or args.task not in LAW_TASKS:
         from lipschitz_icl.commands._zonal import zonal_scaling

@@ -17,29 +17,21 @@ JSON keys:
 ``--out FILE.npz`` writes the trained parameters (and ``M``, the loss curve) to ``FILE.npz``; the path is
 checked before training (name ends in ``.npz``, directory exists and is writable, name length), and an
 existing file (or symlink) is refused unless ``--force``.  Limits: ``steps <= 1e6``, ``0 < lr <= 1000``,
-``batch * n * (d + 1) <= 5e7`` (memory), ``n <= 1e7``, and ``20000 * n * (d + 1) <= 1e10`` (the held-out
-evaluation within the Monte Carlo work budget: ``n <= 125000`` at ``d = 3``).
+``batch * n * (d + 1) <= 5e7`` (memory), ``n <= 1e7``, and the work budget of a command
+(:data:`lipschitz_icl.budget.COMMAND_SECONDS`, estimated): the 20000 held-out prompts (``n <= 12000`` at
+``d = 3``) and the training, ``steps * batch * n * (d + 1)`` prompt coordinates, within it together; past
+it the request is refused before any work, naming ``--n`` or ``--steps`` and a value within it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import tempfile
 
 import numpy as np
 
-from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
-from lipschitz_icl.commands._options import integer, real
-from lipschitz_icl.loss.estimators import WORK_BUDGET
-from lipschitz_icl.model import geometry
-from lipschitz_icl.model.attention import ATTENTION_KINDS
-from lipschitz_icl.model.train import MAX_LR, MAX_STEPS, OPTIMIZERS, PARAMETERISATIONS, SCHEDULES, icl_loss, train
-from lipschitz_icl.problem import make_problem
-from lipschitz_icl.tasks.registry import TASKS, task_names
-from lipschitz_icl.tasks.zonal import is_mixture
 from lipschitz_icl.validation import ParameterError, check_int, check_real
+from lipschitz_icl.writefile import write_file
 
 NAME = "train"
 HELP = "pretrain one attention layer (NumPy, analytic gradients) and report the trained M"
@@ -48,6 +40,12 @@ EVAL_PROMPTS = 20000
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._common import add_problem_arguments
+    from lipschitz_icl.commands._options import integer, real
+    from lipschitz_icl.model.attention import ATTENTION_KINDS
+    from lipschitz_icl.model.train import MAX_LR, MAX_STEPS, OPTIMIZERS, PARAMETERISATIONS, SCHEDULES
+    from lipschitz_icl.tasks.registry import task_names
+
     add_problem_arguments(parser, task_names(), zonal=True)
     parser.add_argument(
         "--k", type=integer("k", 1, 512), default=None, help="rank of B for the low-rank tasks (1 <= k <= d)"
@@ -116,52 +114,54 @@ def _check_out(path, force: bool):
     return path
 
 
-def _check_held_out_work(problem) -> None:
-    """The held-out evaluation (:data:`EVAL_PROMPTS` prompts) is a Monte Carlo loss: it obeys the work
-    budget of one (:data:`lipschitz_icl.loss.estimators.WORK_BUDGET` sampled coordinates), checked before training
-    (``--n 1e7`` spent minutes training 5 prompts, then hours on 20000 held-out ones)."""
-    per_prompt = problem.n * (problem.d + 1)
-    if EVAL_PROMPTS * per_prompt > WORK_BUDGET:
-        raise ParameterError(
-            "n",
-            f"at most {WORK_BUDGET // (EVAL_PROMPTS * (problem.d + 1))} in d = {problem.d}: "
-            f"the {EVAL_PROMPTS} held-out prompts * n * (d + 1) must stay within the work budget "
-            f"{WORK_BUDGET:.0e}",
-            problem.n,
-        )
+def _check_work(problem, steps: int, batch: int) -> None:
+    """The command's work budget (:data:`lipschitz_icl.budget.COMMAND_SECONDS`) holds the held-out evaluation
+    (:data:`EVAL_PROMPTS` prompts, a Monte Carlo loss of ``n (d + 2)`` coordinates each) and the training
+    (:data:`lipschitz_icl.model.train.SECONDS_PER_STEP_COORDINATE`) together; checked before any work.  An
+    evaluation beyond it by itself names ``--n`` (``--n 1e7`` spent minutes training 5 prompts, then hours on
+    20000 held-out ones), else the training names ``--steps``."""
+    from lipschitz_icl import budget
+    from lipschitz_icl.loss.estimators import SECONDS_PER_COORDINATE
+    from lipschitz_icl.model.train import SECONDS_PER_STEP_COORDINATE
+
+    per_point = EVAL_PROMPTS * (problem.d + 2) * SECONDS_PER_COORDINATE
+    held_out = problem.n * per_point
+    budget.check(
+        held_out,
+        budget.COMMAND_SECONDS,
+        name="n",
+        value=problem.n,
+        what=f"the {EVAL_PROMPTS} held-out prompts at n = {problem.n}, d = {problem.d}",
+        cheaper=f"n <= {budget.largest_count(budget.COMMAND_SECONDS, per_point)} in d = {problem.d}",
+    )
+    per_step = batch * problem.n * (problem.d + 1) * SECONDS_PER_STEP_COORDINATE
+    budget.check(
+        held_out + steps * per_step,
+        budget.COMMAND_SECONDS,
+        name="steps",
+        value=steps,
+        what=f"{steps} steps of {batch} prompts at n = {problem.n}, d = {problem.d}, and the held-out prompts",
+        cheaper=f"steps <= {budget.largest_count(budget.COMMAND_SECONDS - held_out, per_step)}, or a smaller batch",
+    )
 
 
 def _write_npz(path: str, force: bool, arrays: dict) -> None:
-    """Write ``arrays`` to ``path`` atomically (temporary file in the same directory, then rename);
-    without ``force`` an existing file at the last moment is still refused (hard link, never replace)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = None
+    """Write ``arrays`` to ``path`` by :func:`lipschitz_icl.writefile.write_file` (atomic, never through a
+    link, the mode a user expects); without ``force`` a file that appeared during training is still refused."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".train-", suffix=".npz")
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        if force:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                raise ParameterError(
-                    "out", "a path where no file exists yet (it appeared during training)", path
-                ) from None
+        write_file(path, lambda handle: np.savez(handle, **arrays), force=force, option="out")
     except OSError as exc:  # a full disk, a read-only or vanished directory: one line, no partial file
         raise ParameterError(
             "out", f"a path the trained parameters can be written to ({exc.strerror or exc})", path
         ) from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
 
 def _through_zonal_options(task) -> bool:
     """True when ``--task`` is read by the zonal options (:mod:`._zonal`): none given (``--kernel``), a
     mixture, or a rotation-invariant class with extra parameters (``--frequency``)."""
+    from lipschitz_icl.tasks.registry import TASKS
+    from lipschitz_icl.tasks.zonal import is_mixture
+
     if task is None or is_mixture(task):
         return True
     cls = TASKS[task]
@@ -170,6 +170,10 @@ def _through_zonal_options(task) -> bool:
 
 def _problem(args):
     """The problem of the arguments; a class or mixture that cannot sample tasks is refused."""
+    from lipschitz_icl.commands._common import problem_from_args
+    from lipschitz_icl.problem import make_problem
+    from lipschitz_icl.tasks.registry import TASKS
+
     if _through_zonal_options(args.task):
         if args.k is not None:
             raise ParameterError("k", f"unset for the full-rank task {args.task!r}", args.k)
@@ -192,14 +196,17 @@ def _problem(args):
 
 
 def run(args):
+    from lipschitz_icl.model import geometry
+    from lipschitz_icl.model.train import icl_loss, train
+
     seed = check_int("seed", args.seed, minimum=0)
     problem = _problem(args)
     steps = check_int("steps", args.steps, minimum=1)
     batch = check_int("batch", args.batch, minimum=1)
-    _check_held_out_work(problem)
     lr = check_real("lr", args.lr, minimum=0.0, strict_minimum=True)
     average = check_real("average", args.average, minimum=0.0, maximum=0.999)
     out = _check_out(args.out, args.force)
+    _check_work(problem, steps, batch)
 
     train_seq, eval_seq = np.random.SeedSequence(seed).spawn(2)
     try:

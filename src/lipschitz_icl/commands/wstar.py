@@ -2,7 +2,11 @@
 
 JSON keys: ``w_star``, ``ci_low``, ``ci_high``, ``loss``, ``method`` (plus diagnostics).  Supported
 ranges: ``n >= 2`` (at ``n = 1`` the loss does not depend on ``w``), ``sigma > 0``; ``mc`` ``n <= 1e7``
-within a memory and work budget (``contexts * n``); ``exact``/``asymptotic`` ``n <= 1e150``.  Any
+within a memory budget and the work budget of a command (:mod:`lipschitz_icl.budget`: the contexts of its
+search are capped within it, exit 3 when that misses ``--rel-precision``); ``exact``/``asymptotic``
+``n <= 1e150``, ``asymptotic`` only inside its regime at its ``w*`` (:mod:`lipschitz_icl.loss.asymptotic`;
+outside: exit 2 on ``--method``, use ``exact``; inside, JSON ``regime`` is its ``rho`` and the interval carries
+the model's error).  Any
 ``L/sigma`` the option ranges allow (``1e-12`` to ``1e12``); ``w*`` grows like
 ``(n L^2/sigma^2)^(2/(d+2))``, so extreme ratios put it outside the search range (exit 3).  The search covers ``1e-3
 <= w <= 1e8``: a ``w*`` at an end of
@@ -19,16 +23,16 @@ from __future__ import annotations
 
 import math
 
-from lipschitz_icl.commands._common import add_problem_arguments, problem_from_args
-from lipschitz_icl.commands._options import real
-from lipschitz_icl.optimum import REL_PRECISION_RANGE, WSTAR_METHODS, wstar
-from lipschitz_icl.tasks.registry import task_names
-
 NAME = "wstar"
 HELP = "optimal attention window w* for M = w I (Monte Carlo, asymptotic or exact)"
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.commands._common import add_problem_arguments
+    from lipschitz_icl.commands._options import real
+    from lipschitz_icl.optimum import REL_PRECISION_RANGE, WSTAR_METHODS
+    from lipschitz_icl.tasks.registry import task_names
+
     add_problem_arguments(parser, task_names(rotation_invariant=True), zonal=True)
     parser.add_argument(
         "--method",
@@ -50,6 +54,10 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.budget import COMMAND_SECONDS
+    from lipschitz_icl.commands._common import problem_from_args
+    from lipschitz_icl.optimum import wstar
+
     problem = problem_from_args(args)
     if args.method == "certified":
         from lipschitz_icl.certified.wstar import certified_wstar
@@ -59,6 +67,10 @@ def run(args):
         if not enclosure.decided:
             payload.update(w_star=enclosure.guess, ci_low=0.0, ci_high=math.inf, w_star_low=0.0, w_star_high=math.inf)
         return payload, 0 if enclosure.decided and not enclosure.info.get("at_search_bound") else 3
-    kwargs = {"rng": args.seed, "rel_precision": args.rel_precision} if args.method == "mc" else {}
+    kwargs = (
+        {"rng": args.seed, "rel_precision": args.rel_precision, "budget": COMMAND_SECONDS}
+        if args.method == "mc"
+        else {}
+    )
     result = wstar(problem, args.method, **kwargs)
     return result.to_dict(), 3 if result.inconclusive else 0

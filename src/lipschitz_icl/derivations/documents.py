@@ -3,7 +3,8 @@
 :func:`files` returns ``{file name: text}``: ``<module>.md`` from each derivation module's ``document()``
 (rendered by :mod:`lipschitz_icl.derivations.writeup`) and ``README.md``, their index.  The command
 ``lipschitz-icl derivations --out derivations`` writes them, and with ``--check`` compares them with the
-committed files.  The regularity law is worked through for the kernels of the ``regularity`` claims, the saddle
+committed files (:func:`current`: numbers computed numerically within their stated accuracy, the rest as text).
+The regularity law is worked through for the kernels of the ``regularity`` claims, the saddle
 for the cases of ``thm44.saddle`` (its design and full grid, copied here: the tests compare them with the registry).
 """
 
@@ -21,6 +22,7 @@ from lipschitz_icl.derivations import (
     saddle,
     sphere_asymptotics,
     window_law,
+    writeup,
 )
 from lipschitz_icl.derivations.writeup import Document, to_index, to_markdown
 from lipschitz_icl.problem import matched_problem
@@ -36,6 +38,7 @@ __all__ = [
     "saddle_cases",
     "documents",
     "files",
+    "current",
     "INDEX",
 ]
 
@@ -92,3 +95,13 @@ def files() -> dict[str, str]:
     """``{file name: Markdown text}``: the index first, then one file per document."""
     docs = documents()
     return {INDEX: to_index(docs), **{f"{d.name}.md": to_markdown(d) for d in docs}}
+
+
+def current(name: str, text: str) -> bool:
+    """``text`` is the current content of the file ``name`` of :func:`files`: the same text, except that a number
+    computed numerically may be printed as another machine computes it (within its stated accuracy:
+    :func:`lipschitz_icl.derivations.writeup.agrees`)."""
+    docs = {f"{d.name}.md": d for d in documents()}
+    if name in docs:
+        return writeup.agrees(docs[name], text)
+    return files()[name] == text

@@ -28,7 +28,7 @@ import sympy as sp
 
 from lipschitz_icl.derivations import sphere_asymptotics as S
 from lipschitz_icl.derivations import window_law as law
-from lipschitz_icl.derivations.writeup import Document, Formula, Step, Table
+from lipschitz_icl.derivations.writeup import Approximate, Document, Formula, Step, Table
 
 __all__ = [
     "mismatch_ratio_expr",
@@ -37,6 +37,8 @@ __all__ = [
     "noise_series",
     "envelope_bias",
     "class_error",
+    "class_error_estimate",
+    "class_rows",
     "SERIES",
     "DIMS",
     "FACTOR",
@@ -111,25 +113,48 @@ def envelope_bias(d: int, w: float, L: float) -> float:
 def class_error(kind: str, d: int, n: int, L: float, sigma: float, w: float, frequency: float = 1.0) -> float:
     """The ICL error of the window ``w I`` on the class ``kind``: exact quadrature for ``affine`` and ``relu``;
     ``L^2 b_k w^-2 + sigma^2 (R_d(w)/n + c_q w^(d-1)/n^2)`` for ``cosine`` of frequency ``k``."""
+    return class_error_estimate(kind, d, n, L, sigma, w, frequency)[0]
+
+
+def class_error_estimate(
+    kind: str, d: int, n: int, L: float, sigma: float, w: float, frequency: float = 1.0
+) -> tuple[float, float]:
+    """:func:`class_error` and its stated accuracy: the exact quadrature's error estimate (``affine``, ``relu``);
+    ``0`` for the ``cosine`` formula (a closed form evaluated in doubles)."""
     if kind == "cosine":
         power, b = law.cosine_bias_leading(d, frequency)
-        return L**2 * b * w**power + noise_series(d, w, n, sigma)
+        return L**2 * b * w**power + noise_series(d, w, n, sigma), 0.0
     from lipschitz_icl.exact.route import exact_loss
     from lipschitz_icl.problem import make_problem
 
-    return exact_loss(make_problem(law.check_task(kind), d, n, L, sigma), w).loss.value
+    loss = exact_loss(make_problem(law.check_task(kind), d, n, L, sigma), w).loss
+    return loss.value, loss.abs_error
 
 
 # ----------------------------------------------------------------------------- the document
-def _exact_window(task: str, dim: int) -> float:
-    """The exact optimum ``w*`` of ``task`` at :data:`SAME_L` (refused if the search stopped at its bound)."""
+def _exact_window(task: str, dim: int) -> Approximate:
+    """The exact optimum ``w*`` of ``task`` at :data:`SAME_L`, its accuracy the half-width of the search's interval
+    (refused if the search stopped at its bound)."""
     from lipschitz_icl.optimum import wstar
     from lipschitz_icl.problem import make_problem
 
     result = wstar(make_problem(task, dim, SAME_L["n"], SAME_L["L"], SAME_L["sigma"]), "exact")
     if result.at_search_bound:
         raise ArithmeticError(f"the exact w* search for {task}, d={dim} stopped at its bound")
-    return result.w_star.value
+    return Approximate(result.w_star.value, 0.5 * (result.ci_high - result.ci_low))
+
+
+def _error_at(kind: str, dim: int, window: Approximate) -> Approximate:
+    """:func:`class_error` of the class ``kind`` at the window ``w I`` with its accuracy: the quadrature's error plus
+    the window's accuracy carried through ``E(w) = b w^-p + c w^beta/n``, ``|d log E / d log w| <= max(p, beta)``
+    (``p`` the class's bias power, ``beta = (d-1)/2`` the noise power)."""
+    value, error = class_error_estimate(kind, dim, SAME_L["n"], SAME_L["L"], SAME_L["sigma"], window.value)
+    if kind == "cosine":
+        bias_power = law.cosine_bias_leading(dim, 1.0)[0]
+    else:
+        bias_power = law.bias_leading(kind, dim)[0]
+    slope = max(abs(float(bias_power)), float(law.noise_leading(dim)[0]))
+    return Approximate(value, error + slope * window.accuracy / window.value * abs(value))
 
 
 def _mismatch_rows() -> tuple:
@@ -152,15 +177,19 @@ def _mismatch_rows() -> tuple:
     return tuple(rows)
 
 
-def _class_rows() -> tuple:
-    """``(d, class, w* affine, w* relu, ratio)``: :func:`class_error` of the Figure 5 classes at the relu
-    window over that at the affine window (6 significant digits: exact quadratures and searches)."""
+def class_rows(dim: int) -> tuple:
+    """``(d, class, w* affine, w* relu, ratio)`` per Figure 5 class at dimension ``dim``: :func:`class_error` at the
+    relu window over that at the affine window, each number an
+    :class:`~lipschitz_icl.derivations.writeup.Approximate` with its accuracy (exact quadratures and searches:
+    :func:`_exact_window`, :func:`_error_at`)."""
+    ws = {task: _exact_window(task, dim) for task in law.TASKS}
     rows = []
-    for dim in DIMS:
-        ws = {task: _exact_window(task, dim) for task in law.TASKS}
-        for label, kind in (("affine", "affine"), ("relu", "relu"), ("cosine-1", "cosine")):
-            err = [class_error(kind, dim, SAME_L["n"], SAME_L["L"], SAME_L["sigma"], ws[task]) for task in law.TASKS]
-            rows.append((dim, label, *(float(f"{x:.6g}") for x in (ws["affine"], ws["relu"], err[1] / err[0]))))
+    for label, kind in (("affine", "affine"), ("relu", "relu"), ("cosine-1", "cosine")):
+        at_affine = _error_at(kind, dim, ws["affine"])
+        at_relu = _error_at(kind, dim, ws["relu"])
+        ratio = at_relu.value / at_affine.value
+        accuracy = abs(ratio) * (at_relu.accuracy / abs(at_relu.value) + at_affine.accuracy / abs(at_affine.value))
+        rows.append((dim, label, ws["affine"], ws["relu"], Approximate(ratio, accuracy)))
     return tuple(rows)
 
 
@@ -316,11 +345,16 @@ def document() -> Document:
                 f"window over that at the exact affine window (`n = {SAME_L['n']}`, `L = {SAME_L['L']:g}`, "
                 f"`sigma = {SAME_L['sigma']:g}`):",
                 (),
-                Table(("d", "test class", "w* affine", "w* relu", "E(relu window)/E(affine window)"), _class_rows()),
+                Table(
+                    ("d", "test class", "w* affine", "w* relu", "E(relu window)/E(affine window)"),
+                    tuple(row for dim in DIMS for row in class_rows(dim)),
+                ),
             ),
         ),
         exactness="the mismatch ratio, the window factor, `alpha`, `p alpha`, `c_R` and `c_q` are exact symbolic "
         "expressions (evaluated with `sympy.N` at 20 digits, printed to 12 significant digits); the last "
-        "table comes from exact quadratures and searches of `w*` (accurate to about `1e-5` relative) and is "
-        "printed to 6 significant digits.",
+        "table comes from exact quadratures and searches of `w*`, each number printed to the digits its stated "
+        "accuracy warrants (the search's interval for `w*`, about `3e-6` relative; for the ratio the quadratures' "
+        "error estimates plus the windows' accuracy carried through the error's powers of `w`): its last digit can "
+        "differ between machines, which `lipschitz-icl derivations --check` allows within that accuracy.",
     )

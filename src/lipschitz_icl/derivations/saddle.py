@@ -73,7 +73,7 @@ from scipy import optimize, special
 
 from lipschitz_icl.derivations import ratio_expansion
 from lipschitz_icl.derivations import window_law as law
-from lipschitz_icl.derivations.writeup import Document, Formula, Step, Table, number
+from lipschitz_icl.derivations.writeup import Approximate, Document, Formula, Step, Table
 
 __all__ = [
     "LINKS",
@@ -571,7 +571,10 @@ def large_n_curvature(setting: Setting, c: float, *, limit: bool = False, grid: 
     return _checked(lambda g: _large_n_parts(setting, g, c, 0.0, True, limit), grid)
 
 
-def optimal_scale(setting: Setting, *, low: float, high: float, rel_tol: float = 1e-4, grid: Grid = Grid()):
+SEARCH_RTOL = 1e-4  # the accuracy of c* relative to itself: optimal_scale's tolerance in log c
+
+
+def optimal_scale(setting: Setting, *, low: float, high: float, rel_tol: float = SEARCH_RTOL, grid: Grid = Grid()):
     """``c*`` minimising the exact loss of ``c P`` on ``[low, high]`` (bounded Brent search in ``log c``
     on ``grid``); returns ``(c*, at_bound)`` with ``at_bound`` true when ``c*`` sits at an end."""
     f = lambda lc: sum(_integrate(setting, grid, math.exp(lc), 0.0, _LOSS_BIAS, _LOSS_NOISE))  # noqa: E731
@@ -606,13 +609,16 @@ def derived_case(setting: Setting, *, step: float, low: float, high: float, grid
 
 
 # ----------------------------------------------------------------------------- the document
-DIGITS = 6  # significant digits of the quadrature numbers in the document (their accuracy is stated beside)
+# |d log X / d log c| of the numbers derived at c* (the change, its parts, the curvature, the rivals): at most 2.7 on
+# the claim's cases (tests/derivations/test_saddle.py measures it); the change goes as s^2 with s = step c
+C_SENSITIVITY = 4.0
 
 
-def _q(value, digits: int = DIGITS) -> float:
-    """A quadrature number rounded to ``digits`` significant digits for the document (its accuracy is
-    stated beside it; the last digits of a double would depend on the machine's summation order)."""
-    return float(f"{float(value):.{digits}g}")
+def _at_c_star(value, accuracy=0.0) -> Approximate:
+    """A number derived at the searched ``c*``: its stated quadrature ``accuracy`` plus what ``c*``'s own accuracy
+    (:data:`SEARCH_RTOL`) carries into it (:data:`C_SENSITIVITY`); printed to the digits these warrant."""
+    value = float(value)
+    return Approximate(value, float(accuracy) + C_SENSITIVITY * SEARCH_RTOL * abs(value))
 
 
 def _partition_form(expr) -> sp.Expr:
@@ -725,12 +731,15 @@ def _derivation_steps() -> tuple:
 
 
 def _case_rows(cases, numbers) -> tuple:
-    """The three result tables' rows: ``c*`` and the change, the curvature, the rivals."""
+    """The three result tables' rows: ``c*`` and the change, the curvature, the rivals (numbers as
+    :class:`~lipschitz_icl.derivations.writeup.Approximate`: :func:`_at_c_star`)."""
     change, curv, rivals = [], [], []
     for (task, setting), th in zip(cases, numbers):
         key = (task, setting.d, setting.k)
-        ch, kappa = th["change"], th["curvature"]
-        c_star = number(_q(th["c"])) + " (at a bound)" if th["at_bound"] else _q(th["c"])
+        ch = th["change"]
+        kappa = th["curvature"]
+        searched = Approximate(float(th["c"]), SEARCH_RTOL * float(th["c"]))
+        c_star: Approximate | str = searched.text() + " (at a bound)" if th["at_bound"] else searched
         omega = float(setting.frequency) if setting.link == "cosine" else None
         change.append(
             (
@@ -738,33 +747,33 @@ def _case_rows(cases, numbers) -> tuple:
                 float(setting.L),
                 omega,
                 c_star,
-                _q(th["s"]),
-                _q(ch.value),
-                _q(ch.bias),
-                _q(ch.noise),
-                _q(ch.accuracy, 2),
+                Approximate(float(th["s"]), SEARCH_RTOL * float(th["s"])),
+                _at_c_star(ch.value, ch.accuracy),
+                _at_c_star(ch.bias, ch.accuracy),
+                _at_c_star(ch.noise, ch.accuracy),
+                _at_c_star(ch.accuracy),
             )
         )
         curv.append(
             (
                 *key,
-                _q(kappa.value),
-                _q(kappa.bias),
-                _q(kappa.noise),
-                _q(kappa.accuracy, 2),
+                _at_c_star(kappa.value, kappa.accuracy),
+                _at_c_star(kappa.bias, kappa.accuracy),
+                _at_c_star(kappa.noise, kappa.accuracy),
+                _at_c_star(kappa.accuracy),
                 "saddle" if kappa.value < 0 else "minimum",
             )
         )
         rivals.append(
             (
                 *key,
-                _q(ch.value),
-                _q(th["large_n"]),
-                _q(th["infinite_n"]),
-                _q(ch.noise),
-                _q(kappa.value),
-                _q(th["large_n_curvature"].value),
-                _q(th["infinite_n_curvature"].value),
+                _at_c_star(ch.value, ch.accuracy),
+                _at_c_star(th["large_n"]),
+                _at_c_star(th["infinite_n"]),
+                _at_c_star(ch.noise, ch.accuracy),
+                _at_c_star(kappa.value, kappa.accuracy),
+                _at_c_star(th["large_n_curvature"].value, th["large_n_curvature"].accuracy),
+                _at_c_star(th["infinite_n_curvature"].value, th["infinite_n_curvature"].accuracy),
             )
         )
     return tuple(change), tuple(curv), tuple(rivals)
@@ -865,7 +874,10 @@ def document(cases, *, step: float, scale_bounds) -> Document:
             ),
         ),
         exactness="the Laplace moments and the curvature identity are exact symbolic identities, checked by SymPy; "
-        "the numbers are quadratures of those formulas (`derived_case`, the functions the claim calls), "
-        f"printed to {DIGITS} significant digits with their stated accuracy (the change from a grid 1.5 "
-        "times coarser) beside; `c*` is the bounded Brent minimiser (tolerance `1e-4` in `log c`).",
+        "the numbers are quadratures of those formulas (`derived_case`, the functions the claim calls) with their "
+        "stated accuracy (the change from a grid 1.5 times coarser) beside; `c*` is the bounded Brent minimiser "
+        f"(tolerance `{SEARCH_RTOL:g}` in `log c`), and every number derived at `c*` also carries what that "
+        f"tolerance moves it (at most {C_SENSITIVITY:g} times as much, relatively); each is printed to the digits "
+        "its accuracy warrants, so its last digit can differ between machines, which `lipschitz-icl derivations "
+        "--check` allows within that accuracy.",
     )

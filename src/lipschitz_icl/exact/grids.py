@@ -27,7 +27,6 @@ This module holds what both routes (:mod:`~lipschitz_icl.exact.quadrature` for a
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ __all__ = [
     "theta_of_v",
     "one_minus_t",
     "v_quantile",
+    "symmetric_beta_quantile",
     "upper_tail",
     "window_extent",
     "LaplaceGrid",
@@ -92,12 +92,19 @@ def level(k: int) -> Level:
 
 
 def subdivide(breaks: np.ndarray, max_width: float) -> np.ndarray:
-    """Split every panel wider than ``max_width`` into equal parts."""
-    out = [breaks[:1]]
-    for a, b in itertools.pairwise(breaks):
-        k = max(1, int(math.ceil((b - a) / max_width - 1e-12)))
-        out.append(np.linspace(a, b, k + 1)[1:])
-    return np.concatenate(out)
+    """Split every panel wider than ``max_width`` into equal parts (each panel's new break points are those of
+    ``numpy.linspace(a, b, k + 1)``, bit for bit, computed for all panels at once: a grid of ``10^5`` panels
+    costs milliseconds, not seconds)."""
+    breaks = np.asarray(breaks, dtype=np.float64)
+    a, b = breaks[:-1], breaks[1:]
+    k = np.maximum(1, np.ceil((b - a) / max_width - 1e-12)).astype(np.int64)
+    panel = np.repeat(np.arange(a.size), k)
+    j = np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k) + 1  # 1 .. k within each panel
+    step = (b - a) / k
+    points = j * step[panel] + a[panel]
+    last = j == k[panel]
+    points[last] = b[panel[last]]  # linspace's endpoint is the break itself
+    return np.concatenate([breaks[:1], points])
 
 
 def graded_breaks(lo: float, hi: float, width: Callable[[float], float]) -> np.ndarray:
@@ -134,6 +141,24 @@ def one_minus_t(theta):
     return 2.0 * np.sin(0.5 * theta) ** 2
 
 
+def symmetric_beta_quantile(a: float, F: float) -> float:
+    """``x`` in ``[0, 1]`` with ``I_x(a, a) = F``.  SciPy's ``betaincinv`` is used where it answers; it returns NaN
+    for some tiny ``F`` (``a = 3``, ``F = 6e-118``: the law of ``V`` at ``d = 7``, ``n = 1e120``), where a
+    bisection in ``log x`` on ``betainc`` (monotone, exact to the last bits at any ``x``) takes over: 200
+    halvings of ``[1e-300, 1]`` in ``log x``, far below a double's resolution of ``x``."""
+    x = float(special.betaincinv(a, a, F))
+    if math.isfinite(x) and 0.0 <= x <= 1.0:
+        return x
+    lo, hi = math.log(1e-300), 0.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if special.betainc(a, a, math.exp(mid)) < F:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(hi)
+
+
 def v_quantile(d: int, w: float, n: int) -> float:
     """``V_q`` with ``n^2 (2w + 10) P(V > V_q)^max(n-2, 1) = TAIL`` (``2w`` if no such point)."""
     if w == 0.0:
@@ -144,7 +169,7 @@ def v_quantile(d: int, w: float, n: int) -> float:
     a = 0.5 * (d - 1)
     if F >= 1.0:
         return 2.0 * w
-    return float(2.0 * w * special.betaincinv(a, a, F))
+    return 2.0 * w * symmetric_beta_quantile(a, F)
 
 
 def upper_tail(d: int, w: float, v: float) -> float:
@@ -184,6 +209,10 @@ def laplace_grid(d: int, w: float, n: int, lev: Level) -> LaplaceGrid:
     v_q = v_quantile(d, w, n)
     s_lo = -math.log(n) - U_NEG
     s_hi = v_q + U_POS
+    if not (math.isfinite(v_q) and s_lo < s_hi):  # cannot happen for valid input; refused, never a wrong grid
+        raise ParameterError(
+            "n", f"a context size the exact grid can be laid out for at d = {d}, w = {w:.4g} (V_q = {v_q!r})", n
+        )
     two_w = 2.0 * w
 
     # few points dominate S for s >> 1: the integrand follows the law of min_i V_i, whose relative

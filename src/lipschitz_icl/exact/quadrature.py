@@ -333,7 +333,7 @@ def check_budget(problem: Problem, w: float) -> None:
             "method",
             f"a method within its work budget for these inputs (exact relu at w = "
             f"{w:.4g}, near w*: {work:.2g} > {_MAX_RELU_WORK:.0e} multiply-adds per evaluation; "
-            "use asymptotic or mc)",
+            "use asymptotic or mc where they apply)",
             "exact",
         )
 

@@ -296,6 +296,8 @@ def _check_lock(case) -> None:
 
     if case.spec.status != "confirmatory":
         return
+    if lock.entry_of(case.spec) is None:
+        pytest.fail(f"claim {case.claim_id}: {lock.not_locked(case.spec)}", pytrace=False)
     changed = lock.changes(case.spec)
     if changed:
         pytest.fail(
@@ -456,7 +458,9 @@ def pytest_sessionfinish(session, exitstatus):
         "replicates": replicate_summary(merged),
         "claims": merged,
     }
-    (out_dir / "claims.json").write_text(json.dumps(payload, indent=1, allow_nan=False))
+    from lipschitz_icl.writefile import write_file  # atomic, never through a link, the file's mode kept
+
+    write_file(out_dir / "claims.json", json.dumps(payload, indent=1, allow_nan=False), force=True, option="report-dir")
     config._lipschitz_icl_report = out_dir / "claims.json"
 
 

@@ -504,6 +504,7 @@ def _load(directory: str) -> tuple[ClaimSpec, ...]:
             raise RegistryError(
                 f"duplicate claim ids in profile {profile}: {sorted({i for i in ids if ids.count(i) > 1})[:5]}"
             )
+    _check_sections(out, directory)
     return tuple(out)
 
 
@@ -522,11 +523,22 @@ class Section:
         return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.members)
 
 
-@lru_cache(maxsize=1)
 def sections() -> tuple[Section, ...]:
-    """The report's sections in order (``claims/_sections.toml``); the user variants section last."""
-    with (registry_dir() / "_sections.toml").open("rb") as handle:
-        data = tomllib.load(handle)
+    """The report's sections in order (``claims/_sections.toml`` of the registry in use); the user variants section
+    last."""
+    return _sections(str(registry_dir()))
+
+
+@lru_cache(maxsize=4)
+def _sections(directory: str) -> tuple[Section, ...]:
+    path = Path(directory) / "_sections.toml"
+    if not path.is_file():
+        raise RegistryError(f"{path}: missing (the report's sections: every claim belongs to one)")
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RegistryError(f"{path}: not valid TOML ({exc})") from None
     out = []
     for raw in data.get("section", []):
         missing = [f for f in ("name", "paper_ref", "statement", "members") if not raw.get(f)]
@@ -536,6 +548,18 @@ def sections() -> tuple[Section, ...]:
             Section(raw["name"], raw["paper_ref"], raw["statement"], raw.get("sharper", ""), tuple(raw["members"]))
         )
     return tuple(out)
+
+
+def _check_sections(claims: list[ClaimSpec], directory: str) -> None:
+    """Every claim belongs to a section of ``_sections.toml`` (a claim outside them would be filed nowhere in the
+    report): a :class:`RegistryError` naming the claims that do not."""
+    found = _sections(directory)
+    unplaced = [c.key for c in claims if not any(section.contains(c.key) for section in found)]
+    if unplaced:
+        raise RegistryError(
+            f"_sections.toml: no section holds the claims {', '.join(unplaced)} (add each key, or a pattern that "
+            "matches it, to the members of a section)"
+        )
 
 
 def section_of(key: str) -> Section | None:

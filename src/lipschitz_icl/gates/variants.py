@@ -57,9 +57,10 @@ may use, together with the constants and ``pi``):
 =========================== ======================== ==============================================
 
 Decision rule.  At each grid point the measurement is an interval ``[lo, hi]``: for ``exact`` and
-``asymptotic`` the method's stated numerical error (the asymptotic method measures the large-``n``
-model of the loss, not the finite-``n`` loss), for the tails the relative accuracy
-:data:`~lipschitz_icl.sphere.concentration.TAIL_RTOL`, for ``mc`` a normal confidence interval at level
+``asymptotic`` the method's stated error (for the asymptotic method: the estimated size of the ``1/n^2``
+terms it drops, inside its regime; a point outside the regime cannot be evaluated: the file is refused),
+for the tails the relative accuracy :data:`~lipschitz_icl.sphere.concentration.TAIL_RTOL`, for ``mc`` a
+normal confidence interval at level
 ``1 - 0.05/m`` (Bonferroni over the ``m`` grid points, so that the whole grid is decided at 95%).
 For ``<=`` a point *holds* when ``hi <= bound``, *fails* when ``lo > bound`` and is *inconclusive*
 otherwise (``>=`` mirrors it).  The variant fails if any point fails (the counter-example reported is

@@ -16,8 +16,11 @@ Methods:
 ``averaged``    task coefficients and noise integrated out exactly (Rao-Blackwellised) through the
                 feature form ``v ||sum_i p_i phi(x_i) - phi(q)||^2`` of :mod:`lipschitz_icl.tasks.registry`;
                 for ``M = w I`` on a rotation-invariant class, reduced to ``t_i = x_i . q``
-                (:mod:`lipschitz_icl.loss.isotropic`: cost per context independent of ``d``).
-``asymptotic``  large-``n`` loss with its ``1/n`` correction (:mod:`lipschitz_icl.loss.asymptotic`).
+                (:mod:`lipschitz_icl.loss.isotropic`: cost per context independent of ``d``); for the
+                arc-cosine form (relu) the task's direction is averaged exactly too, with control
+                variates (:mod:`lipschitz_icl.loss.arccosine`).
+``asymptotic``  large-``n`` loss with its ``1/n`` correction (:mod:`lipschitz_icl.loss.asymptotic`), inside its
+                regime ``rho = max(R_d(w)/n, next-order noise term) <= 0.05`` (refused on ``n`` outside).
 ``exact``       quadrature at any ``n`` (:mod:`lipschitz_icl.exact.route`), where available.
 ==============  ======================================================================================
 """
@@ -28,6 +31,7 @@ import math
 
 import numpy as np
 
+from lipschitz_icl import budget as budgets
 from lipschitz_icl.estimate import Estimate, LossEstimate
 from lipschitz_icl.loss.isotropic import isotropic_terms
 from lipschitz_icl.model.attention import Attention
@@ -50,9 +54,13 @@ METHODS = ("averaged", "naive", "asymptotic", "exact")
 DEFAULT_CHUNK_ELEMENTS = 1 << 20  # 8 MiB per float64 array: bounded memory at any n
 MAX_MC_N = 10**7  # Monte Carlo draws every context point; beyond this use 'exact' or 'asymptotic'
 MAX_CONTEXTS = 10**6  # sampled prompts per Monte Carlo estimate
-MEMORY_BUDGET = 2 * 1024**3  # bytes a Monte Carlo loss may hold at once (checked before allocating)
-WORK_BUDGET = 10**10  # sampled coordinates (contexts * n * d, or contexts * n reduced) per estimate: ~minutes
+MEMORY_BUDGET = budgets.MEMORY_BUDGET  # bytes a Monte Carlo loss may hold at once (checked before allocating)
 _ARRAYS_PER_CHUNK = 8  # float64 arrays of one chunk's size alive at once (x, p, features, temporaries)
+# the cost model of the work budget (lipschitz_icl.budget): seconds on the project machine, upper envelopes of
+# benchmarks/bench_budget.py
+SECONDS_PER_COORDINATE = 50e-9  # naive, and averaged in the general form: per context point and n (d + 2)
+SECONDS_PER_REDUCED_POINT = 2e-6  # averaged in the reduced form (M = w I, rotation-invariant): per context point
+SECONDS_PER_KINK_POINT = 2e-6  # averaged, arc-cosine form (relu: the direction exact): per context point
 
 
 def make_attention(problem: Problem, w=None, M=None, attention: str = "softmax", value: float = 1.0) -> Attention:
@@ -75,6 +83,7 @@ def icl_loss(
     contexts: int = 4096,
     rng=0,
     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+    budget: float = budgets.ENGINE_SECONDS,
 ) -> LossEstimate:
     """The ICL loss of ``problem`` at ``M = w I`` (or a general ``M``) by ``method``.
 
@@ -96,13 +105,18 @@ def icl_loss(
     method : {"averaged", "naive", "asymptotic", "exact"}
         The estimator (module docstring); Monte Carlo methods need ``n <= 1e7`` and at most
         :data:`MEMORY_BUDGET` bytes (estimated and refused before allocating), ``exact`` and
-        ``asymptotic`` take any ``n <= 1e150``.
+        ``asymptotic`` take any ``n <= 1e150`` (``asymptotic`` inside its regime only:
+        :class:`~lipschitz_icl.loss.asymptotic.Regime`).
     contexts : int
         Sampled prompts of the Monte Carlo methods, ``2 <= contexts <= 1e6``.
     rng : int or numpy.random.Generator
         Seed or generator of the Monte Carlo methods.
     chunk_elements : int
         Coordinates drawn at once (bounds the memory; the numbers do not depend on it).
+    budget : float
+        The work budget of the Monte Carlo methods in estimated seconds (:mod:`lipschitz_icl.budget`;
+        the command line's is :data:`~lipschitz_icl.budget.COMMAND_SECONDS`): beyond it the request is
+        refused before any work, naming a number of contexts within it.
 
     Returns
     -------
@@ -158,41 +172,75 @@ def icl_loss(
         and model.w is not None
         and problem.task_class.rotation_invariant
     )
-    check_memory(problem, chunk_elements, reduced)
-    check_work(problem, contexts, reduced)
+    arrays = _ARRAYS_PER_CHUNK
+    if reduced and problem.task_class.quadrature == "arc-cosine":
+        from lipschitz_icl.loss import arccosine
+
+        arrays = arccosine.ARRAYS_PER_POINT
+    check_memory(problem, chunk_elements, reduced, arrays)
+    check_work(problem, contexts, context_seconds(problem, model, method), budget)
     generator = check_rng(rng)
     if method == "naive":
         return naive_loss(problem, model, contexts, generator, chunk_elements)
     return averaged_loss(problem, model, contexts, generator, chunk_elements)
 
 
-def check_memory(problem: Problem, chunk_elements: int, reduced: bool) -> None:
+def check_memory(problem: Problem, chunk_elements: int, reduced: bool, arrays: int = _ARRAYS_PER_CHUNK) -> None:
     """Refuse (``n``, naming the budget) a Monte Carlo loss whose smallest chunk, one prompt of
     ``n`` points (``n d`` coordinates unless ``reduced`` to ``t_i = x_i . q``), exceeds
-    :data:`MEMORY_BUDGET` with its temporaries."""
+    :data:`MEMORY_BUDGET` with its temporaries (``arrays`` of the chunk's size alive at once)."""
     per_prompt = problem.n * (1 if reduced else problem.d)
-    needed = 8 * _ARRAYS_PER_CHUNK * max(per_prompt, min(chunk_elements, per_prompt * MAX_CONTEXTS))
+    needed = 8 * arrays * max(per_prompt, min(chunk_elements, per_prompt * MAX_CONTEXTS))
     if needed > MEMORY_BUDGET:
         raise ParameterError(
             "n",
             f"small enough that one prompt fits the memory budget of "
-            f"{MEMORY_BUDGET / 1024**3:g} GiB (n d <= {MEMORY_BUDGET // (8 * _ARRAYS_PER_CHUNK)} "
+            f"{MEMORY_BUDGET / 1024**3:g} GiB (n d <= {MEMORY_BUDGET // (8 * arrays)} "
             f"here; d = {problem.d})",
             problem.n,
         )
 
 
-def check_work(problem: Problem, contexts: int, reduced: bool, name: str = "contexts") -> None:
-    """Refuse (naming ``name``) a Monte Carlo estimate that would sample more than :data:`WORK_BUDGET`
-    coordinates (``contexts * n``, times ``d`` unless ``reduced``): it would run for hours."""
-    per_context = problem.n * (1 if reduced else problem.d)
-    if contexts * per_context > WORK_BUDGET:
-        raise ParameterError(
-            name,
-            f"at most {max(1, WORK_BUDGET // per_context)} at n = {problem.n}, d = {problem.d} "
-            f"(work budget: {name} * n{'' if reduced else ' * d'} <= {WORK_BUDGET:.0e})",
-            contexts,
+def context_seconds(problem: Problem, model: Attention, method: str) -> float:
+    """Estimated seconds of one context of the Monte Carlo ``method`` (the work budget's cost model):
+    naive and the general averaged form ``n (d + 2)`` coordinates, the reduced form ``n`` points, the
+    arc-cosine form ``n`` points of its kinks, a prior given by its kernel ``n^2`` pairs
+    (:func:`lipschitz_icl.loss.pairwise.pair_seconds`)."""
+    tc, n = problem.task_class, problem.n
+    isotropic = model.kind == "softmax" and model.w is not None
+    kernel = getattr(tc, "kernel", None)  # a prior given by its kernel (lipschitz_icl.tasks.zonal_class)
+    if method == "averaged" and isotropic and kernel is not None:
+        from lipschitz_icl.loss.pairwise import pair_seconds
+
+        return n * n * pair_seconds(kernel)
+    if method == "averaged" and isotropic and tc.rotation_invariant:
+        return n * (SECONDS_PER_KINK_POINT if tc.quadrature == "arc-cosine" else SECONDS_PER_REDUCED_POINT)
+    return n * (problem.d + 2) * SECONDS_PER_COORDINATE
+
+
+def check_work(problem: Problem, contexts: int, seconds_per_context: float, budget: float, name="contexts") -> None:
+    """Refuse a Monte Carlo estimate of ``contexts`` contexts at ``seconds_per_context`` each beyond ``budget``
+    (:func:`lipschitz_icl.budget.check`): naming ``name`` with the largest number within the budget, or ``n``
+    when not even two contexts fit."""
+    affordable = budgets.largest_count(budget, seconds_per_context)
+    where = f"n = {problem.n}, d = {problem.d}"
+    if affordable < 2:
+        budgets.check(
+            2 * seconds_per_context,
+            budget,
+            name="n",
+            value=problem.n,
+            what=f"two contexts of this Monte Carlo estimate at {where}",
+            cheaper="a smaller n, or method 'exact' or 'asymptotic' (any n)",
         )
+    budgets.check(
+        contexts * seconds_per_context,
+        budget,
+        name=name,
+        value=contexts,
+        what=f"{contexts} contexts at {where}",
+        cheaper=f"{name} <= {affordable}" + (", or method 'exact'" if problem.task_class.exact_route else ""),
+    )
 
 
 def _chunks(total: int, per_chunk: int):
@@ -247,18 +295,33 @@ def averaged_loss(
 
         return pairwise_loss(problem, model.w, contexts=contexts, rng=rng)
     if model.kind == "softmax" and model.w is not None and tc.rotation_invariant:
-        bias_c, collision_c = isotropic_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
+        if tc.quadrature == "arc-cosine":  # relu: the direction averaged exactly across its kinks
+            from lipschitz_icl.loss.arccosine import arccosine_terms
+
+            bias_c, collision_c = arccosine_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
+            form = "reduced, direction exact"
+        else:
+            bias_c, collision_c = isotropic_terms(tc, problem.n, model.w, contexts, rng, chunk_elements)
+            form = "reduced"
         noise_c = sigma2 * collision_c
-        return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": "reduced"})
+        return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": form})
     ((bias_c, noise_c),) = general_terms(problem, [model], contexts, rng, chunk_elements)
     return _estimates(bias_c, noise_c, bias_c + noise_c, "averaged", {"contexts": contexts, "form": "general"})
 
 
 def general_terms(
-    problem: Problem, models, contexts: int, rng: np.random.Generator, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+    problem: Problem,
+    models,
+    contexts: int,
+    rng: np.random.Generator,
+    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+    budget: float = budgets.ENGINE_SECONDS,
 ):
     """Per-context ``(bias_c, noise_c)`` of the task-averaged estimator for each model, all on the
-    *same* draws of covariates, queries and task directions (common random numbers)."""
+    *same* draws of covariates, queries and task directions (common random numbers); within the work
+    ``budget`` (``n (d + 2)`` coordinates per context and model)."""
+    per_context = problem.n * (problem.d + 2) * SECONDS_PER_COORDINATE * max(1, len(models))
+    check_work(problem, contexts, per_context, budget)
     tc = problem.task_class
     sigma2 = problem.sigma**2
     per_chunk = max(1, chunk_elements // (problem.n * problem.d))

@@ -5,13 +5,17 @@ A claim that re-decides its rule at many bases (a resolution bisected on the sam
 same prompts every time: :class:`FixedDraw` draws them once, exactly as
 :func:`lipschitz_icl.loss.estimators.general_terms` would on the same seed, and :func:`scale_search` minimises the
 sample-average loss of ``s base`` over a grid of scales refined by parabolas.
+
+The draw is held in memory whole: it is refused before drawing beyond the memory budget and, drawn with
+its basis, beyond the work budget (:mod:`lipschitz_icl.budget`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from lipschitz_icl.loss.estimators import DEFAULT_CHUNK_ELEMENTS
+from lipschitz_icl import budget as budgets
+from lipschitz_icl.loss.estimators import DEFAULT_CHUNK_ELEMENTS, SECONDS_PER_COORDINATE, check_work
 from lipschitz_icl.model.attention import softmax_weights_from_logits
 from lipschitz_icl.sphere import laws
 
@@ -30,7 +34,17 @@ class FixedDraw:
     ``sum_j a_j (x_i^T B_j q)`` instead of a new contraction; any other ``M`` is contracted directly.
     """
 
-    def __init__(self, problem, contexts: int, seed, basis=()):
+    def __init__(self, problem, contexts: int, seed, basis=(), budget: float = budgets.ENGINE_SECONDS):
+        per_point = problem.d + 4 + len(basis)  # x, q, the features (at most two) and one logit per basis matrix
+        budgets.check_memory(
+            8.0 * contexts * problem.n * per_point,
+            name="contexts",
+            value=contexts,
+            what=f"a fixed draw of {contexts} contexts at n = {problem.n}, d = {problem.d}",
+            cheaper=f"contexts <= {budgets.largest_count(budgets.MEMORY_BUDGET, 8.0 * problem.n * per_point)}",
+        )
+        per_context = problem.n * (problem.d + 2) * SECONDS_PER_COORDINATE * (1 + len(basis))
+        check_work(problem, contexts, per_context, budget)
         rng = np.random.default_rng(seed)
         self.problem = problem
         per_chunk = max(1, DEFAULT_CHUNK_ELEMENTS // (problem.n * problem.d))

@@ -6,7 +6,9 @@ Rotate the query to ``e_1``: the softmax weights depend only on ``t_i = x_i . q`
 
 and the task, the noise and the components of ``x_i`` orthogonal to the query are averaged out
 (exactly, or through a drawn direction ``u`` reduced to two scalars; see
-:meth:`~lipschitz_icl.tasks.family.TaskFamily.reduced_features`).  Per context,
+:meth:`~lipschitz_icl.tasks.family.TaskFamily.reduced_features`; the averaged loss of the arc-cosine form,
+relu, integrates the direction exactly instead, :mod:`lipschitz_icl.loss.arccosine`, while the ``w*``
+search's bank here keeps the drawn one).  Per context,
 
     bias_c(w)      = v (|| sum_i p_i phi_i - phi_q ||^2 + sum_i p_i^2 rho_i)
     collision_c(w) = sum_i p_i^2                      (noise part = sigma^2 collision_c)

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lipschitz_icl import budget as budgets
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.model import geometry
 from lipschitz_icl.model.attention import ATTENTION_KINDS, Attention, AttentionLayer, softmax_weights_from_logits
@@ -89,6 +90,9 @@ DEFAULT_INIT_SCALE = {"M": 1.0, "full": 0.5}
 # Largest prompt batch held in memory at once, in float64 entries ``batch * n * (d + 1)`` (400 MB).
 MAX_BATCH_ELEMENTS = 50_000_000
 MAX_STEPS = 10**6  # optimiser steps per run (about a day at the default batch)
+# the work budget's cost model (lipschitz_icl.budget): seconds per step and prompt coordinate, batch * n * (d + 1)
+# per step, on the project machine (either form, either attention; an upper envelope of benchmarks/bench_budget.py)
+SECONDS_PER_STEP_COORDINATE = 60e-9
 LONG_RUN_PROMPTS = 200_000  # progress=None draws a bar (on a terminal) from steps * batch prompts
 MAX_LR = 1000.0  # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e300 left w_trained at 6e300
 
@@ -520,6 +524,30 @@ def run_prompt_stream(problems, rngs, batch: int, steps: int, *, background: boo
     )
 
 
+def check_training_work(problem: Problem, steps: int, batch: int, budget: float) -> None:
+    """Refuse (naming ``steps``, or ``batch`` when not even one step fits) a run beyond the work ``budget``:
+    ``steps * batch * n * (d + 1)`` prompt coordinates at :data:`SECONDS_PER_STEP_COORDINATE`."""
+    per_step = batch * problem.n * (problem.d + 1) * SECONDS_PER_STEP_COORDINATE
+    affordable = budgets.largest_count(budget, per_step)
+    where = f"{batch} prompts per step at n = {problem.n}, d = {problem.d}"
+    budgets.check(
+        per_step,
+        budget,
+        name="batch",
+        value=batch,
+        what=f"one step of {where}",
+        cheaper="a smaller batch or n",
+    )
+    budgets.check(
+        steps * per_step,
+        budget,
+        name="steps",
+        value=steps,
+        what=f"{steps} steps of {where}",
+        cheaper=f"steps <= {affordable}",
+    )
+
+
 @dataclass(frozen=True)
 class Protocol:
     """A training protocol, validated (the keyword arguments of :func:`train` other than the problem, the
@@ -553,9 +581,11 @@ class Protocol:
         average_fraction: float = 0.0,
         init_scale: float | None = None,
         betas=(0.9, 0.999),
+        budget: float = budgets.ENGINE_SECONDS,
     ) -> Protocol:
         """The protocol of :func:`train`'s keywords for ``problem``, each checked (a refused value raises
-        :class:`~lipschitz_icl.validation.ParameterError` naming it)."""
+        :class:`~lipschitz_icl.validation.ParameterError` naming it), and the run refused before any work
+        when it is beyond the work ``budget`` (:func:`check_training_work`)."""
         if not isinstance(problem, Problem):
             raise ParameterError("problem", "a lipschitz_icl.problem.Problem", type(problem).__name__)
         param = check_choice("param", param, PARAMETERISATIONS)
@@ -572,6 +602,7 @@ class Protocol:
             )
         largest = max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1)))
         batch = check_int("batch", batch, minimum=1, maximum=largest)
+        check_training_work(problem, steps, batch, budget)
         lr = check_real("lr", lr, minimum=0.0, strict_minimum=True, maximum=MAX_LR)
         final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
         average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
@@ -625,6 +656,7 @@ def train(
     init_scale: float | None = None,
     betas=(0.9, 0.999),
     progress: bool | None = None,
+    budget: float = budgets.ENGINE_SECONDS,
 ) -> TrainResult:
     """Online pretraining: ``steps`` updates, each on ``batch`` fresh prompts from ``problem``.
 
@@ -669,6 +701,9 @@ def train(
     progress : bool, optional
         A ``tqdm`` bar on stderr (:func:`lipschitz_icl.progress.bar`, never while progress is silenced);
         ``None`` draws it when stderr is a terminal and ``steps * batch >= 200_000``.
+    budget : float
+        The work budget in estimated seconds (:mod:`lipschitz_icl.budget`; ``steps * batch * n * (d + 1)``
+        prompt coordinates): beyond it the run is refused before any work, naming the steps within it.
 
     The run is :func:`train_runs` of this one run.
 
@@ -709,6 +744,7 @@ def train(
         "average_fraction": average_fraction,
         "init_scale": init_scale,
         "betas": betas,
+        "budget": budget,
     }
     return train_runs([problem], [seed], inits=[init], progress=progress, **protocol)[0]
 
@@ -724,6 +760,9 @@ def train_runs(problems, seeds, *, inits=None, progress: bool | None = None, **p
     ``sigma`` may differ).  Runs are stacked as far as :data:`MAX_BATCH_ELEMENTS` allows, the rest in
     further stacks.  A run that diverges stops all of them (``FloatingPointError`` naming the step and the
     run).  Each result's ``seconds`` is the wall time of its stack's loop.
+
+    Every run is validated as :func:`train` validates it, before any run starts: its protocol and its
+    work ``budget`` (a ``protocol`` keyword, :func:`check_training_work` per run).
     """
     problems, seeds = list(problems), list(seeds)
     inits = [None] * len(problems) if inits is None else list(inits)

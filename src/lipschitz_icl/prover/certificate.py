@@ -1,24 +1,34 @@
-"""Proof certificates: the partition a proof used, each box's enclosures and the rule that decided it.
+"""Proof certificates: the statement, the verdict claimed, and the hints that let the checker re-derive it.
 
-A certificate is one JSON object::
+A certificate is one JSON object, version 2 (:data:`lipschitz_icl.prover.checker.VERSION`; the checker
+states the schema's limits and refuses anything else)::
 
-    {"format": "lipschitz-icl prove certificate", "version": 1,
-     "statement": {"quantity", "task", "relation", "bound", "constants", "free", "domain"},
+    {"format": "lipschitz-icl prove certificate", "version": 2,
+     "statement": {"quantity", "task", "relation", "bound", "constants", "sharpest", "domain"},
+     "verdict": "proved" | "refuted" | "undecided",
      "precision_bits": 128,
-     "sharpest": null | {"name", "low", "high", "proved_at", "refuted_at", ...},
-     "parts": [ {"constants": {...}, "verdict": "proved" | "refuted" | "undecided",
-                 "roots": [[node, ...], ...]           (proved, undecided: one preorder list per root box)
-                 "counterexample": {"params", "quantity", "bound", "rule"}   (refuted)} ]}
+     "sharpest": null | {"low", "high", "proved_at", "refuted_at"},
+     "parts": [ {"constants": {} | {C: value},
+                 "verdict": "proved" | "refuted" | "undecided",
+                 "roots": [[node, ...], ...]                    (proved, undecided: one preorder list per root box)
+                 "counterexample": {"params", "quantity", "bound"}   (refuted)} ]}
+
+The statement is the whole claim: ``quantity relation bound`` at every point of ``domain`` (a real
+parameter ``[lo, hi]``, an integer one a list of ``[from, to]`` pieces; the root boxes are the product of
+the pieces in the domain's order) with the statement's ``constants``; ``sharpest`` names the constant
+whose sharpest value is certified (else null).  A part's ``constants`` hold only that constant's value
+at which the part is decided (``{}`` for a plain statement): every other constant is the statement's.
 
 Each root's tree is a list of nodes in preorder: a node holds its ``box`` (parameter -> ``[lo, hi]``,
 doubles written exactly) and either ``split`` (``{"param", "at"}``), then followed by the nodes of its
 lower half and of its upper half (a real range ``[lo, at]``, ``[at, hi]``; an integer range ``{lo..at}``,
-``{at+1..hi}``), or a leaf ``decision`` with its ``rule`` and the ``quantity`` and ``bound`` enclosures
-``[low, high]`` (outward-rounded doubles).  A flat list keeps deep partitions (boxes halved toward an end
-hundreds of times) free of nesting limits.  The domain's root boxes are
-:meth:`lipschitz_icl.prover.domain.Domain.roots` in order.  A plain prove has one part; a sharpest constant has
-two (proved at one end, refuted at the other).  :mod:`lipschitz_icl.prover.recheck` re-verifies a certificate
-without the search code; :func:`write` never overwrites a file unless ``force``.
+``{at+1..hi}``), or a leaf ``decision`` (``proved`` or ``undecided``, the latter with its ``reason``)
+with the ``quantity`` and ``bound`` enclosures ``[low, high]`` (outward-rounded doubles; null where a
+leaf has none, or an end is beyond the double range).  A flat list keeps deep partitions (boxes halved
+toward an end hundreds of times) free of nesting limits.  A plain statement has one part; a sharpest
+constant has two (proved at one end, refuted at the other), or the one undecided end.
+:mod:`lipschitz_icl.prover.checker` re-derives the verdict from the statement without the search;
+:func:`write` never overwrites a file unless ``force``.
 """
 
 from __future__ import annotations
@@ -26,53 +36,49 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lipschitz_icl.prover.checker import FORMAT, VERSION
 from lipschitz_icl.validation import ParameterError
+from lipschitz_icl.writefile import check_target, write_file
 
-__all__ = ["FORMAT", "VERSION", "build", "write"]
-
-FORMAT = "lipschitz-icl prove certificate"
-VERSION = 1
+__all__ = ["FORMAT", "VERSION", "build", "check_path", "write"]
 
 
-def build(statement, parts: list, precision_bits: int, sharpest: dict | None = None) -> dict:
-    """The certificate of ``parts`` (each a dict as in the module docstring) for ``statement``."""
+def build(statement, parts: list, *, verdict: str, precision_bits: int, sharpest: dict | None = None) -> dict:
+    """The certificate of ``parts`` (each a dict as in the module docstring) for ``statement`` (a
+    :class:`lipschitz_icl.prover.search.Statement`), claiming ``verdict``; ``sharpest`` is the certified
+    interval ``{"low", "high", "proved_at", "refuted_at"}`` of a sharpest constant."""
     quantity = statement.quantity
-    free = sorted(set(statement.bound.names) - set(quantity.params) - set(statement.constants) - {"pi"})
     return {
         "format": FORMAT,
         "version": VERSION,
         "statement": {
             "quantity": quantity.name,
-            "task": getattr(quantity, "task", None),
+            "task": quantity.task,
             "relation": statement.relation,
             "bound": statement.bound.text,
-            "constants": dict(statement.constants),
-            "free": free,
+            "constants": {k: v for k, v in statement.constants.items() if k != statement.sharpest},
+            "sharpest": statement.sharpest,
             "domain": statement.domain.to_dict(),
         },
+        "verdict": verdict,
         "precision_bits": precision_bits,
         "sharpest": sharpest,
         "parts": parts,
     }
 
 
+def check_path(path, *, force: bool = False) -> None:
+    """Refuse, before a proof starts, a ``--certificate`` path :func:`write` would refuse
+    (:func:`lipschitz_icl.writefile.check_target`)."""
+    check_target(path, force=force, option="certificate")
+
+
 def write(certificate: dict, path, *, force: bool = False) -> Path:
-    """Write ``certificate`` to ``path`` (JSON); an existing file is kept unless ``force``."""
-    path = Path(path)
-    if path.is_dir():
-        raise ParameterError("--certificate", "a file path, not a directory", str(path))
-    if (path.exists() or path.is_symlink()) and not force:
-        raise ParameterError(
-            "--certificate", "a path that does not exist yet (or give --force to replace it)", str(path)
-        )
+    """Write ``certificate`` to ``path`` (JSON) by :func:`lipschitz_icl.writefile.write_file`: atomically, never
+    through a symbolic link (with ``force`` a link is replaced itself, never its target), an existing file
+    (a link, dangling or not, counts) kept unless ``force``."""
     text = json.dumps(certificate, allow_nan=False)
     try:
-        with open(path, "w" if force else "x", encoding="utf-8") as handle:  # "x": never replace a file
-            handle.write(text)
-    except FileExistsError:
-        raise ParameterError(
-            "--certificate", "a path that does not exist yet (or give --force to replace it)", str(path)
-        ) from None
+        return write_file(path, text, force=force, option="certificate")
     except OSError as exc:
-        raise ParameterError("--certificate", f"a writable path ({exc.strerror or exc})", str(path)) from None
-    return path
+        raise ParameterError("certificate", f"a writable path ({exc.strerror or exc})", str(path)) from None

@@ -3,7 +3,9 @@
 A domain gives every parameter of a quantity either a closed real interval ``[lo, hi]`` (``h``, ``s``,
 ``t``, ``p``, ``L``, ``sigma``, ``w``) or a set of integers (``d``, ``k``, ``n``, ``a``): a list of values or a
 range ``{from = a, to = b}``.  It is the union of *root boxes*: the product of the real intervals with
-one integer piece per parameter (each listed value is a piece of its own, a range is one piece).
+one integer piece per parameter (each listed value is a piece of its own, a range is one piece); at
+most :data:`~lipschitz_icl.prover.checker.MAX_ROOTS` of them, counted before any is built.  The
+parameters' ranges are those of :data:`lipschitz_icl.prover.trusted.PARAMETERS`.
 
 A :class:`Box` is a product of closed ranges, one per parameter, split in two along one parameter at a
 time: a real range ``[lo, hi]`` at a point ``m`` inside it (``[lo, m]`` and ``[m, hi]``; ``m`` a short
@@ -20,13 +22,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from lipschitz_icl.certified import arithmetic
-from lipschitz_icl.problem import L_RANGE, SIGMA_MAX
+from lipschitz_icl.prover.checker import MAX_LISTED, MAX_ROOTS
+from lipschitz_icl.prover.trusted import PARAMETERS
 from lipschitz_icl.validation import ParameterError, check_int, check_real
 
 __all__ = [
     "REAL_PARAMS",
     "INTEGER_PARAMS",
-    "PARAM_RANGES",
     "check_value",
     "parse_domain",
     "Box",
@@ -34,32 +36,20 @@ __all__ = [
     "split_point",
 ]
 
-REAL_PARAMS = ("h", "s", "t", "p", "L", "sigma", "w")
-INTEGER_PARAMS = ("d", "k", "n", "a")
-# the range of every parameter a quantity can take: (minimum, maximum, minimum excluded)
-PARAM_RANGES = {
-    "d": (2, 512, False),
-    "k": (1, 512, False),
-    "n": (1, 10**15, False),
-    "a": (0, 10**15, False),
-    "h": (-1.0, 1.0, False),
-    "s": (0.0, 1.0, False),
-    "t": (-1.0, 1.0, False),
-    "p": (0.0, 1.0, False),
-    "L": (L_RANGE[0], L_RANGE[1], False),
-    "sigma": (0.0, SIGMA_MAX, True),
-    "w": (0.0, 1e8, True),
-}
+REAL_PARAMS = tuple(name for name, p in PARAMETERS.items() if not p.integer)
+INTEGER_PARAMS = tuple(name for name, p in PARAMETERS.items() if p.integer)
 MIN_WIDTH = 1e-280  # a real range narrower than this is not split (no subnormal doubles)
-MAX_LISTED = 1000  # integers listed one by one in a domain (a range {from, to} has no such limit)
 
 
 def check_value(name: str, value):
-    """``value`` checked against the range of parameter ``name`` (:data:`PARAM_RANGES`)."""
-    lo, hi, strict = PARAM_RANGES[name]
-    if name in INTEGER_PARAMS:
-        return check_int(name, value, minimum=lo, maximum=hi)
-    return check_real(name, value, minimum=lo, maximum=hi, strict_minimum=strict)
+    """``value`` checked against the range of parameter ``name``
+    (:data:`lipschitz_icl.prover.trusted.PARAMETERS`)."""
+    parameter = PARAMETERS[name]
+    if parameter.integer:
+        return check_int(name, value, minimum=parameter.minimum, maximum=parameter.maximum)
+    return check_real(
+        name, value, minimum=parameter.minimum, maximum=parameter.maximum, strict_minimum=parameter.open_minimum
+    )
 
 
 def _integer_pieces(name: str, raw) -> tuple:
@@ -109,6 +99,10 @@ def parse_domain(raw: dict, required: tuple, allowed: tuple | None = None) -> Do
     for name in allowed:
         if name in raw:
             pieces[name] = _integer_pieces(name, raw[name]) if name in INTEGER_PARAMS else _real_piece(name, raw[name])
+    roots = math.prod(len(p) for p in pieces.values())  # counted before any box is built
+    if roots > MAX_ROOTS:
+        requirement = f"at most {MAX_ROOTS} root boxes (the product of the counts of listed values; use ranges)"
+        raise ParameterError("domain", requirement, roots)
     return Domain(pieces)
 
 
@@ -217,14 +211,13 @@ class Domain:
         return sum((box.measure() for box in self.roots()), Fraction(0))
 
     def corners(self) -> list[dict]:
-        """Every corner of every root box (the points where the bound is checked to be defined)."""
-        out = []
+        """Every corner of every root box, once each (the points where the bound is checked to be defined)."""
+        out: dict[tuple, dict] = {}
         for box in self.roots():
             for sides in itertools.product((-1, 1), repeat=len(box.ranges)):
                 point = box.corner(dict(zip(box.names, sides)))
-                if point not in out:
-                    out.append(point)
-        return out
+                out.setdefault(tuple(point.items()), point)
+        return list(out.values())
 
     def to_dict(self) -> dict:
         """JSON form: a real parameter ``[lo, hi]``; an integer one a list of ``[from, to]`` pieces."""

@@ -1,25 +1,27 @@
 """The prover: decide ``quantity <relation> bound`` on a whole domain by branch and bound on boxes.
 
-A statement (:class:`Statement`) is a quantity (a law of :mod:`lipschitz_icl.prover.enclosures`, or the
-certified loss quantities of :mod:`lipschitz_icl.prover.loss_enclosures`), a relation ``<=`` or ``>=``, a bound
-(:class:`~lipschitz_icl.expression.Expression` over the parameters and named constants) and a
-:class:`~lipschitz_icl.prover.domain.Domain`.  The search keeps a queue of boxes, the most violated first (the
-relative margin at the box's midpoint); on each box:
+A statement (:class:`Statement`) is a quantity of the trusted table (:mod:`lipschitz_icl.prover.trusted`),
+a relation ``<=`` or ``>=``, a bound (:class:`~lipschitz_icl.expression.Expression` over the parameters
+and named constants) and a :class:`~lipschitz_icl.prover.domain.Domain`.  The search keeps a queue of
+boxes, the most violated first (the relative margin at the box's midpoint); on each box:
 
-* the quantity's enclosure ``Q`` over the box and the bound's ``B`` (ball arithmetic on the box,
+* the quantity's enclosure ``Q`` over the box (:meth:`~lipschitz_icl.prover.trusted.Quantity.enclose`)
+  and the bound's ``B`` (ball arithmetic on the box,
   :meth:`~lipschitz_icl.expression.Expression.evaluate_ball`) are computed;
 * rule ``holds``: ``Q <= B`` certainly (every point of ``Q`` below every point of ``B``; ``>=`` mirrors):
   the box is *proved*;
 * rule ``violated``: at the box's midpoint the point enclosures satisfy ``Q > B`` certainly: that point
   is a certified counterexample and the statement is *refuted*;
-* otherwise the box is split in two (along the parameter without a usable monotonicity, else the one
-  widest relative to the domain) and both halves are queued; a box that cannot be split (a real range
-  at double resolution, or a bound undefined at a point) stays *undecided*.
+* otherwise the box is split in two and both halves are queued: along the parameter the quantity has no
+  enclosure without (a loss quantity's ``d`` or ``n``), else along the one widest relative to its scale
+  (:func:`split_param`); a box that cannot be split (a real range at double resolution, or a point whose
+  quantity has no enclosure) stays *undecided*.
 
 Verdicts (:class:`lipschitz_icl.decision.Verdict`): ``proved`` when every box of the partition was
 proved, ``refuted`` with a counterexample, ``undecided`` when the budget (``max_boxes`` evaluated, or
-``seconds``) ran out or boxes could not be decided; the result lists the undecided boxes, their share
-of the domain (measure: length times count, :class:`~lipschitz_icl.prover.domain.Box`) and the work spent.
+``seconds`` of wall clock, enforced inside a box's evaluation too: :mod:`lipschitz_icl.prover.budget`) ran
+out or boxes could not be decided; the result lists the undecided boxes, their share of the domain
+(measure: length times count, :class:`~lipschitz_icl.prover.domain.Box`) and the work spent.
 Closed domains include their endpoints: at ``h = 1`` the cap probability is exactly 0, at ``s = 1`` the
 projection tail exactly 0, and these values enter the corner enclosures; a box at an endpoint where
 both sides vanish cannot be separated by enclosures and is reported undecided with that reason.
@@ -29,28 +31,29 @@ The sharpest constant (:func:`sharpest`): for a bound with a named constant ``C`
 keeping a proved end and a refuted end, until ``hi - lo <= rtol * max(|lo|, |hi|)``: the certified
 interval ``[C_low, C_high]`` holds the boundary between valid and invalid constants (the sharpest
 constant, when the bound is monotone in ``C``).  Each end carries its proof or counterexample.
+
+Every result carries its certificate (:mod:`lipschitz_icl.prover.certificate`), which
+:mod:`lipschitz_icl.prover.checker` rechecks without this module.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
 
 from lipschitz_icl import progress
 from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.decision import Verdict
 from lipschitz_icl.expression import Expression, ExpressionError, parse_expression
+from lipschitz_icl.prover.budget import OutOfTime, deadline
 from lipschitz_icl.prover.domain import INTEGER_PARAMS, Box, Domain, parse_domain
-from lipschitz_icl.prover.enclosures import LAWS, NeedsSplit, TailLaw, enclose
+from lipschitz_icl.prover.trusted import NoEnclosure, Quantity, lookup
 from lipschitz_icl.validation import ParameterError, check_choice, check_int, check_real
-
-if TYPE_CHECKING:
-    from lipschitz_icl.prover.loss_enclosures import LossQuantity
 
 __all__ = [
     "Statement",
@@ -62,6 +65,8 @@ __all__ = [
     "Bisection",
     "make_statement",
     "quantity_of",
+    "check_domain",
+    "split_param",
     "MAX_BOXES",
     "SECONDS",
     "SHARPEST_RTOL",
@@ -74,25 +79,30 @@ SHARPEST_RTOL = 1e-4  # default relative width of a sharpest-constant interval
 MAX_LISTED_BOXES = 20  # undecided boxes listed in a result (all are counted)
 RELATIONS = ("<=", ">=")
 FINAL = "<final>"  # a box whose quantity cannot be enclosed at all (e.g. a w* proof that did not close)
+OUT_OF_TIME = "budget exhausted before this box was decided"
 
 
 @dataclass(frozen=True)
 class Statement:
-    """``quantity relation bound`` on ``domain`` with the ``constants`` (name -> number)."""
+    """``quantity relation bound`` on ``domain`` with the ``constants`` (name -> number); ``sharpest`` names
+    the constant whose sharpest value is sought (its value, when set, is in ``constants``)."""
 
-    quantity: TailLaw | LossQuantity
+    quantity: Quantity
     relation: str
     bound: Expression
     constants: dict
     domain: Domain
+    sharpest: str | None = None
 
     def with_constant(self, name: str, value) -> Statement:
-        return Statement(self.quantity, self.relation, self.bound, {**self.constants, name: value}, self.domain)
+        return dataclasses.replace(self, constants={**self.constants, name: value})
 
-    def holds(self, q, b) -> bool:
-        return bool(q <= b) if self.relation == "<=" else bool(q >= b)
+    def holds(self, q: tuple, b) -> bool:
+        """The relation certain on a box: ``q = (low, high)`` the quantity's extreme balls, ``b`` the bound's."""
+        return bool(q[1] <= b) if self.relation == "<=" else bool(q[0] >= b)
 
     def violated(self, q, b) -> bool:
+        """The relation certainly false at a point: ``q`` and ``b`` the two sides' balls there."""
         return bool(q > b) if self.relation == "<=" else bool(q < b)
 
     def bound_on(self, balls: dict):
@@ -107,7 +117,7 @@ class _Node:
     box: Box
     priority: float = 0.0
     split: tuple | None = None  # (param, at, lower node, upper node)
-    leaf: dict | None = None  # {"decision", "rule", "quantity", "bound", "reason"}
+    leaf: dict | None = None  # {"decision", "quantity", "bound"} (and "reason" when undecided)
 
 
 @dataclass(frozen=True)
@@ -149,12 +159,13 @@ class ProofResult:
 
 # ----------------------------------------------------------------------------- one box
 def _enclosure_pair(st: Statement, box: Box):
-    """``(Q, B, split_param, reason)``: the two enclosures on ``box`` (None when unavailable)."""
+    """``(Q, B, split_param, reason)``: the quantity's extreme balls ``(low, high)`` and the bound's ball on
+    ``box`` (None when unavailable)."""
     split, reason = None, ""
     try:
-        q = st.quantity.enclose(box) if hasattr(st.quantity, "enclose") else enclose(st.quantity, box)
-    except NeedsSplit as exc:
-        q, split, reason = None, exc.param, exc.reason
+        q = st.quantity.enclose(box.to_dict())
+    except NoEnclosure as exc:
+        q, split, reason = None, exc.param or FINAL, exc.reason
     try:
         b = st.bound_on(box.balls())
     except ExpressionError as exc:
@@ -180,6 +191,13 @@ def _margin(st: Statement, q, b) -> float:
     return gap / scale if math.isfinite(gap) else 0.0
 
 
+def _enclosure(low, high=None) -> list | None:
+    """``[low, high]`` rounded outward from the ball ``low`` (or from the two balls ``low``, ``high``), or
+    None when an end is not finite."""
+    ends = [arithmetic.low(low), arithmetic.high(low if high is None else high)]
+    return ends if all(math.isfinite(end) for end in ends) else None
+
+
 def _counterexample(st: Statement, point: dict, q, b) -> dict:
     return {
         "params": dict(point),
@@ -189,56 +207,50 @@ def _counterexample(st: Statement, point: dict, q, b) -> dict:
     }
 
 
-def _rule(st: Statement) -> str:
-    return "high(quantity) <= low(bound)" if st.relation == "<=" else "low(quantity) >= high(bound)"
-
-
 def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
     """``(outcome, counterexample, split_param)`` for one box; fills ``node.leaf`` when decided."""
     box = node.box
     q, b, split, reason = _enclosure_pair(st, box)
     if q is not None and b is not None and st.holds(q, b):
-        node.leaf = {
-            "decision": "proved",
-            "rule": _rule(st),
-            "quantity": arithmetic.Enclosure.of(q).as_list(),
-            "bound": arithmetic.Enclosure.of(b).as_list(),
-        }
+        node.leaf = {"decision": "proved", "quantity": _enclosure(*q), "bound": _enclosure(b)}
         return "proved", None, None
     node.priority = 0.0
     for point in _probes(st, box):
         try:
             qm, bm = _point_pair(st, point)
-        except NeedsSplit as exc:  # a point value that could not be certified
+        except NoEnclosure as exc:  # a point value that could not be certified
             reason = reason or exc.reason
             continue
         if bm is not None and st.violated(qm, bm):
-            node.leaf = {"decision": "refuted", "rule": "counterexample at a point of the box"}
             return "refuted", _counterexample(st, point, qm, bm), None
         node.priority = min(node.priority, _margin(st, qm, bm) if bm is not None else 0.0)
     node.leaf = {
         "decision": "undecided",
         "reason": reason or "enclosures overlap",
-        "quantity": None if q is None else arithmetic.Enclosure.of(q).as_list(),
-        "bound": None if b is None else arithmetic.Enclosure.of(b).as_list(),
+        "quantity": None if q is None else _enclosure(*q),
+        "bound": None if b is None else _enclosure(b),
     }
-    return "undecided", None, split if split is not None or q is not None or not reason else FINAL
+    return "undecided", None, split
 
 
 def _probes(st: Statement, box: Box) -> list:
     """Where a box is tested for a counterexample: its midpoint, or for a quantity whose point values are
-    expensive (``corners_only``) the two corners its enclosure already used (cached)."""
-    if not isinstance(st.quantity, TailLaw) and st.quantity.corners_only:
+    costly the two corners its enclosure already used (cached)."""
+    if st.quantity.costly:
         try:
-            return list(st.quantity.corners(box))
-        except NeedsSplit:
+            return list(st.quantity.extremes(box.to_dict()))
+        except NoEnclosure:
             return []
     return [box.midpoint()]
 
 
-def _split_param(box: Box, extents: dict, preferred: str | None) -> str | None:
-    """``preferred`` when it can be split, else the splittable parameter widest relative to its size
-    (``(hi - lo) / max(|lo|, |hi|)``, so a parameter pinned to a tiny interval is split last)."""
+def split_param(box: Box, extents: dict, preferred: str | None = None) -> str | None:
+    """The parameter to split ``box`` along: ``preferred`` (the one the quantity has no enclosure without)
+    when it can be split; else the splittable parameter widest relative to its scale -- an integer range
+    ``{lo..hi}`` relative to ``max(|lo|, |hi|)``, a real one ``[lo, hi]`` relative to
+    ``max(|lo|, |hi|, extent)`` with ``extent`` the parameter's extent in the domain.  So a real range
+    pinned to a tiny interval far from 0 is split last, and a range toward 0 (``[0, 2^-40]``) is no
+    longer "wide" once it is a small part of its domain: the other parameters get their turn."""
     if preferred == FINAL:
         return None
     if preferred is not None:
@@ -246,7 +258,8 @@ def _split_param(box: Box, extents: dict, preferred: str | None) -> str | None:
     best, best_width = None, -1.0
     for name, lo, hi in box.ranges:
         if box.splittable(name):
-            width = (hi - lo) / (max(abs(lo), abs(hi)) or extents[name] or 1.0)
+            scale = max(abs(lo), abs(hi)) if name in INTEGER_PARAMS else max(abs(lo), abs(hi), extents[name])
+            width = (hi - lo) / (scale or 1.0)
             if width > best_width:
                 best, best_width = name, width
     return best
@@ -262,60 +275,85 @@ class _Search:
 
     roots: list
     evaluated: int = 0
-    proved: int = 0
     counterexample: dict | None = None
-    undecided: list = field(default_factory=list)
     budget_hit: bool = False
 
 
-def _run(st: Statement, max_boxes: int, deadline: float, bar) -> _Search:
-    extents = _extents(st.domain)
+def _run(st: Statement, max_boxes: int, until: float, bar) -> _Search:
+    """The search, under the wall-clock ``until`` (inside a box's evaluation too); a box left when the
+    budget ends keeps no leaf and is reported undecided (:func:`_leaves`)."""
     search = _Search([_Node(box) for box in st.domain.roots()])
+    try:
+        with deadline(until):
+            _loop(st, search, max_boxes, bar)
+    except OutOfTime:
+        search.budget_hit = True
+    return search
+
+
+def _loop(st: Statement, search: _Search, max_boxes: int, bar) -> None:
+    extents = _extents(st.domain)
     counter = itertools.count()
     heap = [(0.0, next(counter), node) for node in search.roots]
     while heap:
-        if search.evaluated >= max_boxes or time.perf_counter() > deadline:
+        if search.evaluated >= max_boxes:
             search.budget_hit = True
-            for _, _, node in heap:
-                node.leaf = {"decision": "undecided", "reason": "budget exhausted before this box was decided"}
-                search.undecided.append(node)
-            break
+            return
         _, _, node = heapq.heappop(heap)
         search.evaluated += 1
         bar.update(1)
         outcome, counterexample, preferred = _decide(st, node)
-        if outcome == "proved":
-            search.proved += 1
-        elif outcome == "refuted":
+        if outcome == "refuted":
             search.counterexample = counterexample
-            return search
-        else:
-            param = _split_param(node.box, extents, preferred)
+            return
+        elif outcome == "undecided":
+            param = split_param(node.box, extents, preferred)
             if param is None:
                 node.leaf["reason"] += "; the box cannot be split further"
-                search.undecided.append(node)
                 continue
             at, lower, upper = node.box.split(param)
             children = (_Node(lower, node.priority), _Node(upper, node.priority))
-            node.split, node.leaf = (param, at) + children, None
+            node.split = (param, at, *children)
+            node.leaf = None
             for child in children:
                 heapq.heappush(heap, (child.priority, next(counter), child))
-    return search
+
+
+def _walk(root: _Node):
+    """The nodes of a root's tree in preorder (a split node, then its lower subtree, then its upper one)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node.split is not None:
+            stack.extend([node.split[3], node.split[2]])
+
+
+def _leaves(search: _Search) -> tuple[int, list]:
+    """``(proved, undecided)``: the count of proved leaves and every other leaf (undecided, or never reached
+    before the budget ended)."""
+    proved, undecided = 0, []
+    for root in search.roots:
+        for node in _walk(root):
+            if node.split is None and node.leaf is not None and node.leaf["decision"] == "proved":
+                proved += 1
+            elif node.split is None:
+                undecided.append(node)
+    return proved, undecided
 
 
 def _tree(root: _Node) -> list:
-    """The certificate form of a root's tree: its nodes in preorder (a split node is followed by its lower
-    subtree, then its upper one), each with its box and either its split or its decision and enclosures."""
-    out, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        entry = {"box": node.box.to_dict()}
+    """The certificate form of a root's tree (:mod:`lipschitz_icl.prover.certificate`): its nodes in
+    preorder, each with its box and either its split or its decision and enclosures."""
+    out = []
+    for node in _walk(root):
+        entry: dict = {"box": node.box.to_dict()}
         if node.split is not None:
-            param, at, lower, upper = node.split
-            entry["split"] = {"param": param, "at": at}
-            stack.extend([upper, lower])
+            entry["split"] = {"param": node.split[0], "at": node.split[1]}
+        elif node.leaf is not None:
+            entry.update(node.leaf)
         else:
-            entry.update(node.leaf or {"decision": "undecided", "reason": "not reached"})
+            entry.update({"decision": "undecided", "reason": OUT_OF_TIME, "quantity": None, "bound": None})
         out.append(entry)
     return out
 
@@ -334,9 +372,15 @@ def _vanishing_note(st: Statement, node: _Node) -> str:
     return ""
 
 
-def _box_entry(st: Statement, node: _Node) -> dict:
-    reason = node.leaf.get("reason", "") if node.leaf else ""
-    note = _vanishing_note(st, node)
+def _box_entry(st: Statement, node: _Node, until: float) -> dict:
+    reason = node.leaf["reason"] if node.leaf is not None else OUT_OF_TIME
+    note = ""
+    if node.leaf is not None and not st.quantity.costly and time.perf_counter() < until:
+        try:
+            with deadline(until):
+                note = _vanishing_note(st, node)
+        except OutOfTime:
+            note = ""
     return {"box": node.box.to_dict(), "reason": f"{reason}; {note}" if note else reason}
 
 
@@ -345,52 +389,62 @@ def prove_statement(
     *,
     max_boxes: int = MAX_BOXES,
     seconds: float = SECONDS,
-    deadline: float | None = None,
+    until: float | None = None,
     desc: str = "prove",
     show_progress: bool | None = None,
     precision_bits: int = arithmetic.PRECISION,
 ) -> ProofResult:
-    """Decide ``st`` on its whole domain (module docstring); never raises on an exhausted budget."""
+    """Decide ``st`` on its whole domain (module docstring) within ``max_boxes`` and ``seconds`` (or by
+    the clock time ``until`` of ``time.perf_counter``); never raises on an exhausted budget."""
     start = time.perf_counter()
-    deadline = start + seconds if deadline is None else deadline
+    until = start + seconds if until is None else until
     with arithmetic.precision(precision_bits), progress.bar(desc=desc, unit="box", show=show_progress) as bar:
-        search = _run(st, max_boxes, deadline, bar)
+        search = _run(st, max_boxes, until, bar)
+        proved, undecided = _leaves(search)
+        undecided = [] if search.counterexample is not None else undecided
+        listed = tuple(_box_entry(st, n, until) for n in undecided[:MAX_LISTED_BOXES])
     if search.counterexample is not None:
         verdict = Verdict.REFUTED
-    elif search.undecided:
+    elif undecided:
         verdict = Verdict.UNDECIDED
     else:
         verdict = Verdict.PROVED
     total = st.domain.measure()
-    share = sum((n.box.measure() for n in search.undecided), Fraction(0))
-    share = float(share / total) if total else float(bool(search.undecided))
-    part: dict[str, Any] = {"constants": dict(st.constants), "verdict": verdict.value}
+    share = sum((n.box.measure() for n in undecided), Fraction(0))
+    share = float(share / total) if total else float(bool(undecided))
+    part: dict = {
+        "constants": {st.sharpest: st.constants[st.sharpest]} if st.sharpest in st.constants else {},
+        "verdict": verdict.value,
+    }
     if verdict is Verdict.REFUTED:
-        part["counterexample"] = search.counterexample
+        assert search.counterexample is not None
+        found = search.counterexample
+        part["counterexample"] = {
+            "params": found["params"],
+            **{side: found[side] if all(map(math.isfinite, found[side])) else None for side in ("quantity", "bound")},
+        }
     else:
         part["roots"] = [_tree(root) for root in search.roots]
-    notes = ("budget exhausted",) if search.budget_hit and verdict is Verdict.UNDECIDED else ()
-    listed = tuple(_box_entry(st, n) for n in search.undecided[:MAX_LISTED_BOXES])
     return ProofResult(
-        verdict,
-        st.describe(),
-        search.evaluated,
-        search.proved,
-        listed,
-        len(search.undecided),
-        share if verdict is Verdict.UNDECIDED else 0.0,
-        search.counterexample,
-        None,
-        _certificate(st, [part], precision_bits),
-        time.perf_counter() - start,
-        notes,
+        verdict=verdict,
+        statement=st.describe(),
+        boxes=search.evaluated,
+        proved_boxes=proved,
+        undecided_boxes=listed,
+        undecided_count=len(undecided),
+        undecided_share=share if verdict is Verdict.UNDECIDED else 0.0,
+        counterexample=search.counterexample,
+        sharpest=None,
+        certificate=_certificate(st, [part], verdict, precision_bits),
+        seconds=time.perf_counter() - start,
+        notes=("budget exhausted",) if search.budget_hit and verdict is Verdict.UNDECIDED else (),
     )
 
 
-def _certificate(st: Statement, parts: list, precision_bits: int, sharpest: dict | None = None) -> dict:
+def _certificate(st: Statement, parts: list, verdict: Verdict, precision_bits: int, sharpest=None) -> dict:
     from lipschitz_icl.prover.certificate import build
 
-    return build(st, parts, precision_bits, sharpest)
+    return build(st, parts, verdict=verdict.value, precision_bits=precision_bits, sharpest=sharpest)
 
 
 # ----------------------------------------------------------------------------- sharpest constant
@@ -439,6 +493,22 @@ def bisect_constant(decide, name: str, bracket: tuple, rtol: float) -> Bisection
     return Bisection(good, bad, ends, None, tuple(notes))
 
 
+@dataclass(frozen=True)
+class _SharpestRun:
+    """One sharpest-constant run: the statement (``sharpest`` its constant), the bracket, the working
+    precision and the clock time it started."""
+
+    statement: Statement
+    bracket: tuple
+    precision_bits: int
+    started: float
+
+    @property
+    def name(self) -> str:
+        assert self.statement.sharpest is not None
+        return self.statement.sharpest
+
+
 def sharpest(
     st: Statement,
     name: str,
@@ -447,76 +517,80 @@ def sharpest(
     rtol: float = SHARPEST_RTOL,
     max_boxes: int = MAX_BOXES,
     seconds: float = SECONDS,
+    until: float | None = None,
     show_progress: bool | None = None,
     precision_bits: int = arithmetic.PRECISION,
 ) -> ProofResult:
     """The certified interval of the sharpest value of constant ``name`` in ``bracket`` (module docstring,
-    :func:`bisect_constant`): ``undecided`` if an end is, else ``proved`` with the interval reached."""
-    start = time.perf_counter()
-    deadline = start + seconds
+    :func:`bisect_constant`): ``undecided`` if an end is, else ``proved`` with the interval reached.  The
+    budget: ``max_boxes`` per search, ``seconds`` in all (or until the clock time ``until``)."""
+    run = _SharpestRun(
+        statement=dataclasses.replace(st, sharpest=name),
+        bracket=tuple(bracket),
+        precision_bits=precision_bits,
+        started=time.perf_counter(),
+    )
+    until = run.started + seconds if until is None else until
 
     def decide(value):
         return prove_statement(
-            st.with_constant(name, value),
+            run.statement.with_constant(name, value),
             max_boxes=max_boxes,
-            deadline=deadline,
+            until=until,
             desc=f"{name}={value:.6g}",
             show_progress=show_progress,
             precision_bits=precision_bits,
         )
 
-    b = bisect_constant(decide, name, bracket, rtol)
-    if b.undecided is not None:
-        return _sharpest_result(
-            st, name, bracket, None, None, b.ends, Verdict.UNDECIDED, start, precision_bits, b.notes, b.undecided
-        )
-    return _sharpest_result(st, name, bracket, b.good, b.bad, b.ends, Verdict.PROVED, start, precision_bits, b.notes)
+    return _sharpest_result(run, bisect_constant(decide, name, run.bracket, rtol))
 
 
-def _sharpest_result(st, name, bracket, good, bad, ends, verdict, start, precision_bits, notes, undecided=None):
-    boxes = sum(r.boxes for r in ends.values())
-    if verdict is Verdict.UNDECIDED:
+def _sharpest_result(run: _SharpestRun, bisection: Bisection) -> ProofResult:
+    """The result of a sharpest-constant run: its interval with both ends' proofs, or the undecided end."""
+    boxes = sum(r.boxes for r in bisection.ends.values())
+    if bisection.undecided is not None:
+        end = bisection.undecided
+        assert isinstance(end, ProofResult)
         return ProofResult(
-            verdict,
-            st.describe(),
-            boxes,
-            undecided.proved_boxes,
-            undecided.undecided_boxes,
-            undecided.undecided_count,
-            undecided.undecided_share,
-            None,
-            {"name": name, "bracket": list(bracket), "low": None, "high": None},
-            undecided.certificate,
-            time.perf_counter() - start,
-            notes,
+            verdict=Verdict.UNDECIDED,
+            statement=run.statement.describe(),
+            boxes=boxes,
+            proved_boxes=end.proved_boxes,
+            undecided_boxes=end.undecided_boxes,
+            undecided_count=end.undecided_count,
+            undecided_share=end.undecided_share,
+            counterexample=None,
+            sharpest={"name": run.name, "bracket": list(run.bracket), "low": None, "high": None},
+            certificate=end.certificate,
+            seconds=time.perf_counter() - run.started,
+            notes=bisection.notes,
         )
-    refuted = ends[bad]
+    good, bad = bisection.good, bisection.bad
+    assert good is not None and bad is not None
+    interval = {"low": min(good, bad), "high": max(good, bad), "proved_at": good, "refuted_at": bad}
+    refuted = bisection.ends[bad]
     info = {
-        "name": name,
-        "bracket": list(bracket),
-        "low": min(good, bad),
-        "high": max(good, bad),
-        "proved_at": good,
-        "refuted_at": bad,
+        "name": run.name,
+        "bracket": list(run.bracket),
+        **interval,
         "counterexample": refuted.counterexample,
         "width": abs(bad - good),
-        "steps": len(ends),
+        "steps": len(bisection.ends),
     }
-    parts = [ends[good].certificate["parts"][0], refuted.certificate["parts"][0]]
-    certificate = _certificate(st, parts, precision_bits, info)
+    parts = [bisection.ends[good].certificate["parts"][0], refuted.certificate["parts"][0]]
     return ProofResult(
-        verdict,
-        st.describe(),
-        boxes,
-        ends[good].proved_boxes,
-        (),
-        0,
-        0.0,
-        None,
-        info,
-        certificate,
-        time.perf_counter() - start,
-        notes,
+        verdict=Verdict.PROVED,
+        statement=run.statement.describe(),
+        boxes=boxes,
+        proved_boxes=bisection.ends[good].proved_boxes,
+        undecided_boxes=(),
+        undecided_count=0,
+        undecided_share=0.0,
+        counterexample=None,
+        sharpest=info,
+        certificate=_certificate(run.statement, parts, Verdict.PROVED, run.precision_bits, interval),
+        seconds=time.perf_counter() - run.started,
+        notes=bisection.notes,
     )
 
 
@@ -640,13 +714,23 @@ def check_bracket(name: str, bracket) -> tuple:
     return lo, hi
 
 
-def quantity_of(name: str, task: str | None = None) -> TailLaw | LossQuantity:
-    """The certified quantity ``name`` (a tail law, or a loss quantity of ``task``)."""
-    if name in LAWS:
-        return LAWS[name]
-    from lipschitz_icl.prover.loss_enclosures import loss_quantity
+def quantity_of(name: str, task: str | None = None) -> Quantity:
+    """The certified quantity ``name`` (of ``task`` for a loss quantity): an entry of the trusted table
+    :data:`lipschitz_icl.prover.trusted.QUANTITIES`."""
+    return lookup(name, task)
 
-    return loss_quantity(name, task)
+
+def check_domain(quantity: Quantity, domain: Domain) -> None:
+    """``domain`` within the range of every parameter of ``quantity`` (:attr:`Quantity.params`), and its
+    domain rule (``k <= d``); raises :class:`ParameterError` naming the parameter."""
+    for name, pieces in domain.pieces.items():
+        parameter = quantity.parameter(name)
+        for piece in pieces:
+            if not all(parameter.admits(end) for end in piece):
+                raise ParameterError(name, f"{parameter.describe()} for {quantity.name}", list(piece))
+    rule = quantity.domain_rule(domain.pieces)
+    if rule is not None:
+        raise ParameterError("domain", f"a domain with {rule}", domain.to_dict())
 
 
 def make_statement(
@@ -666,18 +750,11 @@ def make_statement(
     constants = {
         k: check_real(f"[constants] {k}", v, minimum=-1e300, maximum=1e300) for k, v in (constants or {}).items()
     }
-    dom = parse_domain(domain, law.params)
-    if hasattr(law, "check_domain"):
-        law.check_domain(dom)
-    _check_projection_ranks(law.name, dom)
-    names = set(law.params) | set(constants) | set(free)
+    dom = parse_domain(domain, law.names)
+    check_domain(law, dom)
+    names = set(law.names) | set(constants) | set(free)
     try:
         expression = parse_expression(bound, names)
     except ExpressionError as exc:
         raise ParameterError("bound", f"an arithmetic expression ({exc})", bound) from None
-    return Statement(law, relation, expression, constants, dom)
-
-
-def _check_projection_ranks(name: str, dom: Domain) -> None:
-    if name.startswith("projection") and max(b for _, b in dom.pieces["k"]) > min(a for a, _ in dom.pieces["d"]):
-        raise ParameterError("k", "at most d at every point of the domain (every k <= every d)", dom.to_dict()["k"])
+    return Statement(law, relation, expression, constants, dom, free[0] if free else None)

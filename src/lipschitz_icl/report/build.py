@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lipschitz_icl.decision import STATISTICAL
 from lipschitz_icl.gates.evidence import VERDICTS
+from lipschitz_icl.report.latexlog import lost_text
 from lipschitz_icl.report.output import check_targets, install, out_directory
 from lipschitz_icl.report.render import render_tex
 from lipschitz_icl.report.schema import load_claims
@@ -73,7 +74,8 @@ def _latex_env() -> dict:
 
 def run_latexmk(build: Path, latexmk: str) -> None:
     """Run ``latexmk`` on ``build/report.tex`` in ``build`` (rc files off, no shell escape); raises
-    :class:`LatexError` with the first error line on failure."""
+    :class:`LatexError` with the first error line on failure, and when the log shows lost text (any
+    overfull vbox, an overfull hbox over 5 pt: :func:`lipschitz_icl.report.latexlog.lost_text`)."""
     cmd = [
         latexmk,
         "-norc",
@@ -104,6 +106,11 @@ def run_latexmk(build: Path, latexmk: str) -> None:
             f"exit code {proc.returncode}",
         )
         raise LatexError(f"latexmk failed: {first.strip()}")
+    log = build / "report.log"
+    problems = lost_text(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else []
+    if problems:
+        more = f" (and {len(problems) - 1} more in report.log)" if len(problems) > 1 else ""
+        raise LatexError(f"text does not fit the page: {problems[0]}{more}")
 
 
 def _counts(claims: list) -> dict:
@@ -127,7 +134,8 @@ def build_report(claims_path, out_dir, *, compile_pdf: bool = True, force: bool 
         rendered = render_tex(data, build, source=Path(claims_path).name, claims_path=claims_path)
         (build / "report.tex").write_text(rendered.tex, encoding="utf-8")
         figures = [p.relative_to(build).as_posix() for p in rendered.figures]
-        names = [*FIXED_OUTPUTS, *figures]
+        shipped = [p.relative_to(build).as_posix() for p in rendered.files]
+        names = [*FIXED_OUTPUTS, *figures, *shipped]
         check_targets(out, [*names, *compiled_names], force)
         result = ReportResult(
             out / "report.tex",

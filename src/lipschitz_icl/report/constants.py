@@ -22,7 +22,7 @@ from lipschitz_icl.report.latex import as_float
 from lipschitz_icl.report.scope import case_params
 from lipschitz_icl.report.symbols import constant_spec
 
-__all__ = ["ConstantRow", "constant_rows", "constants_csv", "CSV_FIELDS", "csv_cell"]
+__all__ = ["ConstantRow", "constant_rows", "constants_csv", "CSV_FIELDS", "csv_cell", "runs_interval"]
 
 CSV_FIELDS = (
     "case",
@@ -94,6 +94,30 @@ def _relative(
     return rel, (min(ends) if len(ends) == 2 else None), (max(ends) if len(ends) == 2 else None)
 
 
+_RUNS = re.compile(r"\bruns ((?:-?[\d.]+(?:e-?\d+)?,\s*)+-?[\d.]+(?:e-?\d+)?)")
+_T_LEVEL = re.compile(r"\b(0\.\d+) (?:Welch |)t-intervals?")
+
+
+def runs_interval(record: dict, q: dict, measured: float) -> tuple[float | None, float | None]:
+    """The t-interval of a mean over runs, when the quantity lists its runs (``runs 1.19, 1.18, ...``)
+    and the rule states the t-interval's level (``0.99 t-intervals``): the estimator's own error estimate,
+    not recorded as an interval.  ``(None, None)`` otherwise, or when the runs' mean is not ``measured``."""
+    m, level = _RUNS.search(str(q.get("note", ""))), _T_LEVEL.search(str(record.get("rule", "")))
+    if m is None or level is None:
+        return None, None
+    runs = [float(x) for x in re.split(r",\s*", m.group(1))]
+    if len(runs) < 2:
+        return None, None
+    mean = sum(runs) / len(runs)
+    if not math.isclose(mean, measured, rel_tol=1e-3):
+        return None, None
+    from scipy import stats
+
+    sd = math.sqrt(sum((x - mean) ** 2 for x in runs) / (len(runs) - 1))
+    half = float(stats.t.ppf(0.5 + float(level.group(1)) / 2, len(runs) - 1)) * sd / math.sqrt(len(runs))
+    return measured - half, measured + half
+
+
 def _decider(record: dict, pattern: str | None):
     if pattern is None:
         return None
@@ -145,6 +169,7 @@ def _row_from_fields(number: int, record: dict, q: dict) -> ConstantRow:
         _verdict(record, decided),
         str(q.get("name", "")),
         "claims.json",
+        str(q.get("note", "")),
     )
 
 
@@ -165,6 +190,8 @@ def _row_from_mapping(number: int, record: dict, q: dict, spec, match) -> Consta
         rel = (None, None, None)
         measured = low = high = None
     else:
+        if measured is not None and (low is None or high is None):
+            low, high = runs_interval(record, q, measured)
         rel = _relative(theory, measured, low, high)
     decider = q if spec.decided_by is None else _decider(record, spec.decided_by)
     decided = decider.get("verdict") if decider is not None and spec.decided_by is not None else None

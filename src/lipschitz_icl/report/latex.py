@@ -16,6 +16,7 @@ is rounded to the same decimal place (exponent form ``1.234(5)e-3`` outside ``[1
 from __future__ import annotations
 
 import math
+import re
 
 __all__ = ["Latex", "escape", "breakable", "num", "as_float"]
 
@@ -132,13 +133,27 @@ def escape(text) -> Latex:
     return Latex("".join(_char(ch) for ch in str(text)))
 
 
+LONG_RUN = 14  # letters and digits in a row before a break opportunity is added
+
+
 def breakable(text) -> Latex:
-    """``escape(text)`` with line-break opportunities after ``/``, ``:`` and ``_`` (for narrow table
-    columns holding long identifiers such as ``thm34/scaling/affine/d2``)."""
+    """``escape(text)`` with line-break opportunities after ``/``, ``:``, ``_``, ``-`` and ``.`` and
+    inside any longer run of letters and digits (every :data:`LONG_RUN` characters), for narrow table
+    columns holding identifiers such as ``thm34/scaling/affine/d2`` (an identifier never sticks out of
+    its column)."""
     out: str = escape(text)
-    for mark in ("/", ":", r"\_"):
+    for mark in ("/", ":", r"\_", "-", "."):
         out = out.replace(mark, mark + r"\allowbreak{}")
-    return Latex(out)
+    return Latex(re.sub(r"\\[A-Za-z]+|[A-Za-z0-9]+", _chunked, out))
+
+
+def _chunked(match: re.Match) -> str:
+    """A LaTeX command as it is; a run of letters and digits with a break opportunity every
+    :data:`LONG_RUN` characters."""
+    run = match.group(0)
+    if run.startswith("\\"):
+        return run
+    return r"\allowbreak{}".join(run[i : i + LONG_RUN] for i in range(0, len(run), LONG_RUN))
 
 
 def as_float(value) -> float | None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lipschitz_icl.report.latex import Latex, escape
+from lipschitz_icl.report.latex import Latex, breakable, escape
 
 __all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "GREEK"]
 
@@ -89,7 +89,7 @@ _STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
-  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b)
+  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b)
   | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b
       |[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
       |[a-z][a-z0-9]*_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
@@ -543,22 +543,40 @@ def _plain_convert(text: str, mpl: bool, rename: dict):
 
 
 def code(text) -> Latex:
-    """``text`` as code: ``\\code{...}`` (typewriter, breakable after ``/ . _ -``)."""
-    out: str = escape(text)
-    for mark in ("/", ".", r"\_", "-"):
-        out = out.replace(mark, mark + r"\allowbreak{}")
-    return Latex(r"\code{" + out + "}")
+    """``text`` as code: ``\\code{...}`` (typewriter, breakable after ``/ : . _ -`` and inside long runs:
+    :func:`lipschitz_icl.report.latex.breakable`)."""
+    return Latex(r"\code{" + breakable(text) + "}")
+
+
+# "the 2x rule", "at least 2 x the matched one": a factor, not 2 times a symbol x
+_FACTOR = re.compile(r"\b(\d+(?:\.\d+)?) ?x(?= [a-z]{2,}|[,;.)]|$)")
+_LEVEL = re.compile(r"(\d+(?:\.\d+)?)% ?t-interval")  # "99%t-interval"
+
+
+def _reworded(text: str, rename: dict) -> tuple[str, dict]:
+    """The record's shorthand written out before it is typeset: phrases of ``rename`` (keys that are not
+    identifiers, such as ``w*/law``: replaced as text by their ASCII math), a factor ``2x`` as ``2 times``
+    (typeset ``2\\times``), ``99%t-interval`` as ``t-interval at 99%``; returns the text and the identifier
+    renames."""
+    phrases = {k: v for k, v in rename.items() if not re.fullmatch(r"[A-Za-z_]\w*", k)}
+    for phrase, replacement in phrases.items():
+        text = text.replace(phrase, replacement)
+    text = _FACTOR.sub(lambda m: m.group(1) + "\u00d7", text)
+    text = _LEVEL.sub(r"t-interval at \1%", text)
+    return text, {k: v for k, v in rename.items() if k not in phrases}
 
 
 def to_latex(text, *, rename: dict | None = None) -> Latex:
     """``text`` with its ASCII math typeset (module docstring) as LaTeX (inline ``$...$``), the rest
     escaped; program names as :func:`code`.  ``rename`` maps identifiers to others (one symbol per
-    concept across the report, see :mod:`lipschitz_icl.report.symbols`)."""
+    concept across the report, see :mod:`lipschitz_icl.report.symbols`) and phrases to their ASCII math
+    (:func:`_reworded`)."""
     if isinstance(text, Latex):
         return text
     parts: list[str] = []
     plain: list[str] = []
-    for kind, piece in _convert(str(text), False, rename or {}):
+    text, rename = _reworded(str(text), rename or {})
+    for kind, piece in _convert(text, False, rename):
         if kind is True:
             if plain:
                 parts.append(escape("".join(plain)))

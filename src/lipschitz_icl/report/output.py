@@ -7,11 +7,12 @@ Used by ``lipschitz-icl report`` and ``lipschitz-icl figures``.  The rules (issu
 * Before anything is written, every target ``out/<name>`` is checked with ``lstat`` (a dangling link
   counts as existing): without ``force`` any existing target refuses the whole run (nothing written);
   a directory on the way (``out/figures``) that is a symbolic link is never followed.
-* Each file is copied into a hidden temporary file beside its target (created exclusively), flushed,
-  then moved onto the target: with ``force`` by ``rename`` (which replaces a link itself, never the file
-  it points to), without ``force`` by ``link`` (which refuses an existing name, so a file that appeared
-  meanwhile is not overwritten).  A failure removes the temporary file and every file this run created,
-  so no partial file is left.
+* Each file is written by :func:`lipschitz_icl.writefile.write_file`: copied into a hidden temporary file
+  beside its target (created exclusively), flushed, then moved onto the target: with ``force`` by
+  ``rename`` (which replaces a link itself, never the file it points to), without ``force`` by ``link``
+  (which refuses an existing name, so a file that appeared meanwhile is not overwritten); a replaced file
+  keeps its mode, a new one is ``0644`` less the umask.  A failure removes the temporary file and every
+  file this run created, so no partial file is left.
 * Errors are one line: a read-only or unusable directory, and a full disk, are bad input
   (:class:`~lipschitz_icl.validation.ParameterError` on ``out``, exit 2); any other I/O error is
   :class:`OutputError` (exit 1).
@@ -23,10 +24,10 @@ import errno
 import os
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 
 from lipschitz_icl.validation import ParameterError
+from lipschitz_icl.writefile import write_file
 
 __all__ = ["OutputError", "out_directory", "check_targets", "install", "USER_ERRNOS", "describe"]
 
@@ -136,39 +137,14 @@ def _make_parents(out: Path, name: str, force: bool, created: list) -> None:
             created.append(parent)
 
 
-def _copy_into(source: Path, target: Path) -> Path:
-    """Copy ``source`` into a new hidden temporary file beside ``target``; returns its path."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as dst, open(source, "rb") as src:
-            shutil.copyfileobj(src, dst, 1 << 20)
-            dst.flush()
-            os.fsync(dst.fileno())
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    os.chmod(tmp, 0o644)
-    return Path(tmp)
+def _copy_from(source: Path):
+    """The content of ``source`` as a function that copies it into a handle (for :func:`write_file`)."""
 
+    def copy(handle) -> None:
+        with open(source, "rb") as src:
+            shutil.copyfileobj(src, handle, 1 << 20)
 
-def _place(tmp: Path, target: Path, force: bool) -> None:
-    """Move ``tmp`` onto ``target`` atomically: ``rename`` with ``force`` (a link at ``target`` is
-    replaced itself), else ``link`` + ``unlink`` (an existing ``target`` is never overwritten)."""
-    if force:
-        os.replace(tmp, target)
-        return
-    try:
-        os.link(tmp, target, follow_symlinks=False)
-    except FileExistsError:
-        raise ParameterError("force", f"given to replace existing files ({target} appeared meanwhile)", False) from None
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
-            raise
-        if _exists(target):  # no hard links on this file system: check, then rename
-            raise ParameterError("force", f"given to replace existing files ({target})", False) from None
-        os.rename(tmp, target)
-        return
-    os.unlink(tmp)
+    return copy
 
 
 def install(build: Path, out: Path, names, force: bool) -> list[Path]:
@@ -184,12 +160,7 @@ def install(build: Path, out: Path, names, force: bool) -> list[Path]:
             target = out / name
             _make_parents(out, name, force, created_dirs)
             existed = _exists(target)
-            tmp = _copy_into(build / name, target)
-            try:
-                _place(tmp, target, force)
-            finally:
-                if _exists(tmp):
-                    os.unlink(tmp)
+            write_file(target, _copy_from(build / name), force=force, option="out")
             placed.append(target)
             if not existed:
                 fresh.append(target)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Provenance", "provenance"]
+__all__ = ["Provenance", "provenance", "run_rows"]
 
 GIT_TIMEOUT = 10
 
@@ -118,4 +118,28 @@ def provenance(data: dict, claims_path=None) -> Provenance:
     history = data.get("design_history")
     if isinstance(history, list):
         out.salts = [h for h in history if isinstance(h, dict)]
+    return out
+
+
+def run_rows(data: dict) -> list[dict]:
+    """The runs merged into ``claims.json`` (``pytest verify/ -k ...`` merging a subset): one entry per run of
+    the top-level ``runs`` list (``id`` and what else it records: ``date``, ``commit``, ``profile``,
+    ``selection``, ``seconds``), with the number of records that name it (``run``); records naming a run
+    the list lacks are listed under that id.  Empty when no record carries a ``run``."""
+    claims = [r for r in data.get("claims", []) if isinstance(r, dict)]
+    counts: dict[str, int] = {}
+    for r in claims:
+        if isinstance(r.get("run"), str):
+            counts[r["run"]] = counts.get(r["run"], 0) + 1
+    runs = [r for r in data.get("runs", []) if isinstance(r, dict) and isinstance(r.get("id"), str)]
+    if not counts and not runs:
+        return []
+    out = []
+    for run in runs:
+        described = "; ".join(
+            f"{name} {run[name]}" for name in ("date", "commit", "profile", "selection", "seconds") if name in run
+        )
+        out.append({"id": run["id"], "text": described, "records": counts.pop(run["id"], 0)})
+    for run_id, n in counts.items():
+        out.append({"id": run_id, "text": "not in the file's runs list", "records": n})
     return out

@@ -15,33 +15,41 @@ is cut.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lipschitz_icl.gates import registry
+from lipschitz_icl.report import notation as notation_table
+from lipschitz_icl.report import references as refs
+from lipschitz_icl.report.closed_forms import closed_form_latex
 from lipschitz_icl.report.constants import constant_rows, constants_csv
+from lipschitz_icl.report.deviations import deviations
 from lipschitz_icl.report.figures import FigureDataError, Panel, axis_labels, data_figure, parse_series
 from lipschitz_icl.report.figures import paper as paperfigs
+from lipschitz_icl.report.figures.data import theory_on_diagonal
 from lipschitz_icl.report.latex import Latex, as_float, breakable, escape, num
 from lipschitz_icl.report.mathtext import code, to_latex, to_mathtext
-from lipschitz_icl.report.provenance import provenance
+from lipschitz_icl.report.paper_map import map_rows, paper_map
+from lipschitz_icl.report.profile import omissions, unrun_mentions
+from lipschitz_icl.report.proofs import certificate_rows, find_certificates, proof_blocks, proof_cases
+from lipschitz_icl.report.provenance import provenance, run_rows
 from lipschitz_icl.report.quantities import quantities_csv
+from lipschitz_icl.report.remarks import remarks, two_sided_constants
 from lipschitz_icl.report.scope import case_params, record_scope, setting_text
 from lipschitz_icl.report.sections import Claim, SectionView, build_sections, near_misses, verdict_counts
 from lipschitz_icl.report.style import FULL_WIDTH
-from lipschitz_icl.report.summary import caveats, headline, not_holding, scope_rows
-from lipschitz_icl.report.symbols import RESOLUTIONS, figure_axes, rename_for, resolution_symbol
+from lipschitz_icl.report.summary import claim_statement, headline, point_checks, scope_counts
+from lipschitz_icl.report.symbols import FIGURE_CAPTIONS, RESOLUTIONS, figure_axes, rename_for, resolution_symbol
 
 __all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES", "MAX_TABLE_ROWS", "cases_csv"]
 
 MAX_FIGURES = 24
 MAX_SERIES = 8
 MAX_TABLE_ROWS = 400
-MAX_NOT_HOLDING = 30  # cases named in page 1's box (a box cannot break across pages); the rest: Appendix A
 MEASURED_DIGITS = 7  # significant digits of a measured constant at most (the CSV has them all)
-REASON_CLIP = 240  # characters of an exploratory reason printed in a section
 
 
 @dataclass
@@ -53,6 +61,7 @@ class Rendered:
     notes: list = field(default_factory=list)
     power: dict = field(default_factory=dict)
     constants: list = field(default_factory=list)
+    files: list = field(default_factory=list)  # further files to ship beside the report (certificates)
 
 
 # ----------------------------------------------------------------------------- power (alternatives ruled out)
@@ -214,13 +223,14 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
             continue
         path = fig_dir / f"{_slug(claim.key)}.pdf"
         try:
-            data_figure(panels, path, width=FULL_WIDTH, height=2.2)
+            data_figure(panels, path, width=FULL_WIDTH, height=1.75)
         except FigureDataError as exc:
             notes.append(f"figure of {claim.key}: {exc}")
             continue
         n_cases = len(_first_seed(claim))
         more = f" ({n_cases - MAX_SERIES} further cases not drawn)" if n_cases > MAX_SERIES else ""
-        mark = "Dashes" if panels[0].kind == "scatter" else "Dashed"
+        scatter = panels[0].kind == "scatter" and not theory_on_diagonal(panels[0].series)
+        mark = "Dashes" if scatter else "Dashed"
         theory = (
             f" {mark}: " + panels[0].theory_label + "."
             if any(s["theory_y"] is not None for p in panels for s in p.series)
@@ -231,8 +241,15 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
             + to_latex(_statement(claim), rename=rename_for(claim.key))
             + escape(f" One series per case{more}.")
             + _mathtext_to_latex(theory)
+            + _figure_words(claim.key)
         )
-        return {"file": Latex(f"figures/{path.name}"), "caption": caption, "path": path}
+        return {
+            "file": Latex(f"figures/{path.name}"),
+            "caption": caption,
+            "path": path,
+            "label": Latex("fig:" + path.stem),
+            "what": escape(f"the data of {claim.key}"),
+        }
     return None
 
 
@@ -255,8 +272,32 @@ def _has_paper_figures(view: SectionView) -> bool:
     )
 
 
-def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int) -> list[dict]:
-    """The paper's figures a ``figures`` gate attached (at most ``limit``), rendered as PDF (and PNG)."""
+_MISMATCH = re.compile(r"^(?P<probe>[\w.-]+): error ratio E\(L' = (?P<which>L/10|10L)\)/E\(L' = L\)$")
+
+
+def mismatch_data(records: list) -> dict | None:
+    """The mismatched-``L`` error ratios of the first ``thm35.mismatch`` case, for paper Figure 5's
+    mismatched-``L`` panel (the rebuttal's): per probe the ratios ``E(L' = L/10)/E(L)`` and
+    ``E(L' = 10L)/E(L)`` with their intervals, and whether the claim decides on that probe."""
+    record = next((r for r in records if r.get("key") == "thm35.mismatch"), None)
+    if record is None:
+        return None
+    probes: dict[str, dict] = {}
+    for q in record.get("quantities", []):
+        m = _MISMATCH.match(str(q.get("name", ""))) if isinstance(q, dict) else None
+        if not m or not all(isinstance(q.get(k), (int, float)) for k in ("measured", "ci_low", "ci_high")):
+            continue
+        entry = probes.setdefault(m.group("probe"), {"decided": q.get("verdict") is not None})
+        entry["smaller" if m.group("which") == "L/10" else "larger"] = [q["measured"], q["ci_low"], q["ci_high"]]
+    probes = {p: e for p, e in probes.items() if "smaller" in e and "larger" in e}
+    if not probes:
+        return None
+    return {"case": record["claim_id"], "probes": probes}
+
+
+def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int, records: list) -> list[dict]:
+    """The paper's figures a ``figures`` gate attached (at most ``limit``), rendered as PDF (and PNG);
+    paper Figure 5 gains the mismatched-``L`` panel from ``thm35.mismatch`` when ``records`` hold it."""
     out: list[dict] = []
     for claim in view.claims:
         if len(out) >= limit:
@@ -267,25 +308,33 @@ def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int) ->
                 if not (isinstance(spec, dict) and spec.get("name") in paperfigs.RENDERERS):
                     continue
                 stem = _slug(f"{record['claim_id']}-{spec['name']}")
+                if spec["name"] == "fig5" and (mismatch := mismatch_data(records)) is not None:
+                    spec = {**spec, "mismatch": mismatch}  # noqa: PLW2901 -- the figure drawn with its panel
                 try:
                     paths = paperfigs.write(paperfigs.render(spec), fig_dir, stem)
                 except FigureDataError as exc:
                     notes.append(f"figure {spec['name']} of {record['claim_id']}: {exc}")
                     continue
                 number = paperfigs.PAPER_NUMBERS.get(spec["name"], "?")
-                ref = "paper Fig. " + number if number != "rebuttal" else "the rebuttal's figure"
+                ref = "paper Figure " + number if number != "rebuttal" else "the rebuttal's figure"
                 rename = rename_for(claim.key)
+                reason = (record.get("extra") or {}).get("exploratory_reason", "")
                 caption = Latex(
-                    escape(f"({ref}) {_caption_head(claim)}: ")
+                    escape(f"{ref[0].upper() + ref[1:]}, recomputed. {_caption_head(claim)}: ")
                     + to_latex(_statement(claim), rename=rename)
                     + escape(" Settings: ")
                     + to_latex(paperfigs.caption(spec), rename=rename)
+                    + escape(". ")
+                    + paperfigs.caption_note(spec)
+                    + (escape(" Exploratory: ") + to_latex(reason, rename=rename) if reason else Latex(""))
                 )
                 out.append(
                     {
                         "file": Latex(f"figures/{Path(paths[0]).name}"),
                         "caption": caption,
                         "paths": [Path(p) for p in paths],
+                        "label": Latex("fig:" + stem),
+                        "what": escape(f"{ref}, recomputed ({claim.key})"),
                     }
                 )
     return out
@@ -293,16 +342,20 @@ def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int) ->
 
 # ----------------------------------------------------------------------------- tables
 def _counts_cell(counts: dict) -> Latex:
+    """``holds/fails/inconclusive``, and the prover's verdicts where there are any (a claim decided by
+    proof alone shows only those)."""
     main = f"{counts['holds']}/{counts['fails']}/{counts['inconclusive']}"
-    extra = "".join(f", {counts[v]} {v}" for v in ("proved", "refuted", "undecided") if counts.get(v))
-    return escape(main + extra)
+    proofs = [f"{counts[v]} {v}" for v in ("proved", "refuted", "undecided") if counts.get(v)]
+    if proofs and not (counts["holds"] or counts["fails"] or counts["inconclusive"]):
+        return escape(", ".join(proofs))
+    return escape(", ".join([main, *proofs]))
 
 
 def _claim_row(claim: Claim) -> dict:
     refuted, total = near_misses(claim.records)
     res = resolution_of(claim.records)
     return {
-        "name": escape(claim.name),
+        "name": breakable(claim.name),
         "scope": escape(record_scope(claim.records[0])),
         "status": escape("expl." if claim.status == "exploratory" else "conf."),
         "rule": escape(claim.rule),
@@ -315,21 +368,39 @@ def _claim_row(claim: Claim) -> dict:
     }
 
 
-def _section_notes(view: SectionView) -> list[Latex]:
+def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
+    """Under a section's table, per claim: the claim's own sharper statement or reconciliation (the
+    registry's ``sharper``), that it is exploratory and that numbers are reported against its direction
+    (both in full among page 1's deviations, printed once), the settings its statement names that the
+    run did not reach, and where theory and practice part."""
+    from lipschitz_icl.report.summary import caveats
+
     notes = []
     for claim in view.claims:
-        reason = (claim.records[0].get("extra") or {}).get("exploratory_reason", "")
-        if claim.status == "exploratory" and reason:
-            clipped = reason if len(reason) <= REASON_CLIP else reason[:REASON_CLIP].rsplit(" ", 1)[0] + " ..."
+        rename = rename_for(claim.key)
+        head = r"\textit{" + escape(claim.name) + "}"
+        try:
+            spec = registry.find(claim.key)
+            sharper = spec.sharper
+        except KeyError:
+            sharper = str(claim.records[0].get("sharper", ""))
+        if sharper and sharper != view.sharper:
+            notes.append(Latex(head + ": " + to_latex(sharper, rename=rename)))
+        if claim.status == "exploratory":
+            notes.append(Latex(head + " is exploratory: its rule was set after seeing data (why: page 1)."))
+        unrun = unrun_mentions(claim.key, _statement(claim), run_ids)
+        if unrun:
             notes.append(
                 Latex(
-                    r"\textit{"
-                    + escape(claim.name)
-                    + "} is exploratory: "
-                    + to_latex(clipped, rename=rename_for(claim.key))
+                    head
+                    + escape(": its statement names " + ", ".join(unrun) + ", which this run's profile does not reach ")
+                    + r"(Appendix~\ref{app:profile})."
                 )
             )
-        notes.extend(caveats(claim.records))
+        against = len(caveats(claim.records))
+        if against:
+            notes.append(Latex(head + escape(f": {against} number(s) reported against its direction (page 1).")))
+        notes.extend(Latex(head + ": " + to_latex(text, rename=rename)) for text in remarks(claim.key, claim.records))
     return notes
 
 
@@ -349,26 +420,41 @@ def _case_row(number: int, record: dict) -> dict:
         "resolution": Latex(res["symbol"] + " " + res["value"]) if res["value"] else Latex("--"),
         "near_misses": escape(f"{refuted}/{total}"),
         "seconds": escape(f"{seconds:.1f}" if seconds is not None else "--"),
+        "run": code(str(record["run"])) if isinstance(record.get("run"), str) else Latex("--"),
+        "short": escape("points" if verdict.startswith("holds at") else record.get("verdict", "")),
     }
 
 
 def _constant_row(row) -> dict:
+    """A constants row for the template: the constant named for what it measures (with where it was
+    measured when the record says so), its closed form, and its measured value with its interval (a
+    dagger where the record carries none)."""
+    rename = rename_for(row.key)
     setting = ", ".join(setting_text(k, [v]) for k, v in row.setting.items())
     rel = (
         num(row.rel_dev, row.rel_dev_low, row.rel_dev_high, digits=3, compact=True, max_digits=4)
         if row.rel_dev is not None
         else Latex("--")
     )
-    constant = Latex(row.constant) if row.source != "claims.json" else to_latex(row.constant)
+    constant = Latex(row.constant) if row.source != "claims.json" else to_latex(row.constant, rename=rename)
+    where = re.search(r"measured at ([^;]+)", row.note or "")
+    if where and where.group(1) not in row.constant:
+        constant = Latex(constant + escape(", measured at ") + to_latex(where.group(1)))
+    symbol = Latex(f" (${_math_symbol(row.symbol)}$)") if row.symbol else Latex("")
+    closed = closed_form_latex(row.key, row.symbol, row.setting, row.theory)
+    measured = num(row.measured, row.ci_low, row.ci_high, compact=True, max_digits=MEASURED_DIGITS)
+    if row.measured is not None and (row.ci_low is None or row.ci_high is None):
+        measured = Latex(measured + r"$^{\dagger}$")
+    margin = to_latex(row.margin) if row.margin else Latex("")
     return {
         "number": row.case,
-        "constant": constant,
-        "symbol": Latex(f"${_math_symbol(row.symbol)}$") if row.symbol else Latex("--"),
+        "constant": Latex(constant + symbol),
         "setting": to_latex(setting),
+        "closed": Latex(f"${closed}$") if closed else Latex("--"),
         "theory": num(row.theory),
-        "measured": num(row.measured, row.ci_low, row.ci_high, compact=True, max_digits=MEASURED_DIGITS),
+        "measured": measured,
         "rel": rel,
-        "margin": to_latex(row.margin) if row.margin else Latex("--"),
+        "margin": Latex(margin + "; ") if row.margin else Latex(""),
         "verdict": escape(row.verdict),
     }
 
@@ -418,18 +504,25 @@ def cases_csv(records: list, numbers: dict) -> str:
 
 
 def _margins(views: list[SectionView]) -> list[dict]:
-    out = []
+    """One row per claim: its margin as applied and where it comes from; claims with the same margin and
+    source as the row above are joined into that row (the text is printed once)."""
+    out: list[dict] = []
+    previous = None
     for view in views:
         for claim in view.claims:
             record = claim.records[0]
             rename = rename_for(claim.key)
-            out.append(
-                {
-                    "key": code(claim.key),
-                    "margin": to_latex(str(record.get("margin") or "--"), rename=rename),
-                    "source": to_latex(str(record.get("margin_source") or "--"), rename=rename),
-                }
-            )
+            margin, source = str(record.get("margin") or "--"), str(record.get("margin_source") or "--")
+            if previous is not None and previous[0] == (margin, source, str(rename)):
+                previous[1]["key"] = Latex(previous[1]["key"] + ", " + code(claim.key))
+                continue
+            row = {
+                "key": code(claim.key),
+                "margin": to_latex(margin, rename=rename),
+                "source": to_latex(source, rename=rename),
+            }
+            out.append(row)
+            previous = ((margin, source, str(rename)), row)
     return out
 
 
@@ -480,6 +573,130 @@ def _environment():
     )
 
 
+def _figure_words(key: str) -> Latex:
+    """The words a figure's axes need (:data:`lipschitz_icl.report.symbols.FIGURE_CAPTIONS`)."""
+    words = FIGURE_CAPTIONS.get(key, "")
+    return Latex(" " + words) if words else Latex("")
+
+
+def _label(name: str) -> Latex:
+    return Latex("sec:" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"))
+
+
+def _figure_sentence(figures: list[dict]) -> Latex:
+    """The text that refers to the section's figure (every figure is referenced from its text); a section
+    with several figures refers to each just before it (``fig["sentence"]``), so each stays within a page
+    of its reference."""
+    for f in figures:
+        f["sentence"] = Latex(r"Figure~\ref{" + f["label"] + "} draws " + f["what"] + ".")
+    if len(figures) != 1:
+        return Latex("")
+    return figures[0]["sentence"]
+
+
+def _scope_count_rows(claims: list) -> list[dict]:
+    rows = []
+    for c in scope_counts(claims):
+        conf, expl = c.confirmatory, c.exploratory
+        rows.append(
+            {
+                "title": escape(c.title),
+                "claims": c.claims,
+                "cases": c.cases,
+                "proved": conf["proved"],
+                "holds": conf["holds"],
+                "fails": conf["fails"] + conf["refuted"],
+                "inconclusive": conf["inconclusive"] + conf["undecided"],
+                "exploratory": escape(
+                    f"{expl['holds'] + expl['proved']}/{expl['fails'] + expl['refuted']}/"
+                    f"{expl['inconclusive'] + expl['undecided']}"
+                ),
+                "points": c.point_cases,
+            }
+        )
+    return rows
+
+
+def _points_sentence(claims: list) -> Latex:
+    checks = point_checks(claims)
+    if not checks.cases:
+        return Latex("No universal statement is evaluated at points only.")
+    names = ", ".join(checks.claims)
+    return Latex(
+        escape(
+            f"At points only: {len(checks.cases)} cases of {len(checks.claims)} universal statements "
+            f"({names}) are evaluated at {checks.points} grid points in all, not on their whole domain."
+        )
+    )
+
+
+def _profile_sentence(prov, left_out: list) -> Latex:
+    if not left_out:
+        return escape(f"Profile {prov.profile}: nothing of the full profile is left out.")
+    points = sum(o.grid_points for o in left_out)
+    claims = sum(1 for o in left_out if o.grid_points)
+    replicates = sorted({o.replicates for o in left_out if o.replicates})
+    rep = "".join(f"; {a} of {b} replicates" for a, b in replicates)
+    return Latex(
+        escape(
+            f"Profile {prov.profile}: it leaves out {points} grid points of the full profile over {claims} claims{rep} "
+        )
+        + r"(Appendix~\ref{app:profile})."
+    )
+
+
+def _runs_sentence(rows: list) -> Latex:
+    if not rows:
+        return Latex("")
+    return Latex(
+        escape(f"This claims.json merges {len(rows)} runs (")
+        + Latex(", ".join(code(str(r["id"])) for r in rows))
+        + r"); each case names its run in Appendix~\ref{app:cases}."
+    )
+
+
+def _bibliography(prov_raw: dict | None) -> list[dict]:
+    versions = refs.library_versions(prov_raw)
+    out = []
+    for ref in refs.references():
+        text = escape(ref.text)  # names and titles: text, never math (an initial "S." is not a symbol)
+        if ref.package and ref.package in versions:
+            version, derived = versions[ref.package]
+            text = Latex(
+                text + escape(f" Version used: {ref.package} {version}" + (" (at report time)." if derived else "."))
+            )
+        out.append({"key": Latex(ref.key), "text": text})
+    return out
+
+
+def _libraries(prov_raw: dict | None) -> Latex:
+    versions = refs.library_versions(prov_raw)
+    flint_lib = refs.flint_library_version()
+    parts = [
+        f"{name} {version}" + (" (at report time)" if derived else "") for name, (version, derived) in versions.items()
+    ]
+    if flint_lib:
+        parts.append(f"FLINT/Arb {flint_lib} (at report time)")
+    return escape("; ".join(parts))
+
+
+def _certificates(claims_path, out_dir: Path) -> list:
+    """The certificate files beside ``claims.json`` (folder ``certificates/``), copied into ``out_dir`` so
+    that they are shipped beside the report."""
+    import shutil
+
+    if claims_path is None:
+        return []
+    found = find_certificates([Path(claims_path).parent])
+    if found:
+        target = out_dir / "certificates"
+        target.mkdir(exist_ok=True)
+        for cert in found:
+            if not cert.error or cert.size:
+                shutil.copyfile(cert.path, target / cert.name)
+    return found
+
+
 def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=None) -> Rendered:
     """Render the report (module docstring) from claims ``data`` into ``out_dir``."""
     out_dir = Path(out_dir)
@@ -490,12 +707,14 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
     ordered = [r for v in views for r in v.records]
     numbers = {r["claim_id"]: i + 1 for i, r in enumerate(ordered)}
     prov = provenance(data, claims_path)
+    prov_raw = data.get("provenance") if isinstance(data.get("provenance"), dict) else None
     rows = constant_rows(ordered, numbers)
     (out_dir / "constants.csv").write_text(constants_csv(rows), encoding="utf-8")
     (out_dir / "quantities.csv").write_text(quantities_csv(ordered, numbers), encoding="utf-8")
     (out_dir / "cases.csv").write_text(cases_csv(ordered, numbers), encoding="utf-8")
     notes: list[str] = []
     figure_paths: list[Path] = []
+    run_ids = {re.sub(r"/seed\d+$", "", str(r["claim_id"])) for r in claims}
     sections = []
     drawn = 0
     for view in views:
@@ -503,7 +722,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
             figures = []
             notes.append(f"figures of {view.name} not drawn: the report draws at most {MAX_FIGURES} figures")
         elif _has_paper_figures(view):
-            figures = _paper_figures(view, fig_dir, notes, MAX_FIGURES - drawn)
+            figures = _paper_figures(view, fig_dir, notes, MAX_FIGURES - drawn, ordered)
             figure_paths.extend(p for f in figures for p in f["paths"])
         else:
             found = _group_figure(view, fig_dir, notes)
@@ -514,35 +733,120 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         sections.append(
             {
                 "name": escape(view.name),
+                "label": _label(view.name),
                 "paper_ref": escape(view.paper_ref),
                 "statement": to_latex(view.statement, rename=rename),
                 "sharper": to_latex(view.sharper, rename=rename) if view.sharper else Latex(""),
-                "claims": [_claim_row(c) for c in view.claims],
-                "notes": _section_notes(view),
+                "figure_sentence": _figure_sentence(figures),
+                "claims": _as_above([_claim_row(c) for c in view.claims]),
+                "notes": _section_notes(view, run_ids),
                 "figures": figures,
+                "two_sided": any(c.key == "thm34.window-law" for c in view.claims),
             }
         )
     power = power_summary(claims)
+    the_map = paper_map(ordered)
+    certificates = _certificates(claims_path, out_dir)
+    cases = proof_cases(ordered, certificates)
+    paper_proofs = sorted({str(c.record.get("key")) for c in cases if record_scope(c.record) == "paper"})
+    runs = run_rows(data)
+    left_out = omissions(prov.profile, {str(r.get("key", "")) for r in claims})
+    window = [r for r in ordered if r.get("key") == "thm34.window-law"]
     env = _environment()
-    tex = env.get_template("report.tex.j2").render(
-        title="Softmax attention adapts to function Lipschitzness: the claims, checked",
-        source=source,
-        n_cases=len(claims),
-        head=headline(claims, prov),
-        prov=prov,
-        provenance_derived=", ".join(prov.derived),
-        not_holding=not_holding(claims, numbers)[:MAX_NOT_HOLDING],
-        not_holding_count=len(not_holding(claims, numbers)),
-        scopes=scope_rows(views),
-        sections=sections,
-        constants=[_constant_row(r) for r in rows[:MAX_TABLE_ROWS]],
-        constants_cut=max(len(rows) - MAX_TABLE_ROWS, 0),
-        n_constants=len(rows),
-        fallback=any(r.source != "claims.json" for r in rows),
-        cases=[_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]],
-        cases_cut=max(len(ordered) - MAX_TABLE_ROWS, 0),
-        margins=_margins(views),
-        history=_design_history(data),
-        notes=[escape(n) for n in notes],
-    )
-    return Rendered(tex, figure_paths, notes, power, rows)
+    context = {
+        "title": "Softmax attention adapts to function Lipschitzness: the claims, checked",
+        "source": source,
+        "paper_version": escape(refs.paper_version()),
+        "n_cases": len(claims),
+        "head": headline(claims, prov),
+        "prov": prov,
+        "provenance_derived": ", ".join(prov.derived),
+        "scope_counts": _scope_count_rows(claims),
+        "points_sentence": _points_sentence(claims),
+        "profile_sentence": _profile_sentence(prov, left_out),
+        "runs": _runs_sentence(runs),
+        "deviations": deviations(views, the_map, numbers),
+        "paper_map": map_rows(the_map, numbers),
+        "proofs": proof_blocks(cases, numbers, claim_statement),
+        "paper_proofs": escape(", ".join(paper_proofs)),
+        "certificates": certificate_rows(certificates, cases, numbers),
+        "n_certificates": len(certificates),
+        "flint_version": escape(refs.library_versions(prov_raw).get("python-flint", ("unknown", True))[0]),
+        "flint_library": escape(refs.flint_library_version() or "unknown"),
+        "sections": sections,
+        "constants": [_constant_row(r) for r in rows[:MAX_TABLE_ROWS]],
+        "constants_cut": max(len(rows) - MAX_TABLE_ROWS, 0),
+        "n_constants": len(rows),
+        "fallback": any(r.source != "claims.json" for r in rows),
+        "two_sided": [_two_sided_row(t) for t in two_sided_constants(window, numbers)],
+        "notation": _notation_rows([]),
+        "cases": _pairs([_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]]),
+        "has_runs": any(isinstance(r.get("run"), str) for r in claims),
+        "cases_cut": max(len(ordered) - MAX_TABLE_ROWS, 0),
+        "cases_shown": min(len(ordered), MAX_TABLE_ROWS),
+        "margins": _margins(views),
+        "omissions": _omission_rows(left_out),
+        "history": _design_history(data),
+        "libraries": _libraries(prov_raw),
+        "run_rows": [{"id": escape(r["id"]), "text": escape(f"{r['text']}; {r['records']} records")} for r in runs],
+        "notes": [escape(n) for n in notes],
+        "bibliography": _bibliography(prov_raw),
+    }
+    template = env.get_template("report.tex.j2")
+    tex = template.render(**context)
+    context["notation"] = _notation_rows(notation_table.glossary(tex))
+    tex = template.render(**context)
+    extra = [out_dir / "certificates" / c.name for c in certificates if (out_dir / "certificates" / c.name).is_file()]
+    return Rendered(tex, figure_paths, notes, power, rows, extra)
+
+
+def _as_above(rows: list[dict]) -> list[dict]:
+    """A claim row whose resolution means what the row above's does says so instead of repeating it."""
+    for above, row in itertools.pairwise(rows):
+        if row["meaning"] and row["meaning"] == above.get("_meaning", above["meaning"]):
+            row["_meaning"] = row["meaning"]
+            row["meaning"] = Latex(r"\emph{as above}")
+    for row in rows:
+        row.pop("_meaning", None)
+    return rows
+
+
+def _notation_rows(glossary: list) -> list:
+    """The notation table (symbols in math, then the glossary's terms) two entries per line, read down
+    each half."""
+    entries = [{"symbol": Latex(f"${sym}$"), "meaning": Latex(meaning)} for sym, meaning in notation_table.NOTATION]
+    entries += [{"symbol": Latex(term), "meaning": Latex(meaning)} for term, meaning in glossary]
+    half = -(-len(entries) // 2)
+    left, right = entries[:half], entries[half:]
+    return [(a, right[i] if i < len(right) else None) for i, a in enumerate(left)]
+
+
+def _omission_rows(left_out: list) -> list[dict]:
+    """One row per distinct text of what is left out, with every claim it applies to."""
+    grouped: dict[str, list[str]] = {}
+    for o in left_out:
+        grouped.setdefault(o.text(), []).append(o.key)
+    return [{"key": Latex(", ".join(code(k) for k in keys)), "text": to_latex(text)} for text, keys in grouped.items()]
+
+
+CASE_COLUMNS = 2  # cases side by side in Appendix A (wide enough that an id rarely wraps)
+
+
+def _pairs(rows: list) -> list[list]:
+    """The rows in lines of :data:`CASE_COLUMNS`, filled column by column (case numbers run down each
+    column); the last line may be short (``None`` fills it)."""
+    height = -(-len(rows) // CASE_COLUMNS)
+    columns = [rows[i * height : (i + 1) * height] for i in range(CASE_COLUMNS)]
+    return [[col[j] if j < len(col) else None for col in columns] for j in range(height)]
+
+
+def _two_sided_row(t) -> dict:
+    return {
+        "number": t.number,
+        "label": to_latex(t.label),
+        "alpha": num(t.alpha, digits=4),
+        "c_d": num(t.c_d, digits=6),
+        "c_lo": num(t.c_lo, digits=6),
+        "c_hi": num(t.c_hi, digits=6),
+        "n_range": to_latex("n in [" + t.n_range + "]") if t.n_range else Latex("--"),
+    }

@@ -11,8 +11,10 @@ is refused (``NaN`` literals are rejected while decoding).
 Document: an object with ``claims`` (a list of at most :data:`MAX_RECORDS` records), optional
 ``profile`` (string), ``seconds`` (number), ``provenance`` (an object: ``commit``, ``date``, ``profile``,
 ``python``, ``numpy``, ``platform`` strings, ``dirty`` boolean or null (not known), ``seconds`` number >= 0, ``workers``
-integer >= 1) and ``design_history`` (a list of objects: ``key``, ``design_hash``, ``fixed``, ``commit``,
-``reason`` strings, ``salt`` integer).  Every key of the newer format (``provenance``, ``design_history``
+integer >= 1, ``versions`` an object of package -> version strings), ``design_history`` (a list of objects:
+``key``, ``design_hash``, ``fixed``, ``commit``, ``reason`` strings, ``salt`` integer) and ``runs`` (a list of
+objects, each with a string ``id`` and optionally ``date``, ``commit``, ``profile``, ``selection`` strings and
+``seconds``: the runs merged into the file).  Every key of the newer format (``provenance``, ``design_history``
 and the record keys marked *new* below) is optional: older files lack them.  Record keys it knows and
 checks:
 
@@ -36,7 +38,9 @@ checks:
 *new* ``alternatives`` list of objects: ``name``, ``statement``, ``verdict``, ``detail`` strings, ``ruled_out``
                     boolean
 *new* ``proof``     an object: ``boxes`` integer >= 0, ``undecided_share`` number in [0, 1], ``certificate``
-                    string or null
+                    string or null (the certificate file, in the folder ``certificates/`` beside claims.json)
+*new* ``run``       string: the id of the run that made the record (a ``runs`` entry), when ``pytest verify/``
+                    merged a subset of the gates into an existing claims.json
 ``figure``, ``extra`` and any other key: any JSON-safe value
 =================== ===================================================================================
 
@@ -206,7 +210,17 @@ def _record(record, where: str) -> None:
         raise _Invalid(f"{where}.claim_id", f"not 1-{MAX_ID} printable characters (no line breaks or controls)")
     if record.get("verdict") not in VERDICTS:
         raise _Invalid(f"{where}.verdict", f"not one of {', '.join(VERDICTS)}")
-    for key in ("paper_ref", "statement", "rule", "test", "group", "margin_source", "design_hash", "design_fixed"):
+    for key in (
+        "paper_ref",
+        "statement",
+        "rule",
+        "test",
+        "group",
+        "margin_source",
+        "design_hash",
+        "design_fixed",
+        "run",
+    ):
         _string(record, key, where)
     _integer(record, "salt", where)
     if record.get("points") is not None:  # null: not a universal statement checked at points
@@ -269,6 +283,26 @@ def _provenance(value) -> None:
     if seconds is not None and not (_is_number(seconds, unbounded=False) and seconds >= 0):
         raise _Invalid("provenance.seconds", "not a finite number >= 0")
     _integer(value, "workers", "provenance", 1)
+    versions = value.get("versions")
+    if versions is not None and (
+        not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values())
+    ):
+        raise _Invalid("provenance.versions", "not an object of version strings")
+
+
+def _runs(value) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+        raise _Invalid("runs", "not a list of objects")
+    for i, run in enumerate(value):
+        if not isinstance(run.get("id"), str) or not run["id"]:
+            raise _Invalid(f"runs[{i}].id", "not a non-empty string")
+        for key in ("date", "commit", "profile", "selection"):
+            _string(run, key, f"runs[{i}]")
+        seconds = run.get("seconds")
+        if seconds is not None and not (_is_number(seconds, unbounded=False) and seconds >= 0):
+            raise _Invalid(f"runs[{i}].seconds", "not a finite number >= 0")
 
 
 def load_claims(path) -> dict:
@@ -316,6 +350,7 @@ def validate_claims(data, source: str = "claims.json") -> dict:
                 for key in ("key", "design_hash", "fixed", "commit", "reason"):
                     _string(h, key, f"design_history[{i}]")
                 _integer(h, "salt", f"design_history[{i}]")
+        _runs(data.get("runs"))
         seen: dict[str, int] = {}
         for i, record in enumerate(data["claims"]):
             _record(record, f"claims[{i}]")

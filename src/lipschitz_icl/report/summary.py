@@ -31,10 +31,23 @@ from lipschitz_icl.report.scope import (
 from lipschitz_icl.report.sections import SectionView, verdict_counts
 from lipschitz_icl.report.symbols import rename_for
 
-__all__ = ["headline", "not_holding", "scope_rows", "caveats", "alternatives", "NON_HOLDING", "reason"]
+__all__ = [
+    "headline",
+    "not_holding",
+    "scope_rows",
+    "caveats",
+    "alternatives",
+    "NON_HOLDING",
+    "reason",
+    "claim_statement",
+    "ScopeCount",
+    "scope_counts",
+    "point_checks",
+    "PointChecks",
+]
 
 NON_HOLDING = ("fails", "inconclusive", "refuted", "undecided")
-REASON_CHARS = 70  # of a quantity's note quoted in a reason
+DIRECTION_RULES = ("sign", "one-sided")  # rules with a direction a reported number can lie against
 
 
 def alternatives(claims: list) -> tuple[int, int, str]:
@@ -67,7 +80,7 @@ def headline(claims: list, prov) -> dict:
             f"{expl['holds']}/{expl['fails']}/{expl['inconclusive']}"
             + "".join(f"/{expl[v]} {v}" for v in ("proved", "refuted", "undecided") if expl.get(v))
         ),
-        "alternatives": escape(f"{word} {ruled}/{total}"),
+        "alternatives": escape(f"{word[0].upper() + word[1:]}: {ruled} of {total}"),
         "seconds": escape("runtime unknown" if prov.seconds is None else f"{prov.seconds:.0f} s"),
         "commit": escape(commit),
         "date": escape(prov.date[:10]),
@@ -98,18 +111,10 @@ def reason(record: dict) -> Latex:
     ]
     if as_float(q.get("theory")) is not None:
         parts += [Latex(", theory "), num(q.get("theory"), digits=4)]
-    note = _clip(str(q.get("note", "")), REASON_CHARS)
+    note = " ".join(str(q.get("note", "")).split())
     if note:
         parts += [Latex("; "), to_latex(note)]
     return Latex("".join(parts))
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return cut.rstrip(",;:(") + " ..."
 
 
 @dataclass
@@ -137,7 +142,8 @@ def not_holding(claims: list, numbers: dict) -> list[NotHolding]:
     return sorted(out, key=lambda x: x.number)
 
 
-def _claim_statement(key: str, records: list) -> str:
+def claim_statement(key: str, records: list) -> str:
+    """A claim's statement as the registry words it (the record's own where the registry has none)."""
     try:
         return registry.find(key).statement
     except KeyError:
@@ -184,7 +190,7 @@ def scope_rows(views: list[SectionView]) -> list[tuple[str, list[ScopeRow]]]:
                 statement = view.statement
             else:
                 keys = list(dict.fromkeys(str(r.get("key", "")) for r in records))
-                statement = " ".join(_claim_statement(k, [r for r in records if r.get("key") == k]) for k in keys)
+                statement = " ".join(claim_statement(k, [r for r in records if r.get("key") == k]) for k in keys)
             rename = rename_for(str(records[0].get("key", "")))
             rows.append(
                 ScopeRow(
@@ -220,6 +226,8 @@ def caveats(records: list) -> list[Latex]:
     probe outside the claim's classes."""
     out = []
     for record in records:
+        if record.get("rule_name") not in DIRECTION_RULES:
+            continue  # an equivalence (or a proof) has no side to be against
         quantities = [q for q in record.get("quantities", []) if isinstance(q, dict)]
         for q in quantities:
             if q.get("verdict") is not None:
@@ -253,3 +261,77 @@ def caveats(records: list) -> list[Latex]:
                     )
                 )
     return out
+
+
+@dataclass
+class ScopeCount:
+    """The cases of one scope: verdict counts of its confirmatory and exploratory cases, and how many
+    claims (statements) they are cases of."""
+
+    scope: str
+    title: str
+    confirmatory: dict
+    exploratory: dict
+    cases: int
+    claims: int
+    point_cases: int
+
+
+def scope_counts(claims: list) -> list[ScopeCount]:
+    """One :class:`ScopeCount` per scope present, in :data:`SCOPE_ORDER`."""
+    out = []
+    points = {id(r) for r, _ in point_checks(claims).cases}
+    for scope in SCOPE_ORDER:
+        records = [r for r in claims if record_scope(r) == scope]
+        if not records:
+            continue
+        out.append(
+            ScopeCount(
+                scope,
+                SCOPE_TITLES[scope],
+                verdict_counts(records, "confirmatory"),
+                verdict_counts(records, "exploratory"),
+                len(records),
+                len({str(r.get("key") or r["claim_id"]) for r in records}),
+                sum(id(r) in points for r in records),
+            )
+        )
+    return out
+
+
+_AT_POINTS = re.compile(r"at all (\d+) points")
+
+
+def _points_of(record: dict) -> int | None:
+    """The number of points a record's universal statement was evaluated at (``points``, else a note
+    "at all N points"), or ``None`` for a record that is not such a check."""
+    if record.get("rule_name") == "proof":
+        return None
+    if isinstance(record.get("points"), int):
+        return record["points"]
+    for q in record.get("quantities", []):
+        if isinstance(q, dict) and q.get("verdict") is not None:
+            m = _AT_POINTS.search(str(q.get("note", "")))
+            if m:
+                return int(m.group(1))
+    return None
+
+
+@dataclass
+class PointChecks:
+    """Cases of universal statements evaluated at points only: ``cases`` as ``(record, points)``."""
+
+    cases: list
+
+    @property
+    def claims(self) -> list[str]:
+        return list(dict.fromkeys(str(r.get("key") or r["claim_id"]) for r, _ in self.cases))
+
+    @property
+    def points(self) -> int:
+        return sum(p for _, p in self.cases)
+
+
+def point_checks(claims: list) -> PointChecks:
+    """Every case whose statement holds for a whole domain but was evaluated at grid points only."""
+    return PointChecks([(r, p) for r in claims if (p := _points_of(r)) is not None])

@@ -37,6 +37,7 @@ __all__ = [
     "RENAMES",
     "TASKS",
     "FIGURES",
+    "FIGURE_CAPTIONS",
     "CLASS_PARAMETERS",
     "PARAMETER_WORDS",
     "constant_spec",
@@ -330,24 +331,33 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
 }
 
 RENAMES: dict[str, dict[str, str]] = {
-    "regularity": {"beta": "p"},
+    "regularity": {"beta": "p", "w*/law": "w*/(C rho^alpha)"},
     # there "rho" alone is the representation error rho(M, B), not Lambda
     "thm44": {"rho": r"\rho"},
     "figures": {"rho": r"\rho"},
+    # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class); "law" is
+    # the window law C_d Lambda^alpha (a phrase: replaced as text, then typeset)
+    "thm34": {"k": r"\kappa", "w*/law": "w*/(C_d rho^alpha)"},
+    # the linear group's task covariance k(s) and its moment B = E_t[t k(t)] (B is the low-rank basis elsewhere)
+    "linear": {"k": "K", "B": r"\bar K"},
+    # Dasgupta and Gupta's beta = s d/k (beta is the noise power elsewhere)
+    "concentration": {"beta": r"\tau"},
 }
 
 # claim key -> ((regular expression on the figure data's ylabel, axes), ...)
 FIGURES: dict[str, tuple] = {
     "thm34.window-law": (
         (
-            r"^w\* / \(C rho",
+            r"w\^\*\s*/\s*\(C",
             {
                 "xlabel": r"$\Lambda = nL^2/\sigma^2$",
-                "ylabel": r"$|w^*/(C_d\Lambda^{\alpha}) - 1|$",
-                "transform": "deviation",
-                "theory": r"derived next order $|k\,w_0^{-q}|$",
+                "ylabel": r"$w^*/(C_d\Lambda^{\alpha})$",
+                "theory": r"derived $1 + \kappa\,w_0^{-q}$",
             },
         ),
+    ),
+    "regularity.window-law": (
+        (r"w\^\*\s*/\s*\(C", {"xlabel": r"$n/\sigma^2$", "ylabel": r"$w^*/(C\,(n/\sigma^2)^{\alpha})$"}),
     ),
     "thm34.bias-noise": (
         (r"^large-n bias", {"xlabel": "$w$", "ylabel": "large-$n$ bias part", "theory": r"theory $b_d L^2 w^{-p}$"}),
@@ -363,7 +373,7 @@ FIGURES: dict[str, tuple] = {
         (
             r"",
             {
-                "xlabel": r"move from $w^*I$: 1-3 $+D$, 4-6 $-D$, 7-8 scale up, down",
+                "xlabel": r"move from $w^*I$: 1-3 along $+D_j$, 4-6 along $-D_j$, 7-8 scale up, down",
                 "ylabel": r"loss change $\Delta\mathcal{L}$",
                 "log_y": True,
                 "dodge": True,
@@ -376,6 +386,20 @@ FIGURES: dict[str, tuple] = {
     ),
     "thm44.dimension": (
         (r"", {"xlabel": "dimension $d$", "ylabel": "optimal ICL error", "theory": r"$d$-free limit $L_P(\infty)$"}),
+    ),
+}
+
+# words a claim's figure needs beside its axis labels (LaTeX, appended to the caption)
+FIGURE_CAPTIONS: dict[str, str] = {
+    "thm34.isotropy": (
+        r"Moves 1-3: $w^*I + \epsilon\|w^*I\|_F D_j$ along three unit-Frobenius directions orthogonal to $I$ "
+        r"($D_1$ symmetric traceless, $D_2$ antisymmetric, $D_3$ rank-one traceless); moves 4-6: along $-D_j$; "
+        r"moves 7, 8: $e^{\pm\epsilon}w^*I$; $\Delta\mathcal{L}$ the loss change with its interval "
+        r"($\epsilon$ the registry's step)."
+    ),
+    "thm34.bias-noise": (
+        r"The noise part does not depend on the task class: a series equal for both classes is drawn once, in "
+        r"the first class's colour."
     ),
 }
 

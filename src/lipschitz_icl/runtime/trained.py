@@ -19,6 +19,10 @@ a hit returns the numbers a fresh training would, bit for bit.  The runs missing
 side by side (:func:`lipschitz_icl.estimators.pretraining.train_all`) under an exclusive lock per run
 (:func:`lipschitz_icl.runtime.cache.cached_together`), so two pytest-xdist or Dask workers asking for the same
 run at once train it once.  With the cache disabled (``--no-cache``) every run is trained.
+
+The store is part of the on-disk cache and is written by the cache's own writer (atomic, under the entry's
+lock, through directory descriptors at every level, private ``0600`` signed entries), not by
+:func:`lipschitz_icl.writefile.write_file`, which is for the files a command writes for its user.
 """
 
 from __future__ import annotations

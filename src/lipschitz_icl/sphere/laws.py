@@ -12,13 +12,13 @@ weighs a context point by ``exp(w t)``, so the moment generating function
 and the *tilted* law ``p_d(t) exp(w t) / Phi_d(w)`` (the von Mises-Fisher law of ``x`` seen through
 ``t``) carry every exponential moment the loss needs.  All of them are computed in log space with
 the exponentially scaled Bessel function ``ive`` so that ``w`` up to ``1e6`` and ``d`` up to 512
-stay finite.
+stay finite.  ``scipy.special`` is imported by the functions that use it: importing the laws (as the task
+registry and the command line's parser do) costs NumPy alone.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from lipschitz_icl import quadrature
 from lipschitz_icl.validation import check_int, check_real
@@ -77,6 +77,8 @@ def sample_t(rng: np.random.Generator, d: int, size) -> np.ndarray:
 
 def t_density(t, d: int) -> np.ndarray:
     """Density ``p_d(t) = (1 - t^2)^((d-3)/2) / (2^(d-2) B((d-1)/2, (d-1)/2))`` on ``(-1, 1)``."""
+    from scipy import special
+
     d = check_int("d", d, minimum=2)
     t = np.asarray(t, dtype=np.float64)
     a = 0.5 * (d - 1)
@@ -109,6 +111,8 @@ def _moments(d: int, w):
     ``d``) the same three numbers come from the polar quadrature of :func:`polar_rule`, which is
     exact to rounding there because the density is smooth and covers ``[0, pi]``.
     """
+    from scipy import special
+
     d = check_int("d", d, minimum=2)
     w = np.asarray(w, dtype=np.float64)
     aw = np.abs(w)
@@ -141,6 +145,8 @@ def _moments(d: int, w):
 def _quadrature_moments(d: int, w: float):
     """``(log Phi_d(w), E_w[t], E_w[t^2])`` by the polar rule on ``[0, pi]``;
     ``log Phi_d(w) = log int exp(w cos theta) sin^(d-2) theta dtheta - log B(1/2, (d-1)/2)``."""
+    from scipy import special
+
     theta, log_mass = _polar_nodes(d, w, theta_max=np.pi, panels=12, order=24)
     log_phi_v = special.logsumexp(log_mass) - special.betaln(0.5, 0.5 * (d - 1))
     weights = np.exp(log_mass - special.logsumexp(log_mass))
@@ -161,6 +167,8 @@ def log_collision_ratio(d: int, w) -> np.ndarray:
     ``1/eps``).  Where ``ive`` underflows (large ``d``, ``|w|`` well below ``d``) or near ``w = 0`` the
     difference of :func:`log_phi` is used; it has no cancellation there (both terms are small).
     """
+    from scipy import special
+
     d = check_int("d", d, minimum=2)
     w = np.abs(np.asarray(w, dtype=np.float64))
     nu = 0.5 * d - 1.0
@@ -177,6 +185,8 @@ def log_collision_ratio(d: int, w) -> np.ndarray:
 
 def cap_probability(d: int, h) -> np.ndarray:
     """``P(t >= h)`` for ``t = x . q``, ``x`` uniform on ``S^{d-1}``: ``I_{(1-h)/2}((d-1)/2, (d-1)/2)``."""
+    from scipy import special
+
     d = check_int("d", d, minimum=2)
     h = np.clip(np.asarray(h, dtype=np.float64), -1.0, 1.0)
     a = 0.5 * (d - 1)
@@ -207,6 +217,8 @@ def polar_rule(d: int, w: float, *, panels: int = 12, order: int = 24) -> PolarR
     beyond the mean of its (approximately chi, ``d-1`` degrees of freedom) law.  Weights are normalised
     to sum to one.
     """
+    from scipy import special
+
     d = check_int("d", d, minimum=2)
     w = check_real("w", w, minimum=0.0)
     panels = check_int("panels", panels, minimum=1)

@@ -1,12 +1,13 @@
 """Task classes: the priors over functions ``f`` the paper pretrains on, and their registry.
 
 ===============  ==============================================================================================
-``family``       :class:`TaskFamily`, the base class a task class subclasses (sampler, covariance, features,
-                 kernel)
+``family``       :class:`TaskFamily`, the base class a task class subclasses (sampler, features, kernel form)
 ``builtin``      the seven built-in classes (affine, relu, cosine, low-rank linear/affine/quadratic/cosine)
 ``registry``     the registry ``TASKS``: built-in classes, ``register_task``, the entry point group
                  ``lipschitz_icl.tasks``
 ``kernel``       :class:`ZonalKernel`: a covariance ``K(t)``, its Gegenbauer expansion, the Schoenberg check
+``kernel_form``  a class's kernel from its one statement, the SymPy form: ``K(1)`` and ``D`` derived or checked
+``admission``    what a class must pass to be registered: its facts, a trial of its sampler and features
 ``zonal``        the kernels of the registered classes, mixtures, user expressions and callables
 ``zonal_class``  a task class given by its kernel alone (no sampler)
 ``symbolic``     budgets for SymPy steps on user input

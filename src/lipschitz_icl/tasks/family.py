@@ -26,9 +26,18 @@ extra parameter such as ``frequency``) and class-level facts:
                         ``c = u.q`` near 0 more often (importance weights, :meth:`reduced_features`)
 ======================  ========================================================================
 
-A subclass supplies :meth:`draw_coefficients`, :meth:`link` (``f`` from the projection ``s = u.x``),
-:meth:`link_covariance`, :meth:`scalar_features` and, when rotation-invariant, :meth:`zonal_kernel`;
-:meth:`task_lipschitz` defaults to ``L`` for every task.
+A subclass supplies :meth:`draw_coefficients` and :meth:`link` (``f`` from the projection ``s = u.x``),
+:meth:`scalar_features` (the features of (*)) and
+
+* when rotation-invariant, its kernel once, as a SymPy expression in ``t``: :meth:`kernel_form`.  The numeric
+  kernel (``K(1)``, ``D(u) = K(1) - K(1 - u)``) and the covariance :meth:`covariance` are derived from it
+  (:mod:`lipschitz_icl.tasks.kernel_form`); a class may give a numeric ``D`` of its own for accuracy or speed
+  (:meth:`kernel_gap`), which is checked against the form before use, as are ``K(1) > 0`` and positive
+  definiteness (Schoenberg);
+* otherwise (low-rank classes), its covariance :meth:`link_covariance`.
+
+:meth:`task_lipschitz` defaults to ``L`` for every task.  :mod:`lipschitz_icl.tasks.admission` says what a class
+must pass to be registered.
 """
 
 from __future__ import annotations
@@ -162,9 +171,7 @@ class TaskFamily:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        # the exact route, a class fact derived from the others: "quadrature" (a quadrature form),
-        # "zonal" (rotation-invariant: the series of its kernel) or None (no exact method)
-        cls.exact_route = "quadrature" if cls.quadrature is not None else "zonal" if cls.rotation_invariant else None
+        cls.exact_route = _exact_route(cls)
 
     def parameter_values(self) -> dict:
         """The extra parameters of this instance, ``{name: value}`` (see :attr:`parameters`)."""
@@ -181,18 +188,55 @@ class TaskFamily:
         raise NotImplementedError
 
     def link_covariance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """``E_f[f(a) f(b)]`` for points ``a``, ``b`` already projected (``B^T a``, ``B^T b``)."""
+        """``E_f[f(a) f(b)]`` for points ``a``, ``b`` already projected (``B^T a``, ``B^T b``): the covariance of a
+        class that is not rotation-invariant (a rotation-invariant class's comes from its :meth:`kernel_form`)."""
         raise NotImplementedError
 
     def scalar_features(self, s_x: np.ndarray, s_q: np.ndarray) -> Features:
         """Features of (*) from the projections ``s_x = u.x_i``, ``s_q = u.q``."""
         raise NotImplementedError
 
+    # The project's own classes: their numeric D (kernel_gap) and K(1) (kernel_k1) are held to their SymPy form
+    # by the test suite over a grid of d, L and parameters (tests/tasks/test_kernel_form.py), so a kernel is
+    # built from them without SymPy (a numeric method never imports it); Schoenberg is still checked at every
+    # build.  A registered class leaves this False: its kernel is derived from, or checked against, its form.
+    numeric_forms_tested: ClassVar[bool] = False
+    # the relative error of such a class's numeric D against its form (max over the tested grid; bounded there
+    # by the same test): the rounding floor of its Schoenberg check
+    numeric_gap_error: ClassVar[float] = 1e-16
+
+    @classmethod
+    def kernel_form(cls, d: int, L: float, **parameters):
+        """The kernel ``K(t) = E_f[f(x) f(y)]``, ``t = x.y``, of a rotation-invariant class as a SymPy expression in
+        the symbol ``t`` (``sympy.Symbol("t")``; numbers ``d``, ``L`` and the class's parameters substituted): the
+        one statement of the kernel, from which :meth:`zonal_kernel` derives the rest."""
+        raise ParameterError("task", "a rotation-invariant class (it has a zonal kernel)", cls.name)
+
+    @classmethod
+    def kernel_gap(cls, d: int, L: float, **parameters):
+        """A vectorised NumPy ``D(u) = K(1) - K(1 - u)`` for ``u`` in ``[0, 2]``, more accurate or faster than the
+        one derived from :meth:`kernel_form`; ``None`` (the default): derive it.  A given ``D`` is checked against
+        the form (:func:`lipschitz_icl.tasks.kernel_form.class_kernel`)."""
+        return None
+
     @classmethod
     def zonal_kernel(cls, d: int, L: float, **parameters):
-        """The :class:`~lipschitz_icl.tasks.kernel.ZonalKernel` ``K(t)`` of a rotation-invariant class
-        (numeric ``D(u) = K(1) - K(1 - u)`` and the SymPy form of ``K``)."""
-        raise ParameterError("task", "a rotation-invariant class (it has a zonal kernel)", cls.name)
+        """The :class:`~lipschitz_icl.tasks.kernel.ZonalKernel` ``K(t)`` of a rotation-invariant class, built from
+        :meth:`kernel_form` (and :meth:`kernel_gap`) and checked before use
+        (:func:`lipschitz_icl.tasks.kernel_form.class_kernel`); a class does not override it."""
+        if not cls.rotation_invariant:
+            raise ParameterError("task", "a rotation-invariant class (it has a zonal kernel)", cls.name)
+        if cls.numeric_forms_tested:
+            return _tested_kernel(cls, d, L, parameters)
+        from lipschitz_icl.tasks import kernel_form
+
+        return kernel_form.class_kernel(cls, d, L, parameters)
+
+    @classmethod
+    def kernel_k1(cls, d: int, L: float, **parameters) -> float | None:
+        """``K(1)`` as a double where the class states it beside its form (with :attr:`numeric_forms_tested`);
+        ``None`` (the default): ``K(1)`` is read from :meth:`kernel_form`."""
+        return None
 
     def task_lipschitz(self, params: dict) -> np.ndarray:
         """Per-task Lipschitz constant on the sphere (default: ``L`` for every task)."""
@@ -224,10 +268,13 @@ class TaskFamily:
 
     # ----------------------------------------------------------------- exact moments
     def covariance(self, a, b) -> np.ndarray:
-        """Exact ``E_f[f(a) f(b)]`` for points ``a``, ``b`` (shape ``(..., d)``); ``E_f[f] = 0``
-        (:meth:`link_covariance` of ``B^T a``, ``B^T b`` for low-rank classes)."""
+        """Exact ``E_f[f(a) f(b)]`` for points ``a``, ``b`` of the sphere (shape ``(..., d)``): ``K(a.b)`` of the
+        kernel for a rotation-invariant class, else :meth:`link_covariance` (of ``B^T a``, ``B^T b`` for low-rank
+        classes)."""
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
+        if self.rotation_invariant:  # t = a.b, clipped to [-1, 1] against rounding (a.a = 1 + 2e-16)
+            return self.covariance_kernel()(np.clip(np.sum(a * b, axis=-1), -1.0, 1.0))
         if self.B is not None:
             a, b = a @ self.B, b @ self.B
         return self.link_covariance(a, b)
@@ -280,6 +327,42 @@ class TaskFamily:
         features = self.scalar_features(s_x, c)
         features.weight = weight
         return features
+
+
+def _exact_route(cls) -> str | None:
+    """The exact route, a class fact derived from the others: ``"quadrature"`` (a quadrature form), ``"zonal"``
+    (rotation-invariant: the series of its kernel) or ``None`` (no exact method; also for facts that are not
+    what they should be, which registration refuses with a reason)."""
+    try:
+        quadrature = cls.quadrature
+        rotation_invariant = cls.rotation_invariant
+    except Exception:  # an attribute that raises: refused with that reason at registration
+        return None
+    if isinstance(quadrature, str):
+        return "quadrature"
+    return "zonal" if rotation_invariant is True else None
+
+
+def _tested_kernel(cls, d: int, L: float, parameters: dict) -> Any:
+    """The kernel of a class whose numeric forms the test suite holds to its SymPy form
+    (:attr:`TaskFamily.numeric_forms_tested`): ``D`` from :meth:`TaskFamily.kernel_gap`, ``K(1)`` from
+    :meth:`TaskFamily.kernel_k1`, the SymPy form built on first read; ``K(1) > 0`` and Schoenberg checked."""
+    from dataclasses import replace
+
+    from lipschitz_icl.tasks.kernel import ZonalKernel, check_schoenberg
+
+    label = cls.name + ("(" + ",".join(f"{k}={v:g}" for k, v in parameters.items()) + ")" if parameters else "")
+    k1 = cls.kernel_k1(d, L, **parameters)
+    gap = cls.kernel_gap(d, L, **parameters)
+    if k1 is None or gap is None:
+        raise ParameterError("task", "a class with numeric forms tested that states kernel_gap and kernel_k1", cls.name)
+
+    def form():
+        return cls.kernel_form(d, L, **parameters)
+
+    kernel = ZonalKernel(label, d, float(k1), gap, form)
+    check_schoenberg(kernel, relative_error=cls.numeric_gap_error)
+    return replace(kernel, checked=True)
 
 
 @lru_cache(maxsize=256)

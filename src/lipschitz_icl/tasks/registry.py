@@ -6,23 +6,25 @@ the exact method.  A class is a subclass of :class:`~lipschitz_icl.tasks.family.
 docstring lists what a class supplies and the facts it declares); the built-in classes are in
 :mod:`lipschitz_icl.tasks.builtin`.  Adding a class is one subclass and one call::
 
-    register_task(MyTask)          # MyTask.name becomes a --task choice everywhere it applies
+    register_task(MyTask)          # MyTask.name becomes a --task choice everywhere it applies, in this process
 
-Other packages add classes through the entry point group ``lipschitz_icl.tasks.registry`` (``NAME =
-"package.module:Class"``, ``NAME`` equal to the class's ``name``), loaded on the first read of the
-registry; a plugin that cannot be loaded is a :class:`TaskPluginError` naming it (the CLI prints one
-line and exits 2).
+``register_task`` changes the registry of the process that calls it; the command line (``lipschitz-icl``) is
+another process, which finds classes through the entry point group ``lipschitz_icl.tasks`` of an installed
+package (``NAME = "package.module:Class"``, ``NAME`` equal to the class's ``name``; the how-to in the
+documentation, ``docs/guide/task_class.rst``), loaded on the first read of the registry.  Either way the class
+must pass :mod:`lipschitz_icl.tasks.admission`; a plugin that cannot be loaded or is refused is a
+:class:`TaskPluginError` naming it (the CLI prints one line and exits 2).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 import numpy as np
 
+from lipschitz_icl.tasks import admission
 from lipschitz_icl.tasks.builtin import BUILTIN_TASKS, FREQUENCY_RANGE, relu_kernel, sphere_characteristic
-from lipschitz_icl.tasks.family import QUADRATURE_FORMS, Features, Task, TaskFamily
+from lipschitz_icl.tasks.family import Features, Task, TaskFamily
 from lipschitz_icl.validation import ParameterError, check_choice, check_int, check_real
 
 __all__ = [
@@ -45,7 +47,6 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "lipschitz_icl.tasks"
-_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")  # lower case words joined by '-' (no ':' of mix:/kernel:)
 
 
 class TaskPluginError(ParameterError):
@@ -83,26 +84,12 @@ class _Registry(Mapping):
 TASKS = _Registry(BUILTIN_TASKS)
 
 
-def _check_class(cls) -> str:
-    """The reason ``cls`` cannot be registered, or ``""``."""
-    if not (isinstance(cls, type) and issubclass(cls, TaskFamily)):
-        return "not a subclass of lipschitz_icl.tasks.family.TaskFamily"
-    if not isinstance(cls.name, str) or not _NAME.fullmatch(cls.name) or len(cls.name) > 40:
-        return f"its name {cls.name!r} is not lower-case words joined by '-' (at most 40 characters)"
-    if cls.quadrature is not None and cls.quadrature not in QUADRATURE_FORMS:
-        return f"its quadrature {cls.quadrature!r} is none of None, {', '.join(map(repr, QUADRATURE_FORMS))}"
-    if cls.rotation_invariant and cls.low_rank:
-        return "a low-rank class is not rotation-invariant"
-    # a classmethod read on its class is a bound method, which has __func__
-    if cls.rotation_invariant and cls.zonal_kernel.__func__ is TaskFamily.zonal_kernel.__func__:  # type: ignore[attr-defined]
-        return "a rotation-invariant class must define zonal_kernel"
-    return ""
-
-
 def register_task(cls, *, replace: bool = False):
-    """Add ``cls`` (a :class:`TaskFamily` subclass) under ``cls.name``; returns ``cls`` (usable as a
-    decorator).  A name already taken is refused unless ``replace``."""
-    reason = _check_class(cls)
+    """Add ``cls`` (a :class:`TaskFamily` subclass) under ``cls.name`` in this process; returns ``cls`` (usable as
+    a decorator).  The class must pass :mod:`lipschitz_icl.tasks.admission` (its facts, a trial of its code); a
+    name already taken is refused unless ``replace``.  The command line runs in its own process: there a class
+    arrives through the entry point group :data:`ENTRY_POINT_GROUP` of an installed package."""
+    reason = admission.refusal(cls)
     if reason:
         raise ParameterError("task class", f"a registrable task class ({reason})", getattr(cls, "__name__", cls))
     classes = TASKS._load()
@@ -121,25 +108,35 @@ def unregister_task(name: str) -> None:
 
 
 def _plugin_classes(registered: dict) -> dict:
-    """The classes of the entry point group :data:`ENTRY_POINT_GROUP`, checked, by name."""
+    """The classes of the entry point group :data:`ENTRY_POINT_GROUP`, admitted
+    (:mod:`lipschitz_icl.tasks.admission`), by name."""
     from importlib import metadata
 
     found = {}
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         where = f"{entry.name} = {entry.value}"
-        try:
-            cls = entry.load()
-        except Exception as exc:
-            raise TaskPluginError(where, f"cannot be loaded ({type(exc).__name__}: {exc})") from None
-        reason = _check_class(cls) or (
-            f"its class is named {cls.name!r}, not {entry.name!r}" if cls.name != entry.name else ""
-        )
+        cls = _load_entry(entry, where)
+        reason = admission.facts_refusal(cls)
+        if not reason and cls.name != entry.name:
+            reason = f"its class is named {cls.name!r}, not {entry.name!r}"
         if not reason and (entry.name in registered or entry.name in found):
             reason = f"the name {entry.name!r} is taken"
+        reason = reason or admission.trial(cls)
         if reason:
             raise TaskPluginError(where, reason)
         found[cls.name] = cls
     return found
+
+
+def _load_entry(entry, where: str):
+    """The object an entry point names; an import that fails, or exits (``sys.exit`` at import), is a
+    :class:`TaskPluginError`."""
+    try:
+        return entry.load()
+    except SystemExit as exc:
+        raise TaskPluginError(where, f"cannot be loaded (it calls sys.exit({exc.code!r}) when imported)") from None
+    except Exception as exc:
+        raise TaskPluginError(where, f"cannot be loaded ({type(exc).__name__}: {exc})") from None
 
 
 def task_names(**facts) -> tuple:

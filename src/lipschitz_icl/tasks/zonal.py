@@ -18,21 +18,21 @@ expression      a user expression in ``t`` (and ``d``, named constants), read by
                 every SymPy step runs under a budget (:mod:`lipschitz_icl.tasks.symbolic`)
 callable        a Python function ``K(t)`` (vectorised over a NumPy array)
 ==============  ==============================================================================
+
+SymPy, mpmath and the expression parser are imported by the functions that read user expressions (and a
+mixture's SymPy form is built on first read, :attr:`ZonalKernel.sympy`): the built-in classes' kernels and
+mixtures of them cost NumPy alone, so the command line's numeric methods never import SymPy.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import zlib
 from collections.abc import Callable
+from dataclasses import replace
 
-import mpmath
 import numpy as np
-import sympy as sp
 
-from lipschitz_icl.expression import BUILTIN_CONSTANTS, FUNCTIONS, MAX_CONSTANT, ExpressionError, parse_expression
-from lipschitz_icl.tasks import symbolic
 from lipschitz_icl.tasks.family import class_kernel
 from lipschitz_icl.tasks.kernel import (
     SCHOENBERG_TOL,
@@ -64,7 +64,8 @@ __all__ = [
     "check_schoenberg",
     "rounding_floor",
     "kernel_constants",
-    "RESERVED_NAMES",
+    "reserved_names",
+    "RESERVED_NAMES",  # noqa: F822 (served by the module __getattr__: it reads the expression parser's names)
     "zonal_task_names",
     "is_mixture",
     "MIXTURE_PREFIX",
@@ -78,9 +79,12 @@ def zonal_task_names() -> tuple:
 
 
 def __getattr__(name):
-    """``BUILTIN_KERNELS``: :func:`zonal_task_names`, read from the registry."""
+    """``BUILTIN_KERNELS``: :func:`zonal_task_names`, read from the registry; ``RESERVED_NAMES``:
+    :func:`reserved_names`."""
     if name == "BUILTIN_KERNELS":
         return zonal_task_names()
+    if name == "RESERVED_NAMES":
+        return reserved_names()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -134,9 +138,16 @@ def mixture_kernel(parts, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
         return sum(w * k.gap(u) for w, k in zip(ws, kernels))
 
     label = MIXTURE_PREFIX + ",".join(f"{k.name}={w:g}" for k, (_, w) in zip(kernels, kept))
-    expr = sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
+
+    def expr():  # the SymPy form, built on first read
+        import sympy as sp
+
+        return sum(sp.Float(w) * k.sympy for w, k in zip(ws, kernels))
+
     parts = tuple((name, w, L, frequency) for (name, _), w in zip(kept, ws))
-    return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr, parts)
+    # a positive mixture of checked kernels is a covariance with K(1) > 0: checked
+    checked = all(k.checked for k in kernels)
+    return ZonalKernel(label, d, sum(w * k.k1 for w, k in zip(ws, kernels)), gap, expr, parts, checked=checked)
 
 
 def parse_mixture(task: str) -> tuple:
@@ -181,18 +192,25 @@ def parse_task(task: str, d: int, L: float = 1.0, frequency: float = 1.0) -> Zon
 
 # ----------------------------------------------------------------------------- user kernels
 KERNEL_VARIABLES = ("t", "d")
-RESERVED_NAMES = frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})  # never a constant's name
-CHECK_POINTS = 24  # points of [-1, 1] where the SymPy form is held to the expression's value
-AGREEMENT_RTOL = 1e-8  # allowed |D_sympy - D_expression| relative to max |D| at the check points
+
+
+def reserved_names() -> frozenset:
+    """``t``, ``d``, ``u`` and the expression parser's constants and functions: never a constant's name
+    (also ``RESERVED_NAMES``)."""
+    from lipschitz_icl.expression import BUILTIN_CONSTANTS, FUNCTIONS
+
+    return frozenset({"t", "d", "u", *BUILTIN_CONSTANTS, *FUNCTIONS})
 
 
 def kernel_constants(constants) -> dict:
     """``constants`` checked: identifiers (a letter, then letters, digits, ``_``; at most 31) that are
     not ``t``, ``d``, ``u``, ``pi`` or a function name (shadowing is an error), finite reals with
     ``|x| <= 1e300``."""
-    out = {}
+    from lipschitz_icl.expression import FUNCTIONS, MAX_CONSTANT
+
+    out, reserved = {}, reserved_names()
     for name, value in dict(constants or {}).items():
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) or name in RESERVED_NAMES:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,30}", name) or name in reserved:
             raise ParameterError(
                 f"constant {name!r}",
                 "named by an identifier (a letter, then letters, digits or "
@@ -203,15 +221,13 @@ def kernel_constants(constants) -> dict:
     return out
 
 
-def _check_points(text: str) -> np.ndarray:
-    """``t = 1, -1, 0, +-0.5`` and pseudo-random points of ``[-1, 1]`` (a stream fixed by the text)."""
-    rng = np.random.default_rng(zlib.crc32(text.encode("utf-8", "replace")))
-    return np.concatenate([[1.0, -1.0, 0.0, 0.5, -0.5], rng.uniform(-1.0, 1.0, CHECK_POINTS - 5)])
-
-
 def _expression_values(parsed, text: str, env: dict, points: np.ndarray) -> list:
     """``K(t)`` at ``points`` by the expression's own evaluator (mpmath, magnitude budget; independent of
     SymPy); a point where it is undefined or not a finite real refuses the kernel."""
+    import mpmath
+
+    from lipschitz_icl.expression import ExpressionError
+
     values = []
     for t in points:
         try:
@@ -223,12 +239,16 @@ def _expression_values(parsed, text: str, env: dict, points: np.ndarray) -> list
     return values
 
 
-def _symbolic_gap(parsed, text: str, d: int, constants: dict):
-    """``(K(t), D(u))`` in SymPy, under the budgets of :mod:`lipschitz_icl.tasks.symbolic`: ``t`` a symbol
-    with no assumptions and ``u = 1 - t`` non-negative (both true on ``[-1, 1]``: no identity that
-    needs ``t > 0`` applies, so ``abs(t)`` stays ``|t|``); ``D`` simplified."""
-    t, u = sp.Symbol("t"), sp.Symbol("u", nonnegative=True)
-    values = {"t": t, "d": sp.Integer(d), **{n: sp.Float(v) for n, v in constants.items()}}
+def _sympy_form(parsed, text: str, d: int, constants: dict):
+    """``K(t)`` in SymPy (``t`` the symbol :data:`lipschitz_icl.tasks.kernel_form.T`, with no assumptions: no
+    identity that needs ``t > 0`` applies, so ``abs(t)`` stays ``|t|``), under the budgets of
+    :mod:`lipschitz_icl.tasks.symbolic`."""
+    import sympy as sp
+
+    from lipschitz_icl.expression import ExpressionError
+    from lipschitz_icl.tasks import kernel_form, symbolic
+
+    values = {"t": kernel_form.T, "d": sp.Integer(d), **{n: sp.Float(v) for n, v in constants.items()}}
 
     def build():
         try:
@@ -236,69 +256,45 @@ def _symbolic_gap(parsed, text: str, d: int, constants: dict):
         except ExpressionError as exc:
             raise ParameterError("kernel", f"an expression in t, d and named constants ({exc})", text) from None
 
-    k_t = symbolic.within_budget(build, name="kernel", text=text, what="its SymPy form")
-    gap = symbolic.within_budget(
-        lambda: sp.simplify(k_t.subs(t, 1) - k_t.subs(t, 1 - u)), name="kernel", text=text, what="simplify", start=k_t
-    )
-    return k_t, gap, u
+    return symbolic.within_budget(build, name="kernel", text=text, what="its SymPy form")
 
 
 def expression_kernel(text: str, d: int, constants: dict | None = None, *, check: bool = True) -> ZonalKernel:
     """A kernel from the expression ``text`` in ``t`` (and ``d``, ``pi`` and the names of ``constants``),
     read by the project's safe parser; ``D(u) = K(1) - K(1 - u)`` is built symbolically and evaluated
-    with NumPy (:func:`sympy.lambdify` on the parsed tree's SymPy form, never on the text).  Before use
-    the NumPy ``D`` is held to the expression's own values (mpmath) at :data:`CHECK_POINTS` points of
-    ``[-1, 1]``: a SymPy form that differs (beyond ``AGREEMENT_RTOL max |D|``) is refused, so no
-    rewriting can change the kernel; every SymPy step runs under a time and size budget."""
+    with NumPy (:func:`lipschitz_icl.tasks.kernel_form.numpy_gap` on the parsed tree's SymPy form, never on the
+    text).  Before use the NumPy ``D`` is held to the expression's own values (mpmath) at the check points of
+    :func:`lipschitz_icl.tasks.kernel_form.check_points`: a SymPy form that differs (beyond
+    ``AGREEMENT_RTOL max |D|``) is refused, so no rewriting can change the kernel; every SymPy step runs under a
+    time and size budget."""
+    from lipschitz_icl.expression import ExpressionError, parse_expression
+    from lipschitz_icl.tasks import kernel_form
+
     d = check_int("d", d, minimum=2)
     constants = kernel_constants(constants)
     try:
         parsed = parse_expression(text, {*KERNEL_VARIABLES, *constants})
     except ExpressionError as exc:
         raise ParameterError("kernel", f"an expression in t, d and named constants ({exc})", text) from None
-    points = _check_points(text)
+    points = kernel_form.check_points(text)
     exact = _expression_values(parsed, text, {"d": d, **constants}, points)  # points[0] = 1: K(1)
     k1 = float(exact[0])
     if not all(math.isfinite(float(value)) for value in exact):
         raise ParameterError("kernel", "a function whose values on [-1, 1] a double can hold (|K| <= 1e308)", text)
-    k_t, gap_expr, u = _symbolic_gap(parsed, text, d, constants)
-    fn = symbolic.within_budget(
-        lambda: sp.lambdify(u, gap_expr, modules="numpy"), name="kernel", text=text, what="lambdify", start=gap_expr
-    )
-
-    def gap(values):
-        values = np.asarray(values, dtype=np.float64)
-        with np.errstate(all="ignore"):
-            out = np.broadcast_to(np.asarray(fn(values), dtype=np.float64), values.shape)
-        return np.array(out, dtype=np.float64)
-
-    _check_agreement(gap, exact, points, text)
+    k_t = _sympy_form(parsed, text, d, constants)
+    gap = kernel_form.numpy_gap(k_t, name="kernel", text=text)
+    try:
+        got = gap(1.0 - points)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise ParameterError("kernel", f"an expression NumPy can evaluate ({type(exc).__name__})", text) from None
+    what = "an expression whose symbolic form keeps its values"
+    kernel_form.agree(kernel_form.gaps_of(exact), got, points, name="kernel", text=text, what=what)
     # the name keys the on-disk cache (lipschitz_icl.runtime.memo.problem_key): it carries the constants too
     name = text + ("" if not constants else " with " + ", ".join(f"{k}={v!r}" for k, v in sorted(constants.items())))
     kernel = ZonalKernel(name, d, k1, gap, k_t)
     if check:
         check_schoenberg(kernel)
-    return kernel
-
-
-def _check_agreement(gap, exact: list, points: np.ndarray, text: str) -> None:
-    """The NumPy ``D(1 - t)`` against ``K(1) - K(t)`` of the expression's evaluator at ``points``."""
-    with mpmath.workdps(30):
-        reference = np.array([float(exact[0] - value) for value in exact])
-    try:
-        got = gap(1.0 - points)
-    except (TypeError, ValueError, ArithmeticError) as exc:
-        raise ParameterError("kernel", f"an expression NumPy can evaluate ({type(exc).__name__})", text) from None
-    scale = float(np.max(np.abs(reference)))
-    bad = np.flatnonzero(~(np.abs(got - reference) <= AGREEMENT_RTOL * scale + 1e-300))
-    if bad.size:
-        j = int(bad[0])
-        raise ParameterError(
-            "kernel",
-            f"an expression whose symbolic form keeps its values (at t = {points[j]:.6g} "
-            f"K(1) - K(t) is {reference[j]:.6g}, its SymPy form gives {got[j]:.6g})",
-            text,
-        )
+    return replace(kernel, checked=check)
 
 
 def callable_kernel(fn: Callable, d: int, name: str = "callable", *, check: bool = True) -> ZonalKernel:
@@ -316,4 +312,4 @@ def callable_kernel(fn: Callable, d: int, name: str = "callable", *, check: bool
     kernel = ZonalKernel(name, d, k1, gap)
     if check:
         check_schoenberg(kernel)
-    return kernel
+    return replace(kernel, checked=check)

@@ -30,7 +30,17 @@ from lipschitz_icl.report.latex import as_float
 from lipschitz_icl.report.mathtext import to_mathtext
 from lipschitz_icl.report.style import FULL_WIDTH, new_figure, save_pdf, styled
 
-__all__ = ["FigureDataError", "data_figure", "FIGURE_KINDS", "Panel", "parse_series", "axis_labels", "spec_panel"]
+__all__ = [
+    "FigureDataError",
+    "data_figure",
+    "FIGURE_KINDS",
+    "Panel",
+    "parse_series",
+    "axis_labels",
+    "spec_panel",
+    "merge_equal_series",
+    "theory_on_diagonal",
+]
 
 FIGURE_KINDS = ("line", "scatter", "loglog", "semilogx", "semilogy")
 _DASHED = re.compile(r"\s*\(dashed:\s*(.+?)\)\s*$")
@@ -144,17 +154,50 @@ def _theory_style(style: str) -> str:
     return "_" if style == "o" else "--"
 
 
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-12, atol=0.0))
+
+
+def merge_equal_series(series: list[dict]) -> list[tuple[int, dict]]:
+    """``(index, series)`` of the series to draw: one equal to an earlier one (same points, intervals and
+    theory) is drawn once, in the earlier one's colour (the noise part of two task classes is one curve;
+    drawn twice, one would hide the other).  The index keeps each series' colour across panels."""
+    out: list[tuple[int, dict]] = []
+    for i, s in enumerate(series):
+        keys = ("x", "y", "y_low", "y_high", "theory_y")
+        if not any(all(_same(t[k], s[k]) for k in keys) for _, t in out):
+            out.append((i, s))
+    return out
+
+
+def theory_on_diagonal(series: list[dict]) -> bool:
+    """Every theory value equals its x (a scatter of measured against derived): draw the line y = x."""
+    with_theory = [s for s in series if s["theory_y"] is not None]
+    return bool(with_theory) and all(_same(s["theory_y"], s["x"]) for s in with_theory)
+
+
 def _panel(ax, panel: Panel) -> None:
     log_x = panel.kind in ("loglog", "semilogx")
     log_y = panel.kind in ("loglog", "semilogy") or panel.transform == "deviation" or panel.log_y
     style = "o" if panel.kind == "scatter" else "o-"
     hidden = 0
-    series = [_deviation(s) if panel.transform == "deviation" else s for s in panel.series]
+    drawn = merge_equal_series([_deviation(s) if panel.transform == "deviation" else s for s in panel.series])
+    series = [s for _, s in drawn]
+    colours = [f"C{i % 10}" for i, _ in drawn]
+    diagonal = panel.kind == "scatter" and theory_on_diagonal(series)
+    if diagonal:
+        xs = np.concatenate([s["x"] for s in series])
+        lo, hi = float(xs.min()), float(xs.max())
+        pad = 0.05 * (hi - lo or abs(hi) or 1.0)
+        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], "--", color="0.3", lw=0.9, label="measured = derived")
+        series = [dict(s, theory_y=None) for s in series]
     if panel.dodge and len(series) > 1:
         width = 0.6 / len(series)
         series = [dict(s, x=s["x"] + (i - (len(series) - 1) / 2) * width) for i, s in enumerate(series)]
-    for i, s in enumerate(series):
-        hidden += _draw_series(ax, s, f"C{i % 10}", style, log_y)
+    for s, colour in zip(series, colours):
+        hidden += _draw_series(ax, s, colour, style, log_y)
     if log_x:
         ax.set_xscale("log")
     if log_y:

@@ -30,7 +30,20 @@ from lipschitz_icl.report.figures.data import FigureDataError
 from lipschitz_icl.report.mathtext import mpl_text, to_mathtext
 from lipschitz_icl.report.style import FULL_WIDTH, new_figure, save_pdf, save_png, styled
 
-__all__ = ["RENDERERS", "render", "write", "caption", "fig1", "fig3", "fig5", "fig6", "fig9", "eq4"]
+__all__ = [
+    "RENDERERS",
+    "render",
+    "write",
+    "caption",
+    "caption_note",
+    "CAPTION_NOTES",
+    "fig1",
+    "fig3",
+    "fig5",
+    "fig6",
+    "fig9",
+    "eq4",
+]
 
 _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
@@ -85,7 +98,7 @@ def fig1(data: dict) -> Figure:
     soft_e = _shape(_array(data, "softmax_error", k, 2), "softmax_error", (k, len(n_grid)))
     lin_e = _shape(_array(data, "linear_error", k, 2), "linear_error", (k, len(n_grid)))
     query = float(data.get("query_angle", 0.0))
-    fig, ax = new_figure(FULL_WIDTH, 5.4, 3, k, sharex="row")
+    fig, ax = new_figure(FULL_WIDTH, 3.8, 3, k, sharex="row")
     for j, Lj in enumerate(L):
         top, mid, bottom = ax[0, j], ax[1, j], ax[2, j]
         top.axvspan(
@@ -104,8 +117,8 @@ def fig1(data: dict) -> Figure:
         mid.axhline(0.0, color="black", lw=0.5)
         bottom.loglog(n_grid, soft_e[j], "o-", color="tab:blue", label=r"softmax, $w^* I$")
         bottom.loglog(n_grid, lin_e[j], "s-", color="tab:orange", label=r"linear, $m^* I$")
-        top.set_xlabel("angle on the circle")
-        mid.set_xlabel("angle to the query")
+        top.set_xlabel("angle (rad)")
+        mid.set_xlabel("angle to the query (rad)")
         bottom.set_xlabel("context size $n$")
     ax[0, 0].set_ylabel("$f(x)$, $y$")
     ax[1, 0].set_ylabel(r"$n\,\times$ weight")
@@ -134,7 +147,7 @@ def fig3(data: dict) -> Figure:
     if not isinstance(series, list) or not series:
         raise FigureDataError("figure field 'series' must be a non-empty list")
     margin = float(data.get("margin", 0.05))
-    fig, ax = new_figure(FULL_WIDTH, 2.5, 1, 2)
+    fig, ax = new_figure(FULL_WIDTH, 2.15, 1, 2)
     left, right = ax[0]
     right.axhspan(-margin, margin, color="0.9", label=f"margin $\\pm{margin:g}$")
     right.axhline(0.0, color="black", lw=0.5)
@@ -187,18 +200,23 @@ def fig3(data: dict) -> Figure:
 # ----------------------------------------------------------------------------- Figure 5
 def fig5(data: dict) -> Figure:
     """Figure 5 (keys ``curves``: class -> ``{steps, error, se}`` and optionally ``optimal``; ``cross``:
-    ``{pretrained_on, error}`` and optionally ``ratio``, ``ratio_se``, ``optimal``; optional ``margin``):
+    ``{pretrained_on, error}`` and optionally ``ratio``, ``ratio_se``, ``optimal``; optional ``margin``;
+    optional ``mismatch``: ``{case, probes: probe -> {smaller, larger: [ratio, low, high], decided}}``):
     left, the test error during pretraining of the layer pretrained on each class, tested on that same
-    class (bands: +-2 standard errors); right, the error on cosine tasks of the layers pretrained on each
-    class over that of the cosine-pretrained layer (+-2 standard errors, paired), with the claim's margin
-    shaded."""
+    class (bands: +-2 standard errors); middle, the error on cosine tasks of the layers pretrained on each
+    class over that of the cosine-pretrained layer (+-2 standard errors, paired, drawn with caps), with the
+    claim's margin shaded; right (when ``mismatch`` is given, the rebuttal's mismatched-``L`` panel), the
+    error of attention pretrained at ``L' = L/10`` and ``L' = 10 L`` over the matched one, per probe task
+    (filled: a class the claim decides on; open: reported only)."""
     curves = data.get("curves")
     cross = data.get("cross")
     if not isinstance(curves, dict) or not curves or not isinstance(cross, dict):
         raise FigureDataError("figure fields 'curves' (an object by class) and 'cross' are required")
+    mismatch = data.get("mismatch") if isinstance(data.get("mismatch"), dict) else None
     classes = list(curves)
-    fig, ax = new_figure(FULL_WIDTH, 2.6, 1, 2, width_ratios=(1.6, 1.0))
-    left, right = ax[0]
+    ratios_width = (1.5, 0.9, 1.3) if mismatch else (1.6, 1.0)
+    fig, ax = new_figure(FULL_WIDTH, 2.3, 1, len(ratios_width), width_ratios=ratios_width)
+    left, right = ax[0][0], ax[0][1]
     for i, c in enumerate(classes):
         colour = _COLOURS[i % len(_COLOURS)]
         cur = curves[c]
@@ -212,7 +230,7 @@ def fig5(data: dict) -> Figure:
             left.axhline(float(cur["optimal"]), color=colour, ls=":", lw=1.0, label=f"optimal $E(w^*I)$, {name}")
     left.set_yscale("log")
     left.set_xlabel("pretraining step")
-    left.set_ylabel("test ICL error on its own class")
+    left.set_ylabel("test ICL error, own class")
     names = [str(x) for x in cross.get("pretrained_on", [])]
     errors = _array(cross, "error", len(names))
     ratios = _array(cross, "ratio", len(names)) if "ratio" in cross else errors / errors[-1]
@@ -222,7 +240,7 @@ def fig5(data: dict) -> Figure:
     right.axhline(1.0, color="black", lw=0.5)
     for i, (c, r, se) in enumerate(zip(names, ratios, ratio_se)):
         colour = _COLOURS[classes.index(c) % len(_COLOURS)] if c in classes else "0.5"
-        right.errorbar([i], [r], yerr=[2 * se], fmt="o", color=colour, ms=4)
+        right.errorbar([i], [r], yerr=[2 * se], fmt="o", color=colour, ms=3, capsize=4, elinewidth=1.2)
     if "optimal" in cross:
         right.axhline(
             float(cross["optimal"]) / float(errors[-1]), color="black", ls=":", lw=1.0, label="optimal $E(w^*I)$"
@@ -230,16 +248,57 @@ def fig5(data: dict) -> Figure:
     right.set_xticks(range(len(names)), [mpl_text(n) for n in names])
     right.set_xlim(-0.5, len(names) - 0.5)
     right.set_xlabel("pretrained on")
-    right.set_ylabel(r"error on cosine tasks, relative")
+    right.set_ylabel("cosine-task error, relative")
+    if mismatch:
+        _mismatch_panel(ax[0][2], mismatch)
     handles, labels = left.get_legend_handles_labels()
-    more = right.get_legend_handles_labels()
+    more: tuple[list, list] = ([], [])
+    for a in ax[0][1:]:
+        h, lab = a.get_legend_handles_labels()
+        more = (more[0] + h, more[1] + lab)
     fig.legend(
         handles + more[0],
         ["pretrained on " + lab if not lab.startswith("optimal") else lab for lab in labels] + more[1],
         loc="outside upper center",
         ncols=4,
+        columnspacing=1.6,
+        handletextpad=0.5,
     )
     return fig
+
+
+def _mismatch_panel(ax, mismatch: dict) -> None:
+    """Error ratios of mismatched pretraining ``L' = L/10`` and ``10 L`` over matched, per probe (log axis)."""
+    probes = mismatch.get("probes")
+    if not isinstance(probes, dict) or not probes:
+        raise FigureDataError("figure field 'mismatch.probes' must be a non-empty object")
+    names = list(probes)
+    ax.axhline(1.0, color="black", lw=0.5)
+    for which, colour, marker, shift in (("smaller", "tab:purple", "v", -0.15), ("larger", "tab:brown", "^", 0.15)):
+        for i, name in enumerate(names):
+            entry = probes[name]
+            value = entry.get(which) if isinstance(entry, dict) else None
+            if not (isinstance(value, list) and len(value) == 3):
+                raise FigureDataError(f"figure field 'mismatch.probes.{name}.{which}' must be [ratio, low, high]")
+            r, lo, hi = (float(v) for v in value)
+            filled = bool(entry.get("decided"))
+            ax.errorbar(
+                [i + shift],
+                [r],
+                yerr=[[r - lo], [hi - r]],
+                fmt=marker,
+                color=colour,
+                mfc=colour if filled else "white",
+                ms=4,
+                capsize=2,
+            )
+        ax.plot(
+            [], [], marker, color=colour, ls="", ms=4, label=r"$L' = L/10$" if which == "smaller" else r"$L' = 10L$"
+        )
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)), [mpl_text(n) for n in names], rotation=45, ha="right")
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.set_ylabel("error, mismatched / matched")
 
 
 # ----------------------------------------------------------------------------- Figure 6
@@ -254,7 +313,7 @@ def fig6(data: dict) -> Figure:
     w_gen = _array(data, "weights_general", len(angle))
     c_iso, c_gen = float(data.get("centre_isotropic", 0.0)), float(data.get("centre_general", 0.0))
     c_theory = float(data.get("centre_theory", c_gen))
-    fig, ax = new_figure(FULL_WIDTH, 2.4, 1, 2, width_ratios=(1.9, 1.0))
+    fig, ax = new_figure(FULL_WIDTH, 2.1, 1, 2, width_ratios=(1.9, 1.0))
     left, right = ax[0]
     left.plot(angle, w_iso, color="tab:blue", label=r"$M = w^* I$")
     left.plot(angle, w_gen, color="tab:red", label="general $M$")
@@ -305,7 +364,7 @@ def fig9(data: dict) -> Figure:
     if not isinstance(series, dict) or not series:
         raise FigureDataError("figure field 'series' must be an object by link")
     links = list(series)
-    fig, ax = new_figure(FULL_WIDTH, 3.6, 2, len(links), sharex=True)
+    fig, ax = new_figure(FULL_WIDTH, 2.7, 2, len(links), sharex=True)
     for j, link in enumerate(links):
         entry = series[link]
         if not isinstance(entry, dict):
@@ -345,33 +404,45 @@ def fig9(data: dict) -> Figure:
 # ----------------------------------------------------------------------------- Eq. (4)
 def eq4(data: dict) -> Figure:
     """Rebuttal figure (keys ``d``, ``matrices`` (``W_K^T W_Q`` per ``d``), ``distance`` (per ``d``, one per
-    run)): heat maps of the trained ``W_K^T W_Q`` (rows: the context token's entries, columns: the query
-    token's).  The query token's label entry is always 0, so its column never reaches a score: it is
-    greyed out.  Each panel states the mean distance to the Eq. (4) form over the runs."""
+    run)): top row, the trained ``W_K^T W_Q`` divided by its window scale ``w = tr(M)/d`` (``M`` its top-left
+    block), so the Eq. (4) form reads ``[[I, 0], [0, 0]]`` on a fixed colour scale; bottom row, what is off that
+    form, ``(W_K^T W_Q - w [[I, 0], [0, 0]])/w``, on its own colour scale (the largest entry of the panels
+    sets it).  The query token's label entry is always 0, so its column never reaches a score: greyed out.
+    Each panel states ``d``, ``w`` and the mean distance to the Eq. (4) form over the runs."""
     ds = [int(d) for d in _array(data, "d")]
     mats = data.get("matrices")
     dists = data.get("distance")
     if not isinstance(mats, list) or len(mats) != len(ds) or not isinstance(dists, list) or len(dists) != len(ds):
         raise FigureDataError("figure fields 'matrices' and 'distance' must hold one entry per d")
-    fig, ax = new_figure(FULL_WIDTH, 2.3, 1, len(ds))
-    image = None
-    scale = max(float(np.max(np.abs(np.asarray(m, dtype=float)))) for m in mats) or 1.0
-    for a, d, raw, dist in zip(ax[0], ds, mats, dists):
+    scaled, residuals, scales = [], [], []
+    for d, raw in zip(ds, mats):
         A = _shape(np.asarray(raw, dtype=float), "matrices", (d + 1, d + 1))
-        image = a.imshow(A, cmap="RdBu_r", vmin=-scale, vmax=scale)
-        a.axvspan(d - 0.5, d + 0.5, color="0.82", zorder=2, lw=0)
-        a.text(
-            d, d / 2, "meets the\nquery's\nzero label", rotation=90, ha="center", va="center", zorder=3, color="0.25"
-        )
-        labels = [f"$x_{{{i + 1}}}$" for i in range(d)] + ["$y$"]
-        a.set_xticks(range(d + 1), labels)
-        a.set_yticks(range(d + 1), labels)
-        a.axhline(d - 0.5, color="black", lw=0.6)
-        a.axvline(d - 0.5, color="black", lw=0.6)
-        a.set_xlabel(f"query token ($d = {d}$; distance {float(np.mean(dist)):.3f})")
-        a.set_ylabel("context token")
-        a.spines[:].set_visible(True)
-    fig.colorbar(image, ax=list(ax[0]), shrink=0.9, label=r"entry of $W_K^\top W_Q$")
+        w = float(np.trace(A[:d, :d])) / d
+        w = w if w != 0 else 1.0
+        form = np.zeros_like(A)
+        form[:d, :d] = np.eye(d)
+        scaled.append(A / w)
+        residuals.append(A / w - form)
+        scales.append(w)
+    off = max(float(np.max(np.abs(np.delete(r, -1, axis=1)))) for r in residuals) or 1e-12
+    fig, ax = new_figure(FULL_WIDTH, 2.9, 2, len(ds))
+    images = []
+    for j, (d, dist) in enumerate(zip(ds, dists)):
+        for row, (M, limit) in enumerate(((scaled[j], 1.0), (residuals[j], off))):
+            a = ax[row, j]
+            images.append(a.imshow(M, cmap="RdBu_r", vmin=-limit, vmax=limit))
+            a.axvspan(d - 0.5, d + 0.5, color="0.82", zorder=2, lw=0)
+            labels = [f"$x_{{{i + 1}}}$" for i in range(d)] + ["$y$"]
+            a.set_xticks(range(d + 1), labels)
+            a.set_yticks(range(d + 1), labels)
+            a.axhline(d - 0.5, color="black", lw=0.6)
+            a.axvline(d - 0.5, color="black", lw=0.6)
+            a.set_ylabel("context token")
+            a.spines[:].set_visible(True)
+        ax[0, j].set_title(f"$d = {d}$, $w = {scales[j]:.3g}$, distance {float(np.mean(dist)):.3f}", loc="left")
+        ax[1, j].set_xlabel("query token (grey: meets the zero label)")
+    fig.colorbar(images[0], ax=list(ax[0]), shrink=0.9, label=r"$W_K^\top W_Q / w$")
+    fig.colorbar(images[1], ax=list(ax[1]), shrink=0.9, label="off the Eq. (4) form, $/w$")
     return fig
 
 
@@ -427,6 +498,40 @@ def _literal_dict(match: re.Match) -> str:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return match.group(0)
     return "(" + _setting_value(value) + ")" if isinstance(value, dict) else match.group(0)
+
+
+CAPTION_NOTES = {
+    "fig1": r"Angles in radians; the shaded window is $\pm 1/\sqrt{w^*}$.",
+    "fig3": r"Error bars: 99\% $t$-intervals over the runs (dots: the runs).",
+    "fig5": (
+        r"Bands and error bars: $\pm 2$ standard errors (paired for the ratios; caps mark the ends, smaller than the "
+        r"marker where not seen)."
+    ),
+    "fig6": r"Angles in radians.",
+    "fig9": r"Lines: mean over the runs; bands: their range.",
+    "eq4": (
+        r"Top: the trained matrix over its window scale $w$; bottom: its part off the Eq.~(4) form, on its own "
+        r"scale."
+    ),
+}
+
+
+def caption_note(data: dict) -> str:
+    """What the figure's marks mean (LaTeX): error bars, bands, units (:data:`CAPTION_NOTES`); for paper
+    Figure 5 with its mismatched-``L`` panel, where that panel's data come from."""
+    from lipschitz_icl.report.latex import escape
+
+    name = str(data.get("name", ""))
+    note = CAPTION_NOTES.get(name, "")
+    mismatch = data.get("mismatch") if isinstance(data.get("mismatch"), dict) else None
+    if name == "fig5" and mismatch:
+        note += (
+            " Right: the rebuttal's mismatched-$L$ panel, from case "
+            + r"\code{"
+            + escape(str(mismatch.get("case", "")))
+            + "} (filled: a class the claim decides on; open: reported only; error bars its intervals)."
+        )
+    return note
 
 
 def caption(data: dict) -> str:

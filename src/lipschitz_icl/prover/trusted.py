@@ -1,0 +1,280 @@
+"""The trusted base of the prover and of its checker: each certified quantity named with its enclosure.
+
+Everything the prover proves rests on this table and on the functions it names; the search
+(:mod:`lipschitz_icl.prover.search`) and the checker (:mod:`lipschitz_icl.prover.checker`) both read it,
+and nothing else decides what a quantity is.  An entry of :data:`QUANTITIES` is a :class:`Quantity`:
+
+* ``params``: its parameters, each with the range where the formula is valid (:data:`PARAMETERS`);
+* ``value``: the certified ball at a point, a function of :mod:`lipschitz_icl.certified` (the laws of
+  :mod:`lipschitz_icl.certified.laws`, the ``w*`` proof of :mod:`lipschitz_icl.certified.wstar`);
+* ``extremes``: a theorem, the two points of a box where the quantity is smallest and largest (proofs
+  below), so that every value on the box lies between ``value(smallest)`` and ``value(largest)``
+  (:meth:`Quantity.enclose`); a parameter in which no theorem is used must be a single value on the box,
+  else :class:`NoEnclosure` names it;
+* ``domain_rule``: what the formula needs of a whole domain beyond the ranges (``k <= d``).
+
+Adding a quantity is one entry here: its parameters, its certified value function and its extremes
+(with the proof of the monotonicity in this docstring).  A quantity enclosed directly on a box (say
+the loss with ``n`` an interval) gives ``extremes = whole_box`` and a ``value`` that encloses a box.
+
+Proofs (couplings: ``x = g / |g|`` with ``g`` standard Gaussian in ``R^d``; rotation invariance lets a
+rank-``k`` projector be the coordinate projector onto the first ``k`` coordinates; ``N = #{i <= n: U_i <=
+p}`` with ``U_i`` i.i.d. uniform on ``[0, 1]``):
+
+* cap ``P(t >= h)``, ``t = x . q = g_1 / |g|``: a tail probability, so nonincreasing in ``h``; ``|g|``
+  grows with ``d`` (more coordinates), so ``|t|`` is pointwise nonincreasing in ``d``; for ``h >= 0``,
+  ``P(t >= h) = P(|t| >= h) / 2`` is nonincreasing in ``d``, for ``h <= 0``,
+  ``P(t >= h) = 1 - P(|t| > -h) / 2`` is nondecreasing in ``d`` (``t`` is symmetric).  On a box, the
+  quantity is at least its value at ``h_hi`` and at most its value at ``h_lo`` (for every ``d``), and at
+  those two heights the extreme ``d`` is ``d_hi`` where the height is ``>= 0`` (smallest) or ``<= 0``
+  (largest), else ``d_lo``; so a box whose ``h`` straddles 0 is enclosed too.
+* projection ``||P x||^2 = sum_{i <= k} g_i^2 / sum_{i <= d} g_i^2``: pointwise nondecreasing in ``k``
+  and nonincreasing in ``d``; the upper tail ``P(||Px||^2 >= s)`` is nonincreasing in ``s``, the lower
+  tail ``P(||Px||^2 <= s)`` nondecreasing in ``s`` (the mirror in ``k`` and ``d``).
+* binomial ``N``: pointwise nondecreasing in ``p`` and in ``n``; ``P(N >= a)`` is nonincreasing in ``a``,
+  ``P(N <= a)`` nondecreasing in ``a`` (the mirror in ``p`` and ``n``).
+* ``icl_error = min_w L(w)`` (affine class) is nondecreasing in ``sigma`` and in ``L``: for every ``w``
+  the loss ``sigma^2 E[sum_i p_i^2] + (L^2/(3d)) E[...]`` is, and a minimum of nondecreasing functions is.
+* ``w*`` depends on ``(sigma, L)`` only through ``r = sigma/L`` (``L(w) = L^2 (r^2 N(w) + B(w)/(3d))``)
+  and is nonincreasing in ``r``: ``N = E[sum_i p_i^2]`` is strictly increasing in ``w``, so for
+  ``r' > r`` with minimisers ``w'`` and ``w``, adding the two optimality inequalities gives
+  ``(r'^2 - r^2)(N(w') - N(w)) <= 0``, i.e. ``w' <= w``: nonincreasing in ``sigma``, nondecreasing in
+  ``L``.  No monotonicity in ``d`` or ``n`` is used for the loss quantities.
+
+Each certified ``w*`` point costs tens of seconds (``costly``: the search tests only the corners it has
+already enclosed for counterexamples); a point where the ``w*`` proof does not close has no enclosure.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from flint import arb
+
+from lipschitz_icl.certified import arithmetic, laws
+from lipschitz_icl.problem import L_RANGE, SIGMA_MAX
+from lipschitz_icl.validation import ParameterError
+
+__all__ = [
+    "Parameter",
+    "PARAMETERS",
+    "Quantity",
+    "QUANTITIES",
+    "NoEnclosure",
+    "lookup",
+    "whole_box",
+]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter of a quantity: an integer or a real, in ``[minimum, maximum]`` (``(minimum, maximum]``
+    when ``open_minimum``)."""
+
+    name: str
+    integer: bool
+    minimum: float
+    maximum: float
+    open_minimum: bool = False
+
+    def admits(self, value) -> bool:
+        """``value`` lies in the range (for an integer parameter: an ``int``, never a ``bool`` or float)."""
+        if isinstance(value, bool) or not isinstance(value, int if self.integer else (int, float)):
+            return False
+        above = value > self.minimum if self.open_minimum else value >= self.minimum
+        return bool(above and value <= self.maximum)
+
+    def describe(self) -> str:
+        kind = "an integer" if self.integer else "a real number"
+        opening = "(" if self.open_minimum else "["
+        return f"{kind} in {opening}{self.minimum:g}, {self.maximum:g}]"
+
+
+PARAMETERS = {
+    "d": Parameter("d", True, 2, 512),
+    "k": Parameter("k", True, 1, 512),
+    "n": Parameter("n", True, 1, 10**15),
+    "a": Parameter("a", True, 0, 10**15),
+    "h": Parameter("h", False, -1.0, 1.0),
+    "s": Parameter("s", False, 0.0, 1.0),
+    "t": Parameter("t", False, -1.0, 1.0),
+    "p": Parameter("p", False, 0.0, 1.0),
+    "L": Parameter("L", False, L_RANGE[0], L_RANGE[1]),
+    "sigma": Parameter("sigma", False, 0.0, SIGMA_MAX, open_minimum=True),
+    "w": Parameter("w", False, 0.0, 1e8, open_minimum=True),
+}
+
+
+class NoEnclosure(Exception):
+    """The quantity has no enclosure on this box until ``param`` is narrowed to a single value (no
+    monotonicity in it is used); ``param`` None: no narrowing helps (e.g. a ``w*`` proof that did not close)."""
+
+    def __init__(self, param: str | None, reason: str):
+        super().__init__(reason)
+        self.param = param
+        self.reason = reason
+
+
+Ranges = Mapping[str, "tuple | list"]  # parameter -> (lo, hi); a point has lo == hi
+Point = dict
+
+
+def _corner(box: Ranges, upper) -> Point:
+    """The point of ``box`` at the upper end of every parameter named in ``upper``, at the lower end of the rest."""
+    return {name: box[name][1] if name in upper else box[name][0] for name in box}
+
+
+def whole_box(box: Ranges) -> tuple:
+    """``extremes`` of a quantity whose ``value`` encloses a whole box itself."""
+    return box, box
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A certified quantity (module docstring): its parameters, certified value and extremes theorem."""
+
+    name: str
+    params: tuple[Parameter, ...]
+    value: Callable[[Point], arb]
+    extremes: Callable[[Ranges], tuple]
+    task: str | None = None
+    costly: bool = False
+    domain_rule: Callable[[dict], str | None] = lambda pieces: None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def parameter(self, name: str) -> Parameter:
+        for parameter in self.params:
+            if parameter.name == name:
+                return parameter
+        raise ParameterError(name, f"a parameter of {self.name} (one of {', '.join(self.names)})", name)
+
+    def enclose(self, box: Ranges) -> tuple[arb, arb]:
+        """``(low, high)``: balls holding the quantity's values at its two extremes on ``box`` (ranges of all
+        its parameters), so every value on the box lies between ``low``'s lower end and ``high``'s upper
+        end.  Two balls, not their union: a union ``[0, 1]`` is a ball whose upper end passes 1, while
+        ``high`` keeps an exact end value (the cap probability is exactly 1 at ``h = -1``).  Raises
+        :class:`NoEnclosure`."""
+        smallest, largest = self.extremes(box)
+        low = self.value(smallest)
+        return (low, low) if smallest == largest else (low, self.value(largest))
+
+
+# ----------------------------------------------------------------------------- the extremes theorems
+def _cap_extremes(box: Ranges) -> tuple:
+    h_lo, h_hi = box["h"]
+    smallest = _corner(box, ("h", "d") if h_hi >= 0 else ("h",))
+    largest = _corner(box, ("d",) if h_lo <= 0 else ())
+    return smallest, largest
+
+
+def _monotone(up: tuple, down: tuple) -> Callable[[Ranges], tuple]:
+    """Extremes of a quantity nondecreasing in ``up`` and nonincreasing in ``down``; any other parameter
+    must be a single value on the box (no monotonicity in it is used: :class:`NoEnclosure` names it)."""
+
+    def extremes(box: Ranges) -> tuple:
+        for name, (lo, hi) in box.items():
+            if lo != hi and name not in up and name not in down:
+                raise NoEnclosure(name, f"no monotonicity in {name} is used here")
+        return _corner(box, down), _corner(box, up)
+
+    return extremes
+
+
+def _ranks_within_dimension(pieces: dict) -> str | None:
+    highest_k = max(hi for _, hi in pieces["k"])
+    lowest_d = min(lo for lo, _ in pieces["d"])
+    return None if highest_k <= lowest_d else "every k at most every d (a rank-k projector of R^d)"
+
+
+# ----------------------------------------------------------------------------- the certified values
+@functools.lru_cache(maxsize=256)
+def _wstar(d: int, n: int, sigma: float, L: float):
+    from lipschitz_icl.certified.wstar import certified_wstar
+
+    return certified_wstar(d, n, sigma, L)
+
+
+def _loss_value(name: str) -> Callable[[Point], arb]:
+    def value(point: Point) -> arb:
+        result = _wstar(point["d"], point["n"], float(point["sigma"]), float(point["L"]))
+        if not result.decided:
+            raise NoEnclosure(None, f"the certified w* did not close at {point}: {result.info.get('reason')}")
+        low, high = (result.low, result.high) if name == "w_star" else (result.loss_low, result.loss_high)
+        return arithmetic.interval(low, high)
+
+    return value
+
+
+def _params(*names: str, **overrides: Parameter) -> tuple[Parameter, ...]:
+    return tuple(overrides.get(name, PARAMETERS[name]) for name in names)
+
+
+_LOSS_PARAMS = _params("d", "n", "L", "sigma", n=Parameter("n", True, 2, 10**15))
+
+QUANTITIES = {
+    "cap_tail": Quantity(
+        name="cap_tail",
+        params=_params("d", "h"),
+        value=lambda q: laws.cap_probability(q["d"], q["h"]),
+        extremes=_cap_extremes,
+    ),
+    "projection_tail": Quantity(
+        name="projection_tail",
+        params=_params("d", "k", "s"),
+        value=lambda q: laws.projection_tail(q["d"], q["k"], q["s"]),
+        extremes=_monotone(up=("k",), down=("d", "s")),
+        domain_rule=_ranks_within_dimension,
+    ),
+    "projection_lower_tail": Quantity(
+        name="projection_lower_tail",
+        params=_params("d", "k", "s"),
+        value=lambda q: laws.projection_lower_tail(q["d"], q["k"], q["s"]),
+        extremes=_monotone(up=("d", "s"), down=("k",)),
+        domain_rule=_ranks_within_dimension,
+    ),
+    "binomial_tail": Quantity(
+        name="binomial_tail",
+        params=_params("n", "a", "p"),
+        value=lambda q: laws.binomial_tail(q["n"], q["a"], q["p"]),
+        extremes=_monotone(up=("n", "p"), down=("a",)),
+    ),
+    "binomial_lower_tail": Quantity(
+        name="binomial_lower_tail",
+        params=_params("n", "a", "p"),
+        value=lambda q: laws.binomial_lower_tail(q["n"], q["a"], q["p"]),
+        extremes=_monotone(up=("a",), down=("n", "p")),
+    ),
+    "w_star": Quantity(
+        name="w_star",
+        params=_LOSS_PARAMS,
+        value=_loss_value("w_star"),
+        extremes=_monotone(up=("L",), down=("sigma",)),  # d and n single values
+        task="affine",
+        costly=True,
+    ),
+    "icl_error": Quantity(
+        name="icl_error",
+        params=_LOSS_PARAMS,
+        value=_loss_value("icl_error"),
+        extremes=_monotone(up=("L", "sigma"), down=()),  # d and n single values
+        task="affine",
+        costly=True,
+    ),
+}
+
+
+def lookup(name: str, task: str | None = None) -> Quantity:
+    """The certified quantity ``name`` of ``task`` (None for the tails); :class:`ParameterError` otherwise."""
+    if not isinstance(name, str) or name not in QUANTITIES:
+        raise ParameterError("quantity", "one of the certified quantities: " + ", ".join(QUANTITIES), name)
+    quantity = QUANTITIES[name]
+    if quantity.task is not None and task != quantity.task:
+        raise ParameterError(
+            "task", f"{quantity.task} for {name} in `prove` (relu and zonal kernels are not certified)", task
+        )
+    return quantity

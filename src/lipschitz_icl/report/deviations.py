@@ -1,0 +1,173 @@
+"""Page 1's executive summary: every statement that does not hold, or holds only in part, in one item.
+
+Read from ``claims.json`` and the paper map (:mod:`lipschitz_icl.report.paper_map`), claim by claim in
+the report's order.  A claim yields an item when
+
+* a case does not hold (verdict ``fails``, ``inconclusive``, ``refuted`` or ``undecided``): the cases and
+  the compared number that carries the verdict;
+* it is a finding (scope ``finding``: past or against the paper): its statement;
+* it is exploratory (its rule was set after seeing data): the reason, in full;
+* a number reported beside it, not decided, lies on the other side of its direction
+  (:func:`lipschitz_icl.report.summary.caveats`);
+* a pre-specified alternative of a statement of the paper (or a finding) is not ruled out: which, in how
+  many of its cases;
+
+and an item of the paper map yields one when it is checked only in part or not at all.  Each item names
+the paper's statement it concerns (the map's label, else the report section) and the case numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lipschitz_icl.report.latex import Latex, escape
+from lipschitz_icl.report.mathtext import to_latex
+from lipschitz_icl.report.paper_map import MapRow, case_list
+from lipschitz_icl.report.scope import record_scope
+from lipschitz_icl.report.sections import SectionView
+from lipschitz_icl.report.summary import NON_HOLDING, caveats, claim_statement, reason
+from lipschitz_icl.report.symbols import rename_for
+
+__all__ = ["Deviation", "deviations"]
+
+
+@dataclass
+class Deviation:
+    """One item of the summary: where (the paper's statement and the claim), the cases, and what;
+    ``first`` for a case that does not hold (listed before the rest)."""
+
+    where: Latex
+    cases: str
+    what: Latex
+    first: bool = False
+
+
+def _label(key: str, views: list[SectionView], rows: list[MapRow]) -> str:
+    for row in rows:
+        if any(str(r.get("key", "")) == key for r in row.records):
+            return row.item.label
+    for view in views:
+        if any(c.key == key for c in view.claims):
+            return view.name
+    return key.split(".")[0]
+
+
+def _alternatives(records: list) -> list[tuple[str, list[dict]]]:
+    """``(alternative name, records where it is not ruled out)`` in first-seen order."""
+    out: dict[str, list[dict]] = {}
+    for r in records:
+        for alt in r.get("alternatives", []):
+            if isinstance(alt, dict) and not alt.get("ruled_out"):
+                out.setdefault(str(alt.get("name", "?")), []).append(r)
+    return list(out.items())
+
+
+def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
+    records = claim.records
+    rename = rename_for(claim.key)
+    nums = [numbers[r["claim_id"]] for r in records]
+    scope = record_scope(records[0])
+    exploratory = claim.status == "exploratory"
+    out = []
+    bad = [r for r in records if r.get("verdict") in NON_HOLDING]
+    for r in bad:
+        out.append(
+            Deviation(
+                where,
+                case_list([numbers[r["claim_id"]]]),
+                Latex(
+                    r"\verdict{"
+                    + escape(r["verdict"])
+                    + "}"
+                    + escape(" (exploratory)" if exploratory else "")
+                    + r" \code{"
+                    + escape(r["claim_id"])
+                    + "}: "
+                    + reason(r)
+                ),
+                first=True,
+            )
+        )
+    if scope == "finding":
+        out.append(
+            Deviation(
+                where,
+                case_list(nums),
+                Latex(r"\emph{Finding:} " + to_latex(claim_statement(claim.key, records), rename=rename)),
+            )
+        )
+    if exploratory:
+        why = str((records[0].get("extra") or {}).get("exploratory_reason", "")) or "its rule was set after seeing data"
+        verdicts = ", ".join(sorted({str(r.get("verdict")) for r in records}))
+        out.append(
+            Deviation(
+                where,
+                case_list(nums),
+                Latex(
+                    r"\emph{Exploratory} ("
+                    + escape(verdicts)
+                    + ", never counted as the paper holding): "
+                    + to_latex(why, rename=rename)
+                ),
+            )
+        )
+    against = caveats(records)
+    if against:
+        out.append(
+            Deviation(
+                where, case_list(nums), Latex(r"\emph{Against its direction, reported only:} " + "; ".join(against))
+            )
+        )
+    if scope in ("paper", "finding") and not exploratory:
+        for name, where_not in _alternatives(records):
+            verdicts = ", ".join(
+                sorted({str(a.get("verdict")) for r in where_not for a in r["alternatives"] if a.get("name") == name})
+            )
+            out.append(
+                Deviation(
+                    where,
+                    case_list([numbers[r["claim_id"]] for r in where_not]),
+                    Latex(
+                        r"\emph{Alternative not ruled out} in "
+                        + escape(f"{len(where_not)} of {len(records)} cases ({verdicts}): ")
+                        + to_latex(name, rename=rename)
+                    ),
+                )
+            )
+    return out
+
+
+def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict) -> list[Deviation]:
+    """The summary's items (module docstring): claims in the report's order, then the paper map's items
+    checked only in part or not at all."""
+    out = []
+    for view in views:
+        for claim in view.claims:
+            label = _label(claim.key, views, rows)
+            where = Latex(r"\textbf{" + escape(label) + r"}, \textit{" + escape(claim.name) + "}")
+            out.extend(_claim_items(claim, numbers, where))
+    unchecked: dict[str, list[str]] = {}
+    for row in rows:
+        if row.status == "checked":
+            continue
+        where = Latex(r"\textbf{" + escape(row.item.label) + "}")
+        if row.status == "not checked":
+            unchecked.setdefault(row.item.not_checked or "no record of claims.json refers to it", []).append(
+                row.item.label
+            )
+            continue
+        missing = [p for p in row.parts if p.status != "checked"]
+        text = "; ".join(f"{p.what} ({p.status})" for p in missing)
+        out.append(Deviation(where, "", Latex(r"\emph{Checked in part:} " + to_latex(text))))
+    for why, labels in unchecked.items():
+        where = Latex(r"\textbf{" + escape(_joined(labels)) + "}")
+        out.append(Deviation(where, "", Latex(r"\emph{Not checked:} " + to_latex(why))))
+    return sorted(out, key=lambda d: not d.first)
+
+
+def _joined(labels: list[str]) -> str:
+    """``paper Figures 2, 4, 7`` for several paper figures, else the labels joined."""
+    prefix = "paper Figure "
+    if len(labels) > 1 and all(label.startswith(prefix) for label in labels):
+        return "paper Figures " + ", ".join(label[len(prefix) :] for label in labels)
+    return ", ".join(labels)

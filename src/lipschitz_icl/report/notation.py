@@ -1,0 +1,93 @@
+"""The report's notation: one symbol per meaning, and the terms of the records defined where they occur.
+
+:data:`NOTATION` lists every symbol the report's text, tables and captions use across sections, each with
+its one meaning (symbols local to one lemma -- the cap height ``h``, the projection threshold ``s``, the
+count threshold ``a`` -- are defined in that lemma's statement).  Where the registry's own words reuse a
+letter, :data:`lipschitz_icl.report.symbols.RENAMES` renames it in that group (the linear group's task
+covariance ``k(s)`` is printed ``K(s)``; Dasgupta and Gupta's ``beta = s d/k`` is printed ``tau``).
+:data:`GLOSSARY` defines the words of the records a reader meets undefined (``gated``, ``signal-matched``,
+``cosine-4``); :func:`glossary` keeps the entries whose term occurs in the report's text.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["NOTATION", "GLOSSARY", "glossary"]
+
+# (symbol in LaTeX math, meaning in LaTeX text)
+NOTATION: tuple[tuple[str, str], ...] = (
+    (r"d", r"dimension: covariates and queries are uniform on the sphere $S^{d-1}\subset\mathbb{R}^d$"),
+    (r"n", r"context size (number of labelled examples in a prompt)"),
+    (r"L", r"Lipschitz constant of the task class; $L'$ the constant of a mismatched pretraining class"),
+    (r"\sigma", r"standard deviation of the label noise"),
+    (r"\Lambda", r"$nL^2/\sigma^2$, the quantity Theorem~3.4 bounds $w^*$ by powers of"),
+    (r"M", r"attention matrix: the top-left block of $W_K^{\top}W_Q$"),
+    (r"W_K, W_Q, W_V", r"the attention layer's key, query and value matrices"),
+    (r"w,\ w^*", r"window scale ($M = wI$: bandwidth $1/\sqrt{w}$) and its optimum"),
+    (r"\alpha,\ C_d", r"exponent and constant of the window law $w^* \approx C_d\Lambda^{\alpha}$"),
+    (
+        r"c_{\mathrm{lo}}, c_{\mathrm{hi}}",
+        r"the two-sided constants of Theorem~3.4: $\min$ and $\max$ of $w^*/\Lambda^{\alpha}$ over a range of $n$",
+    ),
+    (
+        r"\kappa,\ q",
+        r"coefficient and exponent of the next order of the window law, "
+        r"$w^* = C_d\Lambda^{\alpha}(1 + \kappa w_0^{-q})$",
+    ),
+    (r"p,\ b_d", r"power and constant of the large-$n$ bias part, $b_d L^2 w^{-p}$"),
+    (r"\beta,\ c_R", r"power and constant of the noise part, $\sigma^2 c_R w^{\beta}/n$, $\beta = (d-1)/2$"),
+    (r"\Phi_d(w)", r"$\mathbb{E}\exp(w\,x\cdot q)$ for $x$ uniform on the sphere"),
+    (r"p_i", r"softmax attention weight of context point $i$"),
+    (r"m^*,\ E_{\mathrm{lin}}", r"optimal linear attention $m^*I$ and its ICL error"),
+    (
+        r"K(s),\ \bar K",
+        r"task covariance $\mathbb{E}_f f(a)f(b)$ at $a\cdot b = s$, and $\bar K = \mathbb{E}_t[t\,K(t)]$",
+    ),
+    (
+        r"B,\ k,\ P,\ Q",
+        r"basis of the low-rank subspace ($d\times k$, orthonormal columns), its rank, $P = BB^{\top}$, $Q = I - P$",
+    ),
+    (r"c^*", r"optimal scale of $c\,BB^{\top}$"),
+    (r"\rho(M,B)", r"the paper's representation error $\|M - PMP\|_F/\|M\|_F$"),
+    (r"\mathcal{L}", r"ICL loss (expected squared error of the prediction at the query)"),
+    (r"C", r"rate constant of a concentration bound (the stated value, or the sharpest proved)"),
+    (r"\tau", r"$s\,d/k$ in the projection-tail bounds"),
+    (
+        r"\delta,\ \varepsilon,\ s,\ \ldots",
+        r"resolutions: the smallest deviation of a claim's parameter that its rule refutes (each claim names its own)",
+    ),
+)
+
+# (term as a regular expression on the report's text, the term as printed, its definition)
+GLOSSARY: tuple[tuple[str, str, str], ...] = (
+    (r"\bgated\b", "gated", "a compared number that enters the verdict (the others are reported only)"),
+    (
+        r"signal-matched",
+        "signal-matched",
+        r"low-rank problems scaled so that the task is the same function of $z = \sqrt{d/k}\,B^{\top}x$ at every $d$",
+    ),
+    (
+        r"\b(?:cosine|triangle|distance)-\d",
+        "cosine-$j$, triangle-$j$, distance-$j$",
+        r"probe tasks of Theorem~3.5 outside the pretraining classes: $(L/j)\cos(j\,u\cdot x + \phi)$, "
+        r"$(L/j)\,T(j\,u\cdot x + \phi)$ with $T$ a triangle wave of slopes $\pm 1$, "
+        r"$L(\min_{i\le j}\|x - s_i\| - 1)$; each $L$-Lipschitz",
+    ),
+    (
+        r"\bd\d+k\d+\b",
+        r"\code{d3k1}, \code{d4k2}, \dots",
+        "a low-rank case: dimension $d$ and rank $k$ (d3k1: $d = 3$, $k = 1$)",
+    ),
+    (r"[Cc]lopper", "Clopper-Pearson", r"the exact binomial confidence interval \cite{clopper1934}"),
+    (
+        r"\bexploratory\b",
+        "exploratory",
+        "a claim whose rule was set after seeing data: reported, never counted as the paper holding or failing",
+    ),
+)
+
+
+def glossary(text: str) -> list[tuple[str, str]]:
+    """``(term, definition)`` for every :data:`GLOSSARY` entry whose term occurs in ``text``."""
+    return [(shown, meaning) for pattern, shown, meaning in GLOSSARY if re.search(pattern, text)]

@@ -1,0 +1,440 @@
+"""The proofs, written out: every case decided by rule ``proof``, as an inequality in typeset math.
+
+For each claim decided by proof (any scope: the lemmas the paper's proofs cite, and the paper's own
+statements once claims of scope ``paper`` are decided by proof) the report prints the statement, its
+source (the record's ``paper_ref`` with the works it cites, :mod:`lipschitz_icl.report.references`), each
+proved inequality ``quantity <= bound(C)`` typeset (the bound read by the project's bound reader
+:func:`lipschitz_icl.expression.parse_expression` -- never ``eval`` -- and printed by SymPy), and per case
+its domain, the method (branch and bound on python-flint/Arb ball enclosures, the end pieces decided by a
+stated lemma), the boxes, the verdict, the sharpest constant where the resolution or the certificate
+computed one, and the certificate file.
+
+Sources, in order of preference: a certificate (``proof.certificate`` of the record, a file of the
+certificates folder; format :mod:`lipschitz_icl.prover.certificate`) gives the statement, constants,
+domain and the sharpest constant (``sharpest``); otherwise the record's ``rule`` text (``quantity <= bound
+on {domain}; ...; lemma on ...``) and ``resolution`` (``low``/``high`` of the relative shift of the rate
+``C`` that a certified counterexample refutes) are read.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lipschitz_icl.report.latex import Latex, escape
+
+__all__ = [
+    "Inequality",
+    "ProofCase",
+    "Certificate",
+    "proof_cases",
+    "inequalities",
+    "domain_latex",
+    "bound_latex",
+    "find_certificates",
+    "proof_blocks",
+    "certificate_rows",
+    "QUANTITY_LATEX",
+    "CERTIFICATES",
+]
+
+CERTIFICATES = "certificates"  # the folder beside claims.json (and in --out) holding one file per proved case
+MAX_CERTIFICATE_BYTES = 256 * 1024 * 1024
+
+# the prover's quantities (lipschitz_icl.prover.enclosures, loss_enclosures) as they read in the report
+QUANTITY_LATEX = {
+    "cap_tail": r"P(x\cdot q \ge h)",
+    "projection_tail": r"P(\|Px\|^2 \ge s)",
+    "projection_lower_tail": r"P(\|Px\|^2 \le s)",
+    "binomial_tail": r"P(N \ge a)",
+    "binomial_lower_tail": r"P(N \le a)",
+    "w_star": r"w^*",
+    "icl_error": r"\mathcal{L}(w^* I)",
+}
+_RELATIONS = {"<=": r"\le", ">=": r"\ge"}
+
+
+@dataclass(frozen=True)
+class Inequality:
+    """``quantity relation bound`` on ``domain`` (a piece of a claim's domain)."""
+
+    quantity: str
+    relation: str
+    bound: str
+    domain: dict
+
+    def latex(self, constant: str = "C") -> Latex:
+        """Display math of the inequality (the domain apart: :func:`domain_latex`)."""
+        left = QUANTITY_LATEX.get(self.quantity, r"\mathrm{" + re.sub(r"[^A-Za-z]", "", self.quantity) + "}")
+        relation = _RELATIONS.get(self.relation, _RELATIONS["<="])
+        return Latex(f"{left} {relation} {bound_latex(self.bound, self.domain, constant)}")
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A certificate file found in the certificates folder."""
+
+    path: Path
+    name: str
+    size: int
+    sha256: str
+    statement: dict = field(default_factory=dict, hash=False)
+    sharpest: dict | None = field(default=None, hash=False)
+    precision_bits: int | None = None
+    error: str = ""
+
+
+@dataclass
+class ProofCase:
+    """One case decided by proof."""
+
+    record: dict
+    inequalities: list
+    lemmas: list
+    boxes: int | None
+    certificate: Certificate | None
+    certificate_named: str  # the file the record names (may be missing)
+    sharpest: str  # plain text with ASCII math, "" if not computed
+    stated: float | None
+
+
+def bound_latex(text: str, domain: dict | None = None, constant: str = "C") -> str:
+    """The bound ``text`` (the prover's expression language) as LaTeX printed by SymPy; the text itself
+    as code when the bound reader refuses it."""
+    from lipschitz_icl.expression import ExpressionError, parse_expression
+
+    names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text)) - {"exp", "log", "sqrt", "abs", "min", "max", "pi"}
+    try:
+        expr = parse_expression(text, names | {constant})
+    except ExpressionError:
+        return r"\texttt{" + escape(text) + "}"
+    return _exp_printer().doprint(expr.sympy)
+
+
+def _exp_printer():
+    """SymPy's LaTeX printer with ``exp(x)`` printed ``\\exp(x)`` (a long exponent is read on the line,
+    not in a superscript)."""
+    from sympy.printing.latex import LatexPrinter  # type: ignore[import-untyped]
+
+    class ExpPrinter(LatexPrinter):
+        def _print_ExpBase(self, expr, exp=None):
+            tex = r"\exp\left(" + self._print(expr.args[0]) + r"\right)"
+            return self._do_exponent(tex, exp)
+
+    return ExpPrinter()
+
+
+def _point(value) -> bool:
+    """A range whose ends print alike (an enclosure of one number): shown as that number."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) for v in value)
+        and _number(value[0]) == _number(value[1])
+    )
+
+
+def _number(x) -> str:
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return escape(str(x))
+
+
+def domain_latex(domain: dict) -> Latex:
+    """``d = 3, h \\in [0, 1]``, ``a \\in \\{25, \\dots, 99\\}`` (math mode)."""
+    parts = []
+    for name, value in domain.items():
+        symbol = escape(str(name))
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):
+            ranges = [domain_latex({name: v}).split(r" \in ", 1)[-1].split(" = ", 1)[-1] for v in value]
+            parts.append(rf"{symbol} \in " + r" \cup ".join(ranges))
+        elif isinstance(value, dict) and "from" in value and "to" in value:
+            parts.append(rf"{symbol} \in \{{{_number(value['from'])}, \dots, {_number(value['to'])}\}}")
+        elif isinstance(value, (list, tuple)) and len(value) == 2 and value[0] != value[1] and not _point(value):
+            parts.append(rf"{symbol} \in [{_number(value[0])}, {_number(value[1])}]")
+        elif isinstance(value, (list, tuple)) and value:
+            parts.append(rf"{symbol} = {_number(value[0])}")
+        else:
+            parts.append(rf"{symbol} = {_number(value)}")
+    return Latex(", ".join(parts))
+
+
+def _balanced(text: str, start: int) -> int:
+    """The index after the ``}`` closing the ``{`` at ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(text)
+
+
+_PIECE = re.compile(r"(?P<q>[a-z][a-z_]*) (?P<rel><=|>=) (?P<bound>.+?) on (?=\{)")
+
+
+def inequalities(rule: str) -> tuple[list[Inequality], list[str]]:
+    """The pieces ``quantity <= bound on {domain}`` of a proof record's ``rule`` and its lemma texts."""
+    head, _, body = rule.partition("): ")
+    text = body or head
+    found, lemmas, pos = [], [], 0
+    while (m := _PIECE.search(text, pos)) is not None:
+        end = _balanced(text, m.end())
+        try:
+            domain = ast.literal_eval(text[m.end() : end])
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            domain = None
+        if isinstance(domain, dict):
+            found.append(Inequality(m.group("q"), m.group("rel"), m.group("bound"), domain))
+        pos = end
+    lemmas = [s.strip() for s in text[pos:].split("; ") if s.strip().startswith("lemma")]
+    return found, lemmas
+
+
+def _object(record: dict, key: str) -> dict:
+    """``record[key]`` when it is an object, else ``{}``."""
+    value = record.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _stated(record: dict) -> float | None:
+    res = _object(record, "resolution")
+    m = re.search(r"\(stated ([0-9.eE+-]+)\)", str(res.get("parameter", "")))
+    if m:
+        try:
+            return float(m.group(1))
+        except ValueError:
+            return None
+    return None
+
+
+def _sharpest(record: dict, certificate: Certificate | None, stated: float | None) -> str:
+    """The sharpest constant as computed: the certificate's interval, else the resolution's bracket of
+    the rate ``C`` (proved at the stated value; refuted by a certified counterexample at ``C (1 + high)``;
+    the bisection did not refute ``C (1 + low)``)."""
+    if certificate is not None and isinstance(certificate.sharpest, dict):
+        s = certificate.sharpest
+        name = str(s.get("name", "C"))
+        low, high = s.get("low"), s.get("high")
+        if isinstance(low, (int, float)) and isinstance(high, (int, float)):
+            return f"{name} in [{low:.6g}, {high:.6g}] (certified; certificate {certificate.name})"
+    res = record.get("resolution")
+    if not isinstance(res, dict) or stated is None or record.get("verdict") != "proved":
+        return ""
+    proved = max([stated, *_proved_alternatives(record)])
+    low, high = res.get("low"), res.get("high")
+    if not isinstance(high, (int, float)) or not math.isfinite(high):
+        return f"proved at C = {proved:.6g}; no counterexample found up to the search limit"
+    refuted = stated * (1 + high)
+    return f"C* in [{proved:.6g}, {refuted:.6g})"
+
+
+def _proved_alternatives(record: dict) -> list[float]:
+    """The constants at which a pre-specified alternative (another ``C``) was proved as well."""
+    out = []
+    for alt in record.get("alternatives", []):
+        if isinstance(alt, dict) and alt.get("verdict") == "proved":
+            m = re.match(r"proved at C = ([0-9.eE+-]+)", str(alt.get("detail", "")))
+            if m:
+                try:
+                    out.append(float(m.group(1)))
+                except ValueError:
+                    continue
+    return out
+
+
+def find_certificates(directories) -> list[Certificate]:
+    """Every ``*.json`` file of the certificates folders in ``directories`` (first found of each name), read
+    for its statement and sharpest constant; a file that is not a certificate is listed with its error."""
+    import hashlib
+
+    seen: dict[str, Certificate] = {}
+    for directory in directories:
+        folder = Path(directory) / CERTIFICATES
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for path in sorted(folder.glob("*.json")):
+            if path.name in seen or path.is_symlink() or not path.is_file():
+                continue
+            try:
+                raw = path.read_bytes()[: MAX_CERTIFICATE_BYTES + 1]
+            except OSError as exc:
+                seen[path.name] = Certificate(path, path.name, 0, "", error=exc.strerror or "unreadable")
+                continue
+            digest = hashlib.sha256(raw).hexdigest()
+            cert = Certificate(path, path.name, len(raw), digest)
+            try:
+                data = json.loads(raw.decode("utf-8"))
+                if not (isinstance(data, dict) and data.get("format") == "lipschitz-icl prove certificate"):
+                    raise ValueError("not a lipschitz-icl certificate")
+                statement = _object(data, "statement")
+                sharpest = _object(data, "sharpest") or None
+                bits = data.get("precision_bits") if isinstance(data.get("precision_bits"), int) else None
+                cert = Certificate(path, path.name, len(raw), digest, statement, sharpest, bits)
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+                cert = Certificate(path, path.name, len(raw), digest, error=str(exc)[:120])
+            seen[path.name] = cert
+    return list(seen.values())
+
+
+def _named_certificate(record: dict) -> str:
+    named = _object(record, "proof").get("certificate")
+    return Path(named).name if isinstance(named, str) and named else ""
+
+
+def _from_certificate(cert: Certificate) -> list[Inequality]:
+    st = cert.statement
+    if not st or not isinstance(st.get("bound"), str) or not isinstance(st.get("domain"), dict):
+        return []
+    return [Inequality(str(st.get("quantity", "")), str(st.get("relation", "<=")), st["bound"], st["domain"])]
+
+
+def proof_cases(records: list, certificates: list[Certificate]) -> list[ProofCase]:
+    """Every record decided by proof, with its inequalities, sharpest constant and certificate."""
+    by_name = {c.name: c for c in certificates}
+    out = []
+    for record in records:
+        if record.get("rule_name") != "proof":
+            continue
+        named = _named_certificate(record)
+        cert = by_name.get(named) if named else None
+        found, lemmas = inequalities(str(record.get("rule", "")))
+        if cert is not None and not found:
+            found = _from_certificate(cert)
+        proof = _object(record, "proof")
+        boxes = proof.get("boxes") if isinstance(proof.get("boxes"), int) else None
+        stated = _stated(record)
+        out.append(ProofCase(record, found, lemmas, boxes, cert, named, _sharpest(record, cert, stated), stated))
+    return out
+
+
+def compact_domain(found: list[Inequality], lemmas: list[str], rename: dict) -> Latex:
+    """A case's domain in one line: the parameters every piece fixes alike, then each piece's own
+    ranges by its side (``P(N >= a)``), then the end pieces a lemma decides."""
+    from lipschitz_icl.report.mathtext import to_latex
+
+    if not found:
+        return Latex("; ".join(to_latex(text, rename=rename) for text in lemmas))
+    common = {
+        name: value
+        for name, value in found[0].domain.items()
+        if all(i.domain.get(name) == value for i in found[1:]) and not _is_range(value)
+    }
+    parts = [Latex("$" + domain_latex(common) + "$")] if common else []
+    for ineq in found:
+        own = {k: v for k, v in ineq.domain.items() if k not in common}
+        if own:
+            left = QUANTITY_LATEX.get(ineq.quantity, escape(ineq.quantity))
+            parts.append(Latex(f"${left}$: ${domain_latex(own)}$"))
+    parts.extend(to_latex(text.replace("lemma on ", "by a lemma on "), rename=rename) for text in lemmas)
+    return Latex("; ".join(parts))
+
+
+def _is_range(value) -> bool:
+    if isinstance(value, dict):
+        return True
+    return isinstance(value, (list, tuple)) and len(value) == 2 and value[0] != value[1] and not _point(value)
+
+
+def _title(record: dict) -> str:
+    ref = str(record.get("paper_ref", ""))
+    return ref.split(": ", 1)[-1].split(" (", 1)[0] if ": " in ref else str(record.get("key", record["claim_id"]))
+
+
+def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[dict]:
+    """One block per claim decided by proof (LaTeX for the report): title, source with its citations,
+    statement, the distinct inequalities proved (display math), and a row per case (domain, boxes, verdict,
+    sharpest constant and certificate).  ``statement_of(key, records)`` gives a claim's statement."""
+    from lipschitz_icl.report.mathtext import code, to_latex
+    from lipschitz_icl.report.references import citations
+    from lipschitz_icl.report.symbols import rename_for
+
+    blocks: dict[str, dict] = {}
+    for case in cases:
+        record = case.record
+        key = str(record.get("key") or record["claim_id"])
+        rename = rename_for(key)
+        if key not in blocks:
+            records = [c.record for c in cases if str(c.record.get("key") or c.record["claim_id"]) == key]
+            ref = str(record.get("paper_ref", ""))
+            cites = citations(ref, str(record.get("statement", "")))
+            source = Latex(to_latex(ref) + (r"~\cite{" + ",".join(cites) + "}" if cites else ""))
+            scope = str(record.get("scope", ""))
+            blocks[key] = {
+                "title": Latex(to_latex(_title(record)) + " (" + code(key) + ")"),
+                "source": source,
+                "statement": to_latex(statement_of(key, records), rename=rename),
+                "scope_note": escape(f"scope: {scope}"),
+                "inequalities": [],
+                "cases": [],
+                "_seen": set(),
+                "_forms": [],
+            }
+        block = blocks[key]
+        stated = "" if case.stated is None else f", C = {case.stated:g}"
+        for ineq in case.inequalities:
+            form = (ineq.quantity, ineq.relation, ineq.bound)
+            if form not in block["_seen"]:
+                block["_seen"].add(form)
+                block["_forms"].append(ineq)
+        if case.certificate is not None:
+            certificate = Latex(
+                "; " + code(case.certificate.name) + escape(f" (SHA-256 {case.certificate.sha256[:12]})")
+            )
+        elif case.certificate_named:
+            certificate = escape(f"; {case.certificate_named} (named, not found)")
+        else:
+            certificate = Latex("")
+        sharpest = to_latex(case.sharpest) if case.sharpest else Latex("--")
+        block["cases"].append(
+            {
+                "number": numbers.get(record["claim_id"], 0),
+                "domain": Latex(compact_domain(case.inequalities, case.lemmas, rename) + escape(stated)),
+                "boxes": "--" if case.boxes is None else str(case.boxes),
+                "verdict": escape(str(record.get("verdict", ""))),
+                "sharpest": Latex(sharpest + certificate),
+            }
+        )
+    for block in blocks.values():
+        block.pop("_seen")
+        block["inequalities"] = merged_displays(block.pop("_forms"))
+    return list(blocks.values())
+
+
+def merged_displays(forms: list[Inequality]) -> list[Latex]:
+    """One display per distinct bound: the quantities it bounds joined (``P(N >= a), P(N <= a) <= ...``)."""
+    by_bound: dict[tuple, list[Inequality]] = {}
+    for ineq in forms:
+        by_bound.setdefault((ineq.relation, ineq.bound), []).append(ineq)
+    out = []
+    for (relation, bound), members in by_bound.items():
+        lefts = list(dict.fromkeys(QUANTITY_LATEX.get(i.quantity, escape(i.quantity)) for i in members))
+        rel = _RELATIONS.get(relation, _RELATIONS["<="])
+        out.append(Latex(",\\quad ".join(lefts) + f" {rel} " + bound_latex(bound, members[0].domain)))
+    return out
+
+
+def certificate_rows(certificates: list[Certificate], cases: list[ProofCase], numbers: dict) -> list[dict]:
+    """One row per certificate file found that no case's row shows (named by no record, or not readable):
+    name, size, the first 16 hex digits of its SHA-256 and why it is listed apart."""
+    named: dict[str, list[int]] = {}
+    for case in cases:
+        if case.certificate is not None:
+            named.setdefault(case.certificate.name, []).append(numbers.get(case.record["claim_id"], 0))
+    rows = []
+    for cert in certificates:
+        if cert.error:
+            which = f"not read: {cert.error}"
+        elif cert.name in named:
+            continue  # shown in the row of the case that names it
+        else:
+            which = "named by no record"
+        rows.append({"name": escape(cert.name), "size": str(cert.size), "sha": cert.sha256[:16], "case": escape(which)})
+    return rows

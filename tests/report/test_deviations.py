@@ -1,0 +1,92 @@
+"""Page 1's deviations: every statement that does not hold, holds in part, is exploratory or goes against
+the paper, one item each, with case numbers."""
+
+from __future__ import annotations
+
+from lipschitz_icl.report.deviations import deviations
+from lipschitz_icl.report.paper_map import paper_map
+from lipschitz_icl.report.sections import build_sections
+
+
+def _record(claim_id: str, key: str, **more) -> dict:
+    return {"claim_id": claim_id, "key": key, "verdict": "holds", "status": "confirmatory", "quantities": [], **more}
+
+
+def _items(records: list) -> list:
+    views = build_sections(records)
+    ordered = [r for v in views for r in v.records]
+    numbers = {r["claim_id"]: i + 1 for i, r in enumerate(ordered)}
+    return deviations(views, paper_map(ordered), numbers)
+
+
+def test_a_case_that_does_not_hold_comes_first_with_its_number_and_reason():
+    bad = _record(
+        "thm34/window-law/relu/d5",
+        "thm34.window-law",
+        paper_ref="Theorem 3.4",
+        verdict="fails",
+        quantities=[{"name": "w*/law - 1", "measured": 0.2, "ci_low": 0.15, "ci_high": 0.25, "verdict": "fails"}],
+    )
+    ok = _record("thm34/monotonicity/affine/d3", "thm34.monotonicity", paper_ref="Theorem 3.4")
+    items = _items([ok, bad])
+    first = items[0]
+    assert first.first and "Theorem 3.4" in first.where and "window-law" in first.where
+    assert first.cases == "#2" and r"\verdict{fails}" in first.what and "thm34/window-law/relu/d5" in first.what
+
+
+def test_exploratory_findings_alternatives_and_reported_numbers_are_each_said():
+    expl = _record(
+        "figures/fig3/affine/seed0",
+        "figures.fig3",
+        paper_ref="Figure 3",
+        status="exploratory",
+        extra={"exploratory_reason": "the protocol had not reached w* at L = 2"},
+    )
+    finding = _record(
+        "thm44/saddle/lowrank-quadratic/d3k1/seed0",
+        "thm44.saddle",
+        paper_ref="Theorem 4.4",
+        scope="finding",
+        alternatives=[{"name": "the O(1/n) expansion", "verdict": "holds", "ruled_out": False}],
+    )
+    against = _record(
+        "thm35/mismatch/d3/n1000/seed0",
+        "thm35.mismatch",
+        paper_ref="Theorem 3.5",
+        rule_name="sign",
+        quantities=[
+            {
+                "name": "affine: error ratio E(L' = 10L)/E(L' = L)",
+                "measured": 2.9,
+                "ci_low": 2.8,
+                "ci_high": 3.1,
+                "verdict": "holds",
+            },
+            {
+                "name": "triangle-4: error ratio E(L' = 10L)/E(L' = L)",
+                "measured": 0.927,
+                "ci_low": 0.867,
+                "ci_high": 0.991,
+                "verdict": None,
+            },
+        ],
+    )
+    text = " ".join(d.what for d in _items([expl, finding, against]))
+    assert "Exploratory" in text and "had not reached" in text  # the reason in full
+    assert "Finding" in text and "Alternative not ruled out" in text and "1 of 1 cases" in text
+    assert "Against its direction" in text and "triangle-4" in text
+    assert "Not checked" in text and "Checked in part" in text  # the paper map's gaps follow the claims
+
+
+def test_an_equivalence_claim_has_no_direction_to_be_against():
+    equiv = _record(
+        "thm35/same-l-classes/d3/n1000/seed0",
+        "thm35.same-l-classes",
+        paper_ref="Figure 5",
+        rule_name="equivalence",
+        quantities=[
+            {"name": "affine: error ratio", "measured": 1.02, "ci_low": 1.0, "ci_high": 1.04, "verdict": "holds"},
+            {"name": "triangle-4: error ratio", "measured": 0.9, "ci_low": 0.85, "ci_high": 0.95, "verdict": None},
+        ],
+    )
+    assert not any("Against its direction" in d.what for d in _items([equiv]))

@@ -1,0 +1,82 @@
+"""The statement-by-statement map of the paper: items, the records they hold, and their status."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from lipschitz_icl.gates import registry
+from lipschitz_icl.report.paper_map import FURTHER, case_list, items, map_rows, method_of, paper_map
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "claims_example.json"
+
+
+def _record(claim_id: str, key: str, paper_ref: str, **more) -> dict:
+    return {"claim_id": claim_id, "key": key, "paper_ref": paper_ref, "verdict": "holds", **more}
+
+
+def test_the_map_covers_every_theorem_lemma_and_figure_of_the_paper():
+    labels = [item.label for item in items()]
+    for wanted in ("Theorem 3.4", "Theorem 3.5", "Theorem 4.4", "Linear attention", "Lemma B.1", "Lemma B.5"):
+        assert wanted in labels
+    assert "Assumption B.4, Lemmas C.3-C.9" in labels
+    assert [f"paper Figure {n}" for n in range(1, 11)] == [x for x in labels if x.startswith("paper Figure")]
+    for lemma in ("Projection tails", "Cap probability", "Cap counts", "Lipschitz functionals", "Softmax normaliser"):
+        assert lemma in labels
+    for item in items():  # an item no record reaches says why it is not checked
+        assert item.parts or item.not_checked, item.label
+
+
+def test_every_registry_claim_that_is_not_beyond_the_paper_has_a_place_on_the_map():
+    records = [
+        _record(f"{spec.key}/x", spec.key, spec.paper_ref, scope=spec.scope, status=spec.status)
+        for spec in registry.load()
+    ]
+    placed = {r["key"] for row in paper_map(records) for r in row.records}
+    for spec in registry.load():
+        if spec.scope != "beyond":
+            assert spec.key in placed, spec.key
+        else:
+            assert spec.key not in placed, spec.key  # beyond the paper: never one of its items
+
+
+def test_a_claim_added_under_a_paper_reference_appears_without_report_work():
+    new = _record(
+        "thm34/window-bound/affine/d3", "thm34.window-bound", "Theorem 3.4 (two-sided bound)", rule_name="proof"
+    )
+    new["verdict"] = "proved"
+    row = next(r for r in paper_map([new]) if r.item.label == "Theorem 3.4")
+    assert row.records == [new]
+    assert row.parts[-1].what == FURTHER and row.parts[-1].records == [new]
+    assert method_of(new) == "proof"
+    assert row.status == "partly"  # its named parts (the window law, monotonicity) have no case here
+
+
+def test_status_checked_partly_not_checked():
+    law = _record("thm34/window-law/affine/d2", "thm34.window-law", "Theorem 3.4", rule_name="asymptotic")
+    mono = _record("thm34/monotonicity/affine/d3", "thm34.monotonicity", "Theorem 3.4", rule_name="sign")
+    expl = dict(mono, status="exploratory")
+    status = {r.item.label: r.status for r in paper_map([law, mono])}
+    assert status["Theorem 3.4"] == "checked"
+    assert status["paper Figure 2"] == "not checked"
+    assert {r.item.label: r.status for r in paper_map([law, expl])}["Theorem 3.4"] == "partly"
+    assert {r.item.label: r.status for r in paper_map([law])}["Theorem 3.4"] == "partly"
+
+
+def test_map_rows_name_domain_method_cases_and_verdicts():
+    data = json.loads(FIXTURE.read_text())
+    records = copy.deepcopy(data["claims"])
+    numbers = {r["claim_id"]: i + 1 for i, r in enumerate(records)}
+    rows = map_rows(paper_map(records), numbers)
+    thm34 = next(r for r in rows if r["label"].startswith("Theorem 3.4"))
+    text = " ".join(thm34["parts"])
+    assert "rule (asymptotic)" in text and "rule (sign)" in text and "#1" in text
+    figures = [r for r in rows if "Figures 2" in r["label"]]  # the unchecked figures share one row, each named
+    assert len(figures) == 1 and "2, 4, 7, 8, 10" in figures[0]["label"]
+    assert "not reproduced" in figures[0]["reason"]
+
+
+def test_case_list_reads_as_ranges():
+    assert case_list([3, 4, 5, 8, 12, 13]) == "#3-5, 8, 12-13"
+    assert case_list([]) == ""

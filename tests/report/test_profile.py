@@ -1,0 +1,32 @@
+"""What the run's profile leaves out of the registry's full profile."""
+
+from __future__ import annotations
+
+from lipschitz_icl.gates import registry
+from lipschitz_icl.report.profile import omissions, unrun_mentions
+
+
+def test_the_default_profile_leaves_out_grid_points_and_replicates():
+    found = {o.key: o for o in omissions("default")}
+    law = found["thm34.window-law"]
+    full = {spec.id_pattern.format(**p) for spec in [registry.find("thm34.window-law")] for p in spec.grids["full"]}
+    default = {
+        spec.id_pattern.format(**p) for spec in [registry.find("thm34.window-law")] for p in spec.grids["default"]
+    }
+    assert law.grid_points == len(full - default) > 0
+    assert "d = " in law.text() and "grid point" in law.text()
+    direction = found["thm44.direction"]
+    assert direction.replicates == (1, 10) and "1 of 10 replicates" in direction.text()
+
+
+def test_the_full_profile_and_unknown_claims_leave_nothing_out():
+    assert omissions("full") == []
+    assert omissions("default", run_keys={"no.such-claim"}) == []
+
+
+def test_a_statement_naming_a_setting_the_run_did_not_reach_is_found():
+    statement = registry.find("thm44.saddle").statement
+    ran = {"thm44/saddle/lowrank-quadratic/d3k1", "thm44/saddle/lowrank-cosine/d4k2"}
+    assert "d8k2" in unrun_mentions("thm44.saddle", statement, ran)
+    assert "d3k1" not in unrun_mentions("thm44.saddle", statement, ran)
+    assert unrun_mentions("no.such-claim", statement, ran) == []

@@ -1,0 +1,120 @@
+"""The proofs written out: inequalities read from the records, typeset by SymPy, the sharpest constant,
+and the certificate files beside claims.json."""
+
+from __future__ import annotations
+
+import json
+
+from lipschitz_icl.report.proofs import (
+    bound_latex,
+    certificate_rows,
+    domain_latex,
+    find_certificates,
+    inequalities,
+    proof_blocks,
+    proof_cases,
+)
+
+RULE = (
+    "proved on the whole domain by certified ball arithmetic (lipschitz_icl.prover.search: branch and bound on "
+    "python-flint enclosures, at most 20000 boxes per piece): projection_tail <= (s*d/k)**(C*k) * exp(C*k*(1 - s*d/k)) "
+    "on {'d': [3], 'k': [1], 's': [0.3333333333333333, 1.0]}; binomial_tail <= exp(-C*n*p) on "
+    "{'n': [100], 'a': {'from': 25, 'to': 99}, 'p': [0.25, 0.25]}; lemma on s in [0, 0.0833333] (lower tail: both "
+    "sides vanish at s = 0)"
+)
+
+
+def _record(**more) -> dict:
+    record = {
+        "claim_id": "concentration/cap-probability/d3",
+        "key": "concentration.cap-probability",
+        "scope": "lemma",
+        "paper_ref": "Sphere concentration: cap probability (Ball, Lemma 2.2)",
+        "statement": "For x uniform on S^{d-1}, P(x.q >= h) <= exp(-d h^2/2).",
+        "verdict": "proved",
+        "rule_name": "proof",
+        "rule": "proved ...: cap_tail <= exp(-C*d*h**2) on {'d': [3], 'h': [0.0, 1.0]}",
+        "proof": {"verdict": "proved", "boxes": 5, "pieces": []},
+        "resolution": {"parameter": "relative increase of the rate C (stated 0.5)", "low": 1.3845, "high": 1.3855},
+        "alternatives": [{"name": "rate 1", "verdict": "proved", "detail": "proved at C = 1 (17 boxes); ..."}],
+    }
+    record.update(more)
+    return record
+
+
+def test_the_pieces_and_lemmas_are_read_from_the_rule():
+    found, lemmas = inequalities(RULE)
+    assert [(i.quantity, i.relation) for i in found] == [("projection_tail", "<="), ("binomial_tail", "<=")]
+    assert found[0].domain == {"d": [3], "k": [1], "s": [0.3333333333333333, 1.0]}
+    assert found[1].domain["a"] == {"from": 25, "to": 99}
+    assert lemmas == ["lemma on s in [0, 0.0833333] (lower tail: both sides vanish at s = 0)"]
+
+
+def test_bounds_and_domains_are_typeset():
+    assert bound_latex("exp(-C*d*h**2)") == r"\exp\left(- C d h^{2}\right)"
+    assert domain_latex({"d": [3], "h": [0.0, 1.0]}) == r"d = 3, h \in [0, 1]"
+    assert domain_latex({"a": {"from": 1, "to": 5}, "p": [0.25, 0.25]}) == r"a \in \{1, \dots, 5\}, p = 0.25"
+    assert domain_latex({"d": [[2, 10], [20, 30]]}) == r"d \in [2, 10] \cup [20, 30]"
+
+
+def test_a_hostile_bound_is_never_evaluated_and_prints_as_code():
+    text = "__import__('os').system('false')"
+    out = bound_latex(text)
+    assert out.startswith(r"\texttt{") and "import" in out  # refused by the bound reader, shown literally
+
+
+def test_the_sharpest_constant_is_bracketed_by_a_proof_and_a_counterexample():
+    (case,) = proof_cases([_record()], [])
+    # proved at C = 1 (the alternative "rate 1" was proved too), refuted at 0.5 (1 + 1.3855)
+    assert case.sharpest == "C* in [1, 1.19275)"
+    (case,) = proof_cases([_record(alternatives=[])], [])
+    assert case.sharpest.startswith("C* in [0.5, ")
+
+
+def _certificate(tmp_path, name: str, **more) -> None:
+    folder = tmp_path / "certificates"
+    folder.mkdir(exist_ok=True)
+    cert = {
+        "format": "lipschitz-icl prove certificate",
+        "version": 1,
+        "statement": {
+            "quantity": "w_star",
+            "relation": "<=",
+            "bound": "C*(n*L**2/sigma**2)**(2/(d+3))",
+            "constants": {"C": 0.7},
+            "domain": {"d": [[3, 3]], "n": [[100, 10000]]},
+        },
+        "precision_bits": 128,
+        "sharpest": {"name": "C", "low": 0.612, "high": 0.6125},
+        "parts": [],
+        **more,
+    }
+    (folder / name).write_text(json.dumps(cert))
+
+
+def test_a_paper_statement_proved_with_its_certificate(tmp_path):
+    _certificate(tmp_path, "thm34-window-bound-d3.json")
+    _certificate(tmp_path, "unnamed.json")
+    (tmp_path / "certificates" / "broken.json").write_text("{not json")
+    found = find_certificates([tmp_path])
+    assert sorted(c.name for c in found) == ["broken.json", "thm34-window-bound-d3.json", "unnamed.json"]
+    record = _record(
+        claim_id="thm34/window-bound/affine/d3",
+        key="thm34.window-bound",
+        scope="paper",
+        paper_ref="Theorem 3.4",
+        rule="proved on the whole domain by certified ball arithmetic: no pieces written here",
+        proof={"verdict": "proved", "boxes": 40, "certificate": "certificates/thm34-window-bound-d3.json"},
+        resolution=None,
+        alternatives=[],
+    )
+    (case,) = proof_cases([record], found)
+    assert case.certificate is not None and case.certificate.name == "thm34-window-bound-d3.json"
+    assert [i.quantity for i in case.inequalities] == ["w_star"]  # read from the certificate's statement
+    assert case.sharpest.startswith("C in [0.612, 0.6125]")
+    (block,) = proof_blocks([case], {record["claim_id"]: 7}, lambda key, records: records[0]["statement"])
+    assert block["inequalities"] and r"w^* \le" in block["inequalities"][0]
+    assert block["cases"][0]["number"] == 7 and "thm34-window-bound-d3.json" in block["cases"][0]["sharpest"]
+    rows = certificate_rows(found, [case], {record["claim_id"]: 7})
+    assert [r["name"] for r in rows] == ["broken.json", "unnamed.json"]  # the named one is shown in its row
+    assert "not read" in rows[0]["case"] and rows[1]["case"] == "named by no record"

@@ -1,0 +1,57 @@
+"""Where theory and practice part: the sentences built from the records."""
+
+from __future__ import annotations
+
+from lipschitz_icl.report.remarks import PRACTICAL_LAMBDA, remarks, two_sided_constants
+
+
+def test_the_window_law_at_practical_sizes():
+    record = {
+        "claim_id": "thm34/window-law/relu/d2",
+        "key": "thm34.window-law",
+        "extra": {"rho": [400.0, 4e4, 4e6], "ratio": [1.32, 1.15, 1.05]},
+    }
+    (text,) = remarks("thm34.window-law", [record])
+    assert f"{PRACTICAL_LAMBDA:.0e}" in text and "1.32" in text and "rho = 400" in text
+    assert remarks("thm34.window-law", [{"claim_id": "x", "extra": {}}]) == []
+
+
+def test_the_two_sided_constants_are_the_min_and_max_over_the_grid():
+    record = {
+        "claim_id": "thm34/window-law/affine/d5",
+        "key": "thm34.window-law",
+        "extra": {"derived": {"alpha": 0.25, "C": 1.1247}},
+        "quantities": [
+            {
+                "name": "two-sided constants c_lo, c_hi: min and max",
+                "measured": 0.93,
+                "ci_high": 1.12,
+                "note": "over n in [1e+02, 1e+14]",
+            }
+        ],
+    }
+    (t,) = two_sided_constants([record], {"thm34/window-law/affine/d5": 5})
+    assert (t.number, t.c_lo, t.c_hi, t.alpha, t.c_d, t.n_range) == (5, 0.93, 1.12, 0.25, 1.1247, "1e+02, 1e+14")
+
+
+def test_the_low_rank_error_against_its_limit_and_a_limit_measured_at_finite_n():
+    dim = {
+        "claim_id": "thm44/dimension/lowrank-linear/k2/seed0",
+        "quantities": [{"name": "B: L_P(d=4)/L_P(inf) - 1 <= bound", "measured": -0.48}],
+    }
+    (text,) = remarks("thm44.dimension", [dim])
+    assert "0.52 at d = 4" in text
+    lin = {
+        "claim_id": "linear/cannot-adapt/affine/d3/seed0",
+        "quantities": [
+            {"name": "E(n=160) / (k(1) - d B) - 1", "theory": 0.0333, "measured": 0.036, "verdict": "holds"},
+            {
+                "name": "linear error limit k(1) - d B (n -> inf)",
+                "theory": 1 / 3,
+                "measured": 0.3453,
+                "note": "measured at n=160",
+            },
+        ],
+    }
+    (text,) = remarks("linear.cannot-adapt", [lin])
+    assert "measured at n=160" in text and "0.0333" in text
