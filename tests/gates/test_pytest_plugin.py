@@ -197,7 +197,7 @@ def test_claims_json_from_gates_feeds_the_report(pytester, gates):
     result = build_report(pytester.path / "reports" / "claims.json", pytester.path / "out", compile_pdf=False)
     tex = result.tex.read_text().replace(r"\allowbreak{}", "")
     for claim_id in ("c-holds", "c-fails", "c-inconclusive", "c-alt-wins", "variant:cap-tail-gaussian"):
-        assert f"{claim_id} & \\verdict" in tex  # its row in the appendix of every case
+        assert f"& {claim_id} & " in tex  # its row in the appendix of every case (number, case, verdict, run)
     assert r"\section{User bound variants}" in tex
     assert (result.power["refuted"], result.power["total"]) == (2, 3)
     assert any(p.name.startswith("c-holds") for p in result.figures)  # the gate's figure= data
@@ -313,14 +313,15 @@ def test_a_partial_run_merges_into_claims_json_and_marks_each_record_s_run(pytes
     run(pytester).assert_outcomes(passed=2)
     before = _claims_file(pytester)
     (old_run,) = {r["run"] for r in before["claims"]}
-    assert old_run in before["runs"] and before["runs"][old_run]["profile"] == "default"
+    assert [r["id"] for r in before["runs"]] == [old_run] and before["runs"][0]["profile"] == "default"
     result = run(pytester, "-k", "first")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*1 claims not run now keep their records from earlier runs*"])
     after = _claims_file(pytester)
     runs = {r["claim_id"]: r["run"] for r in after["claims"]}
     assert set(runs) == {first, second} and runs[second] == old_run and runs[first] != old_run
-    assert set(after["runs"]) == {old_run, runs[first]} and after["provenance"]["run"] == runs[first]
+    assert [r["id"] for r in after["runs"]] == [runs[first], old_run] and after["provenance"]["run"] == runs[first]
+    assert after["runs"][0]["selection"].endswith("-k 'first'")
     assert [r["claim_id"] for r in after["claims"]] == [first, second]  # registry order
     run(pytester, "-k", "first", "--profile", "full").assert_outcomes(passed=1)
     assert [r["claim_id"] for r in _claims_file(pytester)["claims"]] == [first]  # a default record is not full

@@ -265,6 +265,10 @@ def test_claims_naming_one_data_stream_draw_the_same_data(tmp_path, monkeypatch)
 
     body = "".join(SHARED.format(name=n, status=st) for n, st in [("x", "confirmatory"), ("y", "confirmatory")])
     (tmp_path / "grp.toml").write_text('[group]\nname = "grp"\n' + body + SHARED.format(name="z", status="exploratory"))
+    (tmp_path / "_sections.toml").write_text(
+        '[[section]]\nname = "G"\npaper_ref = "G"\nstatement = "s"\nmembers = ["grp.*"]\n'
+    )
+    registry._sections.cache_clear()
     monkeypatch.setenv(registry.REGISTRY_ENV, str(tmp_path))
     registry._load.cache_clear()
     x, y, z = registry.specs("grp")
@@ -279,7 +283,12 @@ def test_claims_naming_one_data_stream_draw_the_same_data(tmp_path, monkeypatch)
         assert states["x"] not in alternatives
     assert cases["x"][0].data_id == "grp/layers/a" and cases["x"][3].data_id == "grp/layers/b"
     assert cases["x"][0].seed_sequence().entropy != cases["x"][3].seed_sequence().entropy
-    lock.relock([x], "changed", directory=tmp_path, today="2026-11-28", commit="abd")
+    changed = SHARED.format(name="x", status="confirmatory").replace("limit = 1.0", "limit = 2.0")
+    y_and_z = SHARED.format(name="y", status="confirmatory") + SHARED.format(name="z", status="exploratory")
+    (tmp_path / "grp.toml").write_text('[group]\nname = "grp"\n' + changed + y_and_z)
+    registry._load.cache_clear()
+    x, y, z = registry.specs("grp")
+    lock.relock([x], "changed", directory=tmp_path, today="2026-11-28", commit="abd")  # a new design, a new salt
     x_case, y_case, z_case = (s.cases("default")[0] for s in (x, y, z))
     assert (x_case.salt, y_case.salt, z_case.salt) == (2, 1, 2)
     assert x_case.seed_sequence().entropy == z_case.seed_sequence().entropy != y_case.seed_sequence().entropy

@@ -123,3 +123,17 @@ def test_split_runs_in_a_stack_are_the_lone_runs(monkeypatch):
         assert _same(result, train(problem, seed=seed, **protocol))
     monkeypatch.setattr(train_module, "SPLIT_ENTRIES", 10**9)  # one stream per run: other numbers
     assert not _same(stacked[0], train(problems[0], seed=5, **protocol))
+
+
+def test_every_run_is_held_to_the_work_budget_before_any_run_starts(monkeypatch):
+    """train_runs validates each run as train does, its work budget included: a budget that one step of the
+    stack's runs exceeds refuses them all (naming the batch), before any start is drawn."""
+    problems = _problems()
+    per_step = 64 * 12 * 4 * train_module.SECONDS_PER_STEP_COORDINATE
+    drawn = []
+    monkeypatch.setattr(train_module, "init_params", lambda *args: drawn.append(args))
+    with pytest.raises(ParameterError, match=r"'steps'.*work budget"):
+        train_runs(problems, range(4), steps=100, batch=64, budget=50 * per_step)
+    with pytest.raises(ParameterError, match=r"'batch'.*work budget"):
+        train_runs(problems, range(4), steps=1, batch=64, budget=0.5 * per_step)
+    assert drawn == []

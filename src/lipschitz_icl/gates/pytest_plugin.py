@@ -27,9 +27,10 @@ sessions (pytester) do not mix their records.
 A run of some of the gates (``pytest verify/ -k X``, one gate file) merges into ``claims.json``: the
 registry claims it did not run keep their records from the file already there (same profile, same
 registry, same design hash; :func:`merge_records`), so the report still shows every claim.  Every record
-carries ``run``, the id (date and time, to the microsecond) of the run that made it, and the file's ``runs`` holds the
-provenance of each run a record comes from.  Each record also carries ``cpu_seconds`` (the CPU time of
-the process while the claim was measured, every thread) beside its wall ``seconds``.
+carries ``run``, the id (date and time, to the microsecond) of the run that made it, and the file's ``runs``
+lists each run a record comes from (``id``, date, commit, profile, ``selection``: its paths and ``-k``/``-m``,
+seconds; read by :func:`lipschitz_icl.report.provenance.run_rows`).  Each record also carries ``cpu_seconds``
+(the CPU time of the process while the claim was measured, every thread) beside its wall ``seconds``.
 
 Order: the claim gates run longest first, by the CPU seconds each took in the ``claims.json`` already in
 the report directory (gates it does not list first of all, in registry order), so that the workers of
@@ -445,6 +446,7 @@ def pytest_sessionfinish(session, exitstatus):
     for r in records:
         r["run"] = here["run"]
     previous, runs = _previous_records(out_dir)
+    runs[here["run"]] = _run_summary(here, _selection(config))
     collected = config.stash.get(_COLLECTED_KEY, set())
     kept = merge_records(records, previous, config.getoption("--profile"), here["registry"], collected)
     config._lipschitz_icl_kept = len(kept)
@@ -453,7 +455,7 @@ def pytest_sessionfinish(session, exitstatus):
         "profile": config.getoption("--profile"),
         "seconds": seconds,
         "provenance": here,
-        "runs": {here["run"]: _run_summary(here), **{r["run"]: runs[r["run"]] for r in kept}},
+        "runs": [runs[run] for run in dict.fromkeys([here["run"], *(r["run"] for r in kept)])],
         "design_history": _design_history(),
         "replicates": replicate_summary(merged),
         "claims": merged,
@@ -464,9 +466,26 @@ def pytest_sessionfinish(session, exitstatus):
     config._lipschitz_icl_report = out_dir / "claims.json"
 
 
-def _run_summary(prov: dict) -> dict:
-    """What ``runs`` keeps of a run's provenance: date, commit (and whether the tree was dirty), profile, seconds."""
-    return {k: prov.get(k) for k in ("run", "date", "commit", "dirty", "profile", "seconds", "workers")}
+def _run_summary(prov: dict, selection: str | None = None) -> dict:
+    """What ``runs`` keeps of a run's provenance: its ``id``, date, commit (and whether the tree was dirty),
+    profile, ``selection`` (what the run was asked to run), seconds and workers (the fields it has)."""
+    out = {"id": str(prov.get("run") or prov.get("date") or "earlier run")}
+    for key in ("date", "commit", "dirty", "profile", "seconds", "workers"):
+        if prov.get(key) is not None:
+            out[key] = prov[key]
+    if selection is not None:
+        out["selection"] = selection
+    return out
+
+
+def _selection(config) -> str:
+    """What this run was asked to run: its paths and its ``-k`` and ``-m`` expressions."""
+    words = [str(arg) for arg in config.args]
+    for option, flag in (("keyword", "-k"), ("markexpr", "-m")):
+        expression = config.getoption(option, "")
+        if expression:
+            words += [flag, repr(expression)]
+    return " ".join(words) or "every gate"
 
 
 def _previous_records(out_dir: Path) -> tuple[list, dict]:
@@ -481,12 +500,13 @@ def _previous_records(out_dir: Path) -> tuple[list, dict]:
     except (OSError, ValueError, KeyError, TypeError):
         return [], {}
     own = str(prov.get("run") or prov.get("date") or "earlier run")
-    runs = data.get("runs") if isinstance(data.get("runs"), dict) else {}
+    listed = data.get("runs") if isinstance(data.get("runs"), list) else []
+    runs = {run["id"]: run for run in listed if isinstance(run, dict) and isinstance(run.get("id"), str)}
     out = []
     for r in records:
         run = r.get("run") if isinstance(r.get("run"), str) else own
         out.append({**r, "run": run, "_profile": data.get("profile"), "_registry": prov.get("registry")})
-        runs.setdefault(run, _run_summary(prov) if run == own else {"date": run})
+        runs.setdefault(run, _run_summary(prov) if run == own else {"id": run})
     return out, runs
 
 
