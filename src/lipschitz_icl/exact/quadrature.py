@@ -108,7 +108,7 @@ from lipschitz_icl.exact import grids
 from lipschitz_icl.problem import MAX_W, Problem
 from lipschitz_icl.tasks.family import QUADRATURE_FORMS
 from lipschitz_icl.tasks.registry import TASKS
-from lipschitz_icl.validation import ParameterError, check_choice, check_int, check_real
+from lipschitz_icl.validation import ParameterError, check_choice, check_real
 
 __all__ = ["FORMS", "quadrature_loss", "exact_parts", "relu_diagonal", "relu_offdiagonal_factor", "check_budget"]
 
@@ -433,8 +433,7 @@ def quadrature_loss(problem: Problem, w, *, rtol: float = 1e-6) -> LossEstimate:
         raise ParameterError("task", "a class of a quadrature form for the exact quadrature", problem.task)
     w = check_real("w", w, minimum=0.0, maximum=MAX_W)
     rtol = check_real("rtol", rtol, minimum=1e-13, maximum=0.1)
-    d, n, L, sigma = problem.d, problem.n, problem.L, problem.sigma
-    n = check_int("n", n, minimum=1)
+    d, n, L, sigma = problem.d, problem.n, problem.L, problem.sigma  # a Problem's n was checked when it was made
     scale = bias_scale(form, d, L)
 
     def bias_of(parts):

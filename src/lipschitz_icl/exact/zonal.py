@@ -77,7 +77,7 @@ from lipschitz_icl.tasks.kernel import (
     rounding_floor,
 )
 from lipschitz_icl.tasks.registry import parameters_of
-from lipschitz_icl.validation import ParameterError, check_int, check_real
+from lipschitz_icl.validation import ParameterError, check_real
 
 __all__ = ["MAX_DEGREE", "kernel_of", "zonal_parts", "zonal_loss"]
 
@@ -347,7 +347,7 @@ def zonal_loss(problem, w, *, rtol: float = 1e-6) -> LossEstimate:
         return _mixture_loss(kernel, problem, w, rtol)
     w = check_real("w", w, minimum=0.0)
     rtol = check_real("rtol", rtol, minimum=1e-13, maximum=0.1)
-    n = check_int("n", problem.n, minimum=1)
+    n = problem.n  # checked when the Problem was made
     sigma = problem.sigma
     grids.laplace_grid(kernel.d, w, n, grids.level(1))  # refuse up front if the grid is out of budget
     prev = zonal_parts(kernel, w, n, 0, rtol)

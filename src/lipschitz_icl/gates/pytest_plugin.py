@@ -231,6 +231,7 @@ def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None
     run, and never count as the paper holding or failing.  An id recorded twice fails.
     """
     record = {**evidence.to_dict(), "test": nodeid}
+    _write_certificates(config, record)
     figure = figure if figure is not None else getattr(evidence, "figure", None)
     if figure is not None:
         record["figure"] = figure
@@ -262,6 +263,32 @@ def record_evidence(config, nodeid: str, evidence: Evidence, figure: dict | None
             pytrace=False,
         )
     return evidence
+
+
+CERTIFICATES = "certificates"  # the folder beside claims.json with the proof certificates of the proved cases
+
+
+def _write_certificates(config, record: dict) -> None:
+    """A case decided by proof: its pieces' certificates (``proof.certificates``, from
+    :func:`lipschitz_icl.gates.proof_outcome.proof_outcome`) written to ``<report-dir>/certificates/`` as
+    ``<claim id, / as -->[.k].json`` (replacing the last run's), and the record names them instead of holding
+    them: ``proof.certificate`` (the first) and ``proof.certificate_files``.  Each rechecks with
+    ``lipschitz-icl prove --recheck FILE``."""
+    proof = record.get("proof")
+    if not isinstance(proof, dict) or not proof.get("certificates"):
+        if isinstance(proof, dict):
+            proof.pop("certificates", None)
+        return
+    from lipschitz_icl.prover import certificate
+
+    folder = _report_dir(config) / CERTIFICATES
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = record["claim_id"].replace("/", "--")
+    certificates = proof.pop("certificates")
+    names = [stem + ("" if k == 0 else f".{k}") + ".json" for k in range(len(certificates))]
+    for name, data in zip(names, certificates):
+        certificate.write(data, folder / name, force=True)
+    record["proof"] = {**proof, "certificate": names[0], "certificate_files": names}
 
 
 @pytest.fixture

@@ -1,13 +1,5 @@
 """The ICL loss of an attention layer and its bias and noise parts, by Monte Carlo or a large-``n`` formula.
 
-``estimators``   :func:`icl_loss` and its methods: ``naive`` (the reference), ``averaged`` (task and noise
-                 integrated out exactly), and the routes to ``asymptotic`` and ``exact``
-``isotropic``    the reduced form for ``M = w I`` (the inner products with the query), common random numbers
-``pairwise``     the Monte Carlo of a prior given by its kernel alone (pairs of context points)
-``fixed_draw``   one draw of prompts kept for many attention matrices, and the scale search on it
-``asymptotic``   the large-``n`` loss with its ``1/n`` correction, inside its stated regime (``rho <= 0.05``)
-===============  ===============================================================================================
-=======
 ====================  ===============================================================================================
 ``estimators``        :func:`icl_loss` and its methods: ``naive`` (the reference), ``averaged`` (task and noise
                       integrated out exactly), and the routes to ``asymptotic`` and ``exact``

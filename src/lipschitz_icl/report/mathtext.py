@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from lipschitz_icl.report.latex import Latex, breakable, escape
 
-__all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "GREEK"]
+__all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "written_out", "GREEK"]
 
 GREEK = {
     name: "\\" + name
@@ -564,6 +564,12 @@ def _reworded(text: str, rename: dict) -> tuple[str, dict]:
     text = _FACTOR.sub(lambda m: m.group(1) + "\u00d7", text)
     text = _LEVEL.sub(r"t-interval at \1%", text)
     return text, {k: v for k, v in rename.items() if k not in phrases}
+
+
+def written_out(text: str, rename: dict | None = None) -> str:
+    """``text`` as the report words it before typesetting (:func:`_reworded`: phrases of ``rename`` replaced,
+    ``2x`` as a factor, ``99%t-interval`` as ``t-interval at 99%``), still ASCII."""
+    return _reworded(str(text), rename or {})[0]
 
 
 def to_latex(text, *, rename: dict | None = None) -> Latex:

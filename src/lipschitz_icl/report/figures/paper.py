@@ -248,7 +248,7 @@ def fig5(data: dict) -> Figure:
     right.set_xticks(range(len(names)), [mpl_text(n) for n in names])
     right.set_xlim(-0.5, len(names) - 0.5)
     right.set_xlabel("pretrained on")
-    right.set_ylabel("cosine-task error, relative")
+    right.set_ylabel("cosine-task error\n(relative)")
     if mismatch:
         _mismatch_panel(ax[0][2], mismatch)
     handles, labels = left.get_legend_handles_labels()
@@ -298,7 +298,7 @@ def _mismatch_panel(ax, mismatch: dict) -> None:
     ax.set_yscale("log")
     ax.set_xticks(range(len(names)), [mpl_text(n) for n in names], rotation=45, ha="right")
     ax.set_xlim(-0.6, len(names) - 0.4)
-    ax.set_ylabel("error, mismatched / matched")
+    ax.set_ylabel("error ratio\nmismatched / matched")
 
 
 # ----------------------------------------------------------------------------- Figure 6
