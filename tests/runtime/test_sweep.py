@@ -205,14 +205,13 @@ def test_a_server_that_is_no_dask_scheduler_is_one_line_within_the_handshake_tim
     monkeypatch, capsys, behaviour, scheme, not_dask_servers
 ):
     """Announcing a frame and never sending it held the client (Dask bounds only the connection): now the
-    handshake has a deadline (silent, HTTP, garbage and tls:// servers: tests/test_hostile_round2.py)."""
-    import time
-
+    handshake has a deadline (silent, HTTP, garbage and tls:// servers: tests/test_hostile_round2.py).  The
+    refusal names the deadline that ended the wait: this test's 1.5 s, not the default (a client without a
+    deadline never returns)."""
     monkeypatch.setattr(sweep, "CONNECT_TIMEOUT", 1.0)
     monkeypatch.setattr(sweep, "HANDSHAKE_TIMEOUT", 1.5)
     servers = not_dask_servers((behaviour,))
     try:
-        start = time.perf_counter()
         code = main(
             [
                 "scaling",
@@ -225,14 +224,14 @@ def test_a_server_that_is_no_dask_scheduler_is_one_line_within_the_handshake_tim
                 "--json",
             ]
         )
-        seconds = time.perf_counter() - start
     finally:
         servers.close()
     captured = capsys.readouterr()
-    assert code == 2 and captured.out == "" and seconds < 10
+    assert code == 2 and captured.out == ""
     assert (
         captured.err.count("\n") == 1 and "--scheduler: must be the address of a running Dask scheduler" in captured.err
     )
+    assert "no Dask handshake within 1.5 s" in captured.err
 
 
 # ----------------------------------------------------------------------------- serial vs cluster
