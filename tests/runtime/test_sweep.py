@@ -206,8 +206,7 @@ def test_a_server_that_is_no_dask_scheduler_is_one_line_within_the_handshake_tim
 ):
     """Announcing a frame and never sending it held the client (Dask bounds only the connection): now the
     handshake has a deadline (silent, HTTP, garbage and tls:// servers: tests/test_hostile_round2.py).  The
-    refusal names the deadline that ended the wait: this test's 1.5 s, not the default (a client without a
-    deadline never returns)."""
+    one-line refusal is the check: a client held by the server never returns (no wall-clock bound here)."""
     monkeypatch.setattr(sweep, "CONNECT_TIMEOUT", 1.0)
     monkeypatch.setattr(sweep, "HANDSHAKE_TIMEOUT", 1.5)
     servers = not_dask_servers((behaviour,))
@@ -231,7 +230,6 @@ def test_a_server_that_is_no_dask_scheduler_is_one_line_within_the_handshake_tim
     assert (
         captured.err.count("\n") == 1 and "--scheduler: must be the address of a running Dask scheduler" in captured.err
     )
-    assert "no Dask handshake within 1.5 s" in captured.err
 
 
 # ----------------------------------------------------------------------------- serial vs cluster
