@@ -240,6 +240,28 @@ def test_simplify_runs_under_a_time_budget(monkeypatch):
         zonal.expression_kernel("((t + 1)/2)**500", 3)
 
 
+def test_a_timed_out_step_leaves_profiling_working():
+    """The timeout was once cleared with PyThreadState_SetAsyncExc(thread, NULL), which left CPython's pending
+    flag set: the next sys.setprofile of the process hung (this test never returned)."""
+    import sys
+
+    from lipschitz_icl.tasks import symbolic
+
+    def busy():
+        while True:
+            pass
+
+    with pytest.raises(ParameterError, match="time budget"):
+        symbolic.within_budget(busy, name="x", text="x", what="loop", seconds=0.1)
+    events = []
+    sys.setprofile(lambda frame, event, arg: events.append(event))
+    try:
+        zonal.is_mixture("affine")
+    finally:
+        sys.setprofile(None)
+    assert "call" in events
+
+
 def test_the_budget_never_fires_after_its_step():
     """A step that returns in time leaves no timeout behind (not in this thread, not later), and the
     budget works in any thread."""
