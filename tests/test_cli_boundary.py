@@ -147,7 +147,9 @@ def test_train_out_on_a_full_disk_or_read_only_directory(monkeypatch, capsys, tm
     if where == "savez":
         monkeypatch.setattr(train.np, "savez", full)
     else:
-        monkeypatch.setattr(train.tempfile, "mkstemp", full)
+        from lipschitz_icl import writefile  # the command writes through write_file (a temporary file, then a move)
+
+        monkeypatch.setattr(writefile.tempfile, "mkstemp", full)
     out = tmp_path / "model.npz"
     assert cli.main([*TRAIN, "--out", str(out)]) == 2
     captured = capsys.readouterr()
