@@ -283,6 +283,96 @@ def test_a_changed_design_fails_its_gate_naming_the_change(tmp_path):
     assert "its design differs from the lock" in out.stdout and "design.runs: 8 -> 5" in out.stdout
 
 
+REAL_GATES = """
+from lipschitz_icl.gates import registry
+from lipschitz_icl.gates.evidence import Evidence
+
+CASES = {c.claim_id: c for c in registry.cases("default", "lemmaB1")}
+FIRST, SECOND = sorted(CASES)[:2]
+
+
+def _record(record_claim, claim_id):
+    spec = CASES[claim_id].spec
+    record_claim(Evidence(claim_id=claim_id, verdict="holds", status="exploratory", key=spec.key, group=spec.group,
+                          design_hash=spec.design_hash, seconds=0.1, cpu_seconds=0.1))
+
+
+def test_first(record_claim):
+    _record(record_claim, FIRST)
+
+
+def test_second(record_claim):
+    _record(record_claim, SECOND)
+"""
+
+
+def _claims_file(pytester):
+    return json.loads((pytester.path / "reports" / "claims.json").read_text())
+
+
+def test_a_partial_run_merges_into_claims_json_and_marks_each_record_s_run(pytester, cache_root):
+    """``-k`` runs one gate: the other keeps its record of the earlier run, whose id it carries; ``runs`` says
+    what each run was; the summary says how many records were kept.  Records of another profile are not kept."""
+    from lipschitz_icl.gates import registry
+
+    first, second = sorted(c.claim_id for c in registry.cases("default", "lemmaB1"))[:2]
+    pytester.makepyfile(test_real=REAL_GATES)
+    run(pytester).assert_outcomes(passed=2)
+    before = _claims_file(pytester)
+    (old_run,) = {r["run"] for r in before["claims"]}
+    assert [r["id"] for r in before["runs"]] == [old_run] and before["runs"][0]["profile"] == "default"
+    result = run(pytester, "-k", "first")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*1 claims not run now keep their records from earlier runs*"])
+    after = _claims_file(pytester)
+    runs = {r["claim_id"]: r["run"] for r in after["claims"]}
+    assert set(runs) == {first, second} and runs[second] == old_run and runs[first] != old_run
+    assert [r["id"] for r in after["runs"]] == [runs[first], old_run] and after["provenance"]["run"] == runs[first]
+    assert after["runs"][0]["selection"].endswith("-k 'first'")
+    assert [r["claim_id"] for r in after["claims"]] == [first, second]  # registry order
+    run(pytester, "-k", "first", "--profile", "full").assert_outcomes(passed=1)
+    assert [r["claim_id"] for r in _claims_file(pytester)["claims"]] == [first]  # a default record is not full
+
+
+def test_merge_keeps_only_unrun_registry_claims_of_the_same_design():
+    from lipschitz_icl.gates import registry
+    from lipschitz_icl.gates.pytest_plugin import merge_records
+
+    a, b, c, d = registry.cases("default", "lemmaB1")[:4]
+    where = str(registry.registry_dir())
+
+    def old(case, **extra):
+        return {
+            "claim_id": case.claim_id,
+            "design_hash": case.spec.design_hash,
+            "run": "r0",
+            "_profile": "default",
+            "_registry": where,
+            **extra,
+        }
+
+    previous = [old(a), old(b), old(c, design_hash="0" * 16), old(d), {**old(d), "claim_id": "variant:x"}]
+    kept = merge_records([{"claim_id": a.claim_id}], previous, "default", where, collected={d.claim_id})
+    assert [r["claim_id"] for r in kept] == [b.claim_id]  # a ran, c is of another design, d was collected
+    other = [old(b, _registry="/elsewhere"), old(a, _profile="full")]
+    assert merge_records([], other, "default", where) == []
+
+
+def test_gates_run_longest_first_by_the_last_cpu_seconds(pytester):
+    from lipschitz_icl.gates import registry
+
+    ids = [c.claim_id for c in registry.cases("default", "lemmaB1")]
+    pytester.makeconftest((Path(__file__).resolve().parents[2] / "verify" / "conftest.py").read_text())
+    pytester.makepyfile(test_lemma='GROUP = "lemmaB1"\n\n\ndef test_claim(claim_case):\n    pass\n')
+    (pytester.path / "reports").mkdir()
+    seconds = {ids[0]: 1.0, ids[1]: 30.0, ids[2]: 5.0}  # ids[3] has no record: it goes first
+    records = [{"claim_id": i, "cpu_seconds": s, "seconds": 2 * s} for i, s in seconds.items()]
+    (pytester.path / "reports" / "claims.json").write_text(json.dumps({"claims": records}))
+    result = run(pytester, "--collect-only", "-q")
+    order = [line.split("[", 1)[1].rstrip("]") for line in result.outlines if "::test_claim[" in line]
+    assert order == [ids[3], ids[1], ids[2], ids[0]]
+
+
 def test_a_claim_without_a_lock_says_how_to_lock_it(tmp_path, monkeypatch):
     """A new confirmatory claim not in the lock read "its design differs from the lock": now its gate says it is not
     locked yet and names the command that locks it."""

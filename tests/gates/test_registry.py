@@ -109,6 +109,9 @@ def test_a_valid_file_loads(tmp_path):
         (("[claim.design]\nlevel = 0.01", "[claim.design]\ntask = 1"), "both in the grid"),
         (('margin = "0"', 'margin = "0"\ncontexts = 1000'), "unknown fields"),
         (('name = "a"\n', ""), "alternative"),
+        (('margin = "0"', 'margin = "0"\nseeds = { default = 1, full = 2 }\ndata = "grp/data"'), "misses varying"),
+        (('margin = "0"', 'margin = "0"\nseeds = { default = 1, full = 2 }\ndata = ""'), "non-empty"),
+        (('margin = "0"', 'margin = "0"\ndata = "grp/data/{task}"'), "stochastic"),
     ],
 )
 def test_bad_entries_are_refused(tmp_path, change, message):
@@ -227,3 +230,66 @@ def test_claims_command_lists_the_registry_with_last_resolutions(tmp_path, capsy
     assert "resolution: -" in capsys.readouterr().out
     (tmp_path / "bad.json").write_text("{not json")
     assert main(["claims", "--claims", str(tmp_path / "bad.json")]) == 2
+
+
+SHARED = """
+[[claim]]
+name = "{name}"
+id = "grp/{name}/{{task}}"
+paper_ref = "Theorem X"
+statement = "s"
+status = "{status}"
+exploratory_reason = "looked first"
+scope = "paper"
+measure = "m"
+rule = "sign"
+margin = "0"
+margin_source = "reason"
+seeds = {{ default = 1, full = 3 }}
+data = "grp/layers/{{task}}"
+[[claim.resolution]]
+parameter = "p"
+meaning = "what p means"
+start = 0.001
+limit = 1.0
+[[claim.grid.default]]
+task = ["a", "b"]
+"""
+
+
+def test_claims_naming_one_data_stream_draw_the_same_data(tmp_path, monkeypatch):
+    """Two confirmatory claims and an exploratory one name the stream grp/layers/{task}: at equal salts their
+    cases (and their alternatives' replicates) draw the same seeds; a case of another task does not; the salt
+    of the exploratory one is the confirmatory claims' (it is never locked); a re-lock parts the data."""
+    from lipschitz_icl.gates import lock
+
+    body = "".join(SHARED.format(name=n, status=st) for n, st in [("x", "confirmatory"), ("y", "confirmatory")])
+    (tmp_path / "grp.toml").write_text('[group]\nname = "grp"\n' + body + SHARED.format(name="z", status="exploratory"))
+    (tmp_path / "_sections.toml").write_text(
+        '[[section]]\nname = "G"\npaper_ref = "G"\nstatement = "s"\nmembers = ["grp.*"]\n'
+    )
+    registry._sections.cache_clear()
+    monkeypatch.setenv(registry.REGISTRY_ENV, str(tmp_path))
+    registry._load.cache_clear()
+    x, y, z = registry.specs("grp")
+    assert "data" in x.design_record() and x.to_dict()["data"] == "grp/layers/{task}"
+    lock.relock([x, y], "first lock", directory=tmp_path, today="2026-11-28", commit="abc")
+    cases = {s.name: s.cases("full") for s in (x, y, z)}
+    assert {s.name: s.cases("full")[0].salt for s in (x, y, z)} == {"x": 1, "y": 1, "z": 1}
+    for k in range(6):
+        states = {name: tuple(found[k].seed_sequence().generate_state(4)) for name, found in cases.items()}
+        alternatives = {tuple(found[k].seed_sequence("alternatives").generate_state(4)) for found in cases.values()}
+        assert len(set(states.values())) == 1 and len(alternatives) == 1
+        assert states["x"] not in alternatives
+    assert cases["x"][0].data_id == "grp/layers/a" and cases["x"][3].data_id == "grp/layers/b"
+    assert cases["x"][0].seed_sequence().entropy != cases["x"][3].seed_sequence().entropy
+    changed = SHARED.format(name="x", status="confirmatory").replace("limit = 1.0", "limit = 2.0")
+    y_and_z = SHARED.format(name="y", status="confirmatory") + SHARED.format(name="z", status="exploratory")
+    (tmp_path / "grp.toml").write_text('[group]\nname = "grp"\n' + changed + y_and_z)
+    registry._load.cache_clear()
+    x, y, z = registry.specs("grp")
+    lock.relock([x], "changed", directory=tmp_path, today="2026-11-28", commit="abd")  # a new design, a new salt
+    x_case, y_case, z_case = (s.cases("default")[0] for s in (x, y, z))
+    assert (x_case.salt, y_case.salt, z_case.salt) == (2, 1, 2)
+    assert x_case.seed_sequence().entropy == z_case.seed_sequence().entropy != y_case.seed_sequence().entropy
+    registry._load.cache_clear()

@@ -164,13 +164,13 @@ def test_figure1_holds_is_resolved_and_rules_out_its_alternatives(figures_regist
 
 
 def _curves(errors_by_task, M_by_task):
-    """A stand-in for pretraining_curve: the given error path and final M per task class."""
+    """A stand-in for pretraining_curves: the given error path and final M per task class."""
 
-    def curve(problem, stream, **kw):
+    def curve(problem):
         errors = errors_by_task[problem.task]
         return list(range(len(errors))), errors, [1e-4] * len(errors), [M_by_task[problem.task]] * len(errors), {}
 
-    return curve
+    return lambda problems, streams, **kw: [curve(problem) for problem in problems]
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_figure5_rule_on_constructed_ratios(figures_registry, monkeypatch, ratio
     (the margin is wider than 5%), and is at 1.3."""
     spec = figures_registry["fig5"]
     falling = {c: [0.3, 0.1] for c in spec.design["classes"]}
-    monkeypatch.setattr(figures, "pretraining_curve", _curves(falling, {c: np.eye(2) for c in falling}))
+    monkeypatch.setattr(figures, "pretraining_curves", _curves(falling, {c: np.eye(2) for c in falling}))
     monkeypatch.setattr(
         figures,
         "paired_ratio",
@@ -204,12 +204,12 @@ def test_figure9_rule_on_constructed_runs(figures_registry, monkeypatch):
     spec = figures_registry["fig9"]
     P, off = np.diag([1.0, 1.0, 0.0, 0.0]), np.diag([1.0, 1.0, 1.5, 1.5])  # B: the first two axes
 
-    def curve(problem, stream, *, kind, segments, **kw):
+    def curves(problems, streams, *, kind, segments, **kw):
         Ms = [np.eye(4)] * segments + [P if kind == "softmax" else off]
         errors = [0.5] * segments + [0.1 if kind == "softmax" else 0.4]
-        return list(range(segments + 1)), errors, [1e-3] * (segments + 1), Ms, {}
+        return [(list(range(segments + 1)), errors, [1e-3] * (segments + 1), Ms, {}) for _ in problems]
 
-    monkeypatch.setattr(figures, "pretraining_curve", curve)
+    monkeypatch.setattr(figures, "pretraining_curves", curves)
     judged = _judge(spec, figures.figure9(**spec.design, d=4, rank=2, seed=np.random.SeedSequence(0)))
     assert judged.decision.verdict == "holds"
     assert judged.resolutions[0].value == pytest.approx(2**-0.5, rel=0.1)
@@ -222,11 +222,13 @@ def test_figure3_rule_on_constructed_norms(figures_registry, monkeypatch):
     spec = figures_registry["fig3"]
     rng = np.random.default_rng(0)
 
-    def runs(problem, stream, count, **protocol):
-        w = 2.0 + 10 * problem.L
-        return [(None, SimpleNamespace(M=w * (1 + 0.005 * rng.standard_normal()) * np.eye(2))) for _ in range(count)]
+    def runs(settings, **protocol):
+        return [
+            (None, SimpleNamespace(M=(2.0 + 10 * run.problem.L) * (1 + 0.005 * rng.standard_normal()) * np.eye(2)))
+            for run in settings
+        ]
 
-    monkeypatch.setattr(figures, "independent_runs", runs)
+    monkeypatch.setattr(figures, "train_all", runs)
     monkeypatch.setattr(
         figures,
         "wstar",

@@ -148,3 +148,79 @@ def test_check_no_cache_flag_leaves_the_cache_empty(cache_root, capsys):
     assert _entries(cache_root)
     payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert payload["cache"]["misses"] > 0
+
+
+def test_cached_together_computes_only_the_missing_entries_at_once(cache_root):
+    asked = []
+
+    def together(keys):
+        def compute(indices):
+            asked.append(list(indices))
+            return [{"v": 10 * keys[i]["k"]} for i in indices]
+
+        return cache.cached_together(keys, compute, namespace="t")
+
+    first = together([{"k": 0}, {"k": 1}])
+    both = together([{"k": 2}, {"k": 1}, {"k": 0}])
+    assert first == [{"v": 0}, {"v": 10}] and both == [{"v": 20}, {"v": 10}, {"v": 0}]
+    assert asked == [[0, 1], [0]]  # the second call computed only {"k": 2}, at its position 0
+    assert not any(p.suffix == ".json" and p.name.startswith(".tmp") for p in cache_root.rglob("*"))
+
+
+def test_cached_together_validates_each_entry_against_its_key(cache_root):
+    cache.cached_together([{"k": 1}], lambda idx: [{"v": -1}], namespace="t")
+    calls = []
+
+    def compute(indices):
+        calls.append(indices)
+        return [{"v": 1}]
+
+    value = cache.cached_together([{"k": 1}], compute, namespace="t", validate=lambda v, key: v["v"] == key["k"])
+    assert value == [{"v": 1}] and calls == [[0]]  # the stored -1 does not fit its key: recomputed
+
+
+def test_cached_together_waits_for_another_process_s_lock_and_reads_its_entry(cache_root):
+    """While one caller holds the lock of an entry and computes it, a second caller waits, then reads it."""
+    import threading
+    import time
+
+    started, calls = threading.Event(), []
+
+    def slow(indices):
+        calls.append("slow")
+        started.set()
+        time.sleep(0.3)
+        return [{"v": 1}]
+
+    def fast(indices):
+        calls.append("fast")
+        return [{"v": 2}]
+
+    first = threading.Thread(target=lambda: cache.cached_together([{"k": 1}], slow, namespace="t"))
+    first.start()
+    started.wait(5)
+    assert cache.cached_together([{"k": 1}], fast, namespace="t") == [{"v": 1}]
+    first.join()
+    assert calls == ["slow"]
+
+
+def test_cached_together_computes_when_the_lock_cannot_be_taken(cache_root, monkeypatch):
+    """A lock path that is not a regular file, or a lock held past the wait: computed anyway, never an error."""
+    path = cache.entry_path({"k": 1}, "t")
+    path.parent.mkdir(parents=True)
+    (path.parent / (path.name + ".lock")).mkdir()  # a directory where the lock file should be
+    assert cache.cached_together([{"k": 1}], lambda idx: [{"v": 3}], namespace="t") == [{"v": 3}]
+    path = cache.entry_path({"k": 2}, "t")
+    monkeypatch.setattr(cache, "LOCK_WAIT_SECONDS", 0.05)
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / (path.name + ".lock"), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert cache.cached_together([{"k": 2}], lambda idx: [{"v": 4}], namespace="t") == [{"v": 4}]
+
+
+def test_cached_together_without_the_cache_computes_everything(cache_root):
+    with cache.disabled():
+        assert cache.cached_together([{"k": 1}, {"k": 2}], lambda idx: [{"i": i} for i in idx]) == [{"i": 0}, {"i": 1}]
+    assert not list(cache_root.rglob("*.json"))

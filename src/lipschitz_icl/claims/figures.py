@@ -27,11 +27,11 @@ from lipschitz_icl.estimate import mean_difference
 from lipschitz_icl.estimators import circle
 from lipschitz_icl.estimators.circle import weighted_slice
 from lipschitz_icl.estimators.pretraining import (
-    independent_runs,
     mean_interval,
     mean_limits,
-    pretraining_curve,
+    pretraining_curves,
     scale_interval,
+    setting_runs,
 )
 from lipschitz_icl.estimators.window_errors import optimal_error_curves, paired_error_cost
 from lipschitz_icl.gates.evidence import Outcome, Quantity
@@ -40,6 +40,7 @@ from lipschitz_icl.model import geometry
 from lipschitz_icl.model.attention import Attention
 from lipschitz_icl.optimum import wstar, wstar_elasticities
 from lipschitz_icl.problem import make_problem
+from lipschitz_icl.runtime.trained import independent_runs, train_all
 
 __all__ = ["figure1", "figure3", "figure5", "figure9", "eq4_heatmaps", "figure6"]
 
@@ -199,14 +200,20 @@ class _Figure3:
         return [(n, s, L) for n, s in self.settings for L in self.L_grid]
 
     def trained_norms(self, seed: np.random.SeedSequence) -> tuple[dict, dict]:
-        """At each point: ``||M||_2`` of ``runs`` independently trained ``M``, and the exact ``w*``."""
+        """At each point: ``||M||_2`` of ``runs`` independently trained ``M`` (every point's runs side by side),
+        and the exact ``w*``."""
+        points = self.points
+        problems = {(n, s, L): make_problem(self.task, self.d, n, L, s) for n, s, L in points}
+        streams = seed.spawn(len(points))
+        runs = [
+            run for point, stream in zip(points, streams) for run in setting_runs(problems[point], stream, self.runs)
+        ]
+        trained = train_all(runs, **self.protocol)
         norms = {}
-        w_stars = {}
-        for (n, s, L), stream in zip(self.points, seed.spawn(len(self.points))):
-            problem = make_problem(self.task, self.d, n, L, s)
-            trained = independent_runs(problem, stream, self.runs, **self.protocol)
-            norms[(n, s, L)] = [float(np.linalg.norm(r.M, 2)) for _, r in trained]
-            w_stars[(n, s, L)] = wstar(problem, "exact")
+        for i, point in enumerate(points):
+            point_runs = trained[i * self.runs : (i + 1) * self.runs]
+            norms[point] = [float(np.linalg.norm(result.M, 2)) for _, result in point_runs]
+        w_stars = {point: wstar(problems[point], "exact") for point in points}
         return norms, w_stars
 
     def quantities(self, norms: dict, w_stars: dict) -> tuple:
@@ -294,7 +301,7 @@ def figure3(
 # ----------------------------------------------------------------------------- Figures 5 and 9: pretraining
 @dataclass(frozen=True)
 class _Schedule:
-    """The keywords of :func:`~lipschitz_icl.estimators.pretraining.pretraining_curve` in Figures 5 and 9:
+    """The keywords of :func:`~lipschitz_icl.estimators.pretraining.pretraining_curves` in Figures 5 and 9:
     ``segments`` x
     ``segment_steps`` steps of ``protocol`` from scale ``init_scale``, the error on ``test_contexts`` contexts."""
 
@@ -304,9 +311,10 @@ class _Schedule:
     segment_steps: int
     test_contexts: int
 
-    def curve(self, problem, stream, kind: str = "softmax") -> tuple:
-        """One run: ``(steps, errors, standard errors, effective M per checkpoint, final params)``."""
-        return pretraining_curve(problem, stream, kind=kind, **vars(self))
+    def curves(self, problems, streams, kind: str = "softmax") -> list:
+        """Runs ``(problems[k], streams[k])`` side by side, each ``(steps, errors, standard errors, effective M per
+        checkpoint, final params)``."""
+        return pretraining_curves(problems, streams, kind=kind, **vars(self))
 
 
 # ----------------------------------------------------------------------------- Figure 5
@@ -341,8 +349,8 @@ class _Figure5:
         curves = {}
         finals = {}
         drops = []
-        for task, stream in zip(self.classes, streams):
-            steps, errors, ses, Ms, _ = self.schedule.curve(problems[task], stream)
+        runs = self.schedule.curves([problems[task] for task in self.classes], streams[: len(self.classes)])
+        for task, (steps, errors, ses, Ms, _) in zip(self.classes, runs):  # the classes trained side by side
             curves[task] = {"steps": steps, "error": errors, "se": ses}
             finals[task] = Ms[-1]
             drops.append((errors[-1] - errors[0], self.z * (ses[-1] + ses[0])))  # paired: se of the difference <= sum
@@ -473,21 +481,34 @@ class _Figure9:
     z: float
     level: float
 
-    def link_runs(self, problem, stream, kind: str) -> dict:
-        """``runs`` pretraining curves of ``kind`` (run ``k`` from child ``k`` of ``stream``), ``rho(M, B)`` at
-        each checkpoint."""
-        schedule = self.schedules[kind]
-        steps, errors, ses, Ms, _ = zip(*(schedule.curve(problem, run, kind) for run in stream.spawn(self.runs)))
-        rho = [[geometry.rho(M, problem.task_class.B) for M in run] for run in Ms]
-        return {"steps": steps[-1], "rho": rho, "error": list(errors), "se": list(ses)}
+    def link_runs(self, problems: dict, streams: dict, kind: str) -> dict:
+        """Per link: ``runs`` pretraining curves of ``kind`` (run ``k`` from child ``k`` of the link's stream),
+        ``rho(M, B)`` at each checkpoint; the runs of every link side by side."""
+        links = list(problems)
+        run_problems = [problems[link] for link in links for _ in range(self.runs)]
+        run_streams = [run for link in links for run in streams[link].spawn(self.runs)]
+        curves = self.schedules[kind].curves(run_problems, run_streams, kind)
+        out = {}
+        for i, link in enumerate(links):
+            steps, errors, ses, Ms, _ = zip(*curves[i * self.runs : (i + 1) * self.runs])
+            rho = [[geometry.rho(M, problems[link].task_class.B) for M in run] for run in Ms]
+            out[link] = {"steps": steps[-1], "rho": rho, "error": list(errors), "se": list(ses)}
+        return out
 
     def pretrain(self, problems: dict, seed: np.random.SeedSequence) -> _LinkRuns:
         """Per link (a stream each): the runs of each kind, the ``rho`` changes and the final error gaps."""
         series = {}
         gaps = []
         changes: dict[str, list] = {kind: [] for kind in self.schedules}
-        for (link, problem), link_seed in zip(problems.items(), seed.spawn(len(problems))):
-            out = {kind: self.link_runs(problem, ks, kind) for kind, ks in zip(self.schedules, link_seed.spawn(2))}
+        streams = {
+            link: dict(zip(self.schedules, ls.spawn(2))) for link, ls in zip(problems, seed.spawn(len(problems)))
+        }
+        by_kind = {
+            kind: self.link_runs(problems, {link: streams[link][kind] for link in problems}, kind)
+            for kind in self.schedules
+        }
+        for link in problems:
+            out = {kind: by_kind[kind][link] for kind in self.schedules}
             series[link] = out
             for kind in changes:
                 changes[kind].append(mean_interval([r[-1] - r[0] for r in out[kind]["rho"]], 0.5 + self.level / 2))

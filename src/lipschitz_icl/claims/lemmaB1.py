@@ -17,11 +17,12 @@ import numpy as np
 from lipschitz_icl import decision
 from lipschitz_icl.derivations import window_law as wlaw
 from lipschitz_icl.estimators.pretraining import mean_limits, scale_interval
-from lipschitz_icl.estimators.trained_scale import TrainedRuns, scale_and_shape, scale_equivalence, trained_runs
+from lipschitz_icl.estimators.trained_scale import TrainedRuns, scale_and_shape, scale_equivalence
 from lipschitz_icl.gates.evidence import Outcome, Quantity
 from lipschitz_icl.model import geometry
 from lipschitz_icl.optimum import wstar
 from lipschitz_icl.problem import Problem, make_problem
+from lipschitz_icl.runtime.trained import trained_runs
 
 __all__ = ["structure_decision", "structure", "block_scale"]
 

@@ -23,12 +23,13 @@ from lipschitz_icl.derivations import window_law as wlaw
 from lipschitz_icl.estimate import Estimate, pilot_sample_size, relative_interval
 from lipschitz_icl.estimators.linear_scale import base_differences, linear_loss, m_hat, scale_elasticity
 from lipschitz_icl.estimators.pretraining import noise_floor
-from lipschitz_icl.estimators.trained_scale import TrainedRuns, relative_scale_equivalence, trained_runs
+from lipschitz_icl.estimators.trained_scale import TrainedRuns, relative_scale_equivalence
 from lipschitz_icl.gates.evidence import Outcome, Quantity
 from lipschitz_icl.loss.estimators import icl_loss
 from lipschitz_icl.model import geometry
 from lipschitz_icl.optimum import wstar, wstar_elasticities
 from lipschitz_icl.problem import make_problem
+from lipschitz_icl.runtime.trained import trained_runs
 
 __all__ = ["optimum", "isotropic", "cannot_adapt", "weights", "trained"]
 

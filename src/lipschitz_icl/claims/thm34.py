@@ -22,7 +22,7 @@ from lipschitz_icl.derivations import window_law
 from lipschitz_icl.estimators.law_points import power_slope_points, window_law_points
 from lipschitz_icl.estimators.loss_direction import part_direction
 from lipschitz_icl.estimators.minimiser import MinimiserProbes
-from lipschitz_icl.estimators.pretraining import independent_runs, mean_limits, scale_interval
+from lipschitz_icl.estimators.pretraining import mean_limits, scale_interval
 from lipschitz_icl.estimators.trained_scale import scale_equivalence
 from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
 from lipschitz_icl.loss.asymptotic import QUADRATURE_ACCURACY, asymptotic_terms
@@ -30,6 +30,7 @@ from lipschitz_icl.model import geometry
 from lipschitz_icl.optimum import wstar, wstar_elasticities
 from lipschitz_icl.problem import make_problem
 from lipschitz_icl.runtime import sweep
+from lipschitz_icl.runtime.trained import independent_runs
 
 __all__ = ["isotropy", "trained_isotropy", "monotonicity", "window_scaling", "bias_noise_powers"]
 

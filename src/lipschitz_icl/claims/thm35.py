@@ -25,7 +25,7 @@ from lipschitz_icl import decision
 from lipschitz_icl.derivations import generalisation as theory
 from lipschitz_icl.derivations import window_law as law
 from lipschitz_icl.estimate import log_slope, mean_se
-from lipschitz_icl.estimators.pretraining import independent_runs
+from lipschitz_icl.estimators.pretraining import setting_runs
 from lipschitz_icl.estimators.probes import (
     CosineProbe,
     noise_terms,
@@ -38,6 +38,7 @@ from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
 from lipschitz_icl.model.attention import Attention
 from lipschitz_icl.optimum import wstar
 from lipschitz_icl.problem import make_problem
+from lipschitz_icl.runtime.trained import train_all
 
 __all__ = [
     "generalisation",
@@ -450,12 +451,15 @@ def trained_mismatch(
     """Figure 5 with trained attention: the M-form pretrained by the trainer (``protocol``, one run each, own
     streams) on affine tasks at ``L``, ``L/factor`` and ``factor L``, tested with the rule of :func:`mismatch`."""
     streams = seed.spawn(4)
-    models = {}
-    ws = {}
-    for key, LL, stream in zip(("matched", "smaller", "larger"), (L, L / factor, L * factor), streams):
-        ((_, result),) = independent_runs(make_problem("affine", d, n, LL, sigma), stream, 1, **protocol)
-        models[key] = Attention(result.M)
-        ws[key] = result.w_trained
+    settings = {"matched": L, "smaller": L / factor, "larger": L * factor}
+    runs = [
+        run
+        for LL, stream in zip(settings.values(), streams)
+        for run in setting_runs(make_problem("affine", d, n, LL, sigma), stream, 1)
+    ]
+    trained = [result for _, result in train_all(runs, **protocol)]  # the three settings side by side
+    models = {key: Attention(result.M) for key, result in zip(settings, trained)}
+    ws = {key: result.w_trained for key, result in zip(settings, trained)}
     ratios, errors = probe_log_ratios(models, probe_suite(d, L, **probes), n, sigma, contexts, streams[3])
     z = decision.bonferroni_z(2 * len(gated), family_level)
     panel = _Panel(ratios, errors, _mismatch_labels(factor, " (trained)"), gated, z)

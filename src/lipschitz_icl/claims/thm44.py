@@ -35,12 +35,13 @@ from lipschitz_icl.estimators.lowrank import (
     projectors,
     rotated_basis,
 )
-from lipschitz_icl.estimators.pretraining import independent_runs, noise_floor
+from lipschitz_icl.estimators.pretraining import noise_floor
 from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
 from lipschitz_icl.loss.fixed_draw import best_scales
 from lipschitz_icl.model import geometry
 from lipschitz_icl.optimum import wstar
 from lipschitz_icl.problem import make_problem, matched_problem
+from lipschitz_icl.runtime.trained import independent_runs
 
 __all__ = ["direction_optimality", "trained_direction", "dimension_dependence", "saddle", "matched_problem"]
 

@@ -17,23 +17,30 @@ anisotropy, and the run-to-run noise floor (:func:`noise_floor`) must sit well u
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from lipschitz_icl.loss.estimators import general_terms
 from lipschitz_icl.model.attention import Attention
-from lipschitz_icl.model.train import effective_M, init_params, train
+from lipschitz_icl.model.train import effective_M, init_params, train_runs
+from lipschitz_icl.problem import Problem
 
 __all__ = [
     "M_PROTOCOL",
     "SHAPE_THRESHOLD",
+    "TrainingRun",
+    "run_streams",
+    "setting_runs",
+    "train_all",
     "independent_runs",
     "scale_interval",
     "noise_floor",
     "mean_interval",
     "mean_limits",
     "pretraining_curve",
+    "pretraining_curves",
 ]
 
 M_PROTOCOL = {
@@ -48,24 +55,67 @@ M_PROTOCOL = {
 SHAPE_THRESHOLD = 0.05
 
 
+@dataclass(frozen=True)
+class TrainingRun:
+    """One training run of a setting: the problem its prompts come from, the stream of its random start
+    and the stream of its prompts (both spawned from the setting's seed, :func:`run_streams`)."""
+
+    problem: Problem
+    start_seed: np.random.SeedSequence
+    prompt_seed: np.random.SeedSequence
+
+
+def run_streams(seed, runs: int) -> list[tuple[np.random.SeedSequence, np.random.SeedSequence]]:
+    """``(start, prompts)`` streams of ``runs`` independent runs: run ``k``'s are the two children of the
+    ``k``-th child spawned from ``seed`` (a ``SeedSequence``, or an integer entropy for ``SeedSequence(seed)``)."""
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return [tuple(child.spawn(2)) for child in root.spawn(runs)]  # type: ignore[misc]
+
+
+def train_all(runs, *, attention: str = "softmax", init_scale: float = 1.0, **protocol) -> list:
+    """Train every :class:`TrainingRun` of ``runs`` with ``protocol`` (keyword arguments of
+    :func:`lipschitz_icl.model.train.train`; its ``param``, default the M-form, also shapes the start): run ``k``
+    starts from :func:`lipschitz_icl.model.train.init_params` at ``init_scale`` drawn from its start stream and
+    trains on prompts from its prompt stream.  Runs of one ``(d, n)`` train side by side
+    (:func:`lipschitz_icl.model.train.train_runs`: each run's numbers are those of a lone run).  Returns
+    ``[(start, TrainResult), ...]`` in the order of ``runs``, ``start`` the starting ``M`` of the M-form and the
+    starting parameters of a full layer."""
+    runs = list(runs)
+    param = protocol.get("param", "M")
+    starts = [
+        init_params(param, run.problem.d, attention, np.random.default_rng(run.start_seed), init_scale) for run in runs
+    ]
+    out: list = [None] * len(runs)
+    shapes: dict = {}
+    for k, run in enumerate(runs):
+        shapes.setdefault((run.problem.d, run.problem.n), []).append(k)
+    for members in shapes.values():
+        results = train_runs(
+            [runs[k].problem for k in members],
+            [runs[k].prompt_seed for k in members],
+            inits=[{name: value.copy() for name, value in starts[k].items()} for k in members],
+            attention=attention,
+            **protocol,
+        )
+        for k, result in zip(members, results):
+            out[k] = (starts[k]["M"] if param == "M" else starts[k], result)
+    return out
+
+
+def setting_runs(problem, seed, runs: int) -> list[TrainingRun]:
+    """The :class:`TrainingRun` of ``runs`` independent runs on ``problem`` from ``seed`` (:func:`run_streams`)."""
+    return [TrainingRun(problem, start, prompts) for start, prompts in run_streams(seed, runs)]
+
+
 def independent_runs(problem, seed, runs: int, *, attention: str = "softmax", init_scale: float = 1.0, **protocol):
     """``runs`` independent trainings (``protocol``: keyword arguments of :func:`lipschitz_icl.model.train.train`;
     its ``param``, default the M-form, also shapes the start): run ``k`` draws its random start
     (:func:`lipschitz_icl.model.train.init_params` at ``init_scale``) and its data from the ``k``-th child spawned from
     ``seed`` (a ``SeedSequence``, or an integer entropy for ``SeedSequence(seed)``; start from one grandchild,
-    prompts from the other).  Returns ``[(start, TrainResult), ...]``, ``start`` the starting ``M`` of the
-    M-form and the starting parameters of a full layer."""
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    param = protocol.get("param", "M")
-    out = []
-    for child in root.spawn(runs):
-        init_seq, data_seq = child.spawn(2)
-        init = init_params(param, problem.d, attention, np.random.default_rng(init_seq), init_scale)
-        result = train(
-            problem, attention=attention, init={k: v.copy() for k, v in init.items()}, seed=data_seq, **protocol
-        )
-        out.append((init["M"] if param == "M" else init, result))
-    return out
+    prompts from the other; :func:`run_streams`).  The runs train side by side (:func:`train_all`).  Returns
+    ``[(start, TrainResult), ...]``, ``start`` the starting ``M`` of the M-form and the starting parameters of a
+    full layer."""
+    return train_all(setting_runs(problem, seed, runs), attention=attention, init_scale=init_scale, **protocol)
 
 
 def scale_interval(w_runs, w_star, target: float | None = None, level: float = 0.99) -> tuple[float, float]:
@@ -141,20 +191,60 @@ def pretraining_curve(
     that are the same at every checkpoint (common random numbers).  Streams: one for the start, one for
     the test draws, one per segment, all spawned from ``stream``.
     Returns ``(steps, errors, standard errors, effective M per checkpoint, final params)``."""
-    s_init, s_test, *s_seg = stream.spawn(2 + segments)
-    params = init or init_params("M", problem.d, kind, np.random.default_rng(s_init), init_scale)
-    test = test_problem or problem
-    steps, errors, ses, Ms = [], [], [], []
+    (curve,) = pretraining_curves(
+        [problem],
+        [stream],
+        kind=kind,
+        protocol=protocol,
+        init_scale=init_scale,
+        segments=segments,
+        segment_steps=segment_steps,
+        test_contexts=test_contexts,
+        test_problems=[test_problem],
+        inits=[init],
+    )
+    return curve
+
+
+def pretraining_curves(
+    problems,
+    streams,
+    *,
+    kind: str,
+    protocol: dict,
+    init_scale: float,
+    segments: int,
+    segment_steps: int,
+    test_contexts: int,
+    test_problems=None,
+    inits=None,
+) -> list:
+    """:func:`pretraining_curve` of each ``(problems[c], streams[c])`` (optionally ``test_problems[c]`` and
+    ``inits[c]``), the curves' segments trained side by side (:func:`lipschitz_icl.model.train.train_runs`:
+    each curve's numbers are those of a lone :func:`pretraining_curve`).  The problems share ``d`` and ``n``."""
+    count = len(problems)
+    test_problems = [None] * count if test_problems is None else list(test_problems)
+    inits = [None] * count if inits is None else list(inits)
+    plans = [stream.spawn(2 + segments) for stream in streams]  # start, test draws, one per segment
+    params = [
+        init or init_params("M", problem.d, kind, np.random.default_rng(plan[0]), init_scale)
+        for problem, plan, init in zip(problems, plans, inits)
+    ]
+    curves: list = [([], [], [], []) for _ in range(count)]
     for k in range(segments + 1):
         if k:
-            params = train(
-                problem, attention=kind, init=params, seed=s_seg[k - 1], steps=segment_steps, **protocol
-            ).last_params
-        M = effective_M("M", params, kind)
-        ((bias, noise),) = general_terms(test, [Attention(M, kind)], test_contexts, np.random.default_rng(s_test))
-        loss = bias + noise
-        steps.append(k * segment_steps)
-        errors.append(float(loss.mean()))
-        ses.append(float(loss.std(ddof=1) / math.sqrt(loss.size)))
-        Ms.append(M)
-    return steps, errors, ses, Ms, params
+            seeds = [plan[1 + k] for plan in plans]
+            results = train_runs(problems, seeds, inits=params, attention=kind, steps=segment_steps, **protocol)
+            params = [result.last_params for result in results]
+        for c in range(count):
+            M = effective_M("M", params[c], kind)
+            test = test_problems[c] or problems[c]
+            rng = np.random.default_rng(plans[c][1])
+            ((bias, noise),) = general_terms(test, [Attention(M, kind)], test_contexts, rng)
+            loss = bias + noise
+            steps, errors, ses, Ms = curves[c]
+            steps.append(k * segment_steps)
+            errors.append(float(loss.mean()))
+            ses.append(float(loss.std(ddof=1) / math.sqrt(loss.size)))
+            Ms.append(M)
+    return [(*curve, final) for curve, final in zip(curves, params)]

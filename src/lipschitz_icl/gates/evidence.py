@@ -120,6 +120,7 @@ class Evidence:
     salt: int = 0  # the design's seed salt (a changed design draws fresh data)
     seed: int | None = None  # replicate index of a stochastic claim (child `seed` of its SeedSequence)
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # CPU seconds of the process while the claim ran (every thread; time.process_time)
     figure: dict | list | None = None  # optional plot data for the report: {kind, x, y, ...}
     extra: dict = field(default_factory=dict)  # further numbers a command or the report may show
 

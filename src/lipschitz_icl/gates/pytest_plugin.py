@@ -23,6 +23,18 @@ test, an ``inconclusive`` one is reported as skipped with the word INCONCLUSIVE 
 a false variant that was not refuted fails the test (the gate has lost its power).  At the end a
 one-screen claims summary is printed.  Records are kept on the pytest ``config`` object, so nested
 sessions (pytester) do not mix their records.
+
+A run of some of the gates (``pytest verify/ -k X``, one gate file) merges into ``claims.json``: the
+registry claims it did not run keep their records from the file already there (same profile, same
+registry, same design hash; :func:`merge_records`), so the report still shows every claim.  Every record
+carries ``run``, the id (date and time, to the microsecond) of the run that made it, and the file's ``runs``
+lists each run a record comes from (``id``, date, commit, profile, ``selection``: its paths and ``-k``/``-m``,
+seconds; read by :func:`lipschitz_icl.report.provenance.run_rows`).  Each record also carries ``cpu_seconds``
+(the CPU time of the process while the claim was measured, every thread) beside its wall ``seconds``.
+
+Order: the claim gates run longest first, by the CPU seconds each took in the ``claims.json`` already in
+the report directory (gates it does not list first of all, in registry order), so that the workers of
+``-n 2`` finish together; the records are written in registry order whatever order the gates ran in.
 """
 
 from __future__ import annotations
@@ -48,7 +60,9 @@ _VARIANTS_KEY = pytest.StashKey[list]()
 _CACHE_STATE_KEY = pytest.StashKey[bool]()
 _SWEEP_KEY = pytest.StashKey[contextlib.ExitStack]()  # the --scheduler session, closed at unconfigure
 _PENDING_KEY = pytest.StashKey[object]()  # per item: the submitted piece of its claim case
+_COLLECTED_KEY = pytest.StashKey[set]()  # claim ids of the gates this session collected (after -k)
 _WORKER_KEY = "lipschitz_icl_records"  # pytest-xdist workeroutput key (JSON text of the worker's records)
+_WORKER_COLLECTED = "lipschitz_icl_collected"  # pytest-xdist workeroutput key (the claim ids it collected)
 
 
 def pytest_addoption(parser):
@@ -167,10 +181,13 @@ def _start_sweep(config) -> None:
 
 
 def pytest_collection_finish(session):
-    """Under ``--scheduler``: submit every collected claim case as one piece, in test order."""
+    """Note the claim ids collected (a claim collected but not recorded keeps no earlier record); under
+    ``--scheduler``: submit every collected claim case as one piece, in test order."""
     from lipschitz_icl.gates.registry import ClaimCase
     from lipschitz_icl.runtime import sweep
 
+    collected = session.config.stash.setdefault(_COLLECTED_KEY, set())
+    collected.update(cid for cid in map(_claim_id, session.items) if cid)
     if _SWEEP_KEY not in session.config.stash or session.config.option.collectonly:
         return
     active = sweep.active()
@@ -377,6 +394,28 @@ class VariantItem(pytest.Item):
 def pytest_collection_modifyitems(session, config, items):
     for variant in config.stash.get(_VARIANTS_KEY, []):
         items.append(VariantItem.from_parent(session, name=f"variant[{variant.name}]", variant=variant))
+    _longest_first(config, items)
+
+
+def _claim_id(item) -> str | None:
+    case = getattr(getattr(item, "callspec", None), "params", {}).get("claim_case")
+    return getattr(case, "claim_id", None)
+
+
+def _longest_first(config, items) -> None:
+    """Sort the claim gates by the CPU seconds (else the seconds) of their last records, longest first; gates
+    without a record first; the sort is stable, so ties keep the registry's order (every pytest-xdist
+    worker reads the same file and collects the same order)."""
+    last = {r["claim_id"]: r for r in _previous_records(_report_dir(config))[0]}
+
+    def cost(item) -> float:
+        record = last.get(_claim_id(item) or "")
+        if record is None:
+            return float("inf")
+        value = record.get("cpu_seconds", record.get("seconds"))
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("inf")
+
+    items.sort(key=lambda item: -cost(item))
 
 
 def _brief(evidence: Evidence) -> str:
@@ -401,9 +440,10 @@ def _is_worker(config) -> bool:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
     """pytest-xdist controller: collect the records a worker handed over when it finished."""
-    records = (getattr(node, "workeroutput", None) or {}).get(_WORKER_KEY)
-    if records:
-        _records(node.config).extend(json.loads(records))
+    output = getattr(node, "workeroutput", None) or {}
+    if output.get(_WORKER_KEY):
+        _records(node.config).extend(json.loads(output[_WORKER_KEY]))
+    node.config.stash.setdefault(_COLLECTED_KEY, set()).update(json.loads(output.get(_WORKER_COLLECTED, "[]")))
 
 
 def _ordered(records: list) -> list:
@@ -422,25 +462,98 @@ def pytest_sessionfinish(session, exitstatus):
     records = _records(config)
     if _is_worker(config):
         config.workeroutput[_WORKER_KEY] = json.dumps(records)
+        config.workeroutput[_WORKER_COLLECTED] = json.dumps(sorted(config.stash.get(_COLLECTED_KEY, set())))
         return
     if not records:
         return
-    records[:] = _ordered(records)
     out_dir = _report_dir(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     seconds = time.time() - getattr(config, "_lipschitz_icl_start", time.time())
+    here = provenance(config, seconds)
+    for r in records:
+        r["run"] = here["run"]
+    previous, runs = _previous_records(out_dir)
+    runs[here["run"]] = _run_summary(here, _selection(config))
+    collected = config.stash.get(_COLLECTED_KEY, set())
+    kept = merge_records(records, previous, config.getoption("--profile"), here["registry"], collected)
+    config._lipschitz_icl_kept = len(kept)
+    merged = _ordered(records + kept)
     payload = {
         "profile": config.getoption("--profile"),
         "seconds": seconds,
-        "provenance": provenance(config, seconds),
+        "provenance": here,
+        "runs": [runs[run] for run in dict.fromkeys([here["run"], *(r["run"] for r in kept)])],
         "design_history": _design_history(),
-        "replicates": replicate_summary(records),
-        "claims": records,
+        "replicates": replicate_summary(merged),
+        "claims": merged,
     }
     from lipschitz_icl.writefile import write_file  # atomic, never through a link, the file's mode kept
 
     write_file(out_dir / "claims.json", json.dumps(payload, indent=1, allow_nan=False), force=True, option="report-dir")
     config._lipschitz_icl_report = out_dir / "claims.json"
+
+
+def _run_summary(prov: dict, selection: str | None = None) -> dict:
+    """What ``runs`` keeps of a run's provenance: its ``id``, date, commit (and whether the tree was dirty),
+    profile, ``selection`` (what the run was asked to run), seconds and workers (the fields it has)."""
+    out = {"id": str(prov.get("run") or prov.get("date") or "earlier run")}
+    for key in ("date", "commit", "dirty", "profile", "seconds", "workers"):
+        if prov.get(key) is not None:
+            out[key] = prov[key]
+    if selection is not None:
+        out["selection"] = selection
+    return out
+
+
+def _selection(config) -> str:
+    """What this run was asked to run: its paths and its ``-k`` and ``-m`` expressions."""
+    words = [str(arg) for arg in config.args]
+    for option, flag in (("keyword", "-k"), ("markexpr", "-m")):
+        expression = config.getoption(option, "")
+        if expression:
+            words += [flag, repr(expression)]
+    return " ".join(words) or "every gate"
+
+
+def _previous_records(out_dir: Path) -> tuple[list, dict]:
+    """The records of the ``claims.json`` in ``out_dir`` (each with its ``run``), and the provenance of each run
+    they come from; nothing if there is no readable file.  A record without ``run`` (a file written before
+    records carried it) comes from the file's own run."""
+    try:
+        data = json.loads((out_dir / "claims.json").read_text(encoding="utf-8"))
+        records, prov = data["claims"], data.get("provenance") or {}
+        if not isinstance(records, list) or not all(isinstance(r, dict) and "claim_id" in r for r in records):
+            return [], {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return [], {}
+    own = str(prov.get("run") or prov.get("date") or "earlier run")
+    listed = data.get("runs") if isinstance(data.get("runs"), list) else []
+    runs = {run["id"]: run for run in listed if isinstance(run, dict) and isinstance(run.get("id"), str)}
+    out = []
+    for r in records:
+        run = r.get("run") if isinstance(r.get("run"), str) else own
+        out.append({**r, "run": run, "_profile": data.get("profile"), "_registry": prov.get("registry")})
+        runs.setdefault(run, _run_summary(prov) if run == own else {"id": run})
+    return out, runs
+
+
+def merge_records(records: list, previous: list, profile: str, registry_path: str, collected=()) -> list:
+    """The records of ``previous`` (an earlier ``claims.json``) to keep beside this run's ``records``: those of
+    registry claims of ``profile`` that this run neither measured nor collected (a gate that ran and
+    recorded nothing, e.g. an error, keeps no stale record), from a file of the same profile and registry,
+    whose design hash is the claim's current one (a record of another design is not the claim's last
+    record).  User variants are never kept (they are the files of one run)."""
+    from lipschitz_icl.gates import registry
+
+    done = {r["claim_id"] for r in records} | set(collected)
+    current = {c.claim_id: c.spec.design_hash for c in registry.cases(profile)}
+    kept = []
+    for r in previous:
+        same_run_kind = r.pop("_profile", None) == profile and r.pop("_registry", None) == registry_path
+        cid = r["claim_id"]
+        if same_run_kind and cid not in done and cid in current and r.get("design_hash") == current[cid]:
+            kept.append(r)
+    return kept
 
 
 def provenance(config, seconds: float) -> dict:
@@ -460,10 +573,12 @@ def provenance(config, seconds: float) -> dict:
         return out.stdout.strip() if out.returncode == 0 else ""
 
     commit = git("rev-parse", "HEAD")
+    now = datetime.now(timezone.utc)
     return {
+        "run": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),  # the id each of this run's records carries
         "commit": commit,
         "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if commit else None,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "profile": config.getoption("--profile"),
         "seconds": seconds,
         "python": platform.python_version(),
@@ -546,6 +661,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(
             f"{r['claim_id']:<{width}}  {r['verdict'].upper() + status:<26}  {r['paper_ref']:<24}  "
             f"{_resolution_text(r)}  alternatives ruled out {p_ok}/{p_all}  {r['seconds']:.1f}s"
+            + (f" ({r['cpu_seconds']:.1f}s CPU)" if r.get("cpu_seconds") else "")
         )
     for status in ("confirmatory", "exploratory"):
         rows = [r for r in records if r.get("status", "confirmatory") == status]
@@ -562,6 +678,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for line in _replicate_lines(records):
         tr.write_line(line)
     tr.write_line(f"pre-specified alternatives ruled out {refuted}/{total}")
+    kept = getattr(config, "_lipschitz_icl_kept", 0)
+    if kept:
+        tr.write_line(f"{kept} claims not run now keep their records from earlier runs (their 'run' says which)")
     report = getattr(config, "_lipschitz_icl_report", None)
     if report is not None:
         tr.write_line(f"evidence written to {report}")

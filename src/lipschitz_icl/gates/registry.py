@@ -24,6 +24,7 @@ A file holds one ``[group]`` table (``name``, ``title``, ``paper_ref``) and ``[[
     margin = "..."                               # the margin, in words (its numbers are in [claim.design])
     margin_source = "..."                        # a derivation, or the stated reason
     seeds = { default = 1, full = 10 }           # stochastic claims only: replicates per profile
+    data = "lemmaB1/layers/{task}/d{d}/n{n}"     # optional: the data stream, named like an id (default: the id)
     [claim.design]                               # EVERY number that shapes the verdict (margin, level, runs,
     margin = 0.01                                #   contexts, n range, training budget, ...): keyword
                                                  #   arguments of the measure function for every case
@@ -57,8 +58,17 @@ Seeds: replicate ``k`` of a stochastic case is ``SeedSequence(entropy, spawn_key
 is the SHA-256 of the case's id without its seed (with ``#salt<k>`` appended for a salt ``k > 0``); the
 alternatives' fresh replicates use the id with ``#alternatives`` appended.  A measure function spawns
 its own streams from it.  So replicates are independent, seed ``k`` is the same stream in every
-profile, and no two cases share a stream.  Ids carry every varying parameter and ``/seed{k}``: unique
-across a profile (checked).
+profile, and no two cases of a claim share a stream.  Ids carry every varying parameter and ``/seed{k}``:
+unique across a profile (checked).
+
+Shared data: a claim may name its data stream (``data``, a pattern like ``id`` that carries every varying
+parameter); its seeds are then those of that name instead of its id.  Claims that measure different
+quantities on the same data name the same stream and hold the same salt: they draw the same data, so
+what they train is trained once (:mod:`lipschitz_icl.runtime.trained` stores trained layers by their design).
+The salt in the seed is the claim's own (its lock's); an exploratory claim (never locked) that names a
+stream draws it at the largest salt of the confirmatory claims naming the same stream.  A re-lock gives
+the re-locked claim a new salt, so fresh data (the claims still at the old salt keep theirs and no
+longer share with it until they are re-locked too).
 """
 
 from __future__ import annotations
@@ -108,7 +118,7 @@ GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the pape
 REGISTRY_DIR = Path(__file__).resolve().parents[1] / "claims"  # lipschitz_icl/claims/
 REGISTRY_ENV = "LIPSCHITZ_ICL_REGISTRY"  # a directory of claim TOML files (and its lock) to use instead
 _FIELDS = ("name", "id", "paper_ref", "statement", "status", "scope", "measure", "rule", "margin", "margin_source")
-_KEYS = {*_FIELDS, "sharper", "exploratory_reason", "seeds", "design", "resolution", "alternative", "grid"}
+_KEYS = {*_FIELDS, "sharper", "exploratory_reason", "seeds", "data", "design", "resolution", "alternative", "grid"}
 _RESOLUTION_KEYS = {"parameter", "meaning", "symbol", "arg", "start", "limit", "two_sided", "rel_tol"}
 
 
@@ -146,6 +156,7 @@ class ClaimSpec:
     seeds: dict = field(hash=False, compare=False)  # profile -> number of replicates ({} if deterministic)
     design: dict = field(hash=False, compare=False)  # every number that shapes the verdict
     directory: str = field(default="", compare=False)  # the registry directory it was read from
+    data: str = ""  # the pattern of the data stream's name, when the claim shares one ("": its id)
 
     @property
     def key(self) -> str:
@@ -186,6 +197,7 @@ class ClaimSpec:
                     "alternative": [
                         {"name": a.name, "statement": a.statement, "args": a.args} for a in self.alternatives
                     ],
+                    **({"data": self.data} if self.data else {}),
                 },
                 sort_keys=True,
             )
@@ -214,6 +226,7 @@ class ClaimSpec:
             "parameter": self.parameter,
             "measure": self.measure,
             "seeds": dict(self.seeds),
+            "data": self.data,
             "grid": {k: list(v) for k, v in self.grids.items()},
             "design": dict(self.design),
             "design_hash": self.design_hash,
@@ -247,18 +260,29 @@ class ClaimCase:
         return self.base_id + ("" if self.seed is None else f"/seed{self.seed}")
 
     @property
+    def data_id(self) -> str:
+        """The name of the case's data stream: its claim's ``data`` pattern filled in, else its id without the seed."""
+        return self.spec.data.format(**dict(self.params)) if self.spec.data else self.base_id
+
+    @property
     def salt(self) -> int:
+        """The salt of the case's data: its claim's lock salt; for an exploratory claim that names a data stream,
+        the largest salt of the confirmatory claims naming the same stream (module docstring)."""
         from lipschitz_icl.gates import lock
 
-        return lock.salt_of(self.spec)
+        if self.spec.status == "confirmatory" or not self.spec.data:
+            return lock.salt_of(self.spec)
+        sharing = [s for s in _load(self.spec.directory) if s.data == self.spec.data and s.status == "confirmatory"]
+        return max((lock.salt_of(s) for s in sharing), default=0)
 
     def seed_sequence(self, stream: str = "") -> np.random.SeedSequence:
-        """Child ``seed`` of ``SeedSequence(sha256(base_id [#stream] [#salt<k>]))``: ``stream`` is
-        ``""`` for the claim's own data and ``"alternatives"`` for the alternatives' fresh replicates."""
+        """Child ``seed`` of ``SeedSequence(sha256(data_id [#stream] [#salt<k>]))``: ``stream`` is
+        ``""`` for the claim's own data and ``"alternatives"`` for the alternatives' fresh replicates;
+        ``data_id`` the case's id without its seed unless its claim names a shared data stream."""
         if self.seed is None:
             raise TypeError(f"{self.claim_id}: a deterministic case has no replicate seed")
         salt = self.salt
-        text = self.base_id + (f"#{stream}" if stream else "") + (f"#salt{salt}" if salt else "")
+        text = self.data_id + (f"#{stream}" if stream else "") + (f"#salt{salt}" if salt else "")
         return np.random.SeedSequence(_entropy(text), spawn_key=(self.seed,))
 
     def measure(self):
@@ -272,7 +296,7 @@ class ClaimCase:
         from lipschitz_icl.gates import lock
 
         spec, measure, kwargs = self.spec, self.measure(), self.kwargs
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         seeded = (lambda stream: {"seed": self.seed_sequence(stream)}) if spec.stochastic else (lambda _: {})
         outcome = measure(**kwargs, **seeded(""))
         fresh = None
@@ -288,6 +312,7 @@ class ClaimCase:
         extra = {
             **outcome.extra,
             **({"exploratory_reason": spec.exploratory_reason} if spec.exploratory_reason else {}),
+            **({"data_stream": self.data_id} if spec.data else {}),
         }
         res = [r.to_dict() for r in verdict.resolutions]
         return Evidence(
@@ -317,6 +342,7 @@ class ClaimCase:
             salt=self.salt,
             seed=self.seed,
             seconds=time.perf_counter() - start,
+            cpu_seconds=time.process_time() - start_cpu,
             figure=outcome.figure,
             extra=extra,
         )
@@ -394,11 +420,21 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
     if seeds and (set(seeds) != set(PROFILES) or not all(isinstance(v, int) and v >= 1 for v in seeds.values())):
         raise RegistryError(f"{where}: seeds must give a positive count for each of {PROFILES}")
     fields = _pattern_fields(raw["id"])
+    data = raw.get("data", "")
+    if not isinstance(data, str) or ("data" in raw and not data.strip()):
+        raise RegistryError(f"{where}: data names a stream (a non-empty id pattern)")
+    if data and not raw.get("seeds"):
+        raise RegistryError(f"{where}: data names the stream of a stochastic claim (it has no seeds)")
     design = dict(raw.get("design", {}))
     for points in grids.values():
         varying = {k for k in set().union(*points) if len({repr(p.get(k)) for p in points}) > 1}
         if not varying <= fields:
             raise RegistryError(f"{where}: id {raw['id']!r} misses varying parameters {sorted(varying - fields)}")
+        if data and not varying <= _pattern_fields(data):
+            missing = sorted(varying - _pattern_fields(data))
+            raise RegistryError(f"{where}: data {data!r} misses varying parameters {missing}")
+        if data and not all(_pattern_fields(data) <= set(p) for p in points):
+            raise RegistryError(f"{where}: data {data!r} names a parameter absent from a grid point")
         if not all(fields <= set(p) for p in points):
             raise RegistryError(f"{where}: id {raw['id']!r} names a parameter absent from a grid point")
         clash = set().union(*points) & set(design)
@@ -425,6 +461,7 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         dict(seeds),
         design,
         str(path.parent),
+        data,
     )
 
 

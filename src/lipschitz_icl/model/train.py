@@ -1,7 +1,7 @@
 """The NumPy trainer: online pretraining of one attention layer on the ICL loss, analytic gradients.
 
 Every step draws a fresh batch of ``B`` prompts from the problem (``problem.sample_prompts``; see
-:func:`prompt_stream`: the draws of the next batches run on a worker thread while the current batch is
+:func:`run_prompt_stream`: the draws of the next batches run on worker threads while the current batch is
 used, the same draws in the same order as a serial loop), computes the ICL loss (README "Conventions")
 on it,
 
@@ -9,7 +9,9 @@ on it,
 
 and its exact gradient (formulas below, no autodiff), and takes one Adam or SGD step.  All arithmetic is
 float64; the whole run (initialisation and data) draws from one ``numpy.random.Generator`` built from the
-seed, so a run is reproducible bit for bit.
+seed -- and, for a batch of at least :data:`SPLIT_ENTRIES` context coordinates, its second half-batches from
+a second Generator seeded from the first, so that two threads draw a batch -- so a run is reproducible bit
+for bit.  Independent runs train side by side (:func:`train_runs`), each with the numbers of a lone run.
 
 Two parameterisations (the conventions of :mod:`lipschitz_icl.model.attention`):
 
@@ -48,7 +50,7 @@ from lipschitz_icl import budget as budgets
 from lipschitz_icl.estimate import Estimate
 from lipschitz_icl.model import geometry
 from lipschitz_icl.model.attention import ATTENTION_KINDS, Attention, AttentionLayer, softmax_weights_from_logits
-from lipschitz_icl.problem import Problem
+from lipschitz_icl.problem import Problem, PromptBuffers
 from lipschitz_icl.progress import bar as progress_bar
 from lipschitz_icl.validation import ParameterError, check_choice, check_int, check_real, check_rng
 
@@ -67,7 +69,11 @@ __all__ = [
     "icl_loss",
     "effective_M",
     "train",
+    "train_runs",
+    "Protocol",
     "prompt_stream",
+    "run_prompt_stream",
+    "RunBuffers",
 ]
 
 PARAMETERISATIONS = ("M", "full")
@@ -92,14 +98,28 @@ MAX_LR = 1000.0  # SGD on the M-form uses lr up to 25 (pretraining protocol); 1e
 
 
 # --------------------------------------------------------------------------- forward and gradient
+# Every array may carry leading run axes before the batch axis (``x`` of shape ``(..., B, n, d)``, ``M`` of
+# shape ``(..., d, d)``, a scalar ``v`` of shape ``(...)``): independent runs trained side by side
+# (:func:`train_runs`) are one stack, each run's numbers computed by the same operations as a lone run's.
+def _transpose(a: np.ndarray) -> np.ndarray:
+    """``a^T`` of the last two axes."""
+    return np.swapaxes(a, -1, -2)
+
+
 def _m_form_forward(params: Params, x, y, q, kind: str):
     M = params["M"]
     if kind == "softmax":
-        s = (x @ (q @ M.T)[:, :, None])[:, :, 0]  # s_i = x_i^T M q
+        s = (x @ (q @ _transpose(M))[..., None])[..., 0]  # s_i = x_i^T M q
         p = softmax_weights_from_logits(s)
-        return np.einsum("bn,bn->b", p, y), p
-    g = (y[:, None, :] @ x)[:, 0, :] / x.shape[1]  # g = (1/n) sum_i y_i x_i
-    return params["v"] * np.einsum("bd,bd->b", g, q @ M.T), g
+        return np.einsum("...n,...n->...", p, y), p
+    g = (y[..., None, :] @ x)[..., 0, :] / x.shape[-2]  # g = (1/n) sum_i y_i x_i
+    return params["v"][..., None] * np.einsum("...d,...d->...", g, q @ _transpose(M)), g
+
+
+def _batch_loss(r):
+    """``(1/B) sum_b r_b^2`` per run (a float for one run)."""
+    loss = np.mean(r * r, axis=-1)
+    return float(loss) if loss.ndim == 0 else loss
 
 
 def m_form_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
@@ -108,21 +128,22 @@ def m_form_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
     softmax: ``grad_M = sum_b e_b sum_i p_bi (y_bi - yhat_b) x_bi q_b^T``;
     linear: ``grad_M = v sum_b e_b g_b q_b^T``, ``grad_v = sum_b e_b g_b^T M q_b``,
     with ``e_b = 2 (yhat_b - f(q_b)) / B`` and ``g_b = (1/n) sum_i y_bi x_bi``.
-    Returns ``(loss, grads)`` with ``grads`` keyed like ``params``.
+    Returns ``(loss, grads)`` with ``grads`` keyed like ``params`` (with leading run axes: the loss of
+    each run, an array).
     """
     yhat, aux = _m_form_forward(params, x, y, q, kind)
     r = yhat - fq
-    B = r.shape[0]
-    e = 2.0 * r / B
+    e = 2.0 * r / r.shape[-1]
     if kind == "softmax":
         p = aux
-        coef = e[:, None] * p * (y - yhat[:, None])  # e_b p_i (y_i - yhat)
-        grad_M = (coef[:, None, :] @ x)[:, 0, :].T @ q  # sum_b (sum_i coef_bi x_bi) q_b^T
-        return float(np.mean(r * r)), {"M": grad_M}
+        coef = e[..., None] * p * (y - yhat[..., None])  # e_b p_i (y_i - yhat)
+        grad_M = _transpose((coef[..., None, :] @ x)[..., 0, :]) @ q  # sum_b (sum_i coef_bi x_bi) q_b^T
+        return _batch_loss(r), {"M": grad_M}
     g = aux
-    grad_M = params["v"] * ((e[:, None] * g).T @ q)
-    grad_v = np.einsum("b,bd,bd->", e, g, q @ params["M"].T)
-    return float(np.mean(r * r)), {"M": grad_M, "v": np.asarray(grad_v)}
+    v = params["v"]
+    grad_M = v[..., None, None] * (_transpose(e[..., None] * g) @ q)
+    grad_v = np.einsum("...b,...bd,...bd->...", e, g, q @ _transpose(params["M"]))
+    return _batch_loss(r), {"M": grad_M, "v": np.asarray(grad_v)}
 
 
 def _tokens(x, y, q):
@@ -134,11 +155,11 @@ def _tokens(x, y, q):
 def _full_forward(params: Params, x, y, q, kind: str):
     W_K, W_Q, W_V = params["W_K"], params["W_Q"], params["W_V"]
     z, zq = _tokens(x, y, q)
-    h = zq @ W_Q.T  # h = W_Q z_q
-    s = (z @ (h @ W_K)[:, :, None])[:, :, 0]  # s_i = (W_K z_i) . h
-    a = softmax_weights_from_logits(s) if kind == "softmax" else s / x.shape[1]
-    c = z @ W_V[-1]  # c_i = W_V[d] . z_i
-    return np.einsum("bn,bn->b", a, c), (z, zq, h, a, c)
+    h = zq @ _transpose(W_Q)  # h = W_Q z_q
+    s = (z @ (h @ W_K)[..., None])[..., 0]  # s_i = (W_K z_i) . h
+    a = softmax_weights_from_logits(s) if kind == "softmax" else s / x.shape[-2]
+    c = (z @ W_V[..., None, -1, :, None])[..., 0]  # c_i = W_V[d] . z_i
+    return np.einsum("...n,...n->...", a, c), (z, zq, h, a, c)
 
 
 def full_layer_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax"):
@@ -147,23 +168,23 @@ def full_layer_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax")
     ``grad_{W_V[d]} = sum_b e_b sum_i a_bi z_bi`` (other rows zero), ``grad_{W_K} = sum_b e_b h_b u_b^T``,
     ``grad_{W_Q} = sum_b e_b W_K u_b z_qb^T`` with ``h = W_Q z_q``, ``u = sum_i g_i z_i``,
     ``g_i = a_i (c_i - yhat)`` (softmax) or ``c_i / n`` (linear), ``c_i = W_V[d] . z_i``,
-    ``e_b = 2 (yhat_b - f(q_b)) / B``.  Returns ``(loss, grads)``.
+    ``e_b = 2 (yhat_b - f(q_b)) / B``.  Returns ``(loss, grads)`` (leading run axes as in
+    :func:`m_form_loss_and_grad`).
     """
     yhat, (z, zq, h, a, c) = _full_forward(params, x, y, q, kind)
     r = yhat - fq
-    B = r.shape[0]
-    e = 2.0 * r / B
+    e = 2.0 * r / r.shape[-1]
     if kind == "softmax":
-        g = a * (c - yhat[:, None])
+        g = a * (c - yhat[..., None])
     else:
-        g = c / x.shape[1]
-    u = (g[:, None, :] @ z)[:, 0, :]  # u_b = sum_i g_bi z_bi
+        g = c / x.shape[-2]
+    u = (g[..., None, :] @ z)[..., 0, :]  # u_b = sum_i g_bi z_bi
     grad_V = np.zeros_like(params["W_V"])
-    grad_V[-1] = e @ (a[:, None, :] @ z)[:, 0, :]
-    eu = e[:, None] * u
-    grad_K = h.T @ eu
-    grad_Q = params["W_K"] @ (eu.T @ zq)
-    return float(np.mean(r * r)), {"W_K": grad_K, "W_Q": grad_Q, "W_V": grad_V}
+    grad_V[..., -1, :] = (e[..., None, :] @ (a[..., None, :] @ z)[..., 0, :])[..., 0, :]
+    eu = e[..., None] * u
+    grad_K = _transpose(h) @ eu
+    grad_Q = params["W_K"] @ (_transpose(eu) @ zq)
+    return _batch_loss(r), {"W_K": grad_K, "W_Q": grad_Q, "W_V": grad_V}
 
 
 def loss_and_grad(param: str, params: Params, x, y, q, fq, kind: str = "softmax"):
@@ -340,10 +361,67 @@ class TrainResult:
 
 
 # --------------------------------------------------------------------------- the loop
-# Batches drawn on a worker thread when ``batch * n * d`` (float64 entries) is in this range: below, the
-# hand-over costs more than it saves; above, the extra buffers (``AHEAD + 1`` sets) cost too much memory.
+# Batches drawn on a worker thread when ``batch * n * d`` (float64 entries, all runs of a stack together) is
+# in this range: below, the hand-over costs more than it saves; above, the extra buffers (``AHEAD + 1``
+# sets) cost too much memory.
 BACKGROUND_ENTRIES = (50_000, 6_250_000)
 AHEAD = 2  # batches the worker may draw ahead of the one in use
+
+
+def _batches(draws, finish, buffers, steps: int, background: bool):
+    """``steps`` batches ``finish([draw(b) for draw in draws], b)`` on the buffer sets made by ``buffers()``.
+
+    ``draws``: one function per lane of random streams; each fills its own part of a buffer set (the only
+    use of its streams) and returns a token for ``finish``.  Serial: one set, refilled each step, the lanes
+    drawn in turn.  ``background``: one worker thread per lane draws every batch, up to :data:`AHEAD`
+    batches ahead of the one in use, into ``AHEAD + 1`` rotating sets; this generator calls ``finish`` and
+    yields the result.  Each lane draws one batch after the other, so the values are those of the serial
+    loop, bit for bit; exactly ``steps`` batches are drawn (fewer if the stream is closed early: the
+    workers stop and are joined).
+    """
+    if not background:
+        out = buffers()
+        for _ in range(steps):
+            yield finish([draw(out) for draw in draws], out)
+        return
+    sets = [buffers() for _ in range(AHEAD + 1)]
+    lanes: list[tuple] = [(draw, queue.SimpleQueue(), threading.Semaphore(len(sets))) for draw in draws]
+    stop = threading.Event()
+
+    def draw_all(draw, ready, free):
+        try:
+            for t in range(steps):
+                free.acquire()
+                if stop.is_set():
+                    return
+                ready.put(draw(sets[t % len(sets)]))
+        except BaseException as exc:  # handed over to the consumer, raised there
+            ready.put(exc)
+
+    workers = [
+        threading.Thread(target=draw_all, args=lane, name="lipschitz-icl-prompts", daemon=True) for lane in lanes
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        for t in range(steps):
+            tokens = [ready.get() for _, ready, _ in lanes]
+            for token in tokens:
+                if isinstance(token, BaseException):
+                    raise token
+            yield finish(tokens, sets[t % len(sets)])
+            for _, _, free in lanes:
+                free.release()
+    finally:
+        stop.set()
+        for _, _, free in lanes:
+            free.release()
+        for worker in workers:
+            worker.join()
+
+
+def _background(entries: int, background: bool | None) -> bool:
+    return BACKGROUND_ENTRIES[0] <= entries <= BACKGROUND_ENTRIES[1] if background is None else background
 
 
 def prompt_stream(
@@ -360,40 +438,90 @@ def prompt_stream(
     is valid until the next one is requested; exactly ``steps`` batches are drawn (fewer if the stream is
     closed early: the worker stops and is joined).
     """
-    if background is None:
-        background = BACKGROUND_ENTRIES[0] <= batch * problem.n * problem.d <= BACKGROUND_ENTRIES[1]
-    if not background:
-        buffers = problem.prompt_buffers(batch)
-        for _ in range(steps):
-            yield problem.sample_prompts(rng, batch, out=buffers)
-        return
-    sets = [problem.prompt_buffers(batch) for _ in range(AHEAD + 1)]
-    ready: queue.SimpleQueue = queue.SimpleQueue()
-    free, stop = threading.Semaphore(len(sets)), threading.Event()
+    return _batches(
+        [lambda out: problem.draw_prompts(rng, batch, out)],
+        lambda tasks, out: problem.finish_prompts(tasks[0], out),
+        lambda: problem.prompt_buffers(batch),
+        steps,
+        _background(batch * problem.n * problem.d, background),
+    )
 
-    def draw_all():
-        try:
-            for t in range(steps):
-                free.acquire()
-                if stop.is_set():
-                    return
-                ready.put(problem.draw_prompts(rng, batch, sets[t % len(sets)]))
-        except BaseException as exc:  # handed over to the consumer, raised there
-            ready.put(exc)
 
-    worker = threading.Thread(target=draw_all, name="lipschitz-icl-prompts", daemon=True)
-    worker.start()
-    try:
-        for t in range(steps):
-            task = ready.get()
-            if isinstance(task, BaseException):
-                raise task
-            yield problem.finish_prompts(task, sets[t % len(sets)])
-            free.release()
-    finally:
-        stop.set()
-        free.release()
-        worker.join()
+@dataclass(frozen=True)
+class RunBuffers:
+    """The prompts of several runs side by side: ``x`` ``(R, batch, n, d)``, ``y`` ``(R, batch, n)``,
+    ``q`` ``(R, batch, d)``, ``fq`` ``(R, batch)``; run ``r``'s part is :meth:`run`."""
+
+    x: np.ndarray
+    y: np.ndarray
+    q: np.ndarray
+    fq: np.ndarray
+
+    @staticmethod
+    def empty(runs: int, batch: int, n: int, d: int) -> RunBuffers:
+        return RunBuffers(
+            np.empty((runs, batch, n, d)),
+            np.empty((runs, batch, n)),
+            np.empty((runs, batch, d)),
+            np.empty((runs, batch)),
+        )
+
+    def part(self, r: int, rows: slice) -> PromptBuffers:
+        """Prompts ``rows`` of run ``r``: its ``x``, ``y``, ``q`` as :class:`~lipschitz_icl.problem.PromptBuffers`
+        (views)."""
+        return PromptBuffers(self.x[r, rows], self.y[r, rows], self.q[r, rows])
+
+
+# A run whose batch holds at least this many context coordinates (``batch * n * d``) draws each batch in two
+# halves from two Generators, so that two threads draw them at once (no claim of the registry trains with
+# batches this large: at most 256 * 50 * 3 = 38400).
+SPLIT_ENTRIES = 50_000
+
+
+def _second_stream(rng: np.random.Generator) -> np.random.Generator:
+    """The Generator of a split run's second half-batches: seeded from four raw 64-bit draws of ``rng``."""
+    return np.random.default_rng(rng.bit_generator.random_raw(4))
+
+
+def run_prompt_stream(problems, rngs, batch: int, steps: int, *, background: bool | None = None):
+    """``steps`` stacked batches ``(x, y, q, f(q))`` of several runs, run ``r`` drawing from ``rngs[r]``.
+
+    Run ``r``'s part of each batch is ``problems[r].sample_prompts(rngs[r], batch)`` -- the draws of
+    :func:`prompt_stream` of that run alone, bit for bit -- unless ``batch * n * d`` reaches
+    :data:`SPLIT_ENTRIES`: then its first ``batch // 2`` prompts are ``sample_prompts(rngs[r], batch // 2)`` and
+    the others ``sample_prompts`` from a second Generator (:func:`_second_stream`, seeded from ``rngs[r]``
+    before the first batch), each half from its own stream, so that two lanes draw them.  The problems
+    share ``n`` and ``d``.  ``background`` as in :func:`prompt_stream` (on ``runs * batch * n * d``): one
+    worker thread per lane (the first halves and whole batches; the second halves).  A yielded batch is
+    valid until the next one is requested."""
+    first = problems[0]
+    split = batch >= 2 and batch * first.n * first.d >= SPLIT_ENTRIES
+    whole, half = slice(0, batch), slice(0, batch // 2)
+    lanes = [[(r, p, rng, half if split else whole) for r, (p, rng) in enumerate(zip(problems, rngs))]]
+    if split:
+        lanes.append(
+            [(r, p, _second_stream(rng), slice(batch // 2, batch)) for r, (p, rng) in enumerate(zip(problems, rngs))]
+        )
+
+    def drawer(lane):
+        def draw(out: RunBuffers) -> list:
+            return [p.draw_prompts(g, rows.stop - rows.start, out.part(r, rows)) for r, p, g, rows in lane]
+
+        return draw
+
+    def finish(tokens: list, out: RunBuffers):
+        for lane, tasks in zip(lanes, tokens):
+            for (r, p, _, rows), task in zip(lane, tasks):
+                out.fq[r, rows] = p.finish_prompts(task, out.part(r, rows))[4]
+        return out.x, out.y, out.q, out.fq
+
+    return _batches(
+        [drawer(lane) for lane in lanes],
+        finish,
+        lambda: RunBuffers.empty(len(problems), batch, first.n, first.d),
+        steps,
+        _background(len(problems) * batch * first.n * first.d, background),
+    )
 
 
 def check_training_work(problem: Problem, steps: int, batch: int, budget: float) -> None:
@@ -418,6 +546,97 @@ def check_training_work(problem: Problem, steps: int, batch: int, budget: float)
         what=f"{steps} steps of {where}",
         cheaper=f"steps <= {affordable}",
     )
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A training protocol, validated (the keyword arguments of :func:`train` other than the problem, the
+    seed and the start)."""
+
+    param: str
+    kind: str
+    steps: int
+    batch: int
+    lr: float
+    optimizer: str
+    schedule: str
+    final_lr_fraction: float
+    average_fraction: float
+    init_scale: float
+    beta1: float
+    beta2: float
+
+    @staticmethod
+    def checked(
+        problem: Problem,
+        *,
+        param: str = "M",
+        attention: str = "softmax",
+        steps: int = 2000,
+        batch: int = 256,
+        lr: float = 0.01,
+        optimizer: str = "adam",
+        schedule: str = "constant",
+        final_lr_fraction: float = 0.01,
+        average_fraction: float = 0.0,
+        init_scale: float | None = None,
+        betas=(0.9, 0.999),
+        budget: float = budgets.ENGINE_SECONDS,
+    ) -> Protocol:
+        """The protocol of :func:`train`'s keywords for ``problem``, each checked (a refused value raises
+        :class:`~lipschitz_icl.validation.ParameterError` naming it), and the run refused before any work
+        when it is beyond the work ``budget`` (:func:`check_training_work`)."""
+        if not isinstance(problem, Problem):
+            raise ParameterError("problem", "a lipschitz_icl.problem.Problem", type(problem).__name__)
+        param = check_choice("param", param, PARAMETERISATIONS)
+        kind = check_choice("attention", attention, ATTENTION_KINDS)
+        optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
+        schedule = check_choice("schedule", schedule, SCHEDULES)
+        steps = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
+        if problem.n * (problem.d + 1) > MAX_BATCH_ELEMENTS:
+            raise ParameterError(
+                "n",
+                f"at most {MAX_BATCH_ELEMENTS // (problem.d + 1)} for training in "
+                f"d = {problem.d} (one prompt must fit in memory)",
+                problem.n,
+            )
+        largest = max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1)))
+        batch = check_int("batch", batch, minimum=1, maximum=largest)
+        check_training_work(problem, steps, batch, budget)
+        lr = check_real("lr", lr, minimum=0.0, strict_minimum=True, maximum=MAX_LR)
+        final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
+        average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
+        scale = DEFAULT_INIT_SCALE[param] if init_scale is None else init_scale
+        scale = check_real("init_scale", scale, minimum=0.0, strict_minimum=True)
+        try:
+            beta1, beta2 = betas
+        except (TypeError, ValueError):
+            raise ParameterError("betas", "a pair (beta1, beta2) in [0, 1)", betas) from None
+        return Protocol(
+            param=param,
+            kind=kind,
+            steps=steps,
+            batch=batch,
+            lr=lr,
+            optimizer=optimizer,
+            schedule=schedule,
+            final_lr_fraction=final_lr_fraction,
+            average_fraction=average_fraction,
+            init_scale=scale,
+            beta1=check_real("betas[0]", beta1, minimum=0.0, maximum=0.9999),
+            beta2=check_real("betas[1]", beta2, minimum=0.0, maximum=0.9999),
+        )
+
+    @property
+    def averaged_steps(self) -> int:
+        """``ceil(average_fraction * steps)``: the last steps whose iterates are averaged (0: none)."""
+        return int(np.ceil(self.average_fraction * self.steps)) if self.average_fraction > 0 else 0
+
+    def learning_rate(self, step: int) -> float:
+        """The rate of ``step`` (:func:`_learning_rate`; the step schedule switches where averaging starts,
+        or half-way without averaging)."""
+        switch = self.steps - self.averaged_steps if self.averaged_steps else self.steps // 2
+        return _learning_rate(self.lr, self.schedule, step, self.steps, self.final_lr_fraction, switch)
 
 
 def train(
@@ -470,7 +689,9 @@ def train(
         In ``[0, 1)``: the returned ``params`` average the iterates of the last
         ``ceil(average_fraction * steps)`` steps (0: the final iterate).
     seed : int, numpy.random.SeedSequence or numpy.random.Generator
-        One Generator draws the initial parameters (unless ``init`` is given) and then every batch.
+        One Generator draws the initial parameters (unless ``init`` is given) and then every batch (a batch
+        of at least :data:`SPLIT_ENTRIES` context coordinates ``batch * n * d``: its first half; the second
+        half from a Generator seeded from the first, :func:`run_prompt_stream`).
     init : dict of numpy.ndarray, optional
         Initial parameters (``{"M"}``, ``{"M", "v"}`` or ``{"W_K", "W_Q", "W_V"}``).
     init_scale : float, optional
@@ -483,6 +704,8 @@ def train(
     budget : float
         The work budget in estimated seconds (:mod:`lipschitz_icl.budget`; ``steps * batch * n * (d + 1)``
         prompt coordinates): beyond it the run is refused before any work, naming the steps within it.
+
+    The run is :func:`train_runs` of this one run.
 
     Returns
     -------
@@ -509,60 +732,102 @@ def train(
     """
     if not isinstance(problem, Problem):
         raise ParameterError("problem", "a lipschitz_icl.problem.Problem", type(problem).__name__)
-    param = check_choice("param", param, PARAMETERISATIONS)
-    kind = check_choice("attention", attention, ATTENTION_KINDS)
-    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
-    schedule = check_choice("schedule", schedule, SCHEDULES)
-    steps = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
-    if problem.n * (problem.d + 1) > MAX_BATCH_ELEMENTS:
-        raise ParameterError(
-            "n",
-            f"at most {MAX_BATCH_ELEMENTS // (problem.d + 1)} for training in "
-            f"d = {problem.d} (one prompt must fit in memory)",
-            problem.n,
-        )
-    batch = check_int("batch", batch, minimum=1, maximum=max(1, MAX_BATCH_ELEMENTS // (problem.n * (problem.d + 1))))
-    check_training_work(problem, steps, batch, budget)
-    lr = check_real("lr", lr, minimum=0.0, strict_minimum=True, maximum=MAX_LR)
-    final_lr_fraction = check_real("final_lr_fraction", final_lr_fraction, minimum=0.0, maximum=1.0)
-    average_fraction = check_real("average_fraction", average_fraction, minimum=0.0, maximum=0.999)
-    if init_scale is None:
-        init_scale = DEFAULT_INIT_SCALE[param]
-    init_scale = check_real("init_scale", init_scale, minimum=0.0, strict_minimum=True)
-    try:
-        beta1, beta2 = betas
-    except (TypeError, ValueError):
-        raise ParameterError("betas", "a pair (beta1, beta2) in [0, 1)", betas) from None
-    beta1 = check_real("betas[0]", beta1, minimum=0.0, maximum=0.9999)
-    beta2 = check_real("betas[1]", beta2, minimum=0.0, maximum=0.9999)
-    rng = check_rng(seed)
-    d = problem.d
-    params = init_params(param, d, kind, rng, init_scale) if init is None else _check_init(init, param, d, kind)
-    opt = Adam(beta1, beta2) if optimizer == "adam" else SGD()
-    n_avg = int(np.ceil(average_fraction * steps)) if average_fraction > 0 else 0
-    switch = steps - n_avg if n_avg else steps // 2
+    protocol = {
+        "param": param,
+        "attention": attention,
+        "steps": steps,
+        "batch": batch,
+        "lr": lr,
+        "optimizer": optimizer,
+        "schedule": schedule,
+        "final_lr_fraction": final_lr_fraction,
+        "average_fraction": average_fraction,
+        "init_scale": init_scale,
+        "betas": betas,
+        "budget": budget,
+    }
+    return train_runs([problem], [seed], inits=[init], progress=progress, **protocol)[0]
+
+
+def train_runs(problems, seeds, *, inits=None, progress: bool | None = None, **protocol) -> list[TrainResult]:
+    """Independent runs of :func:`train` side by side: run ``r`` trains on ``problems[r]`` from ``seeds[r]``
+    (and ``inits[r]`` when given), with the same ``protocol`` keywords (those of :func:`train`).
+
+    Each run is the run ``train(problems[r], seed=seeds[r], init=inits[r], **protocol)`` would make, bit
+    for bit: its own Generator draws its start and its prompts in the same order, and its arithmetic is
+    the same, done on a stack of runs (one NumPy operation for all of them, so a step of ``R`` small runs
+    costs far less than ``R`` steps).  The problems share ``d`` and ``n`` (their task classes, ``L`` and
+    ``sigma`` may differ).  Runs are stacked as far as :data:`MAX_BATCH_ELEMENTS` allows, the rest in
+    further stacks.  A run that diverges stops all of them (``FloatingPointError`` naming the step and the
+    run).  Each result's ``seconds`` is the wall time of its stack's loop.
+
+    Every run is validated as :func:`train` validates it, before any run starts: its protocol and its
+    work ``budget`` (a ``protocol`` keyword, :func:`check_training_work` per run).
+    """
+    problems, seeds = list(problems), list(seeds)
+    inits = [None] * len(problems) if inits is None else list(inits)
+    if not problems or len(seeds) != len(problems) or len(inits) != len(problems):
+        raise ParameterError("seeds", f"one seed (and init) per problem ({len(problems)} problems)", len(seeds))
+    checked = [Protocol.checked(p, **protocol) for p in problems]
+    shapes = {(p.d, p.n) for p in problems}
+    if len(shapes) > 1:
+        raise ParameterError("problems", "problems of one d and n", sorted(shapes))
+    plan, d, n = checked[0], problems[0].d, problems[0].n
+    stack = max(1, MAX_BATCH_ELEMENTS // (plan.batch * n * (d + 1)))
+    out: list[TrainResult] = []
+    for first in range(0, len(problems), stack):
+        part = slice(first, first + stack)
+        out += _train_stack(problems[part], seeds[part], inits[part], plan, progress)
+    return out
+
+
+def _train_stack(problems, seeds, inits, plan: Protocol, progress) -> list[TrainResult]:
+    """One stack of :func:`train_runs`: parameters of shape ``(R, ...)``, each run's prompts from its own
+    Generator (:func:`run_prompt_stream`)."""
+    rngs = [check_rng(seed) for seed in seeds]
+    d, kind = problems[0].d, plan.kind
+    starts = [
+        init_params(plan.param, d, kind, rng, plan.init_scale)
+        if init is None
+        else _check_init(init, plan.param, d, kind)
+        for rng, init in zip(rngs, inits)
+    ]
+    params = {name: np.stack([start[name] for start in starts]) for name in starts[0]}
+    opt = Adam(plan.beta1, plan.beta2) if plan.optimizer == "adam" else SGD()
+    steps, n_avg = plan.steps, plan.averaged_steps
     avg = {name: np.zeros_like(value) for name, value in params.items()}
-    curve = np.empty(steps)
-    show = progress if progress is not None else (None if steps * batch >= LONG_RUN_PROMPTS else False)
+    curve = np.empty((steps, len(problems)))
+    prompts = steps * plan.batch * len(problems)
+    show = progress if progress is not None else (None if prompts >= LONG_RUN_PROMPTS else False)
     start = time.perf_counter()
     with (
         progress_bar(total=steps, desc="train", unit="step", show=show) as bar,
-        contextlib.closing(prompt_stream(problem, rng, batch, steps)) as stream,
+        contextlib.closing(run_prompt_stream(problems, rngs, plan.batch, steps)) as stream,
     ):
-        for t, (_, x, y, q, fq) in enumerate(stream):
-            loss, grads = loss_and_grad(param, params, x, y, q, fq, kind)
-            if not np.isfinite(loss):
-                raise FloatingPointError(f"training diverged at step {t} (loss {loss}); lower lr")
+        for t, (x, y, q, fq) in enumerate(stream):
+            loss, grads = loss_and_grad(plan.param, params, x, y, q, fq, kind)
+            _check_finite(loss, t)
             curve[t] = loss
-            opt.step(params, grads, _learning_rate(lr, schedule, t, steps, final_lr_fraction, switch))
+            opt.step(params, grads, plan.learning_rate(t))
             if t >= steps - n_avg:
                 for name in avg:
                     avg[name] += params[name] / n_avg
             if not bar.disable:
-                bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
+                bar.set_postfix(loss=f"{float(np.mean(loss)):.4g}", refresh=False)
                 bar.update()
     seconds = time.perf_counter() - start
-    last = {name: value.copy() for name, value in params.items()}
-    return TrainResult(
-        avg if n_avg else {k: v.copy() for k, v in last.items()}, last, curve, seconds, steps, param, kind, d
-    )
+    results = []
+    for r in range(len(problems)):
+        last = {name: np.array(value[r]) for name, value in params.items()}
+        averaged = {name: np.array(value[r]) for name, value in (avg if n_avg else params).items()}
+        results.append(TrainResult(averaged, last, curve[:, r].copy(), seconds, steps, plan.param, kind, d))
+    return results
+
+
+def _check_finite(loss, step: int) -> None:
+    """Raise ``FloatingPointError`` when a run's batch loss at ``step`` is not finite."""
+    losses = np.atleast_1d(loss)
+    bad = np.flatnonzero(~np.isfinite(losses))
+    if bad.size:
+        run = "" if losses.size == 1 else f", run {int(bad[0])}"
+        raise FloatingPointError(f"training diverged at step {step} (loss {losses[bad[0]]}{run}); lower lr")

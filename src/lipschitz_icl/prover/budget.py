@@ -5,7 +5,9 @@ between boxes only would let ``prove --seconds 5`` run for minutes, so the searc
 under :func:`deadline`: a watchdog thread raises :class:`OutOfTime` in the calling thread at the
 deadline (``PyThreadState_SetAsyncExc``; a ``BaseException``, so no ``except Exception`` of a library
 swallows it), unless the block has ended first (checked under a lock; an exception scheduled but not
-delivered when the block ends is cleared, so it never fires later).  It works in any thread and leaves
+delivered when the block ends is taken at the block's end, so it never fires later -- not cleared by
+``PyThreadState_SetAsyncExc(thread, NULL)``, which leaves CPython 3.11's pending flag set for good: every later
+``sys.setprofile`` or ``sys.settrace`` of the process then hung).  It works in any thread and leaves
 signal handlers and interval timers alone; a block inside one long C call is interrupted when that
 call returns (each python-flint operation of the prover takes well under a second).
 
@@ -31,8 +33,7 @@ def _raise_in(thread_id: int) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(OutOfTime))
 
 
-def _clear(thread_id: int) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)
+_TAKE_STEPS = 100_000  # loop steps that take a scheduled OutOfTime (the eval loop delivers it at its next check)
 
 
 @contextlib.contextmanager
@@ -55,10 +56,18 @@ def deadline(at: float):
                     _raise_in(target)
 
     threading.Thread(target=watchdog, name="lipschitz-icl-prove-budget", daemon=True).start()
+    delivered = False
     try:
         yield
+    except OutOfTime:
+        delivered = True
+        raise
     finally:
-        with lock:
-            done.set()
-            if fired:
-                _clear(target)  # scheduled but not yet delivered: it must not fire after the block
+        try:
+            with lock:
+                done.set()
+                pending = bool(fired) and not delivered
+            for _ in range(_TAKE_STEPS if pending else 0):  # scheduled, not delivered: take it here, not later
+                pass
+        except OutOfTime:
+            pass

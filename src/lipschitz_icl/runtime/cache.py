@@ -27,6 +27,10 @@ component (namespace, prefix directory, entry) is opened relative to its parent 
 so a symlinked or dangling namespace directory is never followed (a miss; nothing is written through
 it).  Not covered: an attacker who can read this user's files (and so the key).
 
+Several entries at once: :func:`cached_together` reads the stored ones and computes the missing ones in
+one call, each under an exclusive lock (``flock`` on ``<entry>.lock``), so that concurrent processes
+(pytest-xdist or Dask workers) that ask for the same entry compute it once: the others wait, then read.
+
 Bypass: ``set_enabled(False)`` (the ``--no-cache`` flag of ``lipschitz-icl check`` and the pytest
 option ``--no-cache``), or the context manager :func:`disabled`.  :data:`STATS` counts hits, misses
 and corrupt entries of this process (for tests and progress lines).
@@ -35,6 +39,7 @@ and corrupt entries of this process (for tests and progress lines).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
@@ -48,6 +53,8 @@ __all__ = [
     "cache_dir",
     "code_version",
     "cached",
+    "cached_together",
+    "entry_path",
     "json_default",
     "set_enabled",
     "enabled",
@@ -147,6 +154,28 @@ def _mac(key: bytes, ident: dict, payload_text: str) -> str:
     return hmac.new(key, (_canonical(ident) + "\0" + payload_text).encode(), hashlib.sha256).hexdigest()
 
 
+def _entry(key_parts, namespace: str) -> tuple[dict, Path]:
+    """The ident (namespace, canonical key parts, code version) of an entry and its path."""
+    ident = {"namespace": namespace, "key": json.loads(_canonical(key_parts)), "code": code_version()}
+    key = hashlib.sha256(_canonical(ident).encode()).hexdigest()
+    return ident, cache_dir() / namespace / f"{key[:2]}" / f"{key}.json"
+
+
+def entry_path(key_parts, namespace: str = "default") -> Path:
+    """Where the entry of ``key_parts`` lives (``<cache dir>/<namespace>/<xx>/<key>.json``); its lock beside it."""
+    return _entry(key_parts, namespace)[1]
+
+
+def _lookup(ident: dict, path: Path, validate):
+    """The stored value of an entry, or :data:`_MISSING` (absent, corrupt or refused by ``validate``)."""
+    stored = _read(path, ident)
+    if stored is not _MISSING and validate is not None and not _safe_validate(validate, stored):
+        STATS["corrupt"] += 1
+        stored = _MISSING
+    STATS["hits" if stored is not _MISSING else "misses"] += 1
+    return stored
+
+
 def cached(key_parts, compute, *, namespace: str = "default", validate=None):
     """``compute()`` memoised on disk under ``key_parts`` (JSON-serialisable) and the code version.
 
@@ -157,20 +186,120 @@ def cached(key_parts, compute, *, namespace: str = "default", validate=None):
     """
     if not enabled():
         return compute()
-    ident = {"namespace": namespace, "key": json.loads(_canonical(key_parts)), "code": code_version()}
-    key = hashlib.sha256(_canonical(ident).encode()).hexdigest()
-    path = cache_dir() / namespace / f"{key[:2]}" / f"{key}.json"
-    stored = _read(path, ident)
-    if stored is not _MISSING and validate is not None and not _safe_validate(validate, stored):
-        STATS["corrupt"] += 1
-        stored = _MISSING
+    ident, path = _entry(key_parts, namespace)
+    stored = _lookup(ident, path, validate)
     if stored is not _MISSING:
-        STATS["hits"] += 1
         return stored
-    STATS["misses"] += 1
     value = compute()
     _write(path, ident, value)
     return value
+
+
+def cached_together(keys, compute_missing, *, namespace: str = "default", validate=None) -> list:
+    """The values of several entries, those missing computed once and together.
+
+    ``keys``: the key parts of each entry (as for :func:`cached`); ``compute_missing(indices)`` returns the
+    values of the entries ``indices`` (positions in ``keys``), in that order; ``validate(value, key_parts)``
+    (optional) must be true for a stored value to be used.  Hits are read; the missing
+    entries are locked (an exclusive ``flock`` on ``<entry>.lock``, taken in path order, so that two
+    processes never wait for each other in a circle), read again -- another process (a pytest-xdist or
+    Dask worker) may have computed them while this one waited -- and only the entries still missing are
+    computed and stored.  So concurrent requests for the same entries compute them once.  A lock that
+    cannot be taken within :data:`LOCK_WAIT_SECONDS` (or at all: an unwritable directory, a lock path that is
+    not a regular file) is skipped: the entry is then computed here too, which costs time, never
+    correctness.  With the cache disabled every value is computed.
+    """
+    keys = list(keys)
+    if not enabled():
+        return list(compute_missing(list(range(len(keys)))))
+    entries = [_entry(parts, namespace) for parts in keys]
+    checks = [None if validate is None else functools.partial(_valid_for, validate, parts) for parts in keys]
+    values = [_lookup(ident, path, check) for (ident, path), check in zip(entries, checks)]
+    missing = [i for i, v in enumerate(values) if v is _MISSING]
+    if not missing:
+        return values
+    with _locked([entries[i][1] for i in missing]):
+        for i in missing:  # computed by another process while this one waited for the lock?
+            stored = _read(entries[i][1], entries[i][0])
+            if stored is not _MISSING and (checks[i] is None or _safe_validate(checks[i], stored)):
+                values[i] = stored
+        still = [i for i in missing if values[i] is _MISSING]
+        if still:
+            for i, value in zip(still, compute_missing(still)):
+                values[i] = value
+                _write(entries[i][1], entries[i][0], value)
+    return values
+
+
+def _valid_for(validate, key_parts, value) -> bool:
+    return validate(value, key_parts)
+
+
+LOCK_WAIT_SECONDS = 3600.0  # the longest wait for another process's lock on an entry (then computed here)
+
+
+@contextlib.contextmanager
+def _locked(paths):
+    """Hold an exclusive ``flock`` on ``<entry>.lock`` of each of ``paths`` (in sorted order)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no locks, concurrent requests may compute twice
+        yield
+        return
+    held = []
+    try:
+        for path in sorted(set(paths)):
+            fd = _lock_file(path)
+            if fd is None:
+                continue
+            if _wait_for_lock(fcntl, fd):
+                held.append(fd)
+            else:
+                os.close(fd)
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)  # closing the descriptor releases its lock
+
+
+def _lock_file(path: Path) -> int | None:
+    """A descriptor of the regular file ``<entry>.lock`` beside ``path`` (created; never through a symlink)."""
+    directory = _entry_dir(path, create=True)
+    if directory is None:
+        return None
+    try:
+        fd = os.open(
+            path.name + ".lock",
+            os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+            0o600,
+            dir_fd=directory,
+        )
+    except OSError:
+        return None
+    finally:
+        os.close(directory)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _wait_for_lock(fcntl, fd: int) -> bool:
+    """Take the exclusive lock on ``fd``, polling with a growing pause, for at most :data:`LOCK_WAIT_SECONDS`."""
+    import time
+
+    deadline, pause = time.monotonic() + LOCK_WAIT_SECONDS, 0.01
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(pause)
+            pause = min(2 * pause, 0.5)
+        except OSError:
+            return False
 
 
 _MISSING = object()

@@ -8,7 +8,7 @@ A short expression can make SymPy work for minutes or exhaust memory (``(t+1)**1
   cap of :data:`WALL_FACTOR` times that for a step that waits: a watchdog thread raises :class:`_Timeout` (a
   ``BaseException``, so SymPy's ``except Exception`` clauses cannot swallow it) once in the calling
   thread with ``PyThreadState_SetAsyncExc`` at the deadline, unless the step has returned (checked under
-  a lock; an exception scheduled but not delivered when the step returns is cleared, so it never fires
+  a lock; an exception scheduled but not delivered when the step returns is taken there, so it never fires
   later); works in any thread and leaves signal handlers and interval timers alone; a step blocked
   inside one C call is interrupted when that call returns;
 * a size budget: the expression a step starts from and the one it returns have at most
@@ -59,8 +59,10 @@ def _raise_in(thread_id: int) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(_Timeout))
 
 
-def _clear(thread_id: int) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)
+# loop steps that take a scheduled timeout at the step's end (the eval loop delivers it at its next check); it is
+# not cleared with PyThreadState_SetAsyncExc(thread, NULL), which leaves CPython 3.11's pending flag set for good
+# (every later sys.setprofile or sys.settrace of the process then hung)
+_TAKE_STEPS = 100_000
 
 
 def _check_size(expr, name: str, text, what: str) -> None:
@@ -95,9 +97,9 @@ def within_budget(step, *, name: str, text, what: str, start=None, seconds: floa
         return time.clock_gettime(clock) if clock is not None else time.perf_counter()
 
     def watchdog():
-        start, wall_end = spent(), time.perf_counter() + WALL_FACTOR * limit
+        begun, wall_end = spent(), time.perf_counter() + WALL_FACTOR * limit
         while not done.wait(POLL):
-            if spent() - start > limit or time.perf_counter() > wall_end:
+            if spent() - begun > limit or time.perf_counter() > wall_end:
                 with lock:
                     if not done.is_set():
                         fired.append(True)
@@ -105,15 +107,23 @@ def within_budget(step, *, name: str, text, what: str, start=None, seconds: floa
                 return
 
     timer = threading.Thread(target=watchdog, name="lipschitz-icl-symbolic-budget", daemon=True)
+    delivered = False
     try:
         try:
             timer.start()
             result = step()
+        except _Timeout:
+            delivered = True
+            raise
         finally:
-            with lock:
-                done.set()
-                if fired:
-                    _clear(target)  # a timeout scheduled but not yet delivered must not fire later
+            try:
+                with lock:
+                    done.set()
+                    pending = bool(fired) and not delivered
+                for _ in range(_TAKE_STEPS if pending else 0):  # scheduled, not delivered: taken here, never later
+                    pass
+            except _Timeout:
+                pass
     except _Timeout:
         raise ParameterError(
             name, f"an expression SymPy can handle within its time budget ({what} took more than {limit:g} CPU s)", text
