@@ -167,6 +167,51 @@ CASES = [
         )
         for task, d, n in (("affine", "7", "1e120"), ("affine", "8", "1e150"), ("relu", "7", "1e150"))
     ],
+    # --- 4, 5. the certified method: at any n in seconds, an unaffordable grid refused up front
+    *[
+        (
+            f"certified-{task}-d{d}-n{n}-w{w}",
+            ["loss", "--task", task, "--d", d, "--n", n, *P, "--w", w, "--method", "certified", "--json"],
+            None,
+            0,
+            None,
+            60,
+        )
+        for task, d, n, w in (("affine", "3", "1e150", "10"), ("affine", "7", "1e120", "10"))
+    ],
+    (
+        "certified-d100-n3-w300",
+        ["loss", "--task", "affine", "--d", "100", "--n", "3", *P, "--w", "300", "--method", "certified"],
+        None,
+        2,
+        "--w: must be a window whose certified grid fits the budget",
+        10,
+    ),
+    # --- 7. the contract: the certified method's refusals name the option the user gave
+    (
+        "certified-wstar-sigma0",
+        ["wstar", "--task", "affine", "--d", "3", "--n", "100", "--L", "1", "--sigma", "0", "--method", "certified"],
+        None,
+        2,
+        "--sigma: must be > 0 for the certified w*",
+        10,
+    ),
+    (
+        "certified-wstar-n1",
+        ["wstar", "--task", "affine", "--d", "3", "--n", "1", "--L", "1", "--sigma", "0.5", "--method", "certified"],
+        None,
+        2,
+        "--n: must be >= 2",
+        10,
+    ),
+    (
+        "certified-kernel",
+        ["loss", "--kernel", "t", "--d", "3", "--n", "100", "--sigma", "0.5", "--w", "2", "--method", "certified"],
+        None,
+        0,
+        None,
+        60,
+    ),
 ]
 
 WORKER = textwrap.dedent("""
