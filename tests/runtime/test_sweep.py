@@ -98,10 +98,13 @@ def _run(argv, capsys) -> tuple[int, dict]:
     return code, json.loads(out)
 
 
+RUN_SPECIFIC = {"seconds", "cpu_seconds", "run"}  # timings and the run's id differ run to run
+
+
 def _without_seconds(payload):
-    """The payload with every ``seconds`` entry dropped (timings differ run to run)."""
+    """The payload with every run-specific entry dropped (:data:`RUN_SPECIFIC`)."""
     if isinstance(payload, dict):
-        return {k: _without_seconds(v) for k, v in payload.items() if k != "seconds"}
+        return {k: _without_seconds(v) for k, v in payload.items() if k not in RUN_SPECIFIC}
     if isinstance(payload, (list, tuple)):
         return [_without_seconds(v) for v in payload]
     return payload

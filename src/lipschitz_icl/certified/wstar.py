@@ -403,16 +403,31 @@ def certified_wstar(
         right: list = []
         left: list = []
         reason = _walk(f, high, 1, 1, U, right) or _walk(f, low, -1, -1, U, left)
-        info["pieces"] = [list(p) for p in left[::-1] + right]
+        # JSON-ready: a piece cut off to infinity (the far side excluded by a floor) has the end "inf"
+        info["pieces"] = [[a, b if math.isfinite(b) else "inf", kind] for a, b, kind in left[::-1] + right]
         if reason is not None:
             return _undecided(w1, reason, info, start, U, floor, f.evaluations)
-        at = f.at((low, high), rtol=1e-10).loss
+        at = _minimum_lower_bound(f, low, high)
     except _OutOfTime as exc:
         return _undecided(guess, str(exc), info, start, U, floor, f.evaluations)
     info.update(evaluations=f.evaluations, seconds=time.monotonic() - start, at_search_bound=False)
     loss_low = arithmetic.low(at)
-    loss_high = min(arithmetic.high(at), arithmetic.high(U))
+    loss_high = arithmetic.high(U)  # the loss at w1 bounds the minimum from above
     return WStarEnclosure(low, high, w1, True, loss_low, loss_high, info)
+
+
+def _minimum_lower_bound(f: Objective, low: float, high: float) -> arb:
+    """A ball below every ``L(w)``, ``w`` in ``[low, high]``, by Taylor's theorem at the centre ``c``:
+    ``L(w) >= L(c) - |L'(c)| h + min(0, m) h^2/2`` with ``h`` the half-width and ``m`` a lower bound of ``L''``
+    on the piece (second order: near the minimum ``L'(c)`` is small, so the bound is far tighter than the
+    piece's own ball)."""
+    c = 0.5 * (low + high)  # a double: the loss is enclosed at exactly this point
+    h = (arb(high) - arb(c)).union(arb(c) - arb(low)).abs_upper()  # in ball arithmetic: no rounding inward
+    centre = f.at(c, (0, 1), rtol=1e-10)
+    curvature = f.at((low, high), (2,), rtol=1e-10).derivative(2).loss.lower()
+    m = curvature if curvature < 0 else arb(0)
+    slope = abs(centre.derivative(1).loss).abs_upper()
+    return centre.loss.lower() - slope * h + m * h * h / 2
 
 
 def _n_range(n) -> tuple:
