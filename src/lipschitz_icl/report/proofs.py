@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lipschitz_icl.report.latex import Latex, escape
+from lipschitz_icl.report.mathtext import GREEK
 
 __all__ = [
     "Inequality",
@@ -152,7 +153,7 @@ def domain_latex(domain: dict) -> Latex:
     """``d = 3, h \\in [0, 1]``, ``a \\in \\{25, \\dots, 99\\}`` (math mode)."""
     parts = []
     for name, value in domain.items():
-        symbol = escape(str(name))
+        symbol = GREEK.get(str(name), escape(str(name)))  # sigma as \sigma (math mode)
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):
             ranges = [domain_latex({name: v}).split(r" \in ", 1)[-1].split(" = ", 1)[-1] for v in value]
             parts.append(rf"{symbol} \in " + r" \cup ".join(ranges))
@@ -385,9 +386,8 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
                 block["_seen"].add(form)
                 block["_forms"].append(ineq)
         if case.certificate is not None:
-            certificate = Latex(
-                "; " + code(case.certificate.name) + escape(f" (SHA-256 {case.certificate.sha256[:12]})")
-            )
+            # the file is named after the case id (module docstring of lipschitz_icl.gates.pytest_plugin)
+            certificate = Latex("; " + escape(f"certificate {case.certificate.sha256[:12]}"))
         elif case.certificate_named:
             certificate = escape(f"; {case.certificate_named} (named, not found)")
         else:
@@ -428,6 +428,10 @@ def certificate_rows(certificates: list[Certificate], cases: list[ProofCase], nu
     for case in cases:
         if case.certificate is not None:
             named.setdefault(case.certificate.name, []).append(numbers.get(case.record["claim_id"], 0))
+        further = _object(case.record, "proof").get("certificate_files")  # a case of several pieces: one file each
+        for name in further if isinstance(further, list) else []:
+            if isinstance(name, str):
+                named.setdefault(Path(name).name, []).append(numbers.get(case.record["claim_id"], 0))
     rows = []
     for cert in certificates:
         if cert.error:

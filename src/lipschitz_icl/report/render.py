@@ -784,14 +784,18 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "two_sided": [_two_sided_row(t) for t in two_sided_constants(window, numbers)],
         "notation": _notation_rows([]),
         "cases": _pairs([_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]]),
-        "has_runs": any(isinstance(r.get("run"), str) for r in claims),
+        # a run column only when the file merges several runs (one run is named once, in the provenance)
+        "has_runs": len({r["run"] for r in claims if isinstance(r.get("run"), str)}) > 1,
         "cases_cut": max(len(ordered) - MAX_TABLE_ROWS, 0),
         "cases_shown": min(len(ordered), MAX_TABLE_ROWS),
         "margins": _margins(views),
         "omissions": _omission_rows(left_out),
         "history": _design_history(data),
         "libraries": _libraries(prov_raw),
-        "run_rows": [{"id": escape(r["id"]), "text": escape(f"{r['text']}; {r['records']} records")} for r in runs],
+        # the runs merged into the file, when there are several (one run is the provenance line above)
+        "run_rows": [{"id": escape(r["id"]), "text": escape(f"{r['text']}; {r['records']} records")} for r in runs]
+        if len(runs) > 1
+        else [],
         "notes": [escape(n) for n in notes],
         "bibliography": _bibliography(prov_raw),
     }
