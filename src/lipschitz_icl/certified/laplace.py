@@ -3,7 +3,7 @@ method (:mod:`lipschitz_icl.exact.grids`) with every step certified, and its Tay
 
 Setting.  ``t = cos theta`` with law ``mu(dtheta) = sin^(d-2) theta dtheta / B(1/2, (d-1)/2)``,
 ``u = 1 - t = 2 sin^2(theta/2)``, ``V = w u``; ``1/S^2 = int lam e^(-lam S) dlam`` with ``lam = e^s`` gives,
-for ``y = e^(s - V)`` and the kernels ``Y_k = y^k e^(-y)``,
+for ``y = e^(s - V)`` and the kernels ``Y_k = y^k e^(-y)``::
 
     psi(s) = E[e^(-y)],   om = 1 - psi = E[1 - e^(-y)],   A_k[h](s) = E[Y_k h(t)],
     N      = E[sum_i p_i^2]              = n       int ds A_2[1] psi^(n-1)
