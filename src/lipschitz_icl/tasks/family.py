@@ -51,7 +51,15 @@ import numpy as np
 from lipschitz_icl.sphere import laws
 from lipschitz_icl.validation import ParameterError, check_int, check_real
 
-__all__ = ["Features", "Task", "TaskPrior", "TaskFamily", "EXACT_ROUTES", "QUADRATURE_FORMS", "class_kernel"]
+__all__ = [
+    "Features",
+    "Task",
+    "TaskPrior",
+    "TaskFamily",
+    "EXACT_ROUTES",
+    "QUADRATURE_FORMS",
+    "class_kernel",
+]
 
 # kernel forms with a dedicated quadrature (lipschitz_icl.exact.quadrature) and large-n formula
 # (lipschitz_icl.loss.asymptotic): K linear in t (affine), the arc-cosine kernel (relu)
@@ -349,9 +357,9 @@ def _tested_kernel(cls, d: int, L: float, parameters: dict) -> Any:
     :meth:`TaskFamily.kernel_k1`, the SymPy form built on first read; ``K(1) > 0`` and Schoenberg checked."""
     from dataclasses import replace
 
-    from lipschitz_icl.tasks.kernel import ZonalKernel, check_schoenberg
+    from lipschitz_icl.tasks.kernel import ZonalKernel, check_schoenberg, kernel_label
 
-    label = cls.name + ("(" + ",".join(f"{k}={v:g}" for k, v in parameters.items()) + ")" if parameters else "")
+    label = kernel_label(cls.name, parameters)
     k1 = cls.kernel_k1(d, L, **parameters)
     gap = cls.kernel_gap(d, L, **parameters)
     if k1 is None or gap is None:

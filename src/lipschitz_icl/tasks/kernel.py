@@ -32,6 +32,7 @@ from lipschitz_icl.validation import ParameterError, check_int
 
 __all__ = [
     "ZonalKernel",
+    "kernel_label",
     "SCHOENBERG_TOL",
     "SCHOENBERG_DEGREE",
     "gegenbauer_table",
@@ -95,6 +96,11 @@ class ZonalKernel:
         if not math.isfinite(scale):
             raise ParameterError("kernel", "finite on [-1, 1]", self.name)
         return scale
+
+
+def kernel_label(name: str, parameters: dict) -> str:
+    """The name of a class kernel: the class's ``name`` with its parameters, e.g. ``cosine(frequency=1)``."""
+    return name + ("(" + ",".join(f"{k}={v:g}" for k, v in parameters.items()) + ")" if parameters else "")
 
 
 # ----------------------------------------------------------------------------- Gegenbauer

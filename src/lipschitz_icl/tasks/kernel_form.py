@@ -34,7 +34,7 @@ import numpy as np
 import sympy as sp
 
 from lipschitz_icl.tasks import symbolic
-from lipschitz_icl.tasks.kernel import ZonalKernel, check_schoenberg
+from lipschitz_icl.tasks.kernel import ZonalKernel, check_schoenberg, kernel_label
 from lipschitz_icl.validation import ParameterError
 
 __all__ = [
@@ -192,7 +192,7 @@ def class_kernel(cls, d: int, L: float, parameters: dict) -> ZonalKernel:
     ``parameters``, from its one statement ``cls.kernel_form`` (module docstring: ``K(1)`` and ``D`` derived,
     or ``cls.kernel_gap`` checked; the quadrature form checked; Schoenberg).  Named ``cls.name`` with its
     parameters, e.g. ``cosine(frequency=1)``."""
-    label = cls.name + ("(" + ",".join(f"{k}={v:g}" for k, v in parameters.items()) + ")" if parameters else "")
+    label = kernel_label(cls.name, parameters)
     form = _form_of(cls, d, L, parameters)
     points = check_points(cls.name)
     reference = _guarded(form_values, cls.name, "kernel_form")(form, points, name="task", text=cls.name)
