@@ -308,6 +308,39 @@ def test_the_budget_counts_the_step_s_cpu_time_and_caps_a_waiting_step():
         symbolic.within_budget(waits, name="x", text="x", what="wait", seconds=0.02)
 
 
+def test_a_swallowed_timeout_does_not_let_the_step_run_on():
+    """CPython prints and swallows an exception raised inside a weakref callback or ``__del__`` (CI once saw the
+    timeout land in SymPy's cache cleanup and ``simplify`` run to its end): the timeout is raised again until
+    the step ends, and a step that returns after its deadline is refused all the same."""
+    from lipschitz_icl.tasks import symbolic
+
+    swallowed = []
+
+    def swallows_the_first():
+        while True:
+            try:
+                while True:
+                    pass
+            except BaseException:  # stands in for CPython's unraisable-exception hook
+                if swallowed:
+                    raise
+                swallowed.append(True)
+
+    with pytest.raises(ParameterError, match="time budget"):
+        symbolic.within_budget(swallows_the_first, name="x", text="x", what="loop", seconds=0.1)
+    assert swallowed == [True]
+
+    def returns_after_its_deadline():
+        try:
+            while True:
+                pass
+        except BaseException:
+            return "late"
+
+    with pytest.raises(ParameterError, match="time budget"):
+        symbolic.within_budget(returns_after_its_deadline, name="x", text="x", what="loop", seconds=0.1)
+
+
 @pytest.mark.parametrize("name", ["pi", "d", "t", "u", "exp", "max", "1x", "a-b"])
 def test_a_constant_may_not_shadow_a_name(name):
     with pytest.raises(ParameterError, match="identifier"):

@@ -6,11 +6,13 @@ A short expression can make SymPy work for minutes or exhaust memory (``(t+1)**1
 * a time budget of :data:`SECONDS` seconds of the calling thread's CPU time (so the verdict on an input does not
   depend on the machine's load; where the platform has no per-thread CPU clock, wall clock), and a wall-clock
   cap of :data:`WALL_FACTOR` times that for a step that waits: a watchdog thread raises :class:`_Timeout` (a
-  ``BaseException``, so SymPy's ``except Exception`` clauses cannot swallow it) once in the calling
-  thread with ``PyThreadState_SetAsyncExc`` at the deadline, unless the step has returned (checked under
-  a lock; an exception scheduled but not delivered when the step returns is taken there, so it never fires
-  later); works in any thread and leaves signal handlers and interval timers alone; a step blocked
-  inside one C call is interrupted when that call returns;
+  ``BaseException``, so SymPy's ``except Exception`` clauses cannot swallow it) in the calling thread with
+  ``PyThreadState_SetAsyncExc`` at the deadline and again at every poll until the step ends (one delivered
+  inside a weakref callback or ``__del__`` is swallowed by CPython), unless the step has returned (checked
+  under a lock; an exception scheduled but not delivered when the step returns is taken there, so it never
+  fires later; a step that returns after its deadline is refused all the same); works in any thread and
+  leaves signal handlers and interval timers alone; a step blocked inside one C call is interrupted when that
+  call returns;
 * a size budget: the expression a step starts from and the one it returns have at most
   :data:`MAX_NODES` nodes (counted by a bounded walk);
 
@@ -72,6 +74,12 @@ def _check_size(expr, name: str, text, what: str) -> None:
         )
 
 
+def _over_budget(name: str, text, what: str, limit: float) -> ParameterError:
+    return ParameterError(
+        name, f"an expression SymPy can handle within its time budget ({what} took more than {limit:g} CPU s)", text
+    )
+
+
 def _thread_clock(thread_id: int) -> int | None:
     """The CPU-time clock of the thread ``thread_id`` (``None`` where the platform has none)."""
     try:
@@ -100,11 +108,12 @@ def within_budget(step, *, name: str, text, what: str, start=None, seconds: floa
         begun, wall_end = spent(), time.perf_counter() + WALL_FACTOR * limit
         while not done.wait(POLL):
             if spent() - begun > limit or time.perf_counter() > wall_end:
+                # raised again at every poll until the step ends: a timeout delivered inside a weakref callback
+                # or a __del__ is printed and swallowed by CPython, and the step would run on
                 with lock:
                     if not done.is_set():
                         fired.append(True)
                         _raise_in(target)
-                return
 
     timer = threading.Thread(target=watchdog, name="lipschitz-icl-symbolic-budget", daemon=True)
     delivered = False
@@ -125,14 +134,14 @@ def within_budget(step, *, name: str, text, what: str, start=None, seconds: floa
             except _Timeout:
                 pass
     except _Timeout:
-        raise ParameterError(
-            name, f"an expression SymPy can handle within its time budget ({what} took more than {limit:g} CPU s)", text
-        ) from None
+        raise _over_budget(name, text, what, limit) from None
     except (MemoryError, RecursionError):
         raise ParameterError(
             name,
             f"an expression SymPy can handle within its memory budget ({what} ran out of memory or recursion depth)",
             text,
         ) from None
+    if fired:  # past its budget, though every timeout was swallowed on the way: refused all the same
+        raise _over_budget(name, text, what, limit)
     _check_size(result, name, text, what)
     return result
