@@ -11,7 +11,7 @@ import pytest
 
 from lipschitz_icl import cli
 from lipschitz_icl.certified import arithmetic
-from lipschitz_icl.certified.loss import enclose, kernel_of, problem_enclosure
+from lipschitz_icl.certified.loss import enclose, enclose_on_w_range, kernel_of, problem_enclosure
 from lipschitz_icl.exact.route import exact_loss
 from lipschitz_icl.problem import kernel_problem, make_problem, mixture_problem
 from lipschitz_icl.validation import ParameterError
@@ -96,6 +96,25 @@ def test_derivative_balls_agree_with_finite_differences(task):
         assert second.overlaps(getattr(over.derivative(2), part)), part
     # and the signs where they are known: the noise part rises with w (N' >= 0)
     assert over.derivative(1).noise > 0
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+def test_the_taylor_ball_on_a_w_piece_holds_the_point_values_and_is_narrow(order):
+    """``enclose_on_w_range``: the ball holds the value at the piece's ends and inside it; for the slope, on a
+    piece of 2% it is at most twice the slope's own variation there (plus the point balls' widths), where
+    the mean value theorem with the majorant alone gave a ball ten times the slope itself."""
+    kernel = kernel_of("affine", 3, 1.0)
+    lo, hi, n = 1.0, 1.02, 100
+    over = enclose_on_w_range(kernel, (lo, hi), n, 0.5, 1.0, order=order)
+    points = [enclose(kernel, w, n, 0.5, 1.0, orders=(order,)).derivative(order) for w in (lo, 1.007, hi)]
+    for part in ("noise", "bias"):
+        for point in points:
+            assert getattr(over, part).contains(getattr(point, part)), (part, order)
+    if order == 1:
+        for part in ("noise", "bias"):
+            ends = [arithmetic.Enclosure.of(getattr(point, part)) for point in points]
+            variation = max(e.high for e in ends) - min(e.low for e in ends)
+            assert arithmetic.Enclosure.of(getattr(over, part)).width <= 2 * variation, part
 
 
 def test_the_derivative_ball_is_narrow_at_a_point():

@@ -77,13 +77,14 @@ def _forged_task(certificate: dict) -> dict:
 
 
 def _forged_leaf(certificate: dict) -> dict:
-    """The true statement's cover replaced by one leaf, the whole range of w, claimed proved with a stored
-    enclosure above 0: the checker encloses that leaf itself (too wide to decide) and fails it."""
+    """The statement's range of w widened to [0.5, 8] and covered by one leaf claimed proved, with the stored
+    enclosure of the genuine box: the checker encloses that leaf itself (too wide to decide) and fails it."""
     forged = copy.deepcopy(certificate)
+    forged["statement"]["domain"]["w"] = [0.5, 8.0]
     part = forged["parts"][0]
-    root = part["roots"][0][0]
-    assert "split" in root  # the genuine proof needed more than one box
-    part["roots"][0] = [{"box": root["box"], "decision": "proved", "quantity": [1e-3, 3e-3], "bound": [0.0, 0.0]}]
+    leaf = part["roots"][0][0]
+    leaf.pop("split", None)
+    part["roots"][0] = [{**leaf, "box": {**leaf["box"], "w": [0.5, 8.0]}, "decision": "proved"}]
     return forged
 
 
@@ -95,3 +96,24 @@ def test_a_forged_loss_certificate_fails_the_recheck(noise_rises, forge):
     except checker.CertificateError:
         return  # refused as malformed: it does not recheck
     assert result.recheck == "failed"
+
+
+def test_a_variant_file_proves_a_derivative_quantity_and_refuses_it_on_a_grid(tmp_path, capsys):
+    """The variant reader knew bias and noise only: ``quantity = "dnoise_dw"`` (documented for ``prove``) was
+    refused as unknown.  The derivative quantities and ``loss`` are read for a [domain]; on a [grid] (``check``)
+    they are refused in one line naming the quantity."""
+    import json
+
+    from lipschitz_icl import cli
+
+    head = 'name = "noise-rises"\nquantity = "dnoise_dw"\ntask = "affine"\nrelation = ">="\nbound = "0"\n'
+    domain = tmp_path / "domain.toml"
+    domain.write_text(head + "[domain]\nd = [3]\nn = [100]\nL = [1.0, 1.0]\nsigma = [0.5, 0.5]\nw = [5.0, 5.2]\n")
+    assert cli.main(["prove", str(domain), "--json", "--seconds", "120"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["verdict"] == "proved" and payload["quantity"] == "dnoise_dw"
+    grid = tmp_path / "grid.toml"
+    grid.write_text(head + "[grid]\nd = 3\nn = 100\nL = 1.0\nsigma = 0.5\nw = 5.0\n")
+    assert cli.main(["check", str(grid)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "dnoise_dw is decided by `prove` on a [domain] only" in err
