@@ -49,6 +49,10 @@ may use, together with the constants and ``pi``):
 ``icl_error``               d, n, L, sigma           ``min_w L(w)``: the ICL loss at ``w*``
 ``bias``                    d, n, L, sigma [, w]     bias part of the loss at ``w*`` (or at ``w``/``at_w``)
 ``noise``                   d, n, L, sigma [, w]     noise part ``sigma^2 E sum_i p_i^2`` at ``w*`` (or ``w``)
+``loss``                    d, n, L, sigma, w        ICL loss of ``M = w I`` (``bias + noise``), ``prove`` only
+``dbias_dw``                d, n, L, sigma, w        ``d/dw`` of the bias part at ``w``, ``prove`` only
+``dnoise_dw``               d, n, L, sigma, w        ``d/dw`` of the noise part at ``w``, ``prove`` only
+``dloss_dw``                d, n, L, sigma, w        ``d/dw`` of the loss at ``w``, ``prove`` only
 ``cap_tail``                d, h                     ``P(x . q >= h)``, exact (:func:`concentration.cap_tail`)
 ``projection_tail``         d, k, s                  ``P(||P x||^2 >= s)``, ``P`` of rank ``k``, exact Beta law
 ``projection_lower_tail``   d, k, s                  ``P(||P x||^2 <= s)``
@@ -129,13 +133,18 @@ QUANTITIES = {
     "icl_error": PROBLEM_PARAMS,
     "bias": PROBLEM_PARAMS,
     "noise": PROBLEM_PARAMS,
+    "loss": PROBLEM_PARAMS,
+    "dbias_dw": PROBLEM_PARAMS,
+    "dnoise_dw": PROBLEM_PARAMS,
+    "dloss_dw": PROBLEM_PARAMS,
     "cap_tail": ("d", "h"),
     "projection_tail": ("d", "k", "s"),
     "projection_lower_tail": ("d", "k", "s"),
     "binomial_tail": ("n", "a", "p"),
     "binomial_lower_tail": ("n", "a", "p"),
 }
-OPTIONAL_PARAMS = {"bias": ("w",), "noise": ("w",)}
+PROVE_ONLY = ("loss", "dbias_dw", "dnoise_dw", "dloss_dw")  # certified at a window w: no [grid] method for them
+OPTIONAL_PARAMS = dict.fromkeys(("bias", "noise", *PROVE_ONLY), ("w",))
 TAIL_QUANTITIES = ("cap_tail", "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail")
 METHODS = ("exact", "asymptotic", "mc")
 RELATIONS = ("<=", ">=")
@@ -355,6 +364,8 @@ def load_variant(path) -> Variant:
             fail(cname, f"constant {cname!r} must be a finite number", "constants")
     constants = {k: float(v) for k, v in constants.items() if k not in brackets}
 
+    if quantity in PROVE_ONLY and "grid" in data:
+        fail("quantity", f"'quantity' {quantity} is decided by `prove` on a [domain] only, not checked on a [grid]")
     if "grid" not in data and "domain" not in data:
         raise VariantFileError(path, 1, "missing table [grid] (points for `check`) or [domain] (for `prove`)")
     grid = _load_grid(data, quantity, path, text) if "grid" in data else {}
