@@ -1,6 +1,8 @@
 """Measure functions of the group ``loss_shape`` (registry: ``claims/loss_shape.toml``): the shape of the ICL
 loss of ``M = w I`` in ``w``, decided by proof on the certified loss quantities
-(:mod:`lipschitz_icl.prover.trusted`, :mod:`lipschitz_icl.gates.proof_outcome`)."""
+(:mod:`lipschitz_icl.prover.trusted`, :mod:`lipschitz_icl.gates.proof_outcome`): the noise part
+``sigma^2 N(w)`` rises and the bias part ``L^2 B(w)`` falls as the window narrows (``w`` grows) on a stated
+range of ``w`` (the two halves of Theorem 3.4's trade-off), and where the bias part turns."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from lipschitz_icl.gates.evidence import Outcome
 from lipschitz_icl.gates.proof_outcome import proof_outcome
 from lipschitz_icl.prover.pieces import Piece
 
-__all__ = ["bias_turns"]
+__all__ = ["bias_turns", "noise_rises", "bias_falls"]
 
 
 def bias_turns(
@@ -32,3 +34,46 @@ def bias_turns(
         Piece("dbias_dw", "C", {**common, "w": rises_at}, task=task, relation=">="),
     ]
     return proof_outcome(pieces=pieces, constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
+
+
+def _window_range(d: int, n: int, L: float, sigma: float, w_low: float, w_high: float) -> dict:
+    return {"d": [d], "n": [n], "L": L, "sigma": sigma, "w": [w_low, w_high]}
+
+
+def noise_rises(
+    *,
+    d: int,
+    n: int,
+    task: str,
+    L: float,
+    sigma: float,
+    w_low: float,
+    w_high: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
+    """The noise part rises with ``w`` on ``[w_low, w_high]``: ``d/dw (sigma^2 N(w)) >= C sigma^2 / n`` at every
+    ``w`` of the range (``C = stated``; ``N = E sum_i p_i^2`` does not depend on the class, whose kernel only
+    names the certified quantity), proved on the whole range (rule ``proof``)."""
+    piece = Piece("dnoise_dw", "C*sigma**2/n", _window_range(d, n, L, sigma, w_low, w_high), task=task, relation=">=")
+    return proof_outcome(pieces=[piece], constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
+
+
+def bias_falls(
+    *,
+    d: int,
+    n: int,
+    task: str,
+    L: float,
+    sigma: float,
+    w_low: float,
+    w_high: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
+    """The bias part falls as ``w`` grows on ``[w_low, w_high]``: ``d/dw (L^2 B(w)) <= -C L^2`` at every ``w`` of
+    the range (``C = stated``), proved on the whole range (rule ``proof``)."""
+    piece = Piece("dbias_dw", "-C*L**2", _window_range(d, n, L, sigma, w_low, w_high), task=task, relation="<=")
+    return proof_outcome(pieces=[piece], constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
