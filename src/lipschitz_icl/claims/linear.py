@@ -75,12 +75,27 @@ def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: flo
     return decision.combined("equivalence", decisions)
 
 
-def _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams) -> tuple:
-    """At each ``n``: ``(m_hat, se)`` on a pilot-sized sample, the loss ``(E, se)`` at ``m* I``, the sample size."""
+def _optimum_estimates(
+    *,
+    task: str,
+    d: int,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    derived: list[tuple[float, float]],
+    pilot: int,
+    contexts: list,
+    half_width: float,
+    z: float,
+    streams: list[np.random.SeedSequence],
+) -> tuple[list, list, list[int]]:
+    """At each ``n`` of ``n_grid``: ``(m_hat, se)`` on a sample sized from an independent ``pilot`` for the relative
+    half-width ``half_width``, the loss ``(E, se)`` at ``m* I`` (``m*`` from the ``derived`` ``(m*, E_lin)`` pairs)
+    on as many contexts, and that sample size (streams ``3k`` pilot, ``3k + 1`` ``m_hat``, ``3k + 2`` loss)."""
     m_hats = []
     losses = []
     sizes = []
-    for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
+    for k, (n, (m_star, _)) in enumerate(zip(n_grid, derived)):
         problem = make_problem(task, d, n, L, sigma)
         m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
         sizes.append(pilot_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
@@ -138,7 +153,19 @@ def optimum(
     streams = seed.spawn(3 * len(n_grid))
     z = decision.bonferroni_z(2 * len(n_grid), family_level)
     laws = {law: [law_values(task, d, n, L, sigma, law) for n in n_grid] for law in ("derived", "noiseless", "limit")}
-    m_hats, losses, sizes = _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams)
+    m_hats, losses, sizes = _optimum_estimates(
+        task=task,
+        d=d,
+        n_grid=n_grid,
+        L=L,
+        sigma=sigma,
+        derived=laws["derived"],
+        pilot=pilot,
+        contexts=contexts,
+        half_width=half_width,
+        z=z,
+        streams=streams,
+    )
 
     def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> Decision:
         m_claim = [m * (1 + m_shift) for m, _ in laws[law]]
@@ -268,9 +295,23 @@ def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
     ]
 
 
-def _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams) -> tuple[list, list]:
+def _optimum_errors(
+    *,
+    task: str,
+    d: int,
+    grid: list[int],
+    L: float,
+    sigma: float,
+    e_lim: float,
+    targets: list[float],
+    z: float,
+    pilot: int,
+    contexts: list,
+    streams: list[np.random.SeedSequence],
+) -> tuple[list, list[int]]:
     """The loss ``(E, se)`` of linear attention at ``m*(n) I`` at each ``n`` of ``grid``, on a sample sized from an
-    independent ``pilot`` for the relative half-width ``targets[k]`` (streams ``2k`` pilot, ``2k + 1`` sample)."""
+    independent ``pilot`` for the relative half-width ``targets[k]`` (the pilot's standard deviation taken relative
+    to the limit ``e_lim = k(1) - d B``; streams ``2k`` pilot, ``2k + 1`` sample), and the sample sizes."""
     errors = []
     sizes = []
     for k, (n, target) in enumerate(zip(grid, targets)):
@@ -282,8 +323,21 @@ def _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts,
     return errors, sizes
 
 
-def _limit_quantities(task, d, L, grid, errors, e_lim, next_theory, z, margin, verdict) -> tuple:
-    """``E(n_max)/(k(1) - d B) - 1`` against the derived next-order term; ``k(1) - d B`` against ``E(n_max)``."""
+def _limit_quantities(
+    *,
+    task: str,
+    d: int,
+    L: float,
+    grid: list[int],
+    errors: list,
+    e_lim: float,
+    next_theory: float,
+    z: float,
+    margin: float,
+    verdict: str,
+) -> tuple[Quantity, Quantity]:
+    """``E(n_max)/(k(1) - d B) - 1`` (interval ``E +- z se``, the rule's ``verdict``) against the derived next-order
+    term ``next_theory`` at ``n_max``; the limit ``e_lim = k(1) - d B`` against ``E(n_max)``."""
     e_last, se_last = errors[-1]
     low, high = _z_interval(e_last, se_last, z)
     return (
@@ -357,7 +411,19 @@ def cannot_adapt(
     streams = seed.spawn(2 * len(grid) + 1)
     z = decision.bonferroni_z(len(grid), family_level)
     targets = [follow_precision * max(abs(next_order(n)), precision_floor * margin) for n in grid]
-    errors, sizes = _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams)
+    errors, sizes = _optimum_errors(
+        task=task,
+        d=d,
+        grid=grid,
+        L=L,
+        sigma=sigma,
+        e_lim=e_lim,
+        targets=targets,
+        z=z,
+        pilot=pilot,
+        contexts=contexts,
+        streams=streams,
+    )
     laws = _error_laws(task, d, grid, L, sigma)
 
     def decide(change: float = 0.0, law: str = "derived") -> Decision:
@@ -366,7 +432,18 @@ def cannot_adapt(
     theory = laws["derived"][0]
     soft = _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
     extra, figure = _error_record(grid, errors, theory, e_lim, sizes, soft)
-    quantities = _limit_quantities(task, d, L, grid, errors, e_lim, next_order(grid[-1]), z, margin, decide().verdict)
+    quantities = _limit_quantities(
+        task=task,
+        d=d,
+        L=L,
+        grid=grid,
+        errors=errors,
+        e_lim=e_lim,
+        next_theory=next_order(grid[-1]),
+        z=z,
+        margin=margin,
+        verdict=decide().verdict,
+    )
     return Outcome(
         decide=decide,
         quantities=quantities,
