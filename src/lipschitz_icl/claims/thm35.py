@@ -398,9 +398,23 @@ def _sign_outcome(panel: _Panel, contexts: int, how: str, title: str, extra: dic
     )
 
 
-def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z) -> tuple[dict, _Panel]:
+def _affine_mismatch(
+    *,
+    d: int,
+    n: int,
+    L: float,
+    sigma: float,
+    factor: float,
+    probes: dict,
+    contexts: int,
+    seed: np.random.SeedSequence,
+    gated: list,
+    z: float,
+) -> tuple[dict, _Panel]:
     """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and the panel of their
-    log error ratios and errors on the probes (:func:`~lipschitz_icl.estimators.probes.probe_log_ratios`)."""
+    log error ratios and errors on the probes of :func:`~lipschitz_icl.estimators.probes.probe_suite` at ``L``
+    (``probes`` its options; :func:`~lipschitz_icl.estimators.probes.probe_log_ratios` on ``contexts`` contexts of
+    one stream spawned from ``seed``), ``gated`` and ``z`` passed to the panel."""
     (stream,) = seed.spawn(1)
     pretrained_at = (("matched", L), ("smaller", L / factor), ("larger", L * factor))
     ws = {k: _wstar("affine", d, n, x, sigma) for k, x in pretrained_at}
@@ -429,7 +443,9 @@ def mismatch(
     (:func:`~lipschitz_icl.estimate.paired_log_ratio`, Bonferroni over the gated comparisons); the other probes'
     ratios are reported, not gated."""
     z = decision.bonferroni_z(2 * len(gated), family_level)
-    ws, panel = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z)
+    ws, panel = _affine_mismatch(
+        d=d, n=n, L=L, sigma=sigma, factor=factor, probes=probes, contexts=contexts, seed=seed, gated=gated, z=z
+    )
     how = f", Bonferroni at {family_level:g}); w* exact: " + ", ".join(f"{w:.4g}" for w in ws.values())
     return _sign_outcome(panel, contexts, how, "Figure 5: pretraining setting vs test task", {"w_star": ws})
 
@@ -509,7 +525,9 @@ def mismatch_marked(
     required)``: ``"unconditional"`` asks ``marked_factor`` everywhere, ``"derived"`` the derived ratio itself.
     """
     z = decision.bonferroni_z(2 * len(gated), family_level)
-    ws, panel = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z)
+    ws, panel = _affine_mismatch(
+        d=d, n=n, L=L, sigma=sigma, factor=factor, probes=probes, contexts=contexts, seed=seed, gated=gated, z=z
+    )
     derived, factors = _required_factors(d, factor, marked_factor, marked_margin)
 
     def one(r, se, k, shift=0.0, required="conditional") -> list:
