@@ -72,7 +72,15 @@ def isotropy(
     problem = make_problem(task, d, n, L, sigma)
     w = wstar(problem, "exact").w_star.value
     probes = MinimiserProbes.draw(
-        problem, w, seed, directions, anisotropic_step, contexts, scale_step, scale_contexts, family_level
+        problem,
+        w,
+        seed,
+        count=directions,
+        step=anisotropic_step,
+        contexts=contexts,
+        scale_step=scale_step,
+        scale_contexts=scale_contexts,
+        family_level=family_level,
     )
     decisions, diffs = probes.at(w)
     D0 = probes.directions[0][1]
