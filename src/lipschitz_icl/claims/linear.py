@@ -104,8 +104,20 @@ def _optimum_estimates(
     return m_hats, losses, sizes
 
 
-def _optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, derived, z) -> tuple:
-    """``m_hat/m* - 1`` and ``E(m* I)/E_lin - 1`` at each ``n``, and ``m*`` at the largest ``n`` (a constant)."""
+def _optimum_quantities(
+    *,
+    task: str,
+    d: int,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    m_hats: list,
+    losses: list,
+    derived: list[tuple[float, float]],
+    z: float,
+) -> tuple[Quantity, ...]:
+    """``m_hat/m* - 1`` and ``E(m* I)/E_lin - 1`` at each ``n`` (intervals ``+- z se``; ``(m*, E_lin)`` from the
+    ``derived`` pairs), and ``m*`` at the largest ``n`` (a constant)."""
     quantities = []
     for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, derived, losses):
         quantities += [
@@ -176,7 +188,17 @@ def optimum(
     e_lins = [e for _, e in laws["derived"]]
     return Outcome(
         decide=decide,
-        quantities=_optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, laws["derived"], z),
+        quantities=_optimum_quantities(
+            task=task,
+            d=d,
+            n_grid=n_grid,
+            L=L,
+            sigma=sigma,
+            m_hats=m_hats,
+            losses=losses,
+            derived=laws["derived"],
+            z=z,
+        ),
         margin=f"+-{m_margin:g} on m_hat/m* - 1, +-{e_margin:g} on E/E_lin - 1",
         rule=f"equivalence (TOST) at n = {list(n_grid)}: m_hat/m* - 1 within +-{m_margin:g} and E(m* I)/E_lin - 1 "
         f"within +-{e_margin:g}, intervals +-z se, z = {z:.2f} (Bonferroni, family-wise {family_level:g}); "
@@ -362,8 +384,20 @@ def _limit_quantities(
     )
 
 
-def _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach) -> tuple:
-    """``(k(1) - d B, T, grid)``: ``T(n) = E_lin(n)/(k(1) - d B) - 1``; ``n_grid`` extended to ``T < reach margin``."""
+def _limit_grid(
+    *,
+    task: str,
+    d: int,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    margin: float,
+    extension_factor: float,
+    n_max: float,
+    reach: float,
+) -> tuple:
+    """``(k(1) - d B, T, grid)``: ``T(n) = E_lin(n)/(k(1) - d B) - 1``; ``n_grid`` extended by ``extension_factor``
+    (up to ``n_max``) to ``T < reach margin`` (:func:`lipschitz_icl.decision.extend_grid`)."""
     e_lim = lin.linear_limit(task, d, L)[1]
 
     def next_order(n):
@@ -407,7 +441,17 @@ def cannot_adapt(
     independent ``pilot`` for a relative half-width ``follow_precision max(T(n), precision_floor margin)``;
     ``asymptotic`` rule on :func:`error_points`.  ``decide(change, law)``: ``(1 + change) E_lin(n)``, or a rival
     law of :func:`_error_laws`."""
-    e_lim, next_order, grid = _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach)
+    e_lim, next_order, grid = _limit_grid(
+        task=task,
+        d=d,
+        n_grid=n_grid,
+        L=L,
+        sigma=sigma,
+        margin=margin,
+        extension_factor=extension_factor,
+        n_max=n_max,
+        reach=reach,
+    )
     streams = seed.spawn(2 * len(grid) + 1)
     z = decision.bonferroni_z(len(grid), family_level)
     targets = [follow_precision * max(abs(next_order(n)), precision_floor * margin) for n in grid]
@@ -466,8 +510,19 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
     )
 
 
-def _weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, e_soft, soft_iv, ws) -> tuple:
-    """The ``L``-elasticity of ``m_hat`` against the derived one, and that of softmax's ``w*`` against ``2 alpha``."""
+def _weights_quantities(
+    *,
+    derived: float,
+    e_lin: float,
+    lin_iv: tuple[float, float],
+    m_hats: list,
+    alpha: float,
+    e_soft: float,
+    soft_iv: tuple[float, float],
+    ws: list[float],
+) -> tuple[Quantity, ...]:
+    """The ``L``-elasticity ``e_lin`` (interval ``lin_iv``) of ``m_hat`` against the ``derived`` one, and that of
+    softmax's ``w*``, ``e_soft`` (interval ``soft_iv``), against ``2 alpha``; the notes list ``m_hats`` and ``ws``."""
     m_list = ", ".join(f"{m:.5g}" for m, _ in m_hats)
     w_list = ", ".join(f"{w:.5g}" for w in ws)
     rows = (
@@ -531,7 +586,16 @@ def weights(
     ws = [w.w_star.value for w in found]
     return Outcome(
         decide=decide,
-        quantities=_weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, e_soft, soft_iv, ws),
+        quantities=_weights_quantities(
+            derived=derived,
+            e_lin=e_lin,
+            lin_iv=lin_iv,
+            m_hats=m_hats,
+            alpha=alpha,
+            e_soft=e_soft,
+            soft_iv=soft_iv,
+            ws=ws,
+        ),
         margin=f"+-{margin:.4g} on each L-elasticity",
         rule=f"equivalence within +-{margin_fraction:g} x 2 alpha = +-{margin:.4g}: the L-elasticity of m_hat (L = "
         f"{L_grid[0]:g} to {L_grid[-1]:g}, n = {n}, sigma = {sigma:g}, {contexts} contexts each, interval "
@@ -550,8 +614,18 @@ def _trained_shape(aniso, floor: float, threshold: float, floor_factor: float) -
     return decision.one_sided(0.0, max(aniso), threshold, "<=")
 
 
-def _trained_quantities(runs_out: TrainedRuns, m_star, shape, floor, margin, level, shape_threshold) -> tuple:
-    """``mean tr(v M)/d / m* - 1`` (``level`` t-interval) and the largest trained anisotropy."""
+def _trained_quantities(
+    runs_out: TrainedRuns,
+    *,
+    m_star: float,
+    shape: Decision,
+    floor: float,
+    margin: float,
+    level: float,
+    shape_threshold: float,
+) -> tuple[Quantity, ...]:
+    """``mean tr(v M)/d / m* - 1`` (``level`` t-interval, equivalence within ``+-margin``) and the largest trained
+    anisotropy against ``shape_threshold`` (the ``shape`` decision's verdict; the noise ``floor`` in its note)."""
     scale, interval = relative_scale_equivalence(runs_out.scales, m_star, margin, level)
     starts = [geometry.anisotropy(M0) for M0 in runs_out.starts]
     scale_note = f"{len(runs_out.results)} runs; m* = {m_star:.5g}; margin +-{margin:g}"
@@ -602,7 +676,15 @@ def trained(
 
     return Outcome(
         decide=decide,
-        quantities=_trained_quantities(runs_out, m_star, shape, floor, margin, level, shape_threshold),
+        quantities=_trained_quantities(
+            runs_out,
+            m_star=m_star,
+            shape=shape,
+            floor=floor,
+            margin=margin,
+            level=level,
+            shape_threshold=shape_threshold,
+        ),
         margin=f"+-{margin:g} on tr(v M)/d / m* - 1",
         rule=f"equivalence of the mean tr(v M)/d over {runs} runs ({level:g} t-interval) with m* = {m_star:.5g} within "
         f"+-{margin:g} relative; every anisotropy < {shape_threshold:g}. Protocol: {protocol}, start scale "
