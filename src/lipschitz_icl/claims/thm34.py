@@ -302,7 +302,7 @@ def _law_rows(task: str, d: int, grid, rho, results, verdict: str, margin: float
     ws = np.array([w.w_star.value for w in results])
     setting = {"task": task, "d": d}
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
-    last = window_law_points(rho[-1:], results[-1:], alpha, C, q, k)[0]
+    last = window_law_points(rho[-1:], results[-1:], alpha=alpha, C=C, q=q, k=k)[0]
     C_low = results[-1].ci_low / rho[-1] ** alpha
     C_high = results[-1].ci_high / rho[-1] ** alpha
     return slope, (
@@ -389,7 +389,8 @@ def window_scaling(
         if stuck:
             return decision.Decision("asymptotic", "inconclusive", f"w* at its search bound for n = {stuck}")
         a, c, qq, kk = laws[law]
-        return decision.asymptotic(window_law_points(r_use, w_use, a, c, qq, kk, shift, 1 + scale_change), margin)
+        points = window_law_points(r_use, w_use, alpha=a, C=c, q=qq, k=kk, shift=shift, scale=1 + scale_change)
+        return decision.asymptotic(points, margin)
 
     slope, quantities = _law_rows(task, d, grid, rho, results, decide().verdict, margin)
     figure, extra = _law_record(grid, rho, results, slope, laws["derived"])
@@ -483,8 +484,24 @@ def bias_noise_powers(
     def slopes(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived") -> tuple:
         shift = bias_shift + claimed[bias_law] - p_pow
         return (
-            power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, QUADRATURE_ACCURACY[task], shift),
-            power_slope_points(w, R, beta, window_law.noise_next_order(d), 1.0, 1e-12, noise_shift),
+            power_slope_points(
+                w,
+                bias,
+                power=p_pow,
+                next_coef=b2 / b_const,
+                next_q=p_pow - p2,
+                accuracy=QUADRATURE_ACCURACY[task],
+                shift=shift,
+            ),
+            power_slope_points(
+                w,
+                R,
+                power=beta,
+                next_coef=window_law.noise_next_order(d),
+                next_q=1.0,
+                accuracy=1e-12,
+                shift=noise_shift,
+            ),
         )
 
     def decide(**kw) -> decision.Decision:
