@@ -160,13 +160,33 @@ def trained_isotropy(
         rule=f"{runs} independent trainer runs ({protocol}); one-sided: {level:g} upper limit of the mean anisotropy "
         f"<= {shape_threshold:g}; equivalence: {level:g} Welch interval of tr(M)/d - w* within +-{margin:g} w* "
         "(exact w*).",
-        quantities=_trained_rows(aniso, a_high, shape, shape_threshold, w_runs, w0, difference, setting),
+        quantities=_trained_rows(
+            aniso=aniso,
+            a_high=a_high,
+            shape=shape,
+            threshold=shape_threshold,
+            w_runs=w_runs,
+            w0=w0,
+            difference=difference,
+            setting=setting,
+        ),
     )
 
 
-def _trained_rows(aniso, a_high: float, shape, threshold: float, w_runs, w0: float, difference, setting) -> tuple:
+def _trained_rows(
+    *,
+    aniso: np.ndarray,
+    a_high: float,
+    shape: decision.Decision,
+    threshold: float,
+    w_runs: list[float],
+    w0: float,
+    difference: tuple[float, float],
+    setting: dict,
+) -> tuple[Quantity, Quantity]:
     """The rows of :func:`trained_isotropy`: the runs' mean anisotropy with its upper limit ``a_high`` (decision
-    ``shape``), and ``tr(M)/d`` against ``w0`` with the interval ``difference`` of ``mean tr(M)/d - w0``."""
+    ``shape``, against ``threshold``), and ``tr(M)/d`` against ``w0`` with the interval ``difference`` of
+    ``mean tr(M)/d - w0`` (a constant at ``setting``)."""
     low, high = difference
     return (
         Quantity(
@@ -422,7 +442,9 @@ def _slope_row(name: str, power: float, points, margin: float, **fields) -> Quan
     )
 
 
-def _power_rows(task: str, d: int, L: float, w, bias, R, slopes, margin: float) -> tuple:
+def _power_rows(
+    *, task: str, d: int, L: float, w: np.ndarray, bias: np.ndarray, R: np.ndarray, slopes: tuple, margin: float
+) -> tuple[Quantity, ...]:
     """The reported rows of :func:`bias_noise_powers`: each power (from its slope points, ``slopes`` of the bias
     and of the noise) and each constant at the largest ``w`` beside the derived one."""
     p_pow, b_const = window_law.bias_leading(task, d)
@@ -510,7 +532,7 @@ def bias_noise_powers(
 
     return Outcome(
         decide=decide,
-        quantities=_power_rows(task, d, L, w, bias, R, slopes(), margin),
+        quantities=_power_rows(task=task, d=d, L=L, w=w, bias=bias, R=R, slopes=slopes(), margin=margin),
         margin=f"+-{margin:g} on each power",
         rule=f"asymptotic rule on local slopes of the large-n limits at w in {list(w_grid)} (margin {margin:g}, "
         f"intervals from the quadrature's stated accuracy); sign rule on the large-n bias (n = {n_large:g}) and "

@@ -112,9 +112,19 @@ def _generalisation_quantities(
     return tuple(quantities)
 
 
-def _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z) -> tuple[list, dict]:
-    """The envelope-plus-noise curve ``envelope_bias(w*) + noise_series(w*, n)`` and the log-log figure of the
-    probes' errors beside it."""
+def _envelope_figure(
+    *,
+    train_task: str,
+    d: int,
+    L: float,
+    sigma: float,
+    n_grid: list,
+    w_grid: list[float],
+    loss: dict,
+    z: float,
+) -> tuple[list, dict]:
+    """The envelope-plus-noise curve ``envelope_bias(w*) + noise_series(w*, n)`` at each ``n`` of ``n_grid`` (``w*``
+    from ``w_grid``) and the log-log figure of the probes' errors ``loss`` (bands ``+- z se``) beside it."""
     x = list(map(float, n_grid))
     envelope_curve = [
         theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
@@ -161,7 +171,9 @@ def generalisation(
         checks += [decision.one_sided(*e, 0.0, falling) for s in slopes.values() for e in s[:-1]]
         return decision.combined("one-sided", checks)
 
-    envelope_curve, figure = _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z)
+    envelope_curve, figure = _envelope_figure(
+        train_task=train_task, d=d, L=L, sigma=sigma, n_grid=n_grid, w_grid=w_grid, loss=loss, z=z
+    )
     return Outcome(
         decide=decide,
         quantities=_generalisation_quantities(slopes, pairs, alpha, loss, n_grid, w_grid),
@@ -249,8 +261,19 @@ def envelope(
 
 
 # ----------------------------------------------------------------------------- the noise part
-def _noise_rows(train_task, d, L, sigma, n_grid, contexts, seed, z) -> list:
-    """At each ``n``: ``(n, w*, noise part +- z se)`` of the pretrained window ``w*(n) I`` (Monte Carlo)."""
+def _noise_rows(
+    *,
+    train_task: str,
+    d: int,
+    L: float,
+    sigma: float,
+    n_grid: list,
+    contexts: list,
+    seed: np.random.SeedSequence,
+    z: float,
+) -> list:
+    """At each ``n`` of ``n_grid``: ``(n, w*, noise part +- z se)`` of the window ``w*(n) I`` pretrained on
+    ``train_task`` (Monte Carlo on ``contexts[k]`` contexts of the ``k``-th stream spawned from ``seed``)."""
     rows = []
     for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
         w = _wstar(train_task, d, n, L, sigma)
@@ -279,7 +302,7 @@ def noise_part(
     (:func:`lipschitz_icl.derivations.generalisation.noise_series`).
     """
     z = decision.bonferroni_z(len(n_grid), family_level)
-    rows = _noise_rows(train_task, d, L, sigma, n_grid, contexts, seed, z)
+    rows = _noise_rows(train_task=train_task, d=d, L=L, sigma=sigma, n_grid=n_grid, contexts=contexts, seed=seed, z=z)
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
         out = []
