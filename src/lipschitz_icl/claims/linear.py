@@ -306,7 +306,9 @@ def error_points(grid, errors, values, limits, z: float, scale: float = 1.0):
     ]
 
 
-def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
+def _softmax_series(
+    task: str, d: int, *, grid: list[int], L: float, sigma: float, contexts: int, stream: np.random.SeedSequence
+) -> list | None:
     """Softmax's error at its exact ``w*(n)`` (figure only) where ``w*`` has an exact quadrature, else None."""
     if task not in wlaw.TASKS:
         return None
@@ -474,7 +476,7 @@ def cannot_adapt(
         return decision.asymptotic(error_points(grid, errors, *laws[law], z, 1 + change), margin)
 
     theory = laws["derived"][0]
-    soft = _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
+    soft = _softmax_series(task, d, grid=grid, L=L, sigma=sigma, contexts=pilot, stream=streams[-1])
     extra, figure = _error_record(grid, errors, theory, e_lim, sizes, soft)
     quantities = _limit_quantities(
         task=task,

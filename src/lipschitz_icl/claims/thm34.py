@@ -315,7 +315,7 @@ def law_grid(
     return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")
 
 
-def _law_rows(task: str, d: int, grid, rho, results, verdict: str, margin: float) -> tuple:
+def _law_rows(task: str, d: int, *, grid, rho, results, verdict: str, margin: float) -> tuple:
     """The local slope of ``log w*`` over the two largest ``n`` and the reported rows of :func:`window_scaling`:
     the distance to the law at the largest ``n``, ``alpha``, ``C_d`` and the two-sided constants."""
     alpha, C, q, k = _law(task, d)
@@ -412,7 +412,7 @@ def window_scaling(
         points = window_law_points(r_use, w_use, alpha=a, C=c, q=qq, k=kk, shift=shift, scale=1 + scale_change)
         return decision.asymptotic(points, margin)
 
-    slope, quantities = _law_rows(task, d, grid, rho, results, decide().verdict, margin)
+    slope, quantities = _law_rows(task, d, grid=grid, rho=rho, results=results, verdict=decide().verdict, margin=margin)
     figure, extra = _law_record(grid, rho, results, slope, laws["derived"])
     return Outcome(
         decide=decide,

@@ -569,7 +569,7 @@ def mismatch_marked(
     )
 
 
-def _class_ratios(suite, gated, d, n, L, sigma, ws) -> dict:
+def _class_ratios(suite, gated, *, d: int, n: int, L: float, sigma: float, ws: dict) -> dict:
     """Per gated probe, the ratio ``class_error(w*_relu) / class_error(w*_affine)`` the derivation predicts."""
     classes = {
         p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
@@ -611,7 +611,7 @@ def same_l_classes(
     margin = math.log(max_ratio)
     labels = {"matched": "affine@L", "relu": "relu@L"}
     panel = _Panel(*probe_log_ratios(models, suite, n, sigma, contexts, stream), labels, gated, z)
-    predicted = _class_ratios(suite, gated, d, n, L, sigma, ws)
+    predicted = _class_ratios(suite, gated, d=d, n=n, L=L, sigma=sigma, ws=ws)
 
     def one(r, se, _key, shift=0.0, ratio=1.0) -> list:
         low, high = np.array(_band(r, se, z)) - math.log(ratio) - shift
