@@ -19,7 +19,7 @@ def _wstars(w):
 
 
 def _law(rho, ws, alpha, C, q, k, shift=0.0, scale=1.0, margin=0.01):
-    return decision.asymptotic(window_law_points(rho, ws, alpha, C, q, k, shift, scale), margin)
+    return decision.asymptotic(window_law_points(rho, ws, alpha=alpha, C=C, q=q, k=k, shift=shift, scale=scale), margin)
 
 
 @pytest.mark.parametrize("k", [1.5, -0.6, 0.0])

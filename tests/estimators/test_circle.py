@@ -39,7 +39,9 @@ def test_profiles_shown_thin_the_grid_to_about_720_angles_and_keep_each_profiles
 
 def test_weighted_slice_scales_one_task_by_L_and_peaks_softmax_weights_at_the_query():
     L_grid, ws, ms = [0.5, 2.0], [1.0, 6.0], [0.3, 0.9]
-    data = circle.weighted_slice("affine", L_grid, 15, 0.2, np.random.default_rng(4), 181, ws, ms)
+    data = circle.weighted_slice(
+        "affine", L_grid=L_grid, n=15, sigma=0.2, rng=np.random.default_rng(4), points=181, ws=ws, ms=ms
+    )
     assert np.allclose(np.asarray(data["curves"][1]), 4.0 * np.asarray(data["curves"][0]))  # L f_1 for each L
     assert data["query_f"][1] == pytest.approx(4.0 * data["query_f"][0])
     assert len(data["context_y"][0]) == len(data["context_angle"]) == 15

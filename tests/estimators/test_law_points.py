@@ -11,7 +11,7 @@ from lipschitz_icl.estimators.law_points import kernel_law_points, kernel_slope_
 
 def test_slope_points_of_an_exact_power_law_are_zero():
     w = np.array([10.0, 100.0, 1000.0])
-    points = power_slope_points(w, 3.0 * w**-1.5, -1.5, 2.0, 1.0, 1e-8)
+    points = power_slope_points(w, 3.0 * w**-1.5, power=-1.5, next_coef=2.0, next_q=1.0, accuracy=1e-8)
     for p, wa in zip(points, w):
         assert 0.5 * (p.low + p.high) == pytest.approx(0.0, abs=1e-12)
         assert p.high - p.low == pytest.approx(4e-8 / math.log(10), rel=1e-9)

@@ -26,7 +26,17 @@ def test_anisotropic_probes_are_unit_traceless_and_cycle_through_the_kinds():
 
 def test_scale_probes_refute_a_window_far_from_the_optimum(w_star):
     """At w*/4 a wider scale lowers the loss: the 'up' difference is negative (fails), 'down' positive."""
-    probes = MinimiserProbes.draw(PROBLEM, w_star / 4, np.random.SeedSequence(1), 1, 0.1, 2000, 0.3, 20000, 1e-3)
+    probes = MinimiserProbes.draw(
+        PROBLEM,
+        w_star / 4,
+        np.random.SeedSequence(1),
+        count=1,
+        step=0.1,
+        contexts=2000,
+        scale_step=0.3,
+        scale_contexts=20000,
+        family_level=1e-3,
+    )
     (up, down), (e_up, e_down) = scale_decisions(PROBLEM, probes.batch, w_star / 4, 0.3, probes.level)
     assert e_up.value < 0 < e_down.value
     assert (up.verdict, down.verdict) == ("fails", "holds")
@@ -46,7 +56,17 @@ def test_anisotropic_probes_of_a_scaled_identity(w_star):
 def test_every_probe_of_the_optimum_raises_the_loss(w_star):
     """At w* I every probe (two anisotropic directions, both signs, and the scale) raises the loss: each
     difference is 16-200 standard errors above zero, against a Bonferroni z of about 3.8."""
-    probes = MinimiserProbes.draw(PROBLEM, w_star, np.random.SeedSequence(3), 2, 0.1, 4000, 0.3, 20000, 1e-3)
+    probes = MinimiserProbes.draw(
+        PROBLEM,
+        w_star,
+        np.random.SeedSequence(3),
+        count=2,
+        step=0.1,
+        contexts=4000,
+        scale_step=0.3,
+        scale_contexts=20000,
+        family_level=1e-3,
+    )
     decisions, diffs = probes.at(w_star)
     signed = ["+symmetric #0", "+antisymmetric #1", "-symmetric #0", "-antisymmetric #1"]
     assert probes.names == signed + ["scale up", "scale down"]

@@ -143,7 +143,16 @@ def figure1(
     w_n = [wstar(make_problem(task, d, n, L, sigma), "exact") for L in L_grid]
     ws = [w.w_star.value for w in w_n]
     m_n = [linear_attention.linear_optimum(task, d, n, L, sigma)[0] for L in L_grid]
-    slice_data = weighted_slice(task, L_grid, n, sigma, np.random.default_rng(slice_seed), slice_points, ws, m_n)
+    slice_data = weighted_slice(
+        task,
+        L_grid=L_grid,
+        n=n,
+        sigma=sigma,
+        rng=np.random.default_rng(slice_seed),
+        points=slice_points,
+        ws=ws,
+        ms=m_n,
+    )
     soft_err, soft_abs, lin_err = optimal_error_curves(task, d, L_grid, n_grid, sigma)
     width_steps = [(-0.5 * hi, -0.5 * mid, -0.5 * lo) for lo, mid, hi in wstar_elasticities(L_grid, w_n)]
     at_largest_n = [(e_lin[-1], e_soft[-1], err[-1]) for e_lin, e_soft, err in zip(lin_err, soft_err, soft_abs)]

@@ -20,7 +20,7 @@ from lipschitz_icl.estimators.pretraining import mean_limits, scale_interval
 from lipschitz_icl.estimators.trained_scale import TrainedRuns, scale_and_shape, scale_equivalence
 from lipschitz_icl.gates.evidence import Outcome, Quantity
 from lipschitz_icl.model import geometry
-from lipschitz_icl.optimum import wstar
+from lipschitz_icl.optimum import WStar, wstar
 from lipschitz_icl.problem import Problem, make_problem
 from lipschitz_icl.runtime.trained import trained_runs
 
@@ -35,8 +35,20 @@ def structure_decision(values, threshold: float, level: float, floor: float | No
     return decision.one_sided(low, high, bound, relation)
 
 
-def _layers(task, d, n, L, sigma, seed, runs, protocol, init_scale) -> tuple[TrainedRuns, Problem, str]:
-    """``runs`` independently trained full layers, their problem, and the setting as the rules state it."""
+def _layers(
+    *,
+    task: str,
+    d: int,
+    n: int,
+    L: float,
+    sigma: float,
+    seed: np.random.SeedSequence,
+    runs: int,
+    protocol: dict,
+    init_scale: float,
+) -> tuple[TrainedRuns, Problem, str]:
+    """``runs`` independently trained full layers (the trainer's ``protocol`` from random starts of scale
+    ``init_scale``, streams spawned from ``seed``), their problem, and the setting as the rules state it."""
     problem = make_problem(task, d, n, L, sigma)
     trained = trained_runs(problem, seed, runs, init_scale=init_scale, **protocol)
     setting = f"{task} tasks (d={d}, n={n}, L={L:g}, sigma={sigma:g})"
@@ -73,7 +85,9 @@ def structure(
     """(a), (b) and the shape of (c): the ``quantity`` of :func:`_measures` is 0 in trained layers, ``one-sided``
     (:func:`structure_decision`): the ``level`` upper t-limit of its mean over ``runs`` trained layers is at or
     below ``threshold``.  ``decide(floor)``: the rival "the layers carry at least ``floor``"."""
-    trained, _, setting = _layers(task, d, n, L, sigma, seed, runs, protocol, init_scale)
+    trained, _, setting = _layers(
+        task=task, d=d, n=n, L=L, sigma=sigma, seed=seed, runs=runs, protocol=protocol, init_scale=init_scale
+    )
     measure = _measures(d)[quantity]
     values = [measure(r.params) for r in trained.results]
     starts = [measure(s) for s in trained.starts]
@@ -104,8 +118,20 @@ def structure(
     )
 
 
-def _block_quantities(trained: TrainedRuns, exact, leading: float, shape, level, margin, threshold, setting) -> tuple:
-    """``tr(M)/d`` against the exact ``w*``, the mean anisotropy of ``M``, and the value weight ``W_V[d, d]``."""
+def _block_quantities(
+    trained: TrainedRuns,
+    *,
+    exact: WStar,
+    leading: float,
+    shape: decision.Decision,
+    level: float,
+    margin: float,
+    threshold: float,
+    setting: dict,
+) -> tuple[Quantity, ...]:
+    """``tr(M)/d`` against the ``exact`` ``w*`` (``level`` interval, margin ``+-margin w*``, the ``leading``-order
+    law in the note; a constant at ``setting``), the mean anisotropy of ``M`` against ``threshold`` (the ``shape``
+    decision's verdict), and the value weight ``W_V[d, d]``."""
     w0 = exact.w_star.value
     w_runs = trained.scales
     value_weight = float(np.mean([r.params["W_V"][-1, -1] for r in trained.results]))
@@ -158,7 +184,9 @@ def block_scale(
     below ``threshold`` (:func:`structure_decision`).  ``decide(change, law)``: the target ``(1 + change) w*``, or
     the leading-order window law ``C_d rho^alpha`` (:func:`lipschitz_icl.derivations.window_law.window_law`).
     """
-    trained, problem, setting = _layers(task, d, n, L, sigma, seed, runs, protocol, init_scale)
+    trained, problem, setting = _layers(
+        task=task, d=d, n=n, L=L, sigma=sigma, seed=seed, runs=runs, protocol=protocol, init_scale=init_scale
+    )
     exact = wstar(problem, "exact")
     w0 = exact.w_star.value
     alpha, C = wlaw.window_law(task, d)
@@ -174,7 +202,16 @@ def block_scale(
     cell = {"task": task, "d": d, "n": n, "L": L, "sigma": sigma}
     return Outcome(
         decide=decide,
-        quantities=_block_quantities(trained, exact, targets["leading-order"], shape, level, margin, threshold, cell),
+        quantities=_block_quantities(
+            trained,
+            exact=exact,
+            leading=targets["leading-order"],
+            shape=shape,
+            level=level,
+            margin=margin,
+            threshold=threshold,
+            setting=cell,
+        ),
         margin=f"+-{margin:g} w* on tr(M)/d",
         rule=f"equivalence: {level:g} t-interval of mean tr(M)/d - w* within +-{margin:g} w*; one-sided: {level:g} "
         f"upper limit of the mean anisotropy of M <= {threshold:g}; {runs} independent runs ({setting}).",

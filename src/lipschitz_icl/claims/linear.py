@@ -75,12 +75,27 @@ def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: flo
     return decision.combined("equivalence", decisions)
 
 
-def _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams) -> tuple:
-    """At each ``n``: ``(m_hat, se)`` on a pilot-sized sample, the loss ``(E, se)`` at ``m* I``, the sample size."""
+def _optimum_estimates(
+    *,
+    task: str,
+    d: int,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    derived: list[tuple[float, float]],
+    pilot: int,
+    contexts: list,
+    half_width: float,
+    z: float,
+    streams: list[np.random.SeedSequence],
+) -> tuple[list, list, list[int]]:
+    """At each ``n`` of ``n_grid``: ``(m_hat, se)`` on a sample sized from an independent ``pilot`` for the relative
+    half-width ``half_width``, the loss ``(E, se)`` at ``m* I`` (``m*`` from the ``derived`` ``(m*, E_lin)`` pairs)
+    on as many contexts, and that sample size (streams ``3k`` pilot, ``3k + 1`` ``m_hat``, ``3k + 2`` loss)."""
     m_hats = []
     losses = []
     sizes = []
-    for k, (n, (m_star, _)) in enumerate(zip(n_grid, laws["derived"])):
+    for k, (n, (m_star, _)) in enumerate(zip(n_grid, derived)):
         problem = make_problem(task, d, n, L, sigma)
         m_pilot, se_pilot = m_hat(problem, pilot, streams[3 * k])
         sizes.append(pilot_sample_size(se_pilot * math.sqrt(pilot) / abs(m_pilot), z, half_width, contexts))
@@ -89,8 +104,20 @@ def _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_wi
     return m_hats, losses, sizes
 
 
-def _optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, derived, z) -> tuple:
-    """``m_hat/m* - 1`` and ``E(m* I)/E_lin - 1`` at each ``n``, and ``m*`` at the largest ``n`` (a constant)."""
+def _optimum_quantities(
+    *,
+    task: str,
+    d: int,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    m_hats: list,
+    losses: list,
+    derived: list[tuple[float, float]],
+    z: float,
+) -> tuple[Quantity, ...]:
+    """``m_hat/m* - 1`` and ``E(m* I)/E_lin - 1`` at each ``n`` (intervals ``+- z se``; ``(m*, E_lin)`` from the
+    ``derived`` pairs), and ``m*`` at the largest ``n`` (a constant)."""
     quantities = []
     for n, (mh, ms), (m_star, e_star), (e, es) in zip(n_grid, m_hats, derived, losses):
         quantities += [
@@ -138,7 +165,19 @@ def optimum(
     streams = seed.spawn(3 * len(n_grid))
     z = decision.bonferroni_z(2 * len(n_grid), family_level)
     laws = {law: [law_values(task, d, n, L, sigma, law) for n in n_grid] for law in ("derived", "noiseless", "limit")}
-    m_hats, losses, sizes = _optimum_estimates(task, d, n_grid, L, sigma, laws, pilot, contexts, half_width, z, streams)
+    m_hats, losses, sizes = _optimum_estimates(
+        task=task,
+        d=d,
+        n_grid=n_grid,
+        L=L,
+        sigma=sigma,
+        derived=laws["derived"],
+        pilot=pilot,
+        contexts=contexts,
+        half_width=half_width,
+        z=z,
+        streams=streams,
+    )
 
     def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> Decision:
         m_claim = [m * (1 + m_shift) for m, _ in laws[law]]
@@ -149,7 +188,17 @@ def optimum(
     e_lins = [e for _, e in laws["derived"]]
     return Outcome(
         decide=decide,
-        quantities=_optimum_quantities(task, d, n_grid, L, sigma, m_hats, losses, laws["derived"], z),
+        quantities=_optimum_quantities(
+            task=task,
+            d=d,
+            n_grid=n_grid,
+            L=L,
+            sigma=sigma,
+            m_hats=m_hats,
+            losses=losses,
+            derived=laws["derived"],
+            z=z,
+        ),
         margin=f"+-{m_margin:g} on m_hat/m* - 1, +-{e_margin:g} on E/E_lin - 1",
         rule=f"equivalence (TOST) at n = {list(n_grid)}: m_hat/m* - 1 within +-{m_margin:g} and E(m* I)/E_lin - 1 "
         f"within +-{e_margin:g}, intervals +-z se, z = {z:.2f} (Bonferroni, family-wise {family_level:g}); "
@@ -257,7 +306,9 @@ def error_points(grid, errors, values, limits, z: float, scale: float = 1.0):
     ]
 
 
-def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
+def _softmax_series(
+    task: str, d: int, *, grid: list[int], L: float, sigma: float, contexts: int, stream: np.random.SeedSequence
+) -> list | None:
     """Softmax's error at its exact ``w*(n)`` (figure only) where ``w*`` has an exact quadrature, else None."""
     if task not in wlaw.TASKS:
         return None
@@ -268,9 +319,23 @@ def _softmax_series(task, d, grid, L, sigma, contexts, stream) -> list | None:
     ]
 
 
-def _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams) -> tuple[list, list]:
+def _optimum_errors(
+    *,
+    task: str,
+    d: int,
+    grid: list[int],
+    L: float,
+    sigma: float,
+    e_lim: float,
+    targets: list[float],
+    z: float,
+    pilot: int,
+    contexts: list,
+    streams: list[np.random.SeedSequence],
+) -> tuple[list, list[int]]:
     """The loss ``(E, se)`` of linear attention at ``m*(n) I`` at each ``n`` of ``grid``, on a sample sized from an
-    independent ``pilot`` for the relative half-width ``targets[k]`` (streams ``2k`` pilot, ``2k + 1`` sample)."""
+    independent ``pilot`` for the relative half-width ``targets[k]`` (the pilot's standard deviation taken relative
+    to the limit ``e_lim = k(1) - d B``; streams ``2k`` pilot, ``2k + 1`` sample), and the sample sizes."""
     errors = []
     sizes = []
     for k, (n, target) in enumerate(zip(grid, targets)):
@@ -282,8 +347,21 @@ def _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts,
     return errors, sizes
 
 
-def _limit_quantities(task, d, L, grid, errors, e_lim, next_theory, z, margin, verdict) -> tuple:
-    """``E(n_max)/(k(1) - d B) - 1`` against the derived next-order term; ``k(1) - d B`` against ``E(n_max)``."""
+def _limit_quantities(
+    *,
+    task: str,
+    d: int,
+    L: float,
+    grid: list[int],
+    errors: list,
+    e_lim: float,
+    next_theory: float,
+    z: float,
+    margin: float,
+    verdict: str,
+) -> tuple[Quantity, Quantity]:
+    """``E(n_max)/(k(1) - d B) - 1`` (interval ``E +- z se``, the rule's ``verdict``) against the derived next-order
+    term ``next_theory`` at ``n_max``; the limit ``e_lim = k(1) - d B`` against ``E(n_max)``."""
     e_last, se_last = errors[-1]
     low, high = _z_interval(e_last, se_last, z)
     return (
@@ -308,8 +386,20 @@ def _limit_quantities(task, d, L, grid, errors, e_lim, next_theory, z, margin, v
     )
 
 
-def _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach) -> tuple:
-    """``(k(1) - d B, T, grid)``: ``T(n) = E_lin(n)/(k(1) - d B) - 1``; ``n_grid`` extended to ``T < reach margin``."""
+def _limit_grid(
+    *,
+    task: str,
+    d: int,
+    n_grid: list,
+    L: float,
+    sigma: float,
+    margin: float,
+    extension_factor: float,
+    n_max: float,
+    reach: float,
+) -> tuple:
+    """``(k(1) - d B, T, grid)``: ``T(n) = E_lin(n)/(k(1) - d B) - 1``; ``n_grid`` extended by ``extension_factor``
+    (up to ``n_max``) to ``T < reach margin`` (:func:`lipschitz_icl.decision.extend_grid`)."""
     e_lim = lin.linear_limit(task, d, L)[1]
 
     def next_order(n):
@@ -353,20 +443,53 @@ def cannot_adapt(
     independent ``pilot`` for a relative half-width ``follow_precision max(T(n), precision_floor margin)``;
     ``asymptotic`` rule on :func:`error_points`.  ``decide(change, law)``: ``(1 + change) E_lin(n)``, or a rival
     law of :func:`_error_laws`."""
-    e_lim, next_order, grid = _limit_grid(task, d, n_grid, L, sigma, margin, extension_factor, n_max, reach)
+    e_lim, next_order, grid = _limit_grid(
+        task=task,
+        d=d,
+        n_grid=n_grid,
+        L=L,
+        sigma=sigma,
+        margin=margin,
+        extension_factor=extension_factor,
+        n_max=n_max,
+        reach=reach,
+    )
     streams = seed.spawn(2 * len(grid) + 1)
     z = decision.bonferroni_z(len(grid), family_level)
     targets = [follow_precision * max(abs(next_order(n)), precision_floor * margin) for n in grid]
-    errors, sizes = _optimum_errors(task, d, grid, L, sigma, e_lim, targets, z, pilot, contexts, streams)
+    errors, sizes = _optimum_errors(
+        task=task,
+        d=d,
+        grid=grid,
+        L=L,
+        sigma=sigma,
+        e_lim=e_lim,
+        targets=targets,
+        z=z,
+        pilot=pilot,
+        contexts=contexts,
+        streams=streams,
+    )
     laws = _error_laws(task, d, grid, L, sigma)
 
     def decide(change: float = 0.0, law: str = "derived") -> Decision:
         return decision.asymptotic(error_points(grid, errors, *laws[law], z, 1 + change), margin)
 
     theory = laws["derived"][0]
-    soft = _softmax_series(task, d, grid, L, sigma, pilot, streams[-1])
+    soft = _softmax_series(task, d, grid=grid, L=L, sigma=sigma, contexts=pilot, stream=streams[-1])
     extra, figure = _error_record(grid, errors, theory, e_lim, sizes, soft)
-    quantities = _limit_quantities(task, d, L, grid, errors, e_lim, next_order(grid[-1]), z, margin, decide().verdict)
+    quantities = _limit_quantities(
+        task=task,
+        d=d,
+        L=L,
+        grid=grid,
+        errors=errors,
+        e_lim=e_lim,
+        next_theory=next_order(grid[-1]),
+        z=z,
+        margin=margin,
+        verdict=decide().verdict,
+    )
     return Outcome(
         decide=decide,
         quantities=quantities,
@@ -389,8 +512,19 @@ def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: flo
     )
 
 
-def _weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, e_soft, soft_iv, ws) -> tuple:
-    """The ``L``-elasticity of ``m_hat`` against the derived one, and that of softmax's ``w*`` against ``2 alpha``."""
+def _weights_quantities(
+    *,
+    derived: float,
+    e_lin: float,
+    lin_iv: tuple[float, float],
+    m_hats: list,
+    alpha: float,
+    e_soft: float,
+    soft_iv: tuple[float, float],
+    ws: list[float],
+) -> tuple[Quantity, ...]:
+    """The ``L``-elasticity ``e_lin`` (interval ``lin_iv``) of ``m_hat`` against the ``derived`` one, and that of
+    softmax's ``w*``, ``e_soft`` (interval ``soft_iv``), against ``2 alpha``; the notes list ``m_hats`` and ``ws``."""
     m_list = ", ".join(f"{m:.5g}" for m, _ in m_hats)
     w_list = ", ".join(f"{w:.5g}" for w in ws)
     rows = (
@@ -454,7 +588,16 @@ def weights(
     ws = [w.w_star.value for w in found]
     return Outcome(
         decide=decide,
-        quantities=_weights_quantities(derived, e_lin, lin_iv, m_hats, alpha, e_soft, soft_iv, ws),
+        quantities=_weights_quantities(
+            derived=derived,
+            e_lin=e_lin,
+            lin_iv=lin_iv,
+            m_hats=m_hats,
+            alpha=alpha,
+            e_soft=e_soft,
+            soft_iv=soft_iv,
+            ws=ws,
+        ),
         margin=f"+-{margin:.4g} on each L-elasticity",
         rule=f"equivalence within +-{margin_fraction:g} x 2 alpha = +-{margin:.4g}: the L-elasticity of m_hat (L = "
         f"{L_grid[0]:g} to {L_grid[-1]:g}, n = {n}, sigma = {sigma:g}, {contexts} contexts each, interval "
@@ -473,8 +616,18 @@ def _trained_shape(aniso, floor: float, threshold: float, floor_factor: float) -
     return decision.one_sided(0.0, max(aniso), threshold, "<=")
 
 
-def _trained_quantities(runs_out: TrainedRuns, m_star, shape, floor, margin, level, shape_threshold) -> tuple:
-    """``mean tr(v M)/d / m* - 1`` (``level`` t-interval) and the largest trained anisotropy."""
+def _trained_quantities(
+    runs_out: TrainedRuns,
+    *,
+    m_star: float,
+    shape: Decision,
+    floor: float,
+    margin: float,
+    level: float,
+    shape_threshold: float,
+) -> tuple[Quantity, ...]:
+    """``mean tr(v M)/d / m* - 1`` (``level`` t-interval, equivalence within ``+-margin``) and the largest trained
+    anisotropy against ``shape_threshold`` (the ``shape`` decision's verdict; the noise ``floor`` in its note)."""
     scale, interval = relative_scale_equivalence(runs_out.scales, m_star, margin, level)
     starts = [geometry.anisotropy(M0) for M0 in runs_out.starts]
     scale_note = f"{len(runs_out.results)} runs; m* = {m_star:.5g}; margin +-{margin:g}"
@@ -525,7 +678,15 @@ def trained(
 
     return Outcome(
         decide=decide,
-        quantities=_trained_quantities(runs_out, m_star, shape, floor, margin, level, shape_threshold),
+        quantities=_trained_quantities(
+            runs_out,
+            m_star=m_star,
+            shape=shape,
+            floor=floor,
+            margin=margin,
+            level=level,
+            shape_threshold=shape_threshold,
+        ),
         margin=f"+-{margin:g} on tr(v M)/d / m* - 1",
         rule=f"equivalence of the mean tr(v M)/d over {runs} runs ({level:g} t-interval) with m* = {m_star:.5g} within "
         f"+-{margin:g} relative; every anisotropy < {shape_threshold:g}. Protocol: {protocol}, start scale "

@@ -134,8 +134,9 @@ def _law_point(problem):
     return result, exact_loss(problem, result.w_star.value)
 
 
-def _law_quantities(rho, ws, acc, reg, slope, setting, verdict) -> tuple:
-    """``w*/(C rho^alpha) - 1`` at the largest ``n`` against the derived next order; the constants ``alpha``, ``C``."""
+def _law_quantities(rho, ws, acc, reg, *, slope: float, setting: dict, verdict: str) -> tuple:
+    """``w*/(C rho^alpha) - 1`` at the largest ``n`` against the derived next order (the rule's ``verdict``); the
+    constants ``alpha`` (the local ``slope``) and ``C``, at ``setting``."""
     last = kernel_law_points(rho, ws, acc, reg)[-1]
     return (
         Quantity.within(
@@ -220,7 +221,9 @@ def law_outcome(k, reg, problem_of, n_grid, *, label: str, sigma: float, margin:
         margin=f"+-{margin:g} on w*/law - 1",
         rule=f"asymptotic rule on w*/(C rho^alpha) - 1, n = {[float(n) for n in n_grid]}, sigma = {sigma:g}; "
         "exact w* (interval: its stated accuracy).",
-        quantities=_law_quantities(rho, ws, acc, reg, slope, {"kernel": label, "d": k.d}, decide().verdict),
+        quantities=_law_quantities(
+            rho, ws, acc, reg, slope=slope, setting={"kernel": label, "d": k.d}, verdict=decide().verdict
+        ),
         figure=figure,
         extra=extra,
     )

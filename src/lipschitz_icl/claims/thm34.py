@@ -72,7 +72,15 @@ def isotropy(
     problem = make_problem(task, d, n, L, sigma)
     w = wstar(problem, "exact").w_star.value
     probes = MinimiserProbes.draw(
-        problem, w, seed, directions, anisotropic_step, contexts, scale_step, scale_contexts, family_level
+        problem,
+        w,
+        seed,
+        count=directions,
+        step=anisotropic_step,
+        contexts=contexts,
+        scale_step=scale_step,
+        scale_contexts=scale_contexts,
+        family_level=family_level,
     )
     decisions, diffs = probes.at(w)
     D0 = probes.directions[0][1]
@@ -152,13 +160,33 @@ def trained_isotropy(
         rule=f"{runs} independent trainer runs ({protocol}); one-sided: {level:g} upper limit of the mean anisotropy "
         f"<= {shape_threshold:g}; equivalence: {level:g} Welch interval of tr(M)/d - w* within +-{margin:g} w* "
         "(exact w*).",
-        quantities=_trained_rows(aniso, a_high, shape, shape_threshold, w_runs, w0, difference, setting),
+        quantities=_trained_rows(
+            aniso=aniso,
+            a_high=a_high,
+            shape=shape,
+            threshold=shape_threshold,
+            w_runs=w_runs,
+            w0=w0,
+            difference=difference,
+            setting=setting,
+        ),
     )
 
 
-def _trained_rows(aniso, a_high: float, shape, threshold: float, w_runs, w0: float, difference, setting) -> tuple:
+def _trained_rows(
+    *,
+    aniso: np.ndarray,
+    a_high: float,
+    shape: decision.Decision,
+    threshold: float,
+    w_runs: list[float],
+    w0: float,
+    difference: tuple[float, float],
+    setting: dict,
+) -> tuple[Quantity, Quantity]:
     """The rows of :func:`trained_isotropy`: the runs' mean anisotropy with its upper limit ``a_high`` (decision
-    ``shape``), and ``tr(M)/d`` against ``w0`` with the interval ``difference`` of ``mean tr(M)/d - w0``."""
+    ``shape``, against ``threshold``), and ``tr(M)/d`` against ``w0`` with the interval ``difference`` of
+    ``mean tr(M)/d - w0`` (a constant at ``setting``)."""
     low, high = difference
     return (
         Quantity(
@@ -287,14 +315,14 @@ def law_grid(
     return grid, sweep.map_pieces(_exact_wstar, pieces, desc=f"w* {task} d={d}", unit="n")
 
 
-def _law_rows(task: str, d: int, grid, rho, results, verdict: str, margin: float) -> tuple:
+def _law_rows(task: str, d: int, *, grid, rho, results, verdict: str, margin: float) -> tuple:
     """The local slope of ``log w*`` over the two largest ``n`` and the reported rows of :func:`window_scaling`:
     the distance to the law at the largest ``n``, ``alpha``, ``C_d`` and the two-sided constants."""
     alpha, C, q, k = _law(task, d)
     ws = np.array([w.w_star.value for w in results])
     setting = {"task": task, "d": d}
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
-    last = window_law_points(rho[-1:], results[-1:], alpha, C, q, k)[0]
+    last = window_law_points(rho[-1:], results[-1:], alpha=alpha, C=C, q=q, k=k)[0]
     C_low = results[-1].ci_low / rho[-1] ** alpha
     C_high = results[-1].ci_high / rho[-1] ** alpha
     return slope, (
@@ -381,9 +409,10 @@ def window_scaling(
         if stuck:
             return decision.Decision("asymptotic", "inconclusive", f"w* at its search bound for n = {stuck}")
         a, c, qq, kk = laws[law]
-        return decision.asymptotic(window_law_points(r_use, w_use, a, c, qq, kk, shift, 1 + scale_change), margin)
+        points = window_law_points(r_use, w_use, alpha=a, C=c, q=qq, k=kk, shift=shift, scale=1 + scale_change)
+        return decision.asymptotic(points, margin)
 
-    slope, quantities = _law_rows(task, d, grid, rho, results, decide().verdict, margin)
+    slope, quantities = _law_rows(task, d, grid=grid, rho=rho, results=results, verdict=decide().verdict, margin=margin)
     figure, extra = _law_record(grid, rho, results, slope, laws["derived"])
     return Outcome(
         decide=decide,
@@ -413,7 +442,9 @@ def _slope_row(name: str, power: float, points, margin: float, **fields) -> Quan
     )
 
 
-def _power_rows(task: str, d: int, L: float, w, bias, R, slopes, margin: float) -> tuple:
+def _power_rows(
+    *, task: str, d: int, L: float, w: np.ndarray, bias: np.ndarray, R: np.ndarray, slopes: tuple, margin: float
+) -> tuple[Quantity, ...]:
     """The reported rows of :func:`bias_noise_powers`: each power (from its slope points, ``slopes`` of the bias
     and of the noise) and each constant at the largest ``w`` beside the derived one."""
     p_pow, b_const = window_law.bias_leading(task, d)
@@ -475,8 +506,24 @@ def bias_noise_powers(
     def slopes(bias_shift: float = 0.0, noise_shift: float = 0.0, bias_law: str = "derived") -> tuple:
         shift = bias_shift + claimed[bias_law] - p_pow
         return (
-            power_slope_points(w, bias, p_pow, b2 / b_const, p_pow - p2, QUADRATURE_ACCURACY[task], shift),
-            power_slope_points(w, R, beta, window_law.noise_next_order(d), 1.0, 1e-12, noise_shift),
+            power_slope_points(
+                w,
+                bias,
+                power=p_pow,
+                next_coef=b2 / b_const,
+                next_q=p_pow - p2,
+                accuracy=QUADRATURE_ACCURACY[task],
+                shift=shift,
+            ),
+            power_slope_points(
+                w,
+                R,
+                power=beta,
+                next_coef=window_law.noise_next_order(d),
+                next_q=1.0,
+                accuracy=1e-12,
+                shift=noise_shift,
+            ),
         )
 
     def decide(**kw) -> decision.Decision:
@@ -485,7 +532,7 @@ def bias_noise_powers(
 
     return Outcome(
         decide=decide,
-        quantities=_power_rows(task, d, L, w, bias, R, slopes(), margin),
+        quantities=_power_rows(task=task, d=d, L=L, w=w, bias=bias, R=R, slopes=slopes(), margin=margin),
         margin=f"+-{margin:g} on each power",
         rule=f"asymptotic rule on local slopes of the large-n limits at w in {list(w_grid)} (margin {margin:g}, "
         f"intervals from the quadrature's stated accuracy); sign rule on the large-n bias (n = {n_large:g}) and "

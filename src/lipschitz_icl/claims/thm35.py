@@ -112,9 +112,19 @@ def _generalisation_quantities(
     return tuple(quantities)
 
 
-def _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z) -> tuple[list, dict]:
-    """The envelope-plus-noise curve ``envelope_bias(w*) + noise_series(w*, n)`` and the log-log figure of the
-    probes' errors beside it."""
+def _envelope_figure(
+    *,
+    train_task: str,
+    d: int,
+    L: float,
+    sigma: float,
+    n_grid: list,
+    w_grid: list[float],
+    loss: dict,
+    z: float,
+) -> tuple[list, dict]:
+    """The envelope-plus-noise curve ``envelope_bias(w*) + noise_series(w*, n)`` at each ``n`` of ``n_grid`` (``w*``
+    from ``w_grid``) and the log-log figure of the probes' errors ``loss`` (bands ``+- z se``) beside it."""
     x = list(map(float, n_grid))
     envelope_curve = [
         theory.envelope_bias(d, w, L) + theory.noise_series(d, w, n, sigma) for n, w in zip(n_grid, w_grid)
@@ -161,7 +171,9 @@ def generalisation(
         checks += [decision.one_sided(*e, 0.0, falling) for s in slopes.values() for e in s[:-1]]
         return decision.combined("one-sided", checks)
 
-    envelope_curve, figure = _envelope_figure(train_task, d, L, sigma, n_grid, w_grid, loss, z)
+    envelope_curve, figure = _envelope_figure(
+        train_task=train_task, d=d, L=L, sigma=sigma, n_grid=n_grid, w_grid=w_grid, loss=loss, z=z
+    )
     return Outcome(
         decide=decide,
         quantities=_generalisation_quantities(slopes, pairs, alpha, loss, n_grid, w_grid),
@@ -249,8 +261,19 @@ def envelope(
 
 
 # ----------------------------------------------------------------------------- the noise part
-def _noise_rows(train_task, d, L, sigma, n_grid, contexts, seed, z) -> list:
-    """At each ``n``: ``(n, w*, noise part +- z se)`` of the pretrained window ``w*(n) I`` (Monte Carlo)."""
+def _noise_rows(
+    *,
+    train_task: str,
+    d: int,
+    L: float,
+    sigma: float,
+    n_grid: list,
+    contexts: list,
+    seed: np.random.SeedSequence,
+    z: float,
+) -> list:
+    """At each ``n`` of ``n_grid``: ``(n, w*, noise part +- z se)`` of the window ``w*(n) I`` pretrained on
+    ``train_task`` (Monte Carlo on ``contexts[k]`` contexts of the ``k``-th stream spawned from ``seed``)."""
     rows = []
     for n, c, stream in zip(n_grid, contexts, seed.spawn(len(n_grid))):
         w = _wstar(train_task, d, n, L, sigma)
@@ -279,7 +302,7 @@ def noise_part(
     (:func:`lipschitz_icl.derivations.generalisation.noise_series`).
     """
     z = decision.bonferroni_z(len(n_grid), family_level)
-    rows = _noise_rows(train_task, d, L, sigma, n_grid, contexts, seed, z)
+    rows = _noise_rows(train_task=train_task, d=d, L=L, sigma=sigma, n_grid=n_grid, contexts=contexts, seed=seed, z=z)
 
     def checks(change: float = 0.0, series: str = "derived") -> list:
         out = []
@@ -398,9 +421,23 @@ def _sign_outcome(panel: _Panel, contexts: int, how: str, title: str, extra: dic
     )
 
 
-def _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z) -> tuple[dict, _Panel]:
+def _affine_mismatch(
+    *,
+    d: int,
+    n: int,
+    L: float,
+    sigma: float,
+    factor: float,
+    probes: dict,
+    contexts: int,
+    seed: np.random.SeedSequence,
+    gated: list,
+    z: float,
+) -> tuple[dict, _Panel]:
     """Exact ``w*`` of affine pretraining at ``L`` (matched), ``L/factor`` and ``factor L``, and the panel of their
-    log error ratios and errors on the probes (:func:`~lipschitz_icl.estimators.probes.probe_log_ratios`)."""
+    log error ratios and errors on the probes of :func:`~lipschitz_icl.estimators.probes.probe_suite` at ``L``
+    (``probes`` its options; :func:`~lipschitz_icl.estimators.probes.probe_log_ratios` on ``contexts`` contexts of
+    one stream spawned from ``seed``), ``gated`` and ``z`` passed to the panel."""
     (stream,) = seed.spawn(1)
     pretrained_at = (("matched", L), ("smaller", L / factor), ("larger", L * factor))
     ws = {k: _wstar("affine", d, n, x, sigma) for k, x in pretrained_at}
@@ -429,7 +466,9 @@ def mismatch(
     (:func:`~lipschitz_icl.estimate.paired_log_ratio`, Bonferroni over the gated comparisons); the other probes'
     ratios are reported, not gated."""
     z = decision.bonferroni_z(2 * len(gated), family_level)
-    ws, panel = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z)
+    ws, panel = _affine_mismatch(
+        d=d, n=n, L=L, sigma=sigma, factor=factor, probes=probes, contexts=contexts, seed=seed, gated=gated, z=z
+    )
     how = f", Bonferroni at {family_level:g}); w* exact: " + ", ".join(f"{w:.4g}" for w in ws.values())
     return _sign_outcome(panel, contexts, how, "Figure 5: pretraining setting vs test task", {"w_star": ws})
 
@@ -509,7 +548,9 @@ def mismatch_marked(
     required)``: ``"unconditional"`` asks ``marked_factor`` everywhere, ``"derived"`` the derived ratio itself.
     """
     z = decision.bonferroni_z(2 * len(gated), family_level)
-    ws, panel = _affine_mismatch(d, n, L, sigma, factor, probes, contexts, seed, gated, z)
+    ws, panel = _affine_mismatch(
+        d=d, n=n, L=L, sigma=sigma, factor=factor, probes=probes, contexts=contexts, seed=seed, gated=gated, z=z
+    )
     derived, factors = _required_factors(d, factor, marked_factor, marked_margin)
 
     def one(r, se, k, shift=0.0, required="conditional") -> list:
@@ -528,7 +569,7 @@ def mismatch_marked(
     )
 
 
-def _class_ratios(suite, gated, d, n, L, sigma, ws) -> dict:
+def _class_ratios(suite, gated, *, d: int, n: int, L: float, sigma: float, ws: dict) -> dict:
     """Per gated probe, the ratio ``class_error(w*_relu) / class_error(w*_affine)`` the derivation predicts."""
     classes = {
         p.name: ("cosine", p.frequency) if isinstance(p, CosineProbe) else (getattr(p, "kind", ""), 1.0)
@@ -570,7 +611,7 @@ def same_l_classes(
     margin = math.log(max_ratio)
     labels = {"matched": "affine@L", "relu": "relu@L"}
     panel = _Panel(*probe_log_ratios(models, suite, n, sigma, contexts, stream), labels, gated, z)
-    predicted = _class_ratios(suite, gated, d, n, L, sigma, ws)
+    predicted = _class_ratios(suite, gated, d=d, n=n, L=L, sigma=sigma, ws=ws)
 
     def one(r, se, _key, shift=0.0, ratio=1.0) -> list:
         low, high = np.array(_band(r, se, z)) - math.log(ratio) - shift

@@ -54,7 +54,7 @@ def weight_profiles(angle, ws, ms):
     return soft, [_floats(m * np.cos(a)) for m in ms]
 
 
-def weighted_slice(task: str, L_grid, n: int, sigma: float, rng: np.random.Generator, points: int, ws, ms) -> dict:
+def weighted_slice(task: str, *, L_grid, n: int, sigma: float, rng: np.random.Generator, points: int, ws, ms) -> dict:
     """:func:`slice_task` with, on its angle grid, the :func:`weight_profiles` of the softmax windows ``w I``
     (``ws``, as ``softmax_weights``) and the linear windows ``m I`` (``ms``, as ``linear_weights``)."""
     data = slice_task(task, L_grid, n, sigma, rng, points)

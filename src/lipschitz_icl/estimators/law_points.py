@@ -21,7 +21,9 @@ from lipschitz_icl.decision import AsymptoticPoint
 __all__ = ["window_law_points", "kernel_law_points", "power_slope_points", "kernel_slope_points"]
 
 
-def window_law_points(rho, ws, alpha: float, C: float, q: float, k: float, shift: float = 0.0, scale: float = 1.0):
+def window_law_points(
+    rho, ws, *, alpha: float, C: float, q: float, k: float, shift: float = 0.0, scale: float = 1.0
+) -> list[AsymptoticPoint]:
     """:class:`~lipschitz_icl.decision.AsymptoticPoint` per grid point for the law
     ``w0 = scale C rho^(alpha + shift)``: distance ``w*/w0 - 1`` with the exact ``w*``'s interval and the
     derived next-order term ``k w0^-q`` (:func:`lipschitz_icl.derivations.window_law.wstar_correction`)."""
@@ -44,7 +46,9 @@ def kernel_law_points(rho, ws, accuracy, reg, shift=0.0, scale=1.0):
     return out
 
 
-def power_slope_points(w, values, power: float, next_coef: float, next_q: float, accuracy: float, shift: float = 0.0):
+def power_slope_points(
+    w, values, *, power: float, next_coef: float, next_q: float, accuracy: float, shift: float = 0.0
+) -> list[AsymptoticPoint]:
     """:class:`~lipschitz_icl.decision.AsymptoticPoint` per consecutive pair of ``w``: the local slope of
     ``log values`` minus ``power + shift``, its interval from the relative ``accuracy`` of each value,
     and the derived next-order effect on the slope ``-next_q next_coef w^-next_q`` (``values ~ c w^power

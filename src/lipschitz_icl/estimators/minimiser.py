@@ -93,6 +93,7 @@ class MinimiserProbes:
         problem: Problem,
         w: float,
         seed: np.random.SeedSequence,
+        *,
         count: int,
         step: float,
         contexts: int,
@@ -103,13 +104,23 @@ class MinimiserProbes:
         """The ``2 count + 2`` probes of ``w I`` drawn from the three children of ``seed``: ``count`` anisotropic
         directions (:func:`anisotropic_probes`), the Monte Carlo stream, and ``scale_contexts`` contexts of the
         reduced form (importance sampling centred at ``w``, :func:`lipschitz_icl.loss.isotropic.draw_isotropic_batch`);
-        each interval at the Bonferroni level ``1 - family_level / (2 count + 2)``."""
+        each interval at the Bonferroni level ``1 - family_level / (2 count + 2)``.  The anisotropic probes have size
+        ``step ||w I||_F`` on ``contexts`` contexts, the scale probes ``w e^(+-scale_step)``."""
         s_dirs, s_mc, s_scale = seed.spawn(3)
         directions = anisotropic_probes(problem.d, count, np.random.default_rng(s_dirs))
         rng = np.random.default_rng(s_scale)
         batch = draw_isotropic_batch(problem.task_class, problem.n, scale_contexts, rng, w_hint=w)
         level = 1 - family_level / (2 * count + 2)
-        return cls(problem, directions, batch, step, contexts, s_mc, scale_step, level)
+        return cls(
+            problem=problem,
+            directions=directions,
+            batch=batch,
+            step=step,
+            contexts=contexts,
+            stream=s_mc,
+            scale_step=scale_step,
+            level=level,
+        )
 
     @property
     def names(self) -> list[str]:

@@ -74,7 +74,7 @@ def _power(base: np.ndarray, exponent: int) -> np.ndarray:
     return result
 
 
-def _square_integral(p_after, q_after, step_p, step_q, ends, below, x, upper_cs, d: int) -> np.ndarray:
+def _square_integral(p_after, q_after, *, step_p, step_q, ends, below, x, upper_cs, d: int) -> np.ndarray:
     """``E_c[S^2]`` from the coefficients ``(P, Q)`` after each kink, their steps there and their values
     ``ends`` at ``c = 1``, with ``G``, ``X``, ``s^d/(d B)`` at the kinks (the kinks in any order).  Summed by
     parts over the pieces: with ``H(-1) = 0`` and ``H(1) = (1/d, 0, (d-1)/d)``,
@@ -88,7 +88,7 @@ def _square_integral(p_after, q_after, step_p, step_q, ends, below, x, upper_cs,
     return (p_end * p_end + (d - 1.0) * q_end * q_end) / d - np.sum(inner, axis=-1)
 
 
-def _cross_integral(positive, pa, pb, sign, upper_cc, upper_cs, d: int) -> np.ndarray:
+def _cross_integral(positive, pa, pb, *, sign, upper_cc, upper_cs, d: int) -> np.ndarray:
     """``E_c[S c_+] = sum_i p_i h_i`` from the upper moments ``F_cc``, ``F_cs`` at the kinks (``positive``:
     the kinks with ``c_i > 0``): for ``a_i >= 0`` the moments of ``c > max(c_i, 0)``, for ``a_i < 0`` those of
     ``0 < c < c_i``; ``h_i = p_i (a_i F_cc + b_i F_cs)`` at ``max(c_i, 0)`` when ``a_i >= 0``, and at ``0``
@@ -122,15 +122,27 @@ def direction_integral(d: int, t: np.ndarray, z: np.ndarray, p: np.ndarray) -> n
     p_after = start_p + np.cumsum(step_p, axis=-1)
     q_after = start_q + np.cumsum(step_q, axis=-1)
     ends = (p_after[..., -1], q_after[..., -1])
-    plus_z = _square_integral(p_after, q_after, step_p, step_q, ends, below, x, upper_cs, d)
-    plus_z -= 2.0 * _cross_integral(c > 0.0, pa, pb, sign, 1.0 / d - lower_cc, upper_cs, d)
+    plus_z = _square_integral(
+        p_after, q_after, step_p=step_p, step_q=step_q, ends=ends, below=below, x=x, upper_cs=upper_cs, d=d
+    )
+    plus_z -= 2.0 * _cross_integral(c > 0.0, pa, pb, sign=sign, upper_cc=1.0 / d - lower_cc, upper_cs=upper_cs, d=d)
     # -z: c_i -> -c_i, b -> -b (so G -> 1 - G, X -> -X, F_cc -> H_cc; s unchanged) and the kinks in the
     # reverse order, whose coefficients after a kink are those before it read from the other end:
     # P' = P_start + P_end - P_before, Q' = Q_before - Q_start - Q_end
     p_flipped = start_p + ends[0][..., None] - (p_after - step_p)
     q_flipped = (q_after - step_q) - start_q - ends[1][..., None]
-    minus_z = _square_integral(p_flipped, q_flipped, step_p, -step_q, (ends[0], -ends[1]), 1.0 - below, -x, upper_cs, d)
-    minus_z -= 2.0 * _cross_integral(c < 0.0, pa, -pb, sign, lower_cc, upper_cs, d)
+    minus_z = _square_integral(
+        p_flipped,
+        q_flipped,
+        step_p=step_p,
+        step_q=-step_q,
+        ends=(ends[0], -ends[1]),
+        below=1.0 - below,
+        x=-x,
+        upper_cs=upper_cs,
+        d=d,
+    )
+    minus_z -= 2.0 * _cross_integral(c < 0.0, pa, -pb, sign=sign, upper_cc=lower_cc, upper_cs=upper_cs, d=d)
     return plus_z + minus_z + 1.0 / d
 
 

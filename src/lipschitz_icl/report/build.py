@@ -33,9 +33,10 @@ class LatexError(RuntimeError):
     """``latexmk`` failed or timed out (the message names the log in ``--out``)."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReportResult:
-    """What :func:`build_report` produced: paths, whether latexmk ran, and a one-line message."""
+    """What :func:`build_report` produced: paths, whether latexmk ran, and a one-line message (fields given by
+    name)."""
 
     tex: Path
     pdf: Path | None
@@ -138,15 +139,15 @@ def build_report(claims_path, out_dir, *, compile_pdf: bool = True, force: bool 
         names = [*FIXED_OUTPUTS, *figures, *shipped]
         check_targets(out, [*names, *compiled_names], force)
         result = ReportResult(
-            out / "report.tex",
-            None,
-            [out / f for f in figures],
-            False,
-            "",
-            rendered.power,
-            _counts(data["claims"]),
-            len(data["claims"]),
-            rendered.notes,
+            tex=out / "report.tex",
+            pdf=None,
+            figures=[out / f for f in figures],
+            compiled=False,
+            message="",
+            power=rendered.power,
+            counts=_counts(data["claims"]),
+            claims=len(data["claims"]),
+            notes=rendered.notes,
             constants=out / "constants.csv",
         )
         if latexmk is None:

@@ -104,7 +104,9 @@ class Panel:
     curve's legend entry, the ``transform`` (``None`` or ``"deviation"``), ``log_y`` (a log value axis
     whatever the kind) and ``dodge`` (scatter series set side by side around each ``x``)."""
 
-    def __init__(self, kind, xlabel, ylabel, series, theory_label="theory", transform=None, log_y=False, dodge=False):
+    def __init__(
+        self, kind, xlabel, ylabel, series, *, theory_label="theory", transform=None, log_y=False, dodge=False
+    ):
         self.kind, self.xlabel, self.ylabel = kind, xlabel, ylabel
         self.series, self.theory_label, self.transform = series, theory_label, transform
         self.log_y, self.dodge = log_y, dodge
