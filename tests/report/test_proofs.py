@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from lipschitz_icl.report.proofs import (
     bound_latex,
     certificate_rows,
@@ -118,3 +120,32 @@ def test_a_paper_statement_proved_with_its_certificate(tmp_path):
     rows = certificate_rows(found, [case], {record["claim_id"]: 7})
     assert [r["name"] for r in rows] == ["broken.json", "unnamed.json"]  # the named one is shown in its row
     assert "not read" in rows[0]["case"] and rows[1]["case"] == "named by no record"
+
+
+@pytest.mark.parametrize(
+    "paper_ref, key, title",
+    [
+        (
+            "Sphere concentration: projection tails (Dasgupta-Gupta, Lemma 2.2)",
+            "concentration.projection-tails",
+            "projection tails",
+        ),
+        (
+            "Theorem 3.4 (its proof, Lemmas C.3-C.9: the noise part grows as the window narrows)",
+            "loss_shape.noise-rises",
+            "noise rises",
+        ),
+        (
+            "Lemmas C.3-C.9 (the bias part falls as the window narrows, w grows)",
+            "loss_shape.relu-bias-turns",
+            "relu bias turns",
+        ),
+    ],
+)
+def test_a_proof_block_is_titled_by_a_top_level_colon_else_by_the_claim_s_name(paper_ref, key, title):
+    """A colon inside the reference's parentheses is its remark, not a title ("the noise part grows as the
+    window narrows)" was printed as one, with its stray parenthesis)."""
+    record = _record(claim_id=key.replace(".", "/") + "/d3", key=key, paper_ref=paper_ref)
+    (case,) = proof_cases([record], [])
+    (block,) = proof_blocks([case], {record["claim_id"]: 1}, lambda key, records: records[0]["statement"])
+    assert str(block["title"]).startswith(title + r" (\code{")  # the title, then the claim's key in parentheses

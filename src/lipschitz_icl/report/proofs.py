@@ -345,8 +345,17 @@ def _is_range(value) -> bool:
 
 
 def _title(record: dict) -> str:
+    """A proof block's title: what follows a top-level colon of the paper reference ("Sphere concentration:
+    projection tails (...)" gives "projection tails"); else the claim's name in words ("noise-rises" gives
+    "noise rises": a colon inside parentheses belongs to the reference's own remark)."""
     ref = str(record.get("paper_ref", ""))
-    return ref.split(": ", 1)[-1].split(" (", 1)[0] if ": " in ref else str(record.get("key", record["claim_id"]))
+    depth = 0
+    for i, char in enumerate(ref):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and ref.startswith(": ", i):
+            return ref[i + 2 :].split(" (", 1)[0]
+    key = str(record.get("key") or record["claim_id"])
+    return key.split(".", 1)[-1].split("/", 1)[0].replace("-", " ")
 
 
 def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[dict]:
