@@ -435,6 +435,7 @@ def _umask() -> int:
     return mask
 
 
+@pytest.mark.slow(reason="about 30 s: the writer compares an existing document with every derivation, built here")
 def test_derivations_force_keeps_a_documents_mode(tmp_path):
     """`derivations --force` wrote every document 0600 (an existing 0644 README became 0600): a replaced
     document keeps its mode, a new one is 0644 less the umask (the documents themselves are built in
