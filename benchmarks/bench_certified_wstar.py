@@ -38,7 +38,7 @@ def case(task: str, d: int, n: int, seconds: float) -> dict:
     kernel = kernel_of(task, d, 1.0)
     row = {"task": task, "d": d, "n": n, "w_exact": w_exact, "exact_cpu": exact_cpu}
     for side, bound in (("upper", 1.1 * w_exact), ("lower", w_exact / 1.1)):
-        result, cpu, wall = timed(lambda: wstar_bound(kernel, n, 0.5, 1.0, bound, side, seconds=seconds))
+        result, cpu, wall = timed(lambda b=bound, s=side: wstar_bound(kernel, n, 0.5, 1.0, b, s, seconds=seconds))
         row[f"one_sided_{side}"] = {"bound": bound, "outcome": result.outcome, "cpu": cpu, "wall": wall}
     result, cpu, wall = timed(lambda: problem_wstar(problem, seconds=seconds))
     row["two_sided"] = {

@@ -11,8 +11,12 @@
    a statement decided at once, which is the command line's start-up.  Wall and CPU time of the process.
 5. The trivially true statements of issue 28 (and Hoeffding's bound with ranges of ``n`` and ``a``), each
    decided, and the checker's recheck of each certificate beside the proof.
+6. A slope on a piece of ``w`` (issue 27: monotonicity proofs on a range of ``w``): the ball of
+   ``enclose_on_w_range`` (Taylor's theorem at the centre, second order) beside the mean value form with
+   the majorant alone (the method before), as the ratio of each ball's width to the slope's own variation
+   over the piece; then ``dnoise_dw >= 0`` and ``dbias_dw <= 0`` proved on ``w`` in ``[1, 4]`` (boxes, CPU s).
 
-    PYTHONPATH=src python3 benchmarks/bench_prover.py [--quick] [--only 4,5]
+    PYTHONPATH=src python3 benchmarks/bench_prover.py [--quick] [--only 4,5,6]
 
 Each time is one run (wall clock, ``time.perf_counter``; CPU time where said) on whatever else the
 machine is doing.
@@ -33,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lipschitz_icl.certified.loss import loss_enclosure
+from lipschitz_icl.certified.loss import enclose, enclose_on_w_range, kernel_of, loss_enclosure, part_bounds
 from lipschitz_icl.certified.wstar import certified_wstar
 from lipschitz_icl.exact.route import exact_loss
 from lipschitz_icl.optimum import wstar_exact
@@ -182,13 +186,53 @@ def trivial(quick: bool) -> None:
         )
 
 
-SECTIONS = {1: tails, 2: losses, 3: minimisers, 4: budgets, 5: trivial}
+def _mean_value_form(kernel, lo: float, hi: float, n: int, order: int):
+    """The ball of ``d^order P/dw^order`` on ``[lo, hi]`` by the mean value theorem with the majorant of
+    ``part_bounds`` (how ``enclose_on_w_range`` worked before its Taylor form): centre ball +- r sup|P'|."""
+    centre = 0.5 * (lo + hi)
+    at = enclose(kernel, centre, n, 0.5, 1.0, orders=(order,)).derivative(order)
+    sups = part_bounds(kernel, (lo, hi), n, 0.5, 1.0, order=order + 1)
+    radius = 0.5 * (hi - lo)
+    return {part: (getattr(at, part), float(sups[part][order + 1].upper()) * radius) for part in ("noise", "bias")}
+
+
+def slopes(quick: bool) -> None:
+    print("\n6. a slope on a piece of w: ball width / the slope's variation over the piece (d = 3, n = 100)")
+    print("| class | piece | part | variation | Taylor form | mean value form | Taylor s | mean value s |")
+    print("|---|---|---|---|---|---|---|---|")
+    pieces = [(1.0, 1.01), (1.0, 1.05)] if quick else [(1.0, 1.01), (1.0, 1.02), (1.0, 1.05), (4.0, 4.08), (4.0, 4.4)]
+    for task in ("affine",) if quick else ("affine", "relu"):
+        kernel = kernel_of(task, 3, 1.0)
+        for lo, hi in pieces:
+            taylor, taylor_s = timed(enclose_on_w_range, kernel, (lo, hi), 100, 0.5, 1.0, order=1)
+            before, before_s = timed(_mean_value_form, kernel, lo, hi, 100, 1)
+            points = [enclose(kernel, w, 100, 0.5, 1.0, orders=(1,)).derivative(1) for w in np.linspace(lo, hi, 5)]
+            for part in ("noise", "bias"):
+                values = [float(getattr(p, part).mid()) for p in points]
+                variation = max(values) - min(values)
+                ball = getattr(taylor, part)
+                width = float(ball.upper() - ball.lower())
+                print(
+                    f"| {task} | [{lo:g}, {hi:g}] | {part} | {variation:.2e} | {width / variation:.3g} | "
+                    f"{2 * before[part][1] / variation:.3g} | {taylor_s:.2f} | {before_s:.2f} |"
+                )
+    print("\n| statement (affine, d = 3, n = 100, w in [1, 4]) | verdict | boxes | CPU s |")
+    print("|---|---|---|---|")
+    domain = {"d": [3], "n": [100], "L": 1.0, "sigma": 0.5, "w": [1.0, 4.0]}
+    for quantity, relation in (("dnoise_dw", ">="), ("dbias_dw", "<=")):
+        start = time.process_time()
+        result = prove(quantity, "0", domain, relation=relation, task="affine", seconds=300)
+        seconds = time.process_time() - start
+        print(f"| `{quantity} {relation} 0` | {result.verdict.value} | {result.boxes} | {seconds:.1f} |")
+
+
+SECTIONS = {1: tails, 2: losses, 3: minimisers, 4: budgets, 5: trivial, 6: slopes}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer settings")
-    parser.add_argument("--only", default="1,2,3,4,5", help="the sections to run, e.g. 4,5")
+    parser.add_argument("--only", default="1,2,3,4,5,6", help="the sections to run, e.g. 4,5")
     args = parser.parse_args()
     print(f"python {platform.python_version()}, cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, one run each")
     for section in sorted({int(x) for x in args.only.split(",")}):
