@@ -287,6 +287,7 @@ def _column_list(kernel: CertifiedKernel, m: int, order: int, parseval: bool, wa
 
 def theta_grid(
     kernel: CertifiedKernel,
+    *,
     m: int,
     order: int,
     w_lo: float,
@@ -294,11 +295,12 @@ def theta_grid(
     s_top: float,
     q: int,
     q_s: int,
-    *,
     parseval: bool,
     want_q: bool,
 ) -> ThetaGrid:
-    """The ``theta`` grid (module docstring) for ``w`` in ``[w_lo, w_hi]`` and rows ``s <= s_top``: panels
+    """The ``theta`` grid (module docstring) for ``w`` in ``[w_lo, w_hi]`` and rows ``s <= s_top`` (``m``
+    Gegenbauer terms, ``w``-derivatives up to ``order``, ``q`` Gauss nodes per ``theta`` panel and ``q_s``
+    per ``s`` panel): panels
     ``H_V`` wide in ``V`` (at ``w_hi``) up to ``V = s_top + 3`` (at ``w_lo``), growing above it, at most
     ``MAX_ANGLE`` wide, halved where no ``rho`` keeps the rectangle's ``|Im(w u)| <= IM_MAX``; the last one
     ends at ``pi`` exactly or where the window of every row ends."""

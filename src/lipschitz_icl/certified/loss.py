@@ -237,13 +237,13 @@ class Design:
         if self.grid is None:
             self.grid = laplace.theta_grid(
                 self.kernel,
-                self.m,
-                self.order,
-                max(self.w_lo, 1e-6),
-                max(self.w_hi, 1e-6),
-                self.s_top,
-                self.q,
-                self.q_s,
+                m=self.m,
+                order=self.order,
+                w_lo=max(self.w_lo, 1e-6),
+                w_hi=max(self.w_hi, 1e-6),
+                s_top=self.s_top,
+                q=self.q,
+                q_s=self.q_s,
                 parseval=self.kernel.degree is None,
                 want_q=self.want_q,
             )
@@ -261,18 +261,19 @@ class Design:
 
 def design(
     kernel: kernels.CertifiedKernel,
-    w_lo: float,
-    w_hi: float,
-    n_lo: float,
-    n_hi: float,
+    w: tuple[float, float],
+    n: tuple[float, float],
+    *,
     order: int,
     rtol: float,
     want_q: bool = False,
-    *,
     safe: bool = False,
 ) -> Design:
-    """The design for ``w`` in ``[w_lo, w_hi]`` and ``n`` in ``[n_lo, n_hi]``, refused up front (on ``w``)
-    beyond :data:`MAX_WORK` or :data:`MAX_DEGREE` (``safe``: for the exact method's farther ``s_hi``)."""
+    """The design (the grids of one evaluation) for ``w`` in ``[w_lo, w_hi]`` and ``n`` in ``[n_lo, n_hi]``
+    with ``w``-derivatives up to ``order`` at accuracy ``rtol`` (and ``q`` when ``want_q``), refused up front
+    (on ``w``) beyond :data:`MAX_WORK` or :data:`MAX_DEGREE` (``safe``: for the exact method's farther
+    ``s_hi``)."""
+    (w_lo, w_hi), (n_lo, n_hi) = w, n
     d = kernel.d
     _, s_hi = _s_range(d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi, safe=safe)
     q, q_s = _orders_for(rtol)
@@ -294,7 +295,7 @@ def design(
             f"{MAX_DEGREE} terms for {kernel.name}; use a smaller w, or --method exact)",
             w_hi if w_lo == w_hi else [w_lo, w_hi],
         )
-    return Design(kernel, m, order, w_lo, w_hi, s_hi + 1.0, q, q_s, want_q)
+    return Design(kernel=kernel, m=m, order=order, w_lo=w_lo, w_hi=w_hi, s_top=s_hi + 1.0, q=q, q_s=q_s, want_q=want_q)
 
 
 # ----------------------------------------------------------------------------- enclosures
@@ -335,14 +336,14 @@ def enclose(
             return _closed_form(kernel, counts, sigma2, scale, order, w_hi == 0 and counts.exact != 1)
         _, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi)
         if plan is None or not plan.covers(order, w_lo, w_hi, s_hi, want_q):
-            plan = design(kernel, w_lo, w_hi, n_lo, n_hi, order, rtol, want_q)
+            plan = design(kernel, (w_lo, w_hi), (n_lo, n_hi), order=order, rtol=rtol, want_q=want_q)
         grid = plan.theta_grid()
         names = ("noise", "bias") + (("q",) if want_q else ())
         weights = {"noise": float(sigma2.mid()) or 0.0, "bias": float(scale.mid()), "q": 0.0}
         for safe in (False, True):
             s_lo, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi, rtol, safe)
             if safe and s_hi > plan.s_top:
-                plan = design(kernel, w_lo, w_hi, n_lo, n_hi, order, rtol, want_q, safe=True)
+                plan = design(kernel, (w_lo, w_hi), (n_lo, n_hi), order=order, rtol=rtol, want_q=want_q, safe=True)
                 grid = plan.theta_grid()
             parts = laplace.integrate(
                 grid,
@@ -397,7 +398,7 @@ def part_bounds(
     with arithmetic.precision(precision_bits):
         s_lo, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi)
         if plan is None or not plan.covers(order, w_lo, w_hi, s_hi, False):
-            plan = design(kernel, w_lo, w_hi, n_lo, n_hi, order, 1e-6)
+            plan = design(kernel, (w_lo, w_hi), (n_lo, n_hi), order=order, rtol=1e-6)
         grid = plan.theta_grid()
         bounds = laplace.sup_coefficients(
             grid, w_ball, counts, ("noise", "bias"), s_range=(s_lo, min(s_hi, plan.s_top))

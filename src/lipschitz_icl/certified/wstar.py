@@ -161,9 +161,9 @@ class Objective:
                 lo, hi = min(lo, self.span[0]), max(hi, self.span[1])
             self.span = (0.0, 0.0)
             try:
-                plan = loss.design(self.kernel, lo, hi, *self.n_range, order, rtol, want_q)
+                plan = loss.design(self.kernel, (lo, hi), self.n_range, order=order, rtol=rtol, want_q=want_q)
             except ParameterError:
-                plan = loss.design(self.kernel, w_lo, w_hi, *self.n_range, order, rtol, want_q)
+                plan = loss.design(self.kernel, (w_lo, w_hi), self.n_range, order=order, rtol=rtol, want_q=want_q)
             self.plans[key] = plan
         return plan
 
@@ -390,7 +390,7 @@ def certified_wstar(
         info["at_search_bound"] = True
         return _undecided(guess, "the float minimiser is at an end of the search range", info, start, None, floor, 0)
     n_lo, n_hi = _n_range(n)
-    loss.design(kernel, guess / 2, guess * 2, n_lo, n_hi, 2, 1e-9)  # refuse up front beyond the budget
+    loss.design(kernel, (guess / 2, guess * 2), (n_lo, n_hi), order=2, rtol=1e-9)  # refused up front beyond the budget
     f = Objective(kernel, n, sigma, L, seconds=seconds)
     f.span = (guess / 1.5, guess * 1.6)
     U = None
