@@ -43,3 +43,15 @@ def test_the_bound_must_be_inside_the_search_range_and_sigma_positive():
         wstar_bound(kernel, N, 0.0, 1.0, 10.0)
     with pytest.raises(ParameterError, match="'side'"):
         wstar_bound(kernel, N, SIGMA, 1.0, 10.0, "both")
+
+
+def test_the_cosine_class_starts_from_its_exact_minimiser():
+    """``wstar --method certified --task cosine`` was refused with "--task: must be affine or relu for the
+    asymptotic loss" (its start was the large-n model's, which covers affine and relu only); the start is
+    now the exact float minimiser, and a search out of its budget is undecided, never a refusal."""
+    from lipschitz_icl.certified.wstar import certified_wstar
+
+    result = certified_wstar(3, 1000, 0.5, 1.0, task="cosine", rel_width=1e-3, seconds=1.0)
+    exact = wstar(make_problem("cosine", 3, 1000, 1.0, 0.5), method="exact").w_star.value
+    assert abs(result.guess - exact) <= 1e-6 * exact
+    assert result.decided or result.info["reason"].startswith("out of budget")

@@ -437,8 +437,8 @@ def _n_range(n) -> tuple:
 
 
 def _float_guess(kernel, task, d, n, sigma, L, frequency) -> float:
-    """A start (not a result): the exact float minimiser for the affine class, the asymptotic one for the
-    other built-in classes, a coarse certified scan otherwise."""
+    """A start (not a result): the exact float minimiser for the affine and cosine classes, the asymptotic one
+    for relu (the large-n model covers affine and relu only), a coarse certified scan otherwise."""
     from lipschitz_icl.optimum import wstar_asymptotic, wstar_exact
     from lipschitz_icl.problem import make_problem
 
@@ -449,7 +449,7 @@ def _float_guess(kernel, task, d, n, sigma, L, frequency) -> float:
     if name is None:
         return _certified_scan(kernel, n_mid, s_mid, L_mid)
     problem = make_problem(name, d, n_mid, L_mid, s_mid, **({"frequency": frequency} if name == "cosine" else {}))
-    result = wstar_exact(problem) if name == "affine" else wstar_asymptotic(problem)
+    result = wstar_asymptotic(problem) if name == "relu" else wstar_exact(problem)
     return float(result.w_star.value)
 
 
