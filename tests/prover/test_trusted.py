@@ -100,7 +100,10 @@ def test_the_table_refuses_what_it_does_not_cover():
     with pytest.raises(ParameterError, match="task"):
         lookup("dbias_dw")
     with pytest.raises(ParameterError, match="task"):
-        lookup("w_star", "relu")
+        lookup("w_star", "lowrank-linear")
+    with pytest.raises(ParameterError, match="task"):
+        lookup("cap_tail", "affine")  # a tail of the sphere has no class
+    assert lookup("w_star", "relu").task == "relu" and lookup("icl_error", "cosine").task == "cosine"
     assert lookup("cap_tail").names == ("d", "h") and lookup("w_star", "affine").parameter("n").minimum == 2
     d, sigma = PARAMETERS["d"], PARAMETERS["sigma"]
     assert d.admits(5) and not d.admits(5.0) and not d.admits(True) and not d.admits(513)

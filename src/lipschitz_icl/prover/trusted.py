@@ -33,9 +33,10 @@ p}`` with ``U_i`` i.i.d. uniform on ``[0, 1]``):
   tail ``P(||Px||^2 <= s)`` nondecreasing in ``s`` (the mirror in ``k`` and ``d``).
 * binomial ``N``: pointwise nondecreasing in ``p`` and in ``n``; ``P(N >= a)`` is nonincreasing in ``a``,
   ``P(N <= a)`` nondecreasing in ``a`` (the mirror in ``p`` and ``n``).
-* ``icl_error = min_w L(w)`` (affine class) is nondecreasing in ``sigma`` and in ``L``: for every ``w``
-  the loss ``sigma^2 E[sum_i p_i^2] + (L^2/(3d)) E[...]`` is, and a minimum of nondecreasing functions is.
-* ``w*`` depends on ``(sigma, L)`` only through ``r = sigma/L`` (``L(w) = L^2 (r^2 N(w) + B(w)/(3d))``)
+* ``icl_error = min_w L(w)`` (classes :data:`LOSS_TASKS`, whose kernels scale with ``L^2``) is nondecreasing
+  in ``sigma`` and in ``L``: for every ``w`` the loss ``sigma^2 E[sum_i p_i^2] + L^2 B(w)`` is (``B >= 0``,
+  the bias of the kernel at ``L = 1``), and a minimum of nondecreasing functions is.
+* ``w*`` depends on ``(sigma, L)`` only through ``r = sigma/L`` (``L(w) = L^2 (r^2 N(w) + B(w))``)
   and is nonincreasing in ``r``: ``N = E[sum_i p_i^2]`` is strictly increasing in ``w``, so for
   ``r' > r`` with minimisers ``w'`` and ``w``, adding the two optimality inequalities gives
   ``(r'^2 - r^2)(N(w') - N(w)) <= 0``, i.e. ``w' <= w``: nonincreasing in ``sigma``, nondecreasing in
@@ -216,15 +217,18 @@ def _ranks_within_dimension(pieces: dict) -> str | None:
 
 # ----------------------------------------------------------------------------- the certified values
 @functools.lru_cache(maxsize=256)
-def _wstar(d: int, n: int, sigma: float, L: float):
+def _wstar(task: str, d: int, n: int, sigma: float, L: float):
     from lipschitz_icl.certified.wstar import certified_wstar
 
-    return certified_wstar(d, n, sigma, L)
+    return certified_wstar(d, n, sigma, L, task=task)
 
 
-def _loss_value(name: str) -> Callable[[Point], arb]:
-    def value(point: Point) -> arb:
-        result = _wstar(point["d"], point["n"], float(point["sigma"]), float(point["L"]))
+def _loss_value(name: str) -> Callable[[Point, str], arb]:
+    """The ball of ``w*`` (``name = "w_star"``) or of the minimum loss (``"icl_error"``) of class ``task`` at a
+    point: the certified ``w*`` proof's interval; :class:`NoEnclosure` where the proof did not close."""
+
+    def value(point: Point, task: str) -> arb:
+        result = _wstar(task, point["d"], point["n"], float(point["sigma"]), float(point["L"]))
         if not result.decided:
             raise NoEnclosure(None, f"the certified w* did not close at {point}: {result.info.get('reason')}")
         low, high = (result.low, result.high) if name == "w_star" else (result.loss_low, result.loss_high)
@@ -332,18 +336,20 @@ QUANTITIES = {
     "w_star": Quantity(
         name="w_star",
         params=_LOSS_PARAMS,
-        value=_loss_value("w_star"),
+        value=lambda point: _no_task(),
         extremes=_monotone(up=("L",), down=("sigma",)),  # d and n single values
-        task="affine",
         costly=True,
+        tasks=LOSS_TASKS,
+        task_value=_loss_value("w_star"),
     ),
     "icl_error": Quantity(
         name="icl_error",
         params=_LOSS_PARAMS,
-        value=_loss_value("icl_error"),
+        value=lambda point: _no_task(),
         extremes=_monotone(up=("L", "sigma"), down=()),  # d and n single values
-        task="affine",
         costly=True,
+        tasks=LOSS_TASKS,
+        task_value=_loss_value("icl_error"),
     ),
 }
 QUANTITIES.update(
@@ -374,8 +380,6 @@ def lookup(name: str, task: str | None = None) -> Quantity:
         if not isinstance(task, str):
             raise ParameterError("task", f"one of {', '.join(quantity.tasks)} for {name}", task)
         return quantity.for_task(task)
-    if quantity.task is not None and task != quantity.task:
-        raise ParameterError(
-            "task", f"{quantity.task} for {name} in `prove` (relu and zonal kernels are not certified)", task
-        )
+    if task is not None:
+        raise ParameterError("task", f"not given for {name} (a tail of the sphere, not a loss of a class)", task)
     return quantity
