@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -50,3 +51,8 @@ def test_a_proved_case_writes_its_certificates_and_each_rechecks_as_proved(pytes
         report = recheck(reports / "certificates" / name).to_dict()
         assert report["recheck"] == "passed" and report["verdict"] == "proved", report
         assert "cap_tail" in json.dumps(report)  # the statement it verified is the claim's quantity
+    # the constants proved on the whole domain, the resolution's bisection included: the stated one among them,
+    # the largest below the refuted end C (1 + high) of the sharpest constant's bracket
+    stated = float(re.search(r"proved at C = ([0-9.eE+-]+)", record["decision"]).group(1))
+    refuted = stated * (1 + record["resolution"]["high"])
+    assert stated in proof["proved_at"] and stated < max(proof["proved_at"]) < refuted

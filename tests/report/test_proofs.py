@@ -71,6 +71,10 @@ def test_the_sharpest_constant_is_bracketed_by_a_proof_and_a_counterexample():
     assert case.sharpest == "C* in [1, 1.19275)"
     (case,) = proof_cases([_record(alternatives=[])], [])
     assert case.sharpest.startswith("C* in [0.5, ")
+    # the resolution's bisection proved the bound up to C = 1.18 on the whole domain: the bracket's proved end
+    proof = {"verdict": "proved", "boxes": 5, "pieces": [], "proved_at": [0.5, 0.9, 1.18]}
+    (case,) = proof_cases([_record(alternatives=[], proof=proof)], [])
+    assert case.sharpest == "C* in [1.18, 1.19275)"
 
 
 def _certificate(tmp_path, name: str, **more) -> None:

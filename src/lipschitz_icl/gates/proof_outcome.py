@@ -88,9 +88,13 @@ def proof_outcome(
             certificates,
         )
 
+    proved_at: list[float] = []  # every constant proved on the whole domain (the resolution's search included)
+
     def decide(shift: float = 0.0, value: float | None = None) -> Decision:
         c = stated * (1 + shift) if value is None else value
         verdict, details, boxes, _ = at(c)
+        if verdict == "proved" and c not in proved_at:
+            proved_at.append(c)
         first = next((d for d in details if "refuted" in d), details[0])
         return Decision("proof", verdict, f"{verdict} at {constant} = {c:.8g} ({boxes} boxes); {first}")
 
@@ -116,5 +120,13 @@ def proof_outcome(
         extra=extra or {},
         # the certificates of the pieces at the stated constant (prove --recheck re-derives each verdict):
         # written beside claims.json by the gates (lipschitz_icl.gates.pytest_plugin), named in the record
-        proof={"verdict": verdict, "boxes": boxes, "pieces": list(details), "certificates": list(certificates)},
+        # proved_at fills as the claim's rule, resolution and alternatives decide at other constants (the
+        # record is written after them): the largest is the proved end of the sharpest constant's bracket
+        proof={
+            "verdict": verdict,
+            "boxes": boxes,
+            "pieces": list(details),
+            "certificates": list(certificates),
+            "proved_at": proved_at,
+        },
     )

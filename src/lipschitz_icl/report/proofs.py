@@ -218,8 +218,9 @@ def _stated(record: dict) -> float | None:
 
 def _sharpest(record: dict, certificate: Certificate | None, stated: float | None) -> str:
     """The sharpest constant as computed: the certificate's interval, else the resolution's bracket of
-    the rate ``C`` (proved at the stated value; refuted by a certified counterexample at ``C (1 + high)``;
-    the bisection did not refute ``C (1 + low)``)."""
+    the rate ``C``: proved at the largest of the stated value, a proved alternative's and the constants the
+    proof recorded as proved on the whole domain (``proof.proved_at``: the resolution's bisection proves
+    below the threshold); refuted by a certified counterexample at ``C (1 + high)``."""
     if certificate is not None and isinstance(certificate.sharpest, dict):
         s = certificate.sharpest
         name = str(s.get("name", "C"))
@@ -229,7 +230,10 @@ def _sharpest(record: dict, certificate: Certificate | None, stated: float | Non
     res = record.get("resolution")
     if not isinstance(res, dict) or stated is None or record.get("verdict") != "proved":
         return ""
-    proved = max([stated, *_proved_alternatives(record)])
+    proof = record.get("proof")
+    recorded = proof.get("proved_at", []) if isinstance(proof, dict) else []
+    proved_at = [c for c in recorded if isinstance(c, (int, float)) and math.isfinite(c)]
+    proved = max([stated, *_proved_alternatives(record), *proved_at])
     low, high = res.get("low"), res.get("high")
     if not isinstance(high, (int, float)) or not math.isfinite(high):
         return f"proved at C = {proved:.6g}; no counterexample found up to the search limit"

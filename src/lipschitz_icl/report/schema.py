@@ -199,6 +199,9 @@ def _proof(value, where: str) -> None:
         raise _Invalid(f"{where}.undecided_share", "not a number in [0, 1]")
     if value.get("certificate") is not None and not isinstance(value["certificate"], str):
         raise _Invalid(f"{where}.certificate", "not a string or null")
+    proved_at = value.get("proved_at", [])
+    if not isinstance(proved_at, list) or not all(_is_number(c, unbounded=False) for c in proved_at):
+        raise _Invalid(f"{where}.proved_at", "not a list of finite numbers")
 
 
 def _record(record, where: str) -> None:
