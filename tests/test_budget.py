@@ -80,7 +80,9 @@ def test_the_pairwise_mixture_of_the_issue_is_refused_at_the_command_line(capsys
     kernel = problem.task_class.kernel
 
     def check(contexts):
-        pairwise_terms(kernel, 1000, 0.02, 20000 if contexts is None else contexts, 0, budget=budget.COMMAND_SECONDS)
+        pairwise_terms(
+            kernel, 1000, 0.02, contexts=20000 if contexts is None else contexts, rng=0, budget=budget.COMMAND_SECONDS
+        )
 
     with pytest.raises(ParameterError):
         check(None)

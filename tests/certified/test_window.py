@@ -27,10 +27,14 @@ def _law(n: int) -> float:
 def test_a_bound_with_room_is_proved_and_a_false_one_refuted():
     kernel = kernel_of("affine", 3, 1.0)
     true_constant = 2 * _exact(1010) / _law(1000)  # w* grows with n: twice its largest value over the range
-    proved = window_bound(kernel, (1000, 1010), SIGMA, 1.0, true_constant, ALPHA, "upper", seconds=60)
+    proved = window_bound(
+        kernel, (1000, 1010), sigma=SIGMA, L=1.0, C=true_constant, alpha=ALPHA, side="upper", seconds=60
+    )
     assert proved.outcome == "proved" and not proved.open
     false_constant = 0.5 * _exact(1000) / _law(1010)  # half its smallest value
-    refuted = window_bound(kernel, (1000, 1010), SIGMA, 1.0, false_constant, ALPHA, "upper", seconds=60)
+    refuted = window_bound(
+        kernel, (1000, 1010), sigma=SIGMA, L=1.0, C=false_constant, alpha=ALPHA, side="upper", seconds=60
+    )
     assert refuted.outcome == "refuted"
     n = refuted.counterexample["n"]
     assert 1000 <= n <= 1010 and refuted.counterexample["bound"] < _exact(n)
@@ -39,6 +43,6 @@ def test_a_bound_with_room_is_proved_and_a_false_one_refuted():
 def test_bad_input_is_refused():
     kernel = kernel_of("affine", 3, 1.0)
     with pytest.raises(ParameterError, match="'n_range'"):
-        window_bound(kernel, (3, 10), SIGMA, 1.0, 1.0, ALPHA)
+        window_bound(kernel, (3, 10), sigma=SIGMA, L=1.0, C=1.0, alpha=ALPHA)
     with pytest.raises(ParameterError, match="'side'"):
-        window_bound(kernel, (10, 20), SIGMA, 1.0, 1.0, ALPHA, "both")
+        window_bound(kernel, (10, 20), sigma=SIGMA, L=1.0, C=1.0, alpha=ALPHA, side="both")

@@ -98,7 +98,9 @@ def test_optimum_rule_is_an_equivalence_with_margins():
     m_star, e_star = [2.0], [0.4]
 
     def rule(m_hat, loss, m_claim=m_star, e_claim=e_star):
-        return lin_claims.optimum_decision([m_hat], m_claim, [loss], e_claim, 3.0, 0.05, 0.05).verdict
+        return lin_claims.optimum_decision(
+            [m_hat], m_claim, [loss], e_claim, z=3.0, m_margin=0.05, e_margin=0.05
+        ).verdict
 
     assert rule((2.01, 0.01), (0.401, 0.001)) == "holds"
     # m_hat 20% off with a tight interval: wholly outside the 5% margin

@@ -81,7 +81,7 @@ def _same_l(spec, monkeypatch, ratios: dict, half_width: float, design=None):
     design = {**spec.design, **(design or {})}
     z = decision.bonferroni_z(len(design["gated"]), design["family_level"])
     _fake_windows(monkeypatch)
-    monkeypatch.setattr(theory, "class_error", lambda *args: 1.0)
+    monkeypatch.setattr(theory, "class_error", lambda *args, **kwargs: 1.0)
     logs = {p: {"relu": (math.log(r), half_width / z)} for p, r in ratios.items()}
     errors = {p: {"matched": (1.0, 0.01), "relu": (r, 0.01)} for p, r in ratios.items()}
     monkeypatch.setattr(thm35, "probe_log_ratios", lambda *args: (logs, errors))

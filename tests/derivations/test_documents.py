@@ -398,7 +398,7 @@ def test_generalisation_numbers_equal_the_claims_theory():
         assert (w_affine.value, w_relu.value) == (ws["affine"], ws["relu"])  # the claim's own windows
         kind = "cosine" if r["test class"] == "cosine-1" else r["test class"]
         errors = [
-            generalisation.class_error(kind, 5, same["n"], same["L"], same["sigma"], ws[task])
+            generalisation.class_error(kind, 5, n=same["n"], L=same["L"], sigma=same["sigma"], w=ws[task])
             for task in window_law.TASKS
         ]
         assert ratio.value == errors[1] / errors[0]

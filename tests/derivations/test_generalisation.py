@@ -44,7 +44,8 @@ def test_each_class_prefers_its_own_window(cache_root):
     d, n, L, sigma = 3, 1000, 1.0, 0.5
     ws = {k: wstar(make_problem(k, d, n, L, sigma), "exact").w_star.value for k in ("affine", "relu")}
     ratio = {
-        k: G.class_error(k, d, n, L, sigma, ws["relu"]) / G.class_error(k, d, n, L, sigma, ws["affine"])
+        k: G.class_error(k, d, n=n, L=L, sigma=sigma, w=ws["relu"])
+        / G.class_error(k, d, n=n, L=L, sigma=sigma, w=ws["affine"])
         for k in ("affine", "relu", "cosine")
     }
     assert ratio["affine"] > 1 > ratio["relu"] and ratio["cosine"] < 1

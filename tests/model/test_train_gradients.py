@@ -55,9 +55,9 @@ def _finite_difference(param, params, data, kind):
             minus = {k: v.copy() for k, v in params.items()}
             plus[name][idx] += H
             minus[name][idx] -= H
-            grad[idx] = (loss_and_grad(param, plus, *data, kind)[0] - loss_and_grad(param, minus, *data, kind)[0]) / (
-                2 * H
-            )
+            grad[idx] = (
+                loss_and_grad(param, plus, *data, kind=kind)[0] - loss_and_grad(param, minus, *data, kind=kind)[0]
+            ) / (2 * H)
         out[name] = grad
     return out
 
@@ -88,7 +88,7 @@ def test_gradient_matches_central_differences(param, kind, case):
     task, d, n, batch, seed, scale = case
     data, rng = _prompts(task, d, n, batch, seed)
     params = _random_params(param, d, kind, rng, scale)
-    loss, grads = loss_and_grad(param, params, *data, kind)
+    loss, grads = loss_and_grad(param, params, *data, kind=kind)
     assert np.isfinite(loss) and loss >= 0
     _assert_close(grads, _finite_difference(param, params, data, kind))
 
@@ -111,7 +111,7 @@ def test_finite_differences_detect_a_wrong_gradient():
     """The comparison can fail: a gradient off by 1% in one entry, or transposed, is rejected."""
     data, rng = _prompts("affine", 3, 5, 4, 3)
     params = _random_params("M", 3, "softmax", rng, 1.0)
-    _, grads = loss_and_grad("M", params, *data, "softmax")
+    _, grads = loss_and_grad("M", params, *data, kind="softmax")
     numeric = _finite_difference("M", params, data, "softmax")
     _assert_close(grads, numeric)
     scaled = {"M": grads["M"].copy()}
@@ -129,7 +129,7 @@ def test_last_column_of_W_Q_gets_no_gradient():
     data, rng = _prompts("relu", 3, 6, 5, 8)
     for kind in ("softmax", "linear"):
         params = _random_params("full", 3, kind, rng, 1.0)
-        _, grads = loss_and_grad("full", params, *data, kind)
+        _, grads = loss_and_grad("full", params, *data, kind=kind)
         assert np.all(grads["W_Q"][:, -1] == 0.0)
         assert np.all(grads["W_V"][:-1] == 0.0)
         assert np.any(grads["W_V"][-1] != 0.0)
@@ -141,7 +141,7 @@ def test_gradient_matches_torch_autograd(param, kind):
     torch = pytest.importorskip("torch")
     data, rng = _prompts("lowrank-affine", 3, 6, 5, 21)
     params = _random_params(param, 3, kind, rng, 1.0)
-    _, grads = loss_and_grad(param, params, *data, kind)
+    _, grads = loss_and_grad(param, params, *data, kind=kind)
     x, y, q, fq = (torch.tensor(a, dtype=torch.float64) for a in data)
     tp = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in params.items()}
     if param == "M":

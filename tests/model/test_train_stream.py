@@ -141,9 +141,9 @@ def test_an_error_in_training_stops_the_worker_thread(monkeypatch):
     """Divergence raises from the loop; the worker (drawing the next batch) is joined, not left behind."""
     calls = []
 
-    def diverging(*args):
+    def diverging(*args, **kwargs):
         calls.append(1)
-        loss, grads = loss_and_grad(*args)
+        loss, grads = loss_and_grad(*args, **kwargs)
         return (np.nan if len(calls) == 4 else loss), grads
 
     monkeypatch.setattr(train_module, "BACKGROUND_ENTRIES", (0, 10**12))

@@ -178,9 +178,12 @@ def kernel_of(task: str, d: int, L=1.0, frequency: float = 1.0) -> kernels.Certi
 
 # ----------------------------------------------------------------------------- the design of one evaluation
 def _s_range(
-    d: int, w_lo: float, w_hi: float, n_lo: float, n_hi: float, rtol: float = 1e-12, safe: bool = False
+    d: int, *, w_lo: float, w_hi: float, n_lo: float, n_hi: float, rtol: float = 1e-12, safe: bool = False
 ) -> tuple:
-    """Float estimates of where the integrands live (they set the grids, not the result; the tails beyond
+    """``(s_lo, s_hi)`` in dimension ``d`` for windows ``w`` in ``[w_lo, w_hi]`` and context sizes in
+    ``[n_lo, n_hi]``, to the relative tolerance ``rtol``.
+
+    Float estimates of where the integrands live (they set the grids, not the result; the tails beyond
     are bounded, :func:`lipschitz_icl.certified.laplace.integrate`): below ``s_lo`` they fall like ``e^(2 s)``
     (``n E[e^(-V)] e^s ~ 1`` at their peak ``s*``; ``s_lo`` is ``log(1/rtol)/2 + 4`` below it), above ``s_hi``
     ``psi^(n-2)`` or ``y >= e^(s - 2w)`` makes them vanish: ``s_hi`` is the exact method's ``V_q + 4.5``, or
@@ -275,7 +278,7 @@ def design(
     ``s_hi``)."""
     (w_lo, w_hi), (n_lo, n_hi) = w, n
     d = kernel.d
-    _, s_hi = _s_range(d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi, safe=safe)
+    _, s_hi = _s_range(d, w_lo=max(w_lo, 1e-6), w_hi=max(w_hi, 1e-6), n_lo=n_lo, n_hi=n_hi, safe=safe)
     q, q_s = _orders_for(rtol)
     work = laplace.estimate_work(d, w_hi, s_hi, q, q_s) * max(1.0, w_hi / max(w_lo, 1e-6)) ** 0.5
     m = _degree(kernel, w_hi, s_hi)
@@ -334,14 +337,16 @@ def enclose(
         sigma2 = sigma_ball * sigma_ball
         if counts.exact == 1 or (w_hi == 0 and order == 0):
             return _closed_form(kernel, counts, sigma2, scale, order, w_hi == 0 and counts.exact != 1)
-        _, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi)
+        _, s_hi = _s_range(kernel.d, w_lo=max(w_lo, 1e-6), w_hi=max(w_hi, 1e-6), n_lo=n_lo, n_hi=n_hi)
         if plan is None or not plan.covers(order, w_lo, w_hi, s_hi, want_q):
             plan = design(kernel, (w_lo, w_hi), (n_lo, n_hi), order=order, rtol=rtol, want_q=want_q)
         grid = plan.theta_grid()
         names = ("noise", "bias") + (("q",) if want_q else ())
         weights = {"noise": float(sigma2.mid()) or 0.0, "bias": float(scale.mid()), "q": 0.0}
         for safe in (False, True):
-            s_lo, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi, rtol, safe)
+            s_lo, s_hi = _s_range(
+                kernel.d, w_lo=max(w_lo, 1e-6), w_hi=max(w_hi, 1e-6), n_lo=n_lo, n_hi=n_hi, rtol=rtol, safe=safe
+            )
             if safe and s_hi > plan.s_top:
                 plan = design(kernel, (w_lo, w_hi), (n_lo, n_hi), order=order, rtol=rtol, want_q=want_q, safe=True)
                 grid = plan.theta_grid()
@@ -396,7 +401,7 @@ def part_bounds(
         L_ball, _, _ = _ball("L", L, 1e-6, 1e6, positive=True)
         scale = L_ball * L_ball
     with arithmetic.precision(precision_bits):
-        s_lo, s_hi = _s_range(kernel.d, max(w_lo, 1e-6), max(w_hi, 1e-6), n_lo, n_hi)
+        s_lo, s_hi = _s_range(kernel.d, w_lo=max(w_lo, 1e-6), w_hi=max(w_hi, 1e-6), n_lo=n_lo, n_hi=n_hi)
         if plan is None or not plan.covers(order, w_lo, w_hi, s_hi, False):
             plan = design(kernel, (w_lo, w_hi), (n_lo, n_hi), order=order, rtol=1e-6)
         grid = plan.theta_grid()

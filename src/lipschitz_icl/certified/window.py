@@ -46,19 +46,21 @@ class WindowDecision:
 def window_bound(
     kernel,
     n_range: tuple,
+    *,
     sigma: float,
     L: float,
     C: float,
     alpha: float,
     side: str = "upper",
-    *,
     ratio: float = 2.0,
     min_ratio: float = 1.02,
     seconds: float = 120.0,
 ) -> WindowDecision:
     """Decide ``w*(n) <= C (n L^2/sigma^2)^alpha`` (``side="upper"``) or ``>=`` (``"lower"``) for every integer
-    ``n`` in ``n_range`` (``5 <= n_lo < n_hi``), for the certified ``kernel`` (module docstring): pieces of
-    ratio ``ratio`` at first, halved (geometrically) down to ``min_ratio``."""
+    ``n`` in ``n_range`` (``5 <= n_lo < n_hi``), for the certified ``kernel`` (module docstring), label noise
+    ``sigma`` and Lipschitz constant ``L`` (``Lambda = n L^2/sigma^2``), the law's constant ``C`` and power
+    ``alpha``: pieces of ratio ``ratio`` at first, halved (geometrically) down to ``min_ratio``, within
+    ``seconds``."""
     if side not in ("upper", "lower"):
         raise ParameterError("side", "upper or lower", side)
     n_lo, n_hi = n_range

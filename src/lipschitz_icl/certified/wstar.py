@@ -382,13 +382,21 @@ def certified_wstar(
         kernel = loss.kernel_of(task, d, 1.0, frequency)
     start = time.monotonic()
     if guess is None:
-        guess = _float_guess(kernel, task, d, n, sigma, L, frequency)
+        guess = _float_guess(kernel, task, d=d, n=n, sigma=sigma, L=L, frequency=frequency)
     floor = arithmetic.exact(sigma[0] if isinstance(sigma, (tuple, list)) else sigma) ** 2
     floor = floor / (n[1] if isinstance(n, (tuple, list)) else n)
     info: dict[str, Any] = {"search_range": list(W_SEARCH)}
     if not W_SEARCH[0] * 1.01 < guess < W_SEARCH[1] / 1.01:
         info["at_search_bound"] = True
-        return _undecided(guess, "the float minimiser is at an end of the search range", info, start, None, floor, 0)
+        return _undecided(
+            guess,
+            "the float minimiser is at an end of the search range",
+            info=info,
+            start=start,
+            U=None,
+            floor=floor,
+            evaluations=0,
+        )
     n_lo, n_hi = _n_range(n)
     loss.design(kernel, (guess / 2, guess * 2), (n_lo, n_hi), order=2, rtol=1e-9)  # refused up front beyond the budget
     f = Objective(kernel, n, sigma, L, seconds=seconds)
@@ -398,7 +406,15 @@ def certified_wstar(
         w1 = _newton(f, guess)
         low, high = _bracket(f, w1, rel_width)
         if low is None:
-            return _undecided(guess, "the sign change of dL/dw was not certified", info, start, U, floor, f.evaluations)
+            return _undecided(
+                guess,
+                "the sign change of dL/dw was not certified",
+                info=info,
+                start=start,
+                U=U,
+                floor=floor,
+                evaluations=f.evaluations,
+            )
         U = arb(f.at(w1, rtol=1e-10).loss.upper())
         right: list = []
         left: list = []
@@ -406,10 +422,10 @@ def certified_wstar(
         # JSON-ready: a piece cut off to infinity (the far side excluded by a floor) has the end "inf"
         info["pieces"] = [[a, b if math.isfinite(b) else "inf", kind] for a, b, kind in left[::-1] + right]
         if reason is not None:
-            return _undecided(w1, reason, info, start, U, floor, f.evaluations)
+            return _undecided(w1, reason, info=info, start=start, U=U, floor=floor, evaluations=f.evaluations)
         at = _minimum_lower_bound(f, low, high)
     except _OutOfTime as exc:
-        return _undecided(guess, str(exc), info, start, U, floor, f.evaluations)
+        return _undecided(guess, str(exc), info=info, start=start, U=U, floor=floor, evaluations=f.evaluations)
     info.update(evaluations=f.evaluations, seconds=time.monotonic() - start, at_search_bound=False)
     loss_low = arithmetic.low(at)
     loss_high = arithmetic.high(U)  # the loss at w1 bounds the minimum from above
@@ -436,9 +452,13 @@ def _n_range(n) -> tuple:
     return float(n), float(n)
 
 
-def _float_guess(kernel, task, d, n, sigma, L, frequency) -> float:
+def _float_guess(kernel, task, *, d, n, sigma, L, frequency) -> float:
     """A start (not a result): the exact float minimiser for the affine and cosine classes, the asymptotic one
-    for relu (the large-n model covers affine and relu only), a coarse certified scan otherwise."""
+    for relu (the large-n model covers affine and relu only), a coarse certified scan of ``kernel`` otherwise.
+
+    ``task`` the class's name, ``d`` the dimension, ``n``, ``sigma`` and ``L`` the context size, label noise and
+    Lipschitz constant (each a value or a ``(low, high)`` range, started from its geometric mean; ``L`` None
+    reads 1), ``frequency`` the cosine class's frequency."""
     from lipschitz_icl.optimum import wstar_asymptotic, wstar_exact
     from lipschitz_icl.problem import make_problem
 
@@ -476,7 +496,9 @@ def problem_wstar(problem, *, rel_width: float = 1e-6, seconds: float = 600.0) -
     task = getattr(problem.task_class, "name", "")
     frequency = getattr(problem.task_class, "frequency", 1.0)
     if task in ("affine", "relu", "cosine"):
-        guess = _float_guess(kernel, task, problem.d, problem.n, problem.sigma, problem.L, frequency)
+        guess = _float_guess(
+            kernel, task, d=problem.d, n=problem.n, sigma=problem.sigma, L=problem.L, frequency=frequency
+        )
     elif hasattr(problem.task_class, "wstar_guess"):
         guess = float(problem.task_class.wstar_guess(problem.n, problem.sigma))
     else:
@@ -521,7 +543,12 @@ def _bracket(f: Objective, w1: float, rel_width: float) -> tuple:
     return None, None
 
 
-def _undecided(w0, reason, info, start, U, floor, evaluations) -> WStarEnclosure:
+def _undecided(w0, reason, *, info, start, U, floor, evaluations) -> WStarEnclosure:
+    """The undecided :class:`WStarEnclosure` with the guess ``w0`` (the window reached so far): ``reason`` (why
+    the search stopped), ``evaluations`` (certified loss evaluations) and the seconds since ``start`` (a
+    ``time.monotonic`` reading) are recorded in ``info`` (the search's record); the loss interval is
+    ``[floor, U]``, ``floor`` the ball ``sigma^2/n`` and ``U`` a ball bounding the loss at a window from above
+    (None when none was computed: ``inf``)."""
     info.update(reason=reason, evaluations=evaluations, seconds=time.monotonic() - start)
     info.setdefault("at_search_bound", False)
     high = arithmetic.high(U) if U is not None else math.inf

@@ -65,9 +65,13 @@ def _loglog(series: list, xlabel: str, ylabel: str) -> dict:
 
 
 # ----------------------------------------------------------------------------- the optimum m* I
-def optimum_decision(m_hats, m_claims, losses, e_claims, z: float, m_margin: float, e_margin: float) -> Decision:
+def optimum_decision(m_hats, m_claims, losses, e_claims, *, z: float, m_margin: float, e_margin: float) -> Decision:
     """Equivalence at every ``n``: ``[m_hat +- z se] / m_claim - 1`` within ``+-m_margin`` and
-    ``[E +- z se] / e_claim - 1`` within ``+-e_margin`` (``(value, se)`` pairs); combined."""
+    ``[E +- z se] / e_claim - 1`` within ``+-e_margin``; combined.
+
+    Per ``n``: ``m_hats`` the measured optimum ``m_hat`` and ``losses`` the measured loss ``E`` at ``m* I``
+    (``(value, se)`` pairs), ``m_claims`` and ``e_claims`` the claimed ``m*`` and loss; ``z`` the interval's
+    multiple of the standard error, ``m_margin`` and ``e_margin`` the relative equivalence margins."""
     decisions = []
     for k, ((mh, ms), mc, (e, es), ec) in enumerate(zip(m_hats, m_claims, losses, e_claims)):
         decisions.append(labelled(f"m #{k}", decision.equivalence(*relative_interval(mh, z * ms, mc), m_margin)))
@@ -182,7 +186,7 @@ def optimum(
     def decide(m_shift: float = 0.0, e_shift: float = 0.0, law: str = "derived") -> Decision:
         m_claim = [m * (1 + m_shift) for m, _ in laws[law]]
         e_claim = [e * (1 + e_shift) for _, e in laws[law]]
-        return optimum_decision(m_hats, m_claim, losses, e_claim, z, m_margin, e_margin)
+        return optimum_decision(m_hats, m_claim, losses, e_claim, z=z, m_margin=m_margin, e_margin=e_margin)
 
     m_stars = [m for m, _ in laws["derived"]]
     e_lins = [e for _, e in laws["derived"]]

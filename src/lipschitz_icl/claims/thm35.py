@@ -577,8 +577,8 @@ def _class_ratios(suite, gated, *, d: int, n: int, L: float, sigma: float, ws: d
         if p.name in gated
     }
     return {
-        (name, "relu"): theory.class_error(kind, d, n, L, sigma, ws["relu"], k)
-        / theory.class_error(kind, d, n, L, sigma, ws["affine"], k)
+        (name, "relu"): theory.class_error(kind, d, n=n, L=L, sigma=sigma, w=ws["relu"], frequency=k)
+        / theory.class_error(kind, d, n=n, L=L, sigma=sigma, w=ws["affine"], frequency=k)
         for name, (kind, k) in classes.items()
     }
 

@@ -110,17 +110,19 @@ def envelope_bias(d: int, w: float, L: float) -> float:
     return 2 * L**2 * float(1 - S.exact_tilted_mean(d, w))
 
 
-def class_error(kind: str, d: int, n: int, L: float, sigma: float, w: float, frequency: float = 1.0) -> float:
-    """The ICL error of the window ``w I`` on the class ``kind``: exact quadrature for ``affine`` and ``relu``;
-    ``L^2 b_k w^-2 + sigma^2 (R_d(w)/n + c_q w^(d-1)/n^2)`` for ``cosine`` of frequency ``k``."""
-    return class_error_estimate(kind, d, n, L, sigma, w, frequency)[0]
+def class_error(kind: str, d: int, *, n: int, L: float, sigma: float, w: float, frequency: float = 1.0) -> float:
+    """The ICL error of the window ``w I`` on the class ``kind`` (``affine``, ``relu`` or ``cosine``) in dimension
+    ``d``, with ``n`` context points, Lipschitz constant ``L`` and label noise ``sigma``: exact quadrature for
+    ``affine`` and ``relu``; ``L^2 b_k w^-2 + sigma^2 (R_d(w)/n + c_q w^(d-1)/n^2)`` for ``cosine`` of frequency
+    ``k = frequency``."""
+    return class_error_estimate(kind, d, n=n, L=L, sigma=sigma, w=w, frequency=frequency)[0]
 
 
 def class_error_estimate(
-    kind: str, d: int, n: int, L: float, sigma: float, w: float, frequency: float = 1.0
+    kind: str, d: int, *, n: int, L: float, sigma: float, w: float, frequency: float = 1.0
 ) -> tuple[float, float]:
-    """:func:`class_error` and its stated accuracy: the exact quadrature's error estimate (``affine``, ``relu``);
-    ``0`` for the ``cosine`` formula (a closed form evaluated in doubles)."""
+    """:func:`class_error` (same parameters) and its stated accuracy: the exact quadrature's error estimate
+    (``affine``, ``relu``); ``0`` for the ``cosine`` formula (a closed form evaluated in doubles)."""
     if kind == "cosine":
         power, b = law.cosine_bias_leading(d, frequency)
         return L**2 * b * w**power + noise_series(d, w, n, sigma), 0.0
@@ -148,7 +150,7 @@ def _error_at(kind: str, dim: int, window: Approximate) -> Approximate:
     """:func:`class_error` of the class ``kind`` at the window ``w I`` with its accuracy: the quadrature's error plus
     the window's accuracy carried through ``E(w) = b w^-p + c w^beta/n``, ``|d log E / d log w| <= max(p, beta)``
     (``p`` the class's bias power, ``beta = (d-1)/2`` the noise power)."""
-    value, error = class_error_estimate(kind, dim, SAME_L["n"], SAME_L["L"], SAME_L["sigma"], window.value)
+    value, error = class_error_estimate(kind, dim, n=SAME_L["n"], L=SAME_L["L"], sigma=SAME_L["sigma"], w=window.value)
     if kind == "cosine":
         bias_power = law.cosine_bias_leading(dim, 1.0)[0]
     else:

@@ -142,10 +142,15 @@ def _theta_rule(d: int, w: float, lev, grid: grids.LaplaceGrid, degree: int, the
     return theta, gw * np.exp(grids.log_mu_density(d, theta))
 
 
-def _window_sums(kernel: ZonalKernel, w: float, n: int, lev, grid: grids.LaplaceGrid, theta, wt):
+def _window_sums(kernel: ZonalKernel, w: float, n: int, *, lev, grid: grids.LaplaceGrid, theta, wt):
     """The sums over ``theta`` for every ``s`` node that do not involve ``P_l``: ``E[sum p_i^2]``, the
     diagonal bias, ``A_1[1]``, ``A_1[1]^2`` weighted (``B_inf``), ``E[k1(s - V)^2]`` (Parseval), the
-    weights ``off_w`` of the off-diagonal integral and the per-chunk kernels ``k1 * weight``."""
+    weights ``off_w`` of the off-diagonal integral and the per-chunk kernels ``k1 * weight``.
+
+    ``kernel`` the class's zonal kernel, ``w`` the window, ``n`` the context size, ``lev`` the resolution
+    (:class:`~lipschitz_icl.exact.grids.Level`; its Gauss order ``q_s`` sets the ``s`` chunks), ``grid`` the
+    Laplace grid of ``s`` nodes and weights, ``theta`` and ``wt`` the angle nodes and their weights (the
+    law ``mu`` included: :func:`_theta_rule`)."""
     gap = kernel.gap_theta(theta)
     if not np.all(np.isfinite(gap)):
         raise ParameterError("kernel", "finite on [-1, 1]", kernel.name)
@@ -226,7 +231,7 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
     info = {"n_s": int(grid.s.size), "v_quantile": grid.v_q}
     if n < 2:  # no pairs: the bias is the diagonal alone
         theta, wt = _theta_rule(d, w, lev, grid, 0, theta_top)
-        sums = _window_sums(kernel, w, n, lev, grid, theta, wt)
+        sums = _window_sums(kernel, w, n, lev=lev, grid=grid, theta=theta, wt=wt)
         info.update(n_theta=int(theta.size), degree=0, tail=0.0, tail_bound=0.0, b_inf=0.0)
         return ZonalParts(sums["noise_factor"], sums["diag"], 0.0, 0, info)
     probe = _gap_coefficients(kernel, 64)
@@ -239,7 +244,7 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
         degree = int(above.max()) if above.size else 0
     else:  # the degree rule of the module doc
         theta, wt = _theta_rule(d, w, lev, grid, 0, theta_top)
-        sums = _window_sums(kernel, w, n, lev, grid, theta, wt)
+        sums = _window_sums(kernel, w, n, lev=lev, grid=grid, theta=theta, wt=wt)
         dens = sums["off_w"] * sums["a1_one"] ** 2
         s_eff = float(grid.s[np.flatnonzero(dens > _S_EFF * sums["b_inf"]).max()])
         degree = int(math.ceil((_C0 + level) * math.sqrt(w * (max(s_eff, 0.0) + 2.0)))) + 8
@@ -253,7 +258,7 @@ def zonal_parts(kernel: ZonalKernel, w: float, n: int, level: int = 0, rtol: flo
                 w,
             )
         theta, wt = _theta_rule(d, w, lev, grid, degree, theta_top)
-        sums = _window_sums(kernel, w, n, lev, grid, theta, wt)
+        sums = _window_sums(kernel, w, n, lev=lev, grid=grid, theta=theta, wt=wt)
         parts = _sum_series(kernel, sums, degree, fast)
         bound = parts.info["parseval_part"]
         # done: the tail is certified below rtol/4 of the bias; or what is missing is not the Parseval

@@ -43,10 +43,12 @@ def pair_seconds(kernel) -> float:
 
 
 def pairwise_terms(
-    kernel, n: int, w: float, contexts: int, rng, chunk_elements: int = 1 << 22, budget=budgets.ENGINE_SECONDS
+    kernel, n: int, w: float, *, contexts: int, rng, chunk_elements: int = 1 << 22, budget=budgets.ENGINE_SECONDS
 ):
-    """Per-context ``(bias_c, collision_c)`` (``collision_c = sum_i p_i^2``) for ``kernel`` at ``M = w I``;
-    refused before any work beyond the work ``budget`` (estimated seconds)."""
+    """Per-context ``(bias_c, collision_c)`` (``collision_c = sum_i p_i^2``) for the zonal ``kernel`` with ``n``
+    context points at ``M = w I``, on ``contexts`` contexts drawn from ``rng`` (a seed or Generator), in chunks of
+    about ``chunk_elements`` array entries; refused before any work beyond the work ``budget`` (estimated
+    seconds)."""
     n = check_int("n", n, minimum=1, maximum=MAX_PAIRWISE_N)
     w = check_real("w", w, minimum=0.0)
     contexts = check_int("contexts", contexts, minimum=2)
@@ -96,7 +98,7 @@ def pairwise_loss(problem, w, *, contexts: int = 4096, rng=0, budget=budgets.ENG
     if problem.n > MAX_PAIRWISE_N:
         raise ParameterError("n", f"<= {MAX_PAIRWISE_N} for the pairwise Monte Carlo (use method 'exact')", problem.n)
     kernel = kernel_of(problem.task_class)
-    bias_c, collision_c = pairwise_terms(kernel, problem.n, w, contexts, rng, budget=budget)
+    bias_c, collision_c = pairwise_terms(kernel, problem.n, w, contexts=contexts, rng=rng, budget=budget)
     noise_c = problem.sigma**2 * collision_c
     return LossEstimate(
         Estimate.from_samples(bias_c + noise_c),

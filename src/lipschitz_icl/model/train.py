@@ -187,8 +187,15 @@ def full_layer_loss_and_grad(params: Params, x, y, q, fq, kind: str = "softmax")
     return _batch_loss(r), {"W_K": grad_K, "W_Q": grad_Q, "W_V": grad_V}
 
 
-def loss_and_grad(param: str, params: Params, x, y, q, fq, kind: str = "softmax"):
-    """Dispatch to :func:`m_form_loss_and_grad` (``param="M"``) or :func:`full_layer_loss_and_grad`."""
+def loss_and_grad(param: str, params: Params, x, y, q, fq, *, kind: str = "softmax"):
+    """Batch ICL loss and its gradient: :func:`m_form_loss_and_grad` (``param="M"``) or
+    :func:`full_layer_loss_and_grad` (``param="full"``).
+
+    ``params`` are the layer's parameters (keyed like :func:`init_params`); ``x`` the context inputs
+    (``B x n x d``), ``y`` their labels (``B x n``), ``q`` the queries (``B x d``) and ``fq`` the noiseless
+    target ``f(q)`` (``B``), each with the same leading run axes; ``kind`` the attention (``"softmax"`` or
+    ``"linear"``). Returns ``(loss, grads)``.
+    """
     if param == "M":
         return m_form_loss_and_grad(params, x, y, q, fq, kind)
     return full_layer_loss_and_grad(params, x, y, q, fq, kind)
@@ -805,7 +812,7 @@ def _train_stack(problems, seeds, inits, plan: Protocol, progress) -> list[Train
         contextlib.closing(run_prompt_stream(problems, rngs, plan.batch, steps)) as stream,
     ):
         for t, (x, y, q, fq) in enumerate(stream):
-            loss, grads = loss_and_grad(plan.param, params, x, y, q, fq, kind)
+            loss, grads = loss_and_grad(plan.param, params, x, y, q, fq, kind=kind)
             _check_finite(loss, t)
             curve[t] = loss
             opt.step(params, grads, plan.learning_rate(t))
