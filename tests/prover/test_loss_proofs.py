@@ -135,3 +135,19 @@ def test_w_star_of_every_certified_class_is_a_quantity_of_prove(task):
     )
     assert result.verdict.value == "undecided" and result.certificate["statement"]["task"] == task
     assert checker.check(result.certificate).verdict == "undecided"
+
+
+@pytest.mark.parametrize("quantity", ["bias", "dloss_dw"])
+def test_a_domain_without_w_is_refused_in_one_line(tmp_path, capsys, quantity):
+    """The variant reader takes ``w`` as optional (``check`` evaluates bias and noise at ``w*``), but a loss part
+    in ``prove`` is a function of ``w``: a [domain] without it ended in a KeyError traceback."""
+    from lipschitz_icl import cli
+
+    path = tmp_path / "no-w.toml"
+    path.write_text(
+        f'name = "no-w"\nquantity = "{quantity}"\ntask = "affine"\nrelation = "<="\nbound = "1"\n'
+        "[domain]\nd = [3]\nn = [100]\nL = [1.0, 1.0]\nsigma = [0.5, 0.5]\n"
+    )
+    assert cli.main(["prove", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "parameter 'w' must be given in the [domain]" in err

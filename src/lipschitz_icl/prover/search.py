@@ -722,8 +722,13 @@ def quantity_of(name: str, task: str | None = None) -> Quantity:
 
 
 def check_domain(quantity: Quantity, domain: Domain) -> None:
-    """``domain`` within the range of every parameter of ``quantity`` (:attr:`Quantity.params`), and its
-    domain rule (``k <= d``); raises :class:`ParameterError` naming the parameter."""
+    """``domain`` gives every parameter of ``quantity`` (:attr:`Quantity.params`: ``w`` too for the loss parts),
+    each within its range, and keeps its domain rule (``k <= d``); raises :class:`ParameterError` naming the
+    parameter."""
+    for parameter in quantity.params:
+        if parameter.name not in domain.pieces:
+            requirement = f"given in the [domain] ({parameter.describe()}: a parameter of {quantity.name})"
+            raise ParameterError(parameter.name, requirement, "missing")
     for name, pieces in domain.pieces.items():
         parameter = quantity.parameter(name)
         for piece in pieces:
