@@ -36,11 +36,10 @@ def bias_turns(
     return proof_outcome(pieces=pieces, constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
 
 
-def _window_range(d: int, n: int, L: float, sigma: float, w_low: float, w_high: float) -> dict:
-    return {"d": [d], "n": [n], "L": L, "sigma": sigma, "w": [w_low, w_high]}
-
-
-def noise_rises(
+def _slope_on_range(
+    quantity: str,
+    bound: str,
+    relation: str,
     *,
     d: int,
     n: int,
@@ -53,27 +52,22 @@ def noise_rises(
     max_boxes: int,
     seconds: float,
 ) -> Outcome:
+    """``quantity relation bound`` (a ``w``-derivative of a part, ``C = stated``) at every ``w`` of ``[w_low,
+    w_high]`` for the class ``task`` at ``d``, ``n``, ``L``, ``sigma``, proved on the whole range by the prover
+    (budgets ``max_boxes`` and ``seconds``; rule ``proof``)."""
+    domain = {"d": [d], "n": [n], "L": L, "sigma": sigma, "w": [w_low, w_high]}
+    piece = Piece(quantity, bound, domain, task=task, relation=relation)
+    return proof_outcome(pieces=[piece], constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
+
+
+def noise_rises(**design) -> Outcome:
     """The noise part rises with ``w`` on ``[w_low, w_high]``: ``d/dw (sigma^2 N(w)) >= C sigma^2 / n`` at every
     ``w`` of the range (``C = stated``; ``N = E sum_i p_i^2`` does not depend on the class, whose kernel only
-    names the certified quantity), proved on the whole range (rule ``proof``)."""
-    piece = Piece("dnoise_dw", "C*sigma**2/n", _window_range(d, n, L, sigma, w_low, w_high), task=task, relation=">=")
-    return proof_outcome(pieces=[piece], constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
+    names the certified quantity); ``design``: the keywords of :func:`_slope_on_range`."""
+    return _slope_on_range("dnoise_dw", "C*sigma**2/n", ">=", **design)
 
 
-def bias_falls(
-    *,
-    d: int,
-    n: int,
-    task: str,
-    L: float,
-    sigma: float,
-    w_low: float,
-    w_high: float,
-    stated: float,
-    max_boxes: int,
-    seconds: float,
-) -> Outcome:
+def bias_falls(**design) -> Outcome:
     """The bias part falls as ``w`` grows on ``[w_low, w_high]``: ``d/dw (L^2 B(w)) <= -C L^2`` at every ``w`` of
-    the range (``C = stated``), proved on the whole range (rule ``proof``)."""
-    piece = Piece("dbias_dw", "-C*L**2", _window_range(d, n, L, sigma, w_low, w_high), task=task, relation="<=")
-    return proof_outcome(pieces=[piece], constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
+    the range (``C = stated``); ``design``: the keywords of :func:`_slope_on_range`."""
+    return _slope_on_range("dbias_dw", "-C*L**2", "<=", **design)
