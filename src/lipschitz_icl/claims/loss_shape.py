@@ -60,14 +60,66 @@ def _slope_on_range(
     return proof_outcome(pieces=[piece], constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
 
 
-def noise_rises(**design) -> Outcome:
+def noise_rises(
+    *,
+    d: int,
+    n: int,
+    task: str,
+    L: float,
+    sigma: float,
+    w_low: float,
+    w_high: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
     """The noise part rises with ``w`` on ``[w_low, w_high]``: ``d/dw (sigma^2 N(w)) >= C sigma^2 / n`` at every
     ``w`` of the range (``C = stated``; ``N = E sum_i p_i^2`` does not depend on the class, whose kernel only
-    names the certified quantity); ``design``: the keywords of :func:`_slope_on_range`."""
-    return _slope_on_range("dnoise_dw", "C*sigma**2/n", ">=", **design)
+    names the certified quantity), proved on the whole range (:func:`_slope_on_range`)."""
+    return _slope_on_range(
+        "dnoise_dw",
+        "C*sigma**2/n",
+        ">=",
+        d=d,
+        n=n,
+        task=task,
+        L=L,
+        sigma=sigma,
+        w_low=w_low,
+        w_high=w_high,
+        stated=stated,
+        max_boxes=max_boxes,
+        seconds=seconds,
+    )
 
 
-def bias_falls(**design) -> Outcome:
+def bias_falls(
+    *,
+    d: int,
+    n: int,
+    task: str,
+    L: float,
+    sigma: float,
+    w_low: float,
+    w_high: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
     """The bias part falls as ``w`` grows on ``[w_low, w_high]``: ``d/dw (L^2 B(w)) <= -C L^2`` at every ``w`` of
-    the range (``C = stated``); ``design``: the keywords of :func:`_slope_on_range`."""
-    return _slope_on_range("dbias_dw", "-C*L**2", "<=", **design)
+    the range (``C = stated``), proved on the whole range (:func:`_slope_on_range`)."""
+    return _slope_on_range(
+        "dbias_dw",
+        "-C*L**2",
+        "<=",
+        d=d,
+        n=n,
+        task=task,
+        L=L,
+        sigma=sigma,
+        w_low=w_low,
+        w_high=w_high,
+        stated=stated,
+        max_boxes=max_boxes,
+        seconds=seconds,
+    )
