@@ -63,7 +63,6 @@ ELSEWHERE = {
         ["loss/test_estimators.py", "exact/test_route.py"],
         "make_problem and prompts, with the losses computed on them",
     ),
-    "gates/proof_outcome": (["claims/test_concentration.py"], "claims decided by proof"),
     "report/build": (["report/test_render.py", "report/test_hostile_report.py"], "the LaTeX build"),
     "report/constants": (["report/test_render.py", "report/test_report_pdf.py"], "the constants table"),
     "report/figures/data": (["report/test_render.py"], "claim figures, drawn with the report"),

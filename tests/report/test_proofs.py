@@ -77,6 +77,32 @@ def test_the_sharpest_constant_is_bracketed_by_a_proof_and_a_counterexample():
     assert case.sharpest == "C* in [1.18, 1.19275)"
 
 
+def test_a_loss_quantity_s_band_is_read_typeset_and_bracketed_in_its_own_constant():
+    """A piece of a loss quantity names its class (``bias (affine) >= ...``); the claim's constant is ``T``,
+    stated as a fraction, and an alternative that moves another constant is not a proof of a ``T``."""
+    rule = (
+        "proved on the whole domain by certified ball arithmetic (lipschitz_icl.prover.search: branch and bound"
+        " on python-flint enclosures, at most 400 boxes per piece): bias (affine) >= L**2*T/(9*w**2) on {'d': [3],"
+        " 'n': [10000], 'L': 1.0, 'sigma': 0.5, 'w': [4.0, 32.0]}; bias (affine) <= L**2/(9*T*w**2) on {'d': [3],"
+        " 'n': [10000], 'L': 1.0, 'sigma': 0.5, 'w': [4.0, 32.0]}"
+    )
+    found, _ = inequalities(rule)
+    assert [(i.quantity, i.relation) for i in found] == [("bias", ">="), ("bias", "<=")]
+    proof = {"verdict": "proved", "boxes": 80, "pieces": [], "proved_at": [0.5, 0.75, 0.85], "constant": "T"}
+    alternatives = [{"name": "S", "verdict": "proved", "detail": "proved at T = 0.5, S = 0.5 (3 boxes); ..."}]
+    record = _record(
+        rule=rule,
+        proof=proof,
+        alternatives=alternatives,
+        resolution={"parameter": "relative increase of the tightness T (stated 1/2)", "low": 0.7, "high": 0.84},
+    )
+    (case,) = proof_cases([record], [])
+    assert case.stated == 0.5 and case.sharpest == "T* in [0.85, 0.92)"
+    (block,) = proof_blocks([case], {record["claim_id"]: 1}, lambda key, records: "the band")
+    assert block["inequalities"][0] == r"L^2 B(w) \ge \frac{L^{2} T}{9 w^{2}}"
+    assert "T = 0.5" in block["cases"][0]["domain"]
+
+
 def _certificate(tmp_path, name: str, **more) -> None:
     folder = tmp_path / "certificates"
     folder.mkdir(exist_ok=True)

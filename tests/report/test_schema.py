@@ -40,6 +40,8 @@ def test_a_record_the_plugin_writes_is_valid():
         ({"scope": "rumour"}, "scope"),
         ({"seconds": -1.0}, "seconds"),
         ({"quantities": [{"name": "q", "theory": "high"}]}, "theory"),
+        ({"proof": {"boxes": 3, "proved_at": [0.5, "x"]}}, "proved_at"),
+        ({"proof": {"boxes": 3, "constant": "T} \\input{x"}}, "constant"),
     ],
 )
 def test_a_bad_field_is_refused_naming_where(changes, where):

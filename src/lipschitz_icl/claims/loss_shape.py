@@ -2,7 +2,8 @@
 loss of ``M = w I`` in ``w``, decided by proof on the certified loss quantities
 (:mod:`lipschitz_icl.prover.trusted`, :mod:`lipschitz_icl.gates.proof_outcome`): the noise part
 ``sigma^2 N(w)`` rises and the bias part ``L^2 B(w)`` falls as the window narrows (``w`` grows) on a stated
-range of ``w`` (the two halves of Theorem 3.4's trade-off), and where the bias part turns."""
+range of ``w`` (the two halves of Theorem 3.4's trade-off), each lies within a stated factor of its derived
+power of ``w`` on a stated range (Theorem 3.4's "bounded by powers of w"), and where the bias part turns."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from lipschitz_icl.gates.evidence import Outcome
 from lipschitz_icl.gates.proof_outcome import proof_outcome
 from lipschitz_icl.prover.pieces import Piece
 
-__all__ = ["bias_turns", "noise_rises", "bias_falls"]
+__all__ = ["bias_turns", "noise_rises", "bias_falls", "bias_power", "noise_power"]
 
 
 def bias_turns(
@@ -120,6 +121,80 @@ def bias_falls(
         w_low=w_low,
         w_high=w_high,
         stated=stated,
+        max_boxes=max_boxes,
+        seconds=seconds,
+    )
+
+
+def _band(quantity: str, law: str, domain: dict, task: str) -> list:
+    """The two pieces of ``T law <= quantity <= law / T`` on ``domain`` (``T`` the claim's tightness)."""
+    return [
+        Piece(quantity, f"T*{law}", domain, task=task, relation=">="),
+        Piece(quantity, f"{law}/T", domain, task=task, relation="<="),
+    ]
+
+
+def bias_power(
+    *,
+    d: int,
+    n: int,
+    task: str,
+    L: float,
+    sigma: float,
+    w_low: float,
+    w_high: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
+    """The bias part lies within the factor ``1/T`` of its derived large-``n`` power law at every ``w`` of
+    ``[w_low, w_high]``: ``T b_d L^2 w^-(p + S) <= L^2 B(w) <= b_d L^2 w^-(p + S) / T`` (``T = stated``, the
+    power shift ``S = 0``; ``p`` and ``b_d`` exact, from
+    :func:`lipschitz_icl.derivations.window_law.bias_leading_exact`), proved on the whole range by the prover;
+    an alternative moves ``S``."""
+    from lipschitz_icl.derivations.window_law import bias_leading_exact
+
+    power, constant = bias_leading_exact(task, d)  # bias_inf ~ b_d L^2 w^-p
+    law = f"({constant})*L**2*w**(-({power} + S))"
+    domain = {"d": [d], "n": [n], "L": L, "sigma": sigma, "w": [w_low, w_high]}
+    return proof_outcome(
+        pieces=_band("bias", law, domain, task),
+        constant="T",
+        stated=stated,
+        fixed={"S": 0.0},
+        max_boxes=max_boxes,
+        seconds=seconds,
+    )
+
+
+def noise_power(
+    *,
+    d: int,
+    n: int,
+    task: str,
+    L: float,
+    sigma: float,
+    w_low: float,
+    w_high: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
+    """The noise part lies within the factor ``1/T`` of its derived power law at every ``w`` of ``[w_low,
+    w_high]``: ``T c_R sigma^2 w^(beta + S)/n <= sigma^2 N(w) <= c_R sigma^2 w^(beta + S)/(n T)`` (``T =
+    stated``, ``S = 0``; ``beta = (d - 1)/2`` and ``c_R`` exact, from
+    :func:`lipschitz_icl.derivations.window_law.noise_leading_exact`; ``N`` is the same for every class),
+    proved on the whole range by the prover; an alternative moves ``S``."""
+    from lipschitz_icl.derivations.window_law import noise_leading_exact
+
+    beta, constant = noise_leading_exact(d)
+    law = f"({constant})*sigma**2*w**({beta} + S)/n"
+    domain = {"d": [d], "n": [n], "L": L, "sigma": sigma, "w": [w_low, w_high]}
+    return proof_outcome(
+        pieces=_band("noise", law, domain, task),
+        constant="T",
+        stated=stated,
+        fixed={"S": 0.0},
         max_boxes=max_boxes,
         seconds=seconds,
     )

@@ -101,8 +101,10 @@ __all__ = [
     "bias_finite_n_leading_expr",
     "noise_finite_n_leading_expr",
     "bias_leading",
+    "bias_leading_exact",
     "bias_next_order",
     "noise_leading",
+    "noise_leading_exact",
     "noise_next_order",
     "window_law",
     "cosine_bias_leading_expr",
@@ -517,6 +519,15 @@ def bias_leading(task: str, dim: int):
 
 
 @cache
+def bias_leading_exact(task: str, dim: int) -> tuple[str, str]:
+    """``(p, b_d)`` of :func:`bias_leading` as exact expressions in the bound language of
+    :mod:`lipschitz_icl.expression` (``bias_inf ~ b_d L^2 w^-p``): affine at ``d = 3`` ``("2", "1/9")``,
+    relu ``("3/2", "(2 - sqrt(2))/(9*sqrt(pi))")``; for bounds a prover certifies exactly."""
+    p, b = bias_leading_expr(check_task(task))
+    return str(sp.simplify(p)), str(sp.simplify(b.subs(d, _check_dim(dim))))
+
+
+@cache
 def bias_next_order(task: str, dim: int):
     """``(power, constant)`` of the next term of ``bias_inf`` (affine ``w^-3``, relu ``w^-2``)."""
     p, b = bias_next_order_expr(check_task(task))
@@ -539,6 +550,15 @@ def noise_leading(dim: int):
     beta, cr = noise_leading_expr()
     dim = _check_dim(dim)
     return _f(beta, dim), _f(cr, dim)
+
+
+@cache
+def noise_leading_exact(dim: int) -> tuple[str, str]:
+    """``(beta, c_R)`` of :func:`noise_leading` as exact expressions in the bound language (``d = 2``:
+    ``("1/2", "sqrt(pi)")``)."""
+    beta, cr = noise_leading_expr()
+    dim = _check_dim(dim)
+    return str(sp.simplify(beta.subs(d, dim))), str(sp.simplify(cr.subs(d, dim)))
 
 
 @cache

@@ -14,6 +14,7 @@ the sharpest valid ``C`` lies below ``C (1 + resolution)``) and its alternatives
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from lipschitz_icl.decision import Decision, Verdict, combine
@@ -32,14 +33,14 @@ def _where(counterexample: dict) -> str:
     return f"at {params}: quantity in [{q[0]:.9g}, {q[1]:.9g}] > bound in [{b[0]:.9g}, {b[1]:.9g}]"
 
 
-def _piece(piece: Piece, name: str, value: float, budget: dict) -> tuple[str, str, int, dict]:
-    """``(verdict, detail, boxes, certificate)`` of the prover on one piece at ``name = value``."""
+def _piece(piece: Piece, constants: dict, budget: dict) -> tuple[str, str, int, dict]:
+    """``(verdict, detail, boxes, certificate)`` of the prover on one piece with the named ``constants``."""
     result = search.prove(
         piece.quantity,
         piece.bound,
         piece.domain,
         relation=piece.relation,
-        constants={name: value},
+        constants=constants,
         task=piece.task,
         **budget,
     )
@@ -53,10 +54,49 @@ def _piece(piece: Piece, name: str, value: float, budget: dict) -> tuple[str, st
 def _lemma(lemma: Lemma, name: str, value: float, budget: dict) -> tuple[str, str, int, dict | None]:
     verdict, detail = lemma.check(value)
     if verdict is Verdict.UNDECIDED and lemma.search is not None:
-        found, search_detail, boxes, certificate = _piece(lemma.search, name, value, budget)
+        found, search_detail, boxes, certificate = _piece(lemma.search, {name: value}, budget)
         if found == "refuted":
             return found, f"{lemma.text}: {search_detail}", boxes, certificate
     return verdict.value, f"{lemma.text}: {verdict.value} ({detail})", 0, None
+
+
+def _shown(bound: str, fixed: dict) -> str:
+    """The bound as the claim states it: the ``fixed`` constants replaced by their stated values and the text
+    simplified (``w**(-(2 + S))`` at ``S = 0`` reads ``w**(-2)``); the bound itself when it has none."""
+    names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", bound))
+    used = {name: value for name, value in fixed.items() if name in names}
+    if not used:
+        return bound
+    import sympy as sp
+
+    from lipschitz_icl.expression import parse_expression
+
+    expr = parse_expression(bound, names).sympy
+    values = {symbol: sp.Rational(str(used[symbol.name])) for symbol in expr.free_symbols if symbol.name in used}
+    return str(sp.simplify(expr.subs(values)))
+
+
+QUICK_BOXES = 8  # the first pass over the pieces: a few boxes each, looking for a certified counterexample
+
+
+def _decide_pieces(pieces, constants: dict, budget: dict) -> list:
+    """The prover's parts of every piece: a first pass of :data:`QUICK_BOXES` boxes per piece, stopped by the
+    first certified counterexample (one refutes the claim, while a true piece can take hundreds of boxes to
+    prove: the pieces not decided then are reported as not proved); otherwise the pieces the first pass
+    left undecided are run again with the whole budget.  The verdict is the one the whole budget gives
+    every piece: a refutation stands on its counterexample alone."""
+    quick = {"max_boxes": min(QUICK_BOXES, budget["max_boxes"]), "seconds": budget["seconds"]}
+    parts: list = [None] * len(pieces)
+    for index, piece in enumerate(pieces):
+        parts[index] = _piece(piece, constants, quick)
+        if parts[index][0] == "refuted":
+            return [
+                part
+                if part is not None and part[0] != "undecided"
+                else ("undecided", f"{p.quantity} on {p.domain}: not proved (another piece is refuted)", 0, None)
+                for p, part in zip(pieces, parts)
+            ]
+    return [part if part[0] != "undecided" else _piece(p, constants, budget) for p, part in zip(pieces, parts)]
 
 
 def proof_outcome(
@@ -67,19 +107,24 @@ def proof_outcome(
     stated: float,
     max_boxes: int,
     seconds: float,
+    fixed: dict | None = None,
     figure: dict | None = None,
     extra: dict | None = None,
 ) -> Outcome:
     """The outcome of a claim decided by proof (module docstring).  Every piece and lemma is decided at a
     value of ``constant``: refuted if one is, proved if all are, else undecided (the prover's budgets
-    ``max_boxes`` and ``seconds`` per piece)."""
+    ``max_boxes`` and ``seconds`` per piece).  ``fixed`` names further constants of the pieces' bounds with
+    their stated values (say a power); a pre-specified alternative may set them (``decide(S=0.5)``), the
+    resolution moves ``constant`` only.  Lemmas see ``constant`` alone."""
     budget = {"max_boxes": max_boxes, "seconds": seconds}
+    stated_fixed = dict(fixed or {})
 
     @cache
-    def at(value: float) -> tuple:
-        parts = [_piece(p, constant, value, budget) for p in pieces] + [
-            _lemma(lemma, constant, value, budget) for lemma in lemmas
-        ]
+    def at(value: float, overrides: tuple = ()) -> tuple:
+        constants = {**stated_fixed, **dict(overrides), constant: value}
+        parts = _decide_pieces(pieces, constants, budget)
+        if not any(verdict == "refuted" for verdict, *_ in parts):
+            parts += [_lemma(lemma, constant, value, budget) for lemma in lemmas]
         certificates = tuple(c for *_, c in parts if c is not None)
         return (
             combine([v for v, *_ in parts]),
@@ -90,17 +135,22 @@ def proof_outcome(
 
     proved_at: list[float] = []  # every constant proved on the whole domain (the resolution's search included)
 
-    def decide(shift: float = 0.0, value: float | None = None) -> Decision:
+    def decide(shift: float = 0.0, value: float | None = None, **overrides: float) -> Decision:
+        unknown = sorted(set(overrides) - set(stated_fixed))
+        if unknown:
+            raise TypeError(f"decide: {', '.join(unknown)} not among the fixed constants {sorted(stated_fixed)}")
         c = stated * (1 + shift) if value is None else value
-        verdict, details, boxes, _ = at(c)
-        if verdict == "proved" and c not in proved_at:
+        verdict, details, boxes, _ = at(c, tuple(sorted(overrides.items())))
+        if verdict == "proved" and not overrides and c not in proved_at:
             proved_at.append(c)
         first = next((d for d in details if "refuted" in d), details[0])
-        return Decision("proof", verdict, f"{verdict} at {constant} = {c:.8g} ({boxes} boxes); {first}")
+        moved = "".join(f", {k} = {v:g}" for k, v in sorted(overrides.items()))
+        return Decision("proof", verdict, f"{verdict} at {constant} = {c:.8g}{moved} ({boxes} boxes); {first}")
 
     verdict, details, boxes, certificates = at(stated)
     domain = "; ".join(
-        f"{p.quantity}{f' ({p.task})' if p.task else ''} {p.relation} {p.bound} on {p.domain}" for p in pieces
+        f"{p.quantity}{f' ({p.task})' if p.task else ''} {p.relation} {_shown(p.bound, stated_fixed)} on {p.domain}"
+        for p in pieces
     )
     return Outcome(
         decide=decide,
@@ -128,5 +178,6 @@ def proof_outcome(
             "pieces": list(details),
             "certificates": list(certificates),
             "proved_at": proved_at,
+            "constant": constant,
         },
     )

@@ -55,6 +55,12 @@ QUANTITY_LATEX = {
     "binomial_lower_tail": r"P(N \le a)",
     "w_star": r"w^*",
     "icl_error": r"\mathcal{L}(w^* I)",
+    "bias": r"L^2 B(w)",
+    "noise": r"\sigma^2 N(w)",
+    "loss": r"\mathcal{L}(w I)",
+    "dbias_dw": r"\tfrac{d}{dw} L^2 B(w)",
+    "dnoise_dw": r"\tfrac{d}{dw} \sigma^2 N(w)",
+    "dloss_dw": r"\tfrac{d}{dw} \mathcal{L}(w I)",
 }
 _RELATIONS = {"<=": r"\le", ">=": r"\ge"}
 
@@ -178,7 +184,7 @@ def _balanced(text: str, start: int) -> int:
     return len(text)
 
 
-_PIECE = re.compile(r"(?P<q>[a-z][a-z_]*) (?P<rel><=|>=) (?P<bound>.+?) on (?=\{)")
+_PIECE = re.compile(r"(?P<q>[a-z][a-z_]*)(?: \([a-z]+\))? (?P<rel><=|>=) (?P<bound>.+?) on (?=\{)")
 
 
 def inequalities(rule: str) -> tuple[list[Inequality], list[str]]:
@@ -205,13 +211,21 @@ def _object(record: dict, key: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _constant(record: dict) -> str:
+    """The name of the constant a proof record's resolution moves (``C`` unless the proof names another)."""
+    name = _object(record, "proof").get("constant")
+    return name if isinstance(name, str) and re.fullmatch(r"[A-Za-z]\w*", name) else "C"
+
+
 def _stated(record: dict) -> float | None:
+    """The stated constant, from the resolution's parameter (``... (stated 1e-6)``, ``(stated 1/2)``)."""
     res = _object(record, "resolution")
-    m = re.search(r"\(stated ([0-9.eE+-]+)\)", str(res.get("parameter", "")))
+    m = re.search(r"\(stated ([0-9.eE+-]+)(?:/([0-9]+))?\)", str(res.get("parameter", "")))
     if m:
         try:
-            return float(m.group(1))
-        except ValueError:
+            value = float(m.group(1))
+            return value / int(m.group(2)) if m.group(2) else value
+        except (ValueError, ZeroDivisionError):
             return None
     return None
 
@@ -234,19 +248,22 @@ def _sharpest(record: dict, certificate: Certificate | None, stated: float | Non
     recorded = proof.get("proved_at", []) if isinstance(proof, dict) else []
     proved_at = [c for c in recorded if isinstance(c, (int, float)) and math.isfinite(c)]
     proved = max([stated, *_proved_alternatives(record), *proved_at])
+    name = _constant(record)
     low, high = res.get("low"), res.get("high")
     if not isinstance(high, (int, float)) or not math.isfinite(high):
-        return f"proved at C = {proved:.6g}; no counterexample found up to the search limit"
+        return f"proved at {name} = {proved:.6g}; no counterexample found up to the search limit"
     refuted = stated * (1 + high)
-    return f"C* in [{proved:.6g}, {refuted:.6g})"
+    return f"{name}* in [{proved:.6g}, {refuted:.6g})"
 
 
 def _proved_alternatives(record: dict) -> list[float]:
-    """The constants at which a pre-specified alternative (another ``C``) was proved as well."""
+    """The constants at which a pre-specified alternative (another value of the claim's constant, nothing
+    else moved) was proved as well."""
+    name = re.escape(_constant(record))
     out = []
     for alt in record.get("alternatives", []):
         if isinstance(alt, dict) and alt.get("verdict") == "proved":
-            m = re.match(r"proved at C = ([0-9.eE+-]+)", str(alt.get("detail", "")))
+            m = re.match(rf"proved at {name} = ([0-9.eE+-]+) \(", str(alt.get("detail", "")))
             if m:
                 try:
                     out.append(float(m.group(1)))
@@ -392,7 +409,7 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
                 "_forms": [],
             }
         block = blocks[key]
-        stated = "" if case.stated is None else f", C = {case.stated:g}"
+        stated = "" if case.stated is None else f", {_constant(record)} = {case.stated:g}"
         for ineq in case.inequalities:
             form = (ineq.quantity, ineq.relation, ineq.bound)
             if form not in block["_seen"]:

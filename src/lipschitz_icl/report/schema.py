@@ -202,6 +202,9 @@ def _proof(value, where: str) -> None:
     proved_at = value.get("proved_at", [])
     if not isinstance(proved_at, list) or not all(_is_number(c, unbounded=False) for c in proved_at):
         raise _Invalid(f"{where}.proved_at", "not a list of finite numbers")
+    constant = value.get("constant")
+    if constant is not None and not (isinstance(constant, str) and re.fullmatch(r"[A-Za-z]\w{0,15}", constant)):
+        raise _Invalid(f"{where}.constant", "not a name of at most 16 letters, digits or underscores")
 
 
 def _record(record, where: str) -> None:

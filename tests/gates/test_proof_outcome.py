@@ -1,0 +1,57 @@
+"""A claim decided by proof (:mod:`lipschitz_icl.gates.proof_outcome`): the first pass stops at a certified
+counterexample without proving the other pieces, the pieces it decides keep their verdicts and certificates,
+and further named constants (``fixed``) are set by the alternatives only."""
+
+from __future__ import annotations
+
+import pytest
+
+from lipschitz_icl.gates import proof_outcome as po
+from lipschitz_icl.prover.pieces import Piece
+
+# Ball's cap bound P(t >= h) <= exp(-d h^2/2) (true) and a false one with rate C d h^2 for C = 2
+TRUE_CAP = Piece("cap_tail", "exp(-d*h**2/2)", {"d": [3], "h": [0.0, 1.0]})
+RATE_CAP = Piece("cap_tail", "exp(-C*d*h**2)", {"d": [5], "h": [0.01, 0.99]})
+SHIFTED_CAP = Piece("cap_tail", "exp(-(C + S)*d*h**2)", {"d": [5], "h": [0.01, 0.99]})
+
+
+def _outcome(pieces, **kwargs):
+    return po.proof_outcome(pieces=pieces, constant="C", stated=0.5, max_boxes=200, seconds=60.0, **kwargs)
+
+
+def test_a_counterexample_in_the_first_pass_decides_without_proving_the_rest(monkeypatch):
+    calls = []
+    real = po._piece
+
+    def counting(piece, constants, budget):
+        calls.append((piece.bound, budget["max_boxes"]))
+        return real(piece, constants, budget)
+
+    monkeypatch.setattr(po, "_piece", counting)
+    outcome = _outcome([TRUE_CAP, RATE_CAP])
+    refuted = outcome.decide(value=2.0)  # the rate 2 d h^2 is false (the sharpest rate is about 1.1)
+    assert refuted.verdict == "refuted" and "certified counterexample" in refuted.detail
+    assert all(boxes == po.QUICK_BOXES for _, boxes in calls)  # nothing ran with the whole budget
+    proved = outcome.decide()  # C = 1/2 is Ball's bound: both pieces proved
+    assert proved.verdict == "proved"
+    assert outcome.proof is not None and len(outcome.proof["certificates"]) == 2
+
+
+def test_a_piece_not_reached_is_reported_as_not_proved():
+    later = Piece("cap_tail", "exp(-d*h**2/2)", {"d": [4], "h": [0.0, 1.0]})
+    parts = po._decide_pieces([RATE_CAP, later], {"C": 2.0}, {"max_boxes": 200, "seconds": 60.0})
+    (first, first_detail, _, first_certificate), (second, second_detail, boxes, certificate) = parts
+    assert first == "refuted" and "certified counterexample" in first_detail and first_certificate is not None
+    assert second == "undecided" and "not proved (another piece is refuted)" in second_detail
+    assert boxes == 0 and certificate is None
+
+
+def test_fixed_constants_move_only_for_the_alternatives():
+    outcome = _outcome([SHIFTED_CAP], fixed={"S": 0.0})
+    assert outcome.decide().verdict == "proved"
+    moved = outcome.decide(S=1.5)  # rate 2 d h^2: false
+    assert moved.verdict == "refuted" and "S = 1.5" in moved.detail
+    assert outcome.proof is not None and outcome.proof["proved_at"] == [0.5]
+    with pytest.raises(TypeError, match="not among the fixed constants"):
+        outcome.decide(P=1.0)
+    assert "exp(-d*h**2*(C + 0.0))" not in outcome.rule and "S" not in outcome.rule  # stated at S = 0
