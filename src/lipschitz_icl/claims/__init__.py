@@ -12,5 +12,6 @@ module's ``__all__`` names its measure functions (and what other modules import 
 ``figures``        the paper's Figures 1, 3, 5, 6, 9 and Eq. (4)
 ``regularity``     the regularity law of zonal task priors (beyond the paper)
 ``loss_shape``     the shape of the ICL loss in ``w``, decided by proof: the noise part rises and the bias
-                   part falls as ``w`` grows (Theorem 3.4's trade-off), and where the bias part turns
+                   part falls as ``w`` grows (Theorem 3.4's trade-off), each lies within a factor 2 of its
+                   derived power of ``w``, and where the bias part turns
 """
