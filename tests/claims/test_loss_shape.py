@@ -4,7 +4,9 @@ parts lie within their stated bands of the derived powers of w, and a tighter ba
 
 from __future__ import annotations
 
-from lipschitz_icl.claims.loss_shape import bias_power, bias_turns, noise_power
+import pytest
+
+from lipschitz_icl.claims.loss_shape import bias_power, bias_turns, noise_power, wstar_follows_L
 
 DESIGN = {"L": 1.0, "sigma": 0.5, "stated": 1e-6, "max_boxes": 50, "seconds": 60.0}
 
@@ -41,3 +43,14 @@ def test_the_noise_part_lies_in_its_band():
     band = noise_power(d=3, n=10_000, task="affine", w_low=8.0, w_high=9.0, **POWER)
     assert band.decide().verdict == "proved"
     assert band.decide(S=-0.5).verdict == "refuted"
+
+
+@pytest.mark.slow(reason="two certified w* (about a minute each)")
+def test_wstar_grows_with_L_by_its_certified_factor():
+    """affine, d = 3, n = 100, sigma = 1/2: w* = 2.698 at L = 1/2 and 4.447 at L = 1 (a factor 1.648)."""
+    grows = wstar_follows_L(
+        d=3, n=100, task="affine", sigma=0.5, L_low=0.5, L_high=1.0, stated=0.1, max_boxes=4, seconds=600.0
+    )
+    assert grows.decide().verdict == "proved"
+    assert grows.decide(value=0.6).verdict == "proved"
+    assert grows.decide(value=0.7).verdict == "refuted"  # 1.7 Y lies above the certified w*(1)

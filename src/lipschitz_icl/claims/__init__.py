@@ -13,5 +13,5 @@ module's ``__all__`` names its measure functions (and what other modules import 
 ``regularity``     the regularity law of zonal task priors (beyond the paper)
 ``loss_shape``     the shape of the ICL loss in ``w``, decided by proof: the noise part rises and the bias
                    part falls as ``w`` grows (Theorem 3.4's trade-off), each lies within a factor 2 of its
-                   derived power of ``w``, and where the bias part turns
+                   derived power of ``w``, where the bias part turns, and how ``w*`` follows ``L``
 """

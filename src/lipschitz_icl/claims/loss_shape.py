@@ -3,15 +3,18 @@ loss of ``M = w I`` in ``w``, decided by proof on the certified loss quantities
 (:mod:`lipschitz_icl.prover.trusted`, :mod:`lipschitz_icl.gates.proof_outcome`): the noise part
 ``sigma^2 N(w)`` rises and the bias part ``L^2 B(w)`` falls as the window narrows (``w`` grows) on a stated
 range of ``w`` (the two halves of Theorem 3.4's trade-off), each lies within a stated factor of its derived
-power of ``w`` on a stated range (Theorem 3.4's "bounded by powers of w"), and where the bias part turns."""
+power of ``w`` on a stated range (Theorem 3.4's "bounded by powers of w"), where the bias part turns, and how the
+optimal window ``w*`` moves with ``L`` and ``sigma``."""
 
 from __future__ import annotations
+
+import math
 
 from lipschitz_icl.gates.evidence import Outcome
 from lipschitz_icl.gates.proof_outcome import proof_outcome
 from lipschitz_icl.prover.pieces import Piece
 
-__all__ = ["bias_turns", "noise_rises", "bias_falls", "bias_power", "noise_power"]
+__all__ = ["bias_turns", "noise_rises", "bias_falls", "bias_power", "noise_power", "wstar_follows_L"]
 
 
 def bias_turns(
@@ -198,3 +201,41 @@ def noise_power(
         max_boxes=max_boxes,
         seconds=seconds,
     )
+
+
+def wstar_follows_L(
+    *,
+    d: int,
+    n: int,
+    task: str,
+    sigma: float,
+    L_low: float,
+    L_high: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
+    """``w*`` grows with ``L`` and falls with ``sigma`` (Theorem 3.4), and from ``L_low`` to ``L_high`` at least by
+    the factor ``1 + C`` (``C = stated``).
+
+    The direction on the whole range is a theorem of the prover's trusted base
+    (:mod:`lipschitz_icl.prover.trusted`: ``w*`` depends on ``(sigma, L)`` through ``sigma/L`` only and is
+    nonincreasing in it, from the two optimality inequalities and ``N = E sum_i p_i^2`` strictly increasing in
+    ``w``).  The growth is certified by two pieces: ``w*(L_low) <= Y`` and ``w*(L_high) >= (1 + C) Y``, ``Y``
+    the upper end of the certified ``w*`` at ``L_low`` (each rechecked from its statement by the checker, which
+    encloses ``w*`` itself)."""
+    from lipschitz_icl.certified import arithmetic
+    from lipschitz_icl.prover.trusted import NoEnclosure, lookup
+
+    at_low = {"d": d, "n": n, "sigma": sigma, "L": L_low}
+    try:
+        upper = arithmetic.high(lookup("w_star", task).value(at_low))
+    except NoEnclosure:  # the w* proof did not close: the first piece stays undecided, as it will in the prover
+        upper = math.inf
+    bound = repr(upper) if math.isfinite(upper) else "1e300"
+    common = {"d": [d], "n": [n], "sigma": sigma}
+    pieces = [
+        Piece("w_star", bound, {**common, "L": L_low}, task=task, relation="<="),
+        Piece("w_star", f"(1 + C)*{bound}", {**common, "L": L_high}, task=task, relation=">="),
+    ]
+    return proof_outcome(pieces=pieces, constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
