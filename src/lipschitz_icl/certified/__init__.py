@@ -9,6 +9,7 @@
 ``loss``        the ICL loss of ``M = w I`` and its ``w``-derivatives as balls over boxes of ``w``, ``n``, ...
 ``wstar``       an interval proved to hold the global minimiser ``w*``; one-sided ``w*`` bounds
 ``window``      window-law bounds ``w* <= C Lambda^alpha`` (or ``>=``) over a range of ``n``
+``linear``      the ICL error of the optimal linear attention, its closed form in ball arithmetic
 ==============  ================================================================================================
 
 The package re-exports :mod:`~lipschitz_icl.certified.arithmetic` and :mod:`~lipschitz_icl.certified.laws`

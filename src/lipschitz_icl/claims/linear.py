@@ -31,7 +31,7 @@ from lipschitz_icl.optimum import wstar, wstar_elasticities
 from lipschitz_icl.problem import make_problem
 from lipschitz_icl.runtime.trained import trained_runs
 
-__all__ = ["optimum", "isotropic", "cannot_adapt", "weights", "trained"]
+__all__ = ["optimum", "isotropic", "cannot_adapt", "error_floor", "weights", "trained"]
 
 
 def other_class(task: str) -> str:
@@ -507,6 +507,21 @@ def cannot_adapt(
 
 
 # ----------------------------------------------------------------------------- the weights do not follow L
+def error_floor(
+    *, task: str, d: int, L: float, n_low: int, n_high: int, sigma_low: float, sigma_high: float, stated: float
+) -> Outcome:
+    """Linear attention's error does not vanish: ``E_lin(n) >= C L^2/3`` (``C = stated``) at every integer ``n`` of
+    ``[n_low, n_high]`` and every ``sigma`` of ``[sigma_low, sigma_high]``, proved by the prover on the closed
+    form :func:`lipschitz_icl.certified.linear.linear_error` (nonincreasing in ``n``, nondecreasing in
+    ``sigma``: the smallest value is at ``n_high``, ``sigma_low``)."""
+    from lipschitz_icl.gates.proof_outcome import proof_outcome
+    from lipschitz_icl.prover.pieces import Piece
+
+    domain = {"d": [d], "n": {"from": n_low, "to": n_high}, "L": L, "sigma": [sigma_low, sigma_high]}
+    piece = Piece("linear_error", "C*L**2/3", domain, task=task, relation=">=")
+    return proof_outcome(pieces=[piece], constant="C", stated=stated, max_boxes=64, seconds=60.0)
+
+
 def elasticity_decision(linear, softmax, linear_claim: float, softmax_claim: float, margin: float) -> Decision:
     """Equivalence within ``+-margin``: the ``L``-elasticity interval ``linear`` of the optimal linear scale
     with ``linear_claim`` and softmax's ``softmax`` with ``softmax_claim``; combined."""

@@ -15,7 +15,8 @@ that decides the verdict is recomputed here from the statement.
   :mod:`lipschitz_icl.certified.loss`, for ``w_star`` and ``icl_error`` only; it asks the float minimiser
   of :mod:`lipschitz_icl.optimum` where to look, and its proof does not rest on that answer), the certified
   loss itself (:func:`lipschitz_icl.certified.loss.enclose_on_w_range`, for the loss quantities ``bias``,
-  ``noise``, ``loss`` and their ``w``-derivatives), and
+  ``noise``, ``loss`` and their ``w``-derivatives), the closed form of the optimal linear attention's error
+  (:func:`lipschitz_icl.certified.linear.linear_error`, 40 lines, for ``linear_error``), and
   :mod:`lipschitz_icl.certified.arithmetic` (exact balls of doubles and intervals);
 * the bound reader :func:`lipschitz_icl.expression.parse_expression` and its ball evaluation
   :meth:`~lipschitz_icl.expression.Expression.evaluate_ball`;

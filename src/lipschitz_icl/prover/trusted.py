@@ -49,6 +49,9 @@ p}`` with ``U_i`` i.i.d. uniform on ``[0, 1]``):
   hold the quantity at every point of a box of ``w``, ``sigma``, ``L`` and real ``n`` (``n`` enters
   analytically, so an integer range ``{a..b}`` with ``a >= 5`` is enclosed as the real interval ``[a, b]``);
   ``d`` must be a single value on a box, and so must ``n`` below 5.
+* ``linear_error`` (the ICL error of the optimal linear attention, classes affine and relu): the closed form
+  ``k(1) - B^2/a2`` of :mod:`lipschitz_icl.certified.linear`, nonincreasing in ``n`` and nondecreasing in
+  ``sigma`` and ``L`` (proved in that module's docstring); ``d`` a single value on a box.
 
 Each certified ``w*`` point costs seconds to tens of seconds (``costly``: the search tests only the corners it has
 already enclosed for counterexamples); a point where the ``w*`` proof does not close has no enclosure.
@@ -352,6 +355,14 @@ QUANTITIES = {
         task_value=_loss_value("icl_error"),
     ),
 }
+QUANTITIES["linear_error"] = Quantity(
+    name="linear_error",
+    params=_params("d", "n", "L", "sigma"),
+    value=lambda point: _no_task(),
+    extremes=_monotone(up=("L", "sigma"), down=("n",)),  # d a single value
+    tasks=("affine", "relu"),
+    task_value=lambda point, task: _linear_error(task, point),
+)
 QUANTITIES.update(
     {
         name: Quantity(
@@ -365,6 +376,12 @@ QUANTITIES.update(
         for name in _PARTS
     }
 )
+
+
+def _linear_error(task: str, point: Point) -> arb:
+    from lipschitz_icl.certified.linear import linear_error
+
+    return linear_error(task, point["d"], point["n"], float(point["L"]), float(point["sigma"]))
 
 
 def _no_task() -> arb:
