@@ -21,6 +21,9 @@ Everything else stays text (escaped).  Within a run:
 * ``<= >= -> +- != ~ ...`` are ``\\le \\ge \\to \\pm \\ne \\sim \\dots``; ``||x||`` is ``\\|x\\|``; ``x.q``
   between letters is ``x \\cdot q``; ``1e-06`` is ``10^{-6}``; ``[[a, b], [c, d]]`` is a small matrix.
 
+References are words: ``Eq. (4)``, ``Lemma B.1``, ``Lemmas C.3-C.9`` (an upper-case letter, a dot and a
+number) stay text.
+
 Dotted or underscored program names (``lipschitz_icl.derivations``, ``wstar_exact``) and commit hashes
 (7 to 40 hex digits with a letter and a digit: ``4e9f7ac``) are set as code (``\\code{...}``).  The output
 always compiles: braces are only emitted in pairs, every LaTeX special character inside math is escaped,
@@ -89,7 +92,8 @@ _STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
-  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b)
+  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|Eqs?\.|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b
+      |\b[A-Z]\.\d+(?:\.\d+)*\b)
   | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b
       |[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
       |[a-z][a-z0-9]*_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
