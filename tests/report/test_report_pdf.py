@@ -69,11 +69,6 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-@pytest.mark.xfail(
-    reason="known, not met (issue 31 stays open): the default report is 21 pages since the loss_shape claim and the "
-    "proof certificates came in (references spill onto page 21); to be cut back to 20",
-    strict=False,
-)
 def test_the_default_report_stays_within_the_page_bound():
     if _claims().get("profile") != "default":
         pytest.skip("the page bound is for the default profile")

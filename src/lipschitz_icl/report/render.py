@@ -816,7 +816,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "fallback": any(r.source != "claims.json" for r in rows),
         "two_sided": [_two_sided_row(t) for t in two_sided_constants(window, numbers)],
         "notation": _notation_rows([]),
-        "cases": _pairs([_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]]),
+        "cases": [_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]],
         # a run column only when the file merges several runs (one run is named once, in the provenance)
         "has_runs": len({r["run"] for r in claims if isinstance(r.get("run"), str)}) > 1,
         "cases_cut": max(len(ordered) - MAX_TABLE_ROWS, 0),
@@ -867,17 +867,6 @@ def _omission_rows(left_out: list) -> list[dict]:
     for o in left_out:
         grouped.setdefault(o.text(), []).append(o.key)
     return [{"key": Latex(", ".join(code(k) for k in keys)), "text": to_latex(text)} for text, keys in grouped.items()]
-
-
-CASE_COLUMNS = 2  # cases side by side in Appendix A (wide enough that an id rarely wraps)
-
-
-def _pairs(rows: list) -> list[list]:
-    """The rows in lines of :data:`CASE_COLUMNS`, filled column by column (case numbers run down each
-    column); the last line may be short (``None`` fills it)."""
-    height = -(-len(rows) // CASE_COLUMNS)
-    columns = [rows[i * height : (i + 1) * height] for i in range(CASE_COLUMNS)]
-    return [[col[j] if j < len(col) else None for col in columns] for j in range(height)]
 
 
 def _two_sided_row(t) -> dict:
