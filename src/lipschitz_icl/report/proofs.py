@@ -162,7 +162,7 @@ def _number(x) -> str:
 
 def domain_latex(domain: dict) -> Latex:
     """``d = 3, h \\in [0, 1]``, ``a \\in \\{25, \\dots, 99\\}`` (math mode)."""
-    parts = []
+    parts: list[str] = []
     for name, value in domain.items():
         symbol = GREEK.get(str(name), escape(str(name)))  # sigma as \sigma (math mode)
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):

@@ -97,10 +97,11 @@ def power_summary(claims: list[dict]) -> dict:
 
 
 # ----------------------------------------------------------------------------- resolutions
-def resolution_of(records: list) -> dict:
+def resolution_of(records: list, rename: dict | None = None) -> dict:
     """``{symbol, value, meaning}`` (LaTeX) over the records' resolutions: the symbol and meaning the
-    records carry, else :func:`lipschitz_icl.report.symbols.resolution_symbol`; the value a range when
-    the cases differ, ``not reached`` when the rule refuted nothing up to its limit."""
+    records carry (typeset with the group's ``rename``: :data:`lipschitz_icl.report.symbols.RENAMES`), else
+    :func:`lipschitz_icl.report.symbols.resolution_symbol`; the value a range when the cases differ, ``not
+    reached`` when the rule refuted nothing up to its limit."""
     found = [r["resolution"] for r in records if isinstance(r.get("resolution"), dict)]
     if not found:
         return {"symbol": Latex("--"), "value": Latex(""), "meaning": Latex("")}
@@ -109,7 +110,7 @@ def resolution_of(records: list) -> dict:
     symbol, mapped = resolution_symbol(parameter)
     symbol = next((r["symbol"] for r in found if isinstance(r.get("symbol"), str) and r["symbol"]), symbol)
     if own is not None:
-        meaning = to_latex(own["meaning"])
+        meaning = to_latex(own["meaning"], rename=rename)
     else:  # the mapping's meanings are LaTeX; an unknown parameter's own words are text
         meaning = Latex(mapped) if parameter in RESOLUTIONS else to_latex(parameter)
     values = [v for v in (as_float(r.get("value")) for r in found) if v is not None and math.isfinite(v)]
@@ -353,7 +354,7 @@ def _counts_cell(counts: dict) -> Latex:
 
 def _claim_row(claim: Claim) -> dict:
     refuted, total = near_misses(claim.records)
-    res = resolution_of(claim.records)
+    res = resolution_of(claim.records, rename_for(claim.key))
     return {
         "name": breakable(claim.name),
         "scope": escape(record_scope(claim.records[0])),
@@ -407,7 +408,7 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
 def _case_row(number: int, record: dict) -> dict:
     refuted, total = near_misses([record])
     seconds = as_float(record.get("seconds"))
-    res = resolution_of([record])
+    res = resolution_of([record], rename_for(str(record.get("key", ""))))
     verdict = record.get("verdict", "")
     if verdict == "holds" and isinstance(record.get("points"), int):
         verdict = f"holds at {record['points']} points"
@@ -681,6 +682,8 @@ def _profile_sentence(prov, left_out: list) -> Latex:
 def _runs_sentence(rows: list) -> Latex:
     if not rows:
         return Latex("")
+    if len(rows) == 1:  # one run: named here, no run column in Appendix A
+        return Latex(escape("It comes from one run (") + code(str(rows[0]["id"])) + escape(")."))
     return Latex(
         escape(f"This claims.json merges {len(rows)} runs (")
         + Latex(", ".join(code(str(r["id"])) for r in rows))
