@@ -63,3 +63,16 @@ def test_a_reference_to_the_paper_is_text_not_math(text):
 def test_a_letter_with_a_word_subscript_is_a_symbol_a_program_name_is_code():
     assert str(to_latex("w_high = 4.0")) == r"$w_{\mathrm{high}} = 4.0$"  # it read as code beside w_low as math
     assert str(to_latex("wstar_exact")) == r"\code{wstar\_\allowbreak{}exact}"
+
+
+@pytest.mark.parametrize(
+    "text, latex",
+    [
+        ("refutes as 'training ends on the tilted subspace'", "refutes as `training ends on the tilted subspace'"),
+        ("the trained layers' value leak", "the trained layers' value leak"),
+        ("the exact w*'s stated accuracy", r"the exact ${w^{*}}$'s stated accuracy"),
+        ("E(L' = 10L)/E(L' = L)", r"$E(L' = 10L)/E(L' = L)$"),  # a prime stays a prime
+    ],
+)
+def test_an_apostrophe_that_is_not_a_prime_is_a_quote(text, latex):
+    assert str(to_latex(text)) == latex
