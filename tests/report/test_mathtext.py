@@ -45,3 +45,34 @@ def test_mathtext_already_written_is_kept_only_when_it_parses():
     assert to_mathtext(r"$\Lambda = nL^2/\sigma^2$") == r"$\Lambda = nL^2/\sigma^2$"
     assert to_mathtext(r"large-$n$ bias part") == r"large-$n$ bias part"
     assert to_mathtext(r"$\foo$ x") == r"\$\foo\$ $x$"  # does not parse: literal, never a traceback
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Lemma B.1",
+        "Lemmas C.3-C.9 (the bias part falls)",
+        "the Eq. (4) form",
+        "Theorem 3.4 (its proof, Lemmas C.3-C.9)",
+    ],
+)
+def test_a_reference_to_the_paper_is_text_not_math(text):
+    assert str(to_latex(text)) == text  # "Lemma $B$.1" and "$Eq$." were set as math
+
+
+def test_a_letter_with_a_word_subscript_is_a_symbol_a_program_name_is_code():
+    assert str(to_latex("w_high = 4.0")) == r"$w_{\mathrm{high}} = 4.0$"  # it read as code beside w_low as math
+    assert str(to_latex("wstar_exact")) == r"\code{wstar\_\allowbreak{}exact}"
+
+
+@pytest.mark.parametrize(
+    "text, latex",
+    [
+        ("refutes as 'training ends on the tilted subspace'", "refutes as `training ends on the tilted subspace'"),
+        ("the trained layers' value leak", "the trained layers' value leak"),
+        ("the exact w*'s stated accuracy", r"the exact ${w^{*}}$'s stated accuracy"),
+        ("E(L' = 10L)/E(L' = L)", r"$E(L' = 10L)/E(L' = L)$"),  # a prime stays a prime
+    ],
+)
+def test_an_apostrophe_that_is_not_a_prime_is_a_quote(text, latex):
+    assert str(to_latex(text)) == latex

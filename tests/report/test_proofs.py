@@ -8,6 +8,7 @@ import json
 import pytest
 
 from lipschitz_icl.report.proofs import (
+    QUANTITY_LATEX,
     bound_latex,
     certificate_rows,
     domain_latex,
@@ -57,6 +58,19 @@ def test_bounds_and_domains_are_typeset():
     assert domain_latex({"d": [3], "h": [0.0, 1.0]}) == r"d = 3, h \in [0, 1]"
     assert domain_latex({"a": {"from": 1, "to": 5}, "p": [0.25, 0.25]}) == r"a \in \{1, \dots, 5\}, p = 0.25"
     assert domain_latex({"d": [[2, 10], [20, 30]]}) == r"d \in [2, 10] \cup [20, 30]"
+    # one piece reads as that piece (it read "d \in 3"); a point among ranges is a one-element set
+    assert domain_latex({"d": [[3]], "n": [[100]]}) == r"d = 3, n = 100"
+    assert domain_latex({"d": [[3], [5, 8]]}) == r"d \in \{3\} \cup [5, 8]"
+    # a small constant in exponent form, never 1e-06
+    assert domain_latex({"C": 1e-06, "c": 2.5e-07}) == r"C = 10^{-6}, c = 2.5 \times 10^{-7}"
+
+
+def test_the_loss_slopes_read_as_derivatives():
+    for quantity, latex in (
+        ("dbias_dw", r"\mathrm{d}(L^2 B)/\mathrm{d}w"),
+        ("dnoise_dw", r"\mathrm{d}(\sigma^2 N)/\mathrm{d}w"),
+    ):
+        assert QUANTITY_LATEX[quantity] == latex
 
 
 def test_a_hostile_bound_is_never_evaluated_and_prints_as_code():

@@ -293,6 +293,53 @@ def test_the_runs_merged_into_claims_json_are_named_per_case(tmp_path):
     assert "not in the file's runs list" in rendered.tex  # run-b names a run the list lacks
 
 
+def test_one_run_is_named_on_page_one_without_a_run_column(tmp_path):
+    data = load_claims(FIXTURE)
+    for record in data["claims"]:
+        record["run"] = "run-a"
+    rendered = render_tex(data, tmp_path)
+    head = rendered.tex[: rendered.tex.index(PAGE_ONE_END)]
+    assert r"It comes from one run (\code{run-\allowbreak{}a})." in head and "merges" not in head
+    appendix = rendered.tex[rendered.tex.index(r"\section{Every case}") :]
+    assert "(run " not in appendix[: appendix.index(r"\section{Margins")]
+
+
+def test_the_constants_table_is_by_case_with_the_shared_setting_once(tmp_path):
+    tex = render_tex(load_claims(FIXTURE), tmp_path).tex
+    table = tex[
+        tex.index(r"\section{The constants}") : tex.index(r"\end{longtable}", tex.index(r"\section{The constants}"))
+    ]
+    # a heading line per case (number, claim, the settings its constants share), then one line per constant
+    assert r"1 & \multicolumn{6}{@{}P{0.9\textwidth}@{}}{thm34.window-law: affine, $d = 3$} \\*" in table
+    assert table.count("thm34.window-law: affine") == 1
+    assert r"$\frac{1}{3} = {}$\num{0.333333}" in table  # the closed form beside the theory value
+    assert r"window-law constant ($C_d$)" in table  # the symbol after the name
+
+
+def test_a_constant_named_by_its_symbol_does_not_repeat_it(tmp_path):
+    data = load_claims(FIXTURE)
+    data["claims"][0]["quantities"].append(
+        {
+            "name": "C_d: w*/rho^alpha at the largest n",
+            "symbol": "C_d",
+            "constant": True,
+            "theory": 0.6,
+            "measured": 0.6,
+        }
+    )
+    tex = render_tex(data, tmp_path).tex
+    table = tex[tex.index(r"\section{The constants}") :]
+    assert r"$C_{d}$: ${w^{*}}/\Lambda^{\alpha}$ at the largest $n$ &" in table  # not "... ($C_d$)"
+
+
+def test_a_resolution_s_own_meaning_takes_its_group_s_symbols():
+    from lipschitz_icl.report.render import resolution_of
+
+    records = [{"resolution": {"parameter": "s", "value": 0.5, "meaning": "rho is shown to fall"}}]
+    assert resolution_of(records)["meaning"] == r"$\Lambda$ is shown to fall"  # rho alone: n L^2/sigma^2
+    assert resolution_of(records, {"rho": r"\rho"})["meaning"] == r"$\rho$ is shown to fall"  # rho(M, B)
+
+
 def test_point_checks_count_every_universal_statement_evaluated_at_points():
     from lipschitz_icl.report.summary import point_checks, scope_counts
 

@@ -21,6 +21,9 @@ Everything else stays text (escaped).  Within a run:
 * ``<= >= -> +- != ~ ...`` are ``\\le \\ge \\to \\pm \\ne \\sim \\dots``; ``||x||`` is ``\\|x\\|``; ``x.q``
   between letters is ``x \\cdot q``; ``1e-06`` is ``10^{-6}``; ``[[a, b], [c, d]]`` is a small matrix.
 
+References are words: ``Eq. (4)``, ``Lemma B.1``, ``Lemmas C.3-C.9`` (an upper-case letter, a dot and a
+number) stay text.
+
 Dotted or underscored program names (``lipschitz_icl.derivations``, ``wstar_exact``) and commit hashes
 (7 to 40 hex digits with a letter and a digit: ``4e9f7ac``) are set as code (``\\code{...}``).  The output
 always compiles: braces are only emitted in pairs, every LaTeX special character inside math is escaped,
@@ -89,10 +92,11 @@ _STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
-  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b)
+  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|Eqs?\.|\u2019s\b|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b
+      |\b[A-Z]\.\d+(?:\.\d+)*\b)
   | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b
       |[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
-      |[a-z][a-z0-9]*_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
+      |[a-z][a-z0-9]+_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
   | (?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
   | (?P<ident>[A-Za-z][A-Za-z0-9]*(?:_(?:[A-Za-z0-9]+))?\*?'*)
   | (?P<op>\|\||<=|>=|->|\+-|!=|==|\.\.\.)
@@ -551,18 +555,27 @@ def code(text) -> Latex:
 # "the 2x rule", "at least 2 x the matched one": a factor, not 2 times a symbol x
 _FACTOR = re.compile(r"\b(\d+(?:\.\d+)?) ?x(?= [a-z]{2,}|[,;.)]|$)")
 _LEVEL = re.compile(r"(\d+(?:\.\d+)?)% ?t-interval")  # "99%t-interval"
+# apostrophes that are not primes: a quoted phrase ('training ends ...'), a plural possessive (the layers'
+# value leak), the possessive of a starred symbol (w*'s accuracy); each becomes a typographic quote
+_QUOTED = re.compile(r"(?<![\w*'])'([A-Za-z][^'\n]{0,80}?)'(?![\w'])")
+_PLURAL_POSSESSIVE = re.compile(r"(?<=[A-Za-z]{2}s)'(?=[\s,.;:)]|$)")
+_STAR_POSSESSIVE = re.compile(r"(?<=\*)'s\b")
 
 
 def _reworded(text: str, rename: dict) -> tuple[str, dict]:
     """The record's shorthand written out before it is typeset: phrases of ``rename`` (keys that are not
     identifiers, such as ``w*/law``: replaced as text by their ASCII math), a factor ``2x`` as ``2 times``
-    (typeset ``2\\times``), ``99%t-interval`` as ``t-interval at 99%``; returns the text and the identifier
+    (typeset ``2\\times``), ``99%t-interval`` as ``t-interval at 99%``, apostrophes that are not primes as
+    typographic quotes (a quoted phrase, ``layers'``, ``w*'s``); returns the text and the identifier
     renames."""
     phrases = {k: v for k, v in rename.items() if not re.fullmatch(r"[A-Za-z_]\w*", k)}
     for phrase, replacement in phrases.items():
         text = text.replace(phrase, replacement)
     text = _FACTOR.sub(lambda m: m.group(1) + "\u00d7", text)
     text = _LEVEL.sub(r"t-interval at \1%", text)
+    text = _QUOTED.sub("\u2018\\1\u2019", text)
+    text = _PLURAL_POSSESSIVE.sub("\u2019", text)
+    text = _STAR_POSSESSIVE.sub("\u2019s", text)
     return text, {k: v for k, v in rename.items() if k not in phrases}
 
 

@@ -51,6 +51,11 @@ NOTATION: tuple[tuple[str, str], ...] = (
     (r"c^*", r"optimal scale of $c\,BB^{\top}$"),
     (r"\rho(M,B)", r"the paper's representation error $\|M - PMP\|_F/\|M\|_F$"),
     (r"\mathcal{L}", r"ICL loss (expected squared error of the prediction at the query)"),
+    (
+        r"B(w),\ N(w)",
+        r"bias and noise parts of the ICL loss of $M = wI$, $\mathcal{L}(wI) = L^2 B(w) + \sigma^2 N(w)$ "
+        r"(with its argument; $B$ alone is the low-rank basis)",
+    ),
     (r"C", r"rate constant of a concentration bound (the stated value, or the sharpest proved)"),
     (r"\tau", r"$s\,d/k$ in the projection-tail bounds"),
     (

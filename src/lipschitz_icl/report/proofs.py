@@ -55,12 +55,14 @@ QUANTITY_LATEX = {
     "binomial_lower_tail": r"P(N \le a)",
     "w_star": r"w^*",
     "icl_error": r"\mathcal{L}(w^* I)",
+    # the ICL loss of M = wI, its parts and their w-slopes as the registry's statements name them (the bias part
+    # L^2 B(w), the noise part sigma^2 N(w))
     "bias": r"L^2 B(w)",
     "noise": r"\sigma^2 N(w)",
     "loss": r"\mathcal{L}(w I)",
-    "dbias_dw": r"\tfrac{d}{dw} L^2 B(w)",
-    "dnoise_dw": r"\tfrac{d}{dw} \sigma^2 N(w)",
-    "dloss_dw": r"\tfrac{d}{dw} \mathcal{L}(w I)",
+    "dbias_dw": r"\mathrm{d}(L^2 B)/\mathrm{d}w",
+    "dnoise_dw": r"\mathrm{d}(\sigma^2 N)/\mathrm{d}w",
+    "dloss_dw": r"\mathrm{d}\mathcal{L}(w I)/\mathrm{d}w",
 }
 _RELATIONS = {"<=": r"\le", ">=": r"\ge"}
 
@@ -151,18 +153,30 @@ def _number(x) -> str:
     if isinstance(x, int):
         return str(x)
     if isinstance(x, float):
-        return f"{x:.6g}"
+        text = f"{x:.6g}"
+        if "e" not in text:
+            return text
+        mantissa, exponent = text.split("e")
+        power = rf"10^{{{int(exponent)}}}"  # 1e-06 as 10^{-6} (math mode)
+        return power if mantissa == "1" else rf"{mantissa} \times {power}"
     return escape(str(x))
 
 
 def domain_latex(domain: dict) -> Latex:
     """``d = 3, h \\in [0, 1]``, ``a \\in \\{25, \\dots, 99\\}`` (math mode)."""
-    parts = []
+    parts: list[str] = []
     for name, value in domain.items():
         symbol = GREEK.get(str(name), escape(str(name)))  # sigma as \sigma (math mode)
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):
-            ranges = [domain_latex({name: v}).split(r" \in ", 1)[-1].split(" = ", 1)[-1] for v in value]
-            parts.append(rf"{symbol} \in " + r" \cup ".join(ranges))
+            pieces = [domain_latex({name: v}) for v in value]
+            if len(pieces) == 1:  # one piece: d = 3, or h in [0, 1]
+                parts.append(pieces[0])
+                continue
+            sets = [
+                piece.split(r" \in ", 1)[-1] if r" \in " in piece else r"\{" + piece.split(" = ", 1)[-1] + r"\}"
+                for piece in pieces
+            ]
+            parts.append(rf"{symbol} \in " + r" \cup ".join(sets))
         elif isinstance(value, dict) and "from" in value and "to" in value:
             parts.append(rf"{symbol} \in \{{{_number(value['from'])}, \dots, {_number(value['to'])}\}}")
         elif isinstance(value, (list, tuple)) and len(value) == 2 and value[0] != value[1] and not _point(value):
@@ -382,7 +396,8 @@ def _title(record: dict) -> str:
 def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[dict]:
     """One block per claim decided by proof (LaTeX for the report): title, source with its citations,
     statement, the distinct inequalities proved (display math), and a row per case (domain, boxes, verdict,
-    sharpest constant and certificate).  ``statement_of(key, records)`` gives a claim's statement."""
+    sharpest constant, and the first 12 hex digits of its certificate's SHA-256).  ``statement_of(key,
+    records)`` gives a claim's statement."""
     from lipschitz_icl.report.mathtext import code, to_latex
     from lipschitz_icl.report.references import citations
     from lipschitz_icl.report.symbols import rename_for
@@ -409,7 +424,7 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
                 "_forms": [],
             }
         block = blocks[key]
-        stated = "" if case.stated is None else f", {_constant(record)} = {case.stated:g}"
+        stated = Latex("") if case.stated is None else Latex(f", ${_constant(record)} = {_number(float(case.stated))}$")
         for ineq in case.inequalities:
             form = (ineq.quantity, ineq.relation, ineq.bound)
             if form not in block["_seen"]:
@@ -417,19 +432,20 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
                 block["_forms"].append(ineq)
         if case.certificate is not None:
             # the file is named after the case id (module docstring of lipschitz_icl.gates.pytest_plugin)
-            certificate = Latex("; " + escape(f"certificate {case.certificate.sha256[:12]}"))
+            certificate = code(case.certificate.sha256[:12])
         elif case.certificate_named:
-            certificate = escape(f"; {case.certificate_named} (named, not found)")
+            certificate = escape(f"{case.certificate_named} (named, not found)")
         else:
-            certificate = Latex("")
+            certificate = Latex("--")
         sharpest = to_latex(case.sharpest) if case.sharpest else Latex("--")
         block["cases"].append(
             {
                 "number": numbers.get(record["claim_id"], 0),
-                "domain": Latex(compact_domain(case.inequalities, case.lemmas, rename) + escape(stated)),
+                "domain": Latex(compact_domain(case.inequalities, case.lemmas, rename) + stated),
                 "boxes": "--" if case.boxes is None else str(case.boxes),
                 "verdict": escape(str(record.get("verdict", ""))),
-                "sharpest": Latex(sharpest + certificate),
+                "sharpest": sharpest,
+                "certificate": certificate,
             }
         )
     for block in blocks.values():

@@ -97,10 +97,11 @@ def power_summary(claims: list[dict]) -> dict:
 
 
 # ----------------------------------------------------------------------------- resolutions
-def resolution_of(records: list) -> dict:
+def resolution_of(records: list, rename: dict | None = None) -> dict:
     """``{symbol, value, meaning}`` (LaTeX) over the records' resolutions: the symbol and meaning the
-    records carry, else :func:`lipschitz_icl.report.symbols.resolution_symbol`; the value a range when
-    the cases differ, ``not reached`` when the rule refuted nothing up to its limit."""
+    records carry (typeset with the group's ``rename``: :data:`lipschitz_icl.report.symbols.RENAMES`), else
+    :func:`lipschitz_icl.report.symbols.resolution_symbol`; the value a range when the cases differ, ``not
+    reached`` when the rule refuted nothing up to its limit."""
     found = [r["resolution"] for r in records if isinstance(r.get("resolution"), dict)]
     if not found:
         return {"symbol": Latex("--"), "value": Latex(""), "meaning": Latex("")}
@@ -109,7 +110,7 @@ def resolution_of(records: list) -> dict:
     symbol, mapped = resolution_symbol(parameter)
     symbol = next((r["symbol"] for r in found if isinstance(r.get("symbol"), str) and r["symbol"]), symbol)
     if own is not None:
-        meaning = to_latex(own["meaning"])
+        meaning = to_latex(own["meaning"], rename=rename)
     else:  # the mapping's meanings are LaTeX; an unknown parameter's own words are text
         meaning = Latex(mapped) if parameter in RESOLUTIONS else to_latex(parameter)
     values = [v for v in (as_float(r.get("value")) for r in found) if v is not None and math.isfinite(v)]
@@ -353,7 +354,7 @@ def _counts_cell(counts: dict) -> Latex:
 
 def _claim_row(claim: Claim) -> dict:
     refuted, total = near_misses(claim.records)
-    res = resolution_of(claim.records)
+    res = resolution_of(claim.records, rename_for(claim.key))
     return {
         "name": breakable(claim.name),
         "scope": escape(record_scope(claim.records[0])),
@@ -407,7 +408,7 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
 def _case_row(number: int, record: dict) -> dict:
     refuted, total = near_misses([record])
     seconds = as_float(record.get("seconds"))
-    res = resolution_of([record])
+    res = resolution_of([record], rename_for(str(record.get("key", ""))))
     verdict = record.get("verdict", "")
     if verdict == "holds" and isinstance(record.get("points"), int):
         verdict = f"holds at {record['points']} points"
@@ -426,12 +427,23 @@ def _case_row(number: int, record: dict) -> dict:
     }
 
 
-def _constant_row(row) -> dict:
+def _setting_items(row) -> list[str]:
+    """The row's setting as ASCII-math items (``affine``, ``d = 3``)."""
+    return [setting_text(k, [v]) for k, v in row.setting.items()]
+
+
+def _named_by_symbol(constant: str, symbol: str) -> bool:
+    """Whether the constant's name already opens with its symbol (``C_d: w*/rho^alpha ...``): the symbol is
+    then not repeated after the name."""
+    head = constant.split(":", 1)[0].strip() if ":" in constant else ""
+    return bool(head) and head in (symbol, symbol.lstrip("\\"))
+
+
+def _constant_row(row, shared: list[str]) -> dict:
     """A constants row for the template: the constant named for what it measures (with where it was
-    measured when the record says so), its closed form, and its measured value with its interval (a
-    dagger where the record carries none)."""
+    measured when the record says so, and the settings its case's other constants do not share), its
+    closed form, and its measured value with its interval (a dagger where the record carries none)."""
     rename = rename_for(row.key)
-    setting = ", ".join(setting_text(k, [v]) for k, v in row.setting.items())
     rel = (
         num(row.rel_dev, row.rel_dev_low, row.rel_dev_high, digits=3, compact=True, max_digits=4)
         if row.rel_dev is not None
@@ -441,23 +453,43 @@ def _constant_row(row) -> dict:
     where = re.search(r"measured at ([^;]+)", row.note or "")
     if where and where.group(1) not in row.constant:
         constant = Latex(constant + escape(", measured at ") + to_latex(where.group(1)))
-    symbol = Latex(f" (${_math_symbol(row.symbol)}$)") if row.symbol else Latex("")
+    own = [item for item in _setting_items(row) if item not in shared]
+    if own:
+        constant = Latex(constant + escape("; ") + to_latex(", ".join(own)))
+    symbol = (
+        Latex(f" (${_math_symbol(row.symbol)}$)")
+        if row.symbol and not _named_by_symbol(row.constant, row.symbol)
+        else Latex("")
+    )
     closed = closed_form_latex(row.key, row.symbol, row.setting, row.theory)
     measured = num(row.measured, row.ci_low, row.ci_high, compact=True, max_digits=MEASURED_DIGITS)
     if row.measured is not None and (row.ci_low is None or row.ci_high is None):
         measured = Latex(measured + r"$^{\dagger}$")
-    margin = to_latex(row.margin) if row.margin else Latex("")
     return {
-        "number": row.case,
         "constant": Latex(constant + symbol),
-        "setting": to_latex(setting),
-        "closed": Latex(f"${closed}$") if closed else Latex("--"),
-        "theory": num(row.theory),
+        "theory": Latex(f"${closed} = {{}}$" + num(row.theory)) if closed else num(row.theory),
         "measured": measured,
         "rel": rel,
-        "margin": Latex(margin + "; ") if row.margin else Latex(""),
+        "margin": to_latex(row.margin) if row.margin else Latex("--"),
         "verdict": escape(row.verdict),
     }
+
+
+def _constant_cases(rows: list) -> list[dict]:
+    """The constants table by case: per case its number, claim and the settings all its rows share (printed
+    once, as the case's heading line), then one line per constant."""
+    cases: list[dict] = []
+    for (number, key), members in itertools.groupby(rows, key=lambda r: (r.case, r.key)):
+        group = list(members)
+        shared = [item for item in _setting_items(group[0]) if all(item in _setting_items(r) for r in group)]
+        cases.append(
+            {
+                "number": number,
+                "head": Latex(escape(key + (": " if shared else "")) + to_latex(", ".join(shared))),
+                "rows": [_constant_row(r, shared) for r in group],
+            }
+        )
+    return cases
 
 
 def cases_csv(records: list, numbers: dict) -> str:
@@ -505,26 +537,24 @@ def cases_csv(records: list, numbers: dict) -> str:
 
 
 def _margins(views: list[SectionView]) -> list[dict]:
-    """One row per claim: its margin as applied and where it comes from; claims with the same margin and
-    source as the row above are joined into that row (the text is printed once)."""
-    out: list[dict] = []
-    previous = None
+    """One entry per distinct margin and source: the margin as applied, where it comes from, and every claim
+    that has them (in the order of the sections; the text is printed once)."""
+    entries: dict[tuple, dict] = {}
     for view in views:
         for claim in view.claims:
             record = claim.records[0]
             rename = rename_for(claim.key)
             margin, source = str(record.get("margin") or "--"), str(record.get("margin_source") or "--")
-            if previous is not None and previous[0] == (margin, source, str(rename)):
-                previous[1]["key"] = Latex(previous[1]["key"] + ", " + code(claim.key))
+            same = (margin, source, str(rename))
+            if same in entries:
+                entries[same]["key"] = Latex(entries[same]["key"] + ", " + code(claim.key))
                 continue
-            row = {
+            entries[same] = {
                 "key": code(claim.key),
                 "margin": to_latex(margin, rename=rename),
                 "source": to_latex(source, rename=rename),
             }
-            out.append(row)
-            previous = ((margin, source, str(rename)), row)
-    return out
+    return list(entries.values())
 
 
 def _design_history(data: dict) -> list[dict]:
@@ -557,7 +587,7 @@ def _design_history(data: dict) -> list[dict]:
 def _environment():
     import jinja2
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("lipschitz_icl.report", "templates"),
         block_start_string=r"\BLOCK{",
         block_end_string="}",
@@ -572,6 +602,9 @@ def _environment():
         undefined=jinja2.StrictUndefined,
         finalize=lambda value: value if isinstance(value, Latex) else escape(value),
     )
+    # a macro's output is the template's own LaTeX, its values already escaped: printed as it is
+    env.filters["rendered"] = Latex
+    return env
 
 
 def _figure_words(key: str) -> Latex:
@@ -649,6 +682,8 @@ def _profile_sentence(prov, left_out: list) -> Latex:
 def _runs_sentence(rows: list) -> Latex:
     if not rows:
         return Latex("")
+    if len(rows) == 1:  # one run: named here, no run column in Appendix A
+        return Latex(escape("It comes from one run (") + code(str(rows[0]["id"])) + escape(")."))
     return Latex(
         escape(f"This claims.json merges {len(rows)} runs (")
         + Latex(", ".join(code(str(r["id"])) for r in rows))
@@ -777,13 +812,14 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "flint_version": escape(refs.library_versions(prov_raw).get("python-flint", ("unknown", True))[0]),
         "flint_library": escape(refs.flint_library_version() or "unknown"),
         "sections": sections,
-        "constants": [_constant_row(r) for r in rows[:MAX_TABLE_ROWS]],
+        "constants": _constant_cases(rows[:MAX_TABLE_ROWS]),
         "constants_cut": max(len(rows) - MAX_TABLE_ROWS, 0),
         "n_constants": len(rows),
+        "n_constants_shown": min(len(rows), MAX_TABLE_ROWS),
         "fallback": any(r.source != "claims.json" for r in rows),
         "two_sided": [_two_sided_row(t) for t in two_sided_constants(window, numbers)],
         "notation": _notation_rows([]),
-        "cases": _pairs([_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]]),
+        "cases": [_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]],
         # a run column only when the file merges several runs (one run is named once, in the provenance)
         "has_runs": len({r["run"] for r in claims if isinstance(r.get("run"), str)}) > 1,
         "cases_cut": max(len(ordered) - MAX_TABLE_ROWS, 0),
@@ -834,17 +870,6 @@ def _omission_rows(left_out: list) -> list[dict]:
     for o in left_out:
         grouped.setdefault(o.text(), []).append(o.key)
     return [{"key": Latex(", ".join(code(k) for k in keys)), "text": to_latex(text)} for text, keys in grouped.items()]
-
-
-CASE_COLUMNS = 2  # cases side by side in Appendix A (wide enough that an id rarely wraps)
-
-
-def _pairs(rows: list) -> list[list]:
-    """The rows in lines of :data:`CASE_COLUMNS`, filled column by column (case numbers run down each
-    column); the last line may be short (``None`` fills it)."""
-    height = -(-len(rows) // CASE_COLUMNS)
-    columns = [rows[i * height : (i + 1) * height] for i in range(CASE_COLUMNS)]
-    return [[col[j] if j < len(col) else None for col in columns] for j in range(height)]
 
 
 def _two_sided_row(t) -> dict:

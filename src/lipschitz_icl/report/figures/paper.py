@@ -28,7 +28,7 @@ from scipy import stats
 
 from lipschitz_icl.report.figures.data import FigureDataError
 from lipschitz_icl.report.mathtext import mpl_text, to_mathtext
-from lipschitz_icl.report.style import FULL_WIDTH, new_figure, save_pdf, save_png, styled
+from lipschitz_icl.report.style import FULL_WIDTH, LABEL_PT, new_figure, save_pdf, save_png, styled
 
 __all__ = [
     "RENDERERS",
@@ -437,10 +437,12 @@ def eq4(data: dict) -> Figure:
             a.set_yticks(range(d + 1), labels)
             a.axhline(d - 0.5, color="black", lw=0.6)
             a.axvline(d - 0.5, color="black", lw=0.6)
-            a.set_ylabel("context token")
+            if j == 0:  # the rows are context tokens in every panel: named once
+                a.set_ylabel("context token")
             a.spines[:].set_visible(True)
-        ax[0, j].set_title(f"$d = {d}$, $w = {scales[j]:.3g}$, distance {float(np.mean(dist)):.3f}", loc="left")
-        ax[1, j].set_xlabel("query token (grey: meets the zero label)")
+        ax[0, j].set_title(f"$d = {d}$, $w = {scales[j]:.3g}$\ndistance {float(np.mean(dist)):.3f}", loc="left")
+    # the columns are query tokens in every panel: named once, under the row
+    fig.supxlabel("query token (grey: meets the zero label)", fontsize=LABEL_PT)
     fig.colorbar(images[0], ax=list(ax[0]), shrink=0.9, label=r"$W_K^\top W_Q / w$")
     fig.colorbar(images[1], ax=list(ax[1]), shrink=0.9, label="off the Eq. (4) form, $/w$")
     return fig
