@@ -27,6 +27,20 @@ def test_a_monotonicity_is_proved_on_a_range_of_w_and_rechecks(noise_rises):
     assert noise_rises.certificate["statement"]["task"] == "affine"
     result = checker.check(noise_rises.certificate)
     assert result.recheck == "passed" and result.verdict == "proved"
+    assert result.statement.startswith("dnoise_dw >= 0 for the affine class at every point of d in {3}")
+
+
+def test_the_statement_printed_names_the_class_it_was_rechecked_for(noise_rises):
+    """The class is part of the statement: a certificate whose task is changed is rechecked for the new class
+    (its leaves enclosed afresh), and when it passes the statement printed names that class -- it read
+    ``dnoise_dw >= 0 at every point of ...`` for any class, so a relu recheck of an affine proof looked the same."""
+    forged = copy.deepcopy(noise_rises.certificate)
+    forged["statement"]["task"] = "relu"
+    result = checker.check(forged)
+    if result.passed:
+        assert " for the relu class at every point of " in result.statement
+    else:
+        assert result.verdict is None and result.where
 
 
 def test_a_range_of_n_is_one_real_interval():
@@ -134,6 +148,23 @@ def test_w_star_of_every_certified_class_is_a_quantity_of_prove(task):
         seconds=3,
     )
     assert result.verdict.value == "undecided" and result.certificate["statement"]["task"] == task
+    assert checker.check(result.certificate).verdict == "undecided"
+
+
+def test_relu_w_star_outside_the_large_n_regime_is_undecided_not_refused():
+    """At n = 20 the relu class's float start (the large-n model) refuses its inputs; that refusal ended a valid
+    ``prove`` with exit 2 and a message about a ``--method`` never given.  The certified scan starts the proof
+    instead, and the budget leaves it undecided."""
+    result = prove(
+        "w_star",
+        "C*(n*L**2/sigma**2)**(1/(d+2))",
+        {"d": [3], "n": [20], "L": 1.0, "sigma": 0.5},
+        constants={"C": 0.1},
+        relation=">=",
+        task="relu",
+        seconds=3,
+    )
+    assert result.verdict.value == "undecided"
     assert checker.check(result.certificate).verdict == "undecided"
 
 
