@@ -182,3 +182,80 @@ def test_a_domain_without_w_is_refused_in_one_line(tmp_path, capsys, quantity):
     assert cli.main(["prove", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "parameter 'w' must be given in the [domain]" in err
+
+
+def _exact(quantity: str, point: dict, task: str) -> tuple[float, float]:
+    """An independent float value of ``loss`` or ``dloss_dw`` at ``point`` (the exact method of
+    :mod:`lipschitz_icl.exact`, the derivative by a central difference) and its error estimate."""
+    from lipschitz_icl.exact.route import exact_loss
+    from lipschitz_icl.problem import make_problem
+
+    assert quantity in ("loss", "dloss_dw"), quantity  # the look knows these two only
+    problem = make_problem(task, point["d"], point["n"], point["L"], point["sigma"])
+    if quantity == "loss":
+        value = exact_loss(problem, point["w"]).loss
+        return value.value, 10 * value.abs_error + 1e-12
+    step = 1e-4 * point["w"]
+    up, down = exact_loss(problem, point["w"] + step).loss, exact_loss(problem, point["w"] - step).loss
+    return (up.value - down.value) / (2 * step), 1e-5 * abs(up.value) / step
+
+
+def _wrong(mutant: dict, result) -> str | None:
+    """Why a mutant that passed is wrong, by the independent float look of :func:`_exact`: a counterexample
+    that does not violate, or a proved statement false at a point of a grid (21 values of w, the other
+    parameters at the ends of their ranges)."""
+    import itertools
+
+    statement = mutant["statement"]
+    quantity, task, relation = statement["quantity"], statement["task"], statement["relation"]
+    bound = checker.read_statement(statement).bound
+    constants = statement["constants"]
+
+    def side(point: dict) -> float:
+        value, error = _exact(quantity, point, task)
+        gap = float(bound.evaluate({**point, **constants})) - value
+        return (gap if relation == "<=" else -gap) + error  # < 0: certainly violated
+
+    if result.verdict == "refuted":
+        point = mutant["parts"][0]["counterexample"]["params"]
+        return "a counterexample that does not violate" if side(point) > 0 else None
+    domain = statement["domain"]
+    ends = {k: sorted({v[0][0], v[-1][1]}) for k, v in domain.items() if k in ("d", "n")}
+    ends.update({k: sorted(set(domain[k])) for k in ("L", "sigma")})
+    w_lo, w_hi = domain["w"]
+    for combo in itertools.product(*ends.values()):
+        for i in range(21):
+            point = {**dict(zip(ends, combo)), "w": w_lo + (w_hi - w_lo) * i / 20}
+            if side(point) < 0:
+                return f"proved, but false at {point}"
+    return None
+
+
+@pytest.mark.parametrize("which", ["refuted", "undecided"])
+def test_no_mutant_of_a_loss_certificate_of_a_false_statement_rechecks_as_proved(which):
+    """The mutation tester of ``tests/prover/test_checker.py`` on certificates of the loss quantities: ``loss <=
+    0.015`` (false, refuted at w = 4.5) and ``dloss_dw <= 0`` on w in [4, 4.5] (false above w* = 4.447, left
+    undecided by a one-box budget).  No mutant raises anything but :class:`~lipschitz_icl.prover.checker.
+    CertificateError`; none with the statement unchanged passes as proved; one that passes is right by an
+    independent float evaluation (the exact method)."""
+    from prover.test_checker import mutants
+
+    if which == "refuted":
+        data = prove("loss", "0.015", {**AFFINE, "w": [4.0, 5.0]}, task="affine").certificate
+    else:
+        data = prove("dloss_dw", "0", {**AFFINE, "w": [4.0, 4.5]}, task="affine", max_boxes=1).certificate
+    assert data["verdict"] == which
+    tried, passed = 0, 0
+    for path, what, mutant in mutants(data):
+        tried += 1
+        try:
+            result = checker.check(mutant)
+        except checker.CertificateError:
+            continue
+        if not result.passed:
+            continue
+        passed += 1
+        assert not (result.verdict == "proved" and mutant["statement"] == data["statement"]), (path, what)
+        if result.verdict in ("proved", "refuted"):
+            assert _wrong(mutant, result) is None, (path, what)
+    assert tried > 600 and passed < tried / 4
