@@ -32,15 +32,16 @@ def test_a_monotonicity_is_proved_on_a_range_of_w_and_rechecks(noise_rises):
 
 def test_the_statement_printed_names_the_class_it_was_rechecked_for(noise_rises):
     """The class is part of the statement: a certificate whose task is changed is rechecked for the new class
-    (its leaves enclosed afresh), and when it passes the statement printed names that class -- it read
-    ``dnoise_dw >= 0 at every point of ...`` for any class, so a relu recheck of an affine proof looked the same."""
+    (its leaves enclosed afresh; it passes when the statement is true for that class), so the statement printed
+    must name the class -- it read ``dnoise_dw >= 0 at every point of ...`` for any class, and a relu recheck
+    of an affine proof looked the same.  A tail names no class."""
     forged = copy.deepcopy(noise_rises.certificate)
-    forged["statement"]["task"] = "relu"
-    result = checker.check(forged)
-    if result.passed:
-        assert " for the relu class at every point of " in result.statement
-    else:
-        assert result.verdict is None and result.where
+    for task in ("relu", "cosine"):
+        forged["statement"]["task"] = task
+        text = checker.read_statement(forged["statement"]).describe()
+        assert text.startswith(f"dnoise_dw >= 0 for the {task} class at every point of d in {{3}}, n in {{100}}")
+    tail = {"quantity": "cap_tail", "task": None, "domain": {"d": [[3, 3]], "h": [0.0, 1.0]}}
+    assert " class" not in checker.read_statement({**forged["statement"], **tail}).describe()
 
 
 def test_a_range_of_n_is_one_real_interval():
