@@ -93,3 +93,43 @@ def test_an_interrupted_block_leaves_profiling_working():
     finally:
         sys.setprofile(None)
     assert "call" in calls
+
+
+def _variant_file(tmp_path, domain: str, bound: str, sharpest: bool = False):
+    head = f'name = "corners"\nquantity = "cap_tail"\nrelation = "<="\nbound = "{bound}"\n'
+    if sharpest:
+        head += 'sharpest = "C"\n[constants]\nC = [0.5, 2.0]\n'
+    path = tmp_path / "corners.toml"
+    path.write_text(head + "[domain]\n" + domain)
+    return path
+
+
+def test_reading_a_large_domain_checks_a_bounded_number_of_corners(tmp_path, monkeypatch):
+    """The bound was evaluated at every corner of every root box when the file was read, before the search's
+    budget: 4096 root boxes of a loss quantity (65536 evaluations) took 90 s of a ``--seconds 5 --max-boxes 1``
+    run.  Beyond :data:`~lipschitz_icl.gates.variants.MAX_CORNER_CHECKS` evaluations only the hull's corners
+    are checked (each a point of the domain), the count known before any corner is built."""
+    from lipschitz_icl.expression import Expression
+    from lipschitz_icl.gates.variants import MAX_CORNER_CHECKS, load_variant
+
+    calls = []
+    evaluate = Expression.evaluate
+
+    def counted(self, env):
+        calls.append(dict(env))
+        return evaluate(self, env)
+
+    monkeypatch.setattr(Expression, "evaluate", counted)
+    listed = ", ".join(str(d) for d in range(2, 513))  # 511 values of d, h a range: 1022 corners, 2 ends each
+    variant = load_variant(_variant_file(tmp_path, f"d = [{listed}]\nh = [0.0, 1.0]\n", "exp(-C*d*h**2/100)", True))
+    assert variant.domain.corner_count() == 1022 == len(variant.domain.corners())
+    assert 0 < len(calls) <= MAX_CORNER_CHECKS
+    assert {(c["d"], c["h"]) for c in calls} == {(2, 0.0), (2, 1.0), (512, 0.0), (512, 1.0)}
+
+
+def test_a_small_domain_still_has_every_root_corner_checked(tmp_path):
+    """Below the limit nothing changed: a bound singular at a listed value inside the hull is refused naming it."""
+    from lipschitz_icl.gates.variants import VariantFileError, load_variant
+
+    with pytest.raises(VariantFileError, match=r"cannot be evaluated at d=5"):
+        load_variant(_variant_file(tmp_path, "d = [3, 5, 7]\nh = [0.0, 1.0]\n", "1/(d - 5)"))

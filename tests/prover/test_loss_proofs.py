@@ -27,6 +27,21 @@ def test_a_monotonicity_is_proved_on_a_range_of_w_and_rechecks(noise_rises):
     assert noise_rises.certificate["statement"]["task"] == "affine"
     result = checker.check(noise_rises.certificate)
     assert result.recheck == "passed" and result.verdict == "proved"
+    assert result.statement.startswith("dnoise_dw >= 0 for the affine class at every point of d in {3}")
+
+
+def test_the_statement_printed_names_the_class_it_was_rechecked_for(noise_rises):
+    """The class is part of the statement: a certificate whose task is changed is rechecked for the new class
+    (its leaves enclosed afresh; it passes when the statement is true for that class), so the statement printed
+    must name the class -- it read ``dnoise_dw >= 0 at every point of ...`` for any class, and a relu recheck
+    of an affine proof looked the same.  A tail names no class."""
+    forged = copy.deepcopy(noise_rises.certificate)
+    for task in ("relu", "cosine"):
+        forged["statement"]["task"] = task
+        text = checker.read_statement(forged["statement"]).describe()
+        assert text.startswith(f"dnoise_dw >= 0 for the {task} class at every point of d in {{3}}, n in {{100}}")
+    tail = {"quantity": "cap_tail", "task": None, "domain": {"d": [[3, 3]], "h": [0.0, 1.0]}}
+    assert " class" not in checker.read_statement({**forged["statement"], **tail}).describe()
 
 
 def test_a_range_of_n_is_one_real_interval():
@@ -137,6 +152,23 @@ def test_w_star_of_every_certified_class_is_a_quantity_of_prove(task):
     assert checker.check(result.certificate).verdict == "undecided"
 
 
+def test_relu_w_star_outside_the_large_n_regime_is_undecided_not_refused():
+    """At n = 20 the relu class's float start (the large-n model) refuses its inputs; that refusal ended a valid
+    ``prove`` with exit 2 and a message about a ``--method`` never given.  The certified scan starts the proof
+    instead, and the budget leaves it undecided."""
+    result = prove(
+        "w_star",
+        "C*(n*L**2/sigma**2)**(1/(d+2))",
+        {"d": [3], "n": [20], "L": 1.0, "sigma": 0.5},
+        constants={"C": 0.1},
+        relation=">=",
+        task="relu",
+        seconds=3,
+    )
+    assert result.verdict.value == "undecided"
+    assert checker.check(result.certificate).verdict == "undecided"
+
+
 @pytest.mark.parametrize("quantity", ["bias", "dloss_dw"])
 def test_a_domain_without_w_is_refused_in_one_line(tmp_path, capsys, quantity):
     """The variant reader takes ``w`` as optional (``check`` evaluates bias and noise at ``w*``), but a loss part
@@ -151,3 +183,80 @@ def test_a_domain_without_w_is_refused_in_one_line(tmp_path, capsys, quantity):
     assert cli.main(["prove", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "parameter 'w' must be given in the [domain]" in err
+
+
+def _exact(quantity: str, point: dict, task: str) -> tuple[float, float]:
+    """An independent float value of ``loss`` or ``dloss_dw`` at ``point`` (the exact method of
+    :mod:`lipschitz_icl.exact`, the derivative by a central difference) and its error estimate."""
+    from lipschitz_icl.exact.route import exact_loss
+    from lipschitz_icl.problem import make_problem
+
+    assert quantity in ("loss", "dloss_dw"), quantity  # the look knows these two only
+    problem = make_problem(task, point["d"], point["n"], point["L"], point["sigma"])
+    if quantity == "loss":
+        value = exact_loss(problem, point["w"]).loss
+        return value.value, 10 * value.abs_error + 1e-12
+    step = 1e-4 * point["w"]
+    up, down = exact_loss(problem, point["w"] + step).loss, exact_loss(problem, point["w"] - step).loss
+    return (up.value - down.value) / (2 * step), 1e-5 * abs(up.value) / step
+
+
+def _wrong(mutant: dict, result) -> str | None:
+    """Why a mutant that passed is wrong, by the independent float look of :func:`_exact`: a counterexample
+    that does not violate, or a proved statement false at a point of a grid (21 values of w, the other
+    parameters at the ends of their ranges)."""
+    import itertools
+
+    statement = mutant["statement"]
+    quantity, task, relation = statement["quantity"], statement["task"], statement["relation"]
+    bound = checker.read_statement(statement).bound
+    constants = statement["constants"]
+
+    def side(point: dict) -> float:
+        value, error = _exact(quantity, point, task)
+        gap = float(bound.evaluate({**point, **constants})) - value
+        return (gap if relation == "<=" else -gap) + error  # < 0: certainly violated
+
+    if result.verdict == "refuted":
+        point = mutant["parts"][0]["counterexample"]["params"]
+        return "a counterexample that does not violate" if side(point) > 0 else None
+    domain = statement["domain"]
+    ends = {k: sorted({v[0][0], v[-1][1]}) for k, v in domain.items() if k in ("d", "n")}
+    ends.update({k: sorted(set(domain[k])) for k in ("L", "sigma")})
+    w_lo, w_hi = domain["w"]
+    for combo in itertools.product(*ends.values()):
+        for i in range(21):
+            point = {**dict(zip(ends, combo)), "w": w_lo + (w_hi - w_lo) * i / 20}
+            if side(point) < 0:
+                return f"proved, but false at {point}"
+    return None
+
+
+@pytest.mark.parametrize("which", ["refuted", "undecided"])
+def test_no_mutant_of_a_loss_certificate_of_a_false_statement_rechecks_as_proved(which):
+    """The mutation tester of ``tests/prover/test_checker.py`` on certificates of the loss quantities: ``loss <=
+    0.015`` (false, refuted at w = 4.5) and ``dloss_dw <= 0`` on w in [4, 4.5] (false above w* = 4.447, left
+    undecided by a one-box budget).  No mutant raises anything but :class:`~lipschitz_icl.prover.checker.
+    CertificateError`; none with the statement unchanged passes as proved; one that passes is right by an
+    independent float evaluation (the exact method)."""
+    from prover.test_checker import mutants
+
+    if which == "refuted":
+        data = prove("loss", "0.015", {**AFFINE, "w": [4.0, 5.0]}, task="affine").certificate
+    else:
+        data = prove("dloss_dw", "0", {**AFFINE, "w": [4.0, 4.5]}, task="affine", max_boxes=1).certificate
+    assert data["verdict"] == which
+    tried, passed = 0, 0
+    for path, what, mutant in mutants(data):
+        tried += 1
+        try:
+            result = checker.check(mutant)
+        except checker.CertificateError:
+            continue
+        if not result.passed:
+            continue
+        passed += 1
+        assert not (result.verdict == "proved" and mutant["statement"] == data["statement"]), (path, what)
+        if result.verdict in ("proved", "refuted"):
+            assert _wrong(mutant, result) is None, (path, what)
+    assert tried > 600 and passed < tried / 4

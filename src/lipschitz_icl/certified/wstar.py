@@ -454,7 +454,8 @@ def _n_range(n) -> tuple:
 
 def _float_guess(kernel, task, *, d, n, sigma, L, frequency) -> float:
     """A start (not a result): the exact float minimiser for the affine and cosine classes, the asymptotic one
-    for relu (the large-n model covers affine and relu only), a coarse certified scan of ``kernel`` otherwise.
+    for relu (the large-n model covers affine and relu only), a coarse certified scan of ``kernel`` otherwise
+    and wherever the float method refuses the inputs (relu at small ``n``, outside the large-n regime).
 
     ``task`` the class's name, ``d`` the dimension, ``n``, ``sigma`` and ``L`` the context size, label noise and
     Lipschitz constant (each a value or a ``(low, high)`` range, started from its geometric mean; ``L`` None
@@ -469,7 +470,10 @@ def _float_guess(kernel, task, *, d, n, sigma, L, frequency) -> float:
     if name is None:
         return _certified_scan(kernel, n_mid, s_mid, L_mid)
     problem = make_problem(name, d, n_mid, L_mid, s_mid, **({"frequency": frequency} if name == "cosine" else {}))
-    result = wstar_asymptotic(problem) if name == "relu" else wstar_exact(problem)
+    try:
+        result = wstar_asymptotic(problem) if name == "relu" else wstar_exact(problem)
+    except ParameterError:  # outside the float method's regime (relu at small n): the certified scan starts it
+        return _certified_scan(kernel, n_mid, s_mid, L_mid)
     return float(result.w_star.value)
 
 

@@ -168,6 +168,7 @@ TOP_KEYS = {
     "sharpest",
 }
 MAX_GRID_POINTS = 200
+MAX_CORNER_CHECKS = 1024  # evaluations of the bound at a [domain]'s corners when the file is read
 LEVEL = 0.95
 EXIT_CODES = {v: decision.exit_code(v) for v in decision.STATISTICAL}  # verdict -> CLI exit code
 
@@ -468,11 +469,16 @@ def _bracket(value, name: str, fail) -> tuple:
 
 
 def _check_bound_on_domain(variant: Variant, fail) -> None:
-    """The bound must be defined at every corner of the domain (at both ends of a sharpest bracket): an
-    endpoint where it is singular is a file error at its own line, not a box left undecided."""
+    """The bound must be defined at every corner of the domain's root boxes (at both ends of a sharpest
+    bracket): an endpoint where it is singular is a file error at its own line, not a box left undecided.
+    Beyond :data:`MAX_CORNER_CHECKS` evaluations (4096 root boxes have up to 131072 corners: minutes of
+    evaluation before the search's budget starts) only the corners of the domain's hull are checked, and
+    a singular root box is left to the search (undecided, naming the bound)."""
     assert variant.domain is not None  # called for a variant with a [domain] table only
     ends = [dict(zip(variant.brackets, combo)) for combo in itertools.product(*variant.brackets.values())]
-    for corner in variant.domain.corners():
+    domain = variant.domain
+    every = domain.corner_count() * max(len(ends), 1) <= MAX_CORNER_CHECKS
+    for corner in domain.corners() if every else domain.hull_corners():
         for end in ends or [{}]:
             try:
                 value = variant.bound.evaluate({**corner, **variant.constants, **end})

@@ -12,24 +12,34 @@ that decides the verdict is recomputed here from the statement.
   that module's docstring);
 * the value functions that table names: :mod:`lipschitz_icl.certified.laws` (regularised incomplete beta
   laws), :func:`lipschitz_icl.certified.wstar.certified_wstar` (the ``w*`` proof over the certified loss
-  :mod:`lipschitz_icl.certified.loss`, for ``w_star`` and ``icl_error`` only; it asks the float minimiser
-  of :mod:`lipschitz_icl.optimum` where to look, and its proof does not rest on that answer), the certified
-  loss itself (:func:`lipschitz_icl.certified.loss.enclose_on_w_range`, for the loss quantities ``bias``,
-  ``noise``, ``loss`` and their ``w``-derivatives), the closed form of the optimal linear attention's error
-  (:func:`lipschitz_icl.certified.linear.linear_error`, 40 lines, for ``linear_error``), and
+  :mod:`lipschitz_icl.certified.loss`, for ``w_star`` and ``icl_error`` only), the certified loss itself
+  (:func:`lipschitz_icl.certified.loss.enclose_on_w_range`, for the loss quantities ``bias``, ``noise``,
+  ``loss`` and their ``w``-derivatives), the closed form of the optimal linear attention's error
+  (:func:`lipschitz_icl.certified.linear.linear_error`, 60 lines, for ``linear_error``), and
   :mod:`lipschitz_icl.certified.arithmetic` (exact balls of doubles and intervals);
 * the bound reader :func:`lipschitz_icl.expression.parse_expression` and its ball evaluation
   :meth:`~lipschitz_icl.expression.Expression.evaluate_ball`;
+* two names of :mod:`lipschitz_icl.validation` (the error type, the shortening of a value in a message)
+  and two numbers of :mod:`lipschitz_icl.problem` (the ranges of ``L`` and ``sigma``, in the table);
 * python-flint (FLINT/Arb ball arithmetic) and the Python standard library (``json``).
 
 It imports no search, splitting, queue, budget or domain code of the prover.  Its size, the de Bruijn
 criterion of proof assistants (a checker small enough to be read in full, and all it relies on named):
-this module is about 610 lines (430 of code, the rest its documentation), the table of quantities 290
-(175 of code), the laws 90 (40), the ball arithmetic 100 (60) and the bound reader 650 (460); that is
-about 1200 lines of code for the tail quantities.  Certificates of the loss quantities (``w_star``,
-``icl_error``, ``bias``, ``noise``, ``loss`` and the derivatives) add the certified loss with its kernels,
-its Laplace-transform quadrature and the ``w*`` proof: about 2900 lines more (1900 of code), a base
-checked against the exact method by its tests rather than small enough to read at a sitting.
+this module is about 630 lines (440 of code, the rest its documentation), the table of quantities 390
+(240 of code), the laws 90 (40), the ball arithmetic 100 (60) and the bound reader 650 (460); that is
+about 1240 lines of code for the tail quantities (``tests/prover/test_checker.py`` counts them again).
+
+Certificates of the loss quantities add the certified loss with its kernels, its Laplace-transform
+quadrature and the ``w*`` proof: about 3040 lines more (2150 of code), a base checked against the exact
+method by its tests rather than small enough to read at a sitting.  Two limits a skeptic should know:
+the ``w*`` proof (:func:`~lipschitz_icl.certified.wstar.certified_wstar`) finds the window it proves --
+a Newton step on the certified slope from a float start, a bracket widened until the slope's sign
+changes, a walk of pieces out to the two cuts -- so for ``w_star`` and ``icl_error`` that search, each
+of whose steps is a ball-arithmetic test (its module docstring), is part of the trusted base; the
+certificate carries no ``w*`` proof for the checker to verify independently.  The float helpers it and
+the loss load (:mod:`lipschitz_icl.optimum` for the start, :mod:`lipschitz_icl.exact.grids` and
+:mod:`lipschitz_icl.sphere.laws` for where the quadrature grids lie) choose only where to look: a wrong
+start or grid gives an undecided point or a wider ball, never a wrong one.
 
 **What it checks**, all of it, or the recheck fails:
 
@@ -194,11 +204,14 @@ class Statement:
         return bool(q[0] > b) if self.relation == "<=" else bool(q[1] < b)
 
     def describe(self) -> str:
-        """The statement in words: what a passing recheck has verified."""
+        """The statement in words: what a passing recheck has verified (the class too, for a loss quantity)."""
         where = ", ".join(
             f"{name} in {_pieces_text(self.quantity.parameter(name).integer, p)}" for name, p in self.domain.items()
         )
-        text = f"{self.quantity.name} {self.relation} {self.bound.text} at every point of {where}"
+        text = f"{self.quantity.name} {self.relation} {self.bound.text}"
+        if self.quantity.task is not None:  # a loss quantity: the class is part of what was verified
+            text += f" for the {self.quantity.task} class"
+        text += f" at every point of {where}"
         if self.constants:
             text += " with " + ", ".join(f"{k} = {v!r}" for k, v in self.constants.items())
         return text
@@ -258,7 +271,7 @@ def read_statement(raw) -> Statement:
             raise CertificateError(f"the task of {name} must be one of {', '.join(quantity.tasks)}")
         quantity = quantity.for_task(raw["task"])
     elif raw["task"] != quantity.task:
-        raise CertificateError(f"the task of {name} must be {quantity.task!r}")
+        raise CertificateError(f"the task of {name} must be null (a tail of the sphere has no class)")
     if raw["relation"] not in RELATIONS:
         raise CertificateError("the relation must be '<=' or '>='")
     constants = raw["constants"]

@@ -210,8 +210,21 @@ class Domain:
     def measure(self) -> Fraction:
         return sum((box.measure() for box in self.roots()), Fraction(0))
 
+    def corner_count(self) -> int:
+        """How many points :meth:`corners` lists, counted without building them: the product over the
+        parameters of their pieces' ends (1 for a single value, 2 for a range; pieces never share an end)."""
+        return math.prod(sum(1 if lo == hi else 2 for lo, hi in pieces) for pieces in self.pieces.values())
+
+    def hull_corners(self) -> list[dict]:
+        """The corners of the smallest box holding the domain, once each: every parameter at its smallest
+        or its largest value (each a point of the domain: a real interval's end, a listed integer or a
+        range's end)."""
+        ends = {name: sorted({min(lo for lo, _ in p), max(hi for _, hi in p)}) for name, p in self.pieces.items()}
+        return [dict(zip(ends, combo)) for combo in itertools.product(*ends.values())]
+
     def corners(self) -> list[dict]:
-        """Every corner of every root box, once each (the points where the bound is checked to be defined)."""
+        """Every corner of every root box, once each (the points where the bound is checked to be defined;
+        :meth:`corner_count` of them)."""
         out: dict[tuple, dict] = {}
         for box in self.roots():
             for sides in itertools.product((-1, 1), repeat=len(box.ranges)):

@@ -228,10 +228,14 @@ def _wstar(task: str, d: int, n: int, sigma: float, L: float):
 
 def _loss_value(name: str) -> Callable[[Point, str], arb]:
     """The ball of ``w*`` (``name = "w_star"``) or of the minimum loss (``"icl_error"``) of class ``task`` at a
-    point: the certified ``w*`` proof's interval; :class:`NoEnclosure` where the proof did not close."""
+    point: the certified ``w*`` proof's interval; :class:`NoEnclosure` where the proof did not close or was
+    refused (a :class:`~lipschitz_icl.validation.ParameterError` of the certified grid's budget)."""
 
     def value(point: Point, task: str) -> arb:
-        result = _wstar(task, point["d"], point["n"], float(point["sigma"]), float(point["L"]))
+        try:
+            result = _wstar(task, point["d"], point["n"], float(point["sigma"]), float(point["L"]))
+        except ParameterError as exc:  # the certified grid's budget refused up front: no enclosure here
+            raise NoEnclosure(None, f"the certified w* was refused at {point}: {exc}") from None
         if not result.decided:
             raise NoEnclosure(None, f"the certified w* did not close at {point}: {result.info.get('reason')}")
         low, high = (result.low, result.high) if name == "w_star" else (result.loss_low, result.loss_high)
