@@ -415,7 +415,7 @@ def load_variant(path) -> Variant:
         at_w,
         seed,
         contexts,
-        {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid", "domain")},
+        {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid", "domain", "frequency")},
         float(frequency),
         domain,
         sharpest,
