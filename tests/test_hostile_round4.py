@@ -19,6 +19,9 @@ Found and fixed by this round (each a row below):
 * ``prove --recheck`` of a certificate holding a JSON integer beyond the double range (``1e400`` written out)
   escaped as an ``OverflowError`` traceback; a refusal found while the JSON was parsed named the path as ``''``.
 * a refusal of a problem given by ``--kernel`` (or ``--kernel-file``) named ``--task``, which the user never gave.
+* the cosine class stopped every method from ``d = 280`` on with "--kernel: must be finite on [-1, 1]" (its
+  ``Gamma(d/2) (2/r)^(d/2-1) J_(d/2-1)(r)`` overflowed to ``inf * 0``); an unbounded certified interval printed
+  ``7e307`` as its loss.
 """
 
 from __future__ import annotations
@@ -316,6 +319,28 @@ CASES = [
         "--w: must be a window whose certified grid fits the budget",
         5,
     ),
+    (
+        "certified-cosine-d300-unbounded",
+        certified_loss("--task", "cosine", "--d", "300", "--n", "1000", *P, "--w", "5"),
+        3,
+        None,
+        15,
+    ),
+    # --- the cosine class at every dimension the options allow (it stopped from d = 280 on, naming --kernel)
+    (
+        "exact-cosine-d512",
+        ["loss", "--task", "cosine", "--d", "512", "--n", "1000", *P, "--w", "5", "--method", "exact", "--json"],
+        0,
+        None,
+        15,
+    ),
+    (
+        "exact-wstar-cosine-d300",
+        ["wstar", "--task", "cosine", "--d", "300", "--n", "1000", *P, "--method", "exact", "--json"],
+        0,
+        None,
+        15,
+    ),
     # --- every error names the option the user gave: a kernel is not a --task
     (
         "asymptotic-kernel",
@@ -502,6 +527,15 @@ def test_an_inconclusive_certified_loss_still_holds_the_loss_and_says_so(results
     tight = json.loads(results["certified-d3"]["stdout"])
     assert tight["converged"] is True
     assert tight["loss_high"] - tight["loss_low"] <= 2 * ACCURACY * tight["loss_high"]
+    unbounded = json.loads(results["certified-cosine-d300-unbounded"]["stdout"])
+    assert unbounded["converged"] is False and unbounded["loss"] is None and unbounded["loss_high"] == "inf"
+
+
+def test_the_cosine_class_answers_at_large_dimensions(results):
+    loss = json.loads(results["exact-cosine-d512"]["stdout"])
+    assert 0 < loss["ci_low"] <= loss["loss"] <= loss["ci_high"] < 1
+    w_star = json.loads(results["exact-wstar-cosine-d300"]["stdout"])
+    assert w_star["ci_low"] < w_star["w_star"] < w_star["ci_high"]
 
 
 def test_the_undecided_proofs_name_what_stopped_them(results):

@@ -121,15 +121,17 @@ class LossEnclosure:
         return self.derivatives[k]
 
     def to_dict(self) -> dict:
-        """The loss command's keys: ``loss``, ``bias``, ``noise`` (midpoints), ``ci_low``/``ci_high`` (the
-        certified interval of the loss), zero standard errors, ``method = "certified"``, ``converged``
-        (:attr:`converged`: false, the interval is wider than the stated accuracy and the command exits 3), and
+        """The loss command's keys: ``loss``, ``bias``, ``noise`` (midpoints; null for an unbounded interval),
+        ``ci_low``/``ci_high`` (the certified interval of the loss), zero standard errors, ``method =
+        "certified"``, ``converged`` (:attr:`converged`: false, the interval is wider than the stated accuracy
+        and the command exits 3), and
         ``loss_low``/``loss_high``, ``bias_low``/``bias_high``, ``noise_low``/``noise_high``; with derivatives,
         ``dloss_dw_low``/``_high`` (and ``d2loss_dw2``, ...)."""
         out: dict[str, Any] = {"method": "certified"}
         for name, ball in (("loss", self.loss), ("bias", self.bias), ("noise", self.noise)):
             e = arithmetic.Enclosure.of(ball)
-            out[name] = float(ball.mid())
+            bounded = math.isfinite(e.low) and math.isfinite(e.high)
+            out[name] = float(ball.mid()) if bounded else None  # an unbounded interval has no midpoint
             out[f"{name}_low"], out[f"{name}_high"] = e.low, e.high
             out[f"{name}_stderr"] = 0.0
         out["ci_low"], out["ci_high"] = out["loss_low"], out["loss_high"]
