@@ -19,6 +19,8 @@ Found and fixed by this round (each a row below):
 * ``prove --recheck`` of a certificate holding a JSON integer beyond the double range (``1e400`` written out)
   escaped as an ``OverflowError`` traceback; a refusal found while the JSON was parsed named the path as ``''``.
 * a refusal of a problem given by ``--kernel`` (or ``--kernel-file``) named ``--task``, which the user never gave.
+* ``loss --kernel "1/(1.5-t)" --method certified`` (a pole outside ``[-1, 1]``) escaped as a ``NotCertified``
+  traceback where a quadrature panel's complex rectangle reached the pole.
 * the cosine class stopped every method from ``d = 280`` on with "--kernel: must be finite on [-1, 1]" (its
   ``Gamma(d/2) (2/r)^(d/2-1) J_(d/2-1)(r)`` overflowed to ``inf * 0``); an unbounded certified interval printed
   ``7e307`` as its loss.
@@ -322,6 +324,27 @@ CASES = [
     (
         "certified-cosine-d300-unbounded",
         certified_loss("--task", "cosine", "--d", "300", "--n", "1000", *P, "--w", "5"),
+        3,
+        None,
+        15,
+    ),
+    (
+        "certified-kernel-pole-outside",  # analytic on [-1, 1]; a panel near its pole escaped as a traceback
+        certified_loss("--kernel", "1/(1.5-t)", "--d", "3", "--n", "100", "--sigma", "0.5", "--w", "5"),
+        0,
+        None,
+        15,
+    ),
+    (
+        "certified-kernel-pole-near",
+        certified_loss("--kernel", "1/(1.01-t)", "--d", "3", "--n", "100", "--sigma", "0.5", "--w", "5"),
+        2,
+        "--kernel: must be analytic in t on [-1, 1] for the certified method",
+        15,
+    ),
+    (
+        "certified-kernel-t100",  # [-4e16, 4e16] with exit 0 before: an interval beyond the stated accuracy
+        certified_loss("--kernel", "t**100", "--d", "3", "--n", "100", "--sigma", "0.5", "--w", "5"),
         3,
         None,
         15,
