@@ -131,10 +131,20 @@ def jsonable(value, *, allow_infinite: bool = True, where: str = "result"):
     return value
 
 
-def _option_message(exc: ParameterError, options: dict) -> str:
-    """``--sigma: must be ... (got ...)`` when the parameter is an option of the command, else the
-    library's own message."""
-    name = ALIASES.get(exc.name, exc.name)
+def _given(name, args):
+    """The option the user gave for the library's parameter ``name``: a problem given by its kernel
+    (``--kernel``, ``--kernel-file``) is the library's ``task``, so a refusal of it names the kernel option."""
+    if name == "task" and getattr(args, "task", None) is None:
+        for dest in ("kernel", "kernel_file"):
+            if getattr(args, dest, None) is not None:
+                return dest
+    return name
+
+
+def _option_message(exc: ParameterError, options: dict, args=None) -> str:
+    """``--sigma: must be ... (got ...)`` when the parameter is an option of the command (the one the user
+    gave: :func:`_given`), else the library's own message."""
+    name = _given(ALIASES.get(exc.name, exc.name), args)
     option = options.get(name) or options.get(str(name).replace("-", "_"))
     if option is None:
         return str(exc)
@@ -242,7 +252,7 @@ def _main(argv) -> int:
         _say(f"error: the claims registry: {exc}")
         return EXIT_BAD_INPUT
     except ParameterError as exc:
-        _say(f"error: {_option_message(exc, args._options) if args is not None else exc}")
+        _say(f"error: {_option_message(exc, args._options, args) if args is not None else exc}")
         return EXIT_BAD_INPUT
     except MemoryError:
         _say("error: out of memory: these inputs need more memory than this machine has (use smaller inputs)")

@@ -202,3 +202,29 @@ def test_refusals_in_python_name_the_parameter():
         enclose(kernel, 3.0, (2, 4), 0.5, 1.0)  # an n interval needs n >= 5 (the binomial series of psi^(n-2))
     with pytest.raises(ParameterError, match="'task'"):
         kernel_of("quartic", 3, 1.0)
+
+
+def test_a_user_kernel_near_its_pole_gives_an_unbounded_ball_never_an_exception():
+    """``exp(1/(1.2 - t))`` is analytic on an ellipse about ``[-1, 1]``, but a quadrature panel's complex rectangle
+    reaches its pole at ``t = 1.2``: the gap there escaped as a ``NotCertified`` traceback through ``loss --method
+    certified``; it is an unbounded ball now (no proof can use it, the command reports exit 3)."""
+    from flint import acb, arb
+
+    from lipschitz_icl.certified.kernels import certified_kernel
+
+    kernel = certified_kernel(kernel_problem("exp(1/(1.2 - t))", 3, 100, 0.5).task_class)
+    near_pole = acb(arithmetic.interval(-0.1, 0.1), arithmetic.interval(-0.7, 0.7))  # cos of it reaches t = 1.2
+    assert not kernel.gap(near_pole).is_finite()
+    assert kernel.gap(arb(0.5)).is_finite()  # on the real line it is a finite ball
+
+
+def test_an_interval_wider_than_the_stated_accuracy_is_not_converged():
+    """d = 100, n = 2, w = 1: the certified interval holds the loss (0.1306, the exact method) but is 1e8 wide;
+    ``converged`` is false, so the command exits 3 instead of printing it with exit 0."""
+    from lipschitz_icl.certified.loss import ACCURACY
+
+    wide = enclose(kernel_of("affine", 100), 1.0, 2, 0.5, 1.0)
+    assert not wide.converged and wide.loss.contains(arithmetic.exact(0.1305940595804515))  # loss --method exact
+    tight = enclose(kernel_of("affine", 3), 5.0, 100, 0.5, 1.0)
+    low, high = arithmetic.low(tight.loss), arithmetic.high(tight.loss)
+    assert tight.converged and high - low <= 2 * ACCURACY * high

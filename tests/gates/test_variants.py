@@ -371,3 +371,15 @@ def test_frequency_only_for_cosine_and_mixtures(tmp_path):
 def test_a_mixture_task_is_validated_when_the_file_is_read(tmp_path, task):
     with pytest.raises(VariantFileError, match=r"v.toml:3: 'task' must be mix:NAME=WEIGHT"):
         load_variant(write(tmp_path, ZONAL.format(task=task, extra="", bound="1")))
+
+
+def test_a_monte_carlo_grid_shares_the_budget_it_is_given(tmp_path):
+    """``check`` gives the whole grid the command's budget, split over its points before any is measured: a
+    ``w*`` search at ``n = 1e6`` (about 40 estimated seconds) is refused within a share of 1 s, naming the
+    point (it ran with the library's 900 s a point: a 16-point grid for hours)."""
+    text = (
+        'name = "mc-wstar"\nquantity = "w_star"\ntask = "affine"\nmethod = "mc"\nrelation = "<="\n'
+        'bound = "1e6"\n[grid]\nd = 3\nn = [1000000, 2000000]\nL = 1.0\nsigma = 0.5\n'
+    )
+    with pytest.raises(VariantFileError, match=r"d=3, n=1000000.*within the work budget of 1 s"):
+        evaluate_variant(load_variant(write(tmp_path, text)), budget=2.0)

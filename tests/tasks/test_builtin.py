@@ -89,3 +89,29 @@ def test_reduced_features_match_general_features(name):
     reduced = tc.reduced_features(rng, t, kink_width=0.3 if name == "relu" else None).bias(p)
     se = np.hypot(general.std(), reduced.std()) / np.sqrt(N)
     assert abs(general.mean() - reduced.mean()) < 5 * se
+
+
+@pytest.mark.parametrize("m", [3, 64, 256, 280, 300, 512])
+def test_the_sphere_characteristic_is_finite_and_right_at_every_dimension(m):
+    """``Psi_m(r) = 0F1(; m/2; -r^2/4)`` against mpmath to 1e-12 over ``r`` in ``[0, 2000]``: from ``m = 280`` on
+    the Bessel form overflowed (``Gamma(m/2) (2/r)^(m/2-1) J = inf * 0``) and the cosine class stopped every
+    method with "--kernel: must be finite on [-1, 1]"; the power series takes over there."""
+    import mpmath
+
+    from lipschitz_icl.tasks.builtin import sphere_characteristic
+
+    r = np.concatenate([np.linspace(0.0, 3.0, 31), np.geomspace(3.0, 2000.0, 40)])
+    value = sphere_characteristic(m, r)
+    exact = [float(mpmath.hyp0f1(mpmath.mpf(m) / 2, -(mpmath.mpf(x) ** 2) / 4)) for x in r]
+    np.testing.assert_allclose(value, exact, rtol=0, atol=1e-12)
+
+
+def test_the_cosine_class_computes_at_the_largest_dimension():
+    """``d = 512`` (the largest the options allow): the exact loss of the cosine class is finite and between
+    its affine neighbour's and twice it (``K(1) = 1/2`` against ``(1 + 1/d)/3``; the same noise part)."""
+    from lipschitz_icl import make_problem
+    from lipschitz_icl.loss import icl_loss
+
+    cosine = icl_loss(make_problem("cosine", 512, 1000, 1.0, 0.5), 5.0, method="exact").loss.value
+    affine = icl_loss(make_problem("affine", 512, 1000, 1.0, 0.5), 5.0, method="exact").loss.value
+    assert affine < cosine < 2 * affine

@@ -304,7 +304,10 @@ def _coefficient_panel(kernel: CertifiedKernel, a: arb, b: arb, m: int, norm: ar
     for rho in _RHOS:
         p = panel(a, b, _COEFFICIENT_NODES, rho)
         box = p.box()
-        size = kernel.gap(box) * box.sin() ** (kernel.d - 2)
+        try:
+            size = kernel.gap(box) * box.sin() ** (kernel.d - 2)
+        except NotCertified:  # this rho's rectangle meets a pole or a cut of a user's kernel: a smaller rho may not
+            continue
         if not size.is_finite():
             continue
         magnitude = arb(abs(size).abs_upper()) * norm
@@ -524,7 +527,14 @@ def sympy_kernel(expr, d: int, name: str) -> CertifiedKernel:
     k1 = K(arb(1))
 
     def gap(theta):
-        return k1 - K(theta.cos())
+        """``K(1) - K(cos theta)``; a box where the ball evaluation is not certified (a complex rectangle of a
+        quadrature panel reaching a pole or a cut) gives an unbounded ball, which no proof can use and no
+        interval reports as finite (it escaped as a :class:`NotCertified` traceback)."""
+        try:
+            return k1 - K(theta.cos())
+        except NotCertified:
+            unbounded = arb(0, math.inf)
+            return acb(unbounded, unbounded) if isinstance(theta, acb) else unbounded
 
     return CertifiedKernel(name, d, arb(1), gap, None, False, 0.0, ellipse, ("sympy", d, sp.srepr(expr)))
 

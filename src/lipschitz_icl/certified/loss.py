@@ -63,12 +63,14 @@ __all__ = [
     "MAX_WORK",
     "MAX_DEGREE",
     "MAX_W",
+    "ACCURACY",
 ]
 
 TASKS = kernels.CERTIFIED_CLASSES
 MAX_W = 1e8
 MAX_WORK = 2.5e5  # (s nodes) x (theta nodes) of one evaluation: a few seconds
 MAX_DEGREE = 600  # Gegenbauer terms of a kernel of infinite degree
+ACCURACY = 1e-6  # the stated accuracy of a loss: the relative width of its interval (LossEnclosure.converged)
 Q_THETA = 14  # Gauss nodes per theta panel
 Q_S = 16  # Gauss nodes per s panel
 
@@ -101,6 +103,17 @@ class LossEnclosure:
     def loss(self) -> arb:
         return self.noise + self.bias
 
+    @property
+    def converged(self) -> bool:
+        """The loss interval ``[lo, hi]`` is finite and reaches the stated accuracy, ``hi - lo <= 2 ACCURACY
+        max(|lo|, |hi|)`` (:data:`ACCURACY`).  The balls hold the loss whatever their width; a wider one is
+        no number (its tail bounds grow like a power of ``d`` where few points weigh, e.g. ``d = 100``,
+        ``n = 2``, ``w = 1`` gives ``[-7.6e6, 7.6e6]``): the command reports it as inconclusive."""
+        e = arithmetic.Enclosure.of(self.loss)
+        if not (math.isfinite(e.low) and math.isfinite(e.high)):
+            return False
+        return e.width <= 2 * ACCURACY * max(abs(e.low), abs(e.high))
+
     def derivative(self, k: int) -> Derivative:
         """``d^k/dw^k`` (``k = 0``: the values)."""
         if k == 0:
@@ -108,17 +121,21 @@ class LossEnclosure:
         return self.derivatives[k]
 
     def to_dict(self) -> dict:
-        """The loss command's keys: ``loss``, ``bias``, ``noise`` (midpoints), ``ci_low``/``ci_high`` (the
-        certified interval of the loss), zero standard errors, ``method = "certified"``, and
+        """The loss command's keys: ``loss``, ``bias``, ``noise`` (midpoints; null for an unbounded interval),
+        ``ci_low``/``ci_high`` (the certified interval of the loss), zero standard errors, ``method =
+        "certified"``, ``converged`` (:attr:`converged`: false, the interval is wider than the stated accuracy
+        and the command exits 3), and
         ``loss_low``/``loss_high``, ``bias_low``/``bias_high``, ``noise_low``/``noise_high``; with derivatives,
         ``dloss_dw_low``/``_high`` (and ``d2loss_dw2``, ...)."""
         out: dict[str, Any] = {"method": "certified"}
         for name, ball in (("loss", self.loss), ("bias", self.bias), ("noise", self.noise)):
             e = arithmetic.Enclosure.of(ball)
-            out[name] = float(ball.mid())
+            bounded = math.isfinite(e.low) and math.isfinite(e.high)
+            out[name] = float(ball.mid()) if bounded else None  # an unbounded interval has no midpoint
             out[f"{name}_low"], out[f"{name}_high"] = e.low, e.high
             out[f"{name}_stderr"] = 0.0
         out["ci_low"], out["ci_high"] = out["loss_low"], out["loss_high"]
+        out["converged"] = self.converged
         for k, value in sorted(self.derivatives.items()):
             key = "dloss_dw" if k == 1 else f"d{k}loss_dw{k}"
             e = arithmetic.Enclosure.of(value.loss)

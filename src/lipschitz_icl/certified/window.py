@@ -9,7 +9,7 @@ at the end where it is tightest (``C Lambda(a)^alpha`` for ``<=``, ``C Lambda(b)
 ``n`` interval).  A piece whose proof does not close is halved; one that cannot be halved further is tested
 for a counterexample at its integer end ``n = a`` (``<=``) or ``n = b`` (``>=``): ``w*(n) > C Lambda(n)^alpha``
 proved there refutes the statement (a certified counterexample), else the piece stays open and the
-statement is undecided, with its open pieces listed.  ``seconds`` bounds the whole decision (then undecided,
+statement is undecided, with its open pieces listed.  ``seconds`` (CPU time) bounds the whole decision (then undecided,
 never proved).
 """
 
@@ -60,7 +60,7 @@ def window_bound(
     ``n`` in ``n_range`` (``5 <= n_lo < n_hi``), for the certified ``kernel`` (module docstring), label noise
     ``sigma`` and Lipschitz constant ``L`` (``Lambda = n L^2/sigma^2``), the law's constant ``C`` and power
     ``alpha``: pieces of ratio ``ratio`` at first, halved (geometrically) down to ``min_ratio``, within
-    ``seconds``."""
+    ``seconds`` of CPU time."""
     if side not in ("upper", "lower"):
         raise ParameterError("side", "upper or lower", side)
     n_lo, n_hi = n_range
@@ -69,7 +69,7 @@ def window_bound(
     if not (C > 0 and alpha > 0 and sigma > 0 and L > 0):
         raise ParameterError("C", "with alpha, sigma and L > 0", (C, alpha, sigma, L))
     start = time.monotonic()
-    deadline = start + seconds
+    deadline = time.process_time() + seconds  # CPU seconds, as the w* searches count them (certified.wstar)
 
     def law(n: float, proving: bool = True) -> float:
         """``C Lambda(n)^alpha`` rounded toward the side where proving against it implies the stated bound
@@ -87,7 +87,7 @@ def window_bound(
     evaluations = 0
     while stack:
         a, b = stack.pop()
-        remaining = deadline - time.monotonic()
+        remaining = deadline - time.process_time()
         if remaining <= 0:
             still_open.append((a, b))
             continue
@@ -104,7 +104,7 @@ def window_bound(
             continue
         witness = math.ceil(a) if side == "upper" else math.floor(b)
         check = wstar_bound(
-            kernel, witness, sigma, L, law(witness, False), side, seconds=max(deadline - time.monotonic(), 1.0)
+            kernel, witness, sigma, L, law(witness, False), side, seconds=max(deadline - time.process_time(), 1.0)
         )
         evaluations += check.info.get("evaluations", 0)
         if check.outcome == "refuted":

@@ -5,7 +5,10 @@ nothing is evaluated and the command exits 2 with ``<file>:<line>: <reason>`` on
 variant is evaluated (:func:`lipschitz_icl.gates.variants.evaluate_variant`): its grid points are the pieces
 of a sweep on ``--scheduler`` (:mod:`lipschitz_icl.runtime.sweep`; default ``auto``: in this process for tiny
 grids, else a local Dask cluster kept for every file of the command), with the same numbers on any
-scheduler.
+scheduler.  The Monte Carlo measurements (``method = "mc"``) share the command's work budget
+(:data:`lipschitz_icl.budget.COMMAND_SECONDS`, estimated seconds), split evenly over the files and their grid
+points before any is measured: a ``w*`` search caps its contexts within its share (its point inconclusive when
+that misses its precision), a loss whose ``contexts`` exceed it makes the file exit 2 naming the point.
 
 The grid mode samples: a variant that holds at its grid points is shown at those points only.  The
 text says so ("holds at N points (grid sample; ...)") and points to ``lipschitz-icl prove FILE``, which
@@ -41,6 +44,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
+    from lipschitz_icl.budget import COMMAND_SECONDS
     from lipschitz_icl.gates.evidence import combine_verdicts
     from lipschitz_icl.gates.variants import EXIT_CODES, VariantFileError, evaluate_variant, load_variant
     from lipschitz_icl.runtime import cache, sweep
@@ -60,7 +64,8 @@ def run(args):
     before = dict(cache.STATS)
     try:
         with sweep.session(args.scheduler):
-            results = [evaluate_variant(v) for v in variants]
+            # the command's work budget, split over the variants and their points before any is measured
+            results = [evaluate_variant(v, budget=COMMAND_SECONDS / len(variants)) for v in variants]
     finally:
         cache.set_enabled(previous)
     verdict = combine_verdicts(r.verdict for r in results)

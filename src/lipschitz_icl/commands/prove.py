@@ -10,7 +10,8 @@ other, with the counterexample).
 Exit codes: 0 proved, 1 refuted (JSON ``counterexample``: ``params`` and both enclosures), 3 undecided
 (JSON ``undecided_boxes``, ``undecided_count``, ``undecided_share``, ``boxes_evaluated``, ``seconds``),
 2 bad input (one line: empty or inverted interval, a parameter outside the quantity's range, a bracket
-that does not bracket, a certificate path that exists without ``--force``).
+that does not bracket, a certificate path that exists without ``--force``, a cosine ``frequency`` other
+than 1: the certified cosine class is that of frequency 1).
 
 ``--certificate PATH`` writes the statement, the verdict and the partition with every box's enclosures
 (:mod:`lipschitz_icl.prover.certificate`).  ``prove --recheck PATH`` re-derives the verdict from the
@@ -85,6 +86,13 @@ def run(args):
             "no [domain] table: `prove` decides a [domain] (real parameters "
             "as [lo, hi], integer ones as lists or {from = a, to = b})",
         )
+    if variant.frequency != 1.0:  # the certified cosine class is that of frequency 1 (prover.trusted)
+        raise VariantFileError(
+            variant.path,
+            variant.lines.get("frequency", 1),
+            "'frequency' must be 1 for `prove` (the certified cosine class has frequency 1; "
+            f"got {variant.frequency:g})",
+        )
     quantity = search.quantity_of(variant.quantity, variant.task)
     search.check_domain(quantity, variant.domain)
     statement = search.Statement(
@@ -116,14 +124,18 @@ def run(args):
 
 def _recheck(args, until: float):
     if args.file is not None or args.certificate is not None:
-        raise ParameterError("--recheck", "given alone (no FILE, no --certificate)", args.file or args.certificate)
+        raise ParameterError("recheck", "given alone (no FILE, no --certificate)", args.file or args.certificate)
     from lipschitz_icl.decision import Verdict
     from lipschitz_icl.prover.budget import OutOfTime, deadline
-    from lipschitz_icl.prover.checker import recheck
+    from lipschitz_icl.prover.checker import CertificateError, recheck
 
     try:
         with deadline(until):
             report = recheck(args.recheck).to_dict()
+    except CertificateError as exc:  # a refusal raised while the JSON is parsed names no path: name it here
+        raise CertificateError(exc.reason, args.recheck) from None
+    except OverflowError:  # a JSON integer beyond the double range where the schema reads a number
+        raise CertificateError("a number beyond the double range", args.recheck) from None
     except OutOfTime:
         return {"recheck": "unfinished", "verdict": None, "reason": f"ran out of --seconds {args.seconds:g}"}, 3
     if report["recheck"] == "failed":

@@ -16,7 +16,7 @@ so is an ``mc`` interval that did not reach ``--rel-precision``.
 ``--method certified`` (:mod:`lipschitz_icl.certified.wstar`; the classes of ``loss --method certified``):
 ``w_star_low``/``w_star_high`` (also ``ci_low``/``ci_high``) are proved to hold every global minimiser over
 the search range, with ``loss_low``/``loss_high`` the minimum loss; exit 3 when the proof did not close
-(``reason``, e.g. the command's 60 s budget, :data:`lipschitz_icl.budget.COMMAND_SECONDS`, spent;
+(``reason``, e.g. the command's budget of 60 CPU seconds, :data:`lipschitz_icl.budget.COMMAND_SECONDS`, spent;
 then the minimiser interval is ``[0, inf)`` and the loss interval what is certain:
 ``[sigma^2/n, L(w)]`` at the best window evaluated, never a point) or the minimiser is at an end of the
 range; refused up front (exit 2) when one evaluation near the guess is beyond the certified budget.

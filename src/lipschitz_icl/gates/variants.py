@@ -416,7 +416,7 @@ def load_variant(path) -> Variant:
         at_w,
         seed,
         contexts,
-        {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid", "domain")},
+        {key: _key_line(text, None, key) for key in ("bound", "at_w", "grid", "domain", "frequency")},
         float(frequency),
         domain,
         sharpest,
@@ -613,8 +613,9 @@ class VariantResult:
         }
 
 
-def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float, float]:
-    """``(value, lo, hi)`` of the variant's quantity at ``params``."""
+def _measure(variant: Variant, params: dict, level: float, budget: float | None = None) -> tuple[float, float, float]:
+    """``(value, lo, hi)`` of the variant's quantity at ``params``; ``budget``: the work budget (estimated seconds,
+    :mod:`lipschitz_icl.budget`) of a Monte Carlo measurement (None: the library's default)."""
     from lipschitz_icl.runtime import memo
     from lipschitz_icl.sphere import concentration
 
@@ -624,6 +625,7 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
         return p, p * (1 - concentration.TAIL_RTOL), p * (1 + concentration.TAIL_RTOL)
     problem = variant.problem(params)
     mc = variant.method == "mc"
+    within = {"budget": budget} if mc and budget is not None else {}
     w = params.get("w")
     if w is None and variant.at_w is not None:
         w = float(variant.at_w.evaluate({**params, **variant.constants}))
@@ -631,7 +633,7 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
             raise ParameterError("at_w", "positive and finite at every grid point", w)
     ws = None
     if w is None:
-        kwargs = {"rng": variant.seed, "level": level} if mc else {}
+        kwargs = {"rng": variant.seed, "level": level, **within} if mc else {}
         ws = memo.cached_wstar(problem, variant.method, **kwargs)
         if q == "w_star":
             return ws.w_star.value, ws.ci_low, ws.ci_high
@@ -640,7 +642,7 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
             return ws.loss.value, lo, hi
         w = ws.w_star.value
     if mc:
-        loss = memo.cached_loss(problem, w, "averaged", contexts=variant.contexts, rng=variant.seed)
+        loss = memo.cached_loss(problem, w, "averaged", contexts=variant.contexts, rng=variant.seed, **within)
     else:
         loss = memo.cached_loss(problem, w, variant.method)
     part = loss.bias if q == "bias" else loss.noise
@@ -648,11 +650,11 @@ def _measure(variant: Variant, params: dict, level: float) -> tuple[float, float
     return part.value, lo, hi
 
 
-def _measure_point(variant: Variant, params: dict, level: float):
+def _measure_point(variant: Variant, params: dict, level: float, budget: float | None = None):
     """The sweep piece of one grid point: ``(value, lo, hi)`` (:func:`_measure`), or the text of the
     :class:`~lipschitz_icl.validation.ParameterError` that makes the point unmeasurable."""
     try:
-        return _measure(variant, params, level)
+        return _measure(variant, params, level, budget)
     except ParameterError as exc:
         return str(exc)
 
@@ -667,8 +669,14 @@ def _bound_at(variant: Variant, params: dict):
         ) from None
 
 
-def evaluate_variant(variant: Variant) -> VariantResult:
+def evaluate_variant(variant: Variant, *, budget: float | None = None) -> VariantResult:
     """Measure the quantity at every grid point, compare with the bound, decide (module docstring).
+
+    ``budget``: the work budget (estimated seconds, :mod:`lipschitz_icl.budget`) of the Monte Carlo
+    measurements of the whole grid, split evenly over its points before any is measured (a ``w*`` search caps
+    its contexts within its share, inconclusive when that misses its precision; a loss whose contexts exceed
+    it is refused); None gives each point the library's default (``check`` gives the command's 60 s: a grid of
+    16 ``mc`` points at ``n = 1e7`` ran for hours, 900 s a point).
 
     The bound is evaluated at every point first (an undefined bound stops before any measurement);
     the measurements are the pieces of one sweep (:func:`lipschitz_icl.runtime.sweep.map_pieces`: serial, or
@@ -686,8 +694,9 @@ def evaluate_variant(variant: Variant) -> VariantResult:
     m = len(points)
     level = 1.0 - (1.0 - LEVEL) / m if variant.method == "mc" else LEVEL
     bounds = [_bound_at(variant, params) for params in points]
+    share = None if budget is None else budget / m
     measured = sweep.map_pieces(
-        _measure_point, [(variant, params, level) for params in points], desc=variant.name, unit="point"
+        _measure_point, [(variant, params, level, share) for params in points], desc=variant.name, unit="point"
     )
     results: list[PointResult] = []
     factor_ok = variant.tight_constant is not None

@@ -61,17 +61,44 @@ def relu_kernel(a, b) -> np.ndarray:
     return na * nb * (np.sin(th) + (np.pi - th) * cos) / (2.0 * np.pi * m)
 
 
+SERIES_EXPONENT = 600.0  # log of Gamma(m/2) (2/r)^(m/2-1) beyond which the power series replaces the Bessel form
+
+
 def sphere_characteristic(m: int, r) -> np.ndarray:
-    """``Psi_m(r) = E[cos(r u_1)] = Gamma(m/2) (2/r)^(m/2-1) J_{m/2-1}(r)``, ``u`` uniform on
-    ``S^{m-1}`` (``cos r`` for ``m = 1``; ``1`` at ``r = 0``)."""
+    """``Psi_m(r) = E[cos(r u_1)] = Gamma(m/2) (2/r)^(m/2-1) J_{m/2-1}(r) = 0F1(; m/2; -r^2/4)``, ``u`` uniform
+    on ``S^{m-1}`` (``cos r`` for ``m = 1``; ``1`` at ``r = 0``).
+
+    Where ``Gamma(m/2) (2/r)^(m/2-1)`` nears the double range (its log above :data:`SERIES_EXPONENT`: large ``m``
+    and small ``r``, e.g. every ``r <= 18`` at ``m = 512``) the Bessel form is ``inf * 0``; there the power
+    series of ``0F1`` is summed instead (:func:`_hyp0f1_series`; there ``r^2/4 < m/2``, so its terms fall from
+    the first and nothing cancels).  Without it the cosine class failed from ``d = 280`` on."""
     r = np.abs(np.asarray(r, dtype=np.float64))
     nu = 0.5 * m - 1.0
     small = r < 1e-8
     rs = np.where(small, 1.0, r)
     from scipy import special
 
-    value = np.exp(special.gammaln(0.5 * m) + nu * np.log(2.0 / rs)) * special.jv(nu, rs)
+    exponent = special.gammaln(0.5 * m) + nu * np.log(2.0 / rs)
+    series = exponent > SERIES_EXPONENT
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        value = np.exp(np.minimum(exponent, SERIES_EXPONENT)) * special.jv(nu, rs)
+    if np.any(series):
+        value = np.array(value, dtype=np.float64)
+        value[series] = _hyp0f1_series(0.5 * m, 0.25 * rs[series] ** 2)
     return np.where(small, 1.0 - r * r / (2.0 * m), value)
+
+
+def _hyp0f1_series(b: float, x: np.ndarray) -> np.ndarray:
+    """``0F1(; b; -x) = sum_j (-x)^j / ((b)_j j!)`` for ``0 <= x < b`` (terms falling from the first: the sum
+    to double precision, stopped when every term is below ``1e-18``)."""
+    total = np.ones_like(x)
+    term = np.ones_like(x)
+    for j in range(1, 400):
+        term = term * (-x) / ((b + j - 1.0) * j)
+        total = total + term
+        if not np.any(np.abs(term) > 1e-18):
+            break
+    return total
 
 
 # ----------------------------------------------------------------------------- links
