@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -204,7 +205,9 @@ def test_claims_json_from_gates_feeds_the_report(pytester, gates):
         "variant:cap-tail-gaussian": "holds",
     }
     for claim_id, verdict in verdicts.items():
-        assert f"{claim_id} & {verdict}" in tex  # its entry (id, verdict) in the appendix of every case
+        # its entry (id, then the verdict flush right) in the appendix of every case
+        entry = rf"\\enspace {re.escape(claim_id)}(?: \(run [^)]*\))?\\hfill\\enspace {verdict}(?: at \d+ pts)?\n"
+        assert re.search(entry, tex), claim_id
     assert r"\section{User bound variants}" in tex
     assert (result.power["refuted"], result.power["total"]) == (2, 3)
     assert any(p.name.startswith("c-holds") for p in result.figures)  # the gate's figure= data
