@@ -280,7 +280,7 @@ CASES = [
             ("verdict-holds", "the verdict must be one of proved, refuted, undecided"),
             ("quantity-unknown", "the quantity must be one of"),
             ("loss-without-task", "the task of loss must be one of affine, relu, cosine"),
-            ("tail-with-task", "the task of cap_tail must be None"),
+            ("tail-with-task", "the task of cap_tail must be null"),
             ("bound-code", "the bound does not read"),
             ("bound-not-text", "the bound must be a text"),
             ("relation-strict", "the relation must be '<=' or '>='"),
