@@ -129,12 +129,18 @@ def bias_falls(
     )
 
 
-def _band(quantity: str, law: str, domain: dict, task: str) -> list:
-    """The two pieces of ``T law <= quantity <= law / T`` on ``domain`` (``T`` the claim's tightness)."""
-    return [
+def _band(
+    quantity: str, law: str, domain: dict, task: str, *, stated: float, max_boxes: int, seconds: float
+) -> Outcome:
+    """``T law <= quantity <= law / T`` on ``domain`` (``T = stated``, the claim's tightness; ``law`` may hold
+    the power shift ``S``, stated 0, that the alternatives move), two pieces proved by the prover."""
+    pieces = [
         Piece(quantity, f"T*{law}", domain, task=task, relation=">="),
         Piece(quantity, f"{law}/T", domain, task=task, relation="<="),
     ]
+    return proof_outcome(
+        pieces=pieces, constant="T", stated=stated, fixed={"S": 0.0}, max_boxes=max_boxes, seconds=seconds
+    )
 
 
 def bias_power(
@@ -160,14 +166,7 @@ def bias_power(
     power, constant = bias_leading_exact(task, d)  # bias_inf ~ b_d L^2 w^-p
     law = f"({constant})*L**2*w**(-({power} + S))"
     domain = {"d": [d], "n": [n], "L": L, "sigma": sigma, "w": [w_low, w_high]}
-    return proof_outcome(
-        pieces=_band("bias", law, domain, task),
-        constant="T",
-        stated=stated,
-        fixed={"S": 0.0},
-        max_boxes=max_boxes,
-        seconds=seconds,
-    )
+    return _band("bias", law, domain, task, stated=stated, max_boxes=max_boxes, seconds=seconds)
 
 
 def noise_power(
@@ -193,14 +192,7 @@ def noise_power(
     beta, constant = noise_leading_exact(d)
     law = f"({constant})*sigma**2*w**({beta} + S)/n"
     domain = {"d": [d], "n": [n], "L": L, "sigma": sigma, "w": [w_low, w_high]}
-    return proof_outcome(
-        pieces=_band("noise", law, domain, task),
-        constant="T",
-        stated=stated,
-        fixed={"S": 0.0},
-        max_boxes=max_boxes,
-        seconds=seconds,
-    )
+    return _band("noise", law, domain, task, stated=stated, max_boxes=max_boxes, seconds=seconds)
 
 
 def wstar_follows_L(
