@@ -2,32 +2,23 @@
 ``M = w I`` over the search range ``[1e-3, 1e8]`` (:func:`certified_wstar`), and one-sided statements ``w* <= B``
 or ``w* >= B`` proved without locating ``w*`` (:func:`wstar_bound`).
 
-Every number below is a ball of :mod:`lipschitz_icl.certified.loss` (any certified class, ``n`` and ``sigma``
-and ``L`` numbers or intervals: then the statement holds at every point of the box, ``w*`` being the
-minimiser at that point).  The proofs use:
+The search decides *where* to look; what makes a proof is :mod:`lipschitz_icl.certified.wstar_proof` (the
+tests each step passes, the theorems behind them, and :func:`~lipschitz_icl.certified.wstar_proof.verify`, which
+checks a two-sided proof from its hints alone).  Every number is a ball of :mod:`lipschitz_icl.certified.loss`
+(any certified class; ``n``, ``sigma``, ``L`` numbers or intervals: then the statement holds at every point of
+the box, ``w*`` being the minimiser at that point).
 
-1. *A value the minimum does not exceed*: ``U`` = the upper end of the ball of ``L(w0)`` at some ``w0``.
-2. *Monotone lower bounds* (theorems): ``N(w) = E[sum_i p_i^2]`` is nondecreasing in ``w`` (``d/dw sum_i
-   p_i^2 = 2 Cov_p(p, t) >= 0``: Chebyshev's sum inequality, ``p_i`` increasing in ``t_i``) and at least
-   ``1/n``; ``Q(w) = E[(sum_i p_i u_i)^2]``, ``u = 1 - t``, is nonincreasing (``d/dw sum_i p_i u_i = -Var_p(t)
-   <= 0``, ``sum_i p_i u_i >= 0``); and the bias of any zonal kernel is at least ``a_1 Q`` (its ``l = 1``
-   Gegenbauer part is ``a_1 (Q + E[sum_i p_i^2 (1 - t_i^2)])`` and every part is ``>= 0``,
-   :mod:`lipschitz_icl.certified.laplace`).  So ``L(w) >= sigma^2 N(a) > U`` for every ``w >= a``: no minimiser
-   beyond ``a`` (the *right cut*); ``L(w) >= sigma^2/n + a_1 Q(b) > U`` for every ``w <= b``: none below ``b``
-   (the *left cut*).
-3. *Shape between the cuts*, piece by piece ``[a, b]`` with centre ``c`` and half-width ``r``: *increasing*
-   when ``L'(c) - r sup |L''| > 0``, *decreasing* when ``L'(c) + r sup |L''| < 0``, *convex* when ``L''(c) - r
-   sup |L'''| > 0`` (the ``sup`` over a ball evaluation on the piece: the mean value theorem).  A convex
-   piece continues the sign of ``L'`` proved at its inner end (``L'`` increases on it).
-4. ``w* <= B`` (:func:`wstar_bound`, ``side="upper"``): ``L' > 0`` on ``[B, a]`` by pieces from ``B`` and the
-   right cut at ``a`` with ``U = L(B)``: every ``w > B`` has ``L(w) > L(B) >= min L``.  ``w* >= B``: ``L' < 0``
-   on ``[b, B]`` and the left cut at ``b`` (or the search range's end).  The statement is *refuted* by the
-   opposite one-sided proof at ``B`` itself (``w* > B`` proved), and otherwise *undecided*.
-5. Two-sided (:func:`certified_wstar`): a Newton step on the certified ``L'``, ``L''`` from a float guess
-   gives ``w1``; ``L'(w1 (1 - delta)) < 0 < L'(w1 (1 + delta))`` brackets a zero of ``L'``; convex pieces
-   from the bracket outwards, then monotone ones, up to the two cuts with ``U = L(w1)``, prove that every
-   global minimiser lies in ``[w1 (1 - delta), w1 (1 + delta)]``, and the minimum is the ball of ``L`` over it
-   (intersected with ``(-inf, U]``).
+1. ``w* <= B`` (:func:`wstar_bound`, ``side="upper"``): with ``U = L(B)``, pieces from ``B`` upwards, each
+   *up*, *convex* (continuing a known sign) or *excluded* (the monotone floors exceed ``U``), to a *cut*
+   (``sigma^2 N(a) > U``: nothing beyond ``a``): every ``w > B`` has ``L(w) > L(B) >= min L``.  ``w* >= B``:
+   *down* pieces from ``B`` downwards to the left cut (or the search range's end).  The statement is
+   *refuted* by the opposite one-sided proof at ``B`` itself (``w* > B`` proved), and otherwise *undecided*.
+2. Two-sided (:func:`certified_wstar`): a Newton step on the certified ``L'``, ``L''`` from a float guess
+   gives ``w1``; ``L'(w1 (1 - delta)) < 0 < L'(w1 (1 + delta))`` brackets a zero of ``L'`` (``delta`` doubled
+   from half the relative width until the signs are certain); walks from the bracket outwards up to the two
+   cuts with ``U = L(w1)`` prove that every global minimiser lies in ``[w1 (1 - delta), w1 (1 + delta)]``, and
+   the minimum is at least the Taylor lower bound of ``L`` over it and at most ``U``.  The result carries the
+   proof (:class:`~lipschitz_icl.certified.wstar_proof.WStarProof`) for a checker.
 
 Budget: a search is refused up front (a :class:`~lipschitz_icl.validation.ParameterError` from the loss's
 budget, naming it) when one evaluation near the guess is beyond the certified grid's budget, and stops as
@@ -47,12 +38,24 @@ from typing import Any
 from flint import arb
 
 from lipschitz_icl.certified import arithmetic, kernels, loss
+from lipschitz_icl.certified.wstar_proof import (
+    MAX_EVALUATIONS,
+    W_SEARCH,
+    Objective,
+    OutOfBudget,
+    Piece,
+    WStarProof,
+    convex,
+    cut,
+    excluded,
+    minimum_lower_bound,
+    monotone,
+)
 from lipschitz_icl.validation import ParameterError
 
 __all__ = [
     "WStarEnclosure",
     "WStarBound",
-    "Objective",
     "certified_wstar",
     "problem_wstar",
     "wstar_bound",
@@ -60,23 +63,20 @@ __all__ = [
     "MAX_EVALUATIONS",
 ]
 
-W_SEARCH = (1e-3, 1e8)
-MAX_EVALUATIONS = 400
-COARSE = 1e-4  # accuracy of the piece and cut tests (certified whatever it is)
 STEP = 1.3  # the cuts move outward by this factor
 FIRST_PIECE = 0.05  # first relative width of a piece (then 1.5 times wider after a success, halved after a failure)
 MIN_PIECE = 1e-7
 MAX_PIECE = 0.12  # widest piece (relative): beyond it the ball of the third derivative grows past use
-SPAN = 1.3  # a design covers its first window's range widened by this factor each way
 
 
 # ----------------------------------------------------------------------------- results
 @dataclass(frozen=True)
 class WStarEnclosure:
     """``[low, high]`` proved to hold every global minimiser over the search range (``decided``), with the
-    minimum loss in ``[loss_low, loss_high]``; when not ``decided`` the minimiser interval is the whole range
-    (``0, inf``) and the loss interval what is certain: ``[sigma^2/n, U]`` (``N >= 1/n``; ``U`` an upper bound
-    of ``L`` at a window, or ``inf`` when none was computed)."""
+    minimum loss in ``[loss_low, loss_high]`` and the ``proof`` (its hints, for a checker); when not
+    ``decided`` the minimiser interval is the whole range (``0, inf``) and the loss interval what is certain:
+    ``[sigma^2/n, U]`` (``N >= 1/n``; ``U`` an upper bound of ``L`` at a window, or ``inf`` when none was
+    computed)."""
 
     low: float
     high: float
@@ -85,6 +85,7 @@ class WStarEnclosure:
     loss_low: float
     loss_high: float
     info: dict = field(default_factory=dict)
+    proof: WStarProof | None = None  # the hints a checker verifies (decided results only)
 
     def to_dict(self) -> dict:
         if self.decided:
@@ -113,7 +114,8 @@ class WStarEnclosure:
 class WStarBound:
     """The one-sided statement ``w* <= bound`` (``side = "upper"``) or ``w* >= bound`` (``"lower"``):
     ``outcome`` is ``"proved"``, ``"refuted"`` (the opposite strict statement proved) or ``"undecided"``;
-    ``pieces``: what the proof consists of, ``(a, b, kind)`` (kinds ``up``, ``down``, ``convex``, ``cut``)."""
+    ``pieces``: what the proof consists of, ``(a, b, kind)`` (kinds ``up``, ``down``, ``convex``, ``excluded``,
+    then ``cut`` or ``end``)."""
 
     side: str
     bound: float
@@ -123,171 +125,41 @@ class WStarBound:
     info: dict = field(default_factory=dict)
 
 
-# ----------------------------------------------------------------------------- the objective
-class _OutOfTime(Exception):
-    """The search's time or evaluation budget is spent, or an evaluation it needs is beyond the certified
-    grid's budget (the message says which)."""
-
-
-class Objective:
-    """The loss of one problem (a certified kernel; ``n``, ``sigma``, ``L`` numbers or intervals) as certified
-    balls, with the designs (grids) reused across the evaluations of a search and a budget of time and
-    evaluations (:class:`_OutOfTime` when spent)."""
-
-    def __init__(self, kernel, n, sigma, L=None, *, seconds: float = 120.0, evaluations: int = MAX_EVALUATIONS):
-        self.kernel, self.n, self.sigma, self.L = kernel, n, sigma, L
-        self.deadline = time.process_time() + seconds  # CPU seconds (module docstring)
-        self.max_evaluations = evaluations
-        self.evaluations = 0
-        self.plans: dict = {}
-        self.points: dict = {}
-        self.values: dict = {}
-        self.span = (0.0, 0.0)
-        n_lo = n[0] if isinstance(n, (tuple, list)) else n
-        n_hi = n[1] if isinstance(n, (tuple, list)) else n
-        self.n_range = (float(n_lo), float(n_hi))
-        sig = sigma if isinstance(sigma, (tuple, list)) else (sigma, sigma)
-        self.sigma_low = float(sig[0])
-        scale = kernel.scale if L is None else _square(L)
-        self.a1 = scale * kernel.first_coefficient()
-
-    def _plan(self, order: int, w_lo: float, w_hi: float, rtol: float, want_q: bool):
-        """A design for ``[w_lo, w_hi]`` at the accuracy tier of ``rtol`` (``>= 1e-4``, ``>= 1e-7``, finer),
-        reused while the evaluations stay inside its range (:attr:`span` widens a new one)."""
-        tier = 0 if rtol >= 1e-4 else (1 if rtol >= 1e-7 else 2)
-        rtol = (1e-4, 1e-6, rtol)[tier]
-        key = (order, want_q, tier)
-        plan = self.plans.get(key)
-        if plan is None or plan.w_lo > w_lo or plan.w_hi < w_hi:
-            lo, hi = w_lo / SPAN, w_hi * SPAN
-            if self.span[0]:
-                lo, hi = min(lo, self.span[0]), max(hi, self.span[1])
-            self.span = (0.0, 0.0)
-            try:
-                plan = loss.design(self.kernel, (lo, hi), self.n_range, order=order, rtol=rtol, want_q=want_q)
-            except ParameterError:
-                plan = loss.design(self.kernel, (w_lo, w_hi), self.n_range, order=order, rtol=rtol, want_q=want_q)
-            self.plans[key] = plan
-        return plan
-
-    def at(
-        self, w, orders: tuple = (0,), rtol: float = COARSE, want_q: bool = False, splits: int = 6
-    ) -> loss.LossEnclosure:
-        """The certified enclosure at ``w`` (a number or a ``(lo, hi)`` piece)."""
-        if self.evaluations >= self.max_evaluations or time.process_time() > self.deadline:
-            raise _OutOfTime(f"out of budget after {self.evaluations} evaluations")
-        self.evaluations += 1
-        lo, hi = (w, w) if not isinstance(w, tuple) else w
-        try:
-            plan = self._plan(max(orders), lo, hi, rtol, want_q)
-            return loss.enclose(
-                self.kernel,
-                w,
-                self.n,
-                self.sigma,
-                self.L,
-                orders=orders,
-                rtol=rtol,
-                want_q=want_q,
-                plan=plan,
-                splits=splits,
-            )
-        except ParameterError as exc:
-            raise _OutOfTime(f"an evaluation at w = {w} is beyond the certified budget: {exc}") from None
-
-    def slope(self, w, rtol: float = COARSE) -> arb:
-        return self.at(w, (1,), rtol).derivative(1).loss
-
-    # ----- the shape of L on a piece (module docstring, step 3)
-    def point(self, c: float) -> loss.LossEnclosure:
-        """The value, ``q`` and the first two derivatives at ``c`` (cached)."""
-        if c not in self.points:
-            self.points[c] = self.at(c, (0, 1, 2), want_q=True)
-        return self.points[c]
-
-    def value(self, x: float) -> loss.LossEnclosure:
-        """The value and ``q`` at ``x`` (cached; a point with derivatives serves too)."""
-        if x in self.points:
-            return self.points[x]
-        if x not in self.values:
-            self.values[x] = self.at(x, (0,), want_q=True)
-        return self.values[x]
-
-    def shape(self, a: float, b: float) -> tuple:
-        """``(low, high, curvature)``: bounds of the slope on ``[a, b]`` and a lower bound of the second
-        derivative there, by Taylor's theorem at the centre ``c`` with the remainder from a ball evaluation of
-        the third derivative ``T`` over the piece: the slope at ``c + z`` lies in ``L1 + L2 z + T z^2/2`` and the
-        second derivative in ``L2 + T z`` (``|z| <= r``; ``L1``, ``L2`` the first and second derivatives at
-        ``c``)."""
-        c, r = 0.5 * (a + b), arithmetic.exact(0.5 * (b - a))
-        point = self.point(c)
-        first, second = point.derivative(1).loss, point.derivative(2).loss
-        third = arb(abs(self.at((a, b), (1, 2, 3), rtol=1e-3).derivative(3).loss).abs_upper())
-        spread = arb(abs(second).abs_upper()) * r + third * r * r / 2
-        return first - spread, first + spread, second - third * r
-
-    def noise_floor(self, x: float) -> arb:
-        """A lower bound of ``L`` at every ``w >= x``: ``sigma^2 N(x)`` (``N`` nondecreasing)."""
-        return self.value(x).noise
-
-    def bias_floor(self, x: float) -> arb:
-        """A lower bound of the bias at every ``w <= x``: ``a_1 Q(x)`` (``Q`` nonincreasing), with the noise
-        floor ``sigma^2/n`` added."""
-        floor = arithmetic.exact(self.sigma_low) ** 2 / self.n_range[1]
-        q = self.value(x).q
-        if q is None:
-            raise ValueError("the bias floor needs Q (the objective evaluates with want_q)")
-        return floor + self.a1 * q.nonnegative_part()
-
-
-def _square(L) -> arb:
-    if isinstance(L, (tuple, list)):
-        ball = arithmetic.interval(*L)
-    else:
-        ball = arithmetic.exact(L)
-    return ball * ball
-
-
 # ----------------------------------------------------------------------------- walks between a point and a cut
 def _walk(f: Objective, start: float, direction: int, sign_at_start: int, U: arb, pieces: list) -> str | None:
     """Show that no global minimiser lies beyond ``start`` (``direction = +1``: in ``(start, 1e8]``; ``-1``: in
-    ``[1e-3, start)``), piece by piece (module docstring, steps 2-3): a piece ``[x, y]`` is *excluded* when the
-    monotone floors exceed ``U`` on it (``sigma^2 N(x) + a_1 Q(y) > U``), or the slope has the sign
-    ``direction`` on it (*up*/*down*, or *convex* continuing a sign proved at its inner end); the walk ends at a
-    cut (``sigma^2 N(x) > U``: nothing beyond ``x`` on the right; ``sigma^2/n + a_1 Q(x) > U``: nothing below on
-    the left) or at the search range's end.  ``None`` on success, else the reason."""
+    ``[1e-3, start)``), piece by piece, each piece passing one test of :mod:`lipschitz_icl.certified.wstar_proof`
+    (*excluded*, *up*/*down*, or *convex* continuing a sign known at its inner end), until a *cut* or the
+    search range's end.  The pieces are appended to ``pieces`` (:class:`~lipschitz_icl.certified.wstar_proof.
+    Piece`, in walk order).  ``None`` on success, else the reason."""
     x = start
     h = FIRST_PIECE
     known = sign_at_start == direction
     end = W_SEARCH[1] if direction > 0 else W_SEARCH[0]
     while True:
-        if direction > 0 and f.noise_floor(x) > U:
-            pieces.append((x, math.inf, "cut"))
-            return None
-        if direction < 0 and f.bias_floor(x) > U:
-            pieces.append((0.0, x, "cut"))
+        if cut(f, x, direction, U):
+            pieces.append(Piece(x, math.inf, "cut") if direction > 0 else Piece(0.0, x, "cut"))
             return None
         while True:
             y = min(x * (1 + h), end) if direction > 0 else max(x / (1 + h), end)
             a, b = (x, y) if direction > 0 else (y, x)
-            if f.noise_floor(a) + f.bias_floor(b) - arithmetic.exact(f.sigma_low) ** 2 / f.n_range[1] > U:
+            if excluded(f, a, b, U):
                 kind = "excluded"
                 break
-            low, high, curvature = f.shape(a, b)
-            if (direction > 0 and low > 0) or (direction < 0 and high < 0):
+            if monotone(f, a, b, direction):
                 kind = "up" if direction > 0 else "down"
                 break
-            if known and curvature > 0:
+            if known and convex(f, a, b):
                 kind = "convex"
                 break
             h *= 0.5
             if h < MIN_PIECE:
                 return f"no shape shown for L on a piece next to w = {x:.6g}"
-        pieces.append((a, b, kind))
+        pieces.append(Piece(a, b, kind))
         known = kind != "excluded"
         x = y
         if x == end:
-            pieces.append((x, x, "end"))
+            pieces.append(Piece(x, x, "end"))
             return None
         h = min(1.5 * h, MAX_PIECE if kind != "excluded" else 1.0)
 
@@ -339,9 +211,10 @@ def wstar_bound(
             failed = _walk(f, bound, way, sign, U, pieces)
             if failed is None:
                 note = "" if outcome == "proved" else "the opposite strict bound is proved"
-                return WStarBound(side, bound, outcome, note, tuple(pieces), _info(f, start))
+                entries = tuple((piece.a, piece.b, piece.kind) for piece in pieces)
+                return WStarBound(side, bound, outcome, note, entries, _info(f, start))
             reason = failed
-    except _OutOfTime as exc:
+    except OutOfBudget as exc:
         reason = str(exc)
     return WStarBound(side, bound, "undecided", reason, (), _info(f, start))
 
@@ -407,7 +280,7 @@ def certified_wstar(
     U = None
     try:
         w1 = _newton(f, guess)
-        low, high = _bracket(f, w1, rel_width)
+        low, high, rtol = _bracket(f, w1, rel_width)
         if low is None:
             return _undecided(
                 guess,
@@ -418,35 +291,22 @@ def certified_wstar(
                 floor=floor,
                 evaluations=f.evaluations,
             )
-        U = arb(f.at(w1, rtol=1e-10).loss.upper())
+        U = f.upper_value(w1)
         right: list = []
         left: list = []
         reason = _walk(f, high, 1, 1, U, right) or _walk(f, low, -1, -1, U, left)
         # JSON-ready: a piece cut off to infinity (the far side excluded by a floor) has the end "inf"
-        info["pieces"] = [[a, b if math.isfinite(b) else "inf", kind] for a, b, kind in left[::-1] + right]
+        info["pieces"] = [piece.to_list() for piece in left[::-1] + right]
         if reason is not None:
             return _undecided(w1, reason, info=info, start=start, U=U, floor=floor, evaluations=f.evaluations)
-        at = _minimum_lower_bound(f, low, high)
-    except _OutOfTime as exc:
+        at = minimum_lower_bound(f, low, high)
+    except OutOfBudget as exc:
         return _undecided(guess, str(exc), info=info, start=start, U=U, floor=floor, evaluations=f.evaluations)
     info.update(evaluations=f.evaluations, seconds=time.monotonic() - start, at_search_bound=False)
+    proof = WStarProof(low, high, w1, rtol, tuple(left), tuple(right))
     loss_low = arithmetic.low(at)
     loss_high = arithmetic.high(U)  # the loss at w1 bounds the minimum from above
-    return WStarEnclosure(low, high, w1, True, loss_low, loss_high, info)
-
-
-def _minimum_lower_bound(f: Objective, low: float, high: float) -> arb:
-    """A ball below every ``L(w)``, ``w`` in ``[low, high]``, by Taylor's theorem at the centre ``c``:
-    ``L(w) >= L(c) - |L'(c)| h + min(0, m) h^2/2`` with ``h`` the half-width and ``m`` a lower bound of ``L''``
-    on the piece (second order: near the minimum ``L'(c)`` is small, so the bound is far tighter than the
-    piece's own ball)."""
-    c = 0.5 * (low + high)  # a double: the loss is enclosed at exactly this point
-    h = (arb(high) - arb(c)).union(arb(c) - arb(low)).abs_upper()  # in ball arithmetic: no rounding inward
-    centre = f.at(c, (0, 1), rtol=1e-10)
-    curvature = f.at((low, high), (2,), rtol=1e-10).derivative(2).loss.lower()
-    m = curvature if curvature < 0 else arb(0)
-    slope = abs(centre.derivative(1).loss).abs_upper()
-    return centre.loss.lower() - slope * h + m * h * h / 2
+    return WStarEnclosure(low, high, w1, True, loss_low, loss_high, info, proof)
 
 
 def _n_range(n) -> tuple:
@@ -539,15 +399,16 @@ def _newton(f: Objective, w: float) -> float:
 
 
 def _bracket(f: Objective, w1: float, rel_width: float) -> tuple:
-    """``(low, high)`` with ``L'(low) < 0 < L'(high)`` around ``w1``, or ``(None, None)``."""
+    """``(low, high, rtol)`` with ``L'(low) < 0 < L'(high)`` around ``w1`` (the slopes at accuracy ``rtol``),
+    or ``(None, None, None)``."""
     delta = 0.5 * rel_width
     while delta < 0.25:
         low, high = w1 * (1 - delta), w1 * (1 + delta)
         rtol = max(1e-12, 0.02 * delta)
         if f.slope(low, rtol) < 0 and f.slope(high, rtol) > 0:
-            return low, high
+            return low, high, rtol
         delta *= 2
-    return None, None
+    return None, None, None
 
 
 def _undecided(w0, reason, *, info, start, U, floor, evaluations) -> WStarEnclosure:

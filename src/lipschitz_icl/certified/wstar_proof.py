@@ -1,0 +1,400 @@
+"""The ``w*`` proof and its check: the tests every step of a certified ``w*`` search passes, and
+:func:`verify`, which re-derives from a proof's hints alone that every global minimiser of the ICL loss
+``L(w)`` of ``M = w I`` over the search range :data:`W_SEARCH` lies in ``[low, high]``.
+
+The search (:mod:`lipschitz_icl.certified.wstar`: a Newton start, a bracket widened until the slope's sign
+changes, pieces halved until a test passes) decides *where* to look; this module decides *whether* what it
+found is a proof.  The proof checker of the prover (:mod:`lipschitz_icl.prover.checker`) trusts this module
+and the certified loss (:mod:`lipschitz_icl.certified.loss`), not the search.
+
+**A proof** (:class:`WStarProof`, its JSON form :meth:`WStarProof.to_dict`) gives the bracket ``[low,
+high]``, a window ``w1``, the accuracy ``rtol`` of the bracket's slope tests, and two walks of pieces: the
+``right`` walk from ``high`` up to a cut or the range's end, the ``left`` walk from ``low`` down.  Every
+number below is a ball of the certified loss (any certified class; ``n``, ``sigma``, ``L`` numbers or
+intervals: then the statement holds at every point of the box).  What is checked, all of it:
+
+1. ``U`` = the upper end of the ball of ``L(w1)``: a value the minimum does not exceed.
+2. The bracket: ``L'(low) < 0 < L'(high)``.
+3. Each piece ``[a, b]`` of a walk, starting where the previous one ended (the right walk at ``high``,
+   going up; the left walk at ``low``, going down), by its kind:
+
+   * ``excluded``: ``sigma^2 N(a) + a_1 Q(b) > U`` -- the loss exceeds ``U`` on the whole piece.  Theorems:
+     ``N(w) = E[sum_i p_i^2]`` is nondecreasing in ``w`` (``d/dw sum_i p_i^2 = 2 Cov_p(p, t) >= 0``,
+     Chebyshev's sum inequality, ``p_i`` increasing in ``t_i``) and at least ``1/n``; ``Q(w) = E[(sum_i p_i
+     u_i)^2]``, ``u = 1 - t``, is nonincreasing (``d/dw sum_i p_i u_i = -Var_p(t) <= 0``, ``sum_i p_i u_i >=
+     0``); the bias of a zonal kernel is at least ``a_1 Q`` (its ``l = 1`` Gegenbauer part is ``a_1 (Q +
+     E[sum_i p_i^2 (1 - t_i^2)])``, every part ``>= 0``: :mod:`lipschitz_icl.certified.laplace`);
+   * ``up`` (right walk) / ``down`` (left walk): the slope has the walk's sign on the whole piece, by
+     Taylor's theorem at the centre (:meth:`Objective.shape`);
+   * ``convex``: ``L'' > 0`` on the piece, allowed only when the slope at its inner end is known to have the
+     walk's sign (the bracket's sign at the start, or a previous ``up``/``down``/``convex`` piece: after an
+     ``excluded`` piece nothing is known);
+   * the walk's last entry, ``cut``: on the right ``sigma^2 N(x) > U`` at the walk's end ``x`` (no minimiser
+     beyond it), on the left ``sigma^2/n + a_1 Q(x) > U``; or ``end``: the walk reached the end of
+     :data:`W_SEARCH`.
+
+   So on the right of ``high``, ``L`` increases along each run of ``up``/``convex`` pieces from a point where
+   it is ``> U`` or from ``high`` itself, and exceeds ``U`` on the excluded pieces and beyond the cut: every
+   ``w > high`` has ``L(w) > min(L(high), U) >= min L``; the left side likewise.  Hence every global
+   minimiser lies in ``[low, high]``.
+4. The minimum loss is in ``[m, U]``, ``m`` the Taylor lower bound of ``L`` on ``[low, high]``
+   (:func:`minimum_lower_bound`).
+
+A malformed proof (:func:`read_proof`) and a failed test raise :class:`ProofError` naming what failed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from flint import arb
+
+from lipschitz_icl.certified import arithmetic, loss
+from lipschitz_icl.validation import ParameterError
+
+__all__ = [
+    "W_SEARCH",
+    "MAX_EVALUATIONS",
+    "COARSE",
+    "MAX_PIECES",
+    "OutOfBudget",
+    "ProofError",
+    "Objective",
+    "Piece",
+    "WStarProof",
+    "Verified",
+    "read_proof",
+    "verify",
+    "excluded",
+    "monotone",
+    "convex",
+    "cut",
+    "minimum_lower_bound",
+]
+
+W_SEARCH = (1e-3, 1e8)  # the range over which w* is the global minimiser
+MAX_EVALUATIONS = 400
+COARSE = 1e-4  # accuracy of the piece and cut tests (certified whatever it is)
+SPAN = 1.3  # a design covers its first window's range widened by this factor each way
+MAX_PIECES = 4000  # pieces of one walk in a proof read from a file
+KINDS = ("excluded", "up", "down", "convex")
+RTOL_RANGE = (1e-14, 1e-2)
+
+
+class OutOfBudget(Exception):
+    """The time or evaluation budget is spent, or an evaluation is beyond the certified grid's budget (the
+    message says which)."""
+
+
+class ProofError(Exception):
+    """A ``w*`` proof that is malformed or whose test fails (the message names it)."""
+
+
+# ----------------------------------------------------------------------------- the objective
+class Objective:
+    """The loss of one problem (a certified kernel; ``n``, ``sigma``, ``L`` numbers or intervals) as certified
+    balls, with the designs (grids) reused across evaluations and a budget of CPU seconds and evaluations
+    (:class:`OutOfBudget` when spent)."""
+
+    def __init__(self, kernel, n, sigma, L=None, *, seconds: float = 120.0, evaluations: int = MAX_EVALUATIONS):
+        self.kernel, self.n, self.sigma, self.L = kernel, n, sigma, L
+        self.deadline = time.process_time() + seconds  # CPU seconds: the same work decides the same way
+        self.max_evaluations = evaluations
+        self.evaluations = 0
+        self.plans: dict = {}
+        self.points: dict = {}
+        self.values: dict = {}
+        self.span = (0.0, 0.0)
+        n_lo = n[0] if isinstance(n, (tuple, list)) else n
+        n_hi = n[1] if isinstance(n, (tuple, list)) else n
+        self.n_range = (float(n_lo), float(n_hi))
+        sig = sigma if isinstance(sigma, (tuple, list)) else (sigma, sigma)
+        self.sigma_low = float(sig[0])
+        scale = kernel.scale if L is None else _square(L)
+        self.a1 = scale * kernel.first_coefficient()
+
+    def _plan(self, order: int, w_lo: float, w_hi: float, rtol: float, want_q: bool):
+        """A design for ``[w_lo, w_hi]`` at the accuracy tier of ``rtol`` (``>= 1e-4``, ``>= 1e-7``, finer),
+        reused while the evaluations stay inside its range (:attr:`span` widens a new one)."""
+        tier = 0 if rtol >= 1e-4 else (1 if rtol >= 1e-7 else 2)
+        rtol = (1e-4, 1e-6, rtol)[tier]
+        key = (order, want_q, tier)
+        plan = self.plans.get(key)
+        if plan is None or plan.w_lo > w_lo or plan.w_hi < w_hi:
+            lo, hi = w_lo / SPAN, w_hi * SPAN
+            if self.span[0]:
+                lo, hi = min(lo, self.span[0]), max(hi, self.span[1])
+            self.span = (0.0, 0.0)
+            try:
+                plan = loss.design(self.kernel, (lo, hi), self.n_range, order=order, rtol=rtol, want_q=want_q)
+            except ParameterError:
+                plan = loss.design(self.kernel, (w_lo, w_hi), self.n_range, order=order, rtol=rtol, want_q=want_q)
+            self.plans[key] = plan
+        return plan
+
+    def at(
+        self, w, orders: tuple = (0,), rtol: float = COARSE, want_q: bool = False, splits: int = 6
+    ) -> loss.LossEnclosure:
+        """The certified enclosure at ``w`` (a number or a ``(lo, hi)`` piece)."""
+        if self.evaluations >= self.max_evaluations or time.process_time() > self.deadline:
+            raise OutOfBudget(f"out of budget after {self.evaluations} evaluations")
+        self.evaluations += 1
+        lo, hi = (w, w) if not isinstance(w, tuple) else w
+        try:
+            plan = self._plan(max(orders), lo, hi, rtol, want_q)
+            return loss.enclose(
+                self.kernel,
+                w,
+                self.n,
+                self.sigma,
+                self.L,
+                orders=orders,
+                rtol=rtol,
+                want_q=want_q,
+                plan=plan,
+                splits=splits,
+            )
+        except ParameterError as exc:
+            raise OutOfBudget(f"an evaluation at w = {w} is beyond the certified budget: {exc}") from None
+
+    def slope(self, w, rtol: float = COARSE) -> arb:
+        return self.at(w, (1,), rtol).derivative(1).loss
+
+    def point(self, c: float) -> loss.LossEnclosure:
+        """The value, ``q`` and the first two derivatives at ``c`` (cached)."""
+        if c not in self.points:
+            self.points[c] = self.at(c, (0, 1, 2), want_q=True)
+        return self.points[c]
+
+    def value(self, x: float) -> loss.LossEnclosure:
+        """The value and ``q`` at ``x`` (cached; a point with derivatives serves too)."""
+        if x in self.points:
+            return self.points[x]
+        if x not in self.values:
+            self.values[x] = self.at(x, (0,), want_q=True)
+        return self.values[x]
+
+    def upper_value(self, w1: float) -> arb:
+        """``U``: the upper end of the ball of ``L(w1)`` (fine accuracy), a value the minimum does not exceed."""
+        return arb(self.at(w1, rtol=1e-10).loss.upper())
+
+    def shape(self, a: float, b: float) -> tuple:
+        """``(low, high, curvature)``: bounds of the slope on ``[a, b]`` and a lower bound of the second
+        derivative there, by Taylor's theorem at the centre ``c`` with the remainder from a ball evaluation of
+        the third derivative ``T`` over the piece: the slope at ``c + z`` lies in ``L1 + L2 z + T z^2/2`` and the
+        second derivative in ``L2 + T z`` (``|z| <= r``, ``r`` the larger distance from ``c`` to an end, in
+        ball arithmetic; ``L1``, ``L2`` the first and second derivatives at ``c``)."""
+        c = 0.5 * (a + b)  # a double: the loss is enclosed at exactly this point
+        r = _half_width(a, b, c)
+        point = self.point(c)
+        first, second = point.derivative(1).loss, point.derivative(2).loss
+        third = arb(abs(self.at((a, b), (1, 2, 3), rtol=1e-3).derivative(3).loss).abs_upper())
+        spread = arb(abs(second).abs_upper()) * r + third * r * r / 2
+        return first - spread, first + spread, second - third * r
+
+    def noise_floor(self, x: float) -> arb:
+        """A lower bound of the noise part (so of ``L``) at every ``w >= x``: ``sigma^2 N(x)`` (``N``
+        nondecreasing)."""
+        return self.value(x).noise
+
+    def q_floor(self, x: float) -> arb:
+        """A lower bound of the bias at every ``w <= x``: ``a_1 Q(x)`` (``Q`` nonincreasing)."""
+        q = self.value(x).q
+        if q is None:
+            raise ValueError("the bias floor needs Q (the objective evaluates with want_q)")
+        return self.a1 * q.nonnegative_part()
+
+    def bias_floor(self, x: float) -> arb:
+        """A lower bound of ``L`` at every ``w <= x``: ``sigma^2/n + a_1 Q(x)`` (``N >= 1/n``)."""
+        return arithmetic.exact(self.sigma_low) ** 2 / self.n_range[1] + self.q_floor(x)
+
+
+def _square(L) -> arb:
+    ball = arithmetic.interval(*L) if isinstance(L, (tuple, list)) else arithmetic.exact(L)
+    return ball * ball
+
+
+def _half_width(a: float, b: float, c: float) -> arb:
+    """The larger distance from the double ``c`` to ``a`` and to ``b``, as an upper bound in ball arithmetic
+    (``0.5 (b - a)`` rounded in doubles could fall short of it)."""
+    return arb((arb(b) - arb(c)).union(arb(c) - arb(a)).abs_upper())
+
+
+# ----------------------------------------------------------------------------- the tests of a step
+def excluded(f: Objective, a: float, b: float, U: arb) -> bool:
+    """``sigma^2 N(a) + a_1 Q(b) > U``: the loss exceeds ``U`` on all of ``[a, b]`` (module docstring)."""
+    return bool(f.noise_floor(a) + f.q_floor(b) > U)
+
+
+def monotone(f: Objective, a: float, b: float, direction: int) -> bool:
+    """The slope has the sign ``direction`` (``+1``: ``up``; ``-1``: ``down``) on all of ``[a, b]``."""
+    low, high, _ = f.shape(a, b)
+    return bool(low > 0) if direction > 0 else bool(high < 0)
+
+
+def convex(f: Objective, a: float, b: float) -> bool:
+    """``L'' > 0`` on all of ``[a, b]``."""
+    return bool(f.shape(a, b)[2] > 0)
+
+
+def cut(f: Objective, x: float, direction: int, U: arb) -> bool:
+    """No minimiser beyond ``x``: ``sigma^2 N(x) > U`` (``direction = +1``, every ``w >= x``) or ``sigma^2/n +
+    a_1 Q(x) > U`` (``-1``, every ``w <= x``)."""
+    return bool(f.noise_floor(x) > U) if direction > 0 else bool(f.bias_floor(x) > U)
+
+
+def minimum_lower_bound(f: Objective, low: float, high: float) -> arb:
+    """A ball below every ``L(w)``, ``w`` in ``[low, high]``, by Taylor's theorem at the centre ``c``:
+    ``L(w) >= L(c) - |L'(c)| h + min(0, m) h^2/2`` with ``h`` the larger distance from ``c`` to an end and ``m``
+    a lower bound of ``L''`` on the piece (second order: near the minimum ``L'(c)`` is small, so the bound is
+    far tighter than the piece's own ball)."""
+    c = 0.5 * (low + high)
+    h = _half_width(low, high, c)
+    centre = f.at(c, (0, 1), rtol=1e-10)
+    curvature = f.at((low, high), (2,), rtol=1e-10).derivative(2).loss.lower()
+    m = curvature if curvature < 0 else arb(0)
+    slope = abs(centre.derivative(1).loss).abs_upper()
+    return centre.loss.lower() - slope * h + m * h * h / 2
+
+
+# ----------------------------------------------------------------------------- a proof and its check
+@dataclass(frozen=True)
+class Piece:
+    """One entry of a walk: ``[a, b]`` and its kind (:data:`KINDS`, or ``cut``/``end`` as the last entry; a
+    right cut has ``b = inf``, a left cut ``a = 0``, an end ``a = b``)."""
+
+    a: float
+    b: float
+    kind: str
+
+    def to_list(self) -> list:
+        """JSON-ready: an infinite end is written ``"inf"``."""
+        return [self.a, self.b if math.isfinite(self.b) else "inf", self.kind]
+
+
+@dataclass(frozen=True)
+class WStarProof:
+    """The hints of a ``w*`` proof (module docstring): the bracket, ``w1`` (for ``U``), the bracket tests'
+    accuracy, and the two walks in walk order."""
+
+    low: float
+    high: float
+    w1: float
+    rtol: float
+    left: tuple[Piece, ...]
+    right: tuple[Piece, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "low": self.low,
+            "high": self.high,
+            "w1": self.w1,
+            "rtol": self.rtol,
+            "left": [piece.to_list() for piece in self.left],
+            "right": [piece.to_list() for piece in self.right],
+        }
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What a checked proof shows: every global minimiser in ``[low, high]``, the minimum loss in ``[loss_low,
+    loss_high]`` (balls)."""
+
+    low: float
+    high: float
+    loss_low: arb
+    loss_high: arb
+
+
+def _finite(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ProofError(f"{where} must be a finite number")
+    return float(value)
+
+
+def _piece(raw, where: str) -> Piece:
+    if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[2], str)):
+        raise ProofError(f"{where} must be a list [a, b, kind]")
+    a = _finite(raw[0], f"{where}'s a")
+    b = math.inf if raw[1] == "inf" else _finite(raw[1], f"{where}'s b")
+    return Piece(a, b, raw[2])
+
+
+def read_proof(raw) -> WStarProof:
+    """The proof of its JSON form (:meth:`WStarProof.to_dict`); :class:`ProofError` names what is malformed."""
+    keys = ("low", "high", "w1", "rtol", "left", "right")
+    if not isinstance(raw, dict) or set(raw) != set(keys):
+        raise ProofError(f"a w* proof is an object with exactly the keys {', '.join(keys)}")
+    walks = {}
+    for side in ("left", "right"):
+        entries = raw[side]
+        if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_PIECES:
+            raise ProofError(f"the {side} walk must be a list of 1 to {MAX_PIECES} pieces")
+        walks[side] = tuple(_piece(entry, f"a piece of the {side} walk") for entry in entries)
+    low, high, w1 = (_finite(raw[key], f"the proof's {key}") for key in ("low", "high", "w1"))
+    rtol = _finite(raw["rtol"], "the proof's rtol")
+    if not W_SEARCH[0] < low < high < W_SEARCH[1]:
+        raise ProofError(f"the bracket must satisfy {W_SEARCH[0]:g} < low < high < {W_SEARCH[1]:g}")
+    if not W_SEARCH[0] <= w1 <= W_SEARCH[1]:
+        raise ProofError(f"w1 must lie in the search range [{W_SEARCH[0]:g}, {W_SEARCH[1]:g}]")
+    if not RTOL_RANGE[0] <= rtol <= RTOL_RANGE[1]:
+        raise ProofError(f"rtol must lie in [{RTOL_RANGE[0]:g}, {RTOL_RANGE[1]:g}]")
+    return WStarProof(low, high, w1, rtol, walks["left"], walks["right"])
+
+
+def _check_walk(f: Objective, start: float, direction: int, pieces: tuple, U: arb) -> None:
+    """The walk from ``start`` (module docstring, item 3); :class:`ProofError` at the first piece that fails."""
+    side = "right" if direction > 0 else "left"
+    end = W_SEARCH[1] if direction > 0 else W_SEARCH[0]
+    x, known = start, True  # the bracket's sign at the start is the walk's own
+    for i, piece in enumerate(pieces):
+        where = f"the {side} walk's piece {i} [{piece.a!r}, {piece.b!r}] ({piece.kind})"
+        last = i == len(pieces) - 1
+        if piece.kind in ("cut", "end"):
+            if not last:
+                raise ProofError(f"{where}: a walk ends at its {piece.kind}")
+            if piece.kind == "end":
+                if not (x == end and piece.a == piece.b == x):
+                    raise ProofError(f"{where}: an end must be the search range's end {end:g}, where the walk is")
+                return
+            beyond = (piece.a == x and piece.b == math.inf) if direction > 0 else (piece.a == 0 and piece.b == x)
+            if not beyond:
+                raise ProofError(f"{where}: a cut must start where the walk is and reach past the search range")
+            if not cut(f, x, direction, U):
+                raise ProofError(f"{where}: the floor at the cut does not exceed U")
+            return
+        if piece.kind not in KINDS or piece.kind == ("down" if direction > 0 else "up"):
+            raise ProofError(f"{where}: not a kind of the {side} walk")
+        inner, outer = (piece.a, piece.b) if direction > 0 else (piece.b, piece.a)
+        if inner != x or not (piece.a < piece.b) or not (W_SEARCH[0] <= piece.a and piece.b <= W_SEARCH[1]):
+            raise ProofError(f"{where}: pieces must follow on from {x!r}, inside the search range")
+        if piece.kind == "excluded":
+            ok = excluded(f, piece.a, piece.b, U)
+        elif piece.kind == "convex":
+            if not known:
+                raise ProofError(f"{where}: a convex piece needs the slope's sign at its inner end")
+            ok = convex(f, piece.a, piece.b)
+        else:
+            ok = monotone(f, piece.a, piece.b, direction)
+        if not ok:
+            raise ProofError(f"{where}: its test fails on fresh enclosures")
+        known = piece.kind != "excluded"
+        x = outer
+    raise ProofError(f"the {side} walk stops at {x!r} without a cut or the search range's end")
+
+
+def verify(f: Objective, proof: WStarProof) -> Verified:
+    """Check ``proof`` on the problem of ``f`` (module docstring); :class:`ProofError` names the first failure
+    (a spent budget of ``f`` included)."""
+    try:
+        U = f.upper_value(proof.w1)
+        if not (f.slope(proof.low, proof.rtol) < 0 and f.slope(proof.high, proof.rtol) > 0):
+            raise ProofError("the bracket's slopes do not have the signs L'(low) < 0 < L'(high)")
+        _check_walk(f, proof.high, 1, proof.right, U)
+        _check_walk(f, proof.low, -1, proof.left, U)
+        lowest = minimum_lower_bound(f, proof.low, proof.high)
+    except OutOfBudget as exc:
+        raise ProofError(str(exc)) from None
+    return Verified(proof.low, proof.high, lowest, U)

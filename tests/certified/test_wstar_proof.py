@@ -1,0 +1,157 @@
+"""The ``w*`` proof and its check (:mod:`lipschitz_icl.certified.wstar_proof`): the proof a certified ``w*``
+search returns verifies from its hints alone to the same bracket and minimum; a proof whose bracket misses the
+minimiser, whose walks leave a gap or stop short, or whose cut is moved inward fails; malformed proofs are
+refused; a mutation tester changes every piece's kind and no mutant verifies a bracket without ``w*``."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from lipschitz_icl.certified import wstar_proof
+from lipschitz_icl.certified.loss import kernel_of
+from lipschitz_icl.certified.wstar import certified_wstar
+from lipschitz_icl.optimum import wstar
+from lipschitz_icl.problem import make_problem
+
+D, N, SIGMA, L = 2, 10**6, 0.5, 1.0  # a certified w* of about 4 CPU seconds, its check about 2
+
+
+@pytest.fixture(scope="module")
+def found():
+    result = certified_wstar(D, N, SIGMA, L, task="affine")
+    assert result.decided and result.proof is not None, result.info
+    return result
+
+
+@pytest.fixture(scope="module")
+def exact_wstar() -> float:
+    return float(wstar(make_problem("affine", D, N, L, SIGMA), "exact").w_star.value)
+
+
+def check(raw: dict, evaluations: int = 10**4) -> wstar_proof.Verified:
+    objective = wstar_proof.Objective(kernel_of("affine", D, 1.0), N, SIGMA, L, seconds=600, evaluations=evaluations)
+    return wstar_proof.verify(objective, wstar_proof.read_proof(raw))
+
+
+def test_the_proof_of_a_search_verifies_from_its_hints_alone(found, exact_wstar):
+    raw = json.loads(json.dumps(found.proof.to_dict()))  # through its JSON form, as a certificate carries it
+    verified = check(raw)
+    assert (verified.low, verified.high) == (found.low, found.high)
+    assert verified.low <= exact_wstar <= verified.high
+    assert float(verified.loss_low.lower()) <= found.loss_low + 1e-18
+    assert float(verified.loss_high.upper()) >= found.loss_high - 1e-18
+    kinds = [piece[2] for piece in raw["left"] + raw["right"]]
+    assert kinds.count("cut") + kinds.count("end") == 2  # each walk ends at a cut or the range's end
+
+
+def _moved_bracket(raw, factor):
+    raw["low"], raw["high"] = raw["low"] * factor, raw["high"] * factor
+
+
+def _first_right_piece_dropped(raw):
+    del raw["right"][0]
+
+
+def _right_walk_without_its_cut(raw):
+    raw["right"].pop()
+
+
+def _right_cut_moved_inward(raw):
+    first = raw["right"][0]
+    raw["right"] = [first, [first[1], "inf", "cut"]]
+
+
+def _left_walk_ends_inside_the_range(raw):
+    last_inner = raw["left"][-2][0]
+    raw["left"][-1] = [last_inner, last_inner, "end"]
+
+
+def _a_down_piece_in_the_right_walk(raw):
+    raw["right"][1][2] = "down"
+
+
+def _pieces_swapped(raw):
+    raw["left"][1], raw["left"][2] = raw["left"][2], raw["left"][1]
+
+
+TAMPERED = {
+    "bracket moved above w*": (lambda raw: _moved_bracket(raw, 1.01), "signs"),
+    "bracket moved below w*": (lambda raw: _moved_bracket(raw, 0.99), "signs"),
+    "a piece dropped (a gap)": (_first_right_piece_dropped, "follow on"),
+    "a walk without its cut": (_right_walk_without_its_cut, "without a cut"),
+    "a cut moved inward": (_right_cut_moved_inward, "floor at the cut"),
+    "an end inside the range": (_left_walk_ends_inside_the_range, "search range's end"),
+    "a down piece on the right": (_a_down_piece_in_the_right_walk, "not a kind"),
+    "two pieces swapped": (_pieces_swapped, "follow on"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERED))
+def test_a_tampered_proof_fails_its_check(found, name):
+    tamper, reason = TAMPERED[name]
+    raw = copy.deepcopy(found.proof.to_dict())
+    tamper(raw)
+    with pytest.raises(wstar_proof.ProofError, match=reason):
+        check(raw)
+
+
+def test_a_check_out_of_its_budget_fails():
+    raw = {
+        "low": 1.0,
+        "high": 2.0,
+        "w1": 1.5,
+        "rtol": 1e-6,
+        "left": [[0.0, 1.0, "cut"]],
+        "right": [[2.0, "inf", "cut"]],
+    }
+    with pytest.raises(wstar_proof.ProofError, match="out of budget"):
+        check(raw, evaluations=1)
+
+
+GOOD = {"low": 1.0, "high": 2.0, "w1": 1.5, "rtol": 1e-6, "left": [[0.0, 1.0, "cut"]], "right": [[2.0, "inf", "cut"]]}
+MALFORMED = {
+    "a key missing": ({k: v for k, v in GOOD.items() if k != "w1"}, "exactly the keys"),
+    "a key added": ({**GOOD, "verdict": "proved"}, "exactly the keys"),
+    "a number as text": ({**GOOD, "low": "1.0"}, "finite number"),
+    "an infinite bracket": ({**GOOD, "high": float("inf")}, "finite number"),
+    "a reversed bracket": ({**GOOD, "low": 2.0, "high": 1.0}, "low < high"),
+    "a bracket outside the range": ({**GOOD, "high": 1e9}, "low < high"),
+    "rtol out of range": ({**GOOD, "rtol": 0.5}, "rtol"),
+    "an empty walk": ({**GOOD, "left": []}, "1 to"),
+    "a piece of two entries": ({**GOOD, "right": [[2.0, "inf"]]}, r"\[a, b, kind\]"),
+    "too many pieces": ({**GOOD, "right": [[2.0, 3.0, "up"]] * (wstar_proof.MAX_PIECES + 1)}, "1 to"),
+    "not an object": ([1, 2], "exactly the keys"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_a_malformed_proof_is_refused(name):
+    raw, reason = MALFORMED[name]
+    with pytest.raises(wstar_proof.ProofError, match=reason):
+        wstar_proof.read_proof(raw)
+
+
+@pytest.mark.slow(reason="about 40 checks of mutated proofs, 1-2 s each")
+def test_no_mutated_kind_verifies_a_bracket_without_wstar(found, exact_wstar):
+    """Every piece's kind changed to every other kind: each mutant fails its check or still proves a bracket
+    that holds the exact method's ``w*`` (a kind may be shown by a second test too: a convex piece may also
+    be increasing)."""
+    genuine = found.proof.to_dict()
+    verified_mutants = 0
+    for side in ("left", "right"):
+        for index, piece in enumerate(genuine[side]):
+            for kind in ("excluded", "up", "down", "convex", "cut", "end"):
+                if kind == piece[2]:
+                    continue
+                raw = copy.deepcopy(genuine)
+                raw[side][index][2] = kind
+                try:
+                    verified = check(raw)
+                except wstar_proof.ProofError:
+                    continue
+                verified_mutants += 1
+                assert verified.low <= exact_wstar <= verified.high, (side, index, kind)
+    assert verified_mutants < 20  # most mutants fail: the tests are not vacuous
