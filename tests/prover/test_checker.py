@@ -273,6 +273,17 @@ def forge_a_stored_enclosure_moved(g):
     return data
 
 
+# a w* proof of the right form (its steps are not checked before the enclosure of the box fails)
+PROOF_FORM = {
+    "low": 1.0,
+    "high": 2.0,
+    "w1": 1.5,
+    "rtol": 1e-6,
+    "left": [[0.0, 1.0, "cut"]],
+    "right": [[2.0, "inf", "cut"]],
+}
+
+
 def forge_wstar_box_spanning_several_n(g):
     """A ``w_star`` leaf over n in {100..10000}: no monotonicity in n is used, so it has no enclosure."""
     root = {"d": [3, 3], "n": [100, 10000], "L": [1.0, 1.0], "sigma": [0.5, 0.5]}
@@ -295,7 +306,17 @@ def forge_wstar_box_spanning_several_n(g):
             {
                 "constants": {},
                 "verdict": "proved",
-                "roots": [[{"box": root, "decision": "proved", "quantity": [1.0, 100.0], "bound": [1e6, 1e6]}]],
+                "roots": [
+                    [
+                        {
+                            "box": root,
+                            "decision": "proved",
+                            "quantity": [1.0, 100.0],
+                            "bound": [1e6, 1e6],
+                            "witnesses": [{"point": {"d": 3, "n": 100, "L": 1.0, "sigma": 0.5}, "proof": PROOF_FORM}],
+                        }
+                    ]
+                ],
             }
         ],
     }
@@ -592,7 +613,7 @@ def test_the_checker_imports_only_its_trusted_base():
     allowed = {
         ("lipschitz_icl.certified", "arithmetic"),
         ("lipschitz_icl.certified", "laws"),
-        ("lipschitz_icl.certified.wstar", "certified_wstar"),
+        ("lipschitz_icl.certified", "wstar_proof"),
         ("lipschitz_icl.certified.loss", "kernel_of"),
         ("lipschitz_icl.certified.loss", "enclose_on_w_range"),
         ("lipschitz_icl.certified.linear", "linear_error"),
@@ -636,7 +657,7 @@ def test_the_size_the_checker_states_is_its_size():
     import re
 
     from lipschitz_icl import expression
-    from lipschitz_icl.certified import arithmetic, laws
+    from lipschitz_icl.certified import arithmetic, laws, wstar_proof
     from lipschitz_icl.prover import trusted
 
     doc = checker.__doc__ or ""
@@ -646,12 +667,13 @@ def test_the_size_the_checker_states_is_its_size():
         laws: re.search(r"the laws (\d+) \((\d+)\)", doc),
         arithmetic: re.search(r"the ball arithmetic (\d+) \((\d+)\)", doc),
         expression: re.search(r"the bound reader (\d+) \((\d+)\)", doc),
+        wstar_proof: re.search(r"wstar_proof` \(about (\d+) lines, (\d+) of code\)", doc),
     }
     total = 0
     for module, found in stated.items():
         assert found, module.__name__
         lines, code = _size(Path(module.__file__))
-        total += code
+        total += code if module is not wstar_proof else 0
         assert abs(int(found[1]) - lines) <= 0.05 * lines and abs(int(found[2]) - code) <= 0.05 * code, (
             module.__name__,
             found.groups(),
@@ -659,3 +681,113 @@ def test_the_size_the_checker_states_is_its_size():
         )
     stated_total = re.search(r"about (\d+) lines of code for the tail quantities", doc)
     assert stated_total and abs(int(stated_total[1]) - total) <= 0.05 * total, (stated_total, total)
+
+
+# ----------------------------------------------------------------------------- w* proofs carried as witnesses
+WSTAR_DOMAIN = {"d": [2], "n": [10**6], "L": 1.0, "sigma": 0.5}  # w* = 170.2 (affine), a proof of ~4 CPU s
+
+
+@pytest.fixture(scope="module")
+def wstar_certificates() -> dict:
+    """A proved ``w* <= 200`` and a refuted ``w* <= 150`` (affine, d = 2, n = 1e6)."""
+    return {
+        "proved": certificate_of("w_star", "200", WSTAR_DOMAIN, task="affine"),
+        "refuted": certificate_of("w_star", "150", WSTAR_DOMAIN, task="affine"),
+    }
+
+
+def test_a_wstar_certificate_carries_its_proof_and_rechecks_without_the_search(wstar_certificates, tmp_path):
+    """The leaf carries the ``w*`` proof at its point; a fresh process rechecks it (proved, and the refuted one
+    refuted) without loading the ``w*`` search, the prover's search or the float ``w*`` methods."""
+    proved, refuted = wstar_certificates["proved"], wstar_certificates["refuted"]
+    assert proved["verdict"] == "proved" and refuted["verdict"] == "refuted"
+    (leaf,) = _leaves(proved["parts"][0]["roots"][0])
+    (entry,) = leaf["witnesses"]
+    assert entry["point"] == {"d": 2, "n": 10**6, "L": 1.0, "sigma": 0.5}
+    assert entry["proof"]["low"] < 200 and refuted["parts"][0]["counterexample"]["witnesses"]
+    paths = []
+    for name, data in wstar_certificates.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(data))
+        paths.append(str(path))
+    script = (
+        "import sys\n"
+        "from lipschitz_icl.prover import checker\n"
+        "print([checker.recheck(p).to_dict()['verdict'] for p in sys.argv[1:]])\n"
+        "search = ('lipschitz_icl.certified.wstar', 'lipschitz_icl.prover.search', 'lipschitz_icl.prover.witness',\n"
+        "          'lipschitz_icl.optimum')\n"
+        "print(sorted(m for m in search if m in sys.modules))\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    verdicts, loaded = done.stdout.strip().splitlines()
+    assert verdicts == "['proved', 'refuted']"
+    assert loaded == "[]"
+
+
+def _wstar_leaf(data):
+    return _leaves(data["parts"][0]["roots"][0])[0]
+
+
+def wstar_witness_removed(g):
+    data = copy.deepcopy(g["proved"])
+    del _wstar_leaf(data)["witnesses"]
+    return data
+
+
+def wstar_proof_malformed(g):
+    data = copy.deepcopy(g["proved"])
+    _wstar_leaf(data)["witnesses"][0]["proof"]["rtol"] = "1e-8"
+    return data
+
+
+def wstar_witness_at_another_point(g):
+    data = copy.deepcopy(g["proved"])
+    _wstar_leaf(data)["witnesses"][0]["point"]["L"] = 2.0
+    return data
+
+
+def wstar_false_bound_with_a_genuine_witness(g):
+    """``w* <= 150`` (false: w* = 170.2) claimed proved with the genuine proof of ``w* <= 200``."""
+    data = copy.deepcopy(g["proved"])
+    data["statement"]["bound"] = "150"
+    _wstar_leaf(data)["bound"] = [150.0, 150.0]
+    return data
+
+
+def wstar_false_bound_with_a_moved_bracket(g):
+    """``w* <= 150`` claimed proved with the proof's bracket moved to [140, 141] (its walks kept)."""
+    data = wstar_false_bound_with_a_genuine_witness(g)
+    proof = _wstar_leaf(data)["witnesses"][0]["proof"]
+    proof["low"], proof["high"] = 140.0, 141.0
+    _wstar_leaf(data)["quantity"] = [140.0, 141.0]
+    return data
+
+
+def wstar_counterexample_without_its_witness(g):
+    data = copy.deepcopy(g["refuted"])
+    del data["parts"][0]["counterexample"]["witnesses"]
+    return data
+
+
+WSTAR_FORGERIES = {
+    "witness removed": (wstar_witness_removed, {2}),
+    "proof malformed": (wstar_proof_malformed, {2}),
+    "witness at another point": (wstar_witness_at_another_point, {1}),
+    "false bound, genuine witness": (wstar_false_bound_with_a_genuine_witness, {1}),
+    "false bound, bracket moved": (wstar_false_bound_with_a_moved_bracket, {1}),
+    "counterexample without its witness": (wstar_counterexample_without_its_witness, {2}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WSTAR_FORGERIES))
+def test_every_wstar_forgery_fails_the_recheck(wstar_certificates, tmp_path, capsys, name):
+    forge, codes = WSTAR_FORGERIES[name]
+    code, report, err = recheck(forge(wstar_certificates), tmp_path, capsys)
+    assert code in codes, (name, code, report, err)
+    assert "Traceback" not in err
+    if code == 1:
+        assert report["recheck"] == "failed" and report["verdict"] is None and report["reason"]

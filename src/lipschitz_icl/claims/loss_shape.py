@@ -215,13 +215,14 @@ def wstar_follows_L(
     nonincreasing in it, from the two optimality inequalities and ``N = E sum_i p_i^2`` strictly increasing in
     ``w``).  The growth is certified by two pieces: ``w*(L_low) <= Y`` and ``w*(L_high) >= (1 + C) Y``, ``Y``
     the upper end of the certified ``w*`` at ``L_low`` (each rechecked from its statement by the checker, which
-    encloses ``w*`` itself)."""
+    checks the ``w*`` proofs the certificate carries)."""
     from lipschitz_icl.certified import arithmetic
+    from lipschitz_icl.prover import witness
     from lipschitz_icl.prover.trusted import NoEnclosure, lookup
 
     at_low = {"d": d, "n": n, "sigma": sigma, "L": L_low}
     try:
-        upper = arithmetic.high(lookup("w_star", task).value(at_low))
+        upper = arithmetic.high(witness.point_value(lookup("w_star", task), at_low)[0])
     except NoEnclosure:  # the w* proof did not close: the first piece stays undecided, as it will in the prover
         upper = math.inf
     bound = repr(upper) if math.isfinite(upper) else "1e300"

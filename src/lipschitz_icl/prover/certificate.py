@@ -1,9 +1,9 @@
 """Proof certificates: the statement, the verdict claimed, and the hints that let the checker re-derive it.
 
-A certificate is one JSON object, version 2 (:data:`lipschitz_icl.prover.checker.VERSION`; the checker
+A certificate is one JSON object, version 3 (:data:`lipschitz_icl.prover.checker.VERSION`; the checker
 states the schema's limits and refuses anything else)::
 
-    {"format": "lipschitz-icl prove certificate", "version": 2,
+    {"format": "lipschitz-icl prove certificate", "version": 3,
      "statement": {"quantity", "task", "relation", "bound", "constants", "sharpest", "domain"},
      "verdict": "proved" | "refuted" | "undecided",
      "precision_bits": 128,
@@ -12,6 +12,10 @@ states the schema's limits and refuses anything else)::
                  "verdict": "proved" | "refuted" | "undecided",
                  "roots": [[node, ...], ...]                    (proved, undecided: one preorder list per root box)
                  "counterexample": {"params", "quantity", "bound"}   (refuted)} ]}
+
+(a counterexample and a proved leaf of a *witnessed* quantity, ``w_star`` or ``icl_error``, add
+``"witnesses": [{"point", "proof"}, ...]``: the ``w*`` proof at each point where the quantity is enclosed,
+:mod:`lipschitz_icl.prover.witness`).
 
 The statement is the whole claim: ``quantity relation bound`` at every point of ``domain`` (a real
 parameter ``[lo, hi]``, an integer one a list of ``[from, to]`` pieces; the root boxes are the product of
@@ -25,8 +29,9 @@ lower half and of its upper half (a real range ``[lo, at]``, ``[at, hi]``; an in
 ``{at+1..hi}``), or a leaf ``decision`` (``proved`` or ``undecided``, the latter with its ``reason``)
 with the ``quantity`` and ``bound`` enclosures ``[low, high]`` (outward-rounded doubles; null where a
 leaf has none, or an end is beyond the double range).  A flat list keeps deep partitions (boxes halved
-toward an end hundreds of times) free of nesting limits.  A plain statement has one part; a sharpest
-constant has two (proved at one end, refuted at the other), or the one undecided end.
+toward an end hundreds of times) free of nesting limits.  A witness is a hint like the cover: the checker
+checks each ``w*`` proof (:func:`lipschitz_icl.certified.wstar_proof.verify`) and trusts none.  A plain
+statement has one part; a sharpest constant has two (proved at one end, refuted at the other), or the one undecided end.
 :mod:`lipschitz_icl.prover.checker` re-derives the verdict from the statement without the search;
 :func:`write` never overwrites a file unless ``force``.
 """

@@ -11,10 +11,11 @@ that decides the verdict is recomputed here from the statement.
   ranges, its certified value function and the monotonicity theorem that encloses it on a box (proofs in
   that module's docstring);
 * the value functions that table names: :mod:`lipschitz_icl.certified.laws` (regularised incomplete beta
-  laws), :func:`lipschitz_icl.certified.wstar.certified_wstar` (the ``w*`` proof over the certified loss
-  :mod:`lipschitz_icl.certified.loss`, for ``w_star`` and ``icl_error`` only), the certified loss itself
-  (:func:`lipschitz_icl.certified.loss.enclose_on_w_range`, for the loss quantities ``bias``, ``noise``,
-  ``loss`` and their ``w``-derivatives), the closed form of the optimal linear attention's error
+  laws), the certified loss (:mod:`lipschitz_icl.certified.loss`: :func:`~lipschitz_icl.certified.loss.enclose`
+  and :func:`~lipschitz_icl.certified.loss.enclose_on_w_range`, for the loss quantities ``bias``, ``noise``,
+  ``loss`` and their ``w``-derivatives), the ``w*`` proof check (:mod:`lipschitz_icl.certified.wstar_proof`,
+  for ``w_star`` and ``icl_error``: it checks the proof a certificate carries, step by step, on the certified
+  loss), the closed form of the optimal linear attention's error
   (:func:`lipschitz_icl.certified.linear.linear_error`, 60 lines, for ``linear_error``), and
   :mod:`lipschitz_icl.certified.arithmetic` (exact balls of doubles and intervals);
 * the bound reader :func:`lipschitz_icl.expression.parse_expression` and its ball evaluation
@@ -25,21 +26,21 @@ that decides the verdict is recomputed here from the statement.
 
 It imports no search, splitting, queue, budget or domain code of the prover.  Its size, the de Bruijn
 criterion of proof assistants (a checker small enough to be read in full, and all it relies on named):
-this module is about 630 lines (440 of code, the rest its documentation), the table of quantities 390
-(240 of code), the laws 90 (40), the ball arithmetic 100 (60) and the bound reader 650 (460); that is
-about 1240 lines of code for the tail quantities (``tests/prover/test_checker.py`` counts them again).
+this module is about 670 lines (460 of code, the rest its documentation), the table of quantities 450
+(280 of code), the laws 90 (40), the ball arithmetic 100 (60) and the bound reader 650 (460); that is
+about 1300 lines of code for the tail quantities (``tests/prover/test_checker.py`` counts them again).
 
-Certificates of the loss quantities add the certified loss with its kernels, its Laplace-transform
-quadrature and the ``w*`` proof: about 3040 lines more (2150 of code), a base checked against the exact
-method by its tests rather than small enough to read at a sitting.  Two limits a skeptic should know:
-the ``w*`` proof (:func:`~lipschitz_icl.certified.wstar.certified_wstar`) finds the window it proves --
-a Newton step on the certified slope from a float start, a bracket widened until the slope's sign
-changes, a walk of pieces out to the two cuts -- so for ``w_star`` and ``icl_error`` that search, each
-of whose steps is a ball-arithmetic test (its module docstring), is part of the trusted base; the
-certificate carries no ``w*`` proof for the checker to verify independently.  The float helpers it and
-the loss load (:mod:`lipschitz_icl.optimum` for the start, :mod:`lipschitz_icl.exact.grids` and
-:mod:`lipschitz_icl.sphere.laws` for where the quadrature grids lie) choose only where to look: a wrong
-start or grid gives an undecided point or a wider ball, never a wrong one.
+Certificates of the loss quantities add the certified loss with its kernels and its Laplace-transform
+quadrature, about 2590 lines (1820 of code) more: a base checked against the exact method by its tests rather
+than small enough to read at a sitting.  For ``w_star`` and ``icl_error`` the certificate carries, at each
+point where the quantity is enclosed, a *witness*: a ``w*`` proof (a bracket, a window ``w1`` and two walks
+of pieces), and the check of :mod:`lipschitz_icl.certified.wstar_proof` (about 400 lines, 250 of code)
+re-derives from it, on fresh balls of the loss, that every global minimiser lies in the bracket.  The
+``w*`` search (:mod:`lipschitz_icl.certified.wstar`: its Newton start, its bracket widening, its piece
+halving) and its float helpers (:mod:`lipschitz_icl.optimum`) are not loaded: a wrong witness fails the
+check, it never proves.  The float helpers the loss itself loads (:mod:`lipschitz_icl.exact.grids` and
+:mod:`lipschitz_icl.sphere.laws`, for where the quadrature grids lie) choose only where to look: a wrong
+grid gives a wider ball, never a wrong one.
 
 **What it checks**, all of it, or the recheck fails:
 
@@ -59,11 +60,13 @@ start or grid gives an undecided point or a wider ball, never a wrong one.
 4. *Each leaf marked proved*: the quantity enclosed on the leaf by the table, the bound evaluated on the
    leaf's balls with the statement's constants (only the sharpest constant's value comes from the part),
    and the relation certain on the two balls (``high(Q) <= low(B)`` for ``<=``); the stored enclosures
-   must meet the fresh ones (they are hints: null where an end is beyond the double range).  Leaves
+   must meet the fresh ones (they are hints: null where an end is beyond the double range).  A leaf of a
+   witnessed quantity gives the witnesses of its extremes (at most :data:`MAX_WITNESSES`; each proof's form
+   is read here, its steps are checked by the table's ``witness_value``).  Leaves
    marked undecided are counted, not evaluated.
 5. *A counterexample*: a point of the domain (every parameter given, integers as JSON integers inside an
    integer piece, reals inside their interval) where the fresh balls violate the relation certainly
-   (``low(Q) > high(B)`` for ``<=``).
+   (``low(Q) > high(B)`` for ``<=``); for a witnessed quantity, with the witness at that point.
 6. *The verdict*, by one rule, from the parts as rechecked: a part is *proved* when every leaf of its
    cover is proved, *refuted* when its counterexample is verified, *undecided* otherwise; a plain
    statement has exactly one part and its verdict; a sharpest constant ``C`` is certified in
@@ -87,7 +90,7 @@ from flint import arb
 
 from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.expression import FUNCTIONS, Expression, ExpressionError, parse_expression
-from lipschitz_icl.prover.trusted import PARAMETERS, QUANTITIES, NoEnclosure, Quantity
+from lipschitz_icl.prover.trusted import PARAMETERS, QUANTITIES, NoEnclosure, Quantity, point_key
 from lipschitz_icl.validation import ParameterError, shorten
 
 __all__ = [
@@ -104,12 +107,13 @@ __all__ = [
 ]
 
 FORMAT = "lipschitz-icl prove certificate"
-VERSION = 2
+VERSION = 3  # 3: leaves and counterexamples of w_star and icl_error carry their w* proofs (witnesses)
 MAX_BYTES = 256 * 1024 * 1024  # a certificate file
 MAX_LISTED = 1000  # integer pieces of one parameter
 MAX_ROOTS = 4096  # root boxes of a domain: the product of its pieces' counts
 MAX_NODES = 20_000_000  # nodes of all the covers of a certificate
 MAX_CONSTANTS = 32
+MAX_WITNESSES = 2  # witnesses of a leaf (its two extremes) or of a counterexample (one)
 MAX_TEXT = 1000  # characters of a bound (the reader refuses beyond 500) or of an undecided leaf's reason
 PRECISION_BITS = (64, 1024)
 RELATIONS = ("<=", ">=")
@@ -325,11 +329,12 @@ class _PartCheck:
         self.constants = constants
         self.tally = tally
 
-    def sides(self, box: dict) -> tuple[tuple, arb]:
-        """Fresh balls of the quantity (at its two extremes) and of the bound on ``box``; a box the trusted
-        base cannot enclose (or a bound undefined on it) is a failure at that box."""
+    def sides(self, box: dict, witnesses: dict | None = None) -> tuple[tuple, arb]:
+        """Fresh balls of the quantity (at its two extremes, a witnessed quantity's shown by ``witnesses``) and
+        of the bound on ``box``; a box the trusted base cannot enclose (a witness that does not check, or a
+        bound undefined on it) is a failure at that box."""
         try:
-            q = self.statement.quantity.enclose(box)
+            q = self.statement.quantity.enclose(box, witnesses)
             b = self.statement.bound.evaluate_ball({**_balls(box), **self.constants})
         except NoEnclosure as exc:
             raise _Failure(_box_text(box), f"the quantity has no enclosure here ({exc.reason})") from None
@@ -417,10 +422,12 @@ class _PartCheck:
             return
         if decision != "proved":
             raise CertificateError("a leaf's decision must be 'proved' or 'undecided'")
-        _fields(node, "a proved leaf", ("box", "decision", "quantity", "bound"))
+        witnessed = ("witnesses",) if self.statement.quantity.witnessed else ()
+        _fields(node, "a proved leaf", ("box", "decision", "quantity", "bound", *witnessed))
         stored_q = _stored(node["quantity"], "a leaf's quantity")
         stored_b = _stored(node["bound"], "a leaf's bound")
-        q, b = self.sides(box)
+        witnesses = _witnesses(node["witnesses"], self.statement.quantity) if witnessed else None
+        q, b = self.sides(box, witnesses)
         if not self.statement.holds(q, b):
             raise _Failure(_box_text(box), f"{self.statement.relation} is not certain on fresh enclosures")
         if not (_meets(stored_q, *q) and _meets(stored_b, b)):
@@ -429,7 +436,8 @@ class _PartCheck:
 
     def counterexample(self, raw) -> str:
         """``refuted`` when the counterexample is verified (module docstring, item 5)."""
-        raw = _fields(raw, "the counterexample", ("params", "quantity", "bound"))
+        witnessed = ("witnesses",) if self.statement.quantity.witnessed else ()
+        raw = _fields(raw, "the counterexample", ("params", "quantity", "bound", *witnessed))
         params = raw["params"]
         names = self.statement.quantity.names
         if not isinstance(params, dict) or set(params) != set(names):
@@ -445,12 +453,39 @@ class _PartCheck:
         box = {name: (value, value) for name, value in point.items()}
         stored_q = _stored(raw["quantity"], "the counterexample's quantity")
         stored_b = _stored(raw["bound"], "the counterexample's bound")
-        q, b = self.sides(box)
+        witnesses = _witnesses(raw["witnesses"], self.statement.quantity) if witnessed else None
+        q, b = self.sides(box, witnesses)
         if not self.statement.violated(q, b):
             raise _Failure(_box_text(box), "the counterexample does not violate the statement on fresh enclosures")
         if not (_meets(stored_q, *q) and _meets(stored_b, b)):
             raise _Failure(_box_text(box), "the counterexample's stored enclosures do not meet the fresh ones")
         return "refuted"
+
+
+def _witnesses(raw, quantity: Quantity) -> dict:
+    """The witnesses of a leaf or a counterexample of a witnessed quantity (module docstring, item 4), as the
+    trusted table reads them: :func:`~lipschitz_icl.prover.trusted.point_key` of each point -> its proof.
+    Only their form is read here; whether a proof proves is the table's check."""
+    from lipschitz_icl.certified import wstar_proof  # the certified loss: loaded for a loss certificate only
+
+    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_WITNESSES:
+        raise CertificateError(f"the witnesses must be a list of 1 to {MAX_WITNESSES} entries")
+    out = {}
+    for raw_entry in raw:
+        entry = _fields(raw_entry, "a witness", ("point", "proof"))
+        point = entry["point"]
+        if not isinstance(point, dict) or set(point) != set(quantity.names):
+            raise CertificateError(f"a witness's point must give exactly the parameters {', '.join(quantity.names)}")
+        for name, value in point.items():
+            kind = int if quantity.parameter(name).integer else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value):
+                raise CertificateError(f"a witness's {name} must be {'an integer' if kind is int else 'a number'}")
+        try:
+            wstar_proof.read_proof(entry["proof"])
+        except wstar_proof.ProofError as exc:
+            raise CertificateError(f"a witness's proof: {exc}") from None
+        out[point_key(point)] = entry["proof"]
+    return out
 
 
 def _meets(stored: tuple | None, low: arb, high: arb | None = None) -> bool:

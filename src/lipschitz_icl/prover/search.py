@@ -50,6 +50,7 @@ from lipschitz_icl import progress
 from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.decision import Verdict
 from lipschitz_icl.expression import Expression, ExpressionError, parse_expression
+from lipschitz_icl.prover import witness
 from lipschitz_icl.prover.budget import OutOfTime, deadline
 from lipschitz_icl.prover.domain import INTEGER_PARAMS, Box, Domain, parse_domain
 from lipschitz_icl.prover.trusted import NoEnclosure, Quantity, lookup
@@ -159,28 +160,39 @@ class ProofResult:
 
 # ----------------------------------------------------------------------------- one box
 def _enclosure_pair(st: Statement, box: Box):
-    """``(Q, B, split_param, reason)``: the quantity's extreme balls ``(low, high)`` and the bound's ball on
-    ``box`` (None when unavailable)."""
+    """``(Q, B, split_param, reason, witnesses)``: the quantity's extreme balls ``(low, high)`` and the bound's
+    ball on ``box`` (None when unavailable), and the certificate entries of the witnesses that show ``Q`` (a
+    witnessed quantity's, :mod:`lipschitz_icl.prover.witness`; else none)."""
     split, reason = None, ""
+    witnesses: list[dict] = []
     try:
-        q = st.quantity.enclose(box.to_dict())
+        if st.quantity.witnessed:
+            q, witnesses = witness.enclose(st.quantity, box.to_dict())
+        else:
+            q = st.quantity.enclose(box.to_dict())
     except NoEnclosure as exc:
         q, split, reason = None, exc.param or FINAL, exc.reason
     try:
         b = st.bound_on(box.balls())
     except ExpressionError as exc:
         b, reason = None, f"bound: {exc.reason}"
-    return q, b, split, reason
+    return q, b, split, reason, witnesses
 
 
 def _point_pair(st: Statement, point: dict):
-    """Point enclosures ``(Q, B)`` at ``point`` (B is None where the bound is undefined)."""
-    q = st.quantity.value(point)
+    """Point enclosures ``(Q, B, witnesses)`` at ``point`` (B is None where the bound is undefined; the
+    witnesses as in :func:`_enclosure_pair`)."""
+    witnesses: list[dict] = []
+    if st.quantity.witnessed:
+        q, entry = witness.point_value(st.quantity, point)
+        witnesses = [entry]
+    else:
+        q = st.quantity.value(point)
     try:
         b = st.bound_on({k: arithmetic.exact(v) for k, v in point.items()})
     except ExpressionError:
         b = None
-    return q, b
+    return q, b, witnesses
 
 
 def _margin(st: Statement, q, b) -> float:
@@ -198,31 +210,34 @@ def _enclosure(low, high=None) -> list | None:
     return ends if all(math.isfinite(end) for end in ends) else None
 
 
-def _counterexample(st: Statement, point: dict, q, b) -> dict:
-    return {
+def _counterexample(st: Statement, point: dict, q, b, witnesses: list) -> dict:
+    found = {
         "params": dict(point),
         "quantity": arithmetic.Enclosure.of(q).as_list(),
         "bound": arithmetic.Enclosure.of(b).as_list(),
         "rule": "low(quantity) > high(bound)" if st.relation == "<=" else "high(quantity) < low(bound)",
     }
+    return {**found, "witnesses": witnesses} if witnesses else found
 
 
 def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
     """``(outcome, counterexample, split_param)`` for one box; fills ``node.leaf`` when decided."""
     box = node.box
-    q, b, split, reason = _enclosure_pair(st, box)
+    q, b, split, reason, witnesses = _enclosure_pair(st, box)
     if q is not None and b is not None and st.holds(q, b):
         node.leaf = {"decision": "proved", "quantity": _enclosure(*q), "bound": _enclosure(b)}
+        if witnesses:
+            node.leaf["witnesses"] = witnesses
         return "proved", None, None
     node.priority = 0.0
     for point in _probes(st, box):
         try:
-            qm, bm = _point_pair(st, point)
+            qm, bm, at_point = _point_pair(st, point)
         except NoEnclosure as exc:  # a point value that could not be certified
             reason = reason or exc.reason
             continue
         if bm is not None and st.violated(qm, bm):
-            return "refuted", _counterexample(st, point, qm, bm), None
+            return "refuted", _counterexample(st, point, qm, bm, at_point), None
         node.priority = min(node.priority, _margin(st, qm, bm) if bm is not None else 0.0)
     node.leaf = {
         "decision": "undecided",
@@ -366,7 +381,7 @@ def _vanishing_note(st: Statement, node: _Node) -> str:
                 continue
             corner = node.box.midpoint()
             corner[name] = end
-            q, b = _point_pair(st, corner)
+            q, b, _ = _point_pair(st, corner)
             if b is not None and q.contains(0) and b.contains(0):
                 return f"both sides vanish at {name} = {end:g}"
     return ""
@@ -423,6 +438,8 @@ def prove_statement(
             "params": found["params"],
             **{side: found[side] if all(map(math.isfinite, found[side])) else None for side in ("quantity", "bound")},
         }
+        if "witnesses" in found:
+            part["counterexample"]["witnesses"] = found["witnesses"]
     else:
         part["roots"] = [_tree(root) for root in search.roots]
     return ProofResult(
@@ -433,12 +450,19 @@ def prove_statement(
         undecided_boxes=listed,
         undecided_count=len(undecided),
         undecided_share=share if verdict is Verdict.UNDECIDED else 0.0,
-        counterexample=search.counterexample,
+        counterexample=_shown(search.counterexample),
         sharpest=None,
         certificate=_certificate(st, [part], verdict, precision_bits),
         seconds=time.perf_counter() - start,
         notes=("budget exhausted",) if search.budget_hit and verdict is Verdict.UNDECIDED else (),
     )
+
+
+def _shown(counterexample: dict | None) -> dict | None:
+    """The counterexample as a result shows it: its witnesses (``w*`` proofs) are in the certificate only."""
+    if counterexample is None:
+        return None
+    return {key: value for key, value in counterexample.items() if key != "witnesses"}
 
 
 def _certificate(st: Statement, parts: list, verdict: Verdict, precision_bits: int, sharpest=None) -> dict:

@@ -6,7 +6,11 @@ and nothing else decides what a quantity is.  An entry of :data:`QUANTITIES` is 
 
 * ``params``: its parameters, each with the range where the formula is valid (:data:`PARAMETERS`);
 * ``value``: the certified ball at a point, a function of :mod:`lipschitz_icl.certified` (the laws of
-  :mod:`lipschitz_icl.certified.laws`, the ``w*`` proof of :mod:`lipschitz_icl.certified.wstar`);
+  :mod:`lipschitz_icl.certified.laws`, the certified loss of :mod:`lipschitz_icl.certified.loss`); or, for a
+  *witnessed* quantity (``w_star``, ``icl_error``), ``witness_value``: the ball at a point shown by checking a
+  *witness* given with it, a ``w*`` proof (:func:`lipschitz_icl.certified.wstar_proof.verify`).  The table
+  never searches for a witness: the search finds it (:mod:`lipschitz_icl.prover.witness`), the certificate
+  carries it, and the checker verifies it here;
 * ``extremes``: a theorem, the two points of a box where the quantity is smallest and largest (proofs
   below), so that every value on the box lies between ``value(smallest)`` and ``value(largest)``
   (:meth:`Quantity.enclose`); a parameter in which no theorem is used must be a single value on the box,
@@ -54,13 +58,16 @@ p}`` with ``U_i`` i.i.d. uniform on ``[0, 1]``):
   ``sigma`` and ``L`` (proved in that module's docstring); ``d`` a single value on a box.
 
 Each certified ``w*`` point costs seconds to tens of seconds (``costly``: the search tests only the corners it has
-already enclosed for counterexamples); a point where the ``w*`` proof does not close has no enclosure.
+already enclosed for counterexamples); a point without a witness, or whose witness does not check, has no
+enclosure.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -78,6 +85,7 @@ __all__ = [
     "NoEnclosure",
     "LOSS_TASKS",
     "lookup",
+    "point_key",
     "whole_box",
 ]
 
@@ -135,6 +143,11 @@ Ranges = Mapping[str, "tuple | list"]  # parameter -> (lo, hi); a point has lo =
 Point = dict
 
 
+def point_key(point: Mapping) -> tuple:
+    """The key of a point in a mapping of witnesses: its ``(name, value)`` pairs in name order."""
+    return tuple(sorted(point.items()))
+
+
 def _corner(box: Ranges, upper) -> Point:
     """The point of ``box`` at the upper end of every parameter named in ``upper``, at the lower end of the rest."""
     return {name: box[name][1] if name in upper else box[name][0] for name in box}
@@ -158,12 +171,19 @@ class Quantity:
     domain_rule: Callable[[dict], str | None] = lambda pieces: None
     tasks: tuple[str, ...] = ()  # a quantity of several classes (``task_value``), bound to one by ``for_task``
     task_value: Callable[[Point, str], arb] | None = None
+    witness_value: Callable[[Point, str, object], arb] | None = None  # a witnessed quantity (module docstring)
+
+    @property
+    def witnessed(self) -> bool:
+        return self.witness_value is not None
 
     def for_task(self, task: str) -> Quantity:
         """This quantity of the class ``task`` (one of :attr:`tasks`): ``value`` computes for that class."""
         task_value = self.task_value
-        if task not in self.tasks or task_value is None:
+        if task not in self.tasks or (task_value is None and self.witness_value is None):
             raise ParameterError("task", f"one of {', '.join(self.tasks)} for {self.name}", task)
+        if task_value is None:  # a witnessed quantity: its values come from witnesses (:meth:`value_at`)
+            return dataclasses.replace(self, task=task)
 
         def value(point: Point) -> arb:
             return task_value(point, task)
@@ -180,15 +200,28 @@ class Quantity:
                 return parameter
         raise ParameterError(name, f"a parameter of {self.name} (one of {', '.join(self.names)})", name)
 
-    def enclose(self, box: Ranges) -> tuple[arb, arb]:
+    def value_at(self, point: Point, witnesses: Mapping | None = None) -> arb:
+        """The certified ball at ``point``: :attr:`value`, or for a witnessed quantity the ball its witness
+        shows (``witnesses`` maps :func:`point_key` of a point to the witness's JSON form).  Raises
+        :class:`NoEnclosure` (no witness for the point, or one that does not check)."""
+        if self.witness_value is None:
+            return self.value(point)
+        witness = None if witnesses is None else witnesses.get(point_key(point))
+        if witness is None:
+            raise NoEnclosure(None, f"no {self.name} proof is given at the point {dict(point)}")
+        if self.task is None:
+            return _no_task()
+        return self.witness_value(point, self.task, witness)
+
+    def enclose(self, box: Ranges, witnesses: Mapping | None = None) -> tuple[arb, arb]:
         """``(low, high)``: balls holding the quantity's values at its two extremes on ``box`` (ranges of all
         its parameters), so every value on the box lies between ``low``'s lower end and ``high``'s upper
         end.  Two balls, not their union: a union ``[0, 1]`` is a ball whose upper end passes 1, while
-        ``high`` keeps an exact end value (the cap probability is exactly 1 at ``h = -1``).  Raises
-        :class:`NoEnclosure`."""
+        ``high`` keeps an exact end value (the cap probability is exactly 1 at ``h = -1``).  A witnessed
+        quantity needs the witnesses of the two extremes (:meth:`value_at`).  Raises :class:`NoEnclosure`."""
         smallest, largest = self.extremes(box)
-        low = self.value(smallest)
-        return (low, low) if smallest == largest else (low, self.value(largest))
+        low = self.value_at(smallest, witnesses)
+        return (low, low) if smallest == largest else (low, self.value_at(largest, witnesses))
 
 
 # ----------------------------------------------------------------------------- the extremes theorems
@@ -219,29 +252,44 @@ def _ranks_within_dimension(pieces: dict) -> str | None:
 
 
 # ----------------------------------------------------------------------------- the certified values
-@functools.lru_cache(maxsize=256)
-def _wstar(task: str, d: int, n: int, sigma: float, L: float):
-    from lipschitz_icl.certified.wstar import certified_wstar
-
-    return certified_wstar(d, n, sigma, L, task=task)
-
-
-def _loss_value(name: str) -> Callable[[Point, str], arb]:
+def _proof_value(name: str) -> Callable[[Point, str, object], arb]:
     """The ball of ``w*`` (``name = "w_star"``) or of the minimum loss (``"icl_error"``) of class ``task`` at a
-    point: the certified ``w*`` proof's interval; :class:`NoEnclosure` where the proof did not close or was
-    refused (a :class:`~lipschitz_icl.validation.ParameterError` of the certified grid's budget)."""
+    point, shown by the witness: a ``w*`` proof (its JSON form) checked by
+    :func:`lipschitz_icl.certified.wstar_proof.verify` on the certified loss at that point; :class:`NoEnclosure`
+    when it does not check (the reason names the failing test)."""
 
-    def value(point: Point, task: str) -> arb:
-        try:
-            result = _wstar(task, point["d"], point["n"], float(point["sigma"]), float(point["L"]))
-        except ParameterError as exc:  # the certified grid's budget refused up front: no enclosure here
-            raise NoEnclosure(None, f"the certified w* was refused at {point}: {exc}") from None
-        if not result.decided:
-            raise NoEnclosure(None, f"the certified w* did not close at {point}: {result.info.get('reason')}")
-        low, high = (result.low, result.high) if name == "w_star" else (result.loss_low, result.loss_high)
-        return arithmetic.interval(low, high)
+    def value(point: Point, task: str, witness: object) -> arb:
+        text = json.dumps(witness, sort_keys=True)
+        verified = _verified(task, point["d"], point["n"], float(point["sigma"]), float(point["L"]), text)
+        if isinstance(verified, str):
+            raise NoEnclosure(None, f"the w* proof at {dict(point)} does not check: {verified}")
+        if name == "w_star":
+            return arithmetic.interval(verified.low, verified.high)
+        return arithmetic.interval(arithmetic.low(verified.loss_low), arithmetic.high(verified.loss_high))
 
     return value
+
+
+@functools.lru_cache(maxsize=256)
+def _verified(task: str, d: int, n: int, sigma: float, L: float, text: str):
+    """The checked proof (:class:`~lipschitz_icl.certified.wstar_proof.Verified`) or the reason it fails (cached:
+    a sharpest constant's parts and the two extremes of neighbouring boxes check the same proofs)."""
+    from lipschitz_icl.certified import wstar_proof
+
+    try:
+        proof = wstar_proof.read_proof(json.loads(text))
+        pieces = len(proof.left) + len(proof.right)
+        objective = wstar_proof.Objective(
+            _kernel(task, d), n, sigma, L, seconds=math.inf, evaluations=PROOF_EVALUATIONS + 4 * pieces
+        )
+        return wstar_proof.verify(objective, proof)
+    except wstar_proof.ProofError as exc:
+        return str(exc)
+    except ParameterError as exc:  # the certified grid's budget refused an evaluation
+        return f"an evaluation is beyond the certified budget: {exc}"
+
+
+PROOF_EVALUATIONS = 8  # a w* proof's evaluations besides its pieces' (U, the bracket, the minimum)
 
 
 LOSS_TASKS = ("affine", "relu", "cosine")  # cosine at frequency 1
@@ -347,7 +395,7 @@ QUANTITIES = {
         extremes=_monotone(up=("L",), down=("sigma",)),  # d and n single values
         costly=True,
         tasks=LOSS_TASKS,
-        task_value=_loss_value("w_star"),
+        witness_value=_proof_value("w_star"),
     ),
     "icl_error": Quantity(
         name="icl_error",
@@ -356,7 +404,7 @@ QUANTITIES = {
         extremes=_monotone(up=("L", "sigma"), down=()),  # d and n single values
         costly=True,
         tasks=LOSS_TASKS,
-        task_value=_loss_value("icl_error"),
+        witness_value=_proof_value("icl_error"),
     ),
 }
 QUANTITIES["linear_error"] = Quantity(

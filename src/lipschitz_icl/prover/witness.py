@@ -1,0 +1,62 @@
+"""The search's side of a witnessed quantity (``w_star``, ``icl_error``): the ``w*`` proof at a point, found by the
+certified ``w*`` search (:func:`lipschitz_icl.certified.wstar.certified_wstar`) and written into the certificate
+as the point's witness.
+
+The trusted table (:mod:`lipschitz_icl.prover.trusted`) never searches: it checks a witness it is given
+(:meth:`~lipschitz_icl.prover.trusted.Quantity.value_at`).  The checker (:mod:`lipschitz_icl.prover.checker`)
+does not import this module; it checks the witnesses the certificate carries.  The search takes the ball the
+``w*`` search proved (each step of which is a test of :mod:`lipschitz_icl.certified.wstar_proof`) rather than
+checking its own proof a second time; the certificate's recheck checks it.
+
+A certificate entry of a witness: ``{"point": {d, n, L, sigma}, "proof": <the w* proof's JSON form>}``
+(:meth:`lipschitz_icl.certified.wstar_proof.WStarProof.to_dict`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from flint import arb
+
+from lipschitz_icl.certified import arithmetic
+from lipschitz_icl.prover.trusted import NoEnclosure, Point, Quantity, Ranges
+from lipschitz_icl.validation import ParameterError
+
+__all__ = ["enclose", "point_value"]
+
+
+@functools.lru_cache(maxsize=256)
+def _search(task: str, d: int, n: int, sigma: float, L: float):
+    from lipschitz_icl.certified.wstar import certified_wstar
+
+    return certified_wstar(d, n, sigma, L, task=task)
+
+
+def point_value(quantity: Quantity, point: Point) -> tuple[arb, dict]:
+    """The ball of the witnessed ``quantity`` (bound to its class) at ``point`` and the certificate entry of its
+    witness; :class:`~lipschitz_icl.prover.trusted.NoEnclosure` where the ``w*`` search was refused (the
+    certified grid's budget) or did not close."""
+    if quantity.task is None:
+        raise NoEnclosure(None, f"{quantity.name} is evaluated for a class")
+    try:
+        result = _search(quantity.task, point["d"], point["n"], float(point["sigma"]), float(point["L"]))
+    except ParameterError as exc:
+        raise NoEnclosure(None, f"the certified w* was refused at {dict(point)}: {exc}") from None
+    if not result.decided or result.proof is None:
+        raise NoEnclosure(None, f"the certified w* did not close at {dict(point)}: {result.info.get('reason')}")
+    if quantity.name == "w_star":
+        ball = arithmetic.interval(result.low, result.high)
+    else:
+        ball = arithmetic.interval(result.loss_low, result.loss_high)
+    return ball, {"point": dict(point), "proof": result.proof.to_dict()}
+
+
+def enclose(quantity: Quantity, box: Ranges) -> tuple[tuple[arb, arb], list[dict]]:
+    """:meth:`~lipschitz_icl.prover.trusted.Quantity.enclose` of a witnessed quantity, its witnesses found by
+    the search: the balls at the two extremes of ``box`` and the certificate entries of their witnesses."""
+    smallest, largest = quantity.extremes(box)
+    low, first = point_value(quantity, smallest)
+    if smallest == largest:
+        return (low, low), [first]
+    high, second = point_value(quantity, largest)
+    return (low, high), [first, second]

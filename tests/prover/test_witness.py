@@ -1,0 +1,40 @@
+"""The search's side of a witnessed quantity (:mod:`lipschitz_icl.prover.witness`): the ball the ``w*`` search
+proved and the certificate entry of its proof, which the trusted table then checks to the same ball; a point
+where the search cannot close has no enclosure."""
+
+from __future__ import annotations
+
+import pytest
+
+from lipschitz_icl.certified import arithmetic
+from lipschitz_icl.prover import witness
+from lipschitz_icl.prover.trusted import NoEnclosure, lookup, point_key
+
+POINT = {"d": 2, "n": 10**6, "L": 1.0, "sigma": 0.5}  # w* = 170.2 (affine)
+
+
+def test_the_search_ball_is_the_ball_its_witness_shows():
+    for name in ("w_star", "icl_error"):
+        quantity = lookup(name, "affine")
+        ball, entry = witness.point_value(quantity, POINT)
+        assert entry["point"] == POINT and set(entry["proof"]) == {"low", "high", "w1", "rtol", "left", "right"}
+        shown = quantity.value_at(POINT, {point_key(POINT): entry["proof"]})
+        assert arithmetic.Enclosure.of(shown).as_list() == arithmetic.Enclosure.of(ball).as_list()
+    low, high = arithmetic.Enclosure.of(witness.point_value(lookup("w_star", "affine"), POINT)[0]).as_list()
+    assert 170 < low < high < 170.5
+
+
+def test_a_box_gives_the_witnesses_of_its_two_extremes():
+    quantity = lookup("w_star", "affine")
+    box = {"d": (2, 2), "n": (10**6, 10**6), "L": (1.0, 1.0), "sigma": (0.5, 0.5)}
+    (low, high), entries = witness.enclose(quantity, box)
+    assert len(entries) == 1 and low is high  # a point: one extreme
+    wider = {**box, "sigma": (0.5, 0.55)}  # w* falls with sigma: its extremes are the two ends
+    (low, high), entries = witness.enclose(quantity, wider)
+    assert [entry["point"]["sigma"] for entry in entries] == [0.55, 0.5]
+    assert high.upper() > low.lower()
+
+
+def test_without_a_witness_the_table_has_no_enclosure():
+    with pytest.raises(NoEnclosure, match="no w_star proof is given"):
+        lookup("w_star", "affine").value_at(POINT, {})
