@@ -9,9 +9,10 @@ import copy
 import json
 
 import pytest
+from flint import arb
 
 from lipschitz_icl.certified import wstar_proof
-from lipschitz_icl.certified.loss import kernel_of
+from lipschitz_icl.certified.loss import Derivative, LossEnclosure, kernel_of
 from lipschitz_icl.certified.wstar import certified_wstar
 from lipschitz_icl.optimum import wstar
 from lipschitz_icl.problem import make_problem
@@ -122,6 +123,7 @@ MALFORMED = {
     "rtol out of range": ({**GOOD, "rtol": 0.5}, "rtol"),
     "an empty walk": ({**GOOD, "left": []}, "1 to"),
     "a piece of two entries": ({**GOOD, "right": [[2.0, "inf"]]}, r"\[a, b, kind\]"),
+    "an unknown kind": ({**GOOD, "right": [[2.0, 3.0, "Up"], [3.0, "inf", "cut"]]}, "kind must be one of"),
     "too many pieces": ({**GOOD, "right": [[2.0, 3.0, "up"]] * (wstar_proof.MAX_PIECES + 1)}, "1 to"),
     "not an object": ([1, 2], "exactly the keys"),
 }
@@ -132,6 +134,23 @@ def test_a_malformed_proof_is_refused(name):
     raw, reason = MALFORMED[name]
     with pytest.raises(wstar_proof.ProofError, match=reason):
         wstar_proof.read_proof(raw)
+
+
+class _NoCurvature:
+    """An objective whose second derivative on the bracket is NaN (a ball the loss could not enclose), its value
+    and slope at the centre finite: L(c) = 1, L'(c) = 0."""
+
+    def at(self, w, orders=(0,), rtol=None):
+        nan = arb("nan")
+        return LossEnclosure(arb(1), arb(0), {1: Derivative(arb(0), arb(0)), 2: Derivative(nan, nan)})
+
+
+def test_a_bracket_without_a_finite_curvature_has_no_minimum():
+    """A NaN compares false both ways: ``m = curvature if curvature < 0 else 0`` once read a NaN as "not
+    negative" and dropped the curvature term, so a wide forged bracket on which the loss is concave gave a
+    lower bound above the true minimum (an ``icl_error >= ...`` certificate of a false statement rechecked)."""
+    with pytest.raises(wstar_proof.ProofError, match="no finite enclosure"):
+        wstar_proof.minimum_lower_bound(_NoCurvature(), 60.0, 3000.0)
 
 
 @pytest.mark.slow(reason="about 40 checks of mutated proofs, 1-2 s each")

@@ -767,6 +767,21 @@ def wstar_false_bound_with_a_moved_bracket(g):
     return data
 
 
+def wstar_extra_witness(g):
+    """A second witness at a point that is not where the quantity is enclosed (ignored before: now refused)."""
+    data = copy.deepcopy(g["proved"])
+    witnesses = _wstar_leaf(data)["witnesses"]
+    witnesses.append(copy.deepcopy(witnesses[0]))
+    witnesses[1]["point"]["sigma"] = 0.25
+    return data
+
+
+def wstar_unknown_kind(g):
+    data = copy.deepcopy(g["proved"])
+    _wstar_leaf(data)["witnesses"][0]["proof"]["right"][0][2] = "Up"
+    return data
+
+
 def wstar_counterexample_without_its_witness(g):
     data = copy.deepcopy(g["refuted"])
     del data["parts"][0]["counterexample"]["witnesses"]
@@ -780,6 +795,8 @@ WSTAR_FORGERIES = {
     "false bound, genuine witness": (wstar_false_bound_with_a_genuine_witness, {1}),
     "false bound, bracket moved": (wstar_false_bound_with_a_moved_bracket, {1}),
     "counterexample without its witness": (wstar_counterexample_without_its_witness, {2}),
+    "an extra witness": (wstar_extra_witness, {1}),
+    "a piece of an unknown kind": (wstar_unknown_kind, {2}),
 }
 
 

@@ -148,7 +148,12 @@ def _power(psi: list, log_psi0: arb | None, N: arb, exact_n: int | None) -> list
             base = (exponent * log_psi0).exp()
         else:
             top = arb(psi[0].abs_upper()).min(arb(1))
-            base = arithmetic.interval(0, 1) * (exponent * top.log()).exp() if top > 0 else arb(0)
+            if not top.is_finite():  # psi_0 unknown: fail closed, 0 <= psi_0^(N-k) <= 1
+                base = arithmetic.interval(0, 1)
+            elif top > 0:
+                base = arithmetic.interval(0, 1) * (exponent * top.log()).exp()
+            else:  # psi_0 = 0 exactly
+                base = arb(0)
         out = _add(out, _scale(binom * base, power))
         power = _mul(power, delta)
         binom = binom * (N - k) / (k + 1)

@@ -44,6 +44,7 @@ from lipschitz_icl.certified.wstar_proof import (
     Objective,
     OutOfBudget,
     Piece,
+    ProofError,
     WStarProof,
     convex,
     cut,
@@ -300,6 +301,8 @@ def certified_wstar(
         if reason is not None:
             return _undecided(w1, reason, info=info, start=start, U=U, floor=floor, evaluations=f.evaluations)
         at = minimum_lower_bound(f, low, high)
+    except ProofError as exc:  # the bracket's curvature has no finite enclosure: no minimum is certified
+        return _undecided(w1, str(exc), info=info, start=start, U=U, floor=floor, evaluations=f.evaluations)
     except OutOfBudget as exc:
         return _undecided(guess, str(exc), info=info, start=start, U=U, floor=floor, evaluations=f.evaluations)
     info.update(evaluations=f.evaluations, seconds=time.monotonic() - start, at_search_bound=False)

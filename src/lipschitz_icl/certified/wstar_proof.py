@@ -38,7 +38,8 @@ intervals: then the statement holds at every point of the box).  What is checked
    ``w > high`` has ``L(w) > min(L(high), U) >= min L``; the left side likewise.  Hence every global
    minimiser lies in ``[low, high]``.
 4. The minimum loss is in ``[m, U]``, ``m`` the Taylor lower bound of ``L`` on ``[low, high]``
-   (:func:`minimum_lower_bound`).
+   (:func:`minimum_lower_bound`; a second derivative without a finite enclosure on the bracket fails the
+   check: a NaN compares false both ways, and once passed for "not negative").
 
 A malformed proof (:func:`read_proof`) and a failed test raise :class:`ProofError` naming what failed.
 """
@@ -253,8 +254,11 @@ def minimum_lower_bound(f: Objective, low: float, high: float) -> arb:
     c = 0.5 * (low + high)
     h = _half_width(low, high, c)
     centre = f.at(c, (0, 1), rtol=1e-10)
-    curvature = f.at((low, high), (2,), rtol=1e-10).derivative(2).loss.lower()
-    m = curvature if curvature < 0 else arb(0)
+    second = f.at((low, high), (2,), rtol=1e-10).derivative(2).loss
+    if not second.is_finite():  # fail closed: a NaN would compare false both ways
+        raise ProofError(f"the second derivative on [{low!r}, {high!r}] has no finite enclosure")
+    curvature = second.lower()
+    m = arb(0) if curvature >= 0 else curvature
     slope = abs(centre.derivative(1).loss).abs_upper()
     return centre.loss.lower() - slope * h + m * h * h / 2
 
@@ -317,6 +321,8 @@ def _finite(value, where: str) -> float:
 def _piece(raw, where: str) -> Piece:
     if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[2], str)):
         raise ProofError(f"{where} must be a list [a, b, kind]")
+    if raw[2] not in (*KINDS, "cut", "end"):
+        raise ProofError(f"{where}'s kind must be one of {', '.join((*KINDS, 'cut', 'end'))}")
     a = _finite(raw[0], f"{where}'s a")
     b = math.inf if raw[1] == "inf" else _finite(raw[1], f"{where}'s b")
     return Piece(a, b, raw[2])

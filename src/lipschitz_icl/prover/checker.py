@@ -342,6 +342,21 @@ class _PartCheck:
             raise _Failure(_box_text(box), f"cannot be evaluated here ({exc})") from None
         return q, b
 
+    def witnesses_of(self, raw, box: dict, extremes: bool) -> dict:
+        """The witnesses given for ``box`` (:func:`_witnesses`): exactly one per point where the quantity is
+        enclosed -- the box's two extremes (``extremes``), or the counterexample's point."""
+        witnesses = _witnesses(raw, self.statement.quantity)
+        if extremes:
+            try:
+                points = self.statement.quantity.extremes(box)
+            except NoEnclosure as exc:
+                raise _Failure(_box_text(box), f"the quantity has no enclosure here ({exc.reason})") from None
+        else:
+            points = ({name: lo for name, (lo, _) in box.items()},)
+        if set(witnesses) != {point_key(point) for point in points} or len(raw) != len(set(witnesses)):
+            raise _Failure(_box_text(box), "the witnesses are not one per point where the quantity is enclosed")
+        return witnesses
+
     def cover(self, roots) -> str:
         """The verdict of a cover: proved when every leaf is proved (each one rechecked), else undecided."""
         if not isinstance(roots, list):
@@ -426,7 +441,7 @@ class _PartCheck:
         _fields(node, "a proved leaf", ("box", "decision", "quantity", "bound", *witnessed))
         stored_q = _stored(node["quantity"], "a leaf's quantity")
         stored_b = _stored(node["bound"], "a leaf's bound")
-        witnesses = _witnesses(node["witnesses"], self.statement.quantity) if witnessed else None
+        witnesses = self.witnesses_of(node["witnesses"], box, extremes=True) if witnessed else None
         q, b = self.sides(box, witnesses)
         if not self.statement.holds(q, b):
             raise _Failure(_box_text(box), f"{self.statement.relation} is not certain on fresh enclosures")
@@ -453,7 +468,7 @@ class _PartCheck:
         box = {name: (value, value) for name, value in point.items()}
         stored_q = _stored(raw["quantity"], "the counterexample's quantity")
         stored_b = _stored(raw["bound"], "the counterexample's bound")
-        witnesses = _witnesses(raw["witnesses"], self.statement.quantity) if witnessed else None
+        witnesses = self.witnesses_of(raw["witnesses"], box, extremes=False) if witnessed else None
         q, b = self.sides(box, witnesses)
         if not self.statement.violated(q, b):
             raise _Failure(_box_text(box), "the counterexample does not violate the statement on fresh enclosures")
