@@ -349,6 +349,20 @@ def test_ball_evaluation_refuses_undefined_operations():
     assert math.isfinite(float(expr.evaluate_ball({"h": interval(0.125, 0.25)}).mid()))
 
 
+def test_ball_evaluation_keeps_intermediates_within_the_magnitude_budget():
+    """Every intermediate |x| within [1e-1e6, 1e1e6] or 0 (BALL_MAGNITUDE_LOG10): exp(-7000) is a ball, exp(-3e6)
+    and exp(3e6) are refused, 0 is not out of range; the same tree evaluated again gives the same ball."""
+    expr = parse_expression("exp(-C*h) * (h - 0.5)", {"C", "h"})
+    tail = expr.evaluate_ball({"C": 7000, "h": 1})
+    assert abs(float(tail.log().mid()) - (-7000 + math.log(0.5))) < 1e-9  # below the double range, still a ball
+    for C in (3e6, -3e6):
+        with pytest.raises(ExpressionError, match="out of range"):
+            expr.evaluate_ball({"C": C, "h": 1})
+    assert expr.evaluate_ball({"C": 1, "h": 0.5}) == 0
+    again = expr.evaluate_ball({"C": 7000, "h": 1})
+    assert (again.mid(), again.rad()) == (tail.mid(), tail.rad())
+
+
 HOSTILE = {
     "no file": ["prove"],
     "file and recheck": ["prove", "{file}", "--recheck", "{file}"],
