@@ -463,10 +463,7 @@ def _evaluate_node(node, env, dps: int = EVAL_DPS):
 
 @functools.cache
 def _ball_limits():
-    """``(10^-B, 10^B)`` as balls, ``B`` = :data:`BALL_MAGNITUDE_LOG10` (``exp(+-B ln 10)``, ``ln 10`` as
-    :data:`_LOG10`): a ball whose upper end of ``|x|`` is certainly above the first's upper limit, or whose
-    nonzero lower end is certainly below the second, is out of range.  Computed once: two comparisons per
-    intermediate where two logarithms were."""
+    """``(10^-B, 10^B)`` as balls, ``B`` = :data:`BALL_MAGNITUDE_LOG10` (``ln 10`` as :data:`_LOG10`), once."""
     from flint import arb
 
     exponent = arb(BALL_MAGNITUDE_LOG10) * _LOG10
@@ -478,11 +475,9 @@ def _ball(value):
     if not value.is_finite():
         raise ExpressionError("undefined or unbounded on this box")
     smallest, largest = _ball_limits()
-    top = value.abs_upper()
-    if top != 0:
-        bottom = value.abs_lower()
-        if top > largest or (bottom > 0 and bottom < smallest):
-            raise ExpressionError("an intermediate value is out of range on this box")
+    top, bottom = value.abs_upper(), value.abs_lower()
+    if top != 0 and (top > largest or (bottom > 0 and bottom < smallest)):
+        raise ExpressionError("an intermediate value is out of range on this box")
     return value
 
 
@@ -560,11 +555,9 @@ _BALL_OPERATIONS = {
 
 
 def _ball_evaluator(node) -> Callable:
-    """The function ``env -> ball`` of ``node`` (``env``: name -> ``arb``): a ball holding every point
-    value.  The tree is walked once into nested closures (cached by tree), each node's operation the
-    same at every evaluation: a number is the exact ball of its fraction (an integer built once), ``pi``
-    the ball at the working precision, an operation as :data:`_BALL_OPERATIONS` and :func:`_ball_call`,
-    its operands evaluated left to right."""
+    """The function ``env -> ball`` of ``node`` (``env``: name -> ``arb``), the tree walked once into closures:
+    a number the exact ball of its fraction, an operation as :data:`_BALL_OPERATIONS` and :func:`_ball_call`
+    on its operands evaluated left to right."""
     from flint import arb
 
     kind = node[0]
@@ -576,9 +569,7 @@ def _ball_evaluator(node) -> Callable:
         return lambda env: arb(value.numerator) / value.denominator
     if kind == "var":
         name = node[1]
-        if name in BUILTIN_CONSTANTS:
-            return lambda env: arb.pi()
-        return lambda env: env[name]
+        return (lambda env: arb.pi()) if name in BUILTIN_CONSTANTS else (lambda env: env[name])
     if kind == "neg":
         inner = _ball_evaluator(node[1])
         return lambda env: -inner(env)
@@ -590,15 +581,13 @@ def _ball_evaluator(node) -> Callable:
 
 
 _EVALUATORS: dict = {}  # id(tree) -> (tree, its evaluator); the tree is kept, so its id stays its own
-_MAX_EVALUATORS = 1024
 
 
 def _evaluator_of(tree) -> Callable:
-    """:func:`_ball_evaluator` of ``tree``, built once per tree object (found by identity: hashing a tree
-    at every evaluation costs as much as a tenth of it)."""
+    """:func:`_ball_evaluator` of ``tree``, once per tree object (by identity: hashing a tree costs a tenth)."""
     entry = _EVALUATORS.get(id(tree))
     if entry is None:
-        if len(_EVALUATORS) >= _MAX_EVALUATORS:
+        if len(_EVALUATORS) >= 1024:
             _EVALUATORS.clear()
         entry = _EVALUATORS[id(tree)] = (tree, _ball_evaluator(tree))
     return entry[1]

@@ -184,21 +184,3 @@ def test_projection_tail_at_a_tiny_s_is_a_narrow_ball_around_1(s):
     tail = certified.projection_tail(3, 1, s)
     with mpmath.workdps(40):
         assert _contains(tail, 1 - mpmath.sqrt(mpmath.mpf(s))) and tail.rad() < 1e-10
-
-
-def test_a_law_keeps_its_balls_per_precision_and_computes_the_same_ball():
-    """The laws keep their balls for plain-number arguments, keyed by the working precision: a repeated call
-    gives the ball a fresh computation gives (a Fraction argument is computed afresh), and a finer precision a
-    narrower ball, not the coarser one kept."""
-    from fractions import Fraction
-
-    from lipschitz_icl.certified import arithmetic, laws
-
-    for law, args in ((laws.projection_tail, (5, 2)), (laws.cap_probability, (7,)), (laws.binomial_tail, (30, 4))):
-        balls = {}
-        for bits in (64, 200):
-            with arithmetic.precision(bits):
-                first, again, fresh = law(*args, 0.3), law(*args, 0.3), law(*args, Fraction(0.3))
-                assert (again.mid(), again.rad()) == (first.mid(), first.rad()) == (fresh.mid(), fresh.rad())
-                balls[bits] = first
-        assert balls[200].rad() < balls[64].rad()

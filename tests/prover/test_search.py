@@ -489,3 +489,34 @@ def test_seconds_count_from_the_start_of_the_command(tmp_path, capsys):
     assert code == 3 and json.loads(out)["verdict"] == "undecided"
     code, out, _ = run(["prove", "--recheck", str(cert), "--json", "--seconds", "1e-6"], capsys)
     assert code == 3 and json.loads(out)["recheck"] == "unfinished"
+
+
+def test_a_statement_keeps_its_quantity_balls_per_point_and_precision(monkeypatch):
+    """A search's quantity keeps its balls at plain points for every statement of the process (a bisection on
+    a constant encloses the same boxes again), per working precision: a repeated point is not computed
+    again, its ball is the law's own, and a finer precision computes a narrower ball."""
+    from lipschitz_icl.certified import arithmetic, laws
+    from lipschitz_icl.prover.search import make_statement
+
+    calls = []
+    law = laws.projection_lower_tail
+
+    def counted(d, k, s):
+        calls.append((d, k, s))
+        return law(d, k, s)
+
+    monkeypatch.setattr(laws, "projection_lower_tail", counted)
+    balls = {}
+    for bits in (64, 200):
+        with arithmetic.precision(bits):
+            for C in (0.5, 0.75):  # two statements, as a bisection on C makes
+                st = make_statement(
+                    "projection_lower_tail", "exp(-C*s)", {"d": [7], "k": [3], "s": [0.1, 0.2]}, constants={"C": C}
+                )
+                balls[bits] = st.quantity.value({"d": 7, "k": 3, "s": 0.123456789})
+            assert (balls[bits].mid(), balls[bits].rad()) == (
+                law(7, 3, 0.123456789).mid(),
+                law(7, 3, 0.123456789).rad(),
+            )
+    assert calls == [(7, 3, 0.123456789)] * 2  # once per precision
+    assert balls[200].rad() < balls[64].rad()

@@ -18,10 +18,9 @@ precision of :mod:`lipschitz_icl.certified.arithmetic`.
 
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
 
-from flint import arb, ctx
+from flint import arb
 
 from lipschitz_icl.certified.arithmetic import exact
 
@@ -35,39 +34,17 @@ __all__ = [
 ]
 
 
-def _memoised(law):
-    """``law`` with its balls kept (at most 65536, the least recent dropped) for arguments that are all
-    Python ints and floats, keyed by the working precision too: the prover's search evaluates the same
-    points again (a box's split point is a corner of both halves and the midpoint tested before the
-    split; a bisection on a constant encloses the same boxes once per constant).  The ball is the one
-    the law computes (deterministic at a precision), so nothing but the time changes."""
-
-    @functools.lru_cache(maxsize=65536, typed=True)
-    def at_precision(bits: int, *args) -> arb:
-        return law(*args)
-
-    @functools.wraps(law)
-    def cached(*args) -> arb:
-        if all(type(value) in (int, float) for value in args):
-            return at_precision(ctx.prec, *args)
-        return law(*args)
-
-    return cached
-
-
 def _beta_regularised(z: arb, a, b) -> arb:
     """``I_z(a, b)``, the regularised lower incomplete beta function, ``z`` in ``[0, 1]``."""
     return exact(z).beta_lower(exact(a), exact(b), regularized=True)
 
 
-@_memoised
 def cap_probability(d: int, h) -> arb:
     """``P(x . q >= h) = I_{(1-h)/2}((d-1)/2, (d-1)/2)`` for ``x`` uniform on ``S^{d-1}``, ``-1 <= h <= 1``."""
     a = Fraction(d - 1, 2)
     return _beta_regularised((1 - exact(h)) / 2, a, a)
 
 
-@_memoised
 def projection_tail(d: int, k: int, s) -> arb:
     """``P(||P x||^2 >= s) = I_{1-s}((d-k)/2, k/2)`` for a rank-``k`` projector (``1 <= k < d``,
     ``0 <= s <= 1``); ``k = d`` gives ``||P x||^2 = 1``, a tail of 1."""
@@ -78,7 +55,6 @@ def projection_tail(d: int, k: int, s) -> arb:
     return _beta_regularised(1 - exact(s), Fraction(d - k, 2), Fraction(k, 2))
 
 
-@_memoised
 def projection_lower_tail(d: int, k: int, s) -> arb:
     """``P(||P x||^2 <= s) = I_s(k/2, (d-k)/2)`` (``1 <= k < d``, ``0 <= s <= 1``); ``k = d``: 1 at
     ``s = 1``, else 0."""
@@ -87,7 +63,6 @@ def projection_lower_tail(d: int, k: int, s) -> arb:
     return _beta_regularised(exact(s), Fraction(k, 2), Fraction(d - k, 2))
 
 
-@_memoised
 def binomial_tail(n: int, a: int, p) -> arb:
     """``P(N >= a) = I_p(a, n - a + 1)`` for ``N ~ Binomial(n, p)`` (1 for ``a <= 0``, 0 for ``a > n``)."""
     if a <= 0:
@@ -97,7 +72,6 @@ def binomial_tail(n: int, a: int, p) -> arb:
     return _beta_regularised(exact(p), a, n - a + 1)
 
 
-@_memoised
 def binomial_lower_tail(n: int, a: int, p) -> arb:
     """``P(N <= a) = I_{1-p}(n - a, a + 1)`` for ``N ~ Binomial(n, p)`` (0 for ``a < 0``, 1 for ``a >= n``)."""
     if a < 0:

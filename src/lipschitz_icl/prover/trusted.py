@@ -275,19 +275,15 @@ def _loss_part_value(name: str) -> Callable[[Point, str], arb]:
 
 
 def _loss_part_ball(name: str, task: str, ends: tuple) -> arb:
-    part, order = _PARTS[name]
-    try:
-        parts = _loss_parts(task, order, ends)
+    try:  # one evaluation gives both parts, cached by box: the noise and bias quantities of a box share it
+        return getattr(_loss_parts(task, _PARTS[name][1], ends), _PARTS[name][0])
     except ParameterError as exc:  # the certified grid's budget: a narrower w may fit it
         w = dict(ends)["w"]
         raise NoEnclosure("w" if w[0] != w[1] else None, f"{name}: {exc}") from None
-    return getattr(parts, part)
 
 
 @functools.lru_cache(maxsize=4096)
 def _loss_parts(task: str, order: int, ends: tuple):
-    """Both parts' ``order``-th ``w``-derivative on a box (one evaluation gives both), cached by box: the noise
-    and the bias quantities of one box (say two claims on the same range of ``w``) share it."""
     from lipschitz_icl.certified.loss import enclose_on_w_range
 
     box = dict(ends)
