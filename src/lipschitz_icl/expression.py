@@ -45,6 +45,7 @@ arithmetic stores exponents exactly, so tails such as ``exp(-7000)`` are represe
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import re
 import string
@@ -460,15 +461,22 @@ def _evaluate_node(node, env, dps: int = EVAL_DPS):
 # ------------------------------------------------------------------ ball evaluation (python-flint arb)
 
 
+@functools.cache
+def _ball_limits():
+    """``(10^-B, 10^B)`` as balls, ``B`` = :data:`BALL_MAGNITUDE_LOG10` (``ln 10`` as :data:`_LOG10`), once."""
+    from flint import arb
+
+    exponent = arb(BALL_MAGNITUDE_LOG10) * _LOG10
+    return (-exponent).exp(), exponent.exp()
+
+
 def _ball(value):
     """``value`` (an ``arb``) if finite and within :data:`BALL_MAGNITUDE_LOG10`, else refused."""
     if not value.is_finite():
         raise ExpressionError("undefined or unbounded on this box")
-    top = abs(value).abs_upper()
-    if top != 0 and (
-        top.log() / _LOG10 > BALL_MAGNITUDE_LOG10
-        or (value.abs_lower() > 0 and value.abs_lower().log() / _LOG10 < -BALL_MAGNITUDE_LOG10)
-    ):
+    smallest, largest = _ball_limits()
+    top, bottom = value.abs_upper(), value.abs_lower()
+    if top != 0 and (top > largest or (bottom > 0 and bottom < smallest)):
         raise ExpressionError("an intermediate value is out of range on this box")
     return value
 
@@ -531,33 +539,58 @@ def _ball_call(name: str, args):
     return _ball(x.exp()).nonnegative_part()  # exp > 0: a wide ball's lower end below 0 is cut at 0
 
 
-def _evaluate_ball(node, env):
-    """The value of ``node`` on the balls ``env`` (name -> ``arb``): a ball holding every point value."""
+def _ball_divide(a, b):
+    if not (b > 0 or b < 0):
+        raise ExpressionError("division by a number that may be 0 on this box")
+    return _ball(_product(a, _reciprocal(b)))
+
+
+_BALL_OPERATIONS = {
+    "add": lambda a, b: _ball(a + b),
+    "sub": lambda a, b: _ball(a - b),
+    "mul": lambda a, b: _ball(_product(a, b)),
+    "div": _ball_divide,
+    "pow": _ball_power,
+}
+
+
+def _ball_evaluator(node) -> Callable:
+    """The function ``env -> ball`` of ``node`` (``env``: name -> ``arb``), the tree walked once into closures:
+    a number the exact ball of its fraction, an operation as :data:`_BALL_OPERATIONS` and :func:`_ball_call`
+    on its operands evaluated left to right."""
     from flint import arb
 
     kind = node[0]
     if kind == "num":
-        return arb(node[1].numerator) / node[1].denominator
+        value = node[1]
+        if value.denominator == 1:
+            integer = arb(value.numerator)
+            return lambda env: integer
+        return lambda env: arb(value.numerator) / value.denominator
     if kind == "var":
-        if node[1] in BUILTIN_CONSTANTS:
-            return arb.pi()
-        return env[node[1]]
+        name = node[1]
+        return (lambda env: arb.pi()) if name in BUILTIN_CONSTANTS else (lambda env: env[name])
     if kind == "neg":
-        return -_evaluate_ball(node[1], env)
+        inner = _ball_evaluator(node[1])
+        return lambda env: -inner(env)
     if kind == "call":
-        return _ball_call(node[1], [_evaluate_ball(a, env) for a in node[2]])
-    a, b = _evaluate_ball(node[1], env), _evaluate_ball(node[2], env)
-    if kind == "add":
-        return _ball(a + b)
-    if kind == "sub":
-        return _ball(a - b)
-    if kind == "mul":
-        return _ball(_product(a, b))
-    if kind == "div":
-        if not (b > 0 or b < 0):
-            raise ExpressionError("division by a number that may be 0 on this box")
-        return _ball(_product(a, _reciprocal(b)))
-    return _ball_power(a, b)
+        function, arguments = node[1], tuple(_ball_evaluator(a) for a in node[2])
+        return lambda env: _ball_call(function, [argument(env) for argument in arguments])
+    left, right, operation = _ball_evaluator(node[1]), _ball_evaluator(node[2]), _BALL_OPERATIONS[kind]
+    return lambda env: operation(left(env), right(env))
+
+
+_EVALUATORS: dict = {}  # id(tree) -> (tree, its evaluator); the tree is kept, so its id stays its own
+
+
+def _evaluator_of(tree) -> Callable:
+    """:func:`_ball_evaluator` of ``tree``, once per tree object (by identity: hashing a tree costs a tenth)."""
+    entry = _EVALUATORS.get(id(tree))
+    if entry is None:
+        if len(_EVALUATORS) >= 1024:
+            _EVALUATORS.clear()
+        entry = _EVALUATORS[id(tree)] = (tree, _ball_evaluator(tree))
+    return entry[1]
 
 
 def _product(a, b):
@@ -638,7 +671,7 @@ class Expression:
         from flint import arb
 
         balls = {k: v if isinstance(v, arb) else arb(v) for k, v in env.items()}
-        return _evaluate_ball(self.tree, balls)
+        return _evaluator_of(self.tree)(balls)
 
 
 def parse_expression(text: str, names) -> Expression:

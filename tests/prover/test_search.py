@@ -349,6 +349,20 @@ def test_ball_evaluation_refuses_undefined_operations():
     assert math.isfinite(float(expr.evaluate_ball({"h": interval(0.125, 0.25)}).mid()))
 
 
+def test_ball_evaluation_keeps_intermediates_within_the_magnitude_budget():
+    """Every intermediate |x| within [1e-1e6, 1e1e6] or 0 (BALL_MAGNITUDE_LOG10): exp(-7000) is a ball, exp(-3e6)
+    and exp(3e6) are refused, 0 is not out of range; the same tree evaluated again gives the same ball."""
+    expr = parse_expression("exp(-C*h) * (h - 0.5)", {"C", "h"})
+    tail = expr.evaluate_ball({"C": 7000, "h": 1})
+    assert abs(float(tail.log().mid()) - (-7000 + math.log(0.5))) < 1e-9  # below the double range, still a ball
+    for C in (3e6, -3e6):
+        with pytest.raises(ExpressionError, match="out of range"):
+            expr.evaluate_ball({"C": C, "h": 1})
+    assert expr.evaluate_ball({"C": 1, "h": 0.5}) == 0
+    again = expr.evaluate_ball({"C": 7000, "h": 1})
+    assert (again.mid(), again.rad()) == (tail.mid(), tail.rad())
+
+
 HOSTILE = {
     "no file": ["prove"],
     "file and recheck": ["prove", "{file}", "--recheck", "{file}"],
@@ -475,3 +489,34 @@ def test_seconds_count_from_the_start_of_the_command(tmp_path, capsys):
     assert code == 3 and json.loads(out)["verdict"] == "undecided"
     code, out, _ = run(["prove", "--recheck", str(cert), "--json", "--seconds", "1e-6"], capsys)
     assert code == 3 and json.loads(out)["recheck"] == "unfinished"
+
+
+def test_a_statement_keeps_its_quantity_balls_per_point_and_precision(monkeypatch):
+    """A search's quantity keeps its balls at plain points for every statement of the process (a bisection on
+    a constant encloses the same boxes again), per working precision: a repeated point is not computed
+    again, its ball is the law's own, and a finer precision computes a narrower ball."""
+    from lipschitz_icl.certified import arithmetic, laws
+    from lipschitz_icl.prover.search import make_statement
+
+    calls = []
+    law = laws.projection_lower_tail
+
+    def counted(d, k, s):
+        calls.append((d, k, s))
+        return law(d, k, s)
+
+    monkeypatch.setattr(laws, "projection_lower_tail", counted)
+    balls = {}
+    for bits in (64, 200):
+        with arithmetic.precision(bits):
+            for C in (0.5, 0.75):  # two statements, as a bisection on C makes
+                st = make_statement(
+                    "projection_lower_tail", "exp(-C*s)", {"d": [7], "k": [3], "s": [0.1, 0.2]}, constants={"C": C}
+                )
+                balls[bits] = st.quantity.value({"d": 7, "k": 3, "s": 0.123456789})
+            assert (balls[bits].mid(), balls[bits].rad()) == (
+                law(7, 3, 0.123456789).mid(),
+                law(7, 3, 0.123456789).rad(),
+            )
+    assert calls == [(7, 3, 0.123456789)] * 2  # once per precision
+    assert balls[200].rad() < balls[64].rad()

@@ -147,3 +147,25 @@ def test_a_loss_quantity_on_a_box_holds_its_corners_and_takes_n_as_one_interval(
     with pytest.raises(NoEnclosure) as caught:
         quantity.enclose({**box, "n": (2, 10)})
     assert caught.value.param == "n"
+
+
+def test_the_noise_and_bias_of_one_box_are_one_certified_evaluation(monkeypatch):
+    """One evaluation gives both parts of a box: the bias quantity after the noise one on the same box (two
+    claims on one range of w) computes nothing again, and its ball is the evaluation's bias part."""
+    from lipschitz_icl.certified import loss
+
+    calls = []
+    evaluate = loss.enclose_on_w_range
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(loss, "enclose_on_w_range", counted)
+    box = {"d": (3, 3), "n": (100, 100), "L": (1.0, 1.0), "sigma": (0.5, 0.5), "w": (5.0, 5.0078125)}
+    noise, _ = lookup("noise", "affine").enclose(box)
+    bias, _ = lookup("bias", "affine").enclose(box)
+    assert calls == [(5.0, 5.0078125)]
+    direct = evaluate(loss.kernel_of("affine", 3, 1.0), (5.0, 5.0078125), 100, 0.5, 1.0)
+    assert (bias.mid(), bias.rad()) == (direct.bias.mid(), direct.bias.rad())
+    assert (noise.mid(), noise.rad()) == (direct.noise.mid(), direct.noise.rad())

@@ -312,7 +312,8 @@ def _loss_part_value(name: str) -> Callable[[Point, str], arb]:
     """The ball of quantity ``name`` (:data:`_PARTS`: its part and ``w``-derivative order) holding its value at
     every point of a box (each parameter a value or a range ``(lo, hi)``); :class:`NoEnclosure` names ``d``
     (or ``n`` below 5) when it is a range, and ``w`` (else nothing) when the certified grid is over budget.
-    Balls are cached by box (a sharpest constant's bisection encloses the same boxes again)."""
+    Balls are cached by box (a sharpest constant's bisection encloses the same boxes again), both parts at
+    once (:func:`_loss_parts`)."""
 
     def value(point: Point, task: str) -> arb:
         ends = tuple((key, _ends(point[key])) for key in ("d", "n", "L", "sigma", "w"))
@@ -321,11 +322,18 @@ def _loss_part_value(name: str) -> Callable[[Point, str], arb]:
     return value
 
 
-@functools.lru_cache(maxsize=4096)
 def _loss_part_ball(name: str, task: str, ends: tuple) -> arb:
+    try:  # one evaluation gives both parts, cached by box: the noise and bias quantities of a box share it
+        return getattr(_loss_parts(task, _PARTS[name][1], ends), _PARTS[name][0])
+    except ParameterError as exc:  # the certified grid's budget: a narrower w may fit it
+        w = dict(ends)["w"]
+        raise NoEnclosure("w" if w[0] != w[1] else None, f"{name}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _loss_parts(task: str, order: int, ends: tuple):
     from lipschitz_icl.certified.loss import enclose_on_w_range
 
-    part, order = _PARTS[name]
     box = dict(ends)
     d_lo, d_hi = box["d"]
     if d_lo != d_hi:
@@ -333,19 +341,14 @@ def _loss_part_ball(name: str, task: str, ends: tuple) -> arb:
     n_lo, n_hi = box["n"]
     if n_lo != n_hi and n_lo < 5:
         raise NoEnclosure("n", "a range of n is enclosed as one real interval from n = 5 up")
-    w = box["w"]
-    try:
-        result = enclose_on_w_range(
-            _kernel(task, d_lo),
-            w,
-            n_lo if n_lo == n_hi else (n_lo, n_hi),
-            box["sigma"],
-            box["L"],
-            order=order,
-        )
-    except ParameterError as exc:  # the certified grid's budget: a narrower w may fit it
-        raise NoEnclosure("w" if w[0] != w[1] else None, f"{name}: {exc}") from None
-    return getattr(result, part)
+    return enclose_on_w_range(
+        _kernel(task, d_lo),
+        box["w"],
+        n_lo if n_lo == n_hi else (n_lo, n_hi),
+        box["sigma"],
+        box["L"],
+        order=order,
+    )
 
 
 def _params(*names: str, **overrides: Parameter) -> tuple[Parameter, ...]:
