@@ -147,7 +147,7 @@ def fig3(data: dict) -> Figure:
     if not isinstance(series, list) or not series:
         raise FigureDataError("figure field 'series' must be a non-empty list")
     margin = float(data.get("margin", 0.05))
-    fig, ax = new_figure(FULL_WIDTH, 2.0, 1, 2)
+    fig, ax = new_figure(FULL_WIDTH, 1.8, 1, 2)
     left, right = ax[0]
     right.axhspan(-margin, margin, color="0.9", label=f"margin $\\pm{margin:g}$")
     right.axhline(0.0, color="black", lw=0.5)
@@ -215,7 +215,7 @@ def fig5(data: dict) -> Figure:
     mismatch = data.get("mismatch") if isinstance(data.get("mismatch"), dict) else None
     classes = list(curves)
     ratios_width = (1.5, 0.9, 1.3) if mismatch else (1.6, 1.0)
-    fig, ax = new_figure(FULL_WIDTH, 2.3, 1, len(ratios_width), width_ratios=ratios_width)
+    fig, ax = new_figure(FULL_WIDTH, 2.1, 1, len(ratios_width), width_ratios=ratios_width)
     left, right = ax[0][0], ax[0][1]
     for i, c in enumerate(classes):
         colour = _COLOURS[i % len(_COLOURS)]
@@ -313,7 +313,7 @@ def fig6(data: dict) -> Figure:
     w_gen = _array(data, "weights_general", len(angle))
     c_iso, c_gen = float(data.get("centre_isotropic", 0.0)), float(data.get("centre_general", 0.0))
     c_theory = float(data.get("centre_theory", c_gen))
-    fig, ax = new_figure(FULL_WIDTH, 2.0, 1, 2, width_ratios=(1.9, 1.0))
+    fig, ax = new_figure(FULL_WIDTH, 1.85, 1, 2, width_ratios=(1.9, 1.0))
     left, right = ax[0]
     left.plot(angle, w_iso, color="tab:blue", label=r"$M = w^* I$")
     left.plot(angle, w_gen, color="tab:red", label="general $M$")
@@ -364,7 +364,7 @@ def fig9(data: dict) -> Figure:
     if not isinstance(series, dict) or not series:
         raise FigureDataError("figure field 'series' must be an object by link")
     links = list(series)
-    fig, ax = new_figure(FULL_WIDTH, 2.5, 2, len(links), sharex=True)
+    fig, ax = new_figure(FULL_WIDTH, 2.15, 2, len(links), sharex=True)
     for j, link in enumerate(links):
         entry = series[link]
         if not isinstance(entry, dict):
