@@ -6,7 +6,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lipschitz_icl.estimators.law_points import kernel_law_points, kernel_slope_points, power_slope_points
+from lipschitz_icl.estimators.law_points import (
+    kernel_law_points,
+    kernel_slope_points,
+    power_slope_points,
+    secant_slope_interval,
+)
 
 
 def test_slope_points_of_an_exact_power_law_are_zero():
@@ -26,3 +31,26 @@ def test_kernel_law_points_measure_the_relative_distance_to_the_law():
     rho = np.array([1e2, 1e4])
     points = kernel_law_points(rho, 1.01 * 2.0 * rho**0.25, [0.0, 0.0], reg)
     assert [p.low for p in points] == pytest.approx([0.01, 0.01]) and all(p.next_order == 0.0 for p in points)
+
+
+def test_the_secant_slope_interval_holds_every_slope_of_values_in_their_intervals():
+    rng = np.random.default_rng(3)
+    x_a, x_b = 1e4, 1e5
+    a, b = (2.0, 2.1), (0.5, 0.52)
+    low, high = secant_slope_interval(x_a, x_b, a, b)
+    slopes = [math.log(rng.uniform(*b) / rng.uniform(*a)) / math.log(x_b / x_a) for _ in range(1000)]
+    assert low <= min(slopes) and max(slopes) <= high
+    # the ends are attained: the smallest b over the largest a, the largest b over the smallest a
+    assert low == pytest.approx(math.log(0.5 / 2.1) / math.log(10))
+    assert high == pytest.approx(math.log(0.52 / 2.0) / math.log(10))
+    # exact values give a point
+    assert secant_slope_interval(1.0, math.e, (1.0, 1.0), (2.0, 2.0)) == pytest.approx((math.log(2), math.log(2)))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(2.0, 1.0, (1, 1), (1, 1)), (0.0, 1.0, (1, 1), (1, 1)), (1.0, 2.0, (0, 1), (1, 1)), (1.0, 2.0, (2, 1), (1, 1))],
+)
+def test_the_secant_slope_interval_refuses_what_has_no_slope(args):
+    with pytest.raises(ValueError):
+        secant_slope_interval(*args)

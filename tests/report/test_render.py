@@ -332,6 +332,22 @@ def test_a_constant_named_by_its_symbol_does_not_repeat_it(tmp_path):
     assert r"$C_{d}$: ${w^{*}}/\Lambda^{\alpha}$ at the largest $n$ &" in table  # not "... ($C_d$)"
 
 
+def test_the_constants_note_counts_the_values_without_an_interval(tmp_path):
+    data = load_claims(FIXTURE)
+    quantity = {"name": "C_d: w*/rho^alpha at the largest n", "symbol": "C_d", "constant": True, "theory": 0.6}
+    data["claims"][0]["quantities"].append({**quantity, "measured": 0.6})  # no interval: a dagger
+    tex = render_tex(data, tmp_path / "a").tex
+    daggers = tex.count(r"$^{\dagger}$")
+    assert daggers >= 1 and f"marked $\\dagger$ ({daggers} of " in tex
+    for record in data["claims"]:  # every measured value given an interval: no dagger, and the note says so
+        for q in record.get("quantities", []):
+            if q.get("measured") is not None and (q.get("ci_low") is None or q.get("ci_high") is None):
+                q.update(ci_low=q["measured"], ci_high=q["measured"])
+    tex = render_tex(data, tmp_path / "b").tex
+    assert r"$^{\dagger}$" not in tex
+    assert "Every measured value carries its interval" in tex and "marked $\\dagger$" not in tex
+
+
 def test_a_resolution_s_own_meaning_takes_its_group_s_symbols():
     from lipschitz_icl.report.render import resolution_of
 
@@ -378,3 +394,16 @@ def test_a_mean_over_runs_gets_the_t_interval_its_rule_states():
     assert low == pytest.approx(1.15 - half, rel=1e-5) and high == pytest.approx(1.15 + half, rel=1e-5)
     assert runs_interval(record, note, 2.0) == (None, None)  # not the runs' mean: no interval made up
     assert runs_interval({"rule": "no level stated"}, note, 1.15) == (None, None)
+
+
+def test_a_series_theory_line_keeps_its_hue_but_shows_over_the_series_line():
+    import numpy as np
+    from matplotlib.colors import rgb_to_hsv, to_rgb
+
+    from lipschitz_icl.report.figures.data import theory_colour
+
+    for colour in ("C0", "C1", "tab:green", "#d62728"):
+        data, theory = np.array(to_rgb(colour)), np.array(theory_colour(colour))
+        assert np.all(theory < data) or np.all(data == 0)  # darker in every channel
+        assert np.allclose(rgb_to_hsv(theory)[0], rgb_to_hsv(data)[0])  # the same hue
+        assert np.abs(theory - data).max() > 0.2  # a visible difference

@@ -69,11 +69,6 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-@pytest.mark.xfail(
-    reason="issue 31: the default report is 22 pages with the four claims decided by proof added this stop (it "
-    "was 19 without them); the bound of 20 is not yet met",
-    strict=False,
-)
 def test_the_default_report_stays_within_the_page_bound():
     if _claims().get("profile") != "default":
         pytest.skip("the page bound is for the default profile")

@@ -28,7 +28,7 @@ import numpy as np
 
 from lipschitz_icl import decision
 from lipschitz_icl.derivations import regularity as law
-from lipschitz_icl.estimators.law_points import kernel_law_points, kernel_slope_points
+from lipschitz_icl.estimators.law_points import kernel_law_points, kernel_slope_points, secant_slope_interval
 from lipschitz_icl.exact.route import exact_loss
 from lipschitz_icl.gates.evidence import Outcome, Quantity, plot
 from lipschitz_icl.optimum import wstar
@@ -46,8 +46,10 @@ def _rival(dec: decision.Decision, beta, reg) -> decision.Decision:
 
 
 # ----------------------------------------------------------------------------- the bias power
-def _bias_quantities(reg, last, values, w, setting, verdict) -> tuple:
-    """The bias power ``beta`` from the secant slope at the largest ``w``; the constant ``b = bias w^beta`` there."""
+def _bias_quantities(reg, last, values, errors, w, setting, verdict) -> tuple:
+    """The bias power ``beta`` from the secant slope at the largest ``w``; the constant ``b = bias w^beta`` there
+    (interval: the exact bias's stated error)."""
+    b_low, b_high = ((values[-1] - errors[-1]) * w[-1] ** reg.beta, (values[-1] + errors[-1]) * w[-1] ** reg.beta)
     return (
         Quantity.within(
             "bias power beta (secant slope at the largest w)",
@@ -61,10 +63,11 @@ def _bias_quantities(reg, last, values, w, setting, verdict) -> tuple:
             note=f"gamma = {reg.gamma}, derived next-order term {last.next_order:.3g}"
             + ("" if reg.k is not None else " (coefficient not derived: 0)"),
         ),
-        Quantity(
-            name="bias constant b (bias w^beta at the largest w)",
+        Quantity.within(
+            "bias constant b (bias w^beta at the largest w)",
+            float(values[-1] * w[-1] ** reg.beta),
+            (float(b_low), float(b_high)),
             theory=reg.b,
-            measured=float(values[-1] * w[-1] ** reg.beta),
             symbol="b",
             setting=setting,
             constant=True,
@@ -121,7 +124,7 @@ def bias_power(
         margin=f"+-{margin:g} on the bias power",
         rule=f"asymptotic rule on secant slopes of the exact bias at n = {n:.0e}, w in {w.tolist()}, margin "
         f"{margin:g}; intervals from the exact method's stated errors.",
-        quantities=_bias_quantities(reg, points[-1], values, w, {"kernel": kernel, "d": d}, decide().verdict),
+        quantities=_bias_quantities(reg, points[-1], values, errors, w, {"kernel": kernel, "d": d}, decide().verdict),
         figure=_bias_figure(w, values, reg),
         extra={"w": w.tolist(), "bias": values, "n": n, "slopes": [0.5 * (p.low + p.high) - reg.beta for p in points]},
     )
@@ -138,6 +141,10 @@ def _law_quantities(rho, ws, acc, reg, *, slope: float, setting: dict, verdict: 
     """``w*/(C rho^alpha) - 1`` at the largest ``n`` against the derived next order (the rule's ``verdict``); the
     constants ``alpha`` (the local ``slope``) and ``C``, at ``setting``."""
     last = kernel_law_points(rho, ws, acc, reg)[-1]
+    # alpha and C over the exact w* in their stated relative accuracy
+    w_low, w_high = ws * (1 - np.asarray(acc)), ws * (1 + np.asarray(acc))
+    slope_range = secant_slope_interval(rho[-2], rho[-1], (w_low[-2], w_high[-2]), (w_low[-1], w_high[-1]))
+    C_range = (float(w_low[-1] / rho[-1] ** reg.alpha), float(w_high[-1] / rho[-1] ** reg.alpha))
     return (
         Quantity.within(
             "w*/(C rho^alpha) - 1 at the largest n",
@@ -147,20 +154,22 @@ def _law_quantities(rho, ws, acc, reg, *, slope: float, setting: dict, verdict: 
             verdict=verdict,
             note="theory: derived next-order term" + ("" if reg.k is not None else " (bias part not derived: 0)"),
         ),
-        Quantity(
-            name="alpha: local slope d log w*/d log rho (largest two n)",
+        Quantity.within(
+            "alpha: local slope d log w*/d log rho (largest two n)",
+            slope,
+            slope_range,
             theory=reg.alpha,
-            measured=slope,
             symbol=r"\alpha",
             setting=setting,
             constant=True,
         ),
-        Quantity(
-            name="C: w*/rho^alpha at the largest n",
+        Quantity.within(
+            "C: w*/rho^alpha at the largest n",
+            float(ws[-1] / rho[-1] ** reg.alpha),
+            C_range,
             theory=reg.C,
             symbol="C",
             setting=setting,
-            measured=float(ws[-1] / rho[-1] ** reg.alpha),
             constant=True,
         ),
     )

@@ -19,7 +19,7 @@ import numpy as np
 
 from lipschitz_icl import decision
 from lipschitz_icl.derivations import window_law
-from lipschitz_icl.estimators.law_points import power_slope_points, window_law_points
+from lipschitz_icl.estimators.law_points import power_slope_points, secant_slope_interval, window_law_points
 from lipschitz_icl.estimators.loss_direction import part_direction
 from lipschitz_icl.estimators.minimiser import MinimiserProbes
 from lipschitz_icl.estimators.pretraining import mean_limits, scale_interval
@@ -322,6 +322,10 @@ def _law_rows(task: str, d: int, *, grid, rho, results, verdict: str, margin: fl
     ws = np.array([w.w_star.value for w in results])
     setting = {"task": task, "d": d}
     slope = float(np.log(ws[-1] / ws[-2]) / np.log(rho[-1] / rho[-2]))
+    # the slope's range over the two exact w* in their stated intervals
+    slope_range = secant_slope_interval(
+        rho[-2], rho[-1], (results[-2].ci_low, results[-2].ci_high), (results[-1].ci_low, results[-1].ci_high)
+    )
     last = window_law_points(rho[-1:], results[-1:], alpha=alpha, C=C, q=q, k=k)[0]
     C_low = results[-1].ci_low / rho[-1] ** alpha
     C_high = results[-1].ci_high / rho[-1] ** alpha
@@ -334,10 +338,11 @@ def _law_rows(task: str, d: int, *, grid, rho, results, verdict: str, margin: fl
             verdict=verdict,
             note=f"theory: derived next-order term k w0^-q; margin +-{margin:g}",
         ),
-        Quantity(
-            name="alpha: local slope d log w*/d log rho (largest two n)",
+        Quantity.within(
+            "alpha: local slope d log w*/d log rho (largest two n)",
+            slope,
+            slope_range,
             theory=alpha,
-            measured=slope,
             symbol=r"\alpha",
             setting=setting,
             constant=True,
@@ -427,6 +432,11 @@ def window_scaling(
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
+# the stated relative accuracy of the large-n collision ratio R_d(w) = Phi_d(2w)/Phi_d(w)^2 (closed form in Bessel
+# functions, as the linear kernel form: lipschitz_icl.loss.asymptotic.FORM_ACCURACY)
+_COLLISION_ACCURACY = 1e-12
+
+
 def _slope_row(name: str, power: float, points, margin: float, **fields) -> Quantity:
     """A power measured as ``power +`` the last of ``points`` (slope - power at the largest ``w``, with its
     derived next-order effect), its verdict the ``asymptotic`` rule on all of ``points``."""
@@ -452,13 +462,19 @@ def _power_rows(
     fields: dict[str, Any] = {"setting": {"task": task, "d": d}, "constant": True}
     b_name = "bias constant b_d (bias / (L^2 w^-p) at largest w)"
     b_measured = float(bias[-1] / (L**2 * w[-1] ** p_pow))
+    b_error = b_measured * QUADRATURE_ACCURACY[task]  # the quadrature's stated relative accuracy
     c_name = "noise constant c_R (n noise / (sigma^2 w^beta))"
     c_measured = float(R[-1] / w[-1] ** beta)
+    c_error = c_measured * _COLLISION_ACCURACY
     return (
         _slope_row("bias power -p (slope at largest w)", p_pow, slopes[0], margin, symbol="-p", **fields),
-        Quantity(name=b_name, theory=b_const, measured=b_measured, symbol="b_d", **fields),
+        Quantity.within(
+            b_name, b_measured, (b_measured - b_error, b_measured + b_error), theory=b_const, symbol="b_d", **fields
+        ),
         _slope_row("noise power beta (slope at largest w)", beta, slopes[1], margin, symbol=r"\beta", **fields),
-        Quantity(name=c_name, theory=c_R, measured=c_measured, symbol="c_R", **fields),
+        Quantity.within(
+            c_name, c_measured, (c_measured - c_error, c_measured + c_error), theory=c_R, symbol="c_R", **fields
+        ),
     )
 
 
@@ -521,7 +537,7 @@ def bias_noise_powers(
                 power=beta,
                 next_coef=window_law.noise_next_order(d),
                 next_q=1.0,
-                accuracy=1e-12,
+                accuracy=_COLLISION_ACCURACY,
                 shift=noise_shift,
             ),
         )

@@ -10,6 +10,8 @@ next-order term of that distance.
   from a relative accuracy, next order from ``values ~ c w^power (1 + next_coef w^-next_q)``.
 * :func:`kernel_slope_points`: secant slopes of the bias plus ``reg.beta``, interval from the values'
   errors, next order ``k (w_b^-q - w_a^-q) / log(w_b/w_a)``.
+* :func:`secant_slope_interval`: the range of one secant slope ``log(v_b/v_a) / log(x_b/x_a)`` over
+  intervals of the two values (a measured exponent's uncertainty from its values' stated accuracy).
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ import math
 
 from lipschitz_icl.decision import AsymptoticPoint
 
-__all__ = ["window_law_points", "kernel_law_points", "power_slope_points", "kernel_slope_points"]
+__all__ = [
+    "window_law_points",
+    "kernel_law_points",
+    "power_slope_points",
+    "kernel_slope_points",
+    "secant_slope_interval",
+]
 
 
 def window_law_points(
@@ -74,3 +82,15 @@ def kernel_slope_points(w, values, errors, reg, shift=0.0):
         nxt = 0.0 if reg.k is None else reg.k * (wb**-reg.q - wa**-reg.q) / span
         out.append(AsymptoticPoint(wb, dist - err, dist + err, nxt))
     return out
+
+
+def secant_slope_interval(
+    x_a: float, x_b: float, a: tuple[float, float], b: tuple[float, float]
+) -> tuple[float, float]:
+    """The range of the secant slope ``log(v_b/v_a) / log(x_b/x_a)`` over ``v_a`` in ``a = (low, high)`` and
+    ``v_b`` in ``b`` (positive values, ``0 < x_a < x_b``): ``(log(b_low/a_high), log(b_high/a_low)) /
+    log(x_b/x_a)``."""
+    if not (0 < x_a < x_b) or min(a[0], b[0]) <= 0 or a[0] > a[1] or b[0] > b[1]:
+        raise ValueError(f"need 0 < x_a < x_b and positive ordered intervals, got {x_a}, {x_b}, {a}, {b}")
+    span = math.log(x_b / x_a)
+    return math.log(b[0] / a[1]) / span, math.log(b[1] / a[0]) / span

@@ -814,6 +814,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "sections": sections,
         "constants": _constant_cases(rows[:MAX_TABLE_ROWS]),
         "constants_cut": max(len(rows) - MAX_TABLE_ROWS, 0),
+        "n_daggers": sum(1 for r in rows if r.measured is not None and (r.ci_low is None or r.ci_high is None)),
         "n_constants": len(rows),
         "n_constants_shown": min(len(rows), MAX_TABLE_ROWS),
         "fallback": any(r.source != "claims.json" for r in rows),

@@ -3,7 +3,7 @@
 Every figure is drawn at the size it is printed (the report includes it unscaled), so its text is the
 size set here: 8 pt for ticks, legends and annotations, 9 pt for axis labels (mathtext sub- and
 superscripts are smaller by matplotlib's factor 0.7).  Widths: :data:`FULL_WIDTH` (the text width of the
-report's A4 page with 16 mm margins) and :data:`HALF_WIDTH` (two side by side).  Figures carry no
+report's A4 page with 14 mm margins) and :data:`HALF_WIDTH` (two side by side).  Figures carry no
 titles (LaTeX numbers and captions them); legends sit outside the axes, so they never cover data.
 PDFs are written without a creation date (the same data give the same file), with Type 3 fonts (subset
 by matplotlib: fast to write).
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 MM = 1 / 25.4
-FULL_WIDTH = (210 - 2 * 16) * MM  # inches: the report's text width
+FULL_WIDTH = (210 - 2 * 14) * MM  # inches: the report's text width
 HALF_WIDTH = (FULL_WIDTH - 6 * MM) / 2
 TICK_PT, LABEL_PT = 8.0, 9.0
 SCRIPT_FACTOR = 0.7  # matplotlib mathtext's shrink factor for sub- and superscripts

@@ -401,6 +401,11 @@ FIGURE_CAPTIONS: dict[str, str] = {
         r"The noise part does not depend on the task class: a series equal for both classes is drawn once, in "
         r"the first class's colour."
     ),
+    "thm44.saddle": (
+        r"Axes: $\Delta_Q = \tfrac12[L(c^*BB^T + sQ) + L(c^*BB^T - sQ)] - L(c^*BB^T)$, so $2\Delta_Q/s^2$ is the "
+        r"measured curvature along $Q$ (a finite difference; bars: its confidence interval), against the derived "
+        r"$\partial_s^2 L$."
+    ),
 }
 
 CLASS_PARAMETERS = ("task", "link", "kernel")  # parameters whose values are class names

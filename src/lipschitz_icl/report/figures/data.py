@@ -31,6 +31,7 @@ from lipschitz_icl.report.mathtext import to_mathtext
 from lipschitz_icl.report.style import FULL_WIDTH, new_figure, save_pdf, styled
 
 __all__ = [
+    "theory_colour",
     "FigureDataError",
     "data_figure",
     "FIGURE_KINDS",
@@ -146,8 +147,18 @@ def _draw_series(ax, s: dict, colour: str, style: str, log_y: bool) -> int:
     if s["theory_y"] is not None:
         t = s["theory_y"]
         keep = t > 0 if log_y else np.ones_like(t, dtype=bool)
-        ax.plot(s["x"][keep], t[keep], _theory_style(style), color=colour, lw=0.9, ms=9)
+        # on top of the data, in a darker shade of the series' colour: where theory and data agree a dashed
+        # line of the data's own colour would vanish into the data's line, and the legend would list it unseen
+        ax.plot(s["x"][keep], t[keep], _theory_style(style), color=theory_colour(colour), lw=0.9, ms=9, zorder=3)
     return hidden
+
+
+def theory_colour(colour: str, darken: float = 0.45) -> tuple:
+    """``colour`` mixed with black (``darken`` the share of black): a series' theory line stays its hue yet
+    shows over the series' own line."""
+    from matplotlib.colors import to_rgb
+
+    return tuple((1 - darken) * c for c in to_rgb(colour))
 
 
 def _theory_style(style: str) -> str:

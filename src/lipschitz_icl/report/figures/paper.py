@@ -98,7 +98,7 @@ def fig1(data: dict) -> Figure:
     soft_e = _shape(_array(data, "softmax_error", k, 2), "softmax_error", (k, len(n_grid)))
     lin_e = _shape(_array(data, "linear_error", k, 2), "linear_error", (k, len(n_grid)))
     query = float(data.get("query_angle", 0.0))
-    fig, ax = new_figure(FULL_WIDTH, 3.8, 3, k, sharex="row")
+    fig, ax = new_figure(FULL_WIDTH, 3.4, 3, k, sharex="row")
     for j, Lj in enumerate(L):
         top, mid, bottom = ax[0, j], ax[1, j], ax[2, j]
         top.axvspan(
@@ -147,7 +147,7 @@ def fig3(data: dict) -> Figure:
     if not isinstance(series, list) or not series:
         raise FigureDataError("figure field 'series' must be a non-empty list")
     margin = float(data.get("margin", 0.05))
-    fig, ax = new_figure(FULL_WIDTH, 2.15, 1, 2)
+    fig, ax = new_figure(FULL_WIDTH, 1.8, 1, 2)
     left, right = ax[0]
     right.axhspan(-margin, margin, color="0.9", label=f"margin $\\pm{margin:g}$")
     right.axhline(0.0, color="black", lw=0.5)
@@ -215,7 +215,7 @@ def fig5(data: dict) -> Figure:
     mismatch = data.get("mismatch") if isinstance(data.get("mismatch"), dict) else None
     classes = list(curves)
     ratios_width = (1.5, 0.9, 1.3) if mismatch else (1.6, 1.0)
-    fig, ax = new_figure(FULL_WIDTH, 2.3, 1, len(ratios_width), width_ratios=ratios_width)
+    fig, ax = new_figure(FULL_WIDTH, 2.1, 1, len(ratios_width), width_ratios=ratios_width)
     left, right = ax[0][0], ax[0][1]
     for i, c in enumerate(classes):
         colour = _COLOURS[i % len(_COLOURS)]
@@ -313,7 +313,7 @@ def fig6(data: dict) -> Figure:
     w_gen = _array(data, "weights_general", len(angle))
     c_iso, c_gen = float(data.get("centre_isotropic", 0.0)), float(data.get("centre_general", 0.0))
     c_theory = float(data.get("centre_theory", c_gen))
-    fig, ax = new_figure(FULL_WIDTH, 2.1, 1, 2, width_ratios=(1.9, 1.0))
+    fig, ax = new_figure(FULL_WIDTH, 1.85, 1, 2, width_ratios=(1.9, 1.0))
     left, right = ax[0]
     left.plot(angle, w_iso, color="tab:blue", label=r"$M = w^* I$")
     left.plot(angle, w_gen, color="tab:red", label="general $M$")
@@ -364,7 +364,7 @@ def fig9(data: dict) -> Figure:
     if not isinstance(series, dict) or not series:
         raise FigureDataError("figure field 'series' must be an object by link")
     links = list(series)
-    fig, ax = new_figure(FULL_WIDTH, 2.7, 2, len(links), sharex=True)
+    fig, ax = new_figure(FULL_WIDTH, 2.15, 2, len(links), sharex=True)
     for j, link in enumerate(links):
         entry = series[link]
         if not isinstance(entry, dict):
@@ -425,7 +425,7 @@ def eq4(data: dict) -> Figure:
         residuals.append(A / w - form)
         scales.append(w)
     off = max(float(np.max(np.abs(np.delete(r, -1, axis=1)))) for r in residuals) or 1e-12
-    fig, ax = new_figure(FULL_WIDTH, 2.9, 2, len(ds))
+    fig, ax = new_figure(FULL_WIDTH, 2.7, 2, len(ds))
     images = []
     for j, (d, dist) in enumerate(zip(ds, dists)):
         for row, (M, limit) in enumerate(((scaled[j], 1.0), (residuals[j], off))):
