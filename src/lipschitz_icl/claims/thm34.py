@@ -432,9 +432,12 @@ def window_scaling(
 
 
 # ----------------------------------------------------------------------------- bias and noise parts
-# the stated relative accuracy of the large-n collision ratio R_d(w) = Phi_d(2w)/Phi_d(w)^2 (closed form in Bessel
-# functions, as the linear kernel form: lipschitz_icl.loss.asymptotic.FORM_ACCURACY)
-_COLLISION_ACCURACY = 1e-12
+def _collision_accuracy() -> float:
+    """The stated relative accuracy of the large-n collision ratio ``R_d(w) = Phi_d(2w)/Phi_d(w)^2``: a closed form
+    in Bessel functions, as the linear kernel form (:data:`lipschitz_icl.loss.asymptotic.FORM_ACCURACY`)."""
+    from lipschitz_icl.loss.asymptotic import FORM_ACCURACY
+
+    return FORM_ACCURACY["linear"]
 
 
 def _slope_row(name: str, power: float, points, margin: float, **fields) -> Quantity:
@@ -465,7 +468,7 @@ def _power_rows(
     b_error = b_measured * QUADRATURE_ACCURACY[task]  # the quadrature's stated relative accuracy
     c_name = "noise constant c_R (n noise / (sigma^2 w^beta))"
     c_measured = float(R[-1] / w[-1] ** beta)
-    c_error = c_measured * _COLLISION_ACCURACY
+    c_error = c_measured * _collision_accuracy()
     return (
         _slope_row("bias power -p (slope at largest w)", p_pow, slopes[0], margin, symbol="-p", **fields),
         Quantity.within(
@@ -537,7 +540,7 @@ def bias_noise_powers(
                 power=beta,
                 next_coef=window_law.noise_next_order(d),
                 next_q=1.0,
-                accuracy=_COLLISION_ACCURACY,
+                accuracy=_collision_accuracy(),
                 shift=noise_shift,
             ),
         )
