@@ -90,3 +90,25 @@ def test_an_equivalence_claim_has_no_direction_to_be_against():
         ],
     )
     assert not any("Against its direction" in d.what for d in _items([equiv]))
+
+
+def test_an_exploratory_case_that_does_not_hold_is_one_item_first():
+    """An exploratory claim's inconclusive case was listed twice (once as not holding, once as exploratory):
+    it is one item, first, with the reason it is exploratory and what the case measured."""
+    rough = _record(
+        "regularity/window-law/exponential/d3",
+        "regularity.window-law-rough",
+        paper_ref="Regularity law",
+        status="exploratory",
+        verdict="inconclusive",
+        extra={"exploratory_reason": "the next-order term was identified after seeing the data"},
+        quantities=[
+            {"name": "w*/law - 1", "measured": -0.0239, "ci_low": -0.024, "ci_high": -0.0238, "verdict": "inconclusive"}
+        ],
+    )
+    ok = _record("thm34/monotonicity/affine/d3", "thm34.monotonicity", paper_ref="Theorem 3.4")
+    items = [d for d in _items([ok, rough]) if "window-law-rough" in d.where]
+    assert len(items) == 1
+    (item,) = items
+    assert item.first and "Exploratory" in item.what and "after seeing the data" in item.what
+    assert "regularity/window-law/exponential/d3" in item.what and "0.0239" in item.what

@@ -407,3 +407,18 @@ def test_a_series_theory_line_keeps_its_hue_but_shows_over_the_series_line():
         assert np.all(theory < data) or np.all(data == 0)  # darker in every channel
         assert np.allclose(rgb_to_hsv(theory)[0], rgb_to_hsv(data)[0])  # the same hue
         assert np.abs(theory - data).max() > 0.2  # a visible difference
+
+
+def test_a_case_counted_at_points_on_page_one_says_so_in_the_case_list(tmp_path):
+    """Page 1 counts a case as checked at points when its record gives ``points`` or a decided quantity's note
+    says "at all N points"; the case list used the first only, so 11 cases counted on page 1 read a plain
+    "holds" in the appendix.  Both now read :func:`lipschitz_icl.report.summary.points_of`."""
+    data = load_claims(FIXTURE)
+    record = next(r for r in data["claims"] if r.get("verdict") == "holds" and r.get("points") is None)
+    record["quantities"] = [
+        {"name": "margin at every point", "value": 0.1, "verdict": "holds", "note": "holds at all 7 points"}
+    ]
+    tex = render_tex(data, tmp_path).tex
+    assert "holds at 7 pts" in tex
+    head = tex[: tex.index(PAGE_ONE_END)]
+    assert "At points only:" in head

@@ -70,7 +70,7 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
     exploratory = claim.status == "exploratory"
     out = []
     bad = [r for r in records if r.get("verdict") in NON_HOLDING]
-    for r in bad:
+    for r in [] if exploratory else bad:  # an exploratory claim's cases are in its one item below
         out.append(
             Deviation(
                 where,
@@ -96,9 +96,10 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
                 Latex(r"\emph{Finding:} " + to_latex(claim_statement(claim.key, records), rename=rename)),
             )
         )
-    if exploratory:
+    if exploratory:  # one item: the verdicts, why it is exploratory, and what each case not holding measured
         why = str((records[0].get("extra") or {}).get("exploratory_reason", "")) or "its rule was set after seeing data"
         verdicts = ", ".join(sorted({str(r.get("verdict")) for r in records}))
+        measured = "".join(r"; \code{" + escape(r["claim_id"]) + "}: " + reason(r) for r in bad)
         out.append(
             Deviation(
                 where,
@@ -108,7 +109,9 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
                     + escape(verdicts)
                     + ", never counted as the paper holding): "
                     + to_latex(why, rename=rename)
+                    + measured
                 ),
+                first=bool(bad),
             )
         )
     against = caveats(records)

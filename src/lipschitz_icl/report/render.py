@@ -41,7 +41,7 @@ from lipschitz_icl.report.remarks import remarks, two_sided_constants
 from lipschitz_icl.report.scope import case_params, record_scope, setting_text
 from lipschitz_icl.report.sections import Claim, SectionView, build_sections, near_misses, verdict_counts
 from lipschitz_icl.report.style import FULL_WIDTH
-from lipschitz_icl.report.summary import claim_statement, headline, point_checks, scope_counts
+from lipschitz_icl.report.summary import claim_statement, headline, point_checks, points_of, scope_counts
 from lipschitz_icl.report.symbols import FIGURE_CAPTIONS, RESOLUTIONS, figure_axes, rename_for, resolution_symbol
 
 __all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES", "MAX_TABLE_ROWS", "cases_csv"]
@@ -410,8 +410,9 @@ def _case_row(number: int, record: dict) -> dict:
     seconds = as_float(record.get("seconds"))
     res = resolution_of([record], rename_for(str(record.get("key", ""))))
     verdict = record.get("verdict", "")
-    if verdict == "holds" and isinstance(record.get("points"), int):
-        verdict = f"holds at {record['points']} points"
+    points = points_of(record)  # the count page 1 reports (one source: a "points" field or an "at all N points" note)
+    if verdict == "holds" and points is not None:
+        verdict = f"holds at {points} points"
     return {
         "number": number,
         "claim_id": breakable(record["claim_id"]),

@@ -43,6 +43,7 @@ __all__ = [
     "ScopeCount",
     "scope_counts",
     "point_checks",
+    "points_of",
     "PointChecks",
 ]
 
@@ -302,7 +303,7 @@ def scope_counts(claims: list) -> list[ScopeCount]:
 _AT_POINTS = re.compile(r"at all (\d+) points")
 
 
-def _points_of(record: dict) -> int | None:
+def points_of(record: dict) -> int | None:
     """The number of points a record's universal statement was evaluated at (``points``, else a note
     "at all N points"), or ``None`` for a record that is not such a check."""
     if record.get("rule_name") == "proof":
@@ -334,4 +335,4 @@ class PointChecks:
 
 def point_checks(claims: list) -> PointChecks:
     """Every case whose statement holds for a whole domain but was evaluated at grid points only."""
-    return PointChecks([(r, p) for r in claims if (p := _points_of(r)) is not None])
+    return PointChecks([(r, p) for r in claims if (p := points_of(r)) is not None])
