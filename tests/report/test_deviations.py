@@ -112,3 +112,20 @@ def test_an_exploratory_case_that_does_not_hold_is_one_item_first():
     (item,) = items
     assert item.first and "Exploratory" in item.what and "after seeing the data" in item.what
     assert "regularity/window-law/exponential/d3" in item.what and "0.0239" in item.what
+
+
+def test_findings_come_right_after_the_cases_that_do_not_hold():
+    """A finding goes past or against the paper: it is listed before exploratory notes and partial checks."""
+    expl = _record(
+        "figures/fig3/affine/seed0",
+        "figures.fig3",
+        paper_ref="Figure 3",
+        status="exploratory",
+        extra={"exploratory_reason": "the protocol had not reached w* at L = 2"},
+    )
+    finding = _record(
+        "thm44/saddle/lowrank-quadratic/d3k1/seed0", "thm44.saddle", paper_ref="Theorem 4.4", scope="finding"
+    )
+    items = _items([expl, finding])
+    assert "Finding" in items[0].what and items[0].rank == 1
+    assert all(item.rank == 2 for item in items[1:])

@@ -34,12 +34,19 @@ __all__ = ["Deviation", "deviations"]
 @dataclass
 class Deviation:
     """One item of the summary: where (the paper's statement and the claim), the cases, and what;
-    ``first`` for a case that does not hold (listed before the rest)."""
+    ``first`` for a case that does not hold (listed before the rest), ``finding`` for a finding (listed next:
+    past or against the paper)."""
 
     where: Latex
     cases: str
     what: Latex
     first: bool = False
+    finding: bool = False
+
+    @property
+    def rank(self) -> int:
+        """The order of page 1: cases that do not hold, then findings, then the rest."""
+        return 0 if self.first else (1 if self.finding else 2)
 
 
 def _label(key: str, views: list[SectionView], rows: list[MapRow]) -> str:
@@ -94,6 +101,7 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
                 where,
                 case_list(nums),
                 Latex(r"\emph{Finding:} " + to_latex(claim_statement(claim.key, records), rename=rename)),
+                finding=True,
             )
         )
     if exploratory:  # one item: the verdicts, why it is exploratory, and what each case not holding measured
@@ -142,7 +150,8 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
 
 def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict) -> list[Deviation]:
     """The summary's items (module docstring): claims in the report's order, then the paper map's items
-    checked only in part or not at all."""
+    checked only in part or not at all; sorted (stably) by :attr:`Deviation.rank`: the cases that do not hold
+    first, then the findings, then the rest."""
     out = []
     for view in views:
         for claim in view.claims:
@@ -165,7 +174,7 @@ def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict) -> l
     for why, labels in unchecked.items():
         where = Latex(r"\textbf{" + escape(_joined(labels)) + "}")
         out.append(Deviation(where, "", Latex(r"\emph{Not checked:} " + to_latex(why))))
-    return sorted(out, key=lambda d: not d.first)
+    return sorted(out, key=lambda d: d.rank)
 
 
 def _joined(labels: list[str]) -> str:
