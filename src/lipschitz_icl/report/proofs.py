@@ -121,7 +121,21 @@ def bound_latex(text: str, domain: dict | None = None, constant: str = "C") -> s
         expr = parse_expression(text, names | {constant})
     except ExpressionError:
         return r"\texttt{" + escape(text) + "}"
-    return _exp_printer().doprint(expr.sympy)
+    return _exp_printer().doprint(_decimals(expr.sympy))
+
+
+def _decimals(expr):
+    """``expr`` with each rational of a long decimal of the bound's text (denominator a power of ten beyond 10,
+    :func:`_decimal`) written back as that decimal, to its own digits: ``2.697917882273567 C``, not
+    ``\\frac{2697917882273567 C}{1000000000000000}`` (a display only; the proof is the certificate's)."""
+    import sympy as sp
+
+    swaps = {}
+    for r in expr.atoms(sp.Rational):
+        decimal = _decimal(int(r.p), int(r.q))
+        if decimal is not None:
+            swaps[r] = sp.Float(decimal, dps=len(decimal.replace("-", "").replace(".", "")))
+    return expr.xreplace(swaps) if swaps else expr
 
 
 def _exp_printer():
@@ -135,6 +149,16 @@ def _exp_printer():
             return self._do_exponent(tex, exp)
 
     return ExpPrinter()
+
+
+def _decimal(p: int, q: int) -> str | None:
+    """``p/q`` written exactly as a decimal when ``q`` is a power of ten beyond 10 (a decimal of the bound's
+    text, read as an exact rational: ``2697917882273567/10^15`` is ``2.697917882273567``); else None."""
+    digits = len(str(q)) - 1
+    if q < 100 or q != 10**digits:
+        return None
+    sign, whole, fraction = "-" if p < 0 else "", *divmod(abs(p), q)
+    return f"{sign}{whole}." + f"{fraction:0{digits}d}".rstrip("0")
 
 
 def _point(value) -> bool:
@@ -151,7 +175,7 @@ def _number(x) -> str:
     if isinstance(x, bool):
         return str(x)
     if isinstance(x, int):
-        return str(x)
+        return _integer(x)
     if isinstance(x, float):
         text = f"{x:.6g}"
         if "e" not in text:
@@ -160,6 +184,16 @@ def _number(x) -> str:
         power = rf"10^{{{int(exponent)}}}"  # 1e-06 as 10^{-6} (math mode)
         return power if mantissa == "1" else rf"{mantissa} \times {power}"
     return escape(str(x))
+
+
+def _integer(x: int) -> str:
+    """An integer exactly, a large round one as a power of ten: ``10^{12}``, ``2 \times 10^{6}``."""
+    zeros = len(str(abs(x))) - len(str(abs(x)).rstrip("0"))
+    mantissa = x // 10**zeros if zeros else x
+    if abs(x) < 10**6 or zeros < 6 or len(str(abs(mantissa))) > 3:
+        return str(x)
+    power = rf"10^{{{zeros}}}"
+    return power if mantissa == 1 else rf"{mantissa} \times {power}"
 
 
 def domain_latex(domain: dict) -> Latex:
