@@ -99,20 +99,14 @@ def test_a_tampered_proof_fails_its_check(found, name):
         check(raw)
 
 
-def test_a_check_out_of_its_budget_fails():
-    raw = {
-        "low": 1.0,
-        "high": 2.0,
-        "w1": 1.5,
-        "rtol": 1e-6,
-        "left": [[0.0, 1.0, "cut"]],
-        "right": [[2.0, "inf", "cut"]],
-    }
-    with pytest.raises(wstar_proof.ProofError, match="out of budget"):
-        check(raw, evaluations=1)
-
-
 GOOD = {"low": 1.0, "high": 2.0, "w1": 1.5, "rtol": 1e-6, "left": [[0.0, 1.0, "cut"]], "right": [[2.0, "inf", "cut"]]}
+
+
+def test_a_check_out_of_its_budget_fails():
+    with pytest.raises(wstar_proof.ProofError, match="out of budget"):
+        check(GOOD, evaluations=1)
+
+
 MALFORMED = {
     "a key missing": ({k: v for k, v in GOOD.items() if k != "w1"}, "exactly the keys"),
     "a key added": ({**GOOD, "verdict": "proved"}, "exactly the keys"),

@@ -64,7 +64,6 @@ __all__ = [
     "MAX_EVALUATIONS",
 ]
 
-STEP = 1.3  # the cuts move outward by this factor
 FIRST_PIECE = 0.05  # first relative width of a piece (then 1.5 times wider after a success, halved after a failure)
 MIN_PIECE = 1e-7
 MAX_PIECE = 0.12  # widest piece (relative): beyond it the ball of the third derivative grows past use
