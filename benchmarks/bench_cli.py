@@ -39,6 +39,7 @@ CASES = {
     "report-refused": ["report", "--no-such-option"],
     "derivations-refused": ["derivations"],
     "prove-refused": ["prove", "--max-boxes", "0"],
+    "prove-help": ["prove", "--help"],
 }
 HEAVY = ("scipy", "sympy", "mpmath", "flint", "matplotlib", "dask", "distributed", "jinja2", "tqdm")
 TARGET = 4.0

@@ -22,10 +22,8 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 HEAVY = ("scipy", "sympy", "mpmath", "flint", "matplotlib", "dask", "distributed", "jinja2", "tqdm")
 # the numeric methods of wstar and loss need none of these
 NOT_NUMERIC = ("sympy", "matplotlib", "dask", "distributed", "jinja2")
-# what a command's parser needs beyond that, and why
-PARSER_NEEDS = {
-    "prove": ({"sympy", "mpmath", "flint"}, "its options' defaults are the budgets of lipschitz_icl.prover.search"),
-}
+# what a command's parser needs beyond that, and why (none: prove's option defaults live in prover.budget)
+PARSER_NEEDS: dict = {}
 
 PROBLEM = ["--task", "affine", "--d", "3", "--n", "50", "--L", "1", "--sigma", "0.5"]
 REFUSED = {

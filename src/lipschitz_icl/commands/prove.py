@@ -38,7 +38,7 @@ HELP = "prove or refute a bound variant on its whole [domain] with certified bal
 
 def add_arguments(parser) -> None:
     from lipschitz_icl.commands._options import integer, real
-    from lipschitz_icl.prover import search
+    from lipschitz_icl.prover import budget
 
     parser.add_argument("file", nargs="?", metavar="FILE", help="variant file (TOML) with a [domain] table")
     parser.add_argument("--recheck", metavar="PATH", help="re-verify the certificate PATH instead of proving")
@@ -47,20 +47,20 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--max-boxes",
         type=integer("max_boxes", 1, 10**7),
-        default=search.MAX_BOXES,
-        help=f"budget: boxes evaluated per search, 1 <= N <= 1e7 (default {search.MAX_BOXES})",
+        default=budget.MAX_BOXES,
+        help=f"budget: boxes evaluated per search, 1 <= N <= 1e7 (default {budget.MAX_BOXES})",
     )
     parser.add_argument(
         "--seconds",
         type=real("seconds", minimum=0.0, strict_minimum=True, maximum=1e6),
-        default=search.SECONDS,
-        help=f"budget: wall-clock seconds of the search or the recheck (default {search.SECONDS:g})",
+        default=budget.SECONDS,
+        help=f"budget: wall-clock seconds of the search or the recheck (default {budget.SECONDS:g})",
     )
     parser.add_argument(
         "--sharpest-rtol",
         type=real("sharpest_rtol", minimum=1e-12, maximum=0.5),
-        default=search.SHARPEST_RTOL,
-        help=f"sharpest constant: stop at this relative width (default {search.SHARPEST_RTOL:g})",
+        default=budget.SHARPEST_RTOL,
+        help=f"sharpest constant: stop at this relative width (default {budget.SHARPEST_RTOL:g})",
     )
 
 

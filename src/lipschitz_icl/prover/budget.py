@@ -13,6 +13,9 @@ call returns (each python-flint operation of the prover takes well under a secon
 
 The caller decides what the interruption means: the search marks the boxes it had not decided as
 undecided ("budget exhausted"), the recheck reports that it did not finish.
+
+The default budgets of one search (:data:`MAX_BOXES`, :data:`SECONDS`, :data:`SHARPEST_RTOL`) live here, not in
+:mod:`lipschitz_icl.prover.search`, so the command line can state them without loading the search.
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ import ctypes
 import threading
 import time
 
-__all__ = ["OutOfTime", "deadline"]
+__all__ = ["OutOfTime", "deadline", "MAX_BOXES", "SECONDS", "SHARPEST_RTOL"]
+
+MAX_BOXES = 20000  # default budget: boxes evaluated by one search
+SECONDS = 120.0  # default budget: wall-clock seconds of one command
+SHARPEST_RTOL = 1e-4  # default relative width of a sharpest-constant interval
 
 
 class OutOfTime(BaseException):

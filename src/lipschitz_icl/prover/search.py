@@ -51,7 +51,7 @@ from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.decision import Verdict
 from lipschitz_icl.expression import Expression, ExpressionError, parse_expression
 from lipschitz_icl.prover import witness
-from lipschitz_icl.prover.budget import OutOfTime, deadline
+from lipschitz_icl.prover.budget import MAX_BOXES, SECONDS, SHARPEST_RTOL, OutOfTime, deadline
 from lipschitz_icl.prover.domain import INTEGER_PARAMS, Box, Domain, parse_domain
 from lipschitz_icl.prover.trusted import NoEnclosure, Quantity, lookup
 from lipschitz_icl.validation import ParameterError, check_choice, check_int, check_real
@@ -74,9 +74,6 @@ __all__ = [
     "RELATIONS",
 ]
 
-MAX_BOXES = 20000  # default budget: boxes evaluated by one search
-SECONDS = 120.0  # default budget: wall-clock seconds of one command
-SHARPEST_RTOL = 1e-4  # default relative width of a sharpest-constant interval
 MAX_LISTED_BOXES = 20  # undecided boxes listed in a result (all are counted)
 RELATIONS = ("<=", ">=")
 FINAL = "<final>"  # a box whose quantity cannot be enclosed at all (e.g. a w* proof that did not close)
