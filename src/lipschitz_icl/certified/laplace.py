@@ -28,9 +28,9 @@ Taylor coefficients in ``w``.  With ``w = w0 + eps`` and ``x = s - w0 u``, a ker
 Taylor coefficient of every inner integral is a combination of moments ``M_j[h u^i] = E[Y_j h u^i]``,
 and the outer integrands are polynomials in those series (``psi^N`` by the binomial series about
 ``psi_0``, ``N`` a ball: ``n`` may be an interval; the Gauss sums over an interval of ``n`` are then
-centred forms in ``n``, :func:`_gauss_sum`).  Coefficient ``i`` of a quantity is its ``i``-th
-``w``-derivative over ``i!``.  ``w`` may itself be a ball: then each coefficient holds its value at every
-``w`` of the ball.
+Taylor models in ``n``, added over the panels before they are collapsed to balls, :func:`_gauss_sum`).
+Coefficient ``i`` of a quantity is its ``i``-th ``w``-derivative over ``i!``.  ``w`` may itself be a ball:
+then each coefficient holds its value at every ``w`` of the ball.
 
 Certification.
 
@@ -102,6 +102,7 @@ MAX_ANGLE = math.pi / 10  # widest theta panel
 HEIGHT = 1.1  # half-height of the outer rectangles (< pi/2)
 H_S = 2.0  # width of the outer panels
 ONE = arb(0, 1)  # [-1, 1]: x + ONE * r is x widened by |r|
+N_ORDER = 4  # order of the Taylor model in n of a Gauss sum over an interval of n (_gauss_sum)
 
 
 def window_extent(d: int) -> float:
@@ -983,9 +984,16 @@ def _count_factor(counts: Counts, k: int) -> arb:
     return counts.n if k == 1 else counts.n * counts.n1
 
 
-def _count_slope(counts: Counts, k: int) -> arb:
-    """``d c_k/dn``: ``1`` for ``k = 1``, ``2 n - 1`` for ``k = 2``."""
-    return arb(1) if k == 1 else 2 * counts.n - 1
+def _count_derivative(counts: Counts, k: int, i: int) -> arb | None:
+    """``d^i c_k/dn^i``: for ``c_1 = n``: ``n``, ``1``, then 0; for ``c_2 = n (n - 1)``: ``n (n - 1)``, ``2 n - 1``,
+    ``2``, then 0.  None for a derivative that is identically 0 (a structural zero, never a ball that might be)."""
+    if i == 0:
+        return _count_factor(counts, k)
+    if i == 1:
+        return arb(1) if k == 1 else 2 * counts.n - 1
+    if i == 2 and k == 2:
+        return arb(2)
+    return None
 
 
 def _integrands(grid: ThetaGrid, row: Row, counts: Counts, names: tuple) -> dict:
@@ -1016,30 +1024,36 @@ def _log_series(psi: list, log0: arb) -> list:
     return out
 
 
-def _integrand_slopes(grid: ThetaGrid, row: Row, counts: Counts, names: tuple, order: int = 1) -> dict | None:
-    """``d/dn`` (``order = 1``) or ``d^2/dn^2`` (``order = 2``) of the integrands of :func:`_integrands` (``n`` a
-    ball: each holds the derivative at every ``n`` of it).  With ``d/dn psi^(n-k) = log(psi) psi^(n-k)``, the
-    first is ``sum_k (c_k' + c_k log psi) psi^(n-k) series`` and the second ``sum_k (c_k'' + 2 c_k' log psi +
-    c_k (log psi)^2) psi^(n-k) series``.  None where ``psi_0`` may be 0 (no logarithm)."""
+def _integrand_derivatives(grid: ThetaGrid, row: Row, counts: Counts, names: tuple, orders: tuple) -> dict | None:
+    """``{j: {name: series}}``: the ``j``-th ``n``-derivative of the integrands of :func:`_integrands` for each ``j``
+    of ``orders`` (``n`` a ball: each holds the derivative at every ``n`` of it).  By Leibniz's rule with
+    ``d/dn psi^(n-k) = log(psi) psi^(n-k)``, ``d^j/dn^j [c_k psi^(n-k)] = sum_i C(j, i) c_k^(i) (log psi)^(j-i)
+    psi^(n-k)`` (``c_k^(i)``: :func:`_count_derivative`; ``log psi`` a Taylor series in ``w``).  None where
+    ``psi_0`` may be 0 (no logarithm)."""
     psi, log0 = _psi_series(grid, row)
     if log0 is None or not log0.is_finite():
         return None
     log_psi = _log_series(psi, log0)
+    logs = [_constant(arb(1), grid.order)]  # (log psi)^0, (log psi)^1, ...
+    for _ in range(max(orders)):
+        logs.append(_mul(logs[-1], log_psi))
     terms = _terms(grid, row, names)
-    out = {}
+    parts_k = {k for parts in terms.values() for k, _ in parts}
+    powers = {k: _power(psi, log0, counts.n - k, None) for k in parts_k}
+    out: dict = {j: {} for j in orders}
     for name, parts in terms.items():
-        total = [arb(0)] * (grid.order + 1)
+        totals = {j: [arb(0)] * (grid.order + 1) for j in orders}
         for k, series in parts:
-            power = _power(psi, log0, counts.n - k, None)
-            c, c1 = _count_factor(counts, k), _count_slope(counts, k)
-            if order == 1:
-                factor = _add(_scale(c, log_psi), _constant(c1, grid.order))
-            else:
-                c2 = arb(0) if k == 1 else arb(2)
-                factor = _add(_scale(c, _mul(log_psi, log_psi)), _scale(2 * c1, log_psi))
-                factor = _add(factor, _constant(c2, grid.order))
-            total = _add(total, _mul(series, _mul(factor, power)))
-        out[name] = total
+            base = _mul(series, powers[k])
+            for j in orders:
+                factor = [arb(0)] * (grid.order + 1)
+                for i in range(j + 1):
+                    c = _count_derivative(counts, k, i)
+                    if c is not None:
+                        factor = _add(factor, _scale(math.comb(j, i) * c, logs[j - i]))
+                totals[j] = _add(totals[j], _mul(factor, base))
+        for j in orders:
+            out[j][name] = totals[j]
     return out
 
 
@@ -1109,7 +1123,8 @@ def _rows(grid: ThetaGrid, w: arb, series: Series, ss: list, ball: bool = False)
 
 
 def _panel_parts(grid, w, series, counts, names, panels) -> list:
-    """``(values, errors)`` per outer panel: the Gauss sums of the integrands and their Bernstein bounds."""
+    """``(models, errors)`` per outer panel: the Gauss sums of the integrands as Taylor models in ``n``
+    (:func:`_gauss_sum`) and their Bernstein bounds."""
     rows = _rows(grid, w, series, [x for p in panels for x in p.nodes])
     balls = _rows(grid, w, series, [_ball_row_range(p) for p in panels], ball=True)
     inv_cos = 1 / arb(HEIGHT).cos()
@@ -1123,54 +1138,71 @@ def _panel_parts(grid, w, series, counts, names, panels) -> list:
 
 
 def _gauss_sum(grid: ThetaGrid, rows: list, weights: list, counts: Counts, names: tuple) -> dict:
-    """``G(n) = sum_j weight_j F(s_j; n)`` for the integrands ``names``, holding every ``n`` of the ball.
+    """``G(n) = sum_j weight_j F(s_j; n)`` for the integrands ``names`` as a Taylor model in ``n``: ``{name:
+    [model of coefficient i]}``, each model ``[G(n_c), G'(n_c), ..., G^(K)([n])]`` whose ball
+    (:func:`_collapse` with :func:`_spans`) holds every ``n`` of the ball.  The models of several panels, and
+    of several integrands with ball factors (the loss ``sigma^2 N + L^2 B``), are added *before* they are
+    collapsed (:func:`integrate`): the variation in ``n`` of a sum is then counted once, not once per term.
 
-    A point ``n`` (or an integer) is summed directly.  For an interval of ``n`` the sum is a second-order
-    centred form (Taylor's theorem in ``n`` with the Lagrange remainder): ``G(n) in G(n_c) + [-r, r] G'(n_c) +
-    [0, r^2/2] G''([n])`` with ``n_c`` the ball's centre, ``r`` its radius, ``G'`` and ``G''`` the sums of
-    ``dF/dn`` and ``d^2F/dn^2`` (:func:`_integrand_slopes`), the first at the point ``n_c``, the second a
-    ball over the whole interval.  The direct ball sum carries each node's spread in ``n`` separately, and the
-    integrands cancel across ``s`` (a derivative in ``w`` is a small difference of large terms): on ``n`` in
-    ``[100, 101]`` the slope of the noise part came out +/- 60%; a first-order centred form (``G'`` over the
-    interval) left a width of second order in ``r`` that still hid the slope of the loss on ``n`` in
-    ``[100, 110]`` (+/- 1.6e-3 against 9.1e-4); here the width beyond the true variation ``r |G'(n_c)|`` is
-    of third order.  Nodes where the slope has no logarithm (``psi_0`` may be 0, far in the upper tail, where
-    the integrand is negligible) are summed directly."""
-    J = grid.order
+    A point ``n`` (or an integer) is summed directly (``G^(j) = 0`` for ``j >= 1``).  For an interval of ``n``
+    the sum is a Taylor model of order :data:`N_ORDER` in ``n`` (Taylor's theorem with the Lagrange
+    remainder): with ``n_c`` the ball's centre, ``r`` its radius and ``K = N_ORDER``,
+    ``G(n) in sum_(j<K) G^(j)(n_c) T_j + G^(K)([n]) T_K``, ``T_j`` the range of ``(n - n_c)^j / j!`` over
+    ``|n - n_c| <= r`` (``[0, r^j/j!]`` for even ``j``, ``[-r^j/j!, r^j/j!]`` for odd), ``G^(j)`` the Gauss sums
+    of the ``n``-derivatives of the integrands (:func:`_integrand_derivatives`): the first ``K`` at the point
+    ``n_c``, the last a ball over the whole interval.  The direct ball sum carries each node's spread in ``n``
+    separately, and the integrands cancel across ``s`` (a derivative in ``w`` is a small difference of large
+    terms): on ``n`` in ``[100, 101]`` the slope of the noise part came out +/- 60%.  A form of order 2 still
+    hid the slope of the loss over ``n`` in ``[1000, 1140]`` at ``w = 10.57`` (d = 3: radius 6.3e-5 against
+    a true variation of 1.6e-5); each further order scales the remainder by about ``r |log psi|`` where
+    ``psi^n`` matters, and adding the models before collapsing them keeps the cancellation of the noise and
+    bias slopes, and of the panels' slopes, in ``n``.  Nodes where the
+    slope has no logarithm (``psi_0`` may be 0, far in the upper tail, where the integrand is negligible) are
+    summed directly."""
+    J, K = grid.order, N_ORDER
     direct = {name: [arb(0)] * (J + 1) for name in names}
     if counts.exact is not None or counts.n.rad() == 0:
         for row, weight in zip(rows, weights):
             integrand = _integrands(grid, row, counts, names)
             for name in names:
                 direct[name] = _add(direct[name], _scale(weight, integrand[name]))
-        return direct
+        return {name: [[direct[name][i]] + [arb(0)] * K for i in range(J + 1)] for name in names}
     centre = Counts(arb(counts.n.mid()), None)
-    values = {name: [arb(0)] * (J + 1) for name in names}
-    slopes = {name: [arb(0)] * (J + 1) for name in names}
-    curvatures = {name: [arb(0)] * (J + 1) for name in names}
+    sums = {j: {name: [arb(0)] * (J + 1) for name in names} for j in range(K + 1)}
     for row, weight in zip(rows, weights):
-        curvature = _integrand_slopes(grid, row, counts, names, order=2)
-        slope = None if curvature is None else _integrand_slopes(grid, row, centre, names)
-        if curvature is None or slope is None:
+        at_centre = _integrand_derivatives(grid, row, centre, names, tuple(range(K)))
+        over = None if at_centre is None else _integrand_derivatives(grid, row, counts, names, (K,))
+        if at_centre is None or over is None:
             integrand = _integrands(grid, row, counts, names)
             for name in names:
                 direct[name] = _add(direct[name], _scale(weight, integrand[name]))
             continue
-        at_centre = _integrands(grid, row, centre, names)
+        derivatives = {**at_centre, **over}
+        for j in range(K + 1):
+            for name in names:
+                sums[j][name] = _add(sums[j][name], _scale(weight, derivatives[j][name]))
+    model = {name: [[direct[name][i]] + [arb(0)] * K for i in range(J + 1)] for name in names}
+    for j in range(K + 1):
         for name in names:
-            values[name] = _add(values[name], _scale(weight, at_centre[name]))
-            slopes[name] = _add(slopes[name], _scale(weight, slope[name]))
-            curvatures[name] = _add(curvatures[name], _scale(weight, curvature[name]))
+            for i in range(J + 1):
+                model[name][i][j] += sums[j][name][i]
+    return model
+
+
+def _spans(counts: Counts) -> list:
+    """``T_0 .. T_K`` of :func:`_gauss_sum`: the range of ``(n - n_c)^j / j!`` over the ball ``n`` (``T_0 = 1``;
+    a point ``n`` has ``T_j = 0`` beyond)."""
     radius = arb(counts.n.rad())
-    spread = ONE * radius
-    square = arithmetic.interval(0.0, 0.0).union(radius * radius / 2)  # [0, r^2/2]
-    return {
-        name: [
-            direct[name][i] + values[name][i] + spread * slopes[name][i] + square * curvatures[name][i]
-            for i in range(J + 1)
-        ]
-        for name in names
-    }
+    spans = [arb(1)]
+    for j in range(1, N_ORDER + 1):
+        top = radius**j / math.factorial(j)
+        spans.append(arithmetic.interval(0.0, 0.0).union(top) if j % 2 == 0 else ONE * top)
+    return spans
+
+
+def _collapse(model: list, spans: list) -> arb:
+    """The ball of a Taylor model in ``n`` (``[G(n_c), G'(n_c), ..., G^(K)([n])]``): ``sum_j T_j model_j``."""
+    return sum((span * term for span, term in zip(spans, model)), arb(0))
 
 
 def _pseudo_row(grid: ThetaGrid, series: Series, factors: dict, om: arb, psi: arb) -> Row:
@@ -1220,19 +1252,22 @@ def integrate(
     s_range: tuple,
     scale_w: float,
     max_splits: int = 6,
+    combine: dict | None = None,
 ) -> Parts:
     """``int ds`` of the integrands ``names`` over the whole line (module docstring): Gauss panels of width
     :data:`H_S` on ``s_range`` and the two tails.  A panel whose error bound exceeds its share of the target
     is halved (at most ``max_splits`` times); the target of coefficient ``i`` is ``rtol * L0 / scale_w^i``,
     ``L0 = sum_name weights[name] |value_name|`` from the first pass (the loss).  Every ball holds the true
-    coefficient whatever ``rtol``."""
+    coefficient whatever ``rtol``.  ``combine``: ``{combined name: {name: factor ball}}`` adds
+    ``sum factor * integral`` as a quantity of its own, its Taylor models in ``n`` added before they are
+    collapsed (:func:`_gauss_sum`; for an interval of ``n`` tighter than the sum of the separate balls)."""
     J = grid.order
     s_lo, s_hi = s_range
     series = exponential_moments(grid, w, 2 * J + 3 + SERIES_TERMS)
     edges = _edges(s_lo, s_hi)
     width = s_hi - s_lo
     pending = list(itertools.pairwise(edges))
-    totals = {name: [arb(0)] * (J + 1) for name in names}
+    totals = {name: [[arb(0)] * (N_ORDER + 1) for _ in range(J + 1)] for name in names}
     errors = {name: [arb(0)] * (J + 1) for name in names}
     targets = None
     rows = 0
@@ -1243,7 +1278,7 @@ def integrate(
         if targets is None:
             targets = _targets(results, names, rtol, weights, scale_w, J)
         retry = []
-        for (a, b), (values, errs) in zip(pending, results):
+        for (a, b), (models, errs) in zip(pending, results):
             share = 0.5 * (b - a) / width
             too_big = any(errs[name][i] > share * targets[name][i] for name in names for i in range(J + 1))
             if too_big and depth < max_splits:
@@ -1251,7 +1286,7 @@ def integrate(
                 retry.extend([(a, mid), (mid, b)])
                 continue
             for name in names:
-                totals[name] = _add(totals[name], values[name])
+                totals[name] = [_add(total, model) for total, model in zip(totals[name], models[name])]
                 errors[name] = _add(errors[name], errs[name])
         if not retry:
             break
@@ -1260,10 +1295,15 @@ def integrate(
     top = _rows(grid, w, series, [arb(s_hi)])[0]  # psi is nonincreasing: psi(s) <= psi(s_hi) beyond
     radius = (arb(s_hi) - 2 * arb(arithmetic.high(w))).exp()
     high = _upper_tail(grid, series, counts, names, top, radius)
-    out = {
-        name: [_widen(totals[name][i], errors[name][i] + low[name][i] + high[name][i]) for i in range(J + 1)]
-        for name in names
-    }
+    spans = _spans(counts)
+    slack = {name: [errors[name][i] + low[name][i] + high[name][i] for i in range(J + 1)] for name in names}
+    out = {name: [_widen(_collapse(totals[name][i], spans), slack[name][i]) for i in range(J + 1)] for name in names}
+    for combined, factors in (combine or {}).items():
+        out[combined] = []
+        for i in range(J + 1):
+            model = [sum((factors[name] * totals[name][i][j] for name in factors), arb(0)) for j in range(N_ORDER + 1)]
+            spread = sum((arb(factors[name].abs_upper()) * slack[name][i] for name in factors), arb(0))
+            out[combined].append(_widen(_collapse(model, spans), spread))
     info = {
         "s_range": (s_lo, s_hi),
         "theta_nodes": grid.size,
@@ -1305,7 +1345,7 @@ def sup_coefficients(
 
 def _targets(results: list, names: tuple, rtol: float, weights: dict, scale_w: float, J: int) -> dict:
     """Absolute targets per name and coefficient from the first pass (they set the work, not the balls)."""
-    totals = {name: sum((values[name][0] for values, _ in results), arb(0)) for name in names}
+    totals = {name: sum((models[name][0][0] for models, _ in results), arb(0)) for name in names}
     loss = sum((weights.get(name, 0.0) * abs(float(totals[name].mid())) for name in names), 0.0)
     out = {}
     for name in names:
