@@ -168,3 +168,92 @@ def test_no_mutated_kind_verifies_a_bracket_without_wstar(found, exact_wstar):
                 verified_mutants += 1
                 assert verified.low <= exact_wstar <= verified.high, (side, index, kind)
     assert verified_mutants < 20  # most mutants fail: the tests are not vacuous
+
+
+# ----------------------------------------------------------------------------- one-sided proofs over a box of n
+BOX_N = (10**6, 11 * 10**5)  # an interval of n: the proof holds at every real n of it
+
+
+@pytest.fixture(scope="module")
+def one_sided():
+    """``w* <= 1.1 w*(1.1e6)`` and ``w* >= 0.9 w*(1e6)`` over ``n`` in ``BOX_N`` (d = 2; about 2 s each)."""
+    from lipschitz_icl.certified.wstar import wstar_bound
+
+    kernel = kernel_of("affine", D, 1.0)
+    ends = [float(wstar(make_problem("affine", D, n, L, SIGMA), "exact").w_star.value) for n in BOX_N]
+    upper = wstar_bound(kernel, BOX_N, SIGMA, L, 1.1 * ends[1], "upper")
+    lower = wstar_bound(kernel, BOX_N, SIGMA, L, 0.9 * ends[0], "lower")
+    assert upper.outcome == lower.outcome == "proved", (upper.reason, lower.reason)
+    return {"upper": upper.proof.to_dict(), "lower": lower.proof.to_dict(), "ends": ends}
+
+
+def check_bound(raw: dict) -> None:
+    objective = wstar_proof.Objective(kernel_of("affine", D, 1.0), BOX_N, SIGMA, L, seconds=600)
+    wstar_proof.verify_bound(objective, wstar_proof.read_bound_proof(raw))
+
+
+@pytest.mark.parametrize("side", ["upper", "lower"])
+def test_a_one_sided_proof_over_an_interval_of_n_verifies_from_its_hints(one_sided, side):
+    raw = json.loads(json.dumps(one_sided[side]))
+    check_bound(raw)
+    assert raw["walk"][-1][2] == "cut"
+    low_end, high_end = one_sided["ends"]
+    assert (raw["bound"] > high_end) if side == "upper" else (raw["bound"] < low_end)
+
+
+def _window_moved_past_wstar(raw, ends):
+    # the window (the bound) moved to the other side of w* at the far end of the box: the slope there has the
+    # wrong sign, so the walk's first piece fails
+    raw["bound"] = 0.97 * ends[1] if raw["side"] == "upper" else 1.03 * ends[0]
+    raw["walk"][0][0 if raw["side"] == "upper" else 1] = raw["bound"]
+
+
+def _window_moved_without_its_walk(raw, ends):
+    raw["bound"] *= 1.01
+
+
+def _side_flipped(raw, ends):
+    raw["side"] = "lower" if raw["side"] == "upper" else "upper"
+
+
+def _first_piece_marked_excluded(raw, ends):
+    raw["walk"][0][2] = "excluded"  # the loss next to the window does not exceed L(window)
+
+
+def _cut_dropped(raw, ends):
+    raw["walk"].pop()
+
+
+ONE_SIDED_TAMPERED = {
+    "window moved past w*": _window_moved_past_wstar,
+    "window moved without its walk": _window_moved_without_its_walk,
+    "side flipped": _side_flipped,
+    "first piece marked excluded": _first_piece_marked_excluded,
+    "cut dropped": _cut_dropped,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_SIDED_TAMPERED))
+@pytest.mark.parametrize("side", ["upper", "lower"])
+def test_a_tampered_one_sided_proof_fails_its_check(one_sided, side, name):
+    raw = copy.deepcopy(one_sided[side])
+    ONE_SIDED_TAMPERED[name](raw, one_sided["ends"])
+    with pytest.raises(wstar_proof.ProofError):
+        check_bound(raw)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"bound": 5.0, "side": "upper", "anchor": None},
+        {"bound": 5.0, "side": "both", "anchor": None, "walk": [[5.0, "inf", "cut"]]},
+        {"bound": 1e9, "side": "upper", "anchor": None, "walk": [[1e9, "inf", "cut"]]},
+        {"bound": 5.0, "side": "upper", "anchor": "near", "walk": [[5.0, "inf", "cut"]]},
+        {"bound": 5.0, "side": "upper", "anchor": None, "walk": []},
+        {"bound": 5.0, "side": "upper", "anchor": None, "walk": [[5.0, 6.0, "sideways"]]},
+    ],
+    ids=["no walk", "unknown side", "window outside the search range", "anchor not a number", "empty walk", "kind"],
+)
+def test_a_malformed_one_sided_proof_is_refused(raw):
+    with pytest.raises(wstar_proof.ProofError):
+        wstar_proof.read_bound_proof(raw)

@@ -11,19 +11,28 @@ for a counterexample at its integer end ``n = a`` (``<=``) or ``n = b`` (``>=``)
 proved there refutes the statement (a certified counterexample), else the piece stays open and the
 statement is undecided, with its open pieces listed.  ``seconds`` (CPU time) bounds the whole decision (then undecided,
 never proved).
+
+Planning (speed only, never soundness): with ``guess`` (a float ``w*`` at an integer ``n``, e.g. the exact
+method's) the pieces are sized from the float margin ``m = C Lambda(a)^alpha / w*(a) - 1`` (``<=``; ``w*(a) /
+(C Lambda(a)^alpha) - 1`` for ``>=``): a piece from ``a`` reaches ``a (1 + USE m)^(1/alpha)``, where the
+float ``w*`` uses the share :data:`USE` of the margin (``w*`` grows about like ``Lambda^alpha``), so a piece is
+rarely tried too wide and halved.  Without it the pieces start at the ratio ``ratio``.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.certified.wstar import wstar_bound
 from lipschitz_icl.validation import ParameterError
 
-__all__ = ["WindowDecision", "window_bound"]
+__all__ = ["WindowDecision", "window_bound", "USE"]
+
+USE = 0.6  # planning: the share of a piece's float margin its range of n may use (module docstring)
 
 
 @dataclass(frozen=True)
@@ -55,12 +64,13 @@ def window_bound(
     ratio: float = 2.0,
     min_ratio: float = 1.02,
     seconds: float = 120.0,
+    guess: Callable[[int], float] | None = None,
 ) -> WindowDecision:
     """Decide ``w*(n) <= C (n L^2/sigma^2)^alpha`` (``side="upper"``) or ``>=`` (``"lower"``) for every integer
     ``n`` in ``n_range`` (``5 <= n_lo < n_hi``), for the certified ``kernel`` (module docstring), label noise
     ``sigma`` and Lipschitz constant ``L`` (``Lambda = n L^2/sigma^2``), the law's constant ``C`` and power
-    ``alpha``: pieces of ratio ``ratio`` at first, halved (geometrically) down to ``min_ratio``, within
-    ``seconds`` of CPU time."""
+    ``alpha``: pieces of ratio ``ratio`` at first (or planned from ``guess``, at most ``ratio``: module
+    docstring), halved (geometrically) down to ``min_ratio``, within ``seconds`` of CPU time."""
     if side not in ("upper", "lower"):
         raise ParameterError("side", "upper or lower", side)
     n_lo, n_hi = n_range
@@ -80,8 +90,11 @@ def window_bound(
         value = C_ball * (arithmetic.exact(n) * L_ball * L_ball / (sigma_ball * sigma_ball)) ** alpha_ball
         return arithmetic.low(value) if (side == "upper") == proving else arithmetic.high(value)
 
-    count = max(1, math.ceil(math.log(n_hi / n_lo) / math.log(ratio)))
-    stack = [(n_lo * (n_hi / n_lo) ** (k / count), n_lo * (n_hi / n_lo) ** ((k + 1) / count)) for k in range(count)]
+    if guess is None:
+        count = max(1, math.ceil(math.log(n_hi / n_lo) / math.log(ratio)))
+        stack = [(n_lo * (n_hi / n_lo) ** (k / count), n_lo * (n_hi / n_lo) ** ((k + 1) / count)) for k in range(count)]
+    else:
+        stack = _planned(n_range, side, C * (L * L / (sigma * sigma)) ** alpha, alpha, guess, ratio, min_ratio)
     stack.reverse()
     tried, still_open = [], []
     evaluations = 0
@@ -115,3 +128,22 @@ def window_bound(
     info = {"evaluations": evaluations, "seconds": time.monotonic() - start}
     outcome = "proved" if not still_open else "undecided"
     return WindowDecision(outcome, side, C, alpha, tuple(n_range), tried, still_open, None, info)
+
+
+def _planned(n_range: tuple, side: str, scale: float, alpha: float, guess, ratio: float, min_ratio: float) -> list:
+    """Pieces ``(a, b)`` covering ``n_range``, each reaching ``a (1 + USE m)^(1/alpha)`` with ``m`` the float
+    margin at ``a`` (module docstring; ``scale n^alpha`` is the bound ``C Lambda(n)^alpha``), between
+    ``min_ratio`` and ``ratio``.  Floats only: the proof of each piece decides."""
+    n_lo, n_hi = n_range
+    pieces, a = [], float(n_lo)
+    while a < n_hi:
+        estimate = guess(max(5, round(a)))
+        law = scale * a**alpha
+        margin = law / estimate - 1 if side == "upper" else estimate / law - 1
+        step = (1 + USE * margin) ** (1 / alpha) if margin > 0 else min_ratio
+        b = min(a * min(max(step, min_ratio), ratio), float(n_hi))
+        if n_hi / b < min_ratio:  # no sliver at the end
+            b = float(n_hi)
+        pieces.append((a, b))
+        a = b
+    return pieces

@@ -41,6 +41,7 @@ from lipschitz_icl.certified import arithmetic, kernels, loss
 from lipschitz_icl.certified.wstar_proof import (
     MAX_EVALUATIONS,
     W_SEARCH,
+    BoundProof,
     Objective,
     OutOfBudget,
     Piece,
@@ -51,6 +52,7 @@ from lipschitz_icl.certified.wstar_proof import (
     excluded,
     minimum_lower_bound,
     monotone,
+    start_level,
 )
 from lipschitz_icl.validation import ParameterError
 
@@ -115,7 +117,8 @@ class WStarBound:
     """The one-sided statement ``w* <= bound`` (``side = "upper"``) or ``w* >= bound`` (``"lower"``):
     ``outcome`` is ``"proved"``, ``"refuted"`` (the opposite strict statement proved) or ``"undecided"``;
     ``pieces``: what the proof consists of, ``(a, b, kind)`` (kinds ``up``, ``down``, ``convex``, ``excluded``,
-    then ``cut`` or ``end``)."""
+    then ``cut`` or ``end``); ``proof``: the one-sided proof of a proved statement, for a checker
+    (:func:`lipschitz_icl.certified.wstar_proof.verify_bound`)."""
 
     side: str
     bound: float
@@ -123,6 +126,7 @@ class WStarBound:
     reason: str = ""
     pieces: tuple = ()
     info: dict = field(default_factory=dict)
+    proof: BoundProof | None = None  # the hints a checker verifies (proved results only)
 
 
 # ----------------------------------------------------------------------------- walks between a point and a cut
@@ -194,12 +198,8 @@ def wstar_bound(
     start = time.monotonic()
     direction = 1 if side == "upper" else -1
     try:
-        at = f.point(bound)
-        U = arb(at.loss.upper())
-        if anchor is not None and W_SEARCH[0] < anchor < W_SEARCH[1]:
-            U = U.min(arb(f.value(anchor).loss.upper()))
-        slope = at.derivative(1).loss
-        sign = 1 if slope > 0 else (-1 if slope < 0 else 0)
+        anchor = anchor if anchor is not None and W_SEARCH[0] < anchor < W_SEARCH[1] else None
+        U, sign = start_level(f, bound, anchor)
         attempts = [(direction, "proved"), (-direction, "refuted")]
         if sign == -direction:  # the slope at the bound points the other way: try the opposite first
             attempts.reverse()
@@ -207,16 +207,24 @@ def wstar_bound(
         for way, outcome in attempts:
             if way == -direction and sign != -direction:
                 continue  # the opposite statement needs the slope at the bound to point its way
+            if way == direction and sign != direction and not excluded(f, *_first(bound, way), U):
+                continue  # no first piece: not up or convex without the sign, not excluded next to the bound
             pieces: list = []
             failed = _walk(f, bound, way, sign, U, pieces)
             if failed is None:
                 note = "" if outcome == "proved" else "the opposite strict bound is proved"
                 entries = tuple((piece.a, piece.b, piece.kind) for piece in pieces)
-                return WStarBound(side, bound, outcome, note, entries, _info(f, start))
+                proof = BoundProof(bound, side, anchor, tuple(pieces)) if outcome == "proved" else None
+                return WStarBound(side, bound, outcome, note, entries, _info(f, start), proof)
             reason = failed
     except OutOfBudget as exc:
         reason = str(exc)
     return WStarBound(side, bound, "undecided", reason, (), _info(f, start))
+
+
+def _first(bound: float, way: int) -> tuple[float, float]:
+    """The first piece a walk from ``bound`` tries (:data:`FIRST_PIECE` wide), as ``(a, b)``."""
+    return (bound, bound * (1 + FIRST_PIECE)) if way > 0 else (bound / (1 + FIRST_PIECE), bound)
 
 
 def _info(f: Objective, start: float) -> dict:

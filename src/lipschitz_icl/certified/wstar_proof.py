@@ -41,7 +41,15 @@ intervals: then the statement holds at every point of the box).  What is checked
    (:func:`minimum_lower_bound`; a second derivative without a finite enclosure on the bracket fails the
    check: a NaN compares false both ways, and once passed for "not negative").
 
-A malformed proof (:func:`read_proof`) and a failed test raise :class:`ProofError` naming what failed.
+**A one-sided proof** (:class:`BoundProof`, checked by :func:`verify_bound`) shows ``w* <= B`` (side
+``upper``) or ``w* >= B`` (``lower``) without locating ``w*``: ``U`` = the smaller of the upper ends of the
+balls of ``L(B)`` and of ``L(anchor)`` (:func:`start_level`; any window is a value the minimum does not
+exceed), and one walk from ``B`` outwards (up for ``upper``, down for ``lower``) checked as in item 3, its
+first piece ``convex`` only when the slope at ``B`` has the walk's sign.  Every ``w`` beyond ``B`` then has
+``L(w) > min(L(B), U) >= min L``: no global minimiser lies beyond ``B``.
+
+A malformed proof (:func:`read_proof`, :func:`read_bound_proof`) and a failed test raise :class:`ProofError`
+naming what failed.
 """
 
 from __future__ import annotations
@@ -68,6 +76,10 @@ __all__ = [
     "Verified",
     "read_proof",
     "verify",
+    "BoundProof",
+    "read_bound_proof",
+    "verify_bound",
+    "start_level",
     "excluded",
     "monotone",
     "convex",
@@ -350,11 +362,12 @@ def read_proof(raw) -> WStarProof:
     return WStarProof(low, high, w1, rtol, walks["left"], walks["right"])
 
 
-def _check_walk(f: Objective, start: float, direction: int, pieces: tuple, U: arb) -> None:
-    """The walk from ``start`` (module docstring, item 3); :class:`ProofError` at the first piece that fails."""
+def _check_walk(f: Objective, start: float, direction: int, pieces: tuple, U: arb, known: bool = True) -> None:
+    """The walk from ``start`` (module docstring, item 3); :class:`ProofError` at the first piece that fails.
+    ``known``: the slope at ``start`` has the walk's sign (a two-sided proof's bracket shows it)."""
     side = "right" if direction > 0 else "left"
     end = W_SEARCH[1] if direction > 0 else W_SEARCH[0]
-    x, known = start, True  # the bracket's sign at the start is the walk's own
+    x = start
     for i, piece in enumerate(pieces):
         where = f"the {side} walk's piece {i} [{piece.a!r}, {piece.b!r}] ({piece.kind})"
         last = i == len(pieces) - 1
@@ -404,3 +417,72 @@ def verify(f: Objective, proof: WStarProof) -> Verified:
     except OutOfBudget as exc:
         raise ProofError(str(exc)) from None
     return Verified(proof.low, proof.high, lowest, U)
+
+
+# ----------------------------------------------------------------------------- a one-sided proof and its check
+SIDES = ("upper", "lower")
+
+
+@dataclass(frozen=True)
+class BoundProof:
+    """The hints of a one-sided proof (module docstring): ``w* <= bound`` (``side = "upper"``: the walk goes up
+    from ``bound``) or ``w* >= bound`` (``"lower"``: down), ``anchor`` a window whose loss may lower ``U``
+    (None: ``U`` from ``L(bound)`` alone), and the walk in walk order."""
+
+    bound: float
+    side: str
+    anchor: float | None
+    walk: tuple[Piece, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "bound": self.bound,
+            "side": self.side,
+            "anchor": self.anchor,
+            "walk": [piece.to_list() for piece in self.walk],
+        }
+
+
+def read_bound_proof(raw) -> BoundProof:
+    """The one-sided proof of its JSON form (:meth:`BoundProof.to_dict`); :class:`ProofError` names what is
+    malformed."""
+    keys = ("bound", "side", "anchor", "walk")
+    if not isinstance(raw, dict) or set(raw) != set(keys):
+        raise ProofError(f"a one-sided w* proof is an object with exactly the keys {', '.join(keys)}")
+    if raw["side"] not in SIDES:
+        raise ProofError("a one-sided proof's side must be 'upper' or 'lower'")
+    bound = _finite(raw["bound"], "the proof's bound")
+    anchor = None if raw["anchor"] is None else _finite(raw["anchor"], "the proof's anchor")
+    for value, name in ((bound, "bound"), (anchor, "anchor")):
+        if value is not None and not W_SEARCH[0] < value < W_SEARCH[1]:
+            raise ProofError(f"the proof's {name} must lie inside the search range ({W_SEARCH[0]:g}, {W_SEARCH[1]:g})")
+    entries = raw["walk"]
+    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_PIECES:
+        raise ProofError(f"the walk must be a list of 1 to {MAX_PIECES} pieces")
+    walk = tuple(_piece(entry, "a piece of the walk") for entry in entries)
+    return BoundProof(bound, raw["side"], anchor, walk)
+
+
+def start_level(f: Objective, bound: float, anchor: float | None) -> tuple[arb, int]:
+    """``(U, sign)`` of a one-sided proof at ``bound``: ``U`` the smaller of the upper ends of the balls of
+    ``L(bound)`` and ``L(anchor)`` (a value the minimum does not exceed, at every point of ``f``'s box), and
+    the certain sign of the slope at ``bound`` (0 when uncertain).  One source for the search and the check."""
+    at = f.point(bound)
+    U = arb(at.loss.upper())
+    if anchor is not None:
+        U = U.min(arb(f.value(anchor).loss.upper()))
+    slope = at.derivative(1).loss
+    sign = 1 if slope > 0 else (-1 if slope < 0 else 0)
+    return U, sign
+
+
+def verify_bound(f: Objective, proof: BoundProof) -> None:
+    """Check ``proof`` on the problem of ``f`` (module docstring): every global minimiser lies at or below
+    ``proof.bound`` (side ``upper``) or at or above it (``lower``), at every point of ``f``'s box;
+    :class:`ProofError` names the first failure (a spent budget of ``f`` included)."""
+    direction = 1 if proof.side == "upper" else -1
+    try:
+        U, sign = start_level(f, proof.bound, proof.anchor)
+        _check_walk(f, proof.bound, direction, proof.walk, U, known=sign == direction)
+    except OutOfBudget as exc:
+        raise ProofError(str(exc)) from None

@@ -1,9 +1,9 @@
 """Proof certificates: the statement, the verdict claimed, and the hints that let the checker re-derive it.
 
-A certificate is one JSON object, version 3 (:data:`lipschitz_icl.prover.checker.VERSION`; the checker
+A certificate is one JSON object, version 4 (:data:`lipschitz_icl.prover.checker.VERSION`; the checker
 states the schema's limits and refuses anything else)::
 
-    {"format": "lipschitz-icl prove certificate", "version": 3,
+    {"format": "lipschitz-icl prove certificate", "version": 4,
      "statement": {"quantity", "task", "relation", "bound", "constants", "sharpest", "domain"},
      "verdict": "proved" | "refuted" | "undecided",
      "precision_bits": 128,

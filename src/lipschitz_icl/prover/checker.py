@@ -26,16 +26,17 @@ that decides the verdict is recomputed here from the statement.
 
 It imports no search, splitting, queue, budget or domain code of the prover.  Its size, the de Bruijn
 criterion of proof assistants (a checker small enough to be read in full, and all it relies on named):
-this module is about 670 lines (460 of code, the rest its documentation), the table of quantities 450
-(280 of code), the laws 90 (40), the ball arithmetic 100 (60) and the bound reader 650 (460); that is
-about 1300 lines of code for the tail quantities (``tests/prover/test_checker.py`` counts them again).
+this module is about 705 lines (490 of code, the rest its documentation), the table of quantities 510
+(315 of code), the laws 90 (40), the ball arithmetic 100 (60) and the bound reader 680 (475); that is
+about 1385 lines of code for the tail quantities (``tests/prover/test_checker.py`` counts them again).
 
 Certificates of the loss quantities add the certified loss with its kernels and its Laplace-transform
-quadrature, about 2590 lines (1820 of code) more: a base checked against the exact method by its tests rather
+quadrature, about 2680 lines (1880 of code) more: a base checked against the exact method by its tests rather
 than small enough to read at a sitting.  For ``w_star`` and ``icl_error`` the certificate carries, at each
 point where the quantity is enclosed, a *witness*: a ``w*`` proof (a bracket, a window ``w1`` and two walks
-of pieces), and the check of :mod:`lipschitz_icl.certified.wstar_proof` (about 400 lines, 250 of code)
-re-derives from it, on fresh balls of the loss, that every global minimiser lies in the bracket.  The
+of pieces), and the check of :mod:`lipschitz_icl.certified.wstar_proof` (about 490 lines, 305 of code)
+re-derives from it, on fresh balls of the loss, that every global minimiser lies in the bracket (a
+one-sided proof of a box of ``n``: that none lies beyond its window).  The
 ``w*`` search (:mod:`lipschitz_icl.certified.wstar`: its Newton start, its bracket widening, its piece
 halving) and its float helpers (:mod:`lipschitz_icl.optimum`) are not loaded: a wrong witness fails the
 check, it never proves.  The float helpers the loss itself loads (:mod:`lipschitz_icl.exact.grids` and
@@ -62,7 +63,8 @@ grid gives a wider ball, never a wrong one.
    and the relation certain on the two balls (``high(Q) <= low(B)`` for ``<=``); the stored enclosures
    must meet the fresh ones (they are hints: null where an end is beyond the double range).  A leaf of a
    witnessed quantity gives the witnesses of its extremes (at most :data:`MAX_WITNESSES`; each proof's form
-   is read here, its steps are checked by the table's ``witness_value``).  Leaves
+   is read here, its steps are checked by the table's ``witness_value``); or, for ``w_star``, a one-sided
+   proof of the whole box, its quantity null (:func:`~lipschitz_icl.prover.trusted.one_sided_holds`).  Leaves
    marked undecided are counted, not evaluated.
 5. *A counterexample*: a point of the domain (every parameter given, integers as JSON integers inside an
    integer piece, reals inside their interval) where the fresh balls violate the relation certainly
@@ -90,7 +92,7 @@ from flint import arb
 
 from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.expression import FUNCTIONS, Expression, ExpressionError, parse_expression
-from lipschitz_icl.prover.trusted import PARAMETERS, QUANTITIES, NoEnclosure, Quantity, point_key
+from lipschitz_icl.prover.trusted import PARAMETERS, QUANTITIES, NoEnclosure, Quantity, one_sided_holds, point_key
 from lipschitz_icl.validation import ParameterError, shorten
 
 __all__ = [
@@ -107,7 +109,7 @@ __all__ = [
 ]
 
 FORMAT = "lipschitz-icl prove certificate"
-VERSION = 3  # 3: leaves and counterexamples of w_star and icl_error carry their w* proofs (witnesses)
+VERSION = 4  # 3: w_star and icl_error carry their w* proofs (witnesses); 4: or a one-sided proof of a box
 MAX_BYTES = 256 * 1024 * 1024  # a certificate file
 MAX_LISTED = 1000  # integer pieces of one parameter
 MAX_ROOTS = 4096  # root boxes of a domain: the product of its pieces' counts
@@ -329,17 +331,19 @@ class _PartCheck:
         self.constants = constants
         self.tally = tally
 
-    def sides(self, box: dict, witnesses: dict | None = None) -> tuple[tuple, arb]:
-        """Fresh balls of the quantity (at its two extremes, a witnessed quantity's shown by ``witnesses``) and
-        of the bound on ``box``; a box the trusted base cannot enclose (a witness that does not check, or a
-        bound undefined on it) is a failure at that box."""
+    def sides(self, box: dict, witnesses: dict | None = None, one_sided=None) -> tuple[tuple | None, arb]:
+        """Fresh balls of the quantity (at its two extremes, a witnessed quantity's shown by ``witnesses``; None
+        with a ``one_sided`` proof, checked against the bound instead) and of the bound on ``box``; a box the
+        trusted base cannot enclose (a witness or proof that fails, a bound undefined on it) is a failure."""
         try:
-            q = self.statement.quantity.enclose(box, witnesses)
             b = self.statement.bound.evaluate_ball({**_balls(box), **self.constants})
+            q = None if one_sided is not None else self.statement.quantity.enclose(box, witnesses)
         except NoEnclosure as exc:
             raise _Failure(_box_text(box), f"the quantity has no enclosure here ({exc.reason})") from None
         except (ValueError, ArithmeticError) as exc:  # the bound undefined on the box, or a law refusing it
             raise _Failure(_box_text(box), f"cannot be evaluated here ({exc})") from None
+        if one_sided is not None:
+            _one_sided(self.statement, box, b, one_sided)
         return q, b
 
     def witnesses_of(self, raw, box: dict, extremes: bool) -> dict:
@@ -437,15 +441,19 @@ class _PartCheck:
             return
         if decision != "proved":
             raise CertificateError("a leaf's decision must be 'proved' or 'undecided'")
-        witnessed = ("witnesses",) if self.statement.quantity.witnessed else ()
-        _fields(node, "a proved leaf", ("box", "decision", "quantity", "bound", *witnessed))
+        one_sided = node.get("one_sided")  # a w_star leaf's one-sided proof replaces its witnesses and quantity
+        witnessed = ("witnesses",) if self.statement.quantity.witnessed and one_sided is None else ()
+        extra = ("one_sided",) if one_sided is not None else witnessed
+        _fields(node, "a proved leaf", ("box", "decision", "quantity", "bound", *extra))
         stored_q = _stored(node["quantity"], "a leaf's quantity")
         stored_b = _stored(node["bound"], "a leaf's bound")
         witnesses = self.witnesses_of(node["witnesses"], box, extremes=True) if witnessed else None
-        q, b = self.sides(box, witnesses)
-        if not self.statement.holds(q, b):
+        if one_sided is not None and stored_q is not None:
+            raise CertificateError("a proved leaf with a one-sided proof has a null quantity")
+        q, b = self.sides(box, witnesses, one_sided)
+        if q is not None and not self.statement.holds(q, b):
             raise _Failure(_box_text(box), f"{self.statement.relation} is not certain on fresh enclosures")
-        if not (_meets(stored_q, *q) and _meets(stored_b, b)):
+        if not ((q is None or _meets(stored_q, *q)) and _meets(stored_b, b)):
             raise _Failure(_box_text(box), "the stored enclosures do not meet the fresh ones")
         self.tally.proved += 1
 
@@ -470,11 +478,24 @@ class _PartCheck:
         stored_b = _stored(raw["bound"], "the counterexample's bound")
         witnesses = self.witnesses_of(raw["witnesses"], box, extremes=False) if witnessed else None
         q, b = self.sides(box, witnesses)
+        assert q is not None  # a counterexample has no one-sided proof
         if not self.statement.violated(q, b):
             raise _Failure(_box_text(box), "the counterexample does not violate the statement on fresh enclosures")
         if not (_meets(stored_q, *q) and _meets(stored_b, b)):
             raise _Failure(_box_text(box), "the counterexample's stored enclosures do not meet the fresh ones")
         return "refuted"
+
+
+def _one_sided(statement: Statement, box: dict, bound: arb, raw) -> None:
+    """A ``w_star`` leaf's one-sided proof checked by the table (item 4): malformed, or failing at ``box``."""
+    from lipschitz_icl.certified import wstar_proof  # the certified loss: loaded for a loss certificate only
+
+    try:
+        one_sided_holds(statement.quantity, box, statement.relation, bound, raw)
+    except wstar_proof.ProofError as exc:
+        raise CertificateError(f"a one-sided proof: {exc}") from None
+    except NoEnclosure as exc:
+        raise _Failure(_box_text(box), exc.reason) from None
 
 
 def _witnesses(raw, quantity: Quantity) -> dict:

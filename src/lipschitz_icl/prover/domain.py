@@ -10,8 +10,11 @@ parameters' ranges are those of :data:`lipschitz_icl.prover.trusted.PARAMETERS`.
 A :class:`Box` is a product of closed ranges, one per parameter, split in two along one parameter at a
 time: a real range ``[lo, hi]`` at a point ``m`` inside it (``[lo, m]`` and ``[m, hi]``; ``m`` a short
 dyadic near the middle, so that deeper boxes have exact ball endpoints), an integer range ``{a..b}`` into
-``{a..m}`` and ``{m+1..b}``.  Its *share* of the domain is its measure over the domain's (length for a real
-parameter, number of integers for an integer one; a real parameter fixed to a point counts 1).
+``{a..m}`` and ``{m+1..b}`` (``m`` the middle, or the geometric middle ``isqrt(a b)`` when ``b >= 4 a >= 4``:
+a range of ``n`` over decades is halved in ratio, so a proof over the whole real interval of a box -- the loss
+is analytic in ``n`` -- meets boxes of even relative width).  Its *share* of the domain is its measure over
+the domain's (length for a real parameter, number of integers for an integer one; a real parameter fixed to
+a point counts 1).
 """
 
 from __future__ import annotations
@@ -149,7 +152,10 @@ class Box:
     def split(self, name: str) -> tuple[float | int, Box, Box]:
         """``(at, lower, upper)``: the two halves along ``name`` (see the module docstring)."""
         lo, hi = self[name]
-        at = (lo + hi) // 2 if name in INTEGER_PARAMS else split_point(lo, hi)
+        if name in INTEGER_PARAMS:
+            at = max(lo, min(math.isqrt(lo * hi), hi - 1)) if hi >= 4 * lo >= 4 else (lo + hi) // 2
+        else:
+            at = split_point(lo, hi)
         upper_lo = at + 1 if name in INTEGER_PARAMS else at
         return at, self.replace(name, lo, at), self.replace(name, upper_lo, hi)
 

@@ -220,6 +220,10 @@ def _counterexample(st: Statement, point: dict, q, b, witnesses: list) -> dict:
 def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
     """``(outcome, counterexample, split_param)`` for one box; fills ``node.leaf`` when decided."""
     box = node.box
+    leaf = _one_sided_leaf(st, box)
+    if leaf is not None:
+        node.leaf = leaf
+        return "proved", None, None
     q, b, split, reason, witnesses = _enclosure_pair(st, box)
     if q is not None and b is not None and st.holds(q, b):
         node.leaf = {"decision": "proved", "quantity": _enclosure(*q), "bound": _enclosure(b)}
@@ -243,6 +247,21 @@ def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
         "bound": None if b is None else _enclosure(b),
     }
     return "undecided", None, split
+
+
+def _one_sided_leaf(st: Statement, box: Box) -> dict | None:
+    """A proved leaf of a ``w_star`` statement by a one-sided proof on the whole box (:func:`lipschitz_icl.prover.
+    witness.one_sided`; no ``w*`` located), or None (the box goes on as any other)."""
+    if st.quantity.name != "w_star":
+        return None
+    try:
+        b = st.bound_on(box.balls())
+    except ExpressionError:
+        return None
+    proof = witness.one_sided(st.quantity, box.to_dict(), st.relation, b)
+    if proof is None:
+        return None
+    return {"decision": "proved", "quantity": None, "bound": _enclosure(b), "one_sided": proof}
 
 
 def _probes(st: Statement, box: Box) -> list:

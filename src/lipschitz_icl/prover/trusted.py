@@ -17,6 +17,11 @@ and nothing else decides what a quantity is.  An entry of :data:`QUANTITIES` is 
   else :class:`NoEnclosure` names it;
 * ``domain_rule``: what the formula needs of a whole domain beyond the ranges (``k <= d``).
 
+A statement ``w_star <= B`` (or ``>=``) on a whole box -- ``n``, ``sigma`` and ``L`` intervals, one ``d`` --
+needs no enclosure of ``w*``: :func:`one_sided_holds` checks a one-sided ``w*`` proof of the box, a walk from a
+window ``B'`` at or inside the bound outwards (:func:`lipschitz_icl.certified.wstar_proof.verify_bound`, on the
+certified loss over the box).
+
 Adding a quantity is one entry here: its parameters, its certified value function and its extremes
 (with the proof of the monotonicity in this docstring).  A quantity enclosed directly on a box (say
 the loss with ``n`` an interval) gives ``extremes = whole_box`` and a ``value`` that encloses a box.
@@ -85,6 +90,7 @@ __all__ = [
     "NoEnclosure",
     "LOSS_TASKS",
     "lookup",
+    "one_sided_holds",
     "point_key",
     "whole_box",
 ]
@@ -455,3 +461,48 @@ def lookup(name: str, task: str | None = None) -> Quantity:
     if task is not None:
         raise ParameterError("task", f"not given for {name} (a tail of the sphere, not a loss of a class)", task)
     return quantity
+
+
+def one_sided_holds(quantity: Quantity, box: Ranges, relation: str, bound: arb, raw) -> None:
+    """Check that the one-sided ``w*`` proof ``raw`` (its JSON form,
+    :meth:`~lipschitz_icl.certified.wstar_proof.BoundProof.to_dict`) shows ``w_star <relation> bound`` at every
+    point of ``box``: its side is the relation's (``upper`` for ``<=``), its window at or inside the bound's ball
+    (``B' <= low(bound)`` for ``<=``, ``>= high(bound)`` for ``>=``), and its walk checks on the certified loss
+    over the box (``d`` one value; ``n``, ``sigma``, ``L`` intervals).  :class:`NoEnclosure` names what fails;
+    :class:`~lipschitz_icl.certified.wstar_proof.ProofError` from a malformed proof."""
+    from lipschitz_icl.certified import wstar_proof
+
+    if quantity.name != "w_star" or quantity.task is None:
+        raise NoEnclosure(None, f"{quantity.name} has no one-sided proofs (w_star of a class has)")
+    proof = wstar_proof.read_bound_proof(raw)
+    side = "upper" if relation == "<=" else "lower"
+    if proof.side != side:
+        raise NoEnclosure(None, f"a one-sided proof of side {proof.side} for the relation {relation}")
+    window = arithmetic.exact(proof.bound)
+    if not (window <= bound if relation == "<=" else window >= bound):
+        raise NoEnclosure(None, f"the proof's window {proof.bound!r} is not certainly {relation} the bound {bound}")
+    d_lo, d_hi = box["d"]
+    if d_lo != d_hi:
+        raise NoEnclosure("d", "a one-sided w* proof is for one d")
+    n, sigma, L = (lo if lo == hi else (lo, hi) for lo, hi in (box["n"], box["sigma"], box["L"]))
+    failure = _verified_bound(quantity.task, d_lo, n, sigma, L, json.dumps(proof.to_dict(), sort_keys=True))
+    if failure is not None:
+        raise NoEnclosure(None, f"the one-sided w* proof on the box does not check: {failure}")
+
+
+@functools.lru_cache(maxsize=256)
+def _verified_bound(task: str, d: int, n, sigma, L, text: str) -> str | None:
+    """None when the one-sided proof ``text`` checks on the box, else the reason (cached by the proof's text)."""
+    from lipschitz_icl.certified import wstar_proof
+
+    proof = wstar_proof.read_bound_proof(json.loads(text))
+    try:
+        objective = wstar_proof.Objective(
+            _kernel(task, d), n, sigma, L, seconds=math.inf, evaluations=PROOF_EVALUATIONS + 4 * len(proof.walk)
+        )
+        wstar_proof.verify_bound(objective, proof)
+    except wstar_proof.ProofError as exc:
+        return str(exc)
+    except ParameterError as exc:  # the certified grid's budget refused an evaluation
+        return f"an evaluation is beyond the certified budget: {exc}"
+    return None

@@ -10,6 +10,12 @@ checking its own proof a second time; the certificate's recheck checks it.
 
 A certificate entry of a witness: ``{"point": {d, n, L, sigma}, "proof": <the w* proof's JSON form>}``
 (:meth:`lipschitz_icl.certified.wstar_proof.WStarProof.to_dict`).
+
+A statement ``w_star <= B`` (or ``>=``) on a box whose ``n`` is an interval (where no ``w*`` at a point
+encloses the box: ``w*`` has no monotonicity in ``n`` the table could use) is first tried by a one-sided proof
+(:func:`one_sided`: :func:`lipschitz_icl.certified.wstar.wstar_bound` from the bound's end outwards, with
+``n``, ``sigma`` and ``L`` intervals), which locates no ``w*``: the leaf carries the proof (``"one_sided"``),
+checked by :func:`lipschitz_icl.prover.trusted.one_sided_holds`.  A box at one ``n`` keeps its witnesses.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.prover.trusted import NoEnclosure, Point, Quantity, Ranges
 from lipschitz_icl.validation import ParameterError
 
-__all__ = ["enclose", "point_value"]
+__all__ = ["enclose", "point_value", "one_sided", "ONE_SIDED_SECONDS"]
+
+ONE_SIDED_SECONDS = 60.0  # CPU budget of one box's one-sided proof (then the box goes on as before)
 
 
 @functools.lru_cache(maxsize=256)
@@ -60,3 +68,29 @@ def enclose(quantity: Quantity, box: Ranges) -> tuple[tuple[arb, arb], list[dict
         return (low, low), [first]
     high, second = point_value(quantity, largest)
     return (low, high), [first, second]
+
+
+def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> dict | None:
+    """The JSON form of a one-sided ``w*`` proof that ``w_star <relation> bound`` at every point of ``box`` (one
+    ``d``; ``n`` an interval from 5 up; ``sigma``, ``L`` points or intervals), from the window at the bound's
+    certain end (``low(bound)`` for ``<=``, ``high(bound)`` for ``>=``); None for a box at one ``n`` (module
+    docstring), when there is no such window inside the search range, or when the walk does not close within
+    :data:`ONE_SIDED_SECONDS`."""
+    from lipschitz_icl.certified.loss import kernel_of
+    from lipschitz_icl.certified.wstar import wstar_bound
+    from lipschitz_icl.certified.wstar_proof import W_SEARCH
+
+    if quantity.name != "w_star" or quantity.task is None:
+        return None
+    window = arithmetic.low(bound) if relation == "<=" else arithmetic.high(bound)
+    d_lo, d_hi = box["d"]
+    n_lo, n_hi = box["n"]
+    if not (W_SEARCH[0] < window < W_SEARCH[1]) or d_lo != d_hi or n_lo == n_hi or n_lo < 5:
+        return None
+    n, sigma, L = (lo if lo == hi else (lo, hi) for lo, hi in (box["n"], box["sigma"], box["L"]))
+    side = "upper" if relation == "<=" else "lower"
+    try:
+        result = wstar_bound(kernel_of(quantity.task, d_lo, 1.0), n, sigma, L, window, side, seconds=ONE_SIDED_SECONDS)
+    except ParameterError:  # beyond the certified grid's budget
+        return None
+    return result.proof.to_dict() if result.outcome == "proved" and result.proof is not None else None
