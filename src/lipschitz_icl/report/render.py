@@ -49,7 +49,10 @@ __all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES
 MAX_FIGURES = 24
 MAX_SERIES = 8
 MAX_TABLE_ROWS = 400
-MEASURED_DIGITS = 7  # significant digits of a measured constant at most (the CSV has them all)
+REL_DIGITS = 6  # the same for a relative deviation
+MEASURED_DIGITS = (
+    9  # significant digits of a measured constant in the value(uncertainty) form; beyond, value +- half-width
+)
 
 
 @dataclass
@@ -446,7 +449,7 @@ def _constant_row(row, shared: list[str]) -> dict:
     closed form, and its measured value with its interval (a dagger where the record carries none)."""
     rename = rename_for(row.key)
     rel = (
-        num(row.rel_dev, row.rel_dev_low, row.rel_dev_high, digits=3, compact=True, max_digits=4)
+        num(row.rel_dev, row.rel_dev_low, row.rel_dev_high, digits=3, compact=True, max_digits=REL_DIGITS)
         if row.rel_dev is not None
         else Latex("--")
     )
@@ -463,7 +466,7 @@ def _constant_row(row, shared: list[str]) -> dict:
         else Latex("")
     )
     closed = closed_form_latex(row.key, row.symbol, row.setting, row.theory)
-    measured = num(row.measured, row.ci_low, row.ci_high, compact=True, max_digits=MEASURED_DIGITS)
+    measured = num(row.measured, row.ci_low, row.ci_high, digits=7, compact=True, max_digits=MEASURED_DIGITS)
     if row.measured is not None and (row.ci_low is None or row.ci_high is None):
         measured = Latex(measured + r"$^{\dagger}$")
     return {
@@ -483,10 +486,15 @@ def _constant_cases(rows: list) -> list[dict]:
     for (number, key), members in itertools.groupby(rows, key=lambda r: (r.case, r.key)):
         group = list(members)
         shared = [item for item in _setting_items(group[0]) if all(item in _setting_items(r) for r in group)]
+        kind = group[0].intervals
         cases.append(
             {
                 "number": number,
-                "head": Latex(escape(key + (": " if shared else "")) + to_latex(", ".join(shared))),
+                "head": Latex(
+                    escape(key + (": " if shared else ""))
+                    + to_latex(", ".join(shared))
+                    + (r"; \emph{intervals:} " + escape(kind) if kind else "")
+                ),
                 "rows": [_constant_row(r, shared) for r in group],
             }
         )
@@ -816,6 +824,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "constants": _constant_cases(rows[:MAX_TABLE_ROWS]),
         "constants_cut": max(len(rows) - MAX_TABLE_ROWS, 0),
         "n_daggers": sum(1 for r in rows if r.measured is not None and (r.ci_low is None or r.ci_high is None)),
+        "measured_digits": MEASURED_DIGITS,
         "n_constants": len(rows),
         "n_constants_shown": min(len(rows), MAX_TABLE_ROWS),
         "fallback": any(r.source != "claims.json" for r in rows),
