@@ -193,7 +193,7 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
     the interval's half-width exceeds the value itself, the value and the interval are shown as such
     (with ``compact``, in the parenthesised form all the same: ``1.3(43)e-6``, for narrow columns).
     With ``max_digits``, a value whose uncertainty would need more significant digits than that is shown
-    to ``digits`` digits followed by the power of ten that bounds the half-width (``-2.000002 \pm 10^{-15}``
+    to ``digits`` digits followed by the power of ten that bounds the half-width (``-2.000002 \\pm 10^{-15}``
     for a half-width of ``8.7e-16``): the interval is always printed, never dropped.
     ``None`` gives an en dash; non-finite values their symbol.
     """
