@@ -154,6 +154,6 @@ def test_every_alternative_not_ruled_out_is_listed_whatever_its_scope_or_status(
         alternatives=[{"name": "without the 1/n^2 term", "verdict": "holds", "ruled_out": False}],
     )
     (item,) = [d for d in _items([lemma, expl]) if "Alternatives not ruled out" in d.where]
-    assert item.what.startswith("2 of 3 ")
+    assert item.what.startswith("2 of 3,")
     assert "the Gaussian rate" in item.what and "lemma" in item.what
     assert "without the" in item.what and "exploratory" in item.what

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lipschitz_icl.report.intervals import interval_kind, normal_level
+from lipschitz_icl.report.intervals import interval_kind, interval_short, normal_level
 
 
 def test_a_stated_level_is_printed_as_stated():
@@ -37,3 +37,9 @@ def test_a_family_wise_error_is_not_read_as_a_confidence_level():
 
 def test_a_rule_that_states_nothing_gives_nothing():
     assert interval_kind({"rule": "proof"}) == "" and interval_kind({}) == ""
+
+
+def test_the_short_form_names_the_level_or_the_numerical_bound():
+    assert interval_short({"rule": "sign (z = 3.76, Bonferroni at 0.001)"}) == "99.983% interval"
+    assert interval_short({"rule": "exact w* (interval: its stated accuracy)"}) == "numerical-error bound"
+    assert interval_short({"rule": "proof"}) == ""

@@ -425,3 +425,11 @@ def test_a_case_counted_at_points_on_page_one_says_so_in_the_case_list(tmp_path)
     assert "holds at 7 pts" in tex
     head = tex[: tex.index(PAGE_ONE_END)]
     assert "At points only:" in head
+
+
+def test_every_entry_of_the_bibliography_is_cited(tmp_path):
+    """A reference list holds only works the text cites: each library where its version is given."""
+    tex = render_tex(load_claims(FIXTURE), tmp_path).tex
+    cited = {key.strip() for group in re.findall(r"\\cite\{([^}]*)\}", tex) for key in group.split(",")}
+    listed = set(re.findall(r"\\bibitem\{([^}]*)\}", tex))
+    assert listed and listed <= cited, sorted(listed - cited)

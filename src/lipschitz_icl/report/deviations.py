@@ -113,13 +113,7 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
             Deviation(
                 where,
                 case_list(nums),
-                Latex(
-                    r"\emph{Exploratory} ("
-                    + escape(verdicts)
-                    + ", never counted as the paper holding): "
-                    + to_latex(why, rename=rename)
-                    + measured
-                ),
+                Latex(r"\emph{Exploratory} (" + escape(verdicts) + "): " + to_latex(why, rename=rename) + measured),
                 first=bool(bad),
             )
         )
@@ -165,8 +159,7 @@ def alternatives_item(views: list[SectionView], numbers: dict) -> Deviation | No
         "",
         Latex(
             escape(
-                f"{count} of {total} (every claim, every scope; per claim its cases, scope, the alternative, "
-                "in how many of its cases, verdicts): "
+                f"{count} of {total}, every claim and scope (claim (cases, scope): the alternative (cases, verdicts)): "
             )
             + "; ".join(pieces)
         ),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["interval_kind", "normal_level"]
+__all__ = ["interval_kind", "interval_short", "normal_level"]
 
 _LEVEL = re.compile(r"\b(?:level|Clopper-Pearson at) (0\.\d+)")
 _Z = re.compile(r"\bz = (\d+(?:\.\d+)?)")
@@ -60,3 +60,16 @@ def interval_kind(record: dict) -> str:
     if _ACCURACY.search(rule):
         found.append("a bound on the numerical error, not a confidence level")
     return "; ".join(dict.fromkeys(found))
+
+
+def interval_short(record: dict) -> str:
+    """The first meaning :func:`interval_kind` finds, in a few words for a number printed in running text
+    (``99.983% interval``, ``numerical-error bound``, ``family-wise error 0.001``); ``""`` for none."""
+    kind = interval_kind(record).split("; ")[0]
+    if not kind:
+        return ""
+    if kind.startswith("a bound on the numerical error"):
+        return "numerical-error bound"
+    if kind.startswith("Bonferroni"):
+        return kind.replace("Bonferroni intervals at ", "")
+    return kind.split(" confidence")[0] + " interval"

@@ -664,12 +664,11 @@ def _points_sentence(claims: list) -> Latex:
     checks = point_checks(claims)
     if not checks.cases:
         return Latex("No universal statement is evaluated at points only.")
-    names = ", ".join(checks.claims)
+    names = ", ".join(breakable(name) for name in checks.claims)  # long keys break: no stretched line
     return Latex(
-        escape(
-            f"At points only: {len(checks.cases)} cases of {len(checks.claims)} universal statements "
-            f"({names}) are evaluated at {checks.points} grid points in all, not on their whole domain."
-        )
+        escape(f"At points only: {len(checks.cases)} cases of {len(checks.claims)} universal statements (")
+        + names
+        + escape(f") are evaluated at {checks.points} grid points in all, not on their whole domain.")
     )
 
 
@@ -714,15 +713,28 @@ def _bibliography(prov_raw: dict | None) -> list[dict]:
     return out
 
 
+def _cited_only(bibliography: list[dict], tex: str) -> list[dict]:
+    """The entries a ``\\cite`` of ``tex`` (the text before its bibliography) names: the reference list
+    holds no work the report does not cite."""
+    body = tex.split(r"\begin{thebibliography}", 1)[0]
+    cited = {key.strip() for group in re.findall(r"\\cite\{([^}]*)\}", body) for key in group.split(",")}
+    return [entry for entry in bibliography if entry["key"] in cited]
+
+
 def _libraries(prov_raw: dict | None) -> Latex:
+    """The libraries used, each with its version and its reference cited (so every library of the
+    bibliography is cited where it is used)."""
     versions = refs.library_versions(prov_raw)
+    keys = {ref.package: ref.key for ref in refs.references() if ref.package}
     flint_lib = refs.flint_library_version()
     parts = [
-        f"{name} {version}" + (" (at report time)" if derived else "") for name, (version, derived) in versions.items()
+        escape(f"{name} {version}" + (" (at report time)" if derived else ""))
+        + (r"~\cite{" + keys[name] + "}" if name in keys else "")
+        for name, (version, derived) in versions.items()
     ]
     if flint_lib:
-        parts.append(f"FLINT/Arb {flint_lib} (at report time)")
-    return escape("; ".join(parts))
+        parts.append(escape(f"FLINT/Arb {flint_lib} (at report time)") + r"~\cite{johansson2017}")
+    return Latex("; ".join(parts))
 
 
 def _certificates(claims_path, out_dir: Path) -> list:
@@ -849,6 +861,8 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
     template = env.get_template("report.tex.j2")
     tex = template.render(**context)
     context["notation"] = _notation_rows(notation_table.glossary(tex))
+    tex = template.render(**context)
+    context["bibliography"] = _cited_only(context["bibliography"], tex)  # the notation table cites too
     tex = template.render(**context)
     extra = [out_dir / "certificates" / c.name for c in certificates if (out_dir / "certificates" / c.name).is_file()]
     return Rendered(tex, figure_paths, notes, power, rows, extra)
