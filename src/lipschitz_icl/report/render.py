@@ -243,7 +243,7 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
         caption = Latex(
             escape(_caption_head(claim) + ": ")
             + to_latex(_statement(claim), rename=rename_for(claim.key))
-            + escape(f" One series per case{more}.")
+            + escape(" " + _series_words(panels, min(n_cases, MAX_SERIES)) + more + ".")
             + _mathtext_to_latex(theory)
             + _figure_words(claim.key)
         )
@@ -255,6 +255,18 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
             "what": escape(f"the data of {claim.key}"),
         }
     return None
+
+
+def _series_words(panels: list[Panel], n_cases: int) -> str:
+    """What a claim figure's series are, counted from what it draws: one per case (labelled with its
+    setting), or the series of a single case (as labelled), or several per case."""
+    drawn = [sum(s.get("y") is not None for s in p.series) for p in panels]
+    if n_cases == 1:
+        return "The series of its one case, as labelled"
+    if all(n == n_cases for n in drawn):
+        return "One series per case"
+    where = "each panel" if len(panels) > 1 else "the panel"
+    return f"{' and '.join(map(str, drawn))} series in {where} from {n_cases} cases"
 
 
 def _mathtext_to_latex(text: str) -> Latex:

@@ -392,9 +392,8 @@ FIGURES: dict[str, tuple] = {
 # words a claim's figure needs beside its axis labels (LaTeX, appended to the caption)
 FIGURE_CAPTIONS: dict[str, str] = {
     "thm34.window-law": (
-        r"The dashed curves are the derived next-order term ($w_0 = C_d\Lambda^{\alpha}$ the leading-order "
-        r"window), an asymptotic (large-$w_0$) correction, not a prediction at small $\Lambda$; the note under "
-        r"the table says from which $\Lambda$ on they match the measured gap, and where they never do."
+        r"$w_0 = C_d\Lambda^{\alpha}$; an asymptotic (large-$w_0$) term, not a prediction at small $\Lambda$: "
+        r"the note under the table says where it matches the data."
     ),
     "thm34.isotropy": (
         r"Moves 1-3: $w^*I + \epsilon\|w^*I\|_F D_j$ along three unit-Frobenius directions orthogonal to $I$ "
