@@ -49,10 +49,11 @@ __all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES
 MAX_FIGURES = 24
 MAX_SERIES = 8
 MAX_TABLE_ROWS = 400
-REL_DIGITS = 6  # the same for a relative deviation
-MEASURED_DIGITS = (
-    9  # significant digits of a measured constant in the value(uncertainty) form; beyond, value +- half-width
-)
+# significant digits of a measured constant (and of a relative deviation) in the value(uncertainty) form;
+# beyond, the value and the power of ten that bounds the half-width
+MEASURED_DIGITS = 9
+REL_DIGITS = 6
+FIGURE_HEIGHT = 1.6  # inches, a claim figure at the text width (the default profile's report is held to 20 pages)
 
 
 @dataclass
@@ -227,7 +228,7 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
             continue
         path = fig_dir / f"{_slug(claim.key)}.pdf"
         try:
-            data_figure(panels, path, width=FULL_WIDTH, height=1.75)
+            data_figure(panels, path, width=FULL_WIDTH, height=FIGURE_HEIGHT)
         except FigureDataError as exc:
             notes.append(f"figure of {claim.key}: {exc}")
             continue
@@ -711,18 +712,11 @@ def _runs_sentence(rows: list) -> Latex:
     )
 
 
-def _bibliography(prov_raw: dict | None) -> list[dict]:
-    versions = refs.library_versions(prov_raw)
-    out = []
-    for ref in refs.references():
-        text = escape(ref.text)  # names and titles: text, never math (an initial "S." is not a symbol)
-        if ref.package and ref.package in versions:
-            version, derived = versions[ref.package]
-            text = Latex(
-                text + escape(f" Version used: {ref.package} {version}" + (" (at report time)." if derived else "."))
-            )
-        out.append({"key": Latex(ref.key), "text": text})
-    return out
+def _bibliography() -> list[dict]:
+    """Every entry of ``references.toml`` as printed (a library's version is given where it is cited, in
+    the provenance line of Appendix D: :func:`_libraries`)."""
+    # names and titles: text, never math (an initial "S." is not a symbol)
+    return [{"key": Latex(ref.key), "text": escape(ref.text)} for ref in refs.references()]
 
 
 def _cited_only(bibliography: list[dict], tex: str) -> list[dict]:
@@ -868,7 +862,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         if len(runs) > 1
         else [],
         "notes": [escape(n) for n in notes],
-        "bibliography": _bibliography(prov_raw),
+        "bibliography": _bibliography(),
     }
     template = env.get_template("report.tex.j2")
     tex = template.render(**context)
