@@ -456,6 +456,13 @@ def _named_by_symbol(constant: str, symbol: str) -> bool:
     return bool(head) and head in (symbol, symbol.lstrip("\\"))
 
 
+def renamed_symbol(symbol: str, rename: dict) -> str:
+    """A record's symbol under its group's renames (the regularity group's ``\\beta`` is its bias power,
+    printed ``p``: ``\\beta`` is the noise power elsewhere); a symbol the group does not rename as it is."""
+    bare = symbol.lstrip("\\")
+    return rename.get(bare, symbol) if bare else symbol
+
+
 def _constant_row(row, shared: list[str]) -> dict:
     """A constants row for the template: the constant named for what it measures (with where it was
     measured when the record says so, and the settings its case's other constants do not share), its
@@ -473,8 +480,9 @@ def _constant_row(row, shared: list[str]) -> dict:
     own = [item for item in _setting_items(row) if item not in shared]
     if own:
         constant = Latex(constant + escape("; ") + to_latex(", ".join(own)))
+    shown = renamed_symbol(row.symbol, rename)
     symbol = (
-        Latex(f" (${_math_symbol(row.symbol)}$)")
+        Latex(f" (${_math_symbol(shown)}$)")
         if row.symbol and not _named_by_symbol(row.constant, row.symbol)
         else Latex("")
     )
@@ -847,7 +855,8 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "n_constants_shown": min(len(rows), MAX_TABLE_ROWS),
         "fallback": any(r.source != "claims.json" for r in rows),
         "two_sided": [_two_sided_row(t) for t in two_sided_constants(window, numbers)],
-        "notation": _notation_rows([]),
+        "notation": _notation_rows(),
+        "terms": [],
         "cases": [_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]],
         # a run column only when the file merges several runs (one run is named once, in the provenance)
         "has_runs": len({r["run"] for r in claims if isinstance(r.get("run"), str)}) > 1,
@@ -866,7 +875,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
     }
     template = env.get_template("report.tex.j2")
     tex = template.render(**context)
-    context["notation"] = _notation_rows(notation_table.glossary(tex))
+    context["terms"] = _terms(notation_table.glossary(tex))
     tex = template.render(**context)
     context["bibliography"] = _cited_only(context["bibliography"], tex)  # the notation table cites too
     tex = template.render(**context)
@@ -885,14 +894,19 @@ def _as_above(rows: list[dict]) -> list[dict]:
     return rows
 
 
-def _notation_rows(glossary: list) -> list:
-    """The notation table (symbols in math, then the glossary's terms) two entries per line, read down
-    each half."""
+def _notation_rows() -> list:
+    """The notation table (the symbols, in math) two entries per line, read down each half."""
     entries = [{"symbol": Latex(f"${sym}$"), "meaning": Latex(meaning)} for sym, meaning in notation_table.NOTATION]
-    entries += [{"symbol": Latex(term), "meaning": Latex(meaning)} for term, meaning in glossary]
     half = -(-len(entries) // 2)
     left, right = entries[:half], entries[half:]
     return [(a, right[i] if i < len(right) else None) for i, a in enumerate(left)]
+
+
+def _terms(glossary: list) -> list[dict]:
+    """The glossary's terms the report uses (:func:`lipschitz_icl.report.notation.glossary`), set after the
+    symbols as one run of text (a term's definition is longer than its name: a table column wastes the
+    width)."""
+    return [{"term": Latex(term), "meaning": Latex(meaning)} for term, meaning in glossary]
 
 
 def _omission_rows(left_out: list) -> list[dict]:

@@ -333,7 +333,8 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
 RENAMES: dict[str, dict[str, str]] = {
     "regularity": {"beta": "p", "w*/law": "w*/(C rho^alpha)"},
     # there "rho" alone is the representation error rho(M, B), not Lambda
-    "thm44": {"rho": r"\rho"},
+    # and the curvature along Q is its second derivative (kappa is the window law's next-order coefficient)
+    "thm44": {"rho": r"\rho", "kappa_Q": r"\partial_s^2\mathcal{L}_Q"},
     "figures": {"rho": r"\rho"},
     # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class); "law" is
     # the window law C_d Lambda^alpha (a phrase: replaced as text, then typeset)
