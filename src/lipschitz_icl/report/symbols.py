@@ -392,6 +392,10 @@ FIGURES: dict[str, tuple] = {
 
 # words a claim's figure needs beside its axis labels (LaTeX, appended to the caption)
 FIGURE_CAPTIONS: dict[str, str] = {
+    "concentration.projection-tails": (
+        r"Drawn: the upper tail $P(\|Px\|^2 \ge s)$ of each case and its stated bound; the lower tail and the "
+        r"sharp form are proved (Section~\ref{sec:proofs}) but not drawn."
+    ),
     "thm34.window-law": (
         r"$w_0 = C_d\Lambda^{\alpha}$; an asymptotic (large-$w_0$) term, not a prediction at small $\Lambda$: "
         r"the note under the table says where it matches the data."

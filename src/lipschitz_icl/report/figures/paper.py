@@ -318,7 +318,7 @@ def fig6(data: dict) -> Figure:
     left.plot(angle, w_iso, color="tab:blue", label=r"$M = w^* I$")
     left.plot(angle, w_gen, color="tab:red", label="general $M$")
     left.axvline(0.0, color="black", lw=0.6, ls=":", label="query")
-    left.axvline(c_gen, color="tab:red", lw=0.8, ls="--", label=r"direction of $Mq$")
+    left.axvline(c_theory, color="tab:red", lw=0.8, ls="--", label=r"direction of $Mq$")  # not the measured centre
     left.plot([c_iso], [np.interp(c_iso, angle, w_iso)], "o", color="tab:blue", ms=4)
     left.plot([c_gen], [np.interp(c_gen, angle, w_gen)], "o", color="tab:red", ms=4)
     left.set_xlabel("angle of the context point from the query (radians)")
@@ -506,10 +506,14 @@ CAPTION_NOTES = {
     "fig1": r"Angles in radians; the shaded window is $\pm 1/\sqrt{w^*}$.",
     "fig3": r"Error bars: 99\% $t$-intervals over the runs (dots: the runs).",
     "fig5": (
-        r"Bands and error bars: $\pm 2$ standard errors (paired for the ratios; caps mark the ends, smaller than the "
-        r"marker where not seen)."
+        r"Bands and error bars: $\pm 2$ standard errors, about 95\% (paired for the ratios; caps mark the ends, "
+        r"smaller than the marker where not seen)."
     ),
-    "fig6": r"Angles in radians.",
+    "fig6": (
+        r"Left: $n\times$ the attention weight of a context point against its angle from the query (dots: the "
+        r"measured centres; dotted: the query; dashed: the direction of $Mq$); right: the same weights drawn "
+        r"outward from the unit circle (grey), with $q$ and $Mq$. Angles in radians."
+    ),
     "fig9": r"Lines: mean over the runs; bands: their range.",
     "eq4": (
         r"Top: the trained matrix over its window scale $w$; bottom: its part off the Eq.~(4) form, on its own "
