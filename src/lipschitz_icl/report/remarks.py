@@ -65,7 +65,10 @@ def window_law_at_practical_sizes(records: list) -> str | None:
     PRACTICAL_LAMBDA`` (its range over the cases), the derived next-order curve ``1 + k w0^-q`` there, from
     which ``Lambda`` on that term matches the measured gap to :data:`AGREES`, and the cases where it never
     does (the ratio gap/term at the largest ``Lambda``)."""
-    worst, curve, agree, apart = [], [], [], []
+    worst: list[tuple[float, float, float, str]] = []
+    curve: list[float] = []
+    agree: list[str] = []
+    apart: list[str] = []
     for r in records:
         series = _series(r)
         small = [(x, y, t) for x, y, t in series if x <= PRACTICAL_LAMBDA]

@@ -877,7 +877,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
     tex = template.render(**context)
     context["terms"] = _terms(notation_table.glossary(tex))
     tex = template.render(**context)
-    context["bibliography"] = _cited_only(context["bibliography"], tex)  # the notation table cites too
+    context["bibliography"] = _cited_only(_bibliography(), tex)  # the terms cite too
     tex = template.render(**context)
     extra = [out_dir / "certificates" / c.name for c in certificates if (out_dir / "certificates" / c.name).is_file()]
     return Rendered(tex, figure_paths, notes, power, rows, extra)
