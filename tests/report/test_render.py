@@ -433,3 +433,10 @@ def test_every_entry_of_the_bibliography_is_cited(tmp_path):
     cited = {key.strip() for group in re.findall(r"\\cite\{([^}]*)\}", tex) for key in group.split(",")}
     listed = set(re.findall(r"\\bibitem\{([^}]*)\}", tex))
     assert listed and listed <= cited, sorted(listed - cited)
+
+
+def test_figures_are_set_in_place_never_as_floats(tmp_path):
+    """A float deferred to the next page lands between the rows of the claims table that follows it (a
+    table split by a figure): every figure is set where it is referenced, with its caption."""
+    tex = render_tex(load_claims(FIXTURE), tmp_path).tex
+    assert r"\begin{figure}" not in tex and r"\captionof{figure}" in tex
