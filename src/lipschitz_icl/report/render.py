@@ -30,6 +30,7 @@ from lipschitz_icl.report.deviations import deviations
 from lipschitz_icl.report.figures import FigureDataError, Panel, axis_labels, data_figure, parse_series
 from lipschitz_icl.report.figures import paper as paperfigs
 from lipschitz_icl.report.figures.data import theory_on_diagonal
+from lipschitz_icl.report.intervals import interval_short
 from lipschitz_icl.report.latex import Latex, as_float, breakable, escape, num
 from lipschitz_icl.report.mathtext import code, to_latex, to_mathtext
 from lipschitz_icl.report.paper_map import map_rows, paper_map
@@ -309,7 +310,7 @@ def mismatch_data(records: list) -> dict | None:
     probes = {p: e for p, e in probes.items() if "smaller" in e and "larger" in e}
     if not probes:
         return None
-    return {"case": record["claim_id"], "probes": probes}
+    return {"case": record["claim_id"], "probes": probes, "level": interval_short(record)}
 
 
 def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int, records: list) -> list[dict]:

@@ -535,7 +535,9 @@ def caption_note(data: dict) -> str:
             " Right: the rebuttal's mismatched-$L$ panel, from case "
             + r"\code{"
             + escape(str(mismatch.get("case", "")))
-            + "} (filled: a class the claim decides on; open: reported only; error bars its intervals)."
+            + "} (filled: a class the claim decides on; open: reported only; error bars its intervals"
+            + (", " + escape(str(mismatch["level"])) if mismatch.get("level") else "")
+            + ")."
         )
     return note
 
