@@ -486,12 +486,17 @@ def _setting_value(value) -> str:
     """A setting as it reads: lists joined by commas (pairs in parentheses), objects as ``key value``,
     Python object notation inside a string (``{'lr': 12.5}``) the same way."""
     if isinstance(value, dict):
-        return ", ".join(f"{k} {_setting_value(v)}" for k, v in value.items())
+        return ", ".join(f"{_words(k)} {_setting_value(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
         return ", ".join(f"({_setting_value(v)})" if isinstance(v, (list, tuple)) else _setting_value(v) for v in value)
     if isinstance(value, str):
         return re.sub(r"\{[^{}]*\}", _literal_dict, value)
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _words(key) -> str:
+    """A setting's name as words (``final_lr_fraction`` -> ``final lr fraction``): never a code name."""
+    return str(key).replace("_", " ")
 
 
 def _literal_dict(match: re.Match) -> str:
@@ -547,4 +552,4 @@ def caption(data: dict) -> str:
     settings = data.get("settings", {})
     if not isinstance(settings, dict):
         return ""
-    return "; ".join(f"{k}: {_setting_value(v)}" for k, v in settings.items())
+    return "; ".join(f"{_words(k)}: {_setting_value(v)}" for k, v in settings.items())
