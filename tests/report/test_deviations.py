@@ -73,9 +73,11 @@ def test_exploratory_findings_alternatives_and_reported_numbers_are_each_said():
     )
     text = " ".join(d.what for d in _items([expl, finding, against]))
     assert "Exploratory" in text and "had not reached" in text  # the reason in full
-    assert "Finding" in text and "Alternative not ruled out" in text and "1 of 1 cases" in text
+    assert "Finding" in text and "Alternatives not ruled out" in " ".join(d.where for d in _items([finding]))
+    assert "expansion (1 of 1; holds)" in text
     assert "Against its direction" in text and "triangle-4" in text
-    assert "Not checked" in text and "Checked in part" in text  # the paper map's gaps follow the claims
+    where = " ".join(d.where for d in _items([expl, finding, against]))
+    assert "Not checked" in text and "Checked in part" in where  # the paper map's gaps follow the claims
 
 
 def test_an_equivalence_claim_has_no_direction_to_be_against():
@@ -129,3 +131,29 @@ def test_findings_come_right_after_the_cases_that_do_not_hold():
     items = _items([expl, finding])
     assert "Finding" in items[0].what and items[0].rank == 1
     assert all(item.rank == 2 for item in items[1:])
+
+
+def test_every_alternative_not_ruled_out_is_listed_whatever_its_scope_or_status():
+    """Page 1 counts every alternative not ruled out (a lemma's, a result beyond the paper's, an exploratory
+    claim's), not only those of the paper's statements, in one item whose count matches the records."""
+    lemma = _record(
+        "concentration/levy-exact/d3",
+        "concentration.levy-exact",
+        paper_ref="Sphere concentration: Levy",
+        scope="lemma",
+        alternatives=[
+            {"name": "the Gaussian rate d/2", "verdict": "holds", "ruled_out": False},
+            {"name": "rate 2", "verdict": "fails", "ruled_out": True},
+        ],
+    )
+    expl = _record(
+        "thm35/noise-part/affine/d3/seed0",
+        "thm35.noise-part",
+        paper_ref="Theorem 3.5",
+        status="exploratory",
+        alternatives=[{"name": "without the 1/n^2 term", "verdict": "holds", "ruled_out": False}],
+    )
+    (item,) = [d for d in _items([lemma, expl]) if "Alternatives not ruled out" in d.where]
+    assert item.what.startswith("2 of 3,")
+    assert "the Gaussian rate" in item.what and "lemma" in item.what
+    assert "without the" in item.what and "exploratory" in item.what

@@ -140,6 +140,9 @@ def test_caption_lists_every_setting_as_it_reads():
         paperfigs.caption({"settings": {"runs": [[20, 0.3], [50, 0.5]], "t": "x {'lr': 12.5}"}})
         == "runs: (20, 0.3), (50, 0.5); t: x (lr 12.5)"
     )
+    # a setting's name is words, never a code name
+    training = {"settings": {"n_grid": [10], "training": {"final_lr_fraction": 0.25}}}
+    assert paperfigs.caption(training) == "n grid: 10; training: final lr fraction 0.25"
 
 
 @pytest.fixture

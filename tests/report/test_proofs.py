@@ -206,3 +206,36 @@ def test_long_decimals_and_round_integers_are_typeset_as_a_reader_writes_them():
     assert r"\{2, \dots, 10^{12}\}" in domain_latex({"n": {"from": 2, "to": 10**12}})
     assert "1234567" in domain_latex({"n": {"from": 2, "to": 1234567}})  # not round: every digit
     assert r"2 \times 10^{6}" in domain_latex({"n": {"from": 2, "to": 2 * 10**6}})
+
+
+def test_a_case_of_several_pieces_shows_every_certificate_and_names_its_task_class(tmp_path):
+    """Every certificate file of a case is listed in its row (not only the first), the task class the
+    statement is proved for is named, and a quantity's code name prints as math, never as code."""
+    for bits, name in ((128, "linear--error-floor--affine--d3.json"), (64, "linear--error-floor--affine--d3.1.json")):
+        _certificate(tmp_path, name, precision_bits=bits)  # two files, two hashes
+    found = find_certificates([tmp_path])
+    record = _record(
+        claim_id="linear/error-floor/affine/d3",
+        key="linear.error-floor",
+        scope="paper",
+        params={"task": "affine", "d": 3},
+        rule="proved ...: linear_error >= C*L**2/3 on {'d': [3], 'L': [1], 'n': {'from': 2, 'to': 100}}",
+        proof={
+            "verdict": "proved",
+            "boxes": 1,
+            "certificate": "certificates/linear--error-floor--affine--d3.json",
+            "certificate_files": [
+                "certificates/linear--error-floor--affine--d3.json",
+                "certificates/linear--error-floor--affine--d3.1.json",
+            ],
+        },
+        alternatives=[],
+    )
+    (case,) = proof_cases([record], found)
+    (block,) = proof_blocks([case], {record["claim_id"]: 37}, lambda key, records: "")
+    (row,) = block["cases"]
+    shas = {c.sha256[:12] for c in found}
+    assert len(shas) == 2 and all(sha in row["certificate"] for sha in shas)  # both pieces' files
+    assert row["domain"].startswith("affine tasks; ")
+    assert r"E_{\mathrm{lin}}(n)" in block["inequalities"][0] and "linear_error" not in block["inequalities"][0]
+    assert QUANTITY_LATEX["linear_error"] == r"E_{\mathrm{lin}}(n)"

@@ -20,7 +20,8 @@ def test_keys_are_unique_and_every_cited_key_exists():
 
 
 def test_the_papers_version_is_stated():
-    assert "arXiv:2402.11639" in paper_version()
+    assert "arXiv:2402.11639v2" in paper_version()  # the arXiv revision, not the identifier alone
+    assert "not recorded" not in paper_version()
 
 
 def test_a_claims_source_cites_its_works():

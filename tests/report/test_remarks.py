@@ -16,6 +16,33 @@ def test_the_window_law_at_practical_sizes():
     assert remarks("thm34.window-law", [{"claim_id": "x", "extra": {}}]) == []
 
 
+def test_the_window_law_note_says_where_the_next_order_term_accounts_for_the_gap_and_where_not():
+    """The derived curve 1 + k w0^-q overshoots the data at small rho (an asymptotic term): the note says
+    so with its range there, from which rho on it matches the measured gap, and which case it never matches
+    (a constant ratio of gap to term along the grid)."""
+    relu = {
+        "claim_id": "thm34/window-law/relu/d2",
+        "key": "thm34.window-law",
+        "params": {"task": "relu", "d": 2},
+        "extra": {
+            "rho": [400.0, 4e4, 4e6, 4e8],
+            "ratio": [1.32, 1.15, 1.055, 1.0183],
+            "next_order": [0.6, 0.19, 0.06, 0.0188],
+        },
+    }
+    affine = {
+        "claim_id": "thm34/window-law/affine/d2",
+        "key": "thm34.window-law",
+        "params": {"task": "affine", "d": 2},
+        "extra": {"rho": [400.0, 4e4, 4e6], "ratio": [1.094, 1.0133, 1.0021], "next_order": [0.0527, 0.0084, 0.0013]},
+    }
+    (text,) = remarks("thm34.window-law", [relu, affine])
+    assert "accounting for the gap" not in text  # the curve reaches 1.6 where the data are at most 1.32
+    assert "between 1.05 and 1.6" in text and "does not account for the gap at these sizes" in text
+    assert "from rho = 4e+06" in text  # 0.055 vs 0.06 and 0.0183 vs 0.0188: within 10% from 4e6 on
+    assert "never does" in text and "1.62 at rho = 4e+06" in text  # affine: 0.0021/0.0013
+
+
 def test_the_two_sided_constants_are_the_min_and_max_over_the_grid():
     record = {
         "claim_id": "thm34/window-law/affine/d5",

@@ -310,7 +310,10 @@ def test_the_constants_table_is_by_case_with_the_shared_setting_once(tmp_path):
         tex.index(r"\section{The constants}") : tex.index(r"\end{longtable}", tex.index(r"\section{The constants}"))
     ]
     # a heading line per case (number, claim, the settings its constants share), then one line per constant
-    assert r"1 & \multicolumn{6}{@{}P{0.9\textwidth}@{}}{thm34.window-law: affine, $d = 3$} \\*" in table
+    assert (
+        r"1 & \multicolumn{6}{@{}P{0.9\textwidth}@{}}{thm34.window-law: affine, $d = 3$; \emph{intervals:} a bound"
+        in table
+    )
     assert table.count("thm34.window-law: affine") == 1
     assert r"$\frac{1}{3} = {}$\num{0.333333}" in table  # the closed form beside the theory value
     assert r"window-law constant ($C_d$)" in table  # the symbol after the name
@@ -422,3 +425,18 @@ def test_a_case_counted_at_points_on_page_one_says_so_in_the_case_list(tmp_path)
     assert "holds at 7 pts" in tex
     head = tex[: tex.index(PAGE_ONE_END)]
     assert "At points only:" in head
+
+
+def test_every_entry_of_the_bibliography_is_cited(tmp_path):
+    """A reference list holds only works the text cites: each library where its version is given."""
+    tex = render_tex(load_claims(FIXTURE), tmp_path).tex
+    cited = {key.strip() for group in re.findall(r"\\cite\{([^}]*)\}", tex) for key in group.split(",")}
+    listed = set(re.findall(r"\\bibitem\{([^}]*)\}", tex))
+    assert listed and listed <= cited, sorted(listed - cited)
+
+
+def test_figures_are_set_in_place_never_as_floats(tmp_path):
+    """A float deferred to the next page lands between the rows of the claims table that follows it (a
+    table split by a figure): every figure is set where it is referenced, with its caption."""
+    tex = render_tex(load_claims(FIXTURE), tmp_path).tex
+    assert r"\begin{figure}" not in tex and r"\captionof{figure}" in tex

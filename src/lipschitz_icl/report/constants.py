@@ -7,7 +7,9 @@ its name to one (the fallback).  A row holds: the constant in words, its symbol,
 parameters and those named in the quantity), the theory value (from ``lipschitz_icl.derivations`` or
 the stated bound), the measured value with its interval, the relative deviation ``measured/theory - 1``
 (with the interval's image; for a quantity that already is a relative deviation, that quantity), the
-margin and verdict of the quantity that decides it (or ``reported``), and the case's number and id.
+margin and verdict of the quantity that decides it (or ``reported``), the case's number and id, and what
+its interval is (:func:`lipschitz_icl.report.intervals.interval_kind`: a confidence level or a bound on
+the numerical error).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from lipschitz_icl.report.intervals import interval_kind
 from lipschitz_icl.report.latex import as_float
 from lipschitz_icl.report.scope import case_params
 from lipschitz_icl.report.symbols import constant_spec
@@ -42,6 +45,7 @@ CSV_FIELDS = (
     "verdict",
     "quantity",
     "source",
+    "intervals",
 )
 _MARGIN = re.compile(r"margin\s*(?P<pm>[+-]+\s*[\d.eE+-]+)|required factor\s*(?P<factor>[\d.]+)")
 
@@ -68,6 +72,7 @@ class ConstantRow:
     quantity: str
     source: str
     note: str = ""
+    intervals: str = ""  # what its interval is: a confidence level or a numerical bound (report.intervals)
 
     def csv_row(self) -> dict:
         setting = "; ".join(f"{k}={v}" for k, v in self.setting.items())
@@ -233,8 +238,10 @@ def constant_rows(claims: list, numbers: dict) -> list[ConstantRow]:
             found = constant_spec(str(record.get("key", "")), str(q.get("name", "")))
             if found is not None:
                 mapped.append((found[2], _row_from_mapping(number, record, q, *found[:2])))
-        rows.extend(own)
-        rows.extend(row for _, row in sorted(mapped, key=lambda pair: pair[0]))  # the mapping's order
+        kind = interval_kind(record)
+        for row in [*own, *(row for _, row in sorted(mapped, key=lambda pair: pair[0]))]:  # the mapping's order
+            row.intervals = kind
+            rows.append(row)
     return rows
 
 

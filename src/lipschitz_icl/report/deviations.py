@@ -9,8 +9,9 @@ the report's order.  A claim yields an item when
 * it is exploratory (its rule was set after seeing data): the reason, in full;
 * a number reported beside it, not decided, lies on the other side of its direction
   (:func:`lipschitz_icl.report.summary.caveats`);
-* a pre-specified alternative of a statement of the paper (or a finding) is not ruled out: which, in how
-  many of its cases;
+* a pre-specified alternative is not ruled out (any claim, any scope, confirmatory or exploratory): one
+  item for them all (:func:`alternatives_item`), each claim with its cases, the alternative and its
+  verdicts, so the count beside it is that of page 1's box;
 
 and an item of the paper map yields one when it is checked only in part or not at all.  Each item names
 the paper's statement it concerns (the map's label, else the report section) and the case numbers.
@@ -28,7 +29,7 @@ from lipschitz_icl.report.sections import SectionView
 from lipschitz_icl.report.summary import NON_HOLDING, caveats, claim_statement, reason
 from lipschitz_icl.report.symbols import rename_for
 
-__all__ = ["Deviation", "deviations"]
+__all__ = ["Deviation", "deviations", "alternatives_item"]
 
 
 @dataclass
@@ -112,13 +113,7 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
             Deviation(
                 where,
                 case_list(nums),
-                Latex(
-                    r"\emph{Exploratory} ("
-                    + escape(verdicts)
-                    + ", never counted as the paper holding): "
-                    + to_latex(why, rename=rename)
-                    + measured
-                ),
+                Latex(r"\emph{Exploratory} (" + escape(verdicts) + "): " + to_latex(why, rename=rename) + measured),
                 first=bool(bad),
             )
         )
@@ -129,23 +124,46 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
                 where, case_list(nums), Latex(r"\emph{Against its direction, reported only:} " + "; ".join(against))
             )
         )
-    if scope in ("paper", "finding") and not exploratory:
-        for name, where_not in _alternatives(records):
-            verdicts = ", ".join(
-                sorted({str(a.get("verdict")) for r in where_not for a in r["alternatives"] if a.get("name") == name})
-            )
-            out.append(
-                Deviation(
-                    where,
-                    case_list([numbers[r["claim_id"]] for r in where_not]),
-                    Latex(
-                        r"\emph{Alternative not ruled out} in "
-                        + escape(f"{len(where_not)} of {len(records)} cases ({verdicts}): ")
-                        + to_latex(name, rename=rename)
-                    ),
-                )
-            )
     return out
+
+
+def alternatives_item(views: list[SectionView], numbers: dict) -> Deviation | None:
+    """One item for every pre-specified alternative not ruled out, of every claim in every scope (module
+    docstring): ``"N of M alternatives ... : claim (#cases, scope): name (verdicts); ..."``, ``None`` when
+    every alternative is ruled out."""
+    total = sum(isinstance(a, dict) for view in views for r in view.records for a in r.get("alternatives", []))
+    pieces, count = [], 0
+    for view in views:
+        for claim in view.claims:
+            for name, where_not in _alternatives(claim.records):
+                count += len(where_not)
+                verdicts = ", ".join(
+                    sorted(
+                        {str(a.get("verdict")) for r in where_not for a in r["alternatives"] if a.get("name") == name}
+                    )
+                )
+                scope = record_scope(claim.records[0]) + ("" if claim.status == "confirmatory" else ", exploratory")
+                pieces.append(
+                    r"\textit{"
+                    + escape(claim.name)
+                    + "} ("
+                    + escape(f"{case_list([numbers[r['claim_id']] for r in where_not])}, {scope}")
+                    + "): "
+                    + to_latex(name, rename=rename_for(claim.key))
+                    + escape(f" ({len(where_not)} of {len(claim.records)}; {verdicts})")
+                )
+    if not pieces:
+        return None
+    return Deviation(
+        Latex(r"\textbf{Alternatives not ruled out}"),
+        "",
+        Latex(
+            escape(
+                f"{count} of {total}, every claim and scope (claim (cases, scope): the alternative (cases, verdicts)): "
+            )
+            + "; ".join(pieces)
+        ),
+    )
 
 
 def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict) -> list[Deviation]:
@@ -158,11 +176,14 @@ def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict) -> l
             label = _label(claim.key, views, rows)
             where = Latex(r"\textbf{" + escape(label) + r"}, \textit{" + escape(claim.name) + "}")
             out.extend(_claim_items(claim, numbers, where))
+    alternatives = alternatives_item(views, numbers)
+    if alternatives is not None:
+        out.append(alternatives)
     unchecked: dict[str, list[str]] = {}
+    partly = []
     for row in rows:
         if row.status == "checked":
             continue
-        where = Latex(r"\textbf{" + escape(row.item.label) + "}")
         if row.status == "not checked":
             unchecked.setdefault(row.item.not_checked or "no record of claims.json refers to it", []).append(
                 row.item.label
@@ -170,7 +191,9 @@ def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict) -> l
             continue
         missing = [p for p in row.parts if p.status != "checked"]
         text = "; ".join(f"{p.what} ({p.status})" for p in missing)
-        out.append(Deviation(where, "", Latex(r"\emph{Checked in part:} " + to_latex(text))))
+        partly.append(r"\textbf{" + escape(row.item.label) + "}: " + to_latex(text))
+    if partly:  # one item: the parts of the paper's statements without a confirmatory case
+        out.append(Deviation(Latex(r"\emph{Checked in part}"), "", Latex("; ".join(partly))))
     for why, labels in unchecked.items():
         where = Latex(r"\textbf{" + escape(_joined(labels)) + "}")
         out.append(Deviation(where, "", Latex(r"\emph{Not checked:} " + to_latex(why))))

@@ -180,6 +180,12 @@ def _exponent(value: float) -> int:
     return 0 if -3 <= e < 4 else e
 
 
+def _decade(u: float) -> int:
+    """The exponent of the smallest power of ten at least ``u > 0`` (``8.7e-16`` -> ``-15``)."""
+    e = math.ceil(math.log10(u))
+    return e - 1 if 10.0 ** (e - 1) >= u else e
+
+
 def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, max_digits: int | None = None) -> Latex:
     """``\\num{...}`` of ``value`` with the uncertainty of the interval ``[low, high]`` (if any).
 
@@ -187,7 +193,8 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
     the interval's half-width exceeds the value itself, the value and the interval are shown as such
     (with ``compact``, in the parenthesised form all the same: ``1.3(43)e-6``, for narrow columns).
     With ``max_digits``, a value whose uncertainty would need more significant digits than that is shown
-    to ``max_digits`` digits without it (the interval is narrower than the last digit printed).
+    to ``digits`` digits followed by the power of ten that bounds the half-width (``-2.000002 \\pm 10^{-15}``
+    for a half-width of ``8.7e-16``): the interval is always printed, never dropped.
     ``None`` gives an en dash; non-finite values their symbol.
     """
     v = as_float(value)
@@ -212,7 +219,7 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
     if place > 20 or place < -40:
         return Latex(rf"\num{{{v:.{digits}g}}}")
     if max_digits is not None and vs != 0 and math.floor(math.log10(abs(vs))) - place + 1 > max_digits:
-        return Latex(rf"\num{{{v:.{max_digits}g}}}")
+        return Latex(rf"\num{{{v:.{digits}g}}}\,{{\tiny$\pm 10^{{{_decade(u)}}}$}}")
     step = 10.0**place
     u_digits = math.ceil(us / step - 1e-9)  # round the uncertainty up, never down
     if u_digits >= 100:  # ceil carried into a third digit

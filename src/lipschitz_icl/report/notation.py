@@ -33,7 +33,7 @@ NOTATION: tuple[tuple[str, str], ...] = (
     (
         r"\kappa,\ q",
         r"coefficient and exponent of the next order of the window law, "
-        r"$w^* = C_d\Lambda^{\alpha}(1 + \kappa w_0^{-q})$",
+        r"$w^* = C_d\Lambda^{\alpha}(1 + \kappa w_0^{-q})$, $w_0 = C_d\Lambda^{\alpha}$ the leading-order window",
     ),
     (r"p,\ b_d", r"power and constant of the large-$n$ bias part, $b_d L^2 w^{-p}$"),
     (r"\beta,\ c_R", r"power and constant of the noise part, $\sigma^2 c_R w^{\beta}/n$, $\beta = (d-1)/2$"),
@@ -76,7 +76,7 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
         r"\b(?:cosine|triangle|distance)-\d",
         "cosine-$j$, triangle-$j$, distance-$j$",
         r"probe tasks of Theorem~3.5 outside the pretraining classes: $(L/j)\cos(j\,u\cdot x + \phi)$, "
-        r"$(L/j)\,T(j\,u\cdot x + \phi)$ with $T$ a triangle wave of slopes $\pm 1$, "
+        r"$(L/j)\,\mathrm{tri}(j\,u\cdot x + \phi)$ with $\mathrm{tri}$ a triangle wave of slopes $\pm 1$, "
         r"$L(\min_{i\le j}\|x - s_i\| - 1)$; each $L$-Lipschitz",
     ),
     (
@@ -85,6 +85,50 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
         "a low-rank case: dimension $d$ and rank $k$ (d3k1: $d = 3$, $k = 1$)",
     ),
     (r"[Cc]lopper", "Clopper-Pearson", r"the exact binomial confidence interval \cite{clopper1934}"),
+    (
+        r"q'",
+        "$q'$",
+        r"exponent of the next order of the large-$n$ bias part, relative $O(w^{-q'})$: $1$ (affine), $1/2$ (ReLU)",
+    ),
+    (
+        r"R_\{?d\}?\(|R_\{?d\}?\$",
+        "$R_d(w)$",
+        r"the collision ratio $\Phi_d(2w)/\Phi_d(w)^2$: $n\,\mathbb{E}\sum_i p_i^2 \to R_d(w)$ as $n \to \infty$",
+    ),
+    (r"r_\{?1\}?", "$r_1(d)$", r"the relative $1/w$ term of $R_d$: $R_d(w) \approx c_R w^{\beta}(1 + r_1/w)$"),
+    (r"c_\{?q\}?", "$c_q$", r"the derived coefficient of the $1/n^2$ term of the noise part"),
+    (
+        r"A_\{?d\}?",
+        "$A_d(w)$",
+        r"$\Phi_d'(w)/\Phi_d(w)$, the mean of $x\cdot q$ under the weights $\exp(w\,x\cdot q)$; "
+        r"$1 - A_d(w) \approx (d-1)/(2w)$",
+    ),
+    (
+        r"L_\{?P\}?",
+        r"$L_P(d)$, $L_P(\infty)$",
+        r"the optimal ICL error of $c\,BB^{\top}$ on the signal-matched low-rank problem at dimension $d$, and "
+        r"its $d$-free limit",
+    ),
+    (
+        r"\$M\$-form|M-form",
+        "$M$-form",
+        r"the layer trained through $M$ itself ($W_K^{\top}W_Q$ in the block form of Eq.~(4)), not a full layer",
+    ),
+    (
+        r"\bregistry\b",
+        "registry",
+        r"the project's claims: each statement with its rule, margin, grid and seeds, fixed before the data",
+    ),
+    (
+        r"\bsalt\b|re-lock",
+        "salt, re-lock",
+        r"a locked design's seed salt; a changed design is re-locked with a new salt, so it draws fresh data",
+    ),
+    (
+        r"trusted base",
+        "trusted base",
+        r"the prover's closed-form quantities and the theorems it relies on without proving them (tested apart)",
+    ),
     (
         r"\bexploratory\b",
         "exploratory",

@@ -229,6 +229,42 @@ def _merged_unchecked(rows: list[MapRow]) -> dict[int, str]:
     return out
 
 
+def _scope_tags(records: list, expected: str, numbers: dict) -> str:
+    """The cases of a part whose scope is not the item's, by scope: ``finding #47-50; lemma #29`` (``""``
+    when every case has the item's scope)."""
+    by_scope: dict[str, list[int]] = {}
+    for r in records:
+        scope = record_scope(r)
+        if scope != expected:
+            by_scope.setdefault(scope, []).append(numbers.get(r["claim_id"], 0))
+    return "; ".join(f"{scope} {case_list(nums)}" for scope, nums in sorted(by_scope.items()))
+
+
+def _status_why(row: MapRow, numbers: dict):
+    """What the status cell says under the status (LaTeX): for ``partly``, which parts lack a confirmatory
+    case and why (exploratory only, or no case); for any row, the findings (scope ``finding``: past or
+    against the paper) among its cases, with their numbers, so a finding that bears on a statement is
+    flagged beside it."""
+    from lipschitz_icl.report.latex import Latex, escape
+
+    lines = []
+    if row.status == "partly":
+        named = [p for p in row.parts if p.what != FURTHER]
+        missing = [p for p in named if p.status != "checked"]
+        counts = {s: sum(p.status == s for p in missing) for s in ("exploratory only", "not checked")}
+        why = ", ".join(f"{n} of {len(named)} parts {s}" for s, n in counts.items() if n)
+        lines.append(escape(why))
+    findings: dict[str, list[int]] = {}
+    for r in row.records:
+        if record_scope(r) == "finding":
+            findings.setdefault(str(r.get("key", "")).split(".")[-1], []).append(numbers.get(r["claim_id"], 0))
+    if findings:
+        lines.append(
+            escape("findings bearing on it: " + "; ".join(f"{name} {case_list(n)}" for name, n in findings.items()))
+        )
+    return Latex("".join(r"\newline{\scriptsize " + line + "}" for line in lines))
+
+
 def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
     """The map as the report prints it: per item its label, status, statement, note and one line per
     part (``what: domain; method; #cases; verdicts``), LaTeX."""
@@ -250,7 +286,7 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
             cases = case_list([numbers.get(r["claim_id"], 0) for r in part.records])
             domain = part_domain(part)
             body = "; ".join(x for x in (domain, _methods(part.records)) if x)
-            scopes = sorted({record_scope(r) for r in part.records} - {row.item.scope})
+            scopes = _scope_tags(part.records, row.item.scope, numbers)
             parts.append(
                 Latex(
                     head
@@ -258,7 +294,7 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
                     + to_latex(body)
                     + escape(f"; {cases}; {_verdicts(part.records)}")
                     + ("" if part.status == "checked" else escape(f" ({part.status})"))
-                    + (escape(f" [scope: {', '.join(scopes)}]") if scopes else "")
+                    + (escape(f" [scope: {scopes}]") if scopes else "")
                 )
             )
         status = {"checked": r"\textsc{checked}", "partly": r"\textsc{partly}", "not checked": r"\textsc{not checked}"}
@@ -267,7 +303,7 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
         out.append(
             {
                 "label": Latex(escape(label) + (r"~\cite{" + ",".join(cites) + "}" if cites else "")),
-                "status": Latex(status[row.status]),
+                "status": Latex(status[row.status] + _status_why(row, numbers)),
                 "statement": to_latex(row.item.statement),
                 "note": to_latex(row.item.note) if row.item.note else Latex(""),
                 "parts": parts,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from lipschitz_icl.report.latex import Latex, escape
 from lipschitz_icl.report.mathtext import GREEK
+from lipschitz_icl.report.scope import case_params
 
 __all__ = [
     "Inequality",
@@ -63,6 +64,7 @@ QUANTITY_LATEX = {
     "dbias_dw": r"\mathrm{d}(L^2 B)/\mathrm{d}w",
     "dnoise_dw": r"\mathrm{d}(\sigma^2 N)/\mathrm{d}w",
     "dloss_dw": r"\mathrm{d}\mathcal{L}(w I)/\mathrm{d}w",
+    "linear_error": r"E_{\mathrm{lin}}(n)",
 }
 _RELATIONS = {"<=": r"\le", ">=": r"\ge"}
 
@@ -78,9 +80,15 @@ class Inequality:
 
     def latex(self, constant: str = "C") -> Latex:
         """Display math of the inequality (the domain apart: :func:`domain_latex`)."""
-        left = QUANTITY_LATEX.get(self.quantity, r"\mathrm{" + re.sub(r"[^A-Za-z]", "", self.quantity) + "}")
+        left = quantity_latex(self.quantity)
         relation = _RELATIONS.get(self.relation, _RELATIONS["<="])
         return Latex(f"{left} {relation} {bound_latex(self.bound, self.domain, constant)}")
+
+
+def quantity_latex(name: str) -> str:
+    """A proved quantity as math (:data:`QUANTITY_LATEX`); one not listed there in words (``some_name`` ->
+    ``\text{some name}``), never as a code name."""
+    return QUANTITY_LATEX.get(name, r"\text{" + escape(name.replace("_", " ")) + "}")
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,7 @@ class ProofCase:
     certificate_named: str  # the file the record names (may be missing)
     sharpest: str  # plain text with ASCII math, "" if not computed
     stated: float | None
+    pieces: list = field(default_factory=list)  # (file name, Certificate or None) of every file the case names
 
 
 def bound_latex(text: str, domain: dict | None = None, constant: str = "C") -> str:
@@ -381,7 +390,13 @@ def proof_cases(records: list, certificates: list[Certificate]) -> list[ProofCas
         proof = _object(record, "proof")
         boxes = proof.get("boxes") if isinstance(proof.get("boxes"), int) else None
         stated = _stated(record)
-        out.append(ProofCase(record, found, lemmas, boxes, cert, named, _sharpest(record, cert, stated), stated))
+        files = proof.get("certificate_files")
+        names = [Path(f).name for f in files if isinstance(f, str)] if isinstance(files, list) else []
+        names = list(dict.fromkeys([named, *names] if named else names))
+        pieces = [(name, by_name.get(name)) for name in names]
+        out.append(
+            ProofCase(record, found, lemmas, boxes, cert, named, _sharpest(record, cert, stated), stated, pieces)
+        )
     return out
 
 
@@ -401,7 +416,7 @@ def compact_domain(found: list[Inequality], lemmas: list[str], rename: dict) -> 
     for ineq in found:
         own = {k: v for k, v in ineq.domain.items() if k not in common}
         if own:
-            left = QUANTITY_LATEX.get(ineq.quantity, escape(ineq.quantity))
+            left = quantity_latex(ineq.quantity)
             parts.append(Latex(f"${left}$: ${domain_latex(own)}$"))
     parts.extend(to_latex(text.replace("lemma on ", "by a lemma on "), rename=rename) for text in lemmas)
     return Latex("; ".join(parts))
@@ -464,18 +479,21 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
             if form not in block["_seen"]:
                 block["_seen"].add(form)
                 block["_forms"].append(ineq)
-        if case.certificate is not None:
-            # the file is named after the case id (module docstring of lipschitz_icl.gates.pytest_plugin)
-            certificate = code(case.certificate.sha256[:12])
-        elif case.certificate_named:
-            certificate = escape(f"{case.certificate_named} (named, not found)")
-        else:
-            certificate = Latex("--")
+        # every file of the case (a case of several pieces has one each; named after the case id, module
+        # docstring of lipschitz_icl.gates.pytest_plugin), each by the first 12 hex digits of its SHA-256
+        # (in the smallest type, two to a line: a case of four pieces takes two lines)
+        shown = [
+            Latex(r"{\tiny " + code(cert.sha256[:12]) + "}")
+            if cert is not None
+            else escape(f"{name} (named, not found)")
+            for name, cert in case.pieces
+        ]
+        certificate = Latex(" ".join(shown)) if shown else Latex("--")
         sharpest = to_latex(case.sharpest) if case.sharpest else Latex("--")
         block["cases"].append(
             {
                 "number": numbers.get(record["claim_id"], 0),
-                "domain": Latex(compact_domain(case.inequalities, case.lemmas, rename) + stated),
+                "domain": Latex(_task_class(record) + compact_domain(case.inequalities, case.lemmas, rename) + stated),
                 "boxes": "--" if case.boxes is None else str(case.boxes),
                 "verdict": escape(str(record.get("verdict", ""))),
                 "sharpest": sharpest,
@@ -488,6 +506,19 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
     return list(blocks.values())
 
 
+def _task_class(record: dict) -> Latex:
+    """``affine tasks; `` when the case proves a statement of one task class (its ``task`` parameter, else a
+    class named in its claim's key, e.g. ``relu-bias-turns``), ``""`` when the statement holds for every
+    class (the noise part)."""
+    from lipschitz_icl.report.symbols import TASKS
+
+    task = case_params(record).get("task")
+    if not isinstance(task, str):
+        name = str(record.get("key", "")).split(".", 1)[-1]
+        task = next((t for t in ("affine", "relu", "cosine") if re.search(rf"\b{t}\b", name)), None)
+    return Latex(escape(f"{TASKS.get(task, task)} tasks; ")) if task else Latex("")
+
+
 def merged_displays(forms: list[Inequality]) -> list[Latex]:
     """One display per distinct bound: the quantities it bounds joined (``P(N >= a), P(N <= a) <= ...``)."""
     by_bound: dict[tuple, list[Inequality]] = {}
@@ -495,7 +526,7 @@ def merged_displays(forms: list[Inequality]) -> list[Latex]:
         by_bound.setdefault((ineq.relation, ineq.bound), []).append(ineq)
     out = []
     for (relation, bound), members in by_bound.items():
-        lefts = list(dict.fromkeys(QUANTITY_LATEX.get(i.quantity, escape(i.quantity)) for i in members))
+        lefts = list(dict.fromkeys(quantity_latex(i.quantity) for i in members))
         rel = _RELATIONS.get(relation, _RELATIONS["<="])
         out.append(Latex(",\\quad ".join(lefts) + f" {rel} " + bound_latex(bound, members[0].domain)))
     return out

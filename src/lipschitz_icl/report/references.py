@@ -3,9 +3,10 @@ libraries, from ``references.toml`` beside this module.
 
 :func:`references` reads the entries; :func:`citations` gives the keys a text cites (an entry's ``match``
 expressions on a claim's ``paper_ref`` or statement: ``Dasgupta-Gupta`` cites Dasgupta and Gupta's
-paper); :func:`bibliography` the entries as printed, each software entry with its installed version
-(:func:`library_versions`: from ``claims.json``'s provenance when the gate run recorded it, else read
-with :mod:`importlib.metadata` when the report is built, and marked so).
+paper); :func:`library_versions` the installed version of each software entry's package (from
+``claims.json``'s provenance when the gate run recorded it, else read with :mod:`importlib.metadata` when
+the report is built, and marked so), which the report prints where it cites the library (its provenance
+line); the report lists only the entries it cites.
 """
 
 from __future__ import annotations

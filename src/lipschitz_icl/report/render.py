@@ -30,6 +30,7 @@ from lipschitz_icl.report.deviations import deviations
 from lipschitz_icl.report.figures import FigureDataError, Panel, axis_labels, data_figure, parse_series
 from lipschitz_icl.report.figures import paper as paperfigs
 from lipschitz_icl.report.figures.data import theory_on_diagonal
+from lipschitz_icl.report.intervals import interval_short
 from lipschitz_icl.report.latex import Latex, as_float, breakable, escape, num
 from lipschitz_icl.report.mathtext import code, to_latex, to_mathtext
 from lipschitz_icl.report.paper_map import map_rows, paper_map
@@ -49,7 +50,11 @@ __all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES
 MAX_FIGURES = 24
 MAX_SERIES = 8
 MAX_TABLE_ROWS = 400
-MEASURED_DIGITS = 7  # significant digits of a measured constant at most (the CSV has them all)
+# significant digits of a measured constant (and of a relative deviation) in the value(uncertainty) form;
+# beyond, the value and the power of ten that bounds the half-width
+MEASURED_DIGITS = 9
+REL_DIGITS = 6
+FIGURE_HEIGHT = 1.6  # inches, a claim figure at the text width (the default profile's report is held to 20 pages)
 
 
 @dataclass
@@ -224,7 +229,7 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
             continue
         path = fig_dir / f"{_slug(claim.key)}.pdf"
         try:
-            data_figure(panels, path, width=FULL_WIDTH, height=1.75)
+            data_figure(panels, path, width=FULL_WIDTH, height=FIGURE_HEIGHT)
         except FigureDataError as exc:
             notes.append(f"figure of {claim.key}: {exc}")
             continue
@@ -240,7 +245,7 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
         caption = Latex(
             escape(_caption_head(claim) + ": ")
             + to_latex(_statement(claim), rename=rename_for(claim.key))
-            + escape(f" One series per case{more}.")
+            + escape(" " + _series_words(panels, min(n_cases, MAX_SERIES)) + more + ".")
             + _mathtext_to_latex(theory)
             + _figure_words(claim.key)
         )
@@ -252,6 +257,18 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
             "what": escape(f"the data of {claim.key}"),
         }
     return None
+
+
+def _series_words(panels: list[Panel], n_cases: int) -> str:
+    """What a claim figure's series are, counted from what it draws: one per case (labelled with its
+    setting), or the series of a single case (as labelled), or several per case."""
+    drawn = [sum(s.get("y") is not None for s in p.series) for p in panels]
+    if n_cases == 1:
+        return "The series of its one case, as labelled"
+    if all(n == n_cases for n in drawn):
+        return "One series per case"
+    where = "each panel" if len(panels) > 1 else "the panel"
+    return f"{' and '.join(map(str, drawn))} series in {where} from {n_cases} cases"
 
 
 def _mathtext_to_latex(text: str) -> Latex:
@@ -293,7 +310,7 @@ def mismatch_data(records: list) -> dict | None:
     probes = {p: e for p, e in probes.items() if "smaller" in e and "larger" in e}
     if not probes:
         return None
-    return {"case": record["claim_id"], "probes": probes}
+    return {"case": record["claim_id"], "probes": probes, "level": interval_short(record)}
 
 
 def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int, records: list) -> list[dict]:
@@ -440,13 +457,20 @@ def _named_by_symbol(constant: str, symbol: str) -> bool:
     return bool(head) and head in (symbol, symbol.lstrip("\\"))
 
 
+def renamed_symbol(symbol: str, rename: dict) -> str:
+    """A record's symbol under its group's renames (the regularity group's ``\\beta`` is its bias power,
+    printed ``p``: ``\\beta`` is the noise power elsewhere); a symbol the group does not rename as it is."""
+    bare = symbol.lstrip("\\")
+    return rename.get(bare, symbol) if bare else symbol
+
+
 def _constant_row(row, shared: list[str]) -> dict:
     """A constants row for the template: the constant named for what it measures (with where it was
     measured when the record says so, and the settings its case's other constants do not share), its
     closed form, and its measured value with its interval (a dagger where the record carries none)."""
     rename = rename_for(row.key)
     rel = (
-        num(row.rel_dev, row.rel_dev_low, row.rel_dev_high, digits=3, compact=True, max_digits=4)
+        num(row.rel_dev, row.rel_dev_low, row.rel_dev_high, digits=3, compact=True, max_digits=REL_DIGITS)
         if row.rel_dev is not None
         else Latex("--")
     )
@@ -457,13 +481,14 @@ def _constant_row(row, shared: list[str]) -> dict:
     own = [item for item in _setting_items(row) if item not in shared]
     if own:
         constant = Latex(constant + escape("; ") + to_latex(", ".join(own)))
+    shown = renamed_symbol(row.symbol, rename)
     symbol = (
-        Latex(f" (${_math_symbol(row.symbol)}$)")
+        Latex(f" (${_math_symbol(shown)}$)")
         if row.symbol and not _named_by_symbol(row.constant, row.symbol)
         else Latex("")
     )
     closed = closed_form_latex(row.key, row.symbol, row.setting, row.theory)
-    measured = num(row.measured, row.ci_low, row.ci_high, compact=True, max_digits=MEASURED_DIGITS)
+    measured = num(row.measured, row.ci_low, row.ci_high, digits=7, compact=True, max_digits=MEASURED_DIGITS)
     if row.measured is not None and (row.ci_low is None or row.ci_high is None):
         measured = Latex(measured + r"$^{\dagger}$")
     return {
@@ -483,10 +508,15 @@ def _constant_cases(rows: list) -> list[dict]:
     for (number, key), members in itertools.groupby(rows, key=lambda r: (r.case, r.key)):
         group = list(members)
         shared = [item for item in _setting_items(group[0]) if all(item in _setting_items(r) for r in group)]
+        kind = group[0].intervals
         cases.append(
             {
                 "number": number,
-                "head": Latex(escape(key + (": " if shared else "")) + to_latex(", ".join(shared))),
+                "head": Latex(
+                    escape(key + (": " if shared else ""))
+                    + to_latex(", ".join(shared))
+                    + (r"; \emph{intervals:} " + escape(kind) if kind else "")
+                ),
                 "rows": [_constant_row(r, shared) for r in group],
             }
         )
@@ -656,12 +686,11 @@ def _points_sentence(claims: list) -> Latex:
     checks = point_checks(claims)
     if not checks.cases:
         return Latex("No universal statement is evaluated at points only.")
-    names = ", ".join(checks.claims)
+    names = ", ".join(breakable(name) for name in checks.claims)  # long keys break: no stretched line
     return Latex(
-        escape(
-            f"At points only: {len(checks.cases)} cases of {len(checks.claims)} universal statements "
-            f"({names}) are evaluated at {checks.points} grid points in all, not on their whole domain."
-        )
+        escape(f"At points only: {len(checks.cases)} cases of {len(checks.claims)} universal statements (")
+        + names
+        + escape(f") are evaluated at {checks.points} grid points in all, not on their whole domain.")
     )
 
 
@@ -692,29 +721,35 @@ def _runs_sentence(rows: list) -> Latex:
     )
 
 
-def _bibliography(prov_raw: dict | None) -> list[dict]:
-    versions = refs.library_versions(prov_raw)
-    out = []
-    for ref in refs.references():
-        text = escape(ref.text)  # names and titles: text, never math (an initial "S." is not a symbol)
-        if ref.package and ref.package in versions:
-            version, derived = versions[ref.package]
-            text = Latex(
-                text + escape(f" Version used: {ref.package} {version}" + (" (at report time)." if derived else "."))
-            )
-        out.append({"key": Latex(ref.key), "text": text})
-    return out
+def _bibliography() -> list[dict]:
+    """Every entry of ``references.toml`` as printed (a library's version is given where it is cited, in
+    the provenance line of Appendix D: :func:`_libraries`)."""
+    # names and titles: text, never math (an initial "S." is not a symbol)
+    return [{"key": Latex(ref.key), "text": escape(ref.text)} for ref in refs.references()]
+
+
+def _cited_only(bibliography: list[dict], tex: str) -> list[dict]:
+    """The entries a ``\\cite`` of ``tex`` (the text before its bibliography) names: the reference list
+    holds no work the report does not cite."""
+    body = tex.split(r"\begin{thebibliography}", 1)[0]
+    cited = {key.strip() for group in re.findall(r"\\cite\{([^}]*)\}", body) for key in group.split(",")}
+    return [entry for entry in bibliography if entry["key"] in cited]
 
 
 def _libraries(prov_raw: dict | None) -> Latex:
+    """The libraries used, each with its version and its reference cited (so every library of the
+    bibliography is cited where it is used)."""
     versions = refs.library_versions(prov_raw)
+    keys = {ref.package: ref.key for ref in refs.references() if ref.package}
     flint_lib = refs.flint_library_version()
     parts = [
-        f"{name} {version}" + (" (at report time)" if derived else "") for name, (version, derived) in versions.items()
+        escape(f"{name} {version}" + (" (at report time)" if derived else ""))
+        + (r"~\cite{" + keys[name] + "}" if name in keys else "")
+        for name, (version, derived) in versions.items()
     ]
     if flint_lib:
-        parts.append(f"FLINT/Arb {flint_lib} (at report time)")
-    return escape("; ".join(parts))
+        parts.append(escape(f"FLINT/Arb {flint_lib} (at report time)") + r"~\cite{johansson2017}")
+    return Latex("; ".join(parts))
 
 
 def _certificates(claims_path, out_dir: Path) -> list:
@@ -816,11 +851,13 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "constants": _constant_cases(rows[:MAX_TABLE_ROWS]),
         "constants_cut": max(len(rows) - MAX_TABLE_ROWS, 0),
         "n_daggers": sum(1 for r in rows if r.measured is not None and (r.ci_low is None or r.ci_high is None)),
+        "measured_digits": MEASURED_DIGITS,
         "n_constants": len(rows),
         "n_constants_shown": min(len(rows), MAX_TABLE_ROWS),
         "fallback": any(r.source != "claims.json" for r in rows),
         "two_sided": [_two_sided_row(t) for t in two_sided_constants(window, numbers)],
-        "notation": _notation_rows([]),
+        "notation": _notation_rows(),
+        "terms": [],
         "cases": [_case_row(numbers[r["claim_id"]], r) for r in ordered[:MAX_TABLE_ROWS]],
         # a run column only when the file merges several runs (one run is named once, in the provenance)
         "has_runs": len({r["run"] for r in claims if isinstance(r.get("run"), str)}) > 1,
@@ -835,11 +872,13 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         if len(runs) > 1
         else [],
         "notes": [escape(n) for n in notes],
-        "bibliography": _bibliography(prov_raw),
+        "bibliography": _bibliography(),
     }
     template = env.get_template("report.tex.j2")
     tex = template.render(**context)
-    context["notation"] = _notation_rows(notation_table.glossary(tex))
+    context["terms"] = _terms(notation_table.glossary(tex))
+    tex = template.render(**context)
+    context["bibliography"] = _cited_only(_bibliography(), tex)  # the terms cite too
     tex = template.render(**context)
     extra = [out_dir / "certificates" / c.name for c in certificates if (out_dir / "certificates" / c.name).is_file()]
     return Rendered(tex, figure_paths, notes, power, rows, extra)
@@ -856,14 +895,19 @@ def _as_above(rows: list[dict]) -> list[dict]:
     return rows
 
 
-def _notation_rows(glossary: list) -> list:
-    """The notation table (symbols in math, then the glossary's terms) two entries per line, read down
-    each half."""
+def _notation_rows() -> list:
+    """The notation table (the symbols, in math) two entries per line, read down each half."""
     entries = [{"symbol": Latex(f"${sym}$"), "meaning": Latex(meaning)} for sym, meaning in notation_table.NOTATION]
-    entries += [{"symbol": Latex(term), "meaning": Latex(meaning)} for term, meaning in glossary]
     half = -(-len(entries) // 2)
     left, right = entries[:half], entries[half:]
     return [(a, right[i] if i < len(right) else None) for i, a in enumerate(left)]
+
+
+def _terms(glossary: list) -> list[dict]:
+    """The glossary's terms the report uses (:func:`lipschitz_icl.report.notation.glossary`), set after the
+    symbols as one run of text (a term's definition is longer than its name: a table column wastes the
+    width)."""
+    return [{"term": Latex(term), "meaning": Latex(meaning)} for term, meaning in glossary]
 
 
 def _omission_rows(left_out: list) -> list[dict]:

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from lipschitz_icl.gates import registry
+from lipschitz_icl.report.intervals import interval_short
 from lipschitz_icl.report.latex import Latex, as_float, escape, num
 from lipschitz_icl.report.mathtext import to_latex
 from lipschitz_icl.report.scope import (
@@ -109,6 +110,7 @@ def reason(record: dict) -> Latex:
         to_latex(str(q.get("name", ""))),
         Latex(" $=$ "),
         num(q.get("measured"), q.get("ci_low"), q.get("ci_high"), digits=4),
+        _level(record, q),
     ]
     if as_float(q.get("theory")) is not None:
         parts += [Latex(", theory "), num(q.get("theory"), digits=4)]
@@ -116,6 +118,14 @@ def reason(record: dict) -> Latex:
     if note:
         parts += [Latex("; "), to_latex(note)]
     return Latex("".join(parts))
+
+
+def _level(record: dict, q: dict) -> Latex:
+    """`` (99.983% interval)`` after a number printed with its interval: what the interval is (its
+    confidence level or a numerical-error bound, :func:`lipschitz_icl.report.intervals.interval_short`)."""
+    low, high = as_float(q.get("ci_low")), as_float(q.get("ci_high"))
+    kind = interval_short(record) if low is not None and high is not None and low != high else ""
+    return escape(f" ({kind})") if kind else Latex("")
 
 
 @dataclass
@@ -255,10 +265,8 @@ def caveats(records: list) -> list[Latex]:
                         to_latex(str(q.get("name", "")))
                         + " $=$ "
                         + value
-                        + escape(
-                            f" ({record['claim_id']}): reported only, on the other side of {ref:g} "
-                            "from every decided case of this kind"
-                        )
+                        + _level(record, q)
+                        + escape(f": on the other side of {ref:g} from every decided number of this kind")
                     )
                 )
     return out

@@ -333,7 +333,8 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
 RENAMES: dict[str, dict[str, str]] = {
     "regularity": {"beta": "p", "w*/law": "w*/(C rho^alpha)"},
     # there "rho" alone is the representation error rho(M, B), not Lambda
-    "thm44": {"rho": r"\rho"},
+    # and the curvature along Q is its second derivative (kappa is the window law's next-order coefficient)
+    "thm44": {"rho": r"\rho", "kappa_Q": r"\partial_s^2\mathcal{L}_Q"},
     "figures": {"rho": r"\rho"},
     # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class); "law" is
     # the window law C_d Lambda^alpha (a phrase: replaced as text, then typeset)
@@ -391,6 +392,14 @@ FIGURES: dict[str, tuple] = {
 
 # words a claim's figure needs beside its axis labels (LaTeX, appended to the caption)
 FIGURE_CAPTIONS: dict[str, str] = {
+    "concentration.projection-tails": (
+        r"Drawn: the upper tail $P(\|Px\|^2 \ge s)$ of each case and its stated bound; the lower tail and the "
+        r"sharp form are proved (Section~\ref{sec:proofs}) but not drawn."
+    ),
+    "thm34.window-law": (
+        r"$w_0 = C_d\Lambda^{\alpha}$; an asymptotic (large-$w_0$) term, not a prediction at small $\Lambda$: "
+        r"the note under the table says where it matches the data."
+    ),
     "thm34.isotropy": (
         r"Moves 1-3: $w^*I + \epsilon\|w^*I\|_F D_j$ along three unit-Frobenius directions orthogonal to $I$ "
         r"($D_1$ symmetric traceless, $D_2$ antisymmetric, $D_3$ rank-one traceless); moves 4-6: along $-D_j$; "

@@ -318,7 +318,7 @@ def fig6(data: dict) -> Figure:
     left.plot(angle, w_iso, color="tab:blue", label=r"$M = w^* I$")
     left.plot(angle, w_gen, color="tab:red", label="general $M$")
     left.axvline(0.0, color="black", lw=0.6, ls=":", label="query")
-    left.axvline(c_gen, color="tab:red", lw=0.8, ls="--", label=r"direction of $Mq$")
+    left.axvline(c_theory, color="tab:red", lw=0.8, ls="--", label=r"direction of $Mq$")  # not the measured centre
     left.plot([c_iso], [np.interp(c_iso, angle, w_iso)], "o", color="tab:blue", ms=4)
     left.plot([c_gen], [np.interp(c_gen, angle, w_gen)], "o", color="tab:red", ms=4)
     left.set_xlabel("angle of the context point from the query (radians)")
@@ -486,12 +486,17 @@ def _setting_value(value) -> str:
     """A setting as it reads: lists joined by commas (pairs in parentheses), objects as ``key value``,
     Python object notation inside a string (``{'lr': 12.5}``) the same way."""
     if isinstance(value, dict):
-        return ", ".join(f"{k} {_setting_value(v)}" for k, v in value.items())
+        return ", ".join(f"{_words(k)} {_setting_value(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
         return ", ".join(f"({_setting_value(v)})" if isinstance(v, (list, tuple)) else _setting_value(v) for v in value)
     if isinstance(value, str):
         return re.sub(r"\{[^{}]*\}", _literal_dict, value)
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _words(key) -> str:
+    """A setting's name as words (``final_lr_fraction`` -> ``final lr fraction``): never a code name."""
+    return str(key).replace("_", " ")
 
 
 def _literal_dict(match: re.Match) -> str:
@@ -506,10 +511,14 @@ CAPTION_NOTES = {
     "fig1": r"Angles in radians; the shaded window is $\pm 1/\sqrt{w^*}$.",
     "fig3": r"Error bars: 99\% $t$-intervals over the runs (dots: the runs).",
     "fig5": (
-        r"Bands and error bars: $\pm 2$ standard errors (paired for the ratios; caps mark the ends, smaller than the "
-        r"marker where not seen)."
+        r"Bands and error bars: $\pm 2$ standard errors, about 95\% (paired for the ratios; caps mark the ends, "
+        r"smaller than the marker where not seen)."
     ),
-    "fig6": r"Angles in radians.",
+    "fig6": (
+        r"Left: $n\times$ the attention weight of a context point against its angle from the query (dots: the "
+        r"measured centres; dotted: the query; dashed: the direction of $Mq$); right: the same weights drawn "
+        r"outward from the unit circle (grey), with $q$ and $Mq$. Angles in radians."
+    ),
     "fig9": r"Lines: mean over the runs; bands: their range.",
     "eq4": (
         r"Top: the trained matrix over its window scale $w$; bottom: its part off the Eq.~(4) form, on its own "
@@ -531,7 +540,9 @@ def caption_note(data: dict) -> str:
             " Right: the rebuttal's mismatched-$L$ panel, from case "
             + r"\code{"
             + escape(str(mismatch.get("case", "")))
-            + "} (filled: a class the claim decides on; open: reported only; error bars its intervals)."
+            + "} (filled: a class the claim decides on; open: reported only; error bars its intervals"
+            + (", " + escape(str(mismatch["level"])) if mismatch.get("level") else "")
+            + ")."
         )
     return note
 
@@ -541,4 +552,4 @@ def caption(data: dict) -> str:
     settings = data.get("settings", {})
     if not isinstance(settings, dict):
         return ""
-    return "; ".join(f"{k}: {_setting_value(v)}" for k, v in settings.items())
+    return "; ".join(f"{_words(k)}: {_setting_value(v)}" for k, v in settings.items())
