@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lipschitz_icl.claims.loss_shape import bias_power, bias_turns, noise_power, wstar_follows_L
+from lipschitz_icl.claims.loss_shape import bias_power, bias_turns, noise_power, window_bound, wstar_follows_L
 
 DESIGN = {"L": 1.0, "sigma": 0.5, "stated": 1e-6, "max_boxes": 50, "seconds": 60.0}
 
@@ -54,3 +54,18 @@ def test_wstar_grows_with_L_by_its_certified_factor():
     assert grows.decide().verdict == "proved"
     assert grows.decide(value=0.6).verdict == "proved"
     assert grows.decide(value=0.7).verdict == "refuted"  # 1.7 Y lies above the certified w*(1)
+
+
+@pytest.mark.slow(reason="two one-sided proofs and two refutations with certified w*, about 30 s")
+def test_the_window_lies_in_its_band_over_a_range_of_n_and_a_tighter_band_is_refuted():
+    """Affine, d = 2, n in {1e6..1.1e6}: w* (170.2 to 176.8) lies within the factor 1.25 of the derived law
+    C_d Lambda^(2/5) (proved one-sided, no w* located); at T = 1.04 the lower bound lies above w* (refuted with
+    a certified counterexample), and the band of the exponent 0.1 larger is refuted too."""
+    band = window_bound(
+        d=2, task="affine", n_low=10**6, n_high=11 * 10**5, L=1.0, sigma=0.5, stated=0.8, max_boxes=20, seconds=120.0
+    )
+    assert band.decide().verdict == "proved"
+    tighter = band.decide(value=1.04)
+    assert tighter.verdict == "refuted" and "certified counterexample" in tighter.detail
+    assert band.decide(S=0.1).verdict == "refuted"
+    assert "w_star (affine) >= " in band.rule and "(2/5 + S)" not in band.rule

@@ -822,6 +822,18 @@ def one_sided_certificate() -> dict:
     return certificate_of("w_star", "200", WINDOW_DOMAIN, task="affine")
 
 
+@pytest.mark.slow(reason="a certified w* at the counterexample's point and its recheck, about 20 s")
+def test_a_false_wstar_bound_over_a_range_of_n_is_refuted_at_a_point_with_its_witness(tmp_path, capsys):
+    """``w* >= 180`` over n in {1e6..1.1e6} is false everywhere (w* <= 176.8): the opposite one-sided bound is
+    proved on the whole box, the counterexample certified at one point with its ``w*`` proof, and rechecked."""
+    data = certificate_of("w_star", "180", WINDOW_DOMAIN, task="affine", relation=">=")
+    assert data["verdict"] == "refuted"
+    found = data["parts"][0]["counterexample"]
+    assert 10**6 <= found["params"]["n"] <= 11 * 10**5 and found["quantity"][1] < 180 and found["witnesses"]
+    code, report, _ = recheck(data, tmp_path, capsys)
+    assert code == 0 and report["verdict"] == "refuted" and report["recheck"] == "passed"
+
+
 def test_a_wstar_bound_over_a_range_of_n_is_one_box_proved_one_sided(one_sided_certificate, tmp_path):
     """The whole range of ``n`` is one leaf (no box per integer), carrying a one-sided proof from the window 200
     and no witness; a fresh process rechecks it without loading the ``w*`` search or the prover's search."""

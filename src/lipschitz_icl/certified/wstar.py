@@ -150,11 +150,11 @@ def _walk(f: Objective, start: float, direction: int, sign_at_start: int, U: arb
             if excluded(f, a, b, U):
                 kind = "excluded"
                 break
+            if known and convex(f, a, b):  # wider than monotone near w*, where the slope is small
+                kind = "convex"
+                break
             if monotone(f, a, b, direction):
                 kind = "up" if direction > 0 else "down"
-                break
-            if known and convex(f, a, b):
-                kind = "convex"
                 break
             h *= 0.5
             if h < MIN_PIECE:
@@ -178,6 +178,7 @@ def wstar_bound(
     side: str = "upper",
     *,
     anchor: float | None = None,
+    refute: bool = True,
     seconds: float = 60.0,
     evaluations: int = MAX_EVALUATIONS,
 ) -> WStarBound:
@@ -186,7 +187,7 @@ def wstar_bound(
     (module docstring, step 4).  ``U`` is the smaller of the loss's upper ends at ``bound`` and at ``anchor``
     (any window, best near ``w*``: the monotone floors then exclude more).  When the statement's own walk
     does not close and the slope at ``bound`` has the other sign, the opposite strict statement is tried
-    (``refuted`` when it closes)."""
+    (``refuted`` when it closes; not with ``refute`` false)."""
     if side not in ("upper", "lower"):
         raise ParameterError("side", "upper or lower", side)
     if not W_SEARCH[0] < bound < W_SEARCH[1]:
@@ -205,7 +206,7 @@ def wstar_bound(
             attempts.reverse()
         reason = f"the sign of dL/dw at w = {bound:.6g} is not certain"
         for way, outcome in attempts:
-            if way == -direction and sign != -direction:
+            if way == -direction and (sign != -direction or not refute):
                 continue  # the opposite statement needs the slope at the bound to point its way
             if way == direction and sign != direction and not excluded(f, *_first(bound, way), U):
                 continue  # no first piece: not up or convex without the sign, not excluded next to the bound

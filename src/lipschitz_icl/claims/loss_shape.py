@@ -3,8 +3,9 @@ loss of ``M = w I`` in ``w``, decided by proof on the certified loss quantities
 (:mod:`lipschitz_icl.prover.trusted`, :mod:`lipschitz_icl.gates.proof_outcome`): the noise part
 ``sigma^2 N(w)`` rises and the bias part ``L^2 B(w)`` falls as the window narrows (``w`` grows) on a stated
 range of ``w`` (the two halves of Theorem 3.4's trade-off), each lies within a stated factor of its derived
-power of ``w`` on a stated range (Theorem 3.4's "bounded by powers of w"), where the bias part turns, and how the
-optimal window ``w*`` moves with ``L`` and ``sigma``."""
+power of ``w`` on a stated range (Theorem 3.4's "bounded by powers of w"), where the bias part turns, how the
+optimal window ``w*`` moves with ``L`` and ``sigma``, and ``w*`` itself within a stated factor of its derived
+law on a whole range of ``n`` (Theorem 3.4's "bounded above and below by powers of n L^2/sigma^2")."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from lipschitz_icl.gates.evidence import Outcome
 from lipschitz_icl.gates.proof_outcome import proof_outcome
 from lipschitz_icl.prover.pieces import Piece
 
-__all__ = ["bias_turns", "noise_rises", "bias_falls", "bias_power", "noise_power", "wstar_follows_L"]
+__all__ = ["bias_turns", "noise_rises", "bias_falls", "bias_power", "noise_power", "wstar_follows_L", "window_bound"]
 
 
 def bias_turns(
@@ -232,3 +233,39 @@ def wstar_follows_L(
         Piece("w_star", f"(1 + C)*{bound}", {**common, "L": L_high}, task=task, relation=">="),
     ]
     return proof_outcome(pieces=pieces, constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
+
+
+def window_bound(
+    *,
+    d: int,
+    task: str,
+    n_low: int,
+    n_high: int,
+    L: float,
+    sigma: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
+    """Theorem 3.4's two-sided window bound with the derived law's constants, at every integer ``n`` of
+    ``[n_low, n_high]``: ``T C_d Lambda^(alpha + S) <= w* <= C_d Lambda^(alpha + S) / T``, ``Lambda = n L^2 /
+    sigma^2`` (``T = stated``; ``alpha`` and ``C_d`` from
+    :func:`lipschitz_icl.derivations.window_law.window_law`; the exponent shift ``S = 0``, moved by an
+    alternative).  Two pieces, the lower first (a tighter band is refuted there first: the finite-``n`` ``w*``
+    lies below the law), each proved on boxes of ``n`` by one-sided ``w*`` proofs (no ``w*`` located;
+    :func:`lipschitz_icl.prover.witness.one_sided`)."""
+    from fractions import Fraction
+
+    from lipschitz_icl.derivations.window_law import window_law
+
+    alpha, constant = window_law(task, d)
+    power = Fraction(alpha).limit_denominator(100)  # 2/(d+3) or 2/(d+2), exact
+    law = f"({constant!r})*(n*L**2/sigma**2)**({power} + S)"
+    domain = {"d": [d], "n": {"from": n_low, "to": n_high}, "L": L, "sigma": sigma}
+    pieces = [
+        Piece("w_star", f"T*{law}", domain, task=task, relation=">="),
+        Piece("w_star", f"{law}/T", domain, task=task, relation="<="),
+    ]
+    return proof_outcome(
+        pieces=pieces, constant="T", stated=stated, fixed={"S": 0.0}, max_boxes=max_boxes, seconds=seconds
+    )

@@ -220,10 +220,18 @@ def _counterexample(st: Statement, point: dict, q, b, witnesses: list) -> dict:
 def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
     """``(outcome, counterexample, split_param)`` for one box; fills ``node.leaf`` when decided."""
     box = node.box
-    leaf = _one_sided_leaf(st, box)
+    outcome, leaf = _one_sided(st, box)
     if leaf is not None:
         node.leaf = leaf
         return "proved", None, None
+    if outcome == "opposite":  # every point of the box violates the statement: certify it at one point
+        try:
+            qm, bm, at_point = _point_pair(st, box.midpoint())
+        except NoEnclosure:
+            pass
+        else:
+            if bm is not None and st.violated(qm, bm):
+                return "refuted", _counterexample(st, box.midpoint(), qm, bm, at_point), None
     q, b, split, reason, witnesses = _enclosure_pair(st, box)
     if q is not None and b is not None and st.holds(q, b):
         node.leaf = {"decision": "proved", "quantity": _enclosure(*q), "bound": _enclosure(b)}
@@ -249,19 +257,21 @@ def _decide(st: Statement, node: _Node) -> tuple[str, dict | None, str | None]:
     return "undecided", None, split
 
 
-def _one_sided_leaf(st: Statement, box: Box) -> dict | None:
-    """A proved leaf of a ``w_star`` statement by a one-sided proof on the whole box (:func:`lipschitz_icl.prover.
-    witness.one_sided`; no ``w*`` located), or None (the box goes on as any other)."""
+def _one_sided(st: Statement, box: Box) -> tuple[str, dict | None]:
+    """``(outcome, leaf)`` of a ``w_star`` statement's one-sided proofs on the whole box
+    (:func:`lipschitz_icl.prover.witness.one_sided`): a proved leaf (no ``w*`` located), or ``"opposite"`` (the
+    opposite bound proved on the box: any point of it is a counterexample) or ``"undecided"`` with no leaf (the
+    box goes on as any other)."""
     if st.quantity.name != "w_star":
-        return None
+        return "undecided", None
     try:
         b = st.bound_on(box.balls())
     except ExpressionError:
-        return None
-    proof = witness.one_sided(st.quantity, box.to_dict(), st.relation, b)
-    if proof is None:
-        return None
-    return {"decision": "proved", "quantity": None, "bound": _enclosure(b), "one_sided": proof}
+        return "undecided", None
+    outcome, proof = witness.one_sided(st.quantity, box.to_dict(), st.relation, b)
+    if outcome != "proved":
+        return outcome, None
+    return outcome, {"decision": "proved", "quantity": None, "bound": _enclosure(b), "one_sided": proof}
 
 
 def _probes(st: Statement, box: Box) -> list:

@@ -70,27 +70,39 @@ def enclose(quantity: Quantity, box: Ranges) -> tuple[tuple[arb, arb], list[dict
     return (low, high), [first, second]
 
 
-def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> dict | None:
-    """The JSON form of a one-sided ``w*`` proof that ``w_star <relation> bound`` at every point of ``box`` (one
-    ``d``; ``n`` an interval from 5 up; ``sigma``, ``L`` points or intervals), from the window at the bound's
-    certain end (``low(bound)`` for ``<=``, ``high(bound)`` for ``>=``); None for a box at one ``n`` (module
-    docstring), when there is no such window inside the search range, or when the walk does not close within
-    :data:`ONE_SIDED_SECONDS`."""
+def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> tuple[str, dict | None]:
+    """``("proved", proof)``: the JSON form of a one-sided ``w*`` proof that ``w_star <relation> bound`` at every
+    point of ``box`` (one ``d``; ``n`` an interval from 5 up; ``sigma``, ``L`` points or intervals), from the
+    window at the bound's certain end (``low(bound)`` for ``<=``, ``high(bound)`` for ``>=``).  Else
+    ``("opposite", None)`` when the opposite one-sided statement beyond the bound's other end is proved on the
+    whole box (``w* >= high(bound)`` for ``<=``: every point of the box is then a counterexample, which the
+    search certifies at one point with its witness), or ``("undecided", None)``: a box at one ``n`` (module
+    docstring), no window inside the search range, or no walk closing within :data:`ONE_SIDED_SECONDS`."""
     from lipschitz_icl.certified.loss import kernel_of
     from lipschitz_icl.certified.wstar import wstar_bound
     from lipschitz_icl.certified.wstar_proof import W_SEARCH
 
     if quantity.name != "w_star" or quantity.task is None:
-        return None
-    window = arithmetic.low(bound) if relation == "<=" else arithmetic.high(bound)
+        return "undecided", None
     d_lo, d_hi = box["d"]
     n_lo, n_hi = box["n"]
-    if not (W_SEARCH[0] < window < W_SEARCH[1]) or d_lo != d_hi or n_lo == n_hi or n_lo < 5:
-        return None
+    if d_lo != d_hi or n_lo == n_hi or n_lo < 5:
+        return "undecided", None
     n, sigma, L = (lo if lo == hi else (lo, hi) for lo, hi in (box["n"], box["sigma"], box["L"]))
-    side = "upper" if relation == "<=" else "lower"
-    try:
-        result = wstar_bound(kernel_of(quantity.task, d_lo, 1.0), n, sigma, L, window, side, seconds=ONE_SIDED_SECONDS)
-    except ParameterError:  # beyond the certified grid's budget
-        return None
-    return result.proof.to_dict() if result.outcome == "proved" and result.proof is not None else None
+    kernel = kernel_of(quantity.task, d_lo, 1.0)
+    ends = (arithmetic.low(bound), arithmetic.high(bound))
+    sides = ("upper", "lower") if relation == "<=" else ("lower", "upper")
+    attempts = [
+        ("proved", ends[0] if relation == "<=" else ends[1], sides[0]),
+        ("opposite", ends[1] if relation == "<=" else ends[0], sides[1]),
+    ]
+    for outcome, window, side in attempts:
+        if not W_SEARCH[0] < window < W_SEARCH[1]:
+            continue
+        try:
+            result = wstar_bound(kernel, n, sigma, L, window, side, refute=False, seconds=ONE_SIDED_SECONDS)
+        except ParameterError:  # beyond the certified grid's budget
+            continue
+        if result.outcome == "proved" and result.proof is not None:
+            return outcome, result.proof.to_dict() if outcome == "proved" else None
+    return "undecided", None
