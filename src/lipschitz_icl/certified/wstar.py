@@ -150,11 +150,11 @@ def _walk(f: Objective, start: float, direction: int, sign_at_start: int, U: arb
             if excluded(f, a, b, U):
                 kind = "excluded"
                 break
-            if known and convex(f, a, b):  # wider than monotone near w*, where the slope is small
-                kind = "convex"
-                break
             if monotone(f, a, b, direction):
                 kind = "up" if direction > 0 else "down"
+                break
+            if known and convex(f, a, b):
+                kind = "convex"
                 break
             h *= 0.5
             if h < MIN_PIECE:

@@ -122,6 +122,8 @@ class Objective:
         self.points: dict = {}
         self.values: dict = {}
         self.shapes: dict = {}
+        self.thirds: dict = {}
+        self.refine_first = False  # speed only: which shape of a piece the tests try first (_shown)
         self.span = (0.0, 0.0)
         n_lo = n[0] if isinstance(n, (tuple, list)) else n
         n_hi = n[1] if isinstance(n, (tuple, list)) else n
@@ -196,35 +198,42 @@ class Objective:
         """``U``: the upper end of the ball of ``L(w1)`` (fine accuracy), a value the minimum does not exceed."""
         return arb(self.at(w1, rtol=1e-10).loss.upper())
 
-    def shape(self, a: float, b: float) -> tuple:
+    def shape(self, a: float, b: float, refined: bool = False) -> tuple:
         """``(low, high, curvature)``: bounds of the slope on ``[a, b]`` and a lower bound of the second
         derivative there, by Taylor's theorem at the centre ``c`` with the remainder from a bound ``T`` of the
         third derivative over the piece (:meth:`third_bound`): the slope at ``c + z`` lies in ``L1 + L2 z +
         T z^2/2`` and the second derivative in ``L2 + T z`` (``|z| <= r``, ``r`` the larger distance from ``c`` to
-        an end, in ball arithmetic; ``L1``, ``L2`` the first and second derivatives at ``c``).  Cached: the tests of one
-        piece (``monotone``, ``convex``) share it."""
-        if (a, b) in self.shapes:
-            return self.shapes[(a, b)]
+        an end, in ball arithmetic; ``L1``, ``L2`` the first and second derivatives at ``c``).  ``T`` is one ball
+        evaluation over the piece, or with ``refined`` :meth:`third_bound` (a test that fails with the first
+        asks again refined).  Cached: the tests of one piece (``monotone``, ``convex``) share it."""
+        if (a, b, refined) in self.shapes:
+            return self.shapes[(a, b, refined)]
         c = 0.5 * (a + b)  # a double: the loss is enclosed at exactly this point
         r = _half_width(a, b, c)
         point = self.point(c)
         first, second = point.derivative(1).loss, point.derivative(2).loss
-        third = self.third_bound(a, b)
+        third = self.third_bound(a, b) if refined else self.third_ball(a, b)
         spread = arb(abs(second).abs_upper()) * r + third * r * r / 2
-        self.shapes[(a, b)] = (first - spread, first + spread, second - third * r)
-        return self.shapes[(a, b)]
+        self.shapes[(a, b, refined)] = (first - spread, first + spread, second - third * r)
+        return self.shapes[(a, b, refined)]
+
+    def third_ball(self, a: float, b: float) -> arb:
+        """An upper bound of ``|d^3 L/dw^3|`` on ``[a, b]`` from one ball evaluation over the piece (cached)."""
+        if (a, b) not in self.thirds:
+            ball = self.at((a, b), (1, 2, 3), rtol=1e-3).derivative(3).loss
+            self.thirds[(a, b)] = arb(abs(ball).abs_upper())
+        return self.thirds[(a, b)]
 
     def third_bound(self, a: float, b: float) -> arb:
-        """An upper bound of ``|d^3 L/dw^3|`` on ``[a, b]``: the largest of its ball evaluations over sub-pieces
-        of relative width at most :data:`SUB_PIECE` that cover ``[a, b]`` (a ball evaluation over a wider piece
-        of ``w`` overestimates by orders of magnitude: at ``d = 3``, ``n = 116``, ``w = 6.5`` the ball is 2.4e-3
-        over 4%, 1e4 over 6%, against a third derivative of about 2e-4)."""
+        """A finer upper bound of ``|d^3 L/dw^3|`` on ``[a, b]``: the largest of the balls (:meth:`third_ball`)
+        over sub-pieces of relative width at most :data:`SUB_PIECE` covering ``[a, b]``.  A ball over a wide
+        piece of ``w`` can overestimate by orders of magnitude (at ``d = 3``, ``n = 116``, ``w = 6.5`` it is
+        2.4e-3 over 4%, 1e4 over 6%, against a third derivative of about 2e-4)."""
         count = max(1, math.ceil(math.log(b / a) / math.log1p(SUB_PIECE)))
         edges = [a] + [a * (b / a) ** (k / count) for k in range(1, count)] + [b]
         bound = arb(0)
         for lo, hi in itertools.pairwise(edges):
-            ball = self.at((lo, hi), (1, 2, 3), rtol=1e-3).derivative(3).loss
-            bound = bound.max(arb(abs(ball).abs_upper()))
+            bound = bound.max(self.third_ball(lo, hi))
         return bound
 
     def noise_floor(self, x: float) -> arb:
@@ -261,15 +270,29 @@ def excluded(f: Objective, a: float, b: float, U: arb) -> bool:
     return bool(f.noise_floor(a) + f.q_floor(b) > U)
 
 
+def _shown(f: Objective, a: float, b: float, shows) -> bool:
+    """Whether ``shows(shape)`` holds for the shape of ``[a, b]`` (:meth:`Objective.shape`): plain, then
+    refined; once a refined shape has passed where the plain one failed (``f.refine_first``), refined only.
+    Either shape is a proof; which are tried is speed only (a plain ball over a piece of ``w`` is cheap where
+    it is tight, and costly where it explodes)."""
+    if f.refine_first:
+        return bool(shows(f.shape(a, b, True)))
+    if shows(f.shape(a, b, False)):
+        return True
+    if shows(f.shape(a, b, True)):
+        f.refine_first = True
+        return True
+    return False
+
+
 def monotone(f: Objective, a: float, b: float, direction: int) -> bool:
     """The slope has the sign ``direction`` (``+1``: ``up``; ``-1``: ``down``) on all of ``[a, b]``."""
-    low, high, _ = f.shape(a, b)
-    return bool(low > 0) if direction > 0 else bool(high < 0)
+    return _shown(f, a, b, lambda shape: bool(shape[0] > 0) if direction > 0 else bool(shape[1] < 0))
 
 
 def convex(f: Objective, a: float, b: float) -> bool:
     """``L'' > 0`` on all of ``[a, b]``."""
-    return bool(f.shape(a, b)[2] > 0)
+    return _shown(f, a, b, lambda shape: bool(shape[2] > 0))
 
 
 def cut(f: Objective, x: float, direction: int, U: arb) -> bool:
