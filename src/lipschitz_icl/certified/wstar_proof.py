@@ -383,6 +383,13 @@ def _piece(raw, where: str) -> Piece:
     return Piece(a, b, raw[2])
 
 
+def _read_walk(entries, name: str) -> tuple[Piece, ...]:
+    """The pieces of a walk's JSON form (``name``: how errors call it, e.g. "the left walk")."""
+    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_PIECES:
+        raise ProofError(f"{name} must be a list of 1 to {MAX_PIECES} pieces")
+    return tuple(_piece(entry, f"a piece of {name}") for entry in entries)
+
+
 def read_proof(raw) -> WStarProof:
     """The proof of its JSON form (:meth:`WStarProof.to_dict`); :class:`ProofError` names what is malformed."""
     keys = ("low", "high", "w1", "rtol", "left", "right")
@@ -390,10 +397,7 @@ def read_proof(raw) -> WStarProof:
         raise ProofError(f"a w* proof is an object with exactly the keys {', '.join(keys)}")
     walks = {}
     for side in ("left", "right"):
-        entries = raw[side]
-        if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_PIECES:
-            raise ProofError(f"the {side} walk must be a list of 1 to {MAX_PIECES} pieces")
-        walks[side] = tuple(_piece(entry, f"a piece of the {side} walk") for entry in entries)
+        walks[side] = _read_walk(raw[side], f"the {side} walk")
     low, high, w1 = (_finite(raw[key], f"the proof's {key}") for key in ("low", "high", "w1"))
     rtol = _finite(raw["rtol"], "the proof's rtol")
     if not W_SEARCH[0] < low < high < W_SEARCH[1]:
@@ -499,10 +503,7 @@ def read_bound_proof(raw) -> BoundProof:
     for value, name in ((bound, "bound"), (anchor, "anchor")):
         if value is not None and not W_SEARCH[0] < value < W_SEARCH[1]:
             raise ProofError(f"the proof's {name} must lie inside the search range ({W_SEARCH[0]:g}, {W_SEARCH[1]:g})")
-    entries = raw["walk"]
-    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_PIECES:
-        raise ProofError(f"the walk must be a list of 1 to {MAX_PIECES} pieces")
-    walk = tuple(_piece(entry, "a piece of the walk") for entry in entries)
+    walk = _read_walk(raw["walk"], "the walk")
     return BoundProof(bound, raw["side"], anchor, walk)
 
 
