@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from flint import arb, arb_mat
+from flint import arb, arb_mat, arb_series, ctx
 
 from lipschitz_icl.certified import arithmetic
 from lipschitz_icl.certified.kernels import (
@@ -128,22 +128,23 @@ def _scale(c, a: list) -> list:
     return [c * x for x in a]
 
 
-def _power(psi: list, log_psi0: arb | None, N: arb, exact_n: int | None) -> list:
-    """``psi^N`` as a Taylor series: by products for an exact integer ``N`` at most the order + 1; else the
-    binomial series ``sum_k C(N, k) psi_0^(N-k) delta^k`` (``delta = psi - psi_0``; exact as a truncated
-    series) with ``psi_0^(N-k) = exp((N - k) log psi_0)`` or, when ``psi_0`` may be 0, the ball
-    ``[0, sup psi_0^(N-k)]`` (``N - k > 0``)."""
-    J = len(psi) - 1
-    if exact_n is not None and exact_n <= J + 1:
-        out = [arb(1)] + [arb(0)] * J
+def _power(psi: list, log_psi0: arb | None, N: arb, exact_n: int | None) -> arb_series:
+    """``psi^N`` as a Taylor series (python-flint's, :func:`_series_of`): by products for an exact integer ``N``
+    at most the order + 1; else the binomial series ``sum_k C(N, k) psi_0^(N-k) delta^k`` (``delta = psi -
+    psi_0``; exact as a truncated series) with ``psi_0^(N-k) = exp((N - k) log psi_0)`` or, when ``psi_0`` may be
+    0, the ball ``[0, sup psi_0^(N-k)]`` (``N - k > 0``)."""
+    length = len(psi)
+    if exact_n is not None and exact_n <= length:
+        series = _series_of(psi)
+        out = arb_series([arb(1)], prec=length)
         for _ in range(exact_n):
-            out = _mul(out, psi)
+            out = out * series
         return out
-    delta = [arb(0)] + psi[1:]
-    out = [arb(0)] * (J + 1)
-    power = [arb(1)] + [arb(0)] * J
+    delta = _series_of([arb(0)] + psi[1:])
+    out = arb_series([arb(0)], prec=length)
+    power = arb_series([arb(1)], prec=length)
     binom = arb(1)
-    for k in range(J + 1):
+    for k in range(length):
         exponent = N - k
         if log_psi0 is not None:
             base = (exponent * log_psi0).exp()
@@ -155,8 +156,8 @@ def _power(psi: list, log_psi0: arb | None, N: arb, exact_n: int | None) -> list
                 base = arithmetic.interval(0, 1) * (exponent * top.log()).exp()
             else:  # psi_0 = 0 exactly
                 base = arb(0)
-        out = _add(out, _scale(binom * base, power))
-        power = _mul(power, delta)
+        out += (binom * base) * power
+        power = power * delta
         binom = binom * (N - k) / (k + 1)
     return out
 
@@ -639,16 +640,33 @@ def _group_products(grid: ThetaGrid, values: dict, errors: dict) -> dict:
     return out
 
 
+def _scale_rows(mat, factors: list):
+    """``diag(factors) * mat`` (``arb_mat``; a product in C)."""
+    diagonal = arb_mat(len(factors), len(factors))
+    for r, factor in enumerate(factors):
+        diagonal[r, r] = factor
+    return diagonal * mat
+
+
+def _weighted(values, powers: list):
+    """``diag(powers) * values``: the rows (the theta nodes) of a column block scaled by ``e^(-j w u_i)``."""
+    return arb_mat([[x * factor for x in row] for row, factor in zip(values.tolist(), powers)])
+
+
 def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> list:
     """The inner integrals at every ``s`` of ``ss`` (points, or real balls when ``ball``) by the panels of their
-    windows with every error bound added (module docstring)."""
+    windows with every error bound added (module docstring).  With ``y_i = e^s e^(-w u_i)`` the node values are
+    ``E = e^(-y)``, ``Y_j = y^j e^(-y)`` and ``Z_j = y^j e^(-2y)``; only ``e^(-y)`` is computed per node: ``Y_j =
+    e^(js) diag(E) e^(-j w u)`` is the row factor ``e^(js)`` times ``E`` times the columns scaled by ``e^(-j w u_i)``
+    (``Z_j`` from ``e^(-2y) = E^2``), so every kernel of every row type is one matrix product in C."""
     ew = [(-w * u).exp() for u in grid.u]
     ranges = _panel_ranges(grid, w)
     ys, zs = list(grid.y_types), ([] if ball else list(grid.z_types))
     zero = arb(0)
     N, n_panels = grid.size, len(grid.panels)
     types = [("E", 0)] + [("Y", j) for j in ys] + [("Z", j) for j in zs]
-    entries: dict = {t: [] for t in types}
+    kernels: dict = {"E": [], "Z": []}  # e^(-y) and e^(-2y) per row, zero outside the window
+    row_powers: dict = {j: [] for j in set(ys) | set(zs)}  # e^(js) per row
     kb: dict = {t: [] for t in types} | {("O", 0): []}
     outside: dict = {t: [] for t in types}
     meta = []
@@ -658,19 +676,16 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
         b0 = grid.starts[first] if first < n_panels else N
         b1 = grid.stops[stop - 1] if stop > first else b0
         es = s.exp()
-        y = [es * x for x in ew[b0:b1]]
-        e = [(-x).exp() for x in y]
+        e = [(-(es * x)).exp() for x in ew[b0:b1]]
         pad_lo, pad_hi = [zero] * b0, [zero] * (N - b1)
-        entries[("E", 0)].append(pad_lo + e + pad_hi)
-        value = e
-        for j in ys:
-            value = [a * b for a, b in zip(value, y)]
-            entries[("Y", j)].append(pad_lo + value + pad_hi)
+        kernels["E"].append(pad_lo + e + pad_hi)
         if zs:
-            value = [a * a * b for a, b in zip(e, y)]
-            for j in zs:
-                value = [a * b for a, b in zip(value, y)]
-                entries[("Z", j)].append(pad_lo + value + pad_hi)
+            kernels["Z"].append(pad_lo + [a * a for a in e] + pad_hi)
+        power = arb(1)
+        for j in range(1, max(row_powers, default=0) + 1):
+            power = power * es
+            if j in row_powers:
+                row_powers[j].append(power)
         e_lo, e_hi = s_lo.exp(), s_hi.exp()
         rows = {t: [zero] * n_panels for t in kb}
         for p in range(first, stop):
@@ -696,11 +711,20 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
                 bound += r_above**j
             outside[(kind, j)].append([bound])
         meta.append((window_mass, below_mass, above_mass, r_below, r_above))
-    mats = {t: arb_mat(entries[t]) for t in types}
+    mats = {kind: arb_mat(rows) for kind, rows in kernels.items() if rows}
+    node_powers = {j: [x**j for x in ew] for j in row_powers}
+
+    def kernel_products(t, values):
+        """``K_t * values`` for the row type ``t`` (class docstring)."""
+        kind, j = t
+        if kind == "E":
+            return mats["E"] * values
+        return _scale_rows(mats["E" if kind == "Y" else "Z"] * _weighted(values, node_powers[j]), row_powers[j])
+
     kbs = {t: arb_mat(kb[t]) for t in kb}
     outs = {t: arb_mat(outside[t]) for t in types}
     weights = grid.blocks[(grid.col("1", 0),)][0]
-    e_sum = (mats[("E", 0)] * weights).tolist()
+    e_sum = (mats["E"] * weights).tolist()
     e_err = (kbs[("E", 0)] * grid.mass_bounds).tolist()
     o_err = (kbs[("O", 0)] * grid.mass_bounds).tolist()
     results = {}
@@ -708,12 +732,12 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
         values, bounds, norms = grid.blocks[grid.majorant_cols]
         for j in ys:
             t = ("Y", j)
-            results[j] = ((mats[t] * values) + ONE * (kbs[t] * bounds + outs[t] * norms)).tolist()
+            results[j] = (kernel_products(t, values) + ONE * (kbs[t] * bounds + outs[t] * norms)).tolist()
     else:
         products, errors = {}, {}
         for t, cols in grid.type_cols.items():
             values, bounds, norms = grid.blocks[cols]
-            products[t] = mats[t] * values
+            products[t] = kernel_products(t, values)
             errors[t] = kbs[t] * bounds + outs[t] * norms
         results = _group_products(grid, products, errors)
     out = []
@@ -1003,12 +1027,13 @@ def _integrands(grid: ThetaGrid, row: Row, counts: Counts, names: tuple) -> dict
     powers = {
         k: _power(psi, log0, counts.n - k, counts.exact_minus(k)) for k in {k for t in terms.values() for k, _ in t}
     }
+    length = grid.order + 1
     out = {}
     for name, parts in terms.items():
-        total = [arb(0)] * (grid.order + 1)
+        total = arb_series([arb(0)], prec=length)
         for k, series in parts:
-            total = _add(total, _scale(_count_factor(counts, k), _mul(series, powers[k])))
-        out[name] = total
+            total += _count_factor(counts, k) * (_series_of(series) * powers[k])
+        out[name] = _coefficients(total, length)
     return out
 
 
@@ -1024,36 +1049,67 @@ def _log_series(psi: list, log0: arb) -> list:
     return out
 
 
-def _integrand_derivatives(grid: ThetaGrid, row: Row, counts: Counts, names: tuple, orders: tuple) -> dict | None:
-    """``{j: {name: series}}``: the ``j``-th ``n``-derivative of the integrands of :func:`_integrands` for each ``j``
-    of ``orders`` (``n`` a ball: each holds the derivative at every ``n`` of it).  By Leibniz's rule with
-    ``d/dn psi^(n-k) = log(psi) psi^(n-k)``, ``d^j/dn^j [c_k psi^(n-k)] = sum_i C(j, i) c_k^(i) (log psi)^(j-i)
-    psi^(n-k)`` (``c_k^(i)``: :func:`_count_derivative`; ``log psi`` a Taylor series in ``w``).  None where
-    ``psi_0`` may be 0 (no logarithm)."""
+def _series_of(coefficients: list) -> arb_series:
+    """A Taylor series in ``w`` as python-flint's truncated power series (products in C, ``arb_poly_mullow``;
+    python-flint truncates every series at ``ctx.cap`` terms, so a longer one is refused)."""
+    if len(coefficients) > ctx.cap:
+        raise ValueError(f"a Taylor series of {len(coefficients)} terms exceeds python-flint's ctx.cap = {ctx.cap}")
+    return arb_series(coefficients, prec=len(coefficients))
+
+
+def _coefficients(series: arb_series, length: int) -> list:
+    """The ``length`` coefficients of ``series`` (python-flint drops trailing zeros)."""
+    out = series.coeffs()
+    return out + [arb(0)] * (length - len(out))
+
+
+def _leibniz_table(centre: Counts, counts: Counts, ks: tuple) -> dict:
+    """``{(k, j): ((i, C(j, i) c_k^(i)), ...)}`` for ``j = 0 .. N_ORDER``: the weights of ``(log psi)^(j-i)`` in the
+    ``j``-th ``n``-derivative of ``c_k(n) psi^(n-k)`` (:func:`_integrand_models`), at the point ``centre`` for ``j <
+    N_ORDER`` and over the ball ``counts`` for ``j = N_ORDER``; the structural zeros of :func:`_count_derivative`
+    left out.  The same for every node of a Gauss sum."""
+    table = {}
+    for k in ks:
+        for j in range(N_ORDER + 1):
+            at = centre if j < N_ORDER else counts
+            weights = ((i, _count_derivative(at, k, i)) for i in range(j + 1))
+            table[(k, j)] = tuple((i, math.comb(j, i) * c) for i, c in weights if c is not None)
+    return table
+
+
+def _integrand_models(grid: ThetaGrid, row: Row, ends: tuple, table: dict, names: tuple) -> dict | None:
+    """``{j: {name: series}}`` for ``j = 0 .. N_ORDER``: the ``j``-th ``n``-derivative of the integrands of
+    :func:`_integrands`, at the point ``ends[0]`` (the ball's centre) for ``j < N_ORDER`` and over the ball
+    ``ends[1]`` for ``j = N_ORDER`` (each then holds the derivative at every ``n`` of the ball).  By Leibniz's
+    rule with ``d/dn psi^(n-k) = log(psi) psi^(n-k)``, ``d^j/dn^j [c_k psi^(n-k)] = sum_i C(j, i) c_k^(i) (log
+    psi)^(j-i) psi^(n-k)`` (the weights ``C(j, i) c_k^(i)``: :func:`_leibniz_table`; ``log psi`` a Taylor series in
+    ``w``; the series are python-flint's, :func:`_series_of`).  None where ``psi_0`` may be 0 (no logarithm)."""
     psi, log0 = _psi_series(grid, row)
     if log0 is None or not log0.is_finite():
         return None
-    log_psi = _log_series(psi, log0)
-    logs = [_constant(arb(1), grid.order)]  # (log psi)^0, (log psi)^1, ...
-    for _ in range(max(orders)):
-        logs.append(_mul(logs[-1], log_psi))
-    terms = _terms(grid, row, names)
-    parts_k = {k for parts in terms.values() for k, _ in parts}
-    powers = {k: _power(psi, log0, counts.n - k, None) for k in parts_k}
-    out: dict = {j: {} for j in orders}
+    length = grid.order + 1
+    log_psi = _series_of(_log_series(psi, log0))
+    logs = [arb_series([arb(1)], prec=length)]  # (log psi)^0, (log psi)^1, ...
+    for _ in range(N_ORDER):
+        logs.append(logs[-1] * log_psi)
+    terms = {name: [(k, _series_of(series)) for k, series in parts] for name, parts in _terms(grid, row, names).items()}
+    ks = sorted({k for parts in terms.values() for k, _ in parts})
+    factors = {}
+    for k in ks:
+        for j in range(N_ORDER + 1):
+            factor = arb_series([arb(0)], prec=length)
+            for i, weight in table[(k, j)]:
+                factor += weight * logs[j - i]
+            factors[(k, j)] = factor
+    powers = {(k, e): _power(psi, log0, ends[e].n - k, None) for k in ks for e in (0, 1)}
+    out: dict = {j: {} for j in range(N_ORDER + 1)}
     for name, parts in terms.items():
-        totals = {j: [arb(0)] * (grid.order + 1) for j in orders}
-        for k, series in parts:
-            base = _mul(series, powers[k])
-            for j in orders:
-                factor = [arb(0)] * (grid.order + 1)
-                for i in range(j + 1):
-                    c = _count_derivative(counts, k, i)
-                    if c is not None:
-                        factor = _add(factor, _scale(math.comb(j, i) * c, logs[j - i]))
-                totals[j] = _add(totals[j], _mul(factor, base))
-        for j in orders:
-            out[j][name] = totals[j]
+        bases = [(k, series * powers[(k, 0)], series * powers[(k, 1)]) for k, series in parts]
+        for j in range(N_ORDER + 1):
+            total = arb_series([arb(0)], prec=length)
+            for k, at_centre, over in bases:
+                total += factors[(k, j)] * (at_centre if j < N_ORDER else over)
+            out[j][name] = total
     return out
 
 
@@ -1149,7 +1205,7 @@ def _gauss_sum(grid: ThetaGrid, rows: list, weights: list, counts: Counts, names
     remainder): with ``n_c`` the ball's centre, ``r`` its radius and ``K = N_ORDER``,
     ``G(n) in sum_(j<K) G^(j)(n_c) T_j + G^(K)([n]) T_K``, ``T_j`` the range of ``(n - n_c)^j / j!`` over
     ``|n - n_c| <= r`` (``[0, r^j/j!]`` for even ``j``, ``[-r^j/j!, r^j/j!]`` for odd), ``G^(j)`` the Gauss sums
-    of the ``n``-derivatives of the integrands (:func:`_integrand_derivatives`): the first ``K`` at the point
+    of the ``n``-derivatives of the integrands (:func:`_integrand_models`): the first ``K`` at the point
     ``n_c``, the last a ball over the whole interval.  The direct ball sum carries each node's spread in ``n``
     separately, and the integrands cancel across ``s`` (a derivative in ``w`` is a small difference of large
     terms): on ``n`` in ``[100, 101]`` the slope of the noise part came out +/- 60%.  A form of order 2 still
@@ -1168,24 +1224,25 @@ def _gauss_sum(grid: ThetaGrid, rows: list, weights: list, counts: Counts, names
                 direct[name] = _add(direct[name], _scale(weight, integrand[name]))
         return {name: [[direct[name][i]] + [arb(0)] * K for i in range(J + 1)] for name in names}
     centre = Counts(arb(counts.n.mid()), None)
-    sums = {j: {name: [arb(0)] * (J + 1) for name in names} for j in range(K + 1)}
+    zero = arb_series([arb(0)], prec=J + 1)
+    sums = {j: dict.fromkeys(names, zero) for j in range(K + 1)}
+    table = _leibniz_table(centre, counts, (1, 2))
     for row, weight in zip(rows, weights):
-        at_centre = _integrand_derivatives(grid, row, centre, names, tuple(range(K)))
-        over = None if at_centre is None else _integrand_derivatives(grid, row, counts, names, (K,))
-        if at_centre is None or over is None:
+        derivatives = _integrand_models(grid, row, (centre, counts), table, names)
+        if derivatives is None:
             integrand = _integrands(grid, row, counts, names)
             for name in names:
                 direct[name] = _add(direct[name], _scale(weight, integrand[name]))
             continue
-        derivatives = {**at_centre, **over}
         for j in range(K + 1):
             for name in names:
-                sums[j][name] = _add(sums[j][name], _scale(weight, derivatives[j][name]))
+                sums[j][name] = sums[j][name] + weight * derivatives[j][name]
     model = {name: [[direct[name][i]] + [arb(0)] * K for i in range(J + 1)] for name in names}
     for j in range(K + 1):
         for name in names:
+            coefficients = _coefficients(sums[j][name], J + 1)
             for i in range(J + 1):
-                model[name][i][j] += sums[j][name][i]
+                model[name][i][j] += coefficients[i]
     return model
 
 
