@@ -19,10 +19,6 @@ from pathlib import Path
 
 import pytest
 
-# one pytest-xdist worker runs this module (pyproject: --dist loadgroup):
-# its module fixture runs every case in one subprocess
-pytestmark = pytest.mark.xdist_group("test_hostile_cli")
-
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 AS_LIMIT = 3 * 1024**3
 CASE_SECONDS = 20.0  # alarm per case (a bomb would hit it)

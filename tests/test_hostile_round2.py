@@ -23,10 +23,6 @@ import pytest
 
 from test_hostile_cli import AS_LIMIT, SRC, WORKER, _limits
 
-# one pytest-xdist worker runs this module (pyproject: --dist loadgroup):
-# its module fixture runs every case in one subprocess
-pytestmark = pytest.mark.xdist_group("test_hostile_round2")
-
 P = ["--d", "3", "--n", "100", "--L", "1", "--sigma", "0.5"]
 K = ["--d", "3", "--n", "1000", "--sigma", "0.5", "--method", "exact"]
 MIX3000 = "mix:" + ",".join(["affine=1"] * 3000)

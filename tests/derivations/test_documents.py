@@ -40,10 +40,6 @@ from lipschitz_icl.derivations import linear_attention as lin
 from lipschitz_icl.gates import registry
 from lipschitz_icl.tasks import zonal
 
-# one pytest-xdist worker runs this module (pyproject: --dist loadgroup):
-# its module fixture renders the documents its tests check
-pytestmark = pytest.mark.xdist_group("test_documents")
-
 COMMITTED = Path(__file__).resolve().parents[2] / "derivations"
 
 

@@ -22,10 +22,6 @@ from lipschitz_icl.gates.variants import (
 from lipschitz_icl.runtime import cache
 from lipschitz_icl.sphere import concentration
 
-# one pytest-xdist worker runs this module (pyproject: --dist loadgroup):
-# its tests share one cache (the relu examples share their w* grid)
-pytestmark = pytest.mark.xdist_group("test_variants")
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "variants" / "examples"
 
 

@@ -25,10 +25,6 @@ from lipschitz_icl.model import geometry
 from lipschitz_icl.optimum import wstar_mc
 from lipschitz_icl.problem import make_problem
 
-# one pytest-xdist worker runs this module (pyproject: --dist loadgroup):
-# its module fixtures train the layers every test checks
-pytestmark = pytest.mark.xdist_group("test_train_theory")
-
 SIGMA = 0.3
 RUNS = 5
 LEVEL = 0.99

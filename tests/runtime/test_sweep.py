@@ -22,10 +22,6 @@ from lipschitz_icl.cli import main
 from lipschitz_icl.runtime import cache, sweep
 from lipschitz_icl.validation import ParameterError, parse_int
 
-# one pytest-xdist worker runs this module (pyproject: --dist loadgroup):
-# its module fixture starts the Dask cluster its tests share
-pytestmark = pytest.mark.xdist_group("test_sweep")
-
 ROOT = Path(__file__).resolve().parents[2]
 
 VARIANTS = {
