@@ -144,10 +144,12 @@ def _power(psi: list, log_psi0: arb | None, N: arb, exact_n: int | None) -> arb_
     out = arb_series([arb(0)], prec=length)
     power = arb_series([arb(1)], prec=length)
     binom = arb(1)
+    if log_psi0 is not None:  # psi_0^(N-k) = psi_0^N psi_0^(-k)
+        base0, inverse = (N * log_psi0).exp(), (-log_psi0).exp()
     for k in range(length):
         exponent = N - k
         if log_psi0 is not None:
-            base = (exponent * log_psi0).exp()
+            base = base0 * inverse**k
         else:
             top = arb(psi[0].abs_upper()).min(arb(1))
             if not top.is_finite():  # psi_0 unknown: fail closed, 0 <= psi_0^(N-k) <= 1
@@ -250,6 +252,7 @@ class ThetaGrid:
     selectors: dict = field(default_factory=dict)  # (group, j) -> 0/1 matrix from the type's columns to the group's
     majorant_cols: tuple = ()  # the columns a ball row carries
     blocks: dict = field(default_factory=dict)  # columns -> (values, bounds, norms) blocks
+    value_rows: dict = field(default_factory=dict)  # columns -> the values block as lists (one per node)
 
     @property
     def d(self) -> int:
@@ -531,6 +534,7 @@ def _prepare(grid: ThetaGrid) -> None:
             arb_mat([[grid.norms[c] for c in cols]]),
         )
     grid.blocks = blocks
+    grid.value_rows = {cols: block[0].tolist() for cols, block in blocks.items()}
     grid.selectors = {}
     for g in grid.groups:
         for j, _ in g.recipe:
@@ -648,9 +652,10 @@ def _scale_rows(mat, factors: list):
     return diagonal * mat
 
 
-def _weighted(values, powers: list):
-    """``diag(powers) * values``: the rows (the theta nodes) of a column block scaled by ``e^(-j w u_i)``."""
-    return arb_mat([[x * factor for x in row] for row, factor in zip(values.tolist(), powers)])
+def _weighted(rows: list, powers: list):
+    """``diag(powers) * values`` for a column block given by its rows (the theta nodes): each scaled by
+    ``e^(-j w u_i)``."""
+    return arb_mat([[x * factor for x in row] for row, factor in zip(rows, powers)])
 
 
 def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> list:
@@ -714,12 +719,13 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
     mats = {kind: arb_mat(rows) for kind, rows in kernels.items() if rows}
     node_powers = {j: [x**j for x in ew] for j in row_powers}
 
-    def kernel_products(t, values):
-        """``K_t * values`` for the row type ``t`` (class docstring)."""
+    def kernel_products(t, cols):
+        """``K_t * values`` for the row type ``t`` and the column block ``cols`` (the docstring above)."""
         kind, j = t
         if kind == "E":
-            return mats["E"] * values
-        return _scale_rows(mats["E" if kind == "Y" else "Z"] * _weighted(values, node_powers[j]), row_powers[j])
+            return mats["E"] * grid.blocks[cols][0]
+        weighted = _weighted(grid.value_rows[cols], node_powers[j])
+        return _scale_rows(mats["E" if kind == "Y" else "Z"] * weighted, row_powers[j])
 
     kbs = {t: arb_mat(kb[t]) for t in kb}
     outs = {t: arb_mat(outside[t]) for t in types}
@@ -729,15 +735,15 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
     o_err = (kbs[("O", 0)] * grid.mass_bounds).tolist()
     results = {}
     if ball:
-        values, bounds, norms = grid.blocks[grid.majorant_cols]
+        _, bounds, norms = grid.blocks[grid.majorant_cols]
         for j in ys:
             t = ("Y", j)
-            results[j] = (kernel_products(t, values) + ONE * (kbs[t] * bounds + outs[t] * norms)).tolist()
+            results[j] = (kernel_products(t, grid.majorant_cols) + ONE * (kbs[t] * bounds + outs[t] * norms)).tolist()
     else:
         products, errors = {}, {}
         for t, cols in grid.type_cols.items():
-            values, bounds, norms = grid.blocks[cols]
-            products[t] = kernel_products(t, values)
+            _, bounds, norms = grid.blocks[cols]
+            products[t] = kernel_products(t, cols)
             errors[t] = kbs[t] * bounds + outs[t] * norms
         results = _group_products(grid, products, errors)
     out = []
