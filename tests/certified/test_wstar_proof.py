@@ -269,3 +269,21 @@ def test_a_wide_piece_is_shown_by_its_refined_shape():
     assert f.third_bound(a, b) < 2e-3
     assert wstar_proof.monotone(f, a, b, 1) and f.refine_first
     assert not f.shape(a, b, False)[0] > 0  # the plain shape does not show it
+
+
+def test_a_coarse_design_that_swamps_the_loss_is_replaced_by_the_next_tier():
+    """relu, d = 3, n = 1000: the coarse (8-point theta rule) design for w in [13.077, 22.1] gives a ball of the
+    loss at w = 17 that holds 0 (the quadrature's error bound swamps a loss of 0.0052); the objective then
+    evaluates again on the next tier's design over the evaluation's own range, and the slope's sign is shown."""
+    from lipschitz_icl.certified import loss
+
+    kernel = kernel_of("relu", 3, 1.0)
+    coarse = loss.design(kernel, (13.077, 22.1), (1000, 1000), order=2, rtol=1e-4, want_q=True)
+    swamped = loss.enclose(kernel, 17.0, 1000, 0.5, 1.0, orders=(0, 1, 2), rtol=1e-4, want_q=True, plan=coarse)
+    assert not swamped.loss > 0  # the case the objective must not hand to a test
+    objective = wstar_proof.Objective(kernel, 1000, 0.5, 1.0, seconds=120)
+    objective.span = (13.077, 22.1)  # the design above
+    result = objective.at(17.0, (0, 1, 2), want_q=True)
+    assert objective.evaluations == 2  # the swamped evaluation and the one on the finer design
+    assert result.loss > 0 and result.derivative(1).loss > 0  # L rises at 17 (the default design: 1.73e-4)
+    assert result.loss.rad() < 1e-3 * result.loss.mid()  # a ball a test can use, not one just above 0

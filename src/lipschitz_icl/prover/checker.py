@@ -34,7 +34,7 @@ Certificates of the loss quantities add the certified loss with its kernels and 
 quadrature, about 2680 lines (1880 of code) more: a base checked against the exact method by its tests rather
 than small enough to read at a sitting.  For ``w_star`` and ``icl_error`` the certificate carries, at each
 point where the quantity is enclosed, a *witness*: a ``w*`` proof (a bracket, a window ``w1`` and two walks
-of pieces), and the check of :mod:`lipschitz_icl.certified.wstar_proof` (about 530 lines, 335 of code)
+of pieces), and the check of :mod:`lipschitz_icl.certified.wstar_proof` (about 560 lines, 350 of code)
 re-derives from it, on fresh balls of the loss, that every global minimiser lies in the bracket (a
 one-sided proof of a box of ``n``: that none lies beyond its window).  The
 ``w*`` search (:mod:`lipschitz_icl.certified.wstar`: its Newton start, its bracket widening, its piece
