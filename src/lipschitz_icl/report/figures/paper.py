@@ -508,7 +508,7 @@ def _literal_dict(match: re.Match) -> str:
 
 
 CAPTION_NOTES = {
-    "fig1": r"Angles in radians; the shaded window is $\pm 1/\sqrt{w^*}$.",
+    "fig1": r"Angles in radians.",
     "fig3": r"Error bars: 99\% $t$-intervals over the runs (dots: the runs).",
     "fig5": (
         r"Bands and error bars: $\pm 2$ standard errors, about 95\% (paired for the ratios; caps mark the ends, "
