@@ -560,24 +560,26 @@ class Row:
 def _kernel_sups(r_lo: arb, r_hi: arb, gam: arb, ys: list, zs: list, peaks: dict) -> dict:
     """``sup |kernel|`` over ``|y| = r`` in ``[r_lo, r_hi]`` with ``cos(arg y) >= gam``, for ``E = e^(-y)``,
     ``O = 1 - e^(-y)`` (``|1 - e^(-y)| <= |y| max(1, |e^(-y)|)``), ``Y_j = y^j e^(-y)`` and ``Z_j = y^j e^(-2y)``:
-    ``r^j e^(-c gam r)`` rises to its peak ``(j/(c gam e))^j`` at ``r = j/(c gam)`` (``peaks[(c, j)]``) and
-    falls after it (``gam > 0``); for ``gam <= 0`` it is at most ``r_hi^j e^(c |gam| r_hi)``."""
+    ``r^j e^(-c gam r)`` rises to its peak ``(j/(c gam e))^j`` at ``r = j/(c gam)`` (``peaks[(c, j)]``, the peak's
+    place ``peaks[("at", c, j)]``) and falls after it (``gam > 0``); for ``gam <= 0`` it is at most ``r_hi^j
+    e^(c |gam| r_hi)``.  The powers ``r^j`` are computed once for both kinds."""
     out = {}
+    top_j = max(ys[-1] if ys else 0, zs[-1] if zs else 0)
     if gam > 0:
         low, high = (-gam * r_lo).exp(), (-gam * r_hi).exp()
         out[("E", 0)] = low
         out[("O", 0)] = r_hi.min(arb(2))
+        powers_lo, powers_hi = [arb(1)], [arb(1)]
+        for _ in range(top_j):
+            powers_lo.append(powers_lo[-1] * r_lo)
+            powers_hi.append(powers_hi[-1] * r_hi)
         for kind, c, js, lo_f, hi_f in (("Y", 1, ys, low, high), ("Z", 2, zs, low * low, high * high)):
-            p_lo, p_hi = arb(1), arb(1)
-            for j in range(1, (js[-1] if js else 0) + 1):
-                p_lo, p_hi = p_lo * r_lo, p_hi * r_hi
-                if j not in js:
-                    continue
-                top = arb(j) / (c * gam)
-                if r_hi < top:
-                    out[(kind, j)] = p_hi * hi_f
-                elif r_lo > top:
-                    out[(kind, j)] = p_lo * lo_f
+            for j in js:
+                place = peaks[("at", c, j)]
+                if r_hi < place:
+                    out[(kind, j)] = powers_hi[j] * hi_f
+                elif r_lo > place:
+                    out[(kind, j)] = powers_lo[j] * lo_f
                 else:
                     out[(kind, j)] = peaks[(c, j)]
         return out
@@ -595,7 +597,8 @@ def _kernel_sups(r_lo: arb, r_hi: arb, gam: arb, ys: list, zs: list, peaks: dict
 
 def _panel_ranges(grid: ThetaGrid, w: arb) -> list:
     """Per panel ``(m_lo, m_hi, gam, peaks)``: the range of ``|e^(-w u)|`` on its rectangle, a lower bound of
-    ``cos Im(w u)`` there (``-1`` when ``|Im(w u)|`` may exceed 1.5) and the peaks of ``r^j e^(-c gam r)``."""
+    ``cos Im(w u)`` there (``-1`` when ``|Im(w u)|`` may exceed 1.5) and the peaks of ``r^j e^(-c gam r)`` with their
+    places (:func:`_kernel_sups`)."""
     out = []
     top = max(grid.order + 2, 2 * grid.order + 2)
     e1 = arb(1).exp()
@@ -603,11 +606,12 @@ def _panel_ranges(grid: ThetaGrid, w: arb) -> list:
         e = (-w * u_box).exp()
         im = arb(abs((w * u_box).imag).abs_upper())
         gam = arb(im.cos().lower()) if im < 1.5 else arb(-1)
-        peaks = {}
+        peaks: dict = {}  # (c, j): the peak of r^j e^(-c gam r); ("at", c, j): its place
         if gam > 0:
             for c in (1, 2):
                 for j in range(1, top + 1):
                     peaks[(c, j)] = (arb(j) / (c * gam * e1)) ** j
+                    peaks[("at", c, j)] = arb(j) / (c * gam)
         out.append((arb(e.abs_lower()), arb(e.abs_upper()), gam, peaks))
     return out
 
