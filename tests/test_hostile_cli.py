@@ -492,6 +492,8 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     import time
     import warnings
 
+    import psutil
+
     env = dict(
         os.environ,
         PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
@@ -535,7 +537,13 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
         proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     finally:
         signal.signal(signal.SIGINT, previous)
-    time.sleep(6.0)  # past the imports even on a loaded machine (an earlier Ctrl-C is also one line)
+    # past the imports even on a loaded machine (an earlier Ctrl-C is also one line): the command has used
+    # more CPU time than its imports take (about 0.5 s), so it is in its Monte Carlo loop
+    child = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60.0
+    while sum(child.cpu_times()[:2]) < 2.0 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert proc.poll() is None, "the command ended before it was interrupted"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err.strip() == "lipschitz-icl: interrupted" and out == ""
