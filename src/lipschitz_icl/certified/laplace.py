@@ -557,11 +557,11 @@ class Row:
     Y: dict = field(default_factory=dict)
 
 
-def _kernel_sups(r_lo: arb, r_hi: arb, gam: arb, ys: list, zs: list, peaks: dict) -> dict:
+def _kernel_sups(r_lo: arb, r_hi: arb, gam: arb, ys: list, zs: list, peaks: dict, places: dict) -> dict:
     """``sup |kernel|`` over ``|y| = r`` in ``[r_lo, r_hi]`` with ``cos(arg y) >= gam``, for ``E = e^(-y)``,
     ``O = 1 - e^(-y)`` (``|1 - e^(-y)| <= |y| max(1, |e^(-y)|)``), ``Y_j = y^j e^(-y)`` and ``Z_j = y^j e^(-2y)``:
-    ``r^j e^(-c gam r)`` rises to its peak ``(j/(c gam e))^j`` at ``r = j/(c gam)`` (``peaks[(c, j)]``, the peak's
-    place ``peaks[("at", c, j)]``) and falls after it (``gam > 0``); for ``gam <= 0`` it is at most ``r_hi^j
+    ``r^j e^(-c gam r)`` rises to its peak ``(j/(c gam e))^j`` (``peaks[(c, j)]``) at ``r = j/(c gam)``
+    (``places[(c, j)]``) and falls after it (``gam > 0``); for ``gam <= 0`` it is at most ``r_hi^j
     e^(c |gam| r_hi)``.  The powers ``r^j`` are computed once for both kinds."""
     out = {}
     top_j = max(ys[-1] if ys else 0, zs[-1] if zs else 0)
@@ -575,7 +575,7 @@ def _kernel_sups(r_lo: arb, r_hi: arb, gam: arb, ys: list, zs: list, peaks: dict
             powers_hi.append(powers_hi[-1] * r_hi)
         for kind, c, js, lo_f, hi_f in (("Y", 1, ys, low, high), ("Z", 2, zs, low * low, high * high)):
             for j in js:
-                place = peaks[("at", c, j)]
+                place = places[(c, j)]
                 if r_hi < place:
                     out[(kind, j)] = powers_hi[j] * hi_f
                 elif r_lo > place:
@@ -596,7 +596,7 @@ def _kernel_sups(r_lo: arb, r_hi: arb, gam: arb, ys: list, zs: list, peaks: dict
 
 
 def _panel_ranges(grid: ThetaGrid, w: arb) -> list:
-    """Per panel ``(m_lo, m_hi, gam, peaks)``: the range of ``|e^(-w u)|`` on its rectangle, a lower bound of
+    """Per panel ``(m_lo, m_hi, gam, peaks, places)``: the range of ``|e^(-w u)|`` on its rectangle, a lower bound of
     ``cos Im(w u)`` there (``-1`` when ``|Im(w u)|`` may exceed 1.5) and the peaks of ``r^j e^(-c gam r)`` with their
     places (:func:`_kernel_sups`)."""
     out = []
@@ -606,13 +606,13 @@ def _panel_ranges(grid: ThetaGrid, w: arb) -> list:
         e = (-w * u_box).exp()
         im = arb(abs((w * u_box).imag).abs_upper())
         gam = arb(im.cos().lower()) if im < 1.5 else arb(-1)
-        peaks: dict = {}  # (c, j): the peak of r^j e^(-c gam r); ("at", c, j): its place
+        peaks, places = {}, {}  # (c, j): the peak of r^j e^(-c gam r), and where it lies
         if gam > 0:
             for c in (1, 2):
                 for j in range(1, top + 1):
                     peaks[(c, j)] = (arb(j) / (c * gam * e1)) ** j
-                    peaks[("at", c, j)] = arb(j) / (c * gam)
-        out.append((arb(e.abs_lower()), arb(e.abs_upper()), gam, peaks))
+                    places[(c, j)] = arb(j) / (c * gam)
+        out.append((arb(e.abs_lower()), arb(e.abs_upper()), gam, peaks, places))
     return out
 
 
@@ -698,8 +698,8 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
         e_lo, e_hi = s_lo.exp(), s_hi.exp()
         rows = {t: [zero] * n_panels for t in kb}
         for p in range(first, stop):
-            m_lo, m_hi, gam, peaks = ranges[p]
-            for key, value in _kernel_sups(e_lo * m_lo, e_hi * m_hi, gam, ys, zs, peaks).items():
+            m_lo, m_hi, gam, peaks, places = ranges[p]
+            for key, value in _kernel_sups(e_lo * m_lo, e_hi * m_hi, gam, ys, zs, peaks, places).items():
                 rows[key][p] = value
         for t in kb:
             kb[t].append(rows[t])

@@ -98,6 +98,10 @@ RTOL_RANGE = (1e-14, 1e-2)
 SUB_PIECE = 0.03  # widest relative sub-piece of a ball evaluation of the third derivative (third_bound)
 
 
+TIER_RTOL = (1e-4, 1e-6, 1e-10)  # a design's accuracy per tier of _tier (tier 2 plans at the request's own rtol;
+# 1e-10 is what a tier-1 design refined by Objective._refine is built for)
+
+
 def _tier(rtol: float) -> int:
     """The accuracy tier of a requested ``rtol``: 0 (``>= 1e-4``), 1 (``>= 1e-7``) or 2 (finer)."""
     return 0 if rtol >= 1e-4 else (1 if rtol >= 1e-7 else 2)
@@ -142,7 +146,7 @@ class Objective:
         """A design for ``[w_lo, w_hi]`` at the accuracy tier of ``rtol`` (``>= 1e-4``, ``>= 1e-7``, finer),
         reused while the evaluations stay inside its range (:attr:`span` widens a new one)."""
         tier = _tier(rtol)
-        rtol = (1e-4, 1e-6, rtol)[tier]
+        rtol = TIER_RTOL[tier] if tier < 2 else rtol
         key = (order, want_q, tier)
         plan = self.plans.get(key)
         if plan is None or plan.w_lo > w_lo or plan.w_hi < w_hi:
@@ -167,19 +171,25 @@ class Objective:
         own range replaces it, and the evaluation is made again (one more evaluation of the budget).  Speed
         only: every ball is an enclosure; the finer one is the one a test can use."""
         result = self._enclose(w, orders, rtol, want_q, splits)
-        tier = _tier(rtol)
-        if tier < 2 and not result.loss > 0:
-            finer = (1e-6, 1e-10)[tier]
-            lo, hi = (w, w) if not isinstance(w, tuple) else w
-            try:
-                plan = loss.design(
-                    self.kernel, (lo / SPAN, hi * SPAN), self.n_range, order=max(orders), rtol=finer, want_q=want_q
-                )
-            except ParameterError:
-                return result
-            self.plans[(max(orders), want_q, tier)] = plan
+        if not result.loss > 0 and self._refine(max(orders), w, rtol, want_q):
             result = self._enclose(w, orders, rtol, want_q, splits)
         return result
+
+    def _refine(self, order: int, w, rtol: float, want_q: bool) -> bool:
+        """Replace the design of ``rtol``'s tier by one of the next tier over ``w``'s own range (:meth:`at`);
+        False where there is no finer tier or its grid is beyond the certified budget."""
+        tier = _tier(rtol)
+        if tier >= 2:
+            return False
+        lo, hi = (w, w) if not isinstance(w, tuple) else w
+        try:
+            plan = loss.design(
+                self.kernel, (lo / SPAN, hi * SPAN), self.n_range, order=order, rtol=TIER_RTOL[tier + 1], want_q=want_q
+            )
+        except ParameterError:
+            return False
+        self.plans[(order, want_q, tier)] = plan
+        return True
 
     def _enclose(self, w, orders: tuple, rtol: float, want_q: bool, splits: int) -> loss.LossEnclosure:
         """One evaluation on the design of :meth:`_plan` (:class:`OutOfBudget` past the budget)."""
