@@ -55,3 +55,12 @@ def test_fixed_constants_move_only_for_the_alternatives():
     with pytest.raises(TypeError, match="not among the fixed constants"):
         outcome.decide(P=1.0)
     assert "exp(-d*h**2*(C + 0.0))" not in outcome.rule and "S" not in outcome.rule  # stated at S = 0
+
+
+def test_a_counterexample_reads_the_way_it_breaks_its_relation():
+    # P(t >= h) <= exp(-d h^2/2) < exp(-0.1 d h^2): the lower bound ">= exp(-0.1 d h^2)" is false everywhere
+    lower = Piece("cap_tail", "exp(-C*d*h**2)", {"d": [5], "h": [0.2, 0.9]}, relation=">=")
+    verdict, detail, _, _ = po._piece(lower, {"C": 0.1}, {"max_boxes": 50, "seconds": 30.0})
+    assert verdict == "refuted" and "] < bound in [" in detail and "] > bound" not in detail
+    verdict, detail, _, _ = po._piece(RATE_CAP, {"C": 2.0}, {"max_boxes": 50, "seconds": 30.0})
+    assert verdict == "refuted" and "] > bound in [" in detail

@@ -25,12 +25,15 @@ from lipschitz_icl.prover.pieces import Lemma, Piece
 __all__ = ["proof_outcome"]
 
 
-def _where(counterexample: dict) -> str:
+def _where(counterexample: dict, relation: str) -> str:
+    """Where a certified counterexample lies and how it breaks the relation: the quantity's ball above the
+    bound's for ``<=``, below it for ``>=``."""
     params = ", ".join(
         f"{k}={v:.9g}" if isinstance(v, float) else f"{k}={v}" for k, v in counterexample["params"].items()
     )
     q, b = counterexample["quantity"], counterexample["bound"]
-    return f"at {params}: quantity in [{q[0]:.9g}, {q[1]:.9g}] > bound in [{b[0]:.9g}, {b[1]:.9g}]"
+    broken = ">" if relation == "<=" else "<"
+    return f"at {params}: quantity in [{q[0]:.9g}, {q[1]:.9g}] {broken} bound in [{b[0]:.9g}, {b[1]:.9g}]"
 
 
 def _piece(piece: Piece, constants: dict, budget: dict) -> tuple[str, str, int, dict]:
@@ -47,7 +50,7 @@ def _piece(piece: Piece, constants: dict, budget: dict) -> tuple[str, str, int, 
     detail = f"{piece.quantity} on {piece.domain}: {result.verdict.value} ({result.boxes} boxes)"
     if result.verdict is Verdict.REFUTED:
         assert result.counterexample is not None  # a refuted proof carries its counterexample
-        detail += "; certified counterexample " + _where(result.counterexample)
+        detail += "; certified counterexample " + _where(result.counterexample, piece.relation)
     return result.verdict.value, detail, result.boxes, result.certificate
 
 
