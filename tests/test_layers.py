@@ -3,6 +3,7 @@ below it; no import cycle, function-level imports included; at most 15 modules f
 module imports on its own, in any order; the old flat module paths still import (with a warning)."""
 
 import ast
+import functools
 import importlib
 import subprocess
 import sys
@@ -87,19 +88,26 @@ def _imports(name: str, path: Path) -> set[str]:
     return {m for m in found if m.startswith("lipschitz_icl") and m != name}
 
 
-GRAPH = {name: _imports(name, path) for name, path in MODULES.items() if name != "lipschitz_icl"}
+NAMES = sorted(name for name in MODULES if name != "lipschitz_icl")
+
+
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """The import graph ``{module: the lipschitz_icl modules it imports}``, parsed once, when a test first asks
+    (not while every worker collects)."""
+    return {name: _imports(name, MODULES[name]) for name in NAMES}
 
 
 def test_every_module_is_in_a_layer_and_the_top_is_small():
-    for name in GRAPH:
+    for name in graph():
         _layer(name)
     flat = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(flat) <= 15, flat
 
 
-@pytest.mark.parametrize("name", sorted(GRAPH))
+@pytest.mark.parametrize("name", NAMES)
 def test_a_module_imports_no_layer_above_its_own(name):
-    upward = sorted(m for m in GRAPH[name] if m != "lipschitz_icl" and _layer(m) > _layer(name))
+    upward = sorted(m for m in graph()[name] if m != "lipschitz_icl" and _layer(m) > _layer(name))
     assert not upward, f"{name} (layer {LAYERS[_layer(name)][0]}) imports {upward}"
 
 
@@ -108,7 +116,7 @@ def test_a_module_never_imports_the_face_of_its_own_package():
     would be a cycle through the face (the root package is exempt: it imports lazily)."""
     offenders = [
         (name, imported)
-        for name, imported in GRAPH.items()
+        for name, imported in graph().items()
         for m in imported
         if m != "lipschitz_icl"
         and MODULES[m].name == "__init__.py"
@@ -127,8 +135,8 @@ def test_no_import_cycle():
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
-        for w in GRAPH.get(v, ()):
-            if w not in GRAPH:
+        for w in graph().get(v, ()):
+            if w not in graph():
                 continue
             if w not in index:
                 visit(w)
@@ -146,7 +154,7 @@ def test_no_import_cycle():
             if len(component) > 1:
                 cycles.append(sorted(component))
 
-    for v in sorted(GRAPH):
+    for v in NAMES:
         if v not in index:
             visit(v)
     assert not cycles, cycles
@@ -179,7 +187,7 @@ def _private_uses(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("name", sorted(GRAPH))
+@pytest.mark.parametrize("name", NAMES)
 def test_a_module_uses_no_other_modules_private_names(name):
     assert not _private_uses(MODULES[name]), _private_uses(MODULES[name])
 
@@ -191,7 +199,7 @@ def test_the_private_name_check_can_fail(tmp_path):
 
 
 def test_the_cache_imports_nothing_of_the_engine():
-    imported = GRAPH["lipschitz_icl.runtime.cache"]
+    imported = graph()["lipschitz_icl.runtime.cache"]
     assert imported <= {"lipschitz_icl"}, imported
 
 

@@ -41,3 +41,36 @@ def test_a_box_gives_the_witnesses_of_its_two_extremes():
 def test_without_a_witness_the_table_has_no_enclosure():
     with pytest.raises(NoEnclosure, match="no w_star proof is given"):
         lookup("w_star", "affine").value_at(POINT, {})
+
+
+def test_an_attempt_the_float_wstar_contradicts_is_skipped_and_one_it_allows_is_made(monkeypatch):
+    """Planning only: ``w* <= 85`` on n in [1e5, 1e6] (d = 2) is false at n = 1e6 (w* = 170) and ``w* >= 212`` is
+    false at n = 1e5 (w* = 68), so neither one-sided attempt is made; for ``w* <= 200`` the attempt is made (and
+    its opposite ``w* >= 200`` is not: false at n = 1e5)."""
+    from types import SimpleNamespace
+
+    from lipschitz_icl.certified import wstar as certified_wstar_module
+
+    calls = []
+
+    def recording(kernel, n, sigma, L, window, side, **kwargs):
+        calls.append((window, side))
+        return SimpleNamespace(outcome="undecided", proof=None)
+
+    monkeypatch.setattr(certified_wstar_module, "wstar_bound", recording)
+    quantity = lookup("w_star", "affine")
+    box = {"d": (2, 2), "n": (10**5, 10**6), "L": (1.0, 1.0), "sigma": (0.5, 0.5)}
+    assert witness.one_sided(quantity, box, "<=", arithmetic.interval(85.0, 212.0)) == ("undecided", None)
+    assert calls == []
+    assert witness.one_sided(quantity, box, "<=", arithmetic.exact(200.0)) == ("undecided", None)
+    assert calls == [(200.0, "upper")]
+
+
+def test_the_plan_skips_only_beyond_its_tolerance():
+    assert witness._may_hold("upper", 100.0, [])  # no float w*: every attempt is made
+    assert witness._may_hold("upper", 100.0, [99.0, 100.0 * (1 + witness.PLAN_RTOL / 2)])
+    assert not witness._may_hold("upper", 100.0, [99.0, 100.0 * (1 + 2 * witness.PLAN_RTOL)])
+    assert witness._may_hold("lower", 100.0, [101.0, 100.0 * (1 - witness.PLAN_RTOL / 2)])
+    assert not witness._may_hold("lower", 100.0, [101.0, 100.0 * (1 - 2 * witness.PLAN_RTOL)])
+    assert witness._corner_wstars("relu", 3, {"n": (100, 200), "sigma": (0.5, 0.5), "L": (1.0, 1.0)}) == []
+    assert witness._corner_wstars("affine", 3, {"n": (100.5, 200.0), "sigma": (0.5, 0.5), "L": (1.0, 1.0)}) == []

@@ -16,11 +16,14 @@ encloses the box: ``w*`` has no monotonicity in ``n`` the table could use) is fi
 (:func:`one_sided`: :func:`lipschitz_icl.certified.wstar.wstar_bound` from the bound's end outwards, with
 ``n``, ``sigma`` and ``L`` intervals), which locates no ``w*``: the leaf carries the proof (``"one_sided"``),
 checked by :func:`lipschitz_icl.prover.trusted.one_sided_holds`.  A box at one ``n`` keeps its witnesses.
+Planning (speed only): for the affine class an attempt that the exact method's float ``w*`` at a point of the
+box already contradicts is not made (:func:`_may_hold`); the box is split as after a failed attempt.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 from flint import arb
 
@@ -90,6 +93,7 @@ def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> tup
         return "undecided", None
     n, sigma, L = (lo if lo == hi else (lo, hi) for lo, hi in (box["n"], box["sigma"], box["L"]))
     kernel = kernel_of(quantity.task, d_lo, 1.0)
+    corners = _corner_wstars(quantity.task, d_lo, box)
     ends = (arithmetic.low(bound), arithmetic.high(bound))
     sides = ("upper", "lower") if relation == "<=" else ("lower", "upper")
     attempts = [
@@ -97,7 +101,7 @@ def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> tup
         ("opposite", ends[1] if relation == "<=" else ends[0], sides[1]),
     ]
     for outcome, window, side in attempts:
-        if not W_SEARCH[0] < window < W_SEARCH[1]:
+        if not W_SEARCH[0] < window < W_SEARCH[1] or not _may_hold(side, window, corners):
             continue
         try:
             result = wstar_bound(kernel, n, sigma, L, window, side, refute=False, seconds=ONE_SIDED_SECONDS)
@@ -106,3 +110,47 @@ def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> tup
         if result.outcome == "proved" and result.proof is not None:
             return outcome, result.proof.to_dict() if outcome == "proved" else None
     return "undecided", None
+
+
+PLAN_RTOL = 1e-4  # planning: a float w* beyond a window by more than this share skips the attempt (_may_hold)
+
+
+def _may_hold(side: str, window: float, corners: list) -> bool:
+    """Whether a one-sided attempt ``w* <= window`` (``side="upper"``) or ``w* >= window`` (``"lower"``) on a box
+    can hold, judged by the float ``w*`` at two points of the box (``corners``): a point where ``w*`` lies beyond
+    the window by more than :data:`PLAN_RTOL` (the exact method's float ``w*`` is good to about 1e-6) is a point
+    where the statement is false, so no proof of it can close.  Planning only (it saves the attempt's
+    minutes, never decides): a skipped box is split, as an attempt that failed would be."""
+    if side == "upper":
+        return all(w <= window * (1 + PLAN_RTOL) for w in corners)
+    return all(w >= window * (1 - PLAN_RTOL) for w in corners)
+
+
+def _corner_wstars(task: str, d: int, box: Ranges) -> list:
+    """The float ``w*`` (exact method) at the two corners of ``box`` where it is largest and smallest if it grows
+    with ``n`` and ``L / sigma`` (``(n_hi, sigma_lo, L_hi)`` and ``(n_lo, sigma_hi, L_lo)``); points of the box
+    either way, which is all :func:`_may_hold` needs.  Empty for a class without a cheap float ``w*`` (the
+    affine class's exact method takes about 0.1 s; relu's 0.3-1 s, about as long as an attempt)."""
+    if task != "affine":
+        return []
+    (n_lo, n_hi), (s_lo, s_hi), (L_lo, L_hi) = box["n"], box["sigma"], box["L"]
+    if n_lo != int(n_lo) or n_hi != int(n_hi):  # a real range of n: its ends are no context sizes
+        return []
+    found = [
+        _float_wstar(task, d, int(n_hi), float(s_lo), float(L_hi)),
+        _float_wstar(task, d, int(n_lo), float(s_hi), float(L_lo)),
+    ]
+    return [w for w in found if w is not None]
+
+
+@functools.lru_cache(maxsize=1024)
+def _float_wstar(task: str, d: int, n: int, sigma: float, L: float) -> float | None:
+    """The exact method's float ``w*`` at one point (a plan, not a result); None where the method refuses it."""
+    from lipschitz_icl.optimum import wstar_exact
+    from lipschitz_icl.problem import make_problem
+
+    try:
+        value = float(wstar_exact(make_problem(task, d, n, L, sigma)).w_star.value)
+    except ParameterError:
+        return None
+    return value if math.isfinite(value) else None
