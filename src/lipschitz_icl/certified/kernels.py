@@ -57,7 +57,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
+from functools import cache, cached_property, lru_cache
 
 from flint import acb, arb, ctx, fmpq
 
@@ -104,6 +104,7 @@ def harmonic_dimension(d: int, l: int) -> int:
     return (2 * l + d - 2) * math.comb(l + d - 3, l) // (d - 2)
 
 
+@cache
 def _recurrence(d: int, l: int) -> tuple:
     """``(alpha_l, beta_l)`` with ``P_(l+1) = alpha_l t P_l - beta_l P_(l-1)`` (``l >= 1``; ``alpha - beta = 1``):
     ``(l + 2 lam) P_(l+1) = 2 (l + lam) t P_l - l P_(l-1)``, ``lam = (d - 2)/2``."""
@@ -137,7 +138,7 @@ def gegenbauer_table(d: int, u: arb, degree: int) -> tuple:
     P, Q = P[: degree + 1], Q[: degree + 1]
     if spread != 0:
         for l in range(1, degree + 1):
-            slope = spread * arithmetic.exact(derivative_at_one(d, l))
+            slope = spread * _slope_at_one(d, l, ctx.prec)
             P[l], Q[l] = _widen(P[l], slope), _widen(Q[l], slope)
     return P, Q
 
@@ -155,6 +156,13 @@ def gegenbauer_bound(d: int, x: arb, degree: int) -> tuple:
             P.append(a * x * P[l] - b * P[l - 1])
             dP.append(a * (P[l] + x * dP[l]) - b * dP[l - 1])
     return P[: degree + 1], dP[: degree + 1]
+
+
+@lru_cache(maxsize=4096)
+def _slope_at_one(d: int, l: int, prec: int) -> arb:
+    """:func:`derivative_at_one` as a ball at the working precision ``prec`` (the ball it is at that precision,
+    computed once)."""
+    return arithmetic.exact(derivative_at_one(d, l))
 
 
 def derivative_at_one(d: int, l: int) -> Fraction:

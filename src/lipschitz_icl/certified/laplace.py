@@ -939,11 +939,11 @@ def _off_sum(grid: ThetaGrid, row: Row) -> list:
     co = grid.coefficients
     blocks = [row.groups[("A", 1, i)] for i in range(J + 1)]  # position 0: h = 1, then Q_1 .. Q_m, then R
     total = [arb(0)] * (J + 1)
-    for l in range(1, grid.m + 1):
-        if co.a[l] == 0:
-            continue
-        series = [b[l] for b in blocks]
-        total = _add(total, _scale(co.a[l], _mul(series, series)))
+    degrees = [l for l in range(1, grid.m + 1) if co.a[l] != 0]
+    if degrees:  # sum_l a_l (s_l * s_l)_k = sum_(i + j = k) G_ij, G = S diag(a) S^T: one product in C
+        S = arb_mat([[b[l] for l in degrees] for b in blocks])
+        G = arb_mat([[b[l] * co.a[l] for l in degrees] for b in blocks]) * S.transpose()
+        total = [sum((G[i, k - i] for i in range(k + 1)), arb(0)) for k in range(J + 1)]
     if grid.kernel.degree is not None:
         return total
     one = [b[0] for b in blocks]
