@@ -54,6 +54,27 @@ def test_competing_laws_are_the_other_class_and_the_envelope():
     assert laws["envelope"][0] == pytest.approx(2 / 4) and laws["envelope"][3] == 0.0
 
 
+def test_the_two_sided_constants_are_intervals_from_each_w_star_interval():
+    """c_lo lies in [min lo_i, min hi_i] and c_hi in [max lo_i, max hi_i] of the w*/rho^alpha intervals: not the
+    interval of the grid point where the min (max) is reached, nor [min lo_i, max hi_i]."""
+    alpha = thm34._law("affine", 3)[0]  # 1/3: rho^alpha = 1, 2, 4 at rho = 1, 8, 64
+    rho = np.array([1.0, 8.0, 64.0])
+    ratios = [(2.0, 1.0, 5.0), (3.5, 3.0, 8.0), (4.7, 4.5, 4.8)]  # w*/rho^alpha: value, low, high
+    results = [
+        WStar(Estimate(v * s), lo * s, hi * s, Estimate(0.0), "exact", {})
+        for (v, lo, hi), s in zip(ratios, (1.0, 2.0, 4.0))
+    ]
+    assert alpha == pytest.approx(1 / 3)
+    _, quantities = thm34._law_rows("affine", 3, grid=list(rho), rho=rho, results=results, verdict="holds", margin=0.01)
+    rows = {q.name.split(":")[0]: q for q in quantities}
+    c_lo, c_hi = rows["c_lo"], rows["c_hi"]
+    assert c_lo.name == "c_lo: min over the grid of w*/rho^alpha"
+    assert (c_lo.measured, c_lo.ci_low, c_lo.ci_high) == pytest.approx((2.0, 1.0, 4.8))
+    assert (c_hi.measured, c_hi.ci_low, c_hi.ci_high) == pytest.approx((4.7, 4.5, 8.0))
+    assert "over n in [1e+00, 6e+01]" in c_lo.note and "over n in [1e+00, 6e+01]" in c_hi.note
+    assert not any(q.name.startswith("two-sided constants") for q in quantities)  # the two numbers in one row
+
+
 def test_scaling_command(capsys):
     assert main(["scaling", "--task", "affine", "--d", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -43,22 +43,27 @@ def test_the_window_law_note_says_where_the_next_order_term_accounts_for_the_gap
     assert "never does" in text and "1.62 at rho = 4e+06" in text  # affine: 0.0021/0.0013
 
 
-def test_the_two_sided_constants_are_the_min_and_max_over_the_grid():
+def test_the_two_sided_constants_are_the_min_and_max_over_the_grid_with_their_intervals():
     record = {
         "claim_id": "thm34/window-law/affine/d5",
         "key": "thm34.window-law",
         "extra": {"derived": {"alpha": 0.25, "C": 1.1247}},
         "quantities": [
             {
-                "name": "two-sided constants c_lo, c_hi: min and max",
+                "name": "c_lo: min over the grid of w*/rho^alpha",
                 "measured": 0.93,
-                "ci_high": 1.12,
-                "note": "over n in [1e+02, 1e+14]",
-            }
+                "ci_low": 0.92,
+                "ci_high": 0.94,
+                "note": "over n in [1e+02, 1e+14]; interval: min of the ends of each w*'s interval",
+            },
+            {"name": "c_hi: max over the grid of w*/rho^alpha", "measured": 1.12, "ci_low": 1.11, "ci_high": "inf"},
         ],
     }
     (t,) = two_sided_constants([record], {"thm34/window-law/affine/d5": 5})
-    assert (t.number, t.c_lo, t.c_hi, t.alpha, t.c_d, t.n_range) == (5, 0.93, 1.12, 0.25, 1.1247, "1e+02, 1e+14")
+    assert (t.number, t.alpha, t.c_d, t.n_range) == (5, 0.25, 1.1247, "1e+02, 1e+14")
+    assert t.c_lo == (0.93, 0.92, 0.94) and t.c_hi == (1.12, 1.11, float("inf"))  # an open end stays open
+    bare = {**record, "quantities": [{**q, "ci_low": None} for q in record["quantities"]]}
+    assert two_sided_constants([bare], {}) == []  # a constant without its interval is not printed
 
 
 def test_the_low_rank_error_against_its_limit_and_a_limit_measured_at_finite_n():

@@ -13,7 +13,7 @@ What a referee checks by eye, checked by machine (issues 20 and 31):
 * no ``^2`` and no ``sigma`` in the PDF's text outside code (``\\code{...}`` spans of report.tex);
 * the constants table prints ``C_d`` for affine and ReLU at d = 2, 3, 5 with theory and measured values
   equal to claims.json's to the digits printed, and ``constants.csv`` exists; the two-sided constants
-  ``c_lo``, ``c_hi`` of Theorem 3.4 are printed as claims.json has them;
+  ``c_lo``, ``c_hi`` of Theorem 3.4 are printed as claims.json has them, each with its interval's half-width;
 * the paper's Figure 6 is in the report, called "paper Figure 6";
 * every figure file is drawn at the report's text width (or half of it) with 8-9 pt text (mathtext
   scripts at matplotlib's factor 0.7 below that), read from the figure PDFs themselves.
@@ -182,13 +182,19 @@ def test_the_constants_table_prints_C_d_as_claims_json_has_it():
 def test_the_two_sided_constants_of_theorem_3_4_are_printed():
     text = _text()
     assert "two-sided constants" in text
-    squeezed = _squeeze(text)
+    # the numbers printed as value(uncertainty), each whole (a table's cells run together once squeezed)
+    with_interval = re.findall(r"(?<![\d.])\d+\.\d+\(\d+\)", text)
     for record in _claims()["claims"]:
         if record.get("key") != "thm34.window-law":
             continue
-        two = next(q for q in record["quantities"] if str(q.get("name", "")).startswith("two-sided constants"))
-        for value in (two["measured"], two["ci_high"]):
-            assert f"{value:.6g}" in squeezed, (record["claim_id"], value)
+        for name in ("c_lo:", "c_hi:"):
+            q = next(q for q in record["quantities"] if str(q.get("name", "")).startswith(name))
+            # printed as value(uncertainty): the value to its last digit, then the interval's half-width
+            printed = [p for p in with_interval if _matches(p, q["measured"]) and len(p.split("(")[0]) >= 6]
+            assert printed, (record["claim_id"], name, q["measured"])
+            half = max(q["ci_high"] - q["measured"], q["measured"] - q["ci_low"])
+            decimals = len(printed[0].split("(")[0].split(".")[1])
+            assert int(printed[0].split("(")[1][:-1]) * 10.0**-decimals >= half * (1 - 1e-9), (printed, half)
 
 
 def test_every_case_id_is_in_the_pdf_and_no_note_is_cut():

@@ -19,7 +19,12 @@ import numpy as np
 
 from lipschitz_icl import decision
 from lipschitz_icl.derivations import window_law
-from lipschitz_icl.estimators.law_points import power_slope_points, secant_slope_interval, window_law_points
+from lipschitz_icl.estimators.law_points import (
+    power_slope_points,
+    secant_slope_interval,
+    two_sided_constants,
+    window_law_points,
+)
 from lipschitz_icl.estimators.loss_direction import part_direction
 from lipschitz_icl.estimators.minimiser import MinimiserProbes
 from lipschitz_icl.estimators.pretraining import mean_limits, scale_interval
@@ -329,6 +334,7 @@ def _law_rows(task: str, d: int, *, grid, rho, results, verdict: str, margin: fl
     last = window_law_points(rho[-1:], results[-1:], alpha=alpha, C=C, q=q, k=k)[0]
     C_low = results[-1].ci_low / rho[-1] ** alpha
     C_high = results[-1].ci_high / rho[-1] ** alpha
+    c_lo, c_hi = two_sided_constants(rho, results, alpha)  # each (value, low, high), from each w*'s interval
     return slope, (
         Quantity.within(
             "w*/law - 1 at the largest n",
@@ -358,11 +364,17 @@ def _law_rows(task: str, d: int, *, grid, rho, results, verdict: str, margin: fl
             constant=True,
             note=f"w* = C_d rho^alpha (1 + k w0^-q), n = {grid[-1]:.3g}",
         ),
-        Quantity(
-            name="two-sided constants c_lo, c_hi: min and max of w*/rho^alpha over the grid",
-            measured=float((ws / rho**alpha).min()),
-            ci_high=float((ws / rho**alpha).max()),
-            note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]",
+        Quantity.within(
+            "c_lo: min over the grid of w*/rho^alpha",
+            c_lo[0],
+            c_lo[1:],
+            note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]; interval: min of the ends of each w*'s interval",
+        ),
+        Quantity.within(
+            "c_hi: max over the grid of w*/rho^alpha",
+            c_hi[0],
+            c_hi[1:],
+            note=f"over n in [{min(grid):.0e}, {max(grid):.0e}]; interval: max of the ends of each w*'s interval",
         ),
     )
 

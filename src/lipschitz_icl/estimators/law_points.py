@@ -12,6 +12,8 @@ next-order term of that distance.
   errors, next order ``k (w_b^-q - w_a^-q) / log(w_b/w_a)``.
 * :func:`secant_slope_interval`: the range of one secant slope ``log(v_b/v_a) / log(x_b/x_a)`` over
   intervals of the two values (a measured exponent's uncertainty from its values' stated accuracy).
+* :func:`two_sided_constants`: the min and max over a grid of ``w*/rho^alpha``, each with its interval from
+  the ``w*``'s intervals (Theorem 3.4's two-sided constants ``c_lo``, ``c_hi``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "power_slope_points",
     "kernel_slope_points",
     "secant_slope_interval",
+    "two_sided_constants",
 ]
 
 
@@ -94,3 +97,20 @@ def secant_slope_interval(
         raise ValueError(f"need 0 < x_a < x_b and positive ordered intervals, got {x_a}, {x_b}, {a}, {b}")
     span = math.log(x_b / x_a)
     return math.log(b[0] / a[1]) / span, math.log(b[1] / a[0]) / span
+
+
+def two_sided_constants(rho, ws, alpha: float) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """``(c_lo, c_hi)``, each ``(value, low, high)``: the min and the max over the grid of ``w*/rho^alpha``
+    (``ws`` results with ``w_star.value``, ``ci_low``, ``ci_high``; ``rho > 0``).  The min (max) of values
+    each in its interval ``[lo_i, hi_i]`` lies in ``[min lo_i, min hi_i]`` (``[max lo_i, max hi_i]``), both
+    ends reached, so ``c_lo`` is in ``[min_i lo_i/rho_i^alpha, min_i hi_i/rho_i^alpha]`` and ``c_hi`` in
+    ``[max_i lo_i/rho_i^alpha, max_i hi_i/rho_i^alpha]``."""
+    scale = [r**alpha for r in rho]
+    values = [w.w_star.value / s for w, s in zip(ws, scale)]
+    lows = [w.ci_low / s for w, s in zip(ws, scale)]
+    highs = [w.ci_high / s for w, s in zip(ws, scale)]
+    if not values:
+        raise ValueError("no grid point")
+    c_lo = (float(min(values)), float(min(lows)), float(min(highs)))
+    c_hi = (float(max(values)), float(max(lows)), float(max(highs)))
+    return c_lo, c_hi

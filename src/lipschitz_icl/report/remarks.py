@@ -9,7 +9,7 @@ from ``claims.json`` (``None`` when the records do not show a gap):
   (paper Figure 1's range), where the derived next-order term matches the measured gap and where it
   does not, from the window law's per-``n`` series;
 * :func:`two_sided_constants`: Theorem 3.4's two-sided constants ``c_lo``, ``c_hi`` (the min and max of
-  ``w*/Lambda^alpha`` over the ``n`` range of the grid), per case;
+  ``w*/Lambda^alpha`` over the ``n`` range of the grid, each with its interval from each ``w*``'s), per case;
 * :func:`dimension_limit`: the low-rank error's distance to its ``d``-free limit at each ``d``.
 
 :data:`REMARKS` maps a claim key to its function; the report prints the sentence in the claim's section.
@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from lipschitz_icl.report.latex import as_float
 from lipschitz_icl.report.scope import case_params, setting_text
 
 __all__ = ["REMARKS", "remarks", "TwoSided", "two_sided_constants", "PRACTICAL_LAMBDA"]
@@ -118,40 +119,49 @@ def window_law_at_practical_sizes(records: list) -> str | None:
 
 @dataclass
 class TwoSided:
-    """Theorem 3.4's two-sided constants of one case: ``c_lo <= w*/Lambda^alpha <= c_hi`` over the grid."""
+    """Theorem 3.4's two-sided constants of one case: ``c_lo <= w*/Lambda^alpha <= c_hi`` over the grid, each
+    ``(value, low, high)``: the min (max) over the grid and its interval from each ``w*``'s interval."""
 
     number: int
     label: str
     alpha: float | None
     c_d: float | None
-    c_lo: float
-    c_hi: float
+    c_lo: tuple[float, float, float]
+    c_hi: tuple[float, float, float]
     n_range: str
 
 
+def _with_interval(quantity: dict | None) -> tuple[float, float, float] | None:
+    """``(measured, ci_low, ci_high)`` of ``quantity`` (an open end of the interval is ``inf``), ``None``
+    without it or without a value or either end."""
+    if quantity is None:
+        return None
+    value, low, high = (as_float(quantity.get(k)) for k in ("measured", "ci_low", "ci_high"))
+    if value is None or low is None or high is None:
+        return None
+    return value, low, high
+
+
 def two_sided_constants(records: list, numbers: dict) -> list[TwoSided]:
-    """The two-sided constants of every window-law case (its quantity ``two-sided constants c_lo, c_hi``:
-    ``measured`` the min, ``ci_high`` the max of ``w*/Lambda^alpha`` over the grid of ``n``)."""
+    """The two-sided constants of every window-law case: its quantities ``c_lo: min over the grid ...`` and
+    ``c_hi: max over the grid ...`` of ``w*/Lambda^alpha``, each a value with its interval (a case without both
+    is left out); the ``n`` range from the note ``over n in [...]``."""
     out = []
     for r in records:
-        quantities = [q for q in r.get("quantities", []) if isinstance(q, dict)]
-        two = next((q for q in quantities if str(q.get("name", "")).startswith("two-sided constants")), None)
-        if (
-            two is None
-            or not isinstance(two.get("measured"), (int, float))
-            or not isinstance(two.get("ci_high"), (int, float))
-        ):
+        named = {str(q.get("name", "")).split(":")[0]: q for q in r.get("quantities", []) if isinstance(q, dict)}
+        c_lo, c_hi = _with_interval(named.get("c_lo")), _with_interval(named.get("c_hi"))
+        if c_lo is None or c_hi is None:
             continue
         derived = (r.get("extra") or {}).get("derived") or {}
-        m = re.search(r"\[([^\]]+)\]", str(two.get("note", "")))
+        m = re.search(r"\[([^\]]+)\]", str(named["c_lo"].get("note", "")))
         out.append(
             TwoSided(
                 numbers.get(r["claim_id"], 0),
                 _label(r),
                 derived.get("alpha") if isinstance(derived.get("alpha"), (int, float)) else None,
                 derived.get("C") if isinstance(derived.get("C"), (int, float)) else None,
-                float(two["measured"]),
-                float(two["ci_high"]),
+                c_lo,
+                c_hi,
                 m.group(1) if m else "",
             )
         )

@@ -919,12 +919,14 @@ def _omission_rows(left_out: list) -> list[dict]:
 
 
 def _two_sided_row(t) -> dict:
+    """A row of the two-sided constants' table: ``c_lo``, ``c_hi`` each with the half-width of its interval
+    in units of the last digits printed, as the constants table prints a measured value."""
     return {
         "number": t.number,
         "label": to_latex(t.label),
         "alpha": num(t.alpha, digits=4),
         "c_d": num(t.c_d, digits=6),
-        "c_lo": num(t.c_lo, digits=6),
-        "c_hi": num(t.c_hi, digits=6),
+        "c_lo": num(*t.c_lo, digits=7, compact=True, max_digits=MEASURED_DIGITS),
+        "c_hi": num(*t.c_hi, digits=7, compact=True, max_digits=MEASURED_DIGITS),
         "n_range": to_latex("n in [" + t.n_range + "]") if t.n_range else Latex("--"),
     }
