@@ -118,9 +118,10 @@ PLAN_RTOL = 1e-4  # planning: a float w* beyond a window by more than this share
 def _may_hold(side: str, window: float, corners: list) -> bool:
     """Whether a one-sided attempt ``w* <= window`` (``side="upper"``) or ``w* >= window`` (``"lower"``) on a box
     can hold, judged by the float ``w*`` at two points of the box (``corners``): a point where ``w*`` lies beyond
-    the window by more than :data:`PLAN_RTOL` (the exact method's float ``w*`` is good to about 1e-6) is a point
-    where the statement is false, so no proof of it can close.  Planning only (it saves the attempt's
-    minutes, never decides): a skipped box is split, as an attempt that failed would be."""
+    the window by more than :data:`PLAN_RTOL` (the exact method's float ``w*`` has a stated accuracy of about
+    3e-6) is a point where the statement is false, so no proof of it can close.  Planning only (it saves the
+    attempt's seconds, never decides): a skipped box is split, as an attempt that failed would be; a skip in
+    error could only leave a box undecided, never prove one."""
     if side == "upper":
         return all(w <= window * (1 + PLAN_RTOL) for w in corners)
     return all(w >= window * (1 - PLAN_RTOL) for w in corners)
