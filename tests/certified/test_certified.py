@@ -184,3 +184,31 @@ def test_projection_tail_at_a_tiny_s_is_a_narrow_ball_around_1(s):
     tail = certified.projection_tail(3, 1, s)
     with mpmath.workdps(40):
         assert _contains(tail, 1 - mpmath.sqrt(mpmath.mpf(s))) and tail.rad() < 1e-10
+
+
+def test_the_off_diagonal_sum_keeps_a_coefficient_whose_ball_holds_zero():
+    """``laplace._off_sum``'s sum over degrees ``l`` of ``a_l (s_l * s_l)`` (truncated Taylor products) as one
+    matrix product: equal to the term-by-term sum, and a coefficient ball that may hold 0 (``[+/- 1e-3]``, as
+    a quadrature kernel's odd coefficients are) still widens the sum: only an exact 0 is skipped."""
+    from types import SimpleNamespace
+
+    from flint import arb
+
+    from lipschitz_icl.certified import laplace
+
+    J, m = 2, 4
+    a = [arb(0), arb(0.5), arb(0, 1e-3), arb(0), arb(-0.25)]
+    blocks = [[arb(1)] + [arb((i + 1) * 0.125 + l * 0.0625) for l in range(1, m + 1)] + [arb(0)] for i in range(J + 1)]
+    grid = SimpleNamespace(
+        order=J, m=m, coefficients=SimpleNamespace(a=a), kernel=SimpleNamespace(degree=m)
+    )  # a finite degree: no tail term
+    row = SimpleNamespace(groups={("A", 1, i): blocks[i] for i in range(J + 1)})
+    total = laplace._off_sum(grid, row)
+    reference = [arb(0)] * (J + 1)
+    for l in range(1, m + 1):
+        series = [b[l] for b in blocks]
+        square = [sum((series[i] * series[k - i] for i in range(k + 1)), arb(0)) for k in range(J + 1)]
+        reference = [r + a[l] * x for r, x in zip(reference, square)]
+    for got, want in zip(total, reference):
+        assert got.overlaps(want) and abs(float(got.mid()) - float(want.mid())) < 1e-15
+        assert float(got.rad()) >= 0.99 * float(want.rad()) > 1e-5  # the [+/- 1e-3] coefficient's spread is kept

@@ -939,7 +939,7 @@ def _off_sum(grid: ThetaGrid, row: Row) -> list:
     co = grid.coefficients
     blocks = [row.groups[("A", 1, i)] for i in range(J + 1)]  # position 0: h = 1, then Q_1 .. Q_m, then R
     total = [arb(0)] * (J + 1)
-    degrees = [l for l in range(1, grid.m + 1) if co.a[l] != 0]
+    degrees = [l for l in range(1, grid.m + 1) if not co.a[l].is_zero()]  # a ball that may hold 0 stays in
     if degrees:  # sum_l a_l (s_l * s_l)_k = sum_(i + j = k) G_ij, G = S diag(a) S^T: one product in C
         S = arb_mat([[b[l] for l in degrees] for b in blocks])
         G = arb_mat([[b[l] * co.a[l] for l in degrees] for b in blocks]) * S.transpose()
