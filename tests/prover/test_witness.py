@@ -72,5 +72,13 @@ def test_the_plan_skips_only_beyond_its_tolerance():
     assert not witness._may_hold("upper", 100.0, [99.0, 100.0 * (1 + 2 * witness.PLAN_RTOL)])
     assert witness._may_hold("lower", 100.0, [101.0, 100.0 * (1 - witness.PLAN_RTOL / 2)])
     assert not witness._may_hold("lower", 100.0, [101.0, 100.0 * (1 - 2 * witness.PLAN_RTOL)])
+    # the corners: (n_hi, sigma_lo, L_hi) first, where w* is largest (it grows with n and falls with sigma)
+    box = {"n": (1000, 1200), "sigma": (0.4, 0.6), "L": (1.0, 1.0)}
+    corners = witness._corner_wstars("affine", 3, box)
+    assert corners == [
+        witness._float_wstar("affine", 3, 1200, 0.4, 1.0),
+        witness._float_wstar("affine", 3, 1000, 0.6, 1.0),
+    ]
+    assert corners[0] > corners[1]
     assert witness._corner_wstars("relu", 3, {"n": (100, 200), "sigma": (0.5, 0.5), "L": (1.0, 1.0)}) == []
     assert witness._corner_wstars("affine", 3, {"n": (100.5, 200.0), "sigma": (0.5, 0.5), "L": (1.0, 1.0)}) == []

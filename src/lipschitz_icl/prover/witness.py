@@ -93,7 +93,7 @@ def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> tup
         return "undecided", None
     n, sigma, L = (lo if lo == hi else (lo, hi) for lo, hi in (box["n"], box["sigma"], box["L"]))
     kernel = kernel_of(quantity.task, d_lo, 1.0)
-    corners = _corner_wstars(quantity.task, d_lo, box)
+    corners = None  # the float w* at two corners, computed once a window is inside the search range
     ends = (arithmetic.low(bound), arithmetic.high(bound))
     sides = ("upper", "lower") if relation == "<=" else ("lower", "upper")
     attempts = [
@@ -101,7 +101,11 @@ def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> tup
         ("opposite", ends[1] if relation == "<=" else ends[0], sides[1]),
     ]
     for outcome, window, side in attempts:
-        if not W_SEARCH[0] < window < W_SEARCH[1] or not _may_hold(side, window, corners):
+        if not W_SEARCH[0] < window < W_SEARCH[1]:
+            continue
+        if corners is None:
+            corners = _corner_wstars(quantity.task, d_lo, box)
+        if not _may_hold(side, window, corners):
             continue
         try:
             result = wstar_bound(kernel, n, sigma, L, window, side, refute=False, seconds=ONE_SIDED_SECONDS)
@@ -146,12 +150,15 @@ def _corner_wstars(task: str, d: int, box: Ranges) -> list:
 
 @functools.lru_cache(maxsize=1024)
 def _float_wstar(task: str, d: int, n: int, sigma: float, L: float) -> float | None:
-    """The exact method's float ``w*`` at one point (a plan, not a result); None where the method refuses it."""
+    """The exact method's float ``w*`` at one point (a plan, not a result); None where the method refuses it or
+    its search ended at a bound (then the float is only a one-sided bound of ``w*``)."""
     from lipschitz_icl.optimum import wstar_exact
     from lipschitz_icl.problem import make_problem
 
     try:
-        value = float(wstar_exact(make_problem(task, d, n, L, sigma)).w_star.value)
-    except ParameterError:
+        found = wstar_exact(make_problem(task, d, n, L, sigma))
+    except (ParameterError, ArithmeticError, ValueError):  # a plan never stops the prover: no plan then
         return None
-    return value if math.isfinite(value) else None
+    value = float(found.w_star.value)
+    # at a search or budget bound the float is a one-sided bound of w*, not w*: no plan from it
+    return value if math.isfinite(value) and not found.inconclusive else None
