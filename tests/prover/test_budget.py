@@ -79,6 +79,28 @@ def test_the_search_stops_inside_a_slow_box():
     assert result.certificate["parts"][0]["roots"][0][0]["decision"] == "undecided"
 
 
+def test_a_lost_interruption_still_ends_the_search_at_its_budget(monkeypatch):
+    """The watchdog's exception can be lost (delivered inside a garbage-collector callback, it is printed as
+    unraisable and dropped): the search checks the clock before each box too, so it still stops at
+    ``seconds``, its boxes left undecided, rather than going on to ``max_boxes``."""
+    from lipschitz_icl.prover import budget
+
+    monkeypatch.setattr(budget, "_raise_in", lambda thread_id: None)  # every interruption lost
+    statement = make_statement("cap_tail", "exp(-d*h**2/2)", {"d": {"from": 2, "to": 512}, "h": [0.0, 1.0]})
+    cap = statement.quantity
+
+    def slow_value(point):
+        _spin(0.05)
+        return cap.value(point)
+
+    statement = dataclasses.replace(statement, quantity=dataclasses.replace(cap, value=slow_value))
+    start = time.perf_counter()
+    result = prove_statement(statement, seconds=0.5, max_boxes=200)
+    assert time.perf_counter() - start < 5.0  # not the 200 boxes of 0.05 s (10 s) the search could go on to
+    assert result.verdict is Verdict.UNDECIDED and result.notes == ("budget exhausted",)
+    assert result.undecided_count >= 1
+
+
 def test_an_interrupted_block_leaves_profiling_working():
     """The scheduled exception was once cleared with PyThreadState_SetAsyncExc(thread, NULL), which left CPython's
     pending flag set: the next sys.setprofile of the process hung (this test never returned)."""

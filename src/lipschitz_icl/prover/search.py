@@ -326,18 +326,22 @@ def _run(st: Statement, max_boxes: int, until: float, bar) -> _Search:
     search = _Search([_Node(box) for box in st.domain.roots()])
     try:
         with deadline(until):
-            _loop(st, search, max_boxes, bar)
+            _loop(st, search, max_boxes, bar, until)
     except OutOfTime:
         search.budget_hit = True
     return search
 
 
-def _loop(st: Statement, search: _Search, max_boxes: int, bar) -> None:
+def _loop(st: Statement, search: _Search, max_boxes: int, bar, until: float) -> None:
+    """Evaluate and split boxes, best first, until every box is decided, a counterexample is found or a budget
+    ends: ``max_boxes``, or the clock time ``until`` checked before each box as well (the interruption of
+    :func:`~lipschitz_icl.prover.budget.deadline` can be lost: delivered inside a garbage-collector callback,
+    it is printed as unraisable and dropped, and the search would go on to ``max_boxes``)."""
     extents = _extents(st.domain)
     counter = itertools.count()
     heap = [(0.0, next(counter), node) for node in search.roots]
     while heap:
-        if search.evaluated >= max_boxes:
+        if search.evaluated >= max_boxes or time.perf_counter() >= until:
             search.budget_hit = True
             return
         _, _, node = heapq.heappop(heap)
