@@ -271,6 +271,23 @@ def test_a_wide_piece_is_shown_by_its_refined_shape():
     assert not f.shape(a, b, False)[0] > 0  # the plain shape does not show it
 
 
+def test_the_third_derivative_bound_of_a_sub_piece_holds_its_points_and_is_as_tight_as_a_finer_quadrature():
+    """The ball of ``|d^3 L/dw^3|`` over a sub-piece (3% of ``w``, ``n`` an interval) is made at the coarse
+    quadrature target ``THIRD_RTOL``: it holds the certified third derivative at points of the piece and of ``n``
+    (each at 1e-10), and is within 1% of the ball at a target 100 times finer (its width is the dependency on
+    ``w``, not the quadrature's error)."""
+    f = wstar_proof.Objective(kernel_of("affine", 3, 1.0), (100, 127), SIGMA, L)
+    a, b = 7.0, 7.0 * 1.03
+    bound = f.third_ball(a, b)
+    finer = abs(f.at((a, b), (1, 2, 3), rtol=wstar_proof.THIRD_RTOL / 100).derivative(3).loss).abs_upper()
+    assert bound <= 1.01 * finer
+    for n in (100, 113, 127):
+        point = wstar_proof.Objective(kernel_of("affine", 3, 1.0), n, SIGMA, L)
+        for w in (a, 0.5 * (a + b), b):
+            third = point.at(w, (3,), rtol=1e-10).derivative(3).loss
+            assert abs(third).abs_upper() <= bound
+
+
 def test_a_coarse_design_that_swamps_the_loss_is_replaced_by_the_next_tier():
     """relu, d = 3, n = 1000: the coarse (8-point theta rule) design for w in [13.077, 22.1] gives a ball of the
     loss at w = 17 that holds 0 (the quadrature's error bound swamps a loss of 0.0052); the objective then

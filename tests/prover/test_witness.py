@@ -55,7 +55,7 @@ def test_an_attempt_the_float_wstar_contradicts_is_skipped_and_one_it_allows_is_
 
     def recording(kernel, n, sigma, L, window, side, **kwargs):
         calls.append((window, side))
-        return SimpleNamespace(outcome="undecided", proof=None)
+        return SimpleNamespace(outcome="undecided", proof=None, info={})
 
     monkeypatch.setattr(certified_wstar_module, "wstar_bound", recording)
     quantity = lookup("w_star", "affine")
@@ -82,3 +82,28 @@ def test_the_plan_skips_only_beyond_its_tolerance():
     assert corners[0] > corners[1]
     assert witness._corner_wstars("relu", 3, {"n": (100, 200), "sigma": (0.5, 0.5), "L": (1.0, 1.0)}) == []
     assert witness._corner_wstars("affine", 3, {"n": (100.5, 200.0), "sigma": (0.5, 0.5), "L": (1.0, 1.0)}) == []
+
+
+def test_a_walk_passes_on_the_refined_first_choice_it_learned_and_an_inherited_one_lapses(monkeypatch):
+    """Planning only: a walk that learned to try refined shapes first (``info["refine_first"]``) hands the choice
+    to the next walk of the same class and dimension; that walk, not having learned it itself, hands on nothing,
+    so the third starts plain again.  Another dimension keeps its own choice.  (With no plan, each box makes
+    both attempts: ``w* <= 5`` and its opposite ``w* >= 5``.)"""
+    from types import SimpleNamespace
+
+    from lipschitz_icl.certified import wstar as certified_wstar_module
+
+    given = []
+
+    def recording(kernel, n, sigma, L, window, side, **kwargs):
+        given.append((kernel.d, kwargs["refine_first"]))
+        return SimpleNamespace(outcome="undecided", proof=None, info={"refine_first": len(given) == 1})
+
+    monkeypatch.setattr(certified_wstar_module, "wstar_bound", recording)
+    monkeypatch.setattr(witness, "_REFINE_FIRST", {})
+    monkeypatch.setattr(witness, "_corner_wstars", lambda task, d, box: [])  # no plan: every attempt is made
+    quantity = lookup("w_star", "affine")
+    for d in (3, 3, 4):
+        box = {"d": (d, d), "n": (100, 133), "L": (1.0, 1.0), "sigma": (0.5, 0.5)}
+        assert witness.one_sided(quantity, box, "<=", arithmetic.exact(5.0)) == ("undecided", None)
+    assert given == [(3, False), (3, True), (3, False), (3, False), (4, False), (4, False)]

@@ -181,19 +181,24 @@ def wstar_bound(
     refute: bool = True,
     seconds: float = 60.0,
     evaluations: int = MAX_EVALUATIONS,
+    refine_first: bool = False,
 ) -> WStarBound:
     """Decide ``w* <= bound`` (``side="upper"``) or ``w* >= bound`` (``"lower"``) for the certified kernel at
     ``n``, ``sigma``, ``L`` (numbers or intervals; then at every point of the box) without locating ``w*``
     (module docstring, step 4).  ``U`` is the smaller of the loss's upper ends at ``bound`` and at ``anchor``
     (any window, best near ``w*``: the monotone floors then exclude more).  When the statement's own walk
     does not close and the slope at ``bound`` has the other sign, the opposite strict statement is tried
-    (``refuted`` when it closes; not with ``refute`` false)."""
+    (``refuted`` when it closes; not with ``refute`` false).  ``refine_first`` (speed only): the walk's tests try
+    the refined shape of a piece first (:func:`lipschitz_icl.certified.wstar_proof.monotone`), as an earlier
+    walk learned; ``info["refine_first"]`` is whether this walk learned it itself (a plain shape failed where the
+    refined one passed), never an inherited choice passed on, so a choice that no longer pays lapses."""
     if side not in ("upper", "lower"):
         raise ParameterError("side", "upper or lower", side)
     if not W_SEARCH[0] < bound < W_SEARCH[1]:
         raise ParameterError("bound", f"inside the search range ({W_SEARCH[0]:g}, {W_SEARCH[1]:g})", bound)
     _check_problem(n, sigma)
     f = Objective(kernel, n, sigma, L, seconds=seconds, evaluations=evaluations)
+    f.refine_first = refine_first
     lo, hi = (min(bound, anchor), max(bound, anchor)) if anchor else (bound, bound)
     f.span = (lo / 1.3, hi * 1.6)
     start = time.monotonic()
@@ -216,11 +221,11 @@ def wstar_bound(
                 note = "" if outcome == "proved" else "the opposite strict bound is proved"
                 entries = tuple((piece.a, piece.b, piece.kind) for piece in pieces)
                 proof = BoundProof(bound, side, anchor, tuple(pieces)) if outcome == "proved" else None
-                return WStarBound(side, bound, outcome, note, entries, _info(f, start), proof)
+                return WStarBound(side, bound, outcome, note, entries, _info(f, start, refine_first), proof)
             reason = failed
     except OutOfBudget as exc:
         reason = str(exc)
-    return WStarBound(side, bound, "undecided", reason, (), _info(f, start))
+    return WStarBound(side, bound, "undecided", reason, (), _info(f, start, refine_first))
 
 
 def _first(bound: float, way: int) -> tuple[float, float]:
@@ -228,8 +233,9 @@ def _first(bound: float, way: int) -> tuple[float, float]:
     return (bound, bound * (1 + FIRST_PIECE)) if way > 0 else (bound / (1 + FIRST_PIECE), bound)
 
 
-def _info(f: Objective, start: float) -> dict:
-    return {"evaluations": f.evaluations, "seconds": time.monotonic() - start}
+def _info(f: Objective, start: float, inherited: bool) -> dict:
+    learned = f.refine_first and not inherited
+    return {"evaluations": f.evaluations, "seconds": time.monotonic() - start, "refine_first": learned}
 
 
 def _check_problem(n, sigma) -> None:

@@ -17,7 +17,12 @@ encloses the box: ``w*`` has no monotonicity in ``n`` the table could use) is fi
 ``n``, ``sigma`` and ``L`` intervals), which locates no ``w*``: the leaf carries the proof (``"one_sided"``),
 checked by :func:`lipschitz_icl.prover.trusted.one_sided_holds`.  A box at one ``n`` keeps its witnesses.
 Planning (speed only): for the affine class an attempt that the exact method's float ``w*`` at a point of the
-box already contradicts is not made (:func:`_may_hold`); the box is split as after a failed attempt.
+box already contradicts is not made (:func:`_may_hold`); the box is split as after a failed attempt.  A walk
+whose tests had to bound the third derivative over sub-pieces (``refine_first``,
+:func:`lipschitz_icl.certified.wstar_proof.monotone`) passes that on to the next box's walk of the same class
+and dimension (:data:`_REFINE_FIRST`; a walk passes on only what it learned itself, so the choice lapses after
+one box unless learned again: at d = 3 and n near 100 every plain ball over a wide piece explodes, at d = 2 and
+n near 1e5 the refined shapes cost 1.5 times the plain ones).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from lipschitz_icl.validation import ParameterError
 __all__ = ["enclose", "point_value", "one_sided", "ONE_SIDED_SECONDS"]
 
 ONE_SIDED_SECONDS = 60.0  # CPU budget of one box's one-sided proof (then the box goes on as before)
+_REFINE_FIRST: dict = {}  # planning: (class, d) -> whether the last walk's tests tried refined shapes first
 
 
 @functools.lru_cache(maxsize=256)
@@ -107,10 +113,14 @@ def one_sided(quantity: Quantity, box: Ranges, relation: str, bound: arb) -> tup
             corners = _corner_wstars(quantity.task, d_lo, box)
         if not _may_hold(side, window, corners):
             continue
+        learned = _REFINE_FIRST.get((quantity.task, d_lo), False)
         try:
-            result = wstar_bound(kernel, n, sigma, L, window, side, refute=False, seconds=ONE_SIDED_SECONDS)
+            result = wstar_bound(
+                kernel, n, sigma, L, window, side, refute=False, seconds=ONE_SIDED_SECONDS, refine_first=learned
+            )
         except ParameterError:  # beyond the certified grid's budget
             continue
+        _REFINE_FIRST[(quantity.task, d_lo)] = bool(result.info.get("refine_first", False))
         if result.outcome == "proved" and result.proof is not None:
             return outcome, result.proof.to_dict() if outcome == "proved" else None
     return "undecided", None
