@@ -6,7 +6,8 @@ Lambda^alpha / T`` at every integer ``n`` of the range, ``Lambda = n L^2/sigma^2
 ``alpha``, ``C_d`` from :func:`lipschitz_icl.derivations.window_law.window_law`), each side proved by the prover
 (:func:`lipschitz_icl.prover.search.prove`: one-sided ``w*`` proofs on boxes of ``n``), then its certificate
 rechecked by the checker.  Each side runs in its own process, the two side by side (the machine's two cores):
-the table gives each side's CPU time, boxes and verdict, the recheck's CPU time, and the wall time of the pair.
+the table gives each side's CPU and wall time, boxes and verdict, and the recheck's CPU time; then the wall time
+after which both proofs are done (the statement decided: the issue's target) and that of the pair with the rechecks.
 
     PYTHONPATH=src python3 benchmarks/bench_window.py [--task affine] [--d 3] [--n-low 100] [--n-high 1000000]
         [--T 0.8] [--seconds 3000]
@@ -28,14 +29,14 @@ import json, sys, time
 from lipschitz_icl.prover.checker import recheck
 from lipschitz_icl.prover.search import prove
 quantity, bound, relation, domain, constants, task, seconds, path = json.loads(sys.argv[1])
-cpu = time.process_time()
+cpu, wall = time.process_time(), time.perf_counter()
 result = prove(quantity, bound, domain, relation=relation, constants=constants, task=task, seconds=seconds)
-proved_cpu = time.process_time() - cpu
+proved_cpu, proved_wall = time.process_time() - cpu, time.perf_counter() - wall
 with open(path, "w") as handle:
     json.dump(result.certificate, handle)
 cpu = time.process_time()
 checked = recheck(path).to_dict()
-print(json.dumps({"verdict": result.verdict.value, "boxes": result.boxes, "cpu": proved_cpu,
+print(json.dumps({"verdict": result.verdict.value, "boxes": result.boxes, "cpu": proved_cpu, "wall": proved_wall,
                   "recheck": checked["verdict"], "recheck_cpu": time.process_time() - cpu}))
 """
 
@@ -80,16 +81,18 @@ def main() -> None:
         rows = {name: json.loads(proc.communicate()[0]) for name, proc in running.items()}
         wall = time.perf_counter() - wall
     print(f"{args.task}, d = {args.d}, n in [{args.n_low}, {args.n_high}], T = {args.T}, C_d = {constant:.6g}")
-    print("| side | statement | verdict | boxes | prove CPU s | recheck | recheck CPU s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| side | statement | verdict | boxes | prove CPU s | prove wall s | recheck | recheck CPU s |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, (bound, relation) in sides.items():
         r = rows[name]
         statement = f"w* {relation} {bound}"
         print(
-            f"| {name} | `{statement}` | {r['verdict']} | {r['boxes']} | {r['cpu']:.0f} | {r['recheck']} | "
-            f"{r['recheck_cpu']:.0f} |"
+            f"| {name} | `{statement}` | {r['verdict']} | {r['boxes']} | {r['cpu']:.0f} | {r['wall']:.0f} | "
+            f"{r['recheck']} | {r['recheck_cpu']:.0f} |"
         )
-    print(f"wall time of the two sides side by side: {wall:.0f} s (target: 120 s)")
+    proofs = max(r["wall"] for r in rows.values())
+    print(f"the statement decided (both proofs, side by side) after {proofs:.0f} s wall (target: 120 s)")
+    print(f"wall time of the two sides side by side with the rechecks: {wall:.0f} s")
 
 
 if __name__ == "__main__":
