@@ -77,18 +77,6 @@ _WINDOW = (
         r"\alpha",
         note=r"measured: local slope of $\log w^*$ in $\log\Lambda$ at the two largest $n$",
     ),
-    ConstantSpec(
-        r"^two-sided lower constant",
-        "lower constant (grid)",
-        r"c_{\mathrm{lo}}",
-        note=r"$\min w^*/\Lambda^{\alpha}$ over the grid of $n$",
-    ),
-    ConstantSpec(
-        r"^two-sided upper constant",
-        "upper constant (grid)",
-        r"c_{\mathrm{hi}}",
-        note=r"$\max w^*/\Lambda^{\alpha}$ over the grid of $n$",
-    ),
 )
 CONSTANTS: dict[str, tuple[ConstantSpec, ...]] = {
     "thm34.window-law": _WINDOW,
