@@ -1093,7 +1093,8 @@ def _integrand_models(grid: ThetaGrid, row: Row, ends: tuple, table: dict, names
     ``ends[1]`` for ``j = N_ORDER`` (each then holds the derivative at every ``n`` of the ball).  By Leibniz's
     rule with ``d/dn psi^(n-k) = log(psi) psi^(n-k)``, ``d^j/dn^j [c_k psi^(n-k)] = sum_i C(j, i) c_k^(i) (log
     psi)^(j-i) psi^(n-k)`` (the weights ``C(j, i) c_k^(i)``: :func:`_leibniz_table`; ``log psi`` a Taylor series in
-    ``w``; the series are python-flint's, :func:`_series_of`).  None where ``psi_0`` may be 0 (no logarithm)."""
+    ``w``, and ``psi^(n-k) = exp((n - k) log psi)`` as a series, in C; the series are python-flint's,
+    :func:`_series_of`).  None where ``psi_0`` may be 0 (no logarithm)."""
     psi, log0 = _psi_series(grid, row)
     if log0 is None or not log0.is_finite():
         return None
@@ -1111,7 +1112,7 @@ def _integrand_models(grid: ThetaGrid, row: Row, ends: tuple, table: dict, names
             for i, weight in table[(k, j)]:
                 factor += weight * logs[j - i]
             factors[(k, j)] = factor
-    powers = {(k, e): _power(psi, log0, ends[e].n - k, None) for k in ks for e in (0, 1)}
+    powers = {(k, e): ((ends[e].n - k) * log_psi).exp() for k in ks for e in (0, 1)}  # psi^(n-k) = e^((n-k) log psi)
     out: dict = {j: {} for j in range(N_ORDER + 1)}
     for name, parts in terms.items():
         bases = [(k, series * powers[(k, 0)], series * powers[(k, 1)]) for k, series in parts]
