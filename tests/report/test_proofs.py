@@ -196,12 +196,12 @@ def test_a_proof_block_is_titled_by_a_top_level_colon_else_by_the_claim_s_name(p
 
 
 def test_long_decimals_and_round_integers_are_typeset_as_a_reader_writes_them():
-    """A cold read found ``2697917882273567/10^15`` (a decimal of the bound's text, read as an exact rational)
-    and ``n in {2, ..., 1000000000000}`` in the proof displays."""
+    """A cold read found ``2697917882273567/10^15`` (a decimal of the bound's text, read as an exact rational),
+    ``n in {2, ..., 1000000000000}`` and ``2.69 C + 2.69`` for ``(1 + C) 2.69`` in the proof displays."""
     from lipschitz_icl.report.proofs import bound_latex, domain_latex
 
     tex = bound_latex("(1 + C)*2.697917882273567")
-    assert "2.697917882273567 C" in tex and "frac" not in tex
+    assert tex == r"2.697917882273567 \left(C + 1\right)"  # the factor of the text, not spread over the sum
     assert bound_latex("C*L**2/3") == r"\frac{C L^{2}}{3}"  # a short fraction stays one
     assert r"\{2, \dots, 10^{12}\}" in domain_latex({"n": {"from": 2, "to": 10**12}})
     assert "1234567" in domain_latex({"n": {"from": 2, "to": 1234567}})  # not round: every digit

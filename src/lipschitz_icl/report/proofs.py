@@ -121,8 +121,11 @@ class ProofCase:
 
 
 def bound_latex(text: str, domain: dict | None = None, constant: str = "C") -> str:
-    """The bound ``text`` (the prover's expression language) as LaTeX printed by SymPy; the text itself
-    as code when the bound reader refuses it."""
+    """The bound ``text`` (the prover's expression language) as LaTeX printed by SymPy, a common factor of a sum
+    taken out (``(1 + C)*2.69`` prints ``2.69 (C + 1)``: SymPy spreads a number over a sum it multiplies); the
+    text itself as code when the bound reader refuses it."""
+    import sympy as sp
+
     from lipschitz_icl.expression import ExpressionError, parse_expression
 
     names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text)) - {"exp", "log", "sqrt", "abs", "min", "max", "pi"}
@@ -130,7 +133,7 @@ def bound_latex(text: str, domain: dict | None = None, constant: str = "C") -> s
         expr = parse_expression(text, names | {constant})
     except ExpressionError:
         return r"\texttt{" + escape(text) + "}"
-    return _exp_printer().doprint(_decimals(expr.sympy))
+    return _exp_printer().doprint(sp.factor_terms(_decimals(expr.sympy)))
 
 
 def _decimals(expr):
