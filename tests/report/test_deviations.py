@@ -3,6 +3,8 @@ the paper, one item each, with case numbers."""
 
 from __future__ import annotations
 
+import re
+
 from lipschitz_icl.report.deviations import deviations
 from lipschitz_icl.report.paper_map import paper_map
 from lipschitz_icl.report.sections import build_sections
@@ -16,7 +18,8 @@ def _items(records: list) -> list:
     views = build_sections(records)
     ordered = [r for v in views for r in v.records]
     numbers = {r["claim_id"]: i + 1 for i, r in enumerate(ordered)}
-    return deviations(views, paper_map(ordered), numbers)
+    run_ids = {re.sub(r"/seed\d+$", "", r["claim_id"]) for r in ordered}
+    return deviations(views, paper_map(ordered), numbers, run_ids)
 
 
 def test_a_case_that_does_not_hold_comes_first_with_its_number_and_reason():
@@ -157,3 +160,20 @@ def test_every_alternative_not_ruled_out_is_listed_whatever_its_scope_or_status(
     assert item.what.startswith("2 of 3,")
     assert "the Gaussian rate" in item.what and "lemma" in item.what
     assert "without the" in item.what and "exploratory" in item.what
+
+
+def test_a_finding_whose_statement_names_a_setting_the_run_did_not_reach_says_so():
+    """The saddle finding's statement names d8k2 (the full profile's grid); a run of d3k1 only must not present
+    the d8k2 result as this run's."""
+    finding = _record(
+        "thm44/saddle/lowrank-quadratic/d3k1/seed0", "thm44.saddle", paper_ref="Theorem 4.4", scope="finding"
+    )
+    (item,) = [d for d in _items([finding]) if "Finding" in str(d.what)]
+    assert "d8k2: not in this run" in str(item.what)
+    ran = [
+        _record(f"thm44/saddle/lowrank-{link}/{grid}/seed0", "thm44.saddle", paper_ref="Theorem 4.4", scope="finding")
+        for link in ("quadratic", "cosine")
+        for grid in ("d3k1", "d4k2", "d8k2")
+    ]
+    (item,) = [d for d in _items(ran) if "Finding" in str(d.what)]
+    assert "not in this run" not in str(item.what)

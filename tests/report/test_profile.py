@@ -30,3 +30,5 @@ def test_a_statement_naming_a_setting_the_run_did_not_reach_is_found():
     assert "d8k2" in unrun_mentions("thm44.saddle", statement, ran)
     assert "d3k1" not in unrun_mentions("thm44.saddle", statement, ran)
     assert unrun_mentions("no.such-claim", statement, ran) == []
+    # another claim's run at d8k2 (the default profile's thm44.direction) does not reach the saddle's d8k2
+    assert "d8k2" in unrun_mentions("thm44.saddle", statement, ran | {"thm44/direction/lowrank-linear/d8k2"})

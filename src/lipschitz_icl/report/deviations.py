@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from lipschitz_icl.report.latex import Latex, escape
 from lipschitz_icl.report.mathtext import to_latex
 from lipschitz_icl.report.paper_map import MapRow, case_list
+from lipschitz_icl.report.profile import unrun_mentions
 from lipschitz_icl.report.scope import record_scope
 from lipschitz_icl.report.sections import SectionView
 from lipschitz_icl.report.summary import NON_HOLDING, caveats, claim_statement, reason
@@ -70,7 +71,7 @@ def _alternatives(records: list) -> list[tuple[str, list[dict]]]:
     return list(out.items())
 
 
-def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
+def _claim_items(claim, numbers: dict, where: Latex, run_ids: set) -> list[Deviation]:
     records = claim.records
     rename = rename_for(claim.key)
     nums = [numbers[r["claim_id"]] for r in records]
@@ -97,11 +98,17 @@ def _claim_items(claim, numbers: dict, where: Latex) -> list[Deviation]:
             )
         )
     if scope == "finding":
+        statement = claim_statement(claim.key, records)
+        unrun = unrun_mentions(claim.key, statement, run_ids)  # said briefly: page 1 has no room to spare
         out.append(
             Deviation(
                 where,
                 case_list(nums),
-                Latex(r"\emph{Finding:} " + to_latex(claim_statement(claim.key, records), rename=rename)),
+                Latex(
+                    r"\emph{Finding:} "
+                    + to_latex(statement, rename=rename)
+                    + escape(f" ({', '.join(unrun)}: not in this run.)" if unrun else "")
+                ),
                 finding=True,
             )
         )
@@ -166,16 +173,17 @@ def alternatives_item(views: list[SectionView], numbers: dict) -> Deviation | No
     )
 
 
-def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict) -> list[Deviation]:
+def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict, run_ids: set) -> list[Deviation]:
     """The summary's items (module docstring): claims in the report's order, then the paper map's items
     checked only in part or not at all; sorted (stably) by :attr:`Deviation.rank`: the cases that do not hold
-    first, then the findings, then the rest."""
+    first, then the findings, then the rest.  ``run_ids``: the base ids of the cases run (a finding's statement
+    naming a setting beyond them says so)."""
     out = []
     for view in views:
         for claim in view.claims:
             label = _label(claim.key, views, rows)
             where = Latex(r"\textbf{" + escape(label) + r"}, \textit{" + escape(claim.name) + "}")
-            out.extend(_claim_items(claim, numbers, where))
+            out.extend(_claim_items(claim, numbers, where, run_ids))
     alternatives = alternatives_item(views, numbers)
     if alternatives is not None:
         out.append(alternatives)

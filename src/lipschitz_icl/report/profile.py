@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from lipschitz_icl.gates import registry
 from lipschitz_icl.report.scope import setting_text
 
-__all__ = ["Omission", "omissions", "unrun_mentions", "FULL"]
+__all__ = ["Omission", "omissions", "unrun_mentions", "unrun_phrase", "FULL"]
 
 FULL = "full"
 
@@ -81,16 +81,27 @@ def omissions(profile: str, run_keys: set[str] | None = None) -> list[Omission]:
     return out
 
 
+def unrun_phrase(unrun: list[str]) -> str:
+    """How the report says that a statement names settings the run did not reach (:func:`unrun_mentions`):
+    ``"its statement names d8k2, which this run's profile does not reach"``; ``""`` for none."""
+    if not unrun:
+        return ""
+    return "its statement names " + ", ".join(unrun) + ", which this run's profile does not reach"
+
+
 def unrun_mentions(key: str, statement: str, run_ids: set[str]) -> list[str]:
     """The last id parts of the full profile's grid points of claim ``key`` that ``statement`` names
-    (as a word) and that no run record reached (``run_ids``: the base ids run)."""
+    (as a word) and that no run record of this claim reached (``run_ids``: the base ids run, of every claim; a
+    part that another claim's run reached, say ``thm44/direction/.../d8k2``, does not count for this one)."""
     try:
         spec = registry.find(key)
     except KeyError:
         return []
-    ran_tails = {_tail(i) for i in run_ids}
+    full = _grid(spec, FULL)
+    heads = {"/".join(base_id.split("/")[:2]) + "/" for base_id in full}
+    ran_tails = {_tail(i) for i in run_ids if any(i.startswith(head) for head in heads)}
     found = []
-    for base_id in _grid(spec, FULL):
+    for base_id in full:
         for part in _tail(base_id).split("/"):
             if part in found or any(part in t.split("/") for t in ran_tails):
                 continue

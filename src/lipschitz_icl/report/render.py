@@ -34,7 +34,7 @@ from lipschitz_icl.report.intervals import interval_short
 from lipschitz_icl.report.latex import Latex, as_float, breakable, escape, num
 from lipschitz_icl.report.mathtext import code, to_latex, to_mathtext
 from lipschitz_icl.report.paper_map import map_rows, paper_map
-from lipschitz_icl.report.profile import omissions, unrun_mentions
+from lipschitz_icl.report.profile import omissions, unrun_mentions, unrun_phrase
 from lipschitz_icl.report.proofs import certificate_rows, find_certificates, proof_blocks, proof_cases
 from lipschitz_icl.report.provenance import provenance, run_rows
 from lipschitz_icl.report.quantities import quantities_csv
@@ -217,8 +217,9 @@ def _caption_head(claim: Claim) -> str:
     return f"{claim.key} ({scope}, {claim.status}: {shown})"
 
 
-def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
-    """The section's one figure: the first claim with figure data of its own."""
+def _group_figure(view: SectionView, fig_dir: Path, notes: list, run_ids: set) -> dict | None:
+    """The section's one figure: the first claim with figure data of its own (its caption says which settings its
+    statement names that the run did not reach)."""
     for claim in view.claims:
         try:
             panels = _claim_panels(claim)
@@ -242,9 +243,11 @@ def _group_figure(view: SectionView, fig_dir: Path, notes: list) -> dict | None:
             if any(s["theory_y"] is not None for p in panels for s in p.series)
             else ""
         )
+        unrun = unrun_phrase(unrun_mentions(claim.key, _statement(claim), run_ids))
         caption = Latex(
             escape(_caption_head(claim) + ": ")
             + to_latex(_statement(claim), rename=rename_for(claim.key))
+            + escape(f" ({unrun[0].upper() + unrun[1:]}.)" if unrun else "")
             + escape(" " + _series_words(panels, min(n_cases, MAX_SERIES)) + more + ".")
             + _mathtext_to_latex(theory)
             + _figure_words(claim.key)
@@ -406,15 +409,9 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
             notes.append(Latex(head + ": " + to_latex(sharper, rename=rename)))
         if claim.status == "exploratory":
             notes.append(Latex(head + " is exploratory: its rule was set after seeing data (why: page 1)."))
-        unrun = unrun_mentions(claim.key, _statement(claim), run_ids)
+        unrun = unrun_phrase(unrun_mentions(claim.key, _statement(claim), run_ids))
         if unrun:
-            notes.append(
-                Latex(
-                    head
-                    + escape(": its statement names " + ", ".join(unrun) + ", which this run's profile does not reach ")
-                    + r"(Appendix~\ref{app:profile})."
-                )
-            )
+            notes.append(Latex(head + escape(": " + unrun + " ") + r"(Appendix~\ref{app:profile})."))
         against = len(caveats(claim.records))
         if against:
             notes.append(Latex(head + escape(f": {against} number(s) reported against its direction (page 1).")))
@@ -797,7 +794,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
             figures = _paper_figures(view, fig_dir, notes, MAX_FIGURES - drawn, ordered)
             figure_paths.extend(p for f in figures for p in f["paths"])
         else:
-            found = _group_figure(view, fig_dir, notes)
+            found = _group_figure(view, fig_dir, notes, run_ids)
             figures = [found] if found else []
             figure_paths.extend(f["path"] for f in figures)
         drawn += len(figures)
@@ -838,7 +835,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "points_sentence": _points_sentence(claims),
         "profile_sentence": _profile_sentence(prov, left_out),
         "runs": _runs_sentence(runs),
-        "deviations": deviations(views, the_map, numbers),
+        "deviations": deviations(views, the_map, numbers, run_ids),
         "paper_map": map_rows(the_map, numbers),
         "proofs": proof_blocks(cases, numbers, claim_statement),
         "paper_proofs": escape(", ".join(paper_proofs)),
