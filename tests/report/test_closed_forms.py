@@ -42,3 +42,16 @@ def test_a_closed_form_that_does_not_give_the_theory_value_is_not_printed():
 def test_the_linear_limit_is_its_derived_value():
     expr = closed_form("linear.cannot-adapt", r"E_{\mathrm{lin}}(\infty)", {"task": "affine", "d": 3, "L": 1.0})
     assert math.isclose(float(expr), 1 / 3)
+
+
+def test_the_linear_error_at_a_context_size_is_the_exact_rational_its_float_derivation_gives():
+    """The cannot-adapt claim compares the error at its largest n with the derived E_lin(n) there (a row named
+    for what it measures); its closed form is exact in n, L and sigma (affine, d = 3, n = 160: 2204/6399)."""
+    from lipschitz_icl.derivations.linear_attention import linear_optimum
+
+    setting = {"task": "affine", "d": 3, "n": 160, "L": 1.0, "sigma": 0.5}
+    expr = closed_form("linear.cannot-adapt", r"E_{\mathrm{lin}}(n)", setting)
+    assert str(expr) == "2204/6399"
+    assert math.isclose(float(expr), linear_optimum("affine", 3, 160, 1.0, 0.5)[1], rel_tol=1e-15)
+    assert closed_form("linear.cannot-adapt", r"E_{\mathrm{lin}}(n)", {**setting, "task": "cosine"}) is None
+    assert closed_form("linear.cannot-adapt", r"E_{\mathrm{lin}}(n)", {"task": "affine", "d": 3}) is None  # no n

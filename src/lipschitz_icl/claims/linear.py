@@ -359,13 +359,16 @@ def _limit_quantities(
     grid: list[int],
     errors: list,
     e_lim: float,
+    e_last_theory: float,
     next_theory: float,
     z: float,
     margin: float,
     verdict: str,
+    sigma: float,
 ) -> tuple[Quantity, Quantity]:
     """``E(n_max)/(k(1) - d B) - 1`` (interval ``E +- z se``, the rule's ``verdict``) against the derived next-order
-    term ``next_theory`` at ``n_max``; the limit ``e_lim = k(1) - d B`` against ``E(n_max)``."""
+    term ``next_theory`` at ``n_max``; ``E(n_max)`` against the derived ``E_lin(n_max)`` (``e_last_theory``), a
+    constant row named for what it measures (its limit ``e_lim = k(1) - d B`` in its note)."""
     e_last, se_last = errors[-1]
     low, high = _z_interval(e_last, se_last, z)
     return (
@@ -378,14 +381,14 @@ def _limit_quantities(
             note=f"theory: derived next-order term; margin +-{margin:g}",
         ),
         Quantity.within(
-            "linear error limit k(1) - d B (n -> inf)",
+            f"linear error E_lin(n) at n = {grid[-1]}",
             e_last,
             (low, high),
-            theory=e_lim,
-            symbol=r"E_{\mathrm{lin}}(\infty)",
-            setting={"task": task, "d": d, "L": L},
+            theory=e_last_theory,
+            symbol=r"E_{\mathrm{lin}}(n)",
+            setting={"task": task, "d": d, "n": grid[-1], "L": L, "sigma": sigma},
             constant=True,
-            note=f"measured at n={grid[-1]}",
+            note=f"derived exactly at n = {grid[-1]}; its limit as n -> inf is k(1) - d B = {e_lim:.6g}",
         ),
     )
 
@@ -489,10 +492,12 @@ def cannot_adapt(
         grid=grid,
         errors=errors,
         e_lim=e_lim,
+        e_last_theory=theory[-1],
         next_theory=next_order(grid[-1]),
         z=z,
         margin=margin,
         verdict=decide().verdict,
+        sigma=sigma,
     )
     return Outcome(
         decide=decide,

@@ -129,6 +129,15 @@ def class_limit(task: str) -> sp.Expr:
     return sp.simplify(limit_exprs()[1].subs({k1: k1v, B: Bv}))
 
 
+def class_optimum_error(task: str, dim: int, n_value: int, L_value, sigma_value) -> sp.Expr:
+    """``E_lin(n) = a0 - a1^2/a2`` of a class at ``(d, n, L, sigma)`` as an exact SymPy expression (``L`` and
+    ``sigma`` read as the rationals of their decimals): the closed form of :func:`linear_optimum`'s error."""
+    k1v, Bv = class_moments(task)
+    subs = {k1: k1v, B: Bv}
+    values = {d: dim, n: sp.Integer(n_value), L: sp.nsimplify(L_value), sigma: sp.nsimplify(sigma_value)}
+    return sp.simplify(optimum_expr()[1].subs(subs).subs(values))
+
+
 def _values(task: str, dim: int, frequency: float):
     k1v, Bv = class_moments(task)
     subs = {d: dim, k: frequency}

@@ -8,7 +8,8 @@ the row's theory value (relative :data:`AGREEMENT`), so a closed form is never p
 does not produce.  Constants with closed forms: the window law's ``alpha`` and ``C_d``, the bias power
 ``p`` and constant ``b_d``, the noise power ``beta`` and constant ``c_R`` (Theorem 3.4's derivation,
 :func:`lipschitz_icl.derivations.window_law.optimum_exprs`, for the affine and ReLU classes), the
-linear-attention limits ``m*_inf = d`` and ``E_lin(inf)`` (:mod:`lipschitz_icl.derivations.linear_attention`).
+linear-attention limits ``m*_inf = d`` and ``E_lin(inf)`` and the error ``E_lin(n)`` at a context size
+(:mod:`lipschitz_icl.derivations.linear_attention`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,13 @@ def _linear_form(which: str, task: str, dim: int, L_value: float):
     return sp.simplify(expr)
 
 
+@cache
+def _linear_error_at(task: str, dim: int, n_value: int, L_value: float, sigma_value: float):
+    from lipschitz_icl.derivations import linear_attention
+
+    return linear_attention.class_optimum_error(task, dim, n_value, L_value, sigma_value)
+
+
 def closed_form(key: str, symbol: str, setting: dict):
     """The SymPy expression of the constant ``symbol`` of claim ``key`` at ``setting``, or ``None`` when
     the derivations hold none for it (module docstring)."""
@@ -78,6 +86,11 @@ def closed_form(key: str, symbol: str, setting: dict):
         if task not in ("affine", "relu"):
             return None
         return _window_law_form(task, name, sign, dim)
+    if key == "linear.cannot-adapt" and symbol == r"E_{\mathrm{lin}}(n)" and task in ("affine", "relu"):
+        try:
+            return _linear_error_at(task, dim, int(setting["n"]), float(setting["L"]), float(setting["sigma"]))
+        except (KeyError, TypeError, ValueError):
+            return None
     if key == "linear.cannot-adapt" and symbol.startswith("E_") and task in ("affine", "relu", "cosine"):
         if task == "cosine":
             return None  # the cosine limit holds a Bessel function of the frequency: printed numerically
