@@ -32,3 +32,13 @@ def test_a_statement_naming_a_setting_the_run_did_not_reach_is_found():
     assert unrun_mentions("no.such-claim", statement, ran) == []
     # another claim's run at d8k2 (the default profile's thm44.direction) does not reach the saddle's d8k2
     assert "d8k2" in unrun_mentions("thm44.saddle", statement, ran | {"thm44/direction/lowrank-linear/d8k2"})
+
+
+def test_a_setting_that_is_a_grid_of_numbers_reads_as_a_set_not_as_code():
+    """A referee found ``ngrid = [100, 1000]`` (a Python list) in the profile appendix."""
+    from lipschitz_icl.report.scope import setting_text
+
+    assert setting_text("ngrid", [[100, 1000], [10, 20]]) == "ngrid = {100, 1000}, {10, 20}"
+    assert setting_text("d", [2, 3]) == "d = 2, 3"
+    texts = [o.text() for o in omissions("default")]
+    assert not any("[" in text for text in texts), texts

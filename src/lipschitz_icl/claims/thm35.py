@@ -556,13 +556,15 @@ def mismatch_marked(
     def one(r, se, k, shift=0.0, required="conditional") -> list:
         return [decision.one_sided(*_band(r, se, z), math.log(factors[required][k]) + shift, ">=")]
 
+    labels = _mismatch_labels(factor)
+    required = ", ".join(f"{labels[k]}: {v:g}" for k, v in factors["conditional"].items())
     return panel.outcome(
         "one-sided",
         one,
         rule=f"one-sided: log(E_L'/E_L) >= log(required factor) on {', '.join(gated)} ({contexts} "
-        f"contexts, z = {z:.2f}); required factors {factors['conditional']}, derived ratios "
-        + ", ".join(f"{k}: {v:.3g}" for k, v in derived.items()),
-        margin=f"required factors {factors['conditional']}",
+        f"contexts, z = {z:.2f}); required factors {required}; derived ratios "
+        + ", ".join(f"{labels[k]}: {v:.3g}" for k, v in derived.items()),
+        margin=f"required factors {required}",
         title="Figure 5: pretraining setting vs test task",
         extra={"w_star": ws, "derived_ratio": derived, "required_factor": factors["conditional"]},
         predicted={("affine", k): v for k, v in derived.items()},
