@@ -14,6 +14,8 @@ from lipschitz_icl.report.mathtext import to_latex, to_mathtext
         # a letter group carrying a superscript is a differential, not a word: d^2L/ds^2 stays one formula
         ("curvature d^2L/ds^2 along Q", r"curvature $d^{2}L/\mathrm{ds}^{2}$ along $Q$"),
         ("a window of width 1/w", r"a window of width $1/w$"),
+        # ^T is a transpose; T alone is the tightness factor of a band (one symbol per meaning)
+        ("c* B B^T and T C_d", r"${c^{*}} B B^{\top}$ and $T C_{d}$"),
     ],
 )
 def test_ascii_math_is_typeset_and_prose_stays_text(text, latex):

@@ -12,8 +12,8 @@ Everything else stays text (escaped).  Within a run:
 
 * ``x^2``, ``w^-p``, ``(expr)^(a/b)`` and ``w^-min(gamma, 2)`` become superscripts (the parentheses of a
   parenthesised exponent are dropped); ``C_d``, ``E_lin``, ``c_lo`` subscripts (words upright); ``w*`` is
-  ``w^*``; ``w0``, ``a1`` are ``w_0``, ``a_1``; a second sub- or superscript wraps the first (no double
-  scripts);
+  ``w^*``; ``w0``, ``a1`` are ``w_0``, ``a_1``; ``B^T`` is the transpose ``B^\\top`` (``T`` alone is the
+  tightness factor of a proved band); a second sub- or superscript wraps the first (no double scripts);
 * Greek names become letters (``eps`` is ``\\varepsilon``); one symbol per concept: ``rho`` alone is the
   project's ``n L^2 / sigma^2``, typeset ``\\Lambda``, while ``rho(M, B)`` is the paper's representation error
   ``\\rho(M, B)``;
@@ -324,7 +324,10 @@ class _Emitter:
                 continue
             self.i += 1
             if tok.text in ("^", "_"):
-                self._attach(atoms, tok.text, self.operand(closers))
+                operand = self.operand(closers)
+                if tok.text == "^" and operand == "T":  # a transpose, never the letter T (the tightness factor)
+                    operand = r"\top"
+                self._attach(atoms, tok.text, operand)
                 continue
             atoms.append([self.atom(tok, closers), None, None])
         return "".join(self._render(a) for a in atoms)

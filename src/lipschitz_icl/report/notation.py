@@ -57,6 +57,7 @@ NOTATION: tuple[tuple[str, str], ...] = (
         r"(with its argument; $B$ alone is the low-rank basis)",
     ),
     (r"C", r"rate constant of a concentration bound (the stated value, or the sharpest proved)"),
+    (r"T", r"tightness factor of a proved band, $T f \le g \le f/T$ ($A^{\top}$ is a transpose)"),
     (r"\tau", r"$s\,d/k$ in the projection-tail bounds"),
     (
         r"\delta,\ \varepsilon,\ s,\ \ldots",
