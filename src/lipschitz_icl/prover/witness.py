@@ -39,7 +39,7 @@ from lipschitz_icl.validation import ParameterError
 __all__ = ["enclose", "point_value", "one_sided", "ONE_SIDED_SECONDS"]
 
 ONE_SIDED_SECONDS = 60.0  # CPU budget of one box's one-sided proof (then the box goes on as before)
-_REFINE_FIRST: dict = {}  # planning: (class, d) -> whether the last walk's tests tried refined shapes first
+_REFINE_FIRST: dict = {}  # planning: (class, d) -> whether the last walk learned to try refined shapes first
 
 
 @functools.lru_cache(maxsize=256)
