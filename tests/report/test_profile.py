@@ -35,10 +35,13 @@ def test_a_statement_naming_a_setting_the_run_did_not_reach_is_found():
 
 
 def test_a_setting_that_is_a_grid_of_numbers_reads_as_a_set_not_as_code():
-    """A referee found ``ngrid = [100, 1000]`` (a Python list) in the profile appendix."""
+    """A referee found ``ngrid = [100, 1000]`` (a Python list) in the profile appendix; braces, tried first,
+    lost their opening one in the typeset math."""
+    from lipschitz_icl.report.mathtext import to_latex
     from lipschitz_icl.report.scope import setting_text
 
-    assert setting_text("ngrid", [[100, 1000], [10, 20]]) == "ngrid = {100, 1000}, {10, 20}"
+    assert setting_text("ngrid", [[100, 1000], [10, 20]]) == "ngrid = (100, 1000), (10, 20)"
+    assert "(100, 1000)" in str(to_latex(setting_text("n_grid", [[100, 1000]])))  # as the profile appendix shows it
     assert setting_text("d", [2, 3]) == "d = 2, 3"
     texts = [o.text() for o in omissions("default")]
     assert not any("[" in text for text in texts), texts

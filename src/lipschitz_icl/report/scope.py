@@ -118,8 +118,8 @@ def checked_scope(records) -> str:
 def setting_text(name: str, values) -> str:
     """One parameter's values as they read: classes by name (``affine, ReLU``), ``train_task`` as
     ``pretrained on affine``, others as ``d = 2, 3, 5``; a value that is itself a list of numbers (a grid of
-    ``n``) as a set, ``ngrid = {100, 1000}``, not as code."""
-    values = ["{" + ", ".join(str(x) for x in v) + "}" if isinstance(v, (list, tuple)) else str(v) for v in values]
+    ``n``) in parentheses, ``ngrid = (100, 1000)``, not as code (braces would open a group in the typeset math)."""
+    values = ["(" + ", ".join(str(x) for x in v) + ")" if isinstance(v, (list, tuple)) else str(v) for v in values]
     if name in CLASS_PARAMETERS:
         return ", ".join(task_name(v) for v in values)
     if name in PARAMETER_WORDS:
