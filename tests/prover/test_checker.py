@@ -916,3 +916,18 @@ def test_every_one_sided_forgery_fails_the_recheck(one_sided_certificate, tmp_pa
     assert "Traceback" not in err
     if code == 1:
         assert report["recheck"] == "failed" and report["verdict"] is None and report["reason"]
+
+
+def test_a_certificate_records_the_libraries_that_made_it_and_the_recheck_takes_nothing_from_them(genuine):
+    """Each certificate names python-flint and FLINT as python-flint reports them; a file without the record (made
+    before it existed) or with another one rechecks to the same verdict: the record is for the reader."""
+    import flint
+
+    data = genuine["proved"]
+    assert data["libraries"] == {"python-flint": flint.__version__, "FLINT": flint.__FLINT_VERSION__}
+    assert checker.check(data).verdict == "proved"
+    without = {k: v for k, v in data.items() if k != "libraries"}
+    assert checker.check(without).verdict == "proved"
+    assert checker.check({**data, "libraries": {"python-flint": "0.0.1"}}).verdict == "proved"
+    with pytest.raises(checker.CertificateError, match="exactly the keys"):
+        checker.check({**data, "made_by": "me"})  # any other key is still refused

@@ -239,3 +239,21 @@ def test_a_case_of_several_pieces_shows_every_certificate_and_names_its_task_cla
     assert row["domain"].startswith("affine tasks; ")
     assert r"E_{\mathrm{lin}}(n)" in block["inequalities"][0] and "linear_error" not in block["inequalities"][0]
     assert QUANTITY_LATEX["linear_error"] == r"E_{\mathrm{lin}}(n)"
+
+
+def test_the_report_states_the_libraries_the_certificates_record(tmp_path):
+    """One line under the certificate table: the versions every file records, each record with its count where
+    they differ, and how many files record none."""
+    from lipschitz_icl.report.proofs import libraries_text
+
+    made = {"python-flint": "0.9.0", "FLINT": "3.6.0"}
+    _certificate(tmp_path, "a.json", libraries=made)
+    _certificate(tmp_path, "b.json", libraries=made)
+    assert libraries_text(find_certificates([tmp_path])) == "python-flint 0.9.0, FLINT 3.6.0"
+    _certificate(tmp_path, "c.json", libraries={"python-flint": "0.8.0", "FLINT": "3.5.0"})
+    _certificate(tmp_path, "d.json")
+    assert libraries_text(find_certificates([tmp_path])) == (
+        "python-flint 0.9.0, FLINT 3.6.0 (2 files); python-flint 0.8.0, FLINT 3.5.0 (1 file); "
+        "none recorded in 1 of 4 files"
+    )
+    assert libraries_text([]) == ""

@@ -8,6 +8,7 @@ states the schema's limits and refuses anything else)::
      "verdict": "proved" | "refuted" | "undecided",
      "precision_bits": 128,
      "sharpest": null | {"low", "high", "proved_at", "refuted_at"},
+     "libraries": {"python-flint": "0.9.0", "FLINT": "3.6.0"},   (optional: what made it; the checker trusts none)
      "parts": [ {"constants": {} | {C: value},
                  "verdict": "proved" | "refuted" | "undecided",
                  "roots": [[node, ...], ...]                    (proved, undecided: one preorder list per root box)
@@ -45,13 +46,14 @@ from lipschitz_icl.prover.checker import FORMAT, VERSION
 from lipschitz_icl.validation import ParameterError
 from lipschitz_icl.writefile import check_target, write_file
 
-__all__ = ["FORMAT", "VERSION", "build", "check_path", "write"]
+__all__ = ["FORMAT", "VERSION", "build", "libraries", "check_path", "write"]
 
 
 def build(statement, parts: list, *, verdict: str, precision_bits: int, sharpest: dict | None = None) -> dict:
     """The certificate of ``parts`` (each a dict as in the module docstring) for ``statement`` (a
     :class:`lipschitz_icl.prover.search.Statement`), claiming ``verdict``; ``sharpest`` is the certified
-    interval ``{"low", "high", "proved_at", "refuted_at"}`` of a sharpest constant."""
+    interval ``{"low", "high", "proved_at", "refuted_at"}`` of a sharpest constant; ``libraries``: the
+    ball-arithmetic libraries that made it (:func:`libraries`)."""
     quantity = statement.quantity
     return {
         "format": FORMAT,
@@ -68,8 +70,17 @@ def build(statement, parts: list, *, verdict: str, precision_bits: int, sharpest
         "verdict": verdict,
         "precision_bits": precision_bits,
         "sharpest": sharpest,
+        "libraries": libraries(),
         "parts": parts,
     }
+
+
+def libraries() -> dict:
+    """``{"python-flint": version, "FLINT": version}``: the python-flint package and the FLINT library (with Arb)
+    it is built on, as python-flint reports them."""
+    import flint
+
+    return {"python-flint": str(flint.__version__), "FLINT": str(getattr(flint, "__FLINT_VERSION__", "unknown"))}
 
 
 def check_path(path, *, force: bool = False) -> None:

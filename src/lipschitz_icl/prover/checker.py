@@ -3,7 +3,8 @@
 A reader who does not trust the search (:mod:`lipschitz_icl.prover.search`: its queue, its split rule, its
 heuristics, its bookkeeping) need trust only this module and the base it names.  The certificate is read
 as *hints*: the cover of the domain (how it was split), the counterexample, the precision.  Everything
-that decides the verdict is recomputed here from the statement.
+that decides the verdict is recomputed here from the statement.  The libraries a certificate says made it
+(``libraries``, optional) are for its reader: the recheck takes nothing from them.
 
 **What it trusts** (its trusted base, and nothing else of the package):
 
@@ -610,7 +611,7 @@ def check(data) -> Recheck:
     version = data.get("version")
     if type(version) is not int or version != VERSION:
         raise CertificateError(f"this file says version {shorten(version)}: write it again with prove --certificate")
-    data = _fields(data, "the certificate", TOP_KEYS)
+    data = _fields(data, "the certificate", TOP_KEYS, ("libraries",))  # libraries: for the reader, never read here
     statement = read_statement(data["statement"])
     claimed = data["verdict"]
     bits = data["precision_bits"]

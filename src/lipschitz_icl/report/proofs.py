@@ -103,6 +103,7 @@ class Certificate:
     sharpest: dict | None = field(default=None, hash=False)
     precision_bits: int | None = None
     error: str = ""
+    libraries: tuple = field(default=(), hash=False)  # ((name, version), ...) the file records, if any
 
 
 @dataclass
@@ -359,11 +360,32 @@ def find_certificates(directories) -> list[Certificate]:
                 statement = _object(data, "statement")
                 sharpest = _object(data, "sharpest") or None
                 bits = data.get("precision_bits") if isinstance(data.get("precision_bits"), int) else None
-                cert = Certificate(path, path.name, len(raw), digest, statement, sharpest, bits)
+                made_by = tuple((str(k), str(v)) for k, v in _object(data, "libraries").items())
+                cert = Certificate(path, path.name, len(raw), digest, statement, sharpest, bits, libraries=made_by)
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 cert = Certificate(path, path.name, len(raw), digest, error=str(exc)[:120])
             seen[path.name] = cert
     return list(seen.values())
+
+
+def libraries_text(certificates: list[Certificate]) -> str:
+    """What the certificates record of the libraries that made them: ``"python-flint 0.9.0, FLINT 3.6.0"`` when
+    every readable one records the same, each distinct record with its count when they differ, and how many
+    record none (``""`` when no certificate was read)."""
+    readable = [c for c in certificates if not c.error]
+    if not readable:
+        return ""
+    kinds: dict[tuple, int] = {}
+    for cert in readable:
+        kinds[cert.libraries] = kinds.get(cert.libraries, 0) + 1
+    named = {k: n for k, n in kinds.items() if k}
+    parts = [", ".join(f"{name} {version}" for name, version in k) for k in named]
+    if len(named) > 1:
+        parts = [f"{text} ({named[k]} file{'' if named[k] == 1 else 's'})" for text, k in zip(parts, named)]
+    missing = kinds.get((), 0)
+    if missing:
+        parts.append(f"none recorded in {missing} of {len(readable)} files")
+    return "; ".join(parts)
 
 
 def _named_certificate(record: dict) -> str:

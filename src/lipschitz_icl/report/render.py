@@ -35,7 +35,7 @@ from lipschitz_icl.report.latex import Latex, as_float, breakable, escape, num
 from lipschitz_icl.report.mathtext import code, to_latex, to_mathtext
 from lipschitz_icl.report.paper_map import map_rows, paper_map
 from lipschitz_icl.report.profile import omissions, unrun_mentions, unrun_phrase
-from lipschitz_icl.report.proofs import certificate_rows, find_certificates, proof_blocks, proof_cases
+from lipschitz_icl.report.proofs import certificate_rows, find_certificates, libraries_text, proof_blocks, proof_cases
 from lipschitz_icl.report.provenance import provenance, run_rows
 from lipschitz_icl.report.quantities import quantities_csv
 from lipschitz_icl.report.remarks import remarks, two_sided_constants
@@ -842,6 +842,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "proof_scopes": escape(", ".join(proof_scopes)),
         "certificates": certificate_rows(certificates, cases, numbers),
         "n_certificates": len(certificates),
+        "certificate_libraries": escape(libraries_text(certificates)),
         "flint_version": escape(refs.library_versions(prov_raw).get("python-flint", ("unknown", True))[0]),
         "flint_library": escape(refs.flint_library_version() or "unknown"),
         "sections": sections,
