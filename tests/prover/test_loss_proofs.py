@@ -10,7 +10,7 @@ import copy
 import pytest
 
 from lipschitz_icl.certified.loss import enclose, kernel_of
-from lipschitz_icl.prover import checker
+from lipschitz_icl.prover import checker, trusted, witness
 from lipschitz_icl.prover.search import prove
 
 AFFINE = {"d": [3], "n": [100], "L": 1.0, "sigma": 0.5}
@@ -135,11 +135,13 @@ def test_a_variant_file_proves_a_derivative_quantity_and_refuses_it_on_a_grid(tm
 
 
 @pytest.mark.parametrize("task", ["relu", "cosine"])
-def test_w_star_of_every_certified_class_is_a_quantity_of_prove(task):
-    """``w_star`` was the affine class's alone in ``prove``; relu and cosine have certified ``w*`` too.  At a
-    budget far below what their proof needs (minutes at n = 100) the verdict is undecided, and the
-    certificate rechecks as undecided: never a traceback (cosine's start was once refused by the large-n
-    model) and never proved."""
+def test_w_star_of_every_certified_class_is_a_quantity_of_prove(task, cold_wstar_caches):
+    """``w_star`` was the affine class's alone in ``prove``; relu and cosine have certified ``w*`` too.  The
+    statement holds (w* is above 11 at n = 100), so within 3 s the verdict is undecided or proved, never a
+    traceback (cosine's start was once refused by the large-n model) and never refuted.  Which of the two
+    depends on the machine (a cold proof takes about 30 s on a 2-core machine; CI once proved it within the
+    3 s from a certified ``w*`` an earlier test had cached), so the test starts cold and asserts only that the
+    independent checker re-derives the verdict the search gave."""
     result = prove(
         "w_star",
         "C*(n*L**2/sigma**2)**(2/(d+2))",
@@ -148,14 +150,30 @@ def test_w_star_of_every_certified_class_is_a_quantity_of_prove(task):
         task=task,
         seconds=3,
     )
-    assert result.verdict.value == "undecided" and result.certificate["statement"]["task"] == task
-    assert checker.check(result.certificate).verdict == "undecided"
+    assert result.certificate["statement"]["task"] == task
+    _assert_rechecked(result)
 
 
-def test_relu_w_star_outside_the_large_n_regime_is_undecided_not_refused():
+@pytest.fixture
+def cold_wstar_caches():
+    """Forget the certified ``w*`` searches and checked proofs an earlier test of this process left behind:
+    with them a 3 s budget proves what a cold search needs about 30 s for, and the recheck then costs those
+    30 s."""
+    witness._search.cache_clear()
+    trusted._verified.cache_clear()
+
+
+def _assert_rechecked(result) -> None:
+    """The verdict of a budget-bound search on a true statement is undecided or proved (which one depends on
+    the machine's speed), and the checker, trusting nothing of the search, re-derives it."""
+    assert result.verdict.value in ("undecided", "proved")
+    assert checker.check(result.certificate).verdict == result.verdict.value
+
+
+def test_relu_w_star_outside_the_large_n_regime_is_undecided_not_refused(cold_wstar_caches):
     """At n = 20 the relu class's float start (the large-n model) refuses its inputs; that refusal ended a valid
     ``prove`` with exit 2 and a message about a ``--method`` never given.  The certified scan starts the proof
-    instead, and the budget leaves it undecided."""
+    instead: within the budget the statement is undecided or proved, never refused."""
     result = prove(
         "w_star",
         "C*(n*L**2/sigma**2)**(1/(d+2))",
@@ -165,8 +183,7 @@ def test_relu_w_star_outside_the_large_n_regime_is_undecided_not_refused():
         task="relu",
         seconds=3,
     )
-    assert result.verdict.value == "undecided"
-    assert checker.check(result.certificate).verdict == "undecided"
+    _assert_rechecked(result)
 
 
 @pytest.mark.parametrize("quantity", ["bias", "dloss_dw"])
