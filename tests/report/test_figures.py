@@ -301,3 +301,19 @@ def test_figure6_centres_where_theory_says_and_the_general_M_costs_error(figures
         **{**design, "rotation": 0.0, "contexts": 500}, task="affine", seed=np.random.SeedSequence(2)
     )
     assert flat.decide().verdict in ("fails", "inconclusive")
+
+
+def test_the_rebuttal_figure_names_every_column_only_where_the_names_fit():
+    """At d <= 3 every query column is named (x_1 .. x_d, y); at d = 5 the columns are too narrow for six
+    names side by side (they ran together), so the first, the last and the label's column are named."""
+    data = {
+        "name": "eq4",
+        "settings": {},
+        "d": [2, 5],
+        "matrices": [np.eye(3).tolist(), np.eye(6).tolist()],
+        "distance": [[0.01], [0.02]],
+    }
+    fig = paperfigs.render(data)
+    names = [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes if ax.get_xticklabels()]
+    assert ["$x_{1}$", "$x_{2}$", "$y$"] in names and ["$x_{1}$", "$x_{5}$", "$y$"] in names
+    assert all(len(n) <= 3 for n in names)

@@ -440,3 +440,26 @@ def test_figures_are_set_in_place_never_as_floats(tmp_path):
     table split by a figure): every figure is set where it is referenced, with its caption."""
     tex = render_tex(load_claims(FIXTURE), tmp_path).tex
     assert r"\begin{figure}" not in tex and r"\captionof{figure}" in tex
+
+
+def test_the_margins_appendix_leaves_out_the_package_prefix_of_module_paths(tmp_path):
+    """A margin's source names modules (``lipschitz_icl.derivations.window_law``); the appendix states the
+    package once and prints the paths without it, the record in claims.json keeping the whole path."""
+    data = load_claims(FIXTURE)
+    data["claims"][0]["margin_source"] = "derivation: lipschitz_icl.derivations.window_law.window_law gives it"
+    tex = render_tex(data, tmp_path).tex
+    appendix = tex[tex.index(r"\label{app:margins}") : tex.index(r"\label{app:profile}")]
+    assert "window" in appendix and "lipschitz" not in appendix.split(r"\par}", 1)[1]
+    assert r"modules of the package \code{lipschitz\_icl}" in appendix
+
+
+def test_the_libraries_recorded_by_the_run_come_before_those_read_at_report_time(tmp_path):
+    """One phrase ``read at report time:`` before the versions the run did not record (it was repeated after
+    each of them), each library cited."""
+    data = load_claims(FIXTURE)
+    data["provenance"] = {**data.get("provenance", {}), "versions": {"numpy": "2.4.6"}}
+    tex = render_tex(data, tmp_path).tex
+    line = tex[tex.index("Libraries: ") :].split(". Seeds:", 1)[0]
+    assert line.startswith(r"Libraries: numpy 2.4.6~\cite{")
+    assert line.count("read at report time") == 1 and "(at report time)" not in line
+    assert line.index("numpy") < line.index("read at report time") < line.index("scipy")

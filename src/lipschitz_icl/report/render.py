@@ -564,9 +564,13 @@ def cases_csv(records: list, numbers: dict) -> str:
     return buffer.getvalue()
 
 
+PACKAGE_PREFIX = re.compile(r"\blipschitz_icl\.")  # a module path's package, left out in the margins appendix
+
+
 def _margins(views: list[SectionView]) -> list[dict]:
-    """One entry per distinct margin and source: the margin as applied, where it comes from, and every claim
-    that has them (in the order of the sections; the text is printed once)."""
+    """One entry per distinct margin and source: the margin as applied, where it comes from (module paths
+    without their package prefix ``lipschitz_icl.``, which the appendix states once), and every claim that
+    has them (in the order of the sections; the text is printed once)."""
     entries: dict[tuple, dict] = {}
     for view in views:
         for claim in view.claims:
@@ -580,7 +584,7 @@ def _margins(views: list[SectionView]) -> list[dict]:
             entries[same] = {
                 "key": code(claim.key),
                 "margin": to_latex(margin, rename=rename),
-                "source": to_latex(source, rename=rename),
+                "source": to_latex(PACKAGE_PREFIX.sub("", source), rename=rename),
             }
     return list(entries.values())
 
@@ -735,18 +739,22 @@ def _cited_only(bibliography: list[dict], tex: str) -> list[dict]:
 
 def _libraries(prov_raw: dict | None) -> Latex:
     """The libraries used, each with its version and its reference cited (so every library of the
-    bibliography is cited where it is used)."""
+    bibliography is cited where it is used): those the run recorded first, then, after ``read at report
+    time:``, those read when the report was built."""
     versions = refs.library_versions(prov_raw)
     keys = {ref.package: ref.key for ref in refs.references() if ref.package}
+    recorded: list[str] = []
+    derived_parts: list[str] = []
+    for name, (version, derived) in versions.items():
+        part = escape(f"{name} {version}") + (r"~\cite{" + keys[name] + "}" if name in keys else "")
+        (derived_parts if derived else recorded).append(part)
     flint_lib = refs.flint_library_version()
-    parts = [
-        escape(f"{name} {version}" + (" (at report time)" if derived else ""))
-        + (r"~\cite{" + keys[name] + "}" if name in keys else "")
-        for name, (version, derived) in versions.items()
-    ]
     if flint_lib:
-        parts.append(escape(f"FLINT/Arb {flint_lib} (at report time)") + r"~\cite{johansson2017}")
-    return Latex("; ".join(parts))
+        derived_parts.append(escape(f"FLINT/Arb {flint_lib}") + r"~\cite{johansson2017}")
+    text = "; ".join(recorded)
+    if derived_parts:
+        text += ("; " if text else "") + "read at report time: " + "; ".join(derived_parts)
+    return Latex(text)
 
 
 def _certificates(claims_path, out_dir: Path) -> list:

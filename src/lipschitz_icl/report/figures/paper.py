@@ -425,7 +425,7 @@ def eq4(data: dict) -> Figure:
         residuals.append(A / w - form)
         scales.append(w)
     off = max(float(np.max(np.abs(np.delete(r, -1, axis=1)))) for r in residuals) or 1e-12
-    fig, ax = new_figure(FULL_WIDTH, 2.7, 2, len(ds))
+    fig, ax = new_figure(FULL_WIDTH, 2.4, 2, len(ds))
     images = []
     for j, (d, dist) in enumerate(zip(ds, dists)):
         for row, (M, limit) in enumerate(((scaled[j], 1.0), (residuals[j], off))):
@@ -433,8 +433,11 @@ def eq4(data: dict) -> Figure:
             images.append(a.imshow(M, cmap="RdBu_r", vmin=-limit, vmax=limit))
             a.axvspan(d - 0.5, d + 0.5, color="0.82", zorder=2, lw=0)
             labels = [f"$x_{{{i + 1}}}$" for i in range(d)] + ["$y$"]
-            a.set_xticks(range(d + 1), labels)
             a.set_yticks(range(d + 1), labels)
+            if d <= 3:
+                a.set_xticks(range(d + 1), labels)
+            else:  # the columns are too narrow for every name: the first, the last and the label's
+                a.set_xticks([0, d - 1, d], [labels[0], labels[d - 1], labels[d]])
             a.axhline(d - 0.5, color="black", lw=0.6)
             a.axvline(d - 0.5, color="black", lw=0.6)
             if j == 0:  # the rows are context tokens in every panel: named once
