@@ -64,6 +64,20 @@ def test_status_checked_partly_not_checked():
     assert {r.item.label: r.status for r in paper_map([law])}["Theorem 3.4"] == "partly"
 
 
+def test_a_statement_checked_without_proof_says_at_how_many_settings():
+    """``checked`` on one (d, n) must not read as checked on the whole domain: the status cell counts the
+    confirmatory settings when none is a proof, and says nothing of the kind once a proof checks a part."""
+    one = _record("lemmaB1/value-leak/affine/d2-n20", "lemmaB1.value-leak", "Lemma B.1", rule_name="one-sided")
+    rows = {r["label"]: r for r in map_rows(paper_map([one]), {one["claim_id"]: 56})}
+    assert "at 1 setting, none by proof" in rows["Lemma B.1"]["status"]
+    law = _record("thm34/window-law/affine/d2", "thm34.window-law", "Theorem 3.4", rule_name="asymptotic")
+    law3 = dict(law, claim_id="thm34/window-law/affine/d3")
+    bound = _record("loss_shape/window-bound/d2", "loss_shape.window-bound", "Theorem 3.4", rule_name="proof")
+    numbers = {law["claim_id"]: 1, law3["claim_id"]: 2, bound["claim_id"]: 3}
+    assert "at 2 settings, none by proof" in map_rows(paper_map([law, law3]), numbers)[0]["status"]
+    assert "none by proof" not in map_rows(paper_map([law, law3, bound]), numbers)[0]["status"]
+
+
 def test_map_rows_name_domain_method_cases_and_verdicts():
     data = json.loads(FIXTURE.read_text())
     records = copy.deepcopy(data["claims"])

@@ -241,13 +241,19 @@ def _scope_tags(records: list, expected: str, numbers: dict) -> str:
 
 
 def _status_why(row: MapRow, numbers: dict):
-    """What the status cell says under the status (LaTeX): for ``partly``, which parts lack a confirmatory
-    case and why (exploratory only, or no case); for any row, the findings (scope ``finding``: past or
+    """What the status cell says under the status (LaTeX): when no confirmatory case is a proof, at how many
+    settings (cases) the statement was checked, so ``checked`` at one setting never reads as checked on the
+    statement's whole domain; for ``partly``, which parts lack a confirmatory case and why (exploratory only,
+    or no case); for any row, the findings (scope ``finding``: past or
     against the paper) among its cases, with their numbers, so a finding that bears on a statement is
     flagged beside it."""
     from lipschitz_icl.report.latex import Latex, escape
 
     lines = []
+    confirmatory = [r for r in row.records if r.get("status", "confirmatory") == "confirmatory"]
+    if confirmatory and not any(method_of(r) == "proof" for r in confirmatory):
+        n = len(confirmatory)
+        lines.append(escape(f"at {n} setting{'s' if n != 1 else ''}, none by proof"))
     if row.status == "partly":
         named = [p for p in row.parts if p.what != FURTHER]
         missing = [p for p in named if p.status != "checked"]
