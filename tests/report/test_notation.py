@@ -34,6 +34,16 @@ def test_the_terms_a_referee_met_undefined_are_defined_where_used():
     assert any("w_0 = C_d" in meaning for _, meaning in NOTATION)
 
 
+def test_the_rule_types_and_the_interval_methods_are_defined_where_used():
+    """The second referee met the rule types (the map's ``rule (sign)``), Bonferroni, Welch and antithetic
+    undefined; a text that uses none of them gets none of the entries."""
+    text = r"rule (sign); rule (asymptotic); Bonferroni over all intervals; 99\% (Welch); reflection-antithetic"
+    found = dict(glossary(text))
+    assert "rule (equivalence, one-sided, sign, asymptotic)" in found and "predicted side" in str(found)
+    assert {"Bonferroni", "Welch", "antithetic"} <= set(found)
+    assert not {"Bonferroni", "Welch", "antithetic"} & set(dict(glossary("a sign rule decided it")))
+
+
 def test_a_group_srenamed_symbol_is_printed_renamed():
     """The regularity group's bias power is p (beta is the noise power): its constants print (p), not (beta)."""
     from lipschitz_icl.report.render import renamed_symbol

@@ -6,7 +6,8 @@ count threshold ``a`` -- are defined in that lemma's statement).  Where the regi
 letter, :data:`lipschitz_icl.report.symbols.RENAMES` renames it in that group (the linear group's task
 covariance ``k(s)`` is printed ``K(s)``; Dasgupta and Gupta's ``beta = s d/k`` is printed ``tau``).
 :data:`GLOSSARY` defines the words of the records a reader meets undefined (``gated``, ``signal-matched``,
-``cosine-4``); :func:`glossary` keeps the entries whose term occurs in the report's text.
+``cosine-4``, the rule types, ``Bonferroni``); :func:`glossary` keeps the entries whose term occurs in the
+report's text.
 """
 
 from __future__ import annotations
@@ -86,6 +87,19 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
         "a low-rank case: dimension $d$ and rank $k$ (d3k1: $d = 3$, $k = 1$)",
     ),
     (r"[Cc]lopper", "Clopper-Pearson", r"the exact binomial confidence interval \cite{clopper1934}"),
+    (
+        r"rule \((?:equivalence|one-sided|sign|asymptotic)\)",
+        "rule (equivalence, one-sided, sign, asymptotic)",
+        r"the interval lies inside $\pm$margin; beyond the bound; on the predicted side; at the largest $n$ "
+        r"within the margin of the law, following its derived next-order term",
+    ),
+    (
+        r"Bonferroni",
+        "Bonferroni",
+        r"$m$ intervals each at level $1 - \alpha/m$, all holding with probability $1 - \alpha$",
+    ),
+    (r"Welch", "Welch", "a two-sample $t$-interval without assuming equal variances"),
+    (r"antithetic", "antithetic", "samples paired with their reflections, whose first-order errors cancel"),
     (
         r"q'",
         "$q'$",
