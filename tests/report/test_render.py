@@ -412,6 +412,32 @@ def test_a_series_theory_line_keeps_its_hue_but_shows_over_the_series_line():
         assert np.abs(theory - data).max() > 0.2  # a visible difference
 
 
+def test_the_theory_key_shows_the_theory_lines_colours_not_a_grey_none_of_them_has(tmp_path, monkeypatch):
+    """Each series' theory line is a darker shade of its colour; the key was one grey dash.  It is now one
+    dash per theory colour (at most three), side by side, in the colours the lines have."""
+    from matplotlib.colors import to_rgb
+
+    from lipschitz_icl.report.figures import data as report_figures
+
+    drawn: list = []
+    monkeypatch.setattr(report_figures, "save_pdf", lambda fig, path: drawn.append(fig))
+    spec = {
+        "kind": "line",
+        "xlabel": "n",
+        "ylabel": "ratio",
+        "series": [
+            {"label": f"s{i}", "x": [1, 2], "y": [1.0 + i, 2.0 + i], "theory_y": [1.1 + i, 2.1 + i]} for i in range(4)
+        ],
+    }
+    report_figures.data_figure(spec, tmp_path / "t.pdf")
+    (legend,) = drawn[0].legends
+    from matplotlib.lines import Line2D
+
+    dashed = [to_rgb(line.get_color()) for line in legend.findobj(Line2D) if line.get_linestyle() != "-"]
+    expected = [report_figures.theory_colour(f"C{i}") for i in range(3)]
+    assert dashed == [pytest.approx(c) for c in expected]  # three dashes in the lines' colours, no grey one
+
+
 def test_a_case_counted_at_points_on_page_one_says_so_in_the_case_list(tmp_path):
     """Page 1 counts a case as checked at points when its record gives ``points`` or a decided quantity's note
     says "at all N points"; the case list used the first only, so 11 cases counted on page 1 read a plain

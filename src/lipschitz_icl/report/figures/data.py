@@ -191,7 +191,7 @@ def theory_on_diagonal(series: list[dict]) -> bool:
     return bool(with_theory) and all(_same(s["theory_y"], s["x"]) for s in with_theory)
 
 
-def _panel(ax, panel: Panel) -> None:
+def _panel(ax, panel: Panel) -> list:
     log_x = panel.kind in ("loglog", "semilogx")
     log_y = panel.kind in ("loglog", "semilogy") or panel.transform == "deviation" or panel.log_y
     style = "o" if panel.kind == "scatter" else "o-"
@@ -217,12 +217,41 @@ def _panel(ax, panel: Panel) -> None:
         ax.set_yscale("log")
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
-    if any(s["theory_y"] is not None for s in series):
-        ax.plot([], [], _theory_style(style), color="0.3", lw=0.9, ms=9, label=panel.theory_label)
+    keys = [
+        theory_colour(colour) for s, colour in zip(series, colours) if s["theory_y"] is not None
+    ]  # the theory key: one dash per series' theory colour (theory_key), never a grey none of the lines has
+    if keys:
+        ax.plot([], [], _theory_style(style), color=keys[0], lw=0.9, ms=9, label=panel.theory_label)
     if log_y and any(s["y_high"] is not None and np.any(s["y"] <= 0) for s in series):
         ax.plot([], [], "v", color="0.3", ms=4, mfc="none", label="upper confidence limit (value 0)")
     if hidden:
         ax.plot([], [], " ", label=f"{hidden} points at 0 not shown")
+    return [(panel.theory_label, _theory_style(style), keys)] if keys else []
+
+
+def theory_key(style: str, colours: list) -> tuple:
+    """The legend handle of the theory lines: one dash (or dash marker) in each series' theory colour, side
+    by side (matplotlib's ``HandlerTuple``), so the key shows what the lines show, not a grey none of them
+    has; at most :data:`KEY_COLOURS`, the rest being darker shades of the same palette.  Each dash is short
+    (one on-off of 3 and 1.5 points) so that it reads as a dash at a third of the key's length."""
+    from matplotlib.lines import Line2D
+
+    unique = list(dict.fromkeys(colours))[:KEY_COLOURS]
+    return tuple(
+        Line2D(
+            [],
+            [],
+            linestyle=(0, (3, 1.5)) if style == "--" else "none",
+            marker="_" if style == "_" else None,
+            color=colour,
+            lw=0.9,
+            ms=6,
+        )
+        for colour in unique
+    )
+
+
+KEY_COLOURS = 3  # series colours in the theory key (theory_key)
 
 
 def data_figure(panels, path, *, width: float = FULL_WIDTH, height: float = 2.3) -> None:
@@ -232,16 +261,22 @@ def data_figure(panels, path, *, width: float = FULL_WIDTH, height: float = 2.3)
         panels = [spec_panel(panels)]
     with styled():
         fig, axes = new_figure(width, height, 1, len(panels))
+        theory: dict = {}
         for ax, panel in zip(axes[0], panels):
-            _panel(ax, panel)
+            for label, style, colours in _panel(ax, panel):
+                theory.setdefault(label, (style, []))[1].extend(colours)
         handles, labels = [], []
         for ax in axes[0]:
             for h, label in zip(*ax.get_legend_handles_labels()):
                 if label and label not in labels and not label.startswith("_"):
-                    handles.append(h)
+                    handles.append(theory_key(*theory[label]) if label in theory else h)
                     labels.append(label)
         if handles:
-            fig.legend(handles, labels, loc="outside right upper")
+            from matplotlib.legend_handler import HandlerTuple
+
+            fig.legend(
+                handles, labels, loc="outside right upper", handler_map={tuple: HandlerTuple(ndivide=None, pad=0)}
+            )
         try:
             save_pdf(fig, path)
         except ValueError as exc:  # a label matplotlib cannot typeset
