@@ -79,7 +79,8 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
         "cosine-$j$, triangle-$j$, distance-$j$",
         r"probe tasks of Theorem~3.5 outside the pretraining classes: $(L/j)\cos(j\,u\cdot x + \phi)$, "
         r"$(L/j)\,\mathrm{tri}(j\,u\cdot x + \phi)$ with $\mathrm{tri}$ a triangle wave of slopes $\pm 1$, "
-        r"$L(\min_{i\le j}\|x - s_i\| - 1)$; each $L$-Lipschitz",
+        r"$L(\min_{i\le j}\|x - s_i\| - 1)$ ($u$ and $s_i$ uniform on the sphere, $\phi$ uniform on $[0, 2\pi]$); "
+        r"each $L$-Lipschitz",
     ),
     (
         r"\bd\d+k\d+\b",
