@@ -56,3 +56,13 @@ def test_a_proved_case_writes_its_certificates_and_each_rechecks_as_proved(pytes
     stated = float(re.search(r"proved at C = ([0-9.eE+-]+)", record["decision"]).group(1))
     refuted = stated * (1 + record["resolution"]["high"])
     assert stated in proof["proved_at"] and stated < max(proof["proved_at"]) < refuted
+    # the sharpest constant's two ends ship certificates too: proved at the largest constant proved, refuted at
+    # the smallest refuted (the resolution's end), each rechecking with its own verdict
+    bracket = proof["bracket"]
+    assert bracket["proved"]["value"] == max(proof["proved_at"])
+    assert bracket["refuted"]["value"] == pytest.approx(refuted, rel=1e-12)
+    for end in ("proved", "refuted"):
+        assert bracket[end]["files"][0] == claim_id.replace("/", "--") + f".{end}.json"
+        for name in bracket[end]["files"]:
+            report = recheck(reports / "certificates" / name).to_dict()
+            assert report["recheck"] == "passed" and report["verdict"] == end, report

@@ -64,3 +64,22 @@ def test_a_counterexample_reads_the_way_it_breaks_its_relation():
     assert verdict == "refuted" and "] < bound in [" in detail and "] > bound" not in detail
     verdict, detail, _, _ = po._piece(RATE_CAP, {"C": 2.0}, {"max_boxes": 50, "seconds": 30.0})
     assert verdict == "refuted" and "] > bound in [" in detail
+
+
+def test_the_bracket_keeps_the_certificates_of_the_largest_proved_and_the_smallest_refuted_constant():
+    """The sharpest constant's ends are certified where the record's decisions reached them: the proved end at
+    the largest constant proved (the stated one counts), the refuted end at the smallest refuted, with the
+    refuting piece's certificate alone there; an alternative that moves a fixed constant is not the claim's
+    constant and leaves the bracket alone."""
+    outcome = _outcome([TRUE_CAP, SHIFTED_CAP], fixed={"S": 0.0})
+    bracket = outcome.proof["bracket_certificates"]
+    assert bracket["proved"]["value"] == 0.5 and len(bracket["proved"]["certificates"]) == 2
+    assert "refuted" not in bracket
+    for value in (3.0, 2.0, 0.8, 0.4):
+        outcome.decide(value=value)
+    assert bracket["proved"]["value"] == 0.8  # 0.4 is proved too, but 0.8 is sharper
+    assert bracket["refuted"]["value"] == 2.0
+    (refuting,) = bracket["refuted"]["certificates"]  # the true piece proved first: not a certificate of this end
+    assert refuting["verdict"] == "refuted"
+    outcome.decide(S=1.0)  # refuted, but at C = 0.5 with S moved: not an end of C's bracket
+    assert bracket["refuted"]["value"] == 2.0

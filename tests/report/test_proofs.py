@@ -166,6 +166,26 @@ def test_a_paper_statement_proved_with_its_certificate(tmp_path):
     assert "not read" in rows[0]["case"] and rows[1]["case"] == "named by no record"
 
 
+def test_the_sharpest_constant_reads_its_certified_ends_and_their_files_are_not_listed_apart(tmp_path):
+    """A record whose gates wrote the bracket's certificates (``proof.bracket``) gives the sharpest constant from
+    them, and the files are the case's own, never 'named by no record'."""
+    for name in ("c.json", "c.proved.json", "c.refuted.json", "stray.json"):
+        _certificate(tmp_path, name, sharpest=None)
+    found = find_certificates([tmp_path])
+    bracket = {
+        "proved": {"value": 0.61, "files": ["c.proved.json"]},
+        "refuted": {"value": 0.62, "files": ["c.refuted.json"]},
+    }
+    record = _record(
+        proof={"verdict": "proved", "boxes": 5, "certificate": "c.json", "constant": "C", "bracket": bracket},
+        resolution={"parameter": "relative increase of the rate C (stated 0.5)", "low": 0.1, "high": 0.3},
+    )
+    (case,) = proof_cases([record], found)
+    assert case.sharpest == "C* in [0.61, 0.62)"  # the certified ends, not C (1 + high) = 0.65
+    rows = certificate_rows(found, [case], {record["claim_id"]: 3})
+    assert [r["name"] for r in rows] == ["stray.json"]
+
+
 @pytest.mark.parametrize(
     "paper_ref, key, title",
     [

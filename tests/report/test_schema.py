@@ -42,6 +42,9 @@ def test_a_record_the_plugin_writes_is_valid():
         ({"quantities": [{"name": "q", "theory": "high"}]}, "theory"),
         ({"proof": {"boxes": 3, "proved_at": [0.5, "x"]}}, "proved_at"),
         ({"proof": {"boxes": 3, "constant": "T} \\input{x"}}, "constant"),
+        ({"proof": {"boxes": 3, "bracket": {"low": {}}}}, "bracket"),
+        ({"proof": {"boxes": 3, "bracket": {"proved": {"value": "x", "files": ["a.json"]}}}}, "bracket.proved.value"),
+        ({"proof": {"boxes": 3, "bracket": {"refuted": {"value": 2.0, "files": []}}}}, "bracket.refuted.files"),
     ],
 )
 def test_a_bad_field_is_refused_naming_where(changes, where):

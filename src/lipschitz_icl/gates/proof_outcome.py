@@ -14,6 +14,7 @@ the sharpest valid ``C`` lies below ``C (1 + resolution)``) and its alternatives
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 
@@ -137,20 +138,24 @@ def proof_outcome(
         )
 
     proved_at: list[float] = []  # every constant proved on the whole domain (the resolution's search included)
+    bracket: dict = {}  # the sharpest constant's certified ends so far (_extend_bracket)
 
     def decide(shift: float = 0.0, value: float | None = None, **overrides: float) -> Decision:
         unknown = sorted(set(overrides) - set(stated_fixed))
         if unknown:
             raise TypeError(f"decide: {', '.join(unknown)} not among the fixed constants {sorted(stated_fixed)}")
         c = stated * (1 + shift) if value is None else value
-        verdict, details, boxes, _ = at(c, tuple(sorted(overrides.items())))
+        verdict, details, boxes, certificates = at(c, tuple(sorted(overrides.items())))
         if verdict == "proved" and not overrides and c not in proved_at:
             proved_at.append(c)
+        if not overrides:
+            _extend_bracket(bracket, c, verdict, certificates)
         first = next((d for d in details if "refuted" in d), details[0])
         moved = "".join(f", {k} = {v:g}" for k, v in sorted(overrides.items()))
         return Decision("proof", verdict, f"{verdict} at {constant} = {c:.8g}{moved} ({boxes} boxes); {first}")
 
     verdict, details, boxes, certificates = at(stated)
+    _extend_bracket(bracket, stated, verdict, certificates)
     domain = "; ".join(
         f"{p.quantity}{f' ({p.task})' if p.task else ''} {p.relation} {_shown(p.bound, stated_fixed)} on {p.domain}"
         for p in pieces
@@ -182,5 +187,25 @@ def proof_outcome(
             "certificates": list(certificates),
             "proved_at": proved_at,
             "constant": constant,
+            # the certificates of the sharpest constant's ends (filled as the record's decisions are made,
+            # written beside the stated constant's by the gates): proved at the largest constant proved,
+            # refuted at the smallest refuted
+            "bracket_certificates": bracket,
         },
     )
+
+
+def _extend_bracket(bracket: dict, value: float, verdict: str, certificates: tuple) -> None:
+    """Keep in ``bracket`` the certificates of the sharpest constant's two certified ends: ``"proved"`` the
+    largest constant proved on the whole domain, ``"refuted"`` the smallest refuted by a certified
+    counterexample (each ``{"value": c, "certificates": [...]}``: at the proved end every piece's, at the
+    refuted end the refuting piece's alone); the claim's constant weakens the statement as it falls (a rate,
+    a slope bound, a tightness read as the claim states it), so every constant below a proved one holds and
+    every one above a refuted one fails."""
+    own = [c for c in certificates if isinstance(c, dict) and c.get("verdict") == verdict]
+    if not own:
+        return
+    if verdict == "proved" and value > bracket.get("proved", {}).get("value", -math.inf):
+        bracket["proved"] = {"value": value, "certificates": own}
+    if verdict == "refuted" and value < bracket.get("refuted", {}).get("value", math.inf):
+        bracket["refuted"] = {"value": value, "certificates": own}

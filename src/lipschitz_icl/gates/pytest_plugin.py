@@ -272,23 +272,36 @@ def _write_certificates(config, record: dict) -> None:
     """A case decided by proof: its pieces' certificates (``proof.certificates``, from
     :func:`lipschitz_icl.gates.proof_outcome.proof_outcome`) written to ``<report-dir>/certificates/`` as
     ``<claim id, / as -->[.k].json`` (replacing the last run's), and the record names them instead of holding
-    them: ``proof.certificate`` (the first) and ``proof.certificate_files``.  Each rechecks with
+    them: ``proof.certificate`` (the first) and ``proof.certificate_files``.  The certificates of the sharpest
+    constant's ends (``proof.bracket_certificates``) go beside them as ``<stem>.proved[.k].json`` and
+    ``<stem>.refuted[.k].json``, named with their constants in ``proof.bracket``.  Each rechecks with
     ``lipschitz-icl prove --recheck FILE``."""
     proof = record.get("proof")
-    if not isinstance(proof, dict) or not proof.get("certificates"):
-        if isinstance(proof, dict):
-            proof.pop("certificates", None)
+    if not isinstance(proof, dict):
+        return
+    bracket = proof.pop("bracket_certificates", None) or {}
+    if not proof.get("certificates"):
+        proof.pop("certificates", None)
         return
     from lipschitz_icl.prover import certificate
 
     folder = _report_dir(config) / CERTIFICATES
     folder.mkdir(parents=True, exist_ok=True)
     stem = record["claim_id"].replace("/", "--")
-    certificates = proof.pop("certificates")
-    names = [stem + ("" if k == 0 else f".{k}") + ".json" for k in range(len(certificates))]
-    for name, data in zip(names, certificates):
-        certificate.write(data, folder / name, force=True)
-    record["proof"] = {**proof, "certificate": names[0], "certificate_files": names}
+
+    def write(certificates: list, tag: str) -> list:
+        names = [stem + tag + ("" if k == 0 else f".{k}") + ".json" for k in range(len(certificates))]
+        for name, data in zip(names, certificates):
+            certificate.write(data, folder / name, force=True)
+        return names
+
+    names = write(proof.pop("certificates"), "")
+    ends = {
+        end: {"value": bracket[end]["value"], "files": write(bracket[end]["certificates"], f".{end}")}
+        for end in ("proved", "refuted")
+        if end in bracket
+    }
+    record["proof"] = {**proof, "certificate": names[0], "certificate_files": names, "bracket": ends}
 
 
 @pytest.fixture

@@ -306,6 +306,9 @@ def _sharpest(record: dict, certificate: Certificate | None, stated: float | Non
     if not isinstance(res, dict) or stated is None or record.get("verdict") != "proved":
         return ""
     proof = record.get("proof")
+    ends = bracket_values(record)
+    if "proved" in ends and "refuted" in ends:  # both ends certified, their files beside the report
+        return f"{_constant(record)}* in [{ends['proved']:.6g}, {ends['refuted']:.6g})"
     recorded = proof.get("proved_at", []) if isinstance(proof, dict) else []
     proved_at = [c for c in recorded if isinstance(c, (int, float)) and math.isfinite(c)]
     proved = max([stated, *_proved_alternatives(record), *proved_at])
@@ -315,6 +318,25 @@ def _sharpest(record: dict, certificate: Certificate | None, stated: float | Non
         return f"proved at {name} = {proved:.6g}; no counterexample found up to the search limit"
     refuted = stated * (1 + high)
     return f"{name}* in [{proved:.6g}, {refuted:.6g})"
+
+
+def bracket_values(record: dict) -> dict[str, float]:
+    """The sharpest constant's certified ends as the gates recorded them (``proof.bracket``: ``proved`` the
+    largest constant proved, ``refuted`` the smallest refuted, each with its certificate files)."""
+    bracket = _object(_object(record, "proof"), "bracket")
+    out = {}
+    for end in ("proved", "refuted"):
+        value = _object(bracket, end).get("value")
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            out[end] = float(value)
+    return out
+
+
+def bracket_files(record: dict) -> list[str]:
+    """The certificate files of the sharpest constant's two ends (``proof.bracket``), proved end first."""
+    bracket = _object(_object(record, "proof"), "bracket")
+    files = [_object(bracket, end).get("files") for end in ("proved", "refuted")]
+    return [Path(f).name for group in files if isinstance(group, list) for f in group if isinstance(f, str)]
 
 
 def _proved_alternatives(record: dict) -> list[float]:
@@ -568,6 +590,8 @@ def certificate_rows(certificates: list[Certificate], cases: list[ProofCase], nu
         for name in further if isinstance(further, list) else []:
             if isinstance(name, str):
                 named.setdefault(Path(name).name, []).append(numbers.get(case.record["claim_id"], 0))
+        for name in bracket_files(case.record):  # the sharpest constant's ends (stated in the section's text)
+            named.setdefault(name, []).append(numbers.get(case.record["claim_id"], 0))
     rows = []
     for cert in certificates:
         if cert.error:

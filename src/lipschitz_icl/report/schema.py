@@ -38,7 +38,9 @@ checks:
 *new* ``alternatives`` list of objects: ``name``, ``statement``, ``verdict``, ``detail`` strings, ``ruled_out``
                     boolean
 *new* ``proof``     an object: ``boxes`` integer >= 0, ``undecided_share`` number in [0, 1], ``certificate``
-                    string or null (the certificate file, in the folder ``certificates/`` beside claims.json)
+                    string or null (the certificate file, in the folder ``certificates/`` beside claims.json),
+                    ``bracket`` an object of ``proved`` and ``refuted``, each ``value`` a finite number and
+                    ``files`` a list of file names (the sharpest constant's certified ends)
 *new* ``run``       string: the id of the run that made the record (a ``runs`` entry), when ``pytest verify/``
                     merged a subset of the gates into an existing claims.json
 ``figure``, ``extra`` and any other key: any JSON-safe value
@@ -205,6 +207,15 @@ def _proof(value, where: str) -> None:
     constant = value.get("constant")
     if constant is not None and not (isinstance(constant, str) and re.fullmatch(r"[A-Za-z]\w{0,15}", constant)):
         raise _Invalid(f"{where}.constant", "not a name of at most 16 letters, digits or underscores")
+    bracket = value.get("bracket", {})
+    if not isinstance(bracket, dict) or set(bracket) - {"proved", "refuted"}:
+        raise _Invalid(f"{where}.bracket", "not an object of 'proved' and 'refuted'")
+    for end, item in bracket.items():
+        if not (isinstance(item, dict) and _is_number(item.get("value"), unbounded=False)):
+            raise _Invalid(f"{where}.bracket.{end}.value", "not a finite number")
+        files = item.get("files")
+        if not (isinstance(files, list) and files and all(isinstance(f, str) for f in files)):
+            raise _Invalid(f"{where}.bracket.{end}.files", "not a list of file names")
 
 
 def _record(record, where: str) -> None:
