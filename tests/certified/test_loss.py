@@ -11,7 +11,7 @@ import pytest
 
 from lipschitz_icl import cli
 from lipschitz_icl.certified import arithmetic
-from lipschitz_icl.certified.loss import enclose, enclose_on_w_range, kernel_of, problem_enclosure
+from lipschitz_icl.certified.loss import enclose, enclose_on_w_range, enclose_step_in_n, kernel_of, problem_enclosure
 from lipschitz_icl.exact.route import exact_loss
 from lipschitz_icl.problem import kernel_problem, make_problem, mixture_problem
 from lipschitz_icl.validation import ParameterError
@@ -260,3 +260,25 @@ def test_an_interval_wider_than_the_stated_accuracy_is_not_converged():
     tight = enclose(kernel_of("affine", 3), 5.0, 100, 0.5, 1.0)
     low, high = arithmetic.low(tight.loss), arithmetic.high(tight.loss)
     assert tight.converged and high - low <= 2 * ACCURACY * high
+
+
+@pytest.mark.parametrize("task", ["affine", "relu"])
+def test_the_step_in_n_of_the_loss_slope_holds_the_differences_of_the_point_balls(task):
+    """``enclose_step_in_n`` holds ``dL/dw(w, n + 1) - dL/dw(w, n)`` at every integer ``n`` of its range and every
+    ``w`` of its box: checked against the differences of the certified point balls at the box's ends and
+    centre; near ``w*`` the step is negative (the optimum moves up with ``n``) and the ball keeps the sign."""
+    kernel = kernel_of(task, 3, 1.0)
+    box = enclose_step_in_n(kernel, (9.9, 10.1), (1000, 1011), 0.5, 1.0).loss
+    for w in (9.9, 10.0, 10.1):
+        for n in (1000, 1005, 1010):
+            at = [enclose(kernel, w, m, 0.5, 1.0, orders=(1,)).derivative(1).loss for m in (n, n + 1)]
+            assert box.overlaps(at[1] - at[0]), (w, n)
+    assert arithmetic.high(box) < 0
+    point = enclose_step_in_n(kernel, 10.0, (1000, 1001), 0.5, 1.0).loss
+    assert arithmetic.high(point) < 0 and point.rad() < 0.01 * abs(float(point.mid()))
+
+
+@pytest.mark.parametrize("n", [(1000.5, 1002), (1000, 1000), (4, 10), (True, 10)])
+def test_a_step_in_n_needs_an_interval_of_integers_from_5(n):
+    with pytest.raises(ParameterError, match="'n'"):
+        enclose_step_in_n(kernel_of("affine", 3, 1.0), 10.0, n, 0.5, 1.0)

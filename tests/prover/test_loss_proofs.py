@@ -269,3 +269,17 @@ def test_no_mutant_of_a_loss_certificate_of_a_false_statement_rechecks_as_proved
         if result.verdict in ("proved", "refuted"):
             assert _wrong(mutant, result) is None, (path, what)
     assert tried > 600 and len(passing) < tried / 4
+
+
+def test_the_step_in_n_of_the_loss_slope_is_a_quantity_of_prove_and_rechecks():
+    """``dloss_dw_step <= -C`` on a box of ``w`` around ``w*`` (9.61 at n = 1000, 9.92 at n = 1100, affine
+    d = 3) is Topkis's condition for ``w*`` rising with ``n`` there: proved, and the checker re-derives it with
+    the quantity's balls computed afresh; the opposite statement is refuted by a certified counterexample."""
+    domain = {"d": [3], "n": {"from": 1000, "to": 1100}, "L": 1.0, "sigma": 0.5, "w": [9.5, 10.5]}
+    falls = prove("dloss_dw_step", "-C", domain, constants={"C": 1e-9}, relation="<=", task="affine", seconds=120)
+    assert falls.verdict.value == "proved"
+    trusted._loss_step_ball.cache_clear()
+    assert checker.check(falls.certificate).verdict == "proved"
+    rises = prove("dloss_dw_step", "0", domain, relation=">=", task="affine", seconds=120)
+    assert rises.verdict.value == "refuted" and rises.counterexample is not None
+    assert checker.check(rises.certificate).verdict == "refuted"

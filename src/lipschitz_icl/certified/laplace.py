@@ -79,6 +79,7 @@ from lipschitz_icl.certified.kernels import (
     harmonic_dimension,
 )
 from lipschitz_icl.certified.quadrature import panel
+from lipschitz_icl.validation import ParameterError
 
 __all__ = [
     "Counts",
@@ -1161,6 +1162,7 @@ class Parts:
 
     coefficients: dict
     info: dict = field(default_factory=dict)
+    steps: dict = field(default_factory=dict)  # per quantity and coefficient: the step I(n + 1) - I(n) (n_step)
 
 
 def _gauss_panel(a: float, b: float, q: int):
@@ -1190,17 +1192,18 @@ def _rows(grid: ThetaGrid, w: arb, series: Series, ss: list, ball: bool = False)
 
 
 def _panel_parts(grid, w, series, counts, names, panels) -> list:
-    """``(models, errors)`` per outer panel: the Gauss sums of the integrands as Taylor models in ``n``
-    (:func:`_gauss_sum`) and their Bernstein bounds."""
+    """``(models, errors, direct)`` per outer panel: the Gauss sums of the integrands as Taylor models in ``n``
+    (:func:`_gauss_sum`), their Bernstein bounds, and the part of the sums taken directly
+    (:func:`_gauss_sum_parts`)."""
     rows = _rows(grid, w, series, [x for p in panels for x in p.nodes])
     balls = _rows(grid, w, series, [_ball_row_range(p) for p in panels], ball=True)
     inv_cos = 1 / arb(HEIGHT).cos()
     out, k = [], 0
     for index, p in enumerate(panels):
-        values = _gauss_sum(grid, rows[k : k + len(p.weights)], p.weights, counts, names)
+        values, direct = _gauss_sum_parts(grid, rows[k : k + len(p.weights)], p.weights, counts, names)
         k += len(p.weights)
         bound = _majorants(grid, balls[index], counts, names, inv_cos)
-        out.append((values, {name: [p.factor * x for x in bound[name]] for name in names}))
+        out.append((values, {name: [p.factor * x for x in bound[name]] for name in names}, direct))
     return out
 
 
@@ -1226,6 +1229,13 @@ def _gauss_sum(grid: ThetaGrid, rows: list, weights: list, counts: Counts, names
     bias slopes, and of the panels' slopes, in ``n``.  Nodes where the
     slope has no logarithm (``psi_0`` may be 0, far in the upper tail, where the integrand is negligible) are
     summed directly."""
+    return _gauss_sum_parts(grid, rows, weights, counts, names)[0]
+
+
+def _gauss_sum_parts(grid: ThetaGrid, rows: list, weights: list, counts: Counts, names: tuple) -> tuple:
+    """``(model, direct)``: :func:`_gauss_sum`'s Taylor models, and apart the part of their values summed
+    directly (``{name: [ball of coefficient i]}``, already in the models' value): its variation in ``n`` is
+    inside its balls, not in the models' derivatives (:func:`integrate`'s step in ``n`` counts it so)."""
     J, K = grid.order, N_ORDER
     direct = {name: [arb(0)] * (J + 1) for name in names}
     if counts.exact is not None or counts.n.rad() == 0:
@@ -1233,7 +1243,7 @@ def _gauss_sum(grid: ThetaGrid, rows: list, weights: list, counts: Counts, names
             integrand = _integrands(grid, row, counts, names)
             for name in names:
                 direct[name] = _add(direct[name], _scale(weight, integrand[name]))
-        return {name: [[direct[name][i]] + [arb(0)] * K for i in range(J + 1)] for name in names}
+        return {name: [[direct[name][i]] + [arb(0)] * K for i in range(J + 1)] for name in names}, direct
     centre = Counts(arb(counts.n.mid()), None)
     zero = arb_series([arb(0)], prec=J + 1)
     sums = {j: dict.fromkeys(names, zero) for j in range(K + 1)}
@@ -1254,7 +1264,7 @@ def _gauss_sum(grid: ThetaGrid, rows: list, weights: list, counts: Counts, names
             coefficients = _coefficients(sums[j][name], J + 1)
             for i in range(J + 1):
                 model[name][i][j] += coefficients[i]
-    return model
+    return model, direct
 
 
 def _spans(counts: Counts) -> list:
@@ -1321,6 +1331,7 @@ def integrate(
     scale_w: float,
     max_splits: int = 6,
     combine: dict | None = None,
+    n_step: bool = False,
 ) -> Parts:
     """``int ds`` of the integrands ``names`` over the whole line (module docstring): Gauss panels of width
     :data:`H_S` on ``s_range`` and the two tails.  A panel whose error bound exceeds its share of the target
@@ -1328,7 +1339,10 @@ def integrate(
     ``L0 = sum_name weights[name] |value_name|`` from the first pass (the loss).  Every ball holds the true
     coefficient whatever ``rtol``.  ``combine``: ``{combined name: {name: factor ball}}`` adds
     ``sum factor * integral`` as a quantity of its own, its Taylor models in ``n`` added before they are
-    collapsed (:func:`_gauss_sum`; for an interval of ``n`` tighter than the sum of the separate balls)."""
+    collapsed (:func:`_gauss_sum`; for an interval of ``n`` tighter than the sum of the separate balls).
+
+    ``n_step`` (an interval of ``n``): ``Parts.steps`` holds, per quantity and coefficient, a ball of the step
+    ``I(n + 1) - I(n)`` for every ``n`` with ``n`` and ``n + 1`` in the interval (:func:`_step`)."""
     J = grid.order
     s_lo, s_hi = s_range
     series = exponential_moments(grid, w, 2 * J + 3 + SERIES_TERMS)
@@ -1337,6 +1351,7 @@ def integrate(
     pending = list(itertools.pairwise(edges))
     totals = {name: [[arb(0)] * (N_ORDER + 1) for _ in range(J + 1)] for name in names}
     errors = {name: [arb(0)] * (J + 1) for name in names}
+    directs = {name: [arb(0)] * (J + 1) for name in names}  # |the directly summed part|, for the step in n
     targets = None
     rows = 0
     for depth in range(max_splits + 1):
@@ -1346,7 +1361,7 @@ def integrate(
         if targets is None:
             targets = _targets(results, names, rtol, weights, scale_w, J)
         retry = []
-        for (a, b), (models, errs) in zip(pending, results):
+        for (a, b), (models, errs, direct) in zip(pending, results):
             share = 0.5 * (b - a) / width
             too_big = any(errs[name][i] > share * targets[name][i] for name in names for i in range(J + 1))
             if too_big and depth < max_splits:
@@ -1356,6 +1371,7 @@ def integrate(
             for name in names:
                 totals[name] = [_add(total, model) for total, model in zip(totals[name], models[name])]
                 errors[name] = _add(errors[name], errs[name])
+                directs[name] = _add(directs[name], [arb(x.abs_upper()) for x in direct[name]])
         if not retry:
             break
         pending = retry
@@ -1366,12 +1382,23 @@ def integrate(
     spans = _spans(counts)
     slack = {name: [errors[name][i] + low[name][i] + high[name][i] for i in range(J + 1)] for name in names}
     out = {name: [_widen(_collapse(totals[name][i], spans), slack[name][i]) for i in range(J + 1)] for name in names}
+    steps: dict = {}
+    if n_step:
+        if counts.exact is not None or counts.n.rad() == 0:
+            raise ParameterError("n", "an interval holding n and n + 1 for a step in n", counts.n)
+        loose = {name: [slack[name][i] + directs[name][i] for i in range(J + 1)] for name in names}
+        steps = {name: [_step(totals[name][i], spans, loose[name][i]) for i in range(J + 1)] for name in names}
     for combined, factors in (combine or {}).items():
         out[combined] = []
+        if n_step:
+            steps[combined] = []
         for i in range(J + 1):
             model = [sum((factors[name] * totals[name][i][j] for name in factors), arb(0)) for j in range(N_ORDER + 1)]
             spread = sum((arb(factors[name].abs_upper()) * slack[name][i] for name in factors), arb(0))
             out[combined].append(_widen(_collapse(model, spans), spread))
+            if n_step:
+                loose_sum = sum((arb(factors[name].abs_upper()) * loose[name][i] for name in factors), arb(0))
+                steps[combined].append(_step(model, spans, loose_sum))
     info = {
         "s_range": (s_lo, s_hi),
         "theta_nodes": grid.size,
@@ -1379,7 +1406,18 @@ def integrate(
         "rows": rows,
         "tails": {name: (float(low[name][0].mid()), float(high[name][0].mid())) for name in names},
     }
-    return Parts(out, info)
+    return Parts(out, info, steps)
+
+
+def _step(model: list, spans: list, loose: arb) -> arb:
+    """A ball of ``I(n + 1) - I(n)`` for every ``n`` with ``n``, ``n + 1`` in the ball, where ``I = G + E``: ``G``
+    the Taylor model ``[G(n_c), ..., G^(K)([n])]`` of the sums with logarithms (:func:`_gauss_sum`) and ``|E| <=
+    loose`` at every ``n`` of the ball (the quadrature's error bound, the tails and the directly summed part).
+    ``G(n + 1) - G(n)`` is ``G'`` at some ``t`` between, and ``G'(t) = sum_(1 <= j < K) G^(j)(n_c) (t - n_c)^(j-1)
+    / (j-1)! + G^(K)(xi) (t - n_c)^(K-1) / (K-1)!`` (Taylor's theorem for ``G'``): the model shifted by one, over
+    the spans ``T_0 .. T_(K-1)``; ``E(n + 1) - E(n)`` lies in ``[-2 loose, 2 loose]``."""
+    slope = sum((span * term for span, term in zip(spans, model[1:])), arb(0))
+    return _widen(slope, 2 * loose)
 
 
 def sup_coefficients(
@@ -1413,7 +1451,7 @@ def sup_coefficients(
 
 def _targets(results: list, names: tuple, rtol: float, weights: dict, scale_w: float, J: int) -> dict:
     """Absolute targets per name and coefficient from the first pass (they set the work, not the balls)."""
-    totals = {name: sum((models[name][0][0] for models, _ in results), arb(0)) for name in names}
+    totals = {name: sum((models[name][0][0] for models, *_ in results), arb(0)) for name in names}
     loss = sum((weights.get(name, 0.0) * abs(float(totals[name].mid())) for name in names), 0.0)
     out = {}
     for name in names:

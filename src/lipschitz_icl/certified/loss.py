@@ -114,6 +114,7 @@ class LossEnclosure:
     q: arb | None = None
     info: dict = field(default_factory=dict)
     combined: arb | None = None  # the loss as one quantity (Derivative.combined)
+    steps: dict = field(default_factory=dict)  # order k -> Derivative of the step in n (enclose's n_step)
 
     @property
     def loss(self) -> arb:
@@ -348,6 +349,7 @@ def enclose(
     plan: Design | None = None,
     splits: int = 6,
     precision_bits: int = arithmetic.PRECISION,
+    n_step: bool = False,
 ) -> LossEnclosure:
     """Balls of the noise part, the bias part, the loss and their ``w``-derivatives of orders ``orders``
     (``0`` to ``3``) holding the values at every point of the box (module docstring): ``w`` in
@@ -355,7 +357,9 @@ def enclose(
     built-in class's kernel; None keeps the kernel's own).  ``rtol`` sets the quadratures (the balls are
     certified whatever it is); ``plan`` reuses a :class:`Design` (a ``w*`` search evaluates many points on
     one grid); ``splits`` bounds the halvings of an outer panel (0 for a wide ``w`` ball, whose width is its
-    own dependency on ``w``, not the quadrature's)."""
+    own dependency on ``w``, not the quadrature's).  ``n_step`` (``n`` an interval): ``steps[k]`` holds balls
+    of the step ``P(n + 1) - P(n)`` of each part's ``k``-th ``w``-derivative, for every ``n`` with ``n`` and
+    ``n + 1`` in the interval (:func:`lipschitz_icl.certified.laplace.integrate`)."""
     order = max(orders) if orders else 0
     if not set(orders) <= {0, 1, 2, 3}:
         raise ParameterError("orders", "a subset of (0, 1, 2, 3)", orders)
@@ -394,6 +398,7 @@ def enclose(
                 scale_w=max(w_hi, 1e-3),
                 max_splits=splits,
                 combine={"loss": {"noise": sigma2, "bias": scale}},
+                n_step=n_step,
             )
             if not _upper_tail_large(parts, weights, rtol):
                 break
@@ -410,7 +415,51 @@ def enclose(
     info = dict(parts.info, degree=grid.m, theta_nodes=grid.size)
     q = coefficients["q"][0] if want_q else None
     noise, bias = sigma2 * coefficients["noise"][0], scale * coefficients["bias"][0]
-    return LossEnclosure(noise, bias, derivatives, q, info, coefficients["loss"][0])
+    steps = {
+        k: Derivative(
+            sigma2 * parts.steps["noise"][k] * math.factorial(k),
+            scale * parts.steps["bias"][k] * math.factorial(k),
+            parts.steps["loss"][k] * math.factorial(k),
+        )
+        for k in orders
+        if parts.steps
+    }
+    return LossEnclosure(noise, bias, derivatives, q, info, coefficients["loss"][0], steps)
+
+
+def enclose_step_in_n(kernel: kernels.CertifiedKernel, w, n: tuple, sigma, L=None) -> Derivative:
+    """Balls of the step in ``n`` of ``dP/dw`` for the noise part, the bias part and the loss, ``S(w) = P'(w, n +
+    1) - P'(w, n)``, holding it for every integer ``n`` with ``n_lo <= n < n_hi`` (``n = (n_lo, n_hi)``,
+    integers, ``5 <= n_lo < n_hi``) and every ``w`` of ``[lo, hi]`` (``w`` a number or ``(lo, hi)``).  Its sign
+    on a box of ``w`` and ``n`` is Topkis's condition: ``S < 0`` there is the loss's decreasing differences in
+    ``(w, n)``, under which the minimisers over the box's ``w`` rise with ``n``.
+
+    Over a range of ``w``, by Taylor's theorem at the centre ``c`` (``|z| <= r``): ``S(c + z) = S(c) + S'(c) z +
+    S''(xi) z^2 / 2``, the centre's steps of the first and second ``w``-derivatives and a ball of the third's
+    over the whole range (crude, but it enters at ``r^2``): a ball evaluation over ``w`` itself loses the
+    sign at one percent of width.  The quadratures are asked for a relative :data:`STEP_RTOL` (a step is a
+    difference of order ``1/n`` of the derivative: a coarse quadrature's error bound would swamp it)."""
+    n_lo, n_hi = n
+    for x in (n_lo, n_hi):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise ParameterError("n", "an interval (lo, hi) of integers for a step in n", list(n))
+    if not 5 <= n_lo < n_hi:
+        raise ParameterError("n", "an interval (lo, hi) of integers with 5 <= lo < hi", list(n))
+    _, lo, hi = _ball("w", w, 0.0, MAX_W)
+    if lo == hi:
+        return enclose(kernel, lo, (n_lo, n_hi), sigma, L, orders=(1,), rtol=STEP_RTOL, n_step=True).steps[1]
+    centre = 0.5 * (lo + hi)
+    radius = (arithmetic.exact(hi) - arithmetic.exact(centre)).max(arithmetic.exact(centre) - arithmetic.exact(lo))
+    at = enclose(kernel, centre, (n_lo, n_hi), sigma, L, orders=(1, 2), rtol=STEP_RTOL, n_step=True).steps
+    top = enclose(kernel, (lo, hi), (n_lo, n_hi), sigma, L, orders=(3,), rtol=STEP_RTOL, n_step=True).steps[3]
+    first, square = arb(0, 1) * radius, arb(0.5, 0.5) * radius * radius / 2
+    parts = {}
+    for part in ("noise", "bias", "loss"):
+        parts[part] = getattr(at[1], part) + getattr(at[2], part) * first + getattr(top, part) * square
+    return Derivative(parts["noise"], parts["bias"], parts["loss"])
+
+
+STEP_RTOL = 1e-13  # the quadratures' target for a step in n (enclose_step_in_n)
 
 
 def part_bounds(

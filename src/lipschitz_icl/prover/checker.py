@@ -14,7 +14,8 @@ that decides the verdict is recomputed here from the statement.  The libraries a
 * the value functions that table names: :mod:`lipschitz_icl.certified.laws` (regularised incomplete beta
   laws), the certified loss (:mod:`lipschitz_icl.certified.loss`: :func:`~lipschitz_icl.certified.loss.enclose`
   and :func:`~lipschitz_icl.certified.loss.enclose_on_w_range`, for the loss quantities ``bias``, ``noise``,
-  ``loss`` and their ``w``-derivatives), the ``w*`` proof check (:mod:`lipschitz_icl.certified.wstar_proof`,
+  ``loss`` and their ``w``-derivatives; :func:`~lipschitz_icl.certified.loss.enclose_step_in_n` for
+  ``dloss_dw_step``), the ``w*`` proof check (:mod:`lipschitz_icl.certified.wstar_proof`,
   for ``w_star`` and ``icl_error``: it checks the proof a certificate carries, step by step, on the certified
   loss), the closed form of the optimal linear attention's error
   (:func:`lipschitz_icl.certified.linear.linear_error`, 60 lines, for ``linear_error``), and
@@ -27,12 +28,12 @@ that decides the verdict is recomputed here from the statement.  The libraries a
 
 It imports no search, splitting, queue, budget or domain code of the prover.  Its size, the de Bruijn
 criterion of proof assistants (a checker small enough to be read in full, and all it relies on named):
-this module is about 705 lines (490 of code, the rest its documentation), the table of quantities 510
-(315 of code), the laws 90 (40), the ball arithmetic 100 (60) and the bound reader 680 (475); that is
-about 1385 lines of code for the tail quantities (``tests/prover/test_checker.py`` counts them again).
+this module is about 710 lines (490 of code, the rest its documentation), the table of quantities 550
+(340 of code), the laws 90 (40), the ball arithmetic 100 (60) and the bound reader 680 (475); that is
+about 1405 lines of code for the tail quantities (``tests/prover/test_checker.py`` counts them again).
 
 Certificates of the loss quantities add the certified loss with its kernels and its Laplace-transform
-quadrature, about 2680 lines (1880 of code) more: a base checked against the exact method by its tests rather
+quadrature, about 2760 lines (1930 of code) more: a base checked against the exact method by its tests rather
 than small enough to read at a sitting.  For ``w_star`` and ``icl_error`` the certificate carries, at each
 point where the quantity is enclosed, a *witness*: a ``w*`` proof (a bracket, a window ``w1`` and two walks
 of pieces), and the check of :mod:`lipschitz_icl.certified.wstar_proof` (about 560 lines, 350 of code)

@@ -671,7 +671,8 @@ def prove(
     quantity : str
         A certified quantity: ``cap_tail``, ``projection_tail``, ``projection_lower_tail``,
         ``binomial_tail``, ``binomial_lower_tail``, or a loss quantity of ``task`` (affine, relu, cosine):
-        ``w_star``, ``icl_error``, ``bias``, ``noise``, ``loss``, ``dbias_dw``, ``dnoise_dw``, ``dloss_dw``.
+        ``w_star``, ``icl_error``, ``bias``, ``noise``, ``loss``, ``dbias_dw``, ``dnoise_dw``, ``dloss_dw``,
+        ``dloss_dw_step``.
     bound : str
         The bound, an arithmetic expression in the quantity's parameters and the ``constants``
         (:mod:`lipschitz_icl.expression`).

@@ -58,6 +58,14 @@ p}`` with ``U_i`` i.i.d. uniform on ``[0, 1]``):
   hold the quantity at every point of a box of ``w``, ``sigma``, ``L`` and real ``n`` (``n`` enters
   analytically, so an integer range ``{a..b}`` with ``a >= 5`` is enclosed as the real interval ``[a, b]``);
   ``d`` must be a single value on a box, and so must ``n`` below 5.
+* ``dloss_dw_step``, the step in ``n`` of the loss's ``w``-derivative, ``dL/dw(w, n + 1) - dL/dw(w, n)``
+  (classes :data:`LOSS_TASKS`): no theorem is used; on a box whose ``n`` runs over the integers ``{a..b}``
+  (``a >= 5``) the value holds the step for every ``n`` of it (so ``n + 1`` reaches ``b + 1``) and every
+  ``w``, ``sigma``, ``L`` of the box (:func:`lipschitz_icl.certified.loss.enclose_step_in_n`: the Gauss sums'
+  Taylor models in ``n`` give the slope, the quadrature's error bound counts twice).  ``dloss_dw_step <= -C``
+  on ``W x {a..b}`` is the decreasing differences of Topkis's theorem: every minimiser of the loss over ``W``
+  is then nondecreasing in ``n`` on ``{a..b + 1}``; a claim that also proves ``w*`` inside ``W`` there has
+  ``w*`` nondecreasing in ``n``.
 * ``linear_error`` (the ICL error of the optimal linear attention, classes affine and relu): the closed form
   ``k(1) - B^2/a2`` of :mod:`lipschitz_icl.certified.linear`, nonincreasing in ``n`` and nondecreasing in
   ``sigma`` and ``L`` (proved in that module's docstring); ``d`` a single value on a box.
@@ -436,6 +444,42 @@ QUANTITIES.update(
         )
         for name in _PARTS
     }
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _loss_step_ball(task: str, ends: tuple) -> arb:
+    """The ball of ``dloss_dw_step`` on a box (module docstring): ``n`` over ``{a..b}`` is the step's interval
+    ``(a, b + 1)``; :class:`NoEnclosure` names ``d`` when it is a range, ``w`` (else nothing) when the
+    certified grid is over budget."""
+    from lipschitz_icl.certified.loss import enclose_step_in_n
+
+    box = dict(ends)
+    d_lo, d_hi = box["d"]
+    if d_lo != d_hi:
+        raise NoEnclosure("d", "no monotonicity in d is used: one d per box")
+    n_lo, n_hi = (int(x) for x in box["n"])
+    w = box["w"]
+    try:
+        step = enclose_step_in_n(
+            _kernel(task, d_lo), w if w[0] != w[1] else w[0], (n_lo, n_hi + 1), box["sigma"], box["L"]
+        )
+    except ParameterError as exc:
+        raise NoEnclosure("w" if w[0] != w[1] else None, f"dloss_dw_step: {exc}") from None
+    return step.loss
+
+
+def _loss_step_value(point: Point, task: str) -> arb:
+    return _loss_step_ball(task, tuple((k, _ends(point[k])) for k in ("d", "n", "L", "sigma", "w")))
+
+
+QUANTITIES["dloss_dw_step"] = Quantity(
+    name="dloss_dw_step",
+    params=_params("d", "n", "L", "sigma", "w", n=Parameter("n", True, 5, 10**15)),
+    value=lambda point: _no_task(),
+    extremes=whole_box,
+    tasks=LOSS_TASKS,
+    task_value=_loss_step_value,
 )
 
 
