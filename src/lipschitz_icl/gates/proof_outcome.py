@@ -83,16 +83,31 @@ def _shown(bound: str, fixed: dict) -> str:
 QUICK_BOXES = 8  # the first pass over the pieces: a few boxes each, looking for a certified counterexample
 
 
-def _decide_pieces(pieces, constants: dict, budget: dict) -> list:
+def _bound_names(bound: str) -> frozenset:
+    return frozenset(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", bound))
+
+
+def _decide_pieces(pieces, constants: dict, budget: dict, memo: dict | None = None) -> list:
     """The prover's parts of every piece: a first pass of :data:`QUICK_BOXES` boxes per piece, stopped by the
     first certified counterexample (one refutes the claim, while a true piece can take hundreds of boxes to
     prove: the pieces not decided then are reported as not proved); otherwise the pieces the first pass
     left undecided are run again with the whole budget.  The verdict is the one the whole budget gives
-    every piece: a refutation stands on its counterexample alone."""
+    every piece: a refutation stands on its counterexample alone.  ``memo`` keeps each piece's result by the
+    constants its bound names: a piece whose bound does not name the constant a resolution moves (a window
+    of ``w*`` beside a slope bound) is proved once, not once per constant."""
     quick = {"max_boxes": min(QUICK_BOXES, budget["max_boxes"]), "seconds": budget["seconds"]}
+    memo = {} if memo is None else memo
+
+    def decided(index: int, piece, limits: dict) -> tuple:
+        used = tuple(sorted((k, v) for k, v in constants.items() if k in _bound_names(piece.bound)))
+        key = (index, used, limits["max_boxes"])
+        if key not in memo:
+            memo[key] = _piece(piece, constants, limits)
+        return memo[key]
+
     parts: list = [None] * len(pieces)
     for index, piece in enumerate(pieces):
-        parts[index] = _piece(piece, constants, quick)
+        parts[index] = decided(index, piece, quick)
         if parts[index][0] == "refuted":
             return [
                 part
@@ -100,7 +115,10 @@ def _decide_pieces(pieces, constants: dict, budget: dict) -> list:
                 else ("undecided", f"{p.quantity} on {p.domain}: not proved (another piece is refuted)", 0, None)
                 for p, part in zip(pieces, parts)
             ]
-    return [part if part[0] != "undecided" else _piece(p, constants, budget) for p, part in zip(pieces, parts)]
+    return [
+        part if part[0] != "undecided" else decided(index, p, budget)
+        for index, (p, part) in enumerate(zip(pieces, parts))
+    ]
 
 
 def proof_outcome(
@@ -123,10 +141,12 @@ def proof_outcome(
     budget = {"max_boxes": max_boxes, "seconds": seconds}
     stated_fixed = dict(fixed or {})
 
+    memo: dict = {}  # the pieces' results by the constants their bounds name (_decide_pieces)
+
     @cache
     def at(value: float, overrides: tuple = ()) -> tuple:
         constants = {**stated_fixed, **dict(overrides), constant: value}
-        parts = _decide_pieces(pieces, constants, budget)
+        parts = _decide_pieces(pieces, constants, budget, memo)
         if not any(verdict == "refuted" for verdict, *_ in parts):
             parts += [_lemma(lemma, constant, value, budget) for lemma in lemmas]
         certificates = tuple(c for *_, c in parts if c is not None)
