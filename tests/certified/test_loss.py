@@ -262,7 +262,9 @@ def test_an_interval_wider_than_the_stated_accuracy_is_not_converged():
     assert tight.converged and high - low <= 2 * ACCURACY * high
 
 
-@pytest.mark.parametrize("task", ["affine", "relu"])
+@pytest.mark.parametrize(
+    "task", ["affine", pytest.param("relu", marks=pytest.mark.slow(reason="the relu kernel's balls, about 10 s"))]
+)
 def test_the_step_in_n_of_the_loss_slope_holds_the_differences_of_the_point_balls(task):
     """``enclose_step_in_n`` holds ``dL/dw(w, n + 1) - dL/dw(w, n)`` at every integer ``n`` of its range and every
     ``w`` of its box: checked against the differences of the certified point balls at the box's ends and

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from lipschitz_icl.claims.loss_shape import bias_power, bias_turns, noise_power, window_bound, wstar_follows_L
+from lipschitz_icl.claims.loss_shape import (
+    bias_power,
+    bias_turns,
+    noise_power,
+    window_bound,
+    wstar_follows_L,
+    wstar_rises_with_n,
+)
 
 DESIGN = {"L": 1.0, "sigma": 0.5, "stated": 1e-6, "max_boxes": 50, "seconds": 60.0}
 
@@ -69,3 +76,19 @@ def test_the_window_lies_in_its_band_over_a_range_of_n_and_a_tighter_band_is_ref
     assert tighter.verdict == "refuted" and "certified counterexample" in tighter.detail
     assert band.decide(S=0.1).verdict == "refuted"
     assert "w_star (affine) >= " in band.rule and "(2/5 + S)" not in band.rule
+
+
+@pytest.mark.slow(reason="two one-sided w* windows and a step proof on 15 boxes, about 14 s")
+def test_wstar_rises_with_n_on_windows_that_hold_it_and_a_window_that_misses_it_fails():
+    """Topkis's pieces on a short range (affine, d = 3, n in {1000..1020}, w* from 9.61): the windows 10% around
+    the exact w* hold it and the step falls there, so the claim is proved and its pieces' certificates name the
+    three statements; windows shrunk inside w*'s range (margin -10%) are refuted by their one-sided piece,
+    never proved (the windows are a plan, not a premise)."""
+    common = {"d": 3, "task": "affine", "n_low": 1000, "n_high": 1020, "ratio": 1.25, "L": 1.0, "sigma": 0.5}
+    budget = {"stated": 1e-8, "max_boxes": 60, "seconds": 120.0}
+    held = wstar_rises_with_n(**common, margin=0.1, **budget)
+    assert held.decide().verdict == "proved"
+    quantities = [c["statement"]["quantity"] for c in held.proof["certificates"]]
+    assert quantities == ["w_star", "w_star", "dloss_dw_step"]
+    missed = wstar_rises_with_n(**common, margin=-0.1, **budget)
+    assert missed.decide().verdict == "refuted"

@@ -9,13 +9,23 @@ law on a whole range of ``n`` (Theorem 3.4's "bounded above and below by powers 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from lipschitz_icl.gates.evidence import Outcome
 from lipschitz_icl.gates.proof_outcome import proof_outcome
 from lipschitz_icl.prover.pieces import Piece
 
-__all__ = ["bias_turns", "noise_rises", "bias_falls", "bias_power", "noise_power", "wstar_follows_L", "window_bound"]
+__all__ = [
+    "bias_turns",
+    "noise_rises",
+    "bias_falls",
+    "bias_power",
+    "noise_power",
+    "wstar_follows_L",
+    "window_bound",
+    "wstar_rises_with_n",
+]
 
 
 def bias_turns(
@@ -269,3 +279,57 @@ def window_bound(
     return proof_outcome(
         pieces=pieces, constant="T", stated=stated, fixed={"S": 0.0}, max_boxes=max_boxes, seconds=seconds
     )
+
+
+def wstar_rises_with_n(
+    *,
+    d: int,
+    task: str,
+    n_low: int,
+    n_high: int,
+    ratio: float,
+    margin: float,
+    L: float,
+    sigma: float,
+    stated: float,
+    max_boxes: int,
+    seconds: float,
+) -> Outcome:
+    """``w*`` is nondecreasing in ``n`` at every integer of ``[n_low, n_high]`` (Theorem 3.4: the window narrows
+    as ``n`` grows), by Topkis's theorem on windows of ``w``.
+
+    The range is cut at ``e_0 = n_low < e_1 < ... = n_high`` (``e_(i+1) = ceil(ratio e_i)``).  On each part three
+    pieces: ``w* >= lo_i`` and ``w* <= hi_i`` at every ``n`` of ``{e_i..e_(i+1)}`` (one-sided ``w*`` proofs on
+    boxes of ``n``), and ``dloss_dw_step <= -C`` on ``[lo_i, hi_i] x {e_i..e_(i+1) - 1}`` (``C = stated``): the
+    loss has strictly decreasing differences there, so for ``n`` and ``n + 1`` of the part ``D(w) = L(w, n + 1)
+    - L(w, n)`` falls on the window, and a ``w`` of it below ``w*(n)`` has ``L(w, n + 1) > L(w*(n), n + 1)``:
+    every minimiser at ``n + 1`` (inside the window by the first two pieces) is at least every one at ``n``.
+    The parts share their ends, so the steps chain over the whole range.  The windows are a plan, not a
+    premise: ``lo_i = w*(e_i)/(1 + margin)``, ``hi_i = w*(e_(i+1)) (1 + margin)`` from the float exact method,
+    rounded outward to four digits (a window that misses ``w*`` fails its one-sided piece; it cannot make a
+    false statement pass)."""
+    from lipschitz_icl.optimum import wstar
+    from lipschitz_icl.problem import make_problem
+
+    edges = [n_low]
+    while edges[-1] < n_high:
+        edges.append(min(n_high, math.ceil(edges[-1] * ratio)))
+    w_exact = {n: float(wstar(make_problem(task, d, n, L, sigma), "exact").w_star.value) for n in edges}
+    pieces = []
+    for a, b in itertools.pairwise(edges):
+        lo, hi = _rounded(w_exact[a] / (1 + margin), math.floor), _rounded(w_exact[b] * (1 + margin), math.ceil)
+        window = {"d": [d], "n": {"from": a, "to": b}, "L": L, "sigma": sigma}
+        steps = {"d": [d], "n": {"from": a, "to": b - 1}, "L": L, "sigma": sigma, "w": [lo, hi]}
+        pieces += [
+            Piece("w_star", repr(lo), window, task=task, relation=">="),
+            Piece("w_star", repr(hi), window, task=task, relation="<="),
+            Piece("dloss_dw_step", "-C", steps, task=task, relation="<="),
+        ]
+    return proof_outcome(pieces=pieces, constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)
+
+
+def _rounded(x: float, way) -> float:
+    """``x`` to four significant digits, rounded by ``way`` (``math.floor`` or ``math.ceil``): a window's end as
+    the report prints it."""
+    scale = 10.0 ** (3 - math.floor(math.log10(x)))
+    return way(x * scale) / scale
