@@ -65,6 +65,8 @@ QUANTITY_LATEX = {
     "dnoise_dw": r"\mathrm{d}(\sigma^2 N)/\mathrm{d}w",
     "dloss_dw": r"\mathrm{d}\mathcal{L}(w I)/\mathrm{d}w",
     "linear_error": r"E_{\mathrm{lin}}(n)",
+    # the step in n of the loss's w-slope: dL/dw(w, n + 1) - dL/dw(w, n)
+    "dloss_dw_step": r"\Delta_n\, \mathrm{d}\mathcal{L}(w I)/\mathrm{d}w",
 }
 _RELATIONS = {"<=": r"\le", ">=": r"\ge"}
 
@@ -165,11 +167,15 @@ def _exp_printer():
 
 
 def _decimal(p: int, q: int) -> str | None:
-    """``p/q`` written exactly as a decimal when ``q`` is a power of ten beyond 10 (a decimal of the bound's
-    text, read as an exact rational: ``2697917882273567/10^15`` is ``2.697917882273567``); else None."""
-    digits = len(str(q)) - 1
-    if q < 100 or q != 10**digits:
+    """``p/q`` written exactly as a decimal when it is a decimal of at least two places whose fraction SymPy may
+    have reduced (a decimal of the bound's text read as an exact rational: ``2697917882273567/10^15`` is
+    ``2.697917882273567``, and ``8.737861802355354`` arrives as ``4368930901177677/(5 10^14)``): ``q`` divides
+    ``10^k`` for some ``k >= 2`` and is at least 100 or ``k >= 6`` (so ``2/5`` and ``1/8`` stay fractions);
+    else None."""
+    digits = next((k for k in range(2, 40) if (10**k) % q == 0), None)
+    if digits is None or (q < 100 and digits < 6):
         return None
+    p, q = p * (10**digits // q), 10**digits
     sign, whole, fraction = "-" if p < 0 else "", *divmod(abs(p), q)
     return f"{sign}{whole}." + f"{fraction:0{digits}d}".rstrip("0")
 

@@ -313,7 +313,7 @@ def fig6(data: dict) -> Figure:
     w_gen = _array(data, "weights_general", len(angle))
     c_iso, c_gen = float(data.get("centre_isotropic", 0.0)), float(data.get("centre_general", 0.0))
     c_theory = float(data.get("centre_theory", c_gen))
-    fig, ax = new_figure(FULL_WIDTH, 1.85, 1, 2, width_ratios=(1.9, 1.0))
+    fig, ax = new_figure(FULL_WIDTH, 1.75, 1, 2, width_ratios=(1.9, 1.0))
     left, right = ax[0]
     left.plot(angle, w_iso, color="tab:blue", label=r"$M = w^* I$")
     left.plot(angle, w_gen, color="tab:red", label="general $M$")
@@ -425,7 +425,7 @@ def eq4(data: dict) -> Figure:
         residuals.append(A / w - form)
         scales.append(w)
     off = max(float(np.max(np.abs(np.delete(r, -1, axis=1)))) for r in residuals) or 1e-12
-    fig, ax = new_figure(FULL_WIDTH, 2.4, 2, len(ds))
+    fig, ax = new_figure(FULL_WIDTH, 2.2, 2, len(ds))
     images = []
     for j, (d, dist) in enumerate(zip(ds, dists)):
         for row, (M, limit) in enumerate(((scaled[j], 1.0), (residuals[j], off))):
