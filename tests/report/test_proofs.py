@@ -9,11 +9,13 @@ import pytest
 
 from lipschitz_icl.report.proofs import (
     QUANTITY_LATEX,
+    Inequality,
     bound_latex,
     certificate_rows,
     domain_latex,
     find_certificates,
     inequalities,
+    merged_displays,
     proof_blocks,
     proof_cases,
 )
@@ -277,3 +279,18 @@ def test_the_report_states_the_libraries_the_certificates_record(tmp_path):
         "none recorded in 1 of 4 files"
     )
     assert libraries_text([]) == ""
+
+
+def test_pieces_at_different_values_of_a_parameter_say_which_beside_their_display():
+    """wstar-follows-L printed w* <= 2.6979 beside w* >= 2.6979 (C + 1), which read as one w* squeezed: each
+    display now names the L it is at; pieces that share their single values, or differ in a range, are not
+    annotated."""
+    low = Inequality("w_star", "<=", "2.697917882273567", {"d": [3], "n": [100], "sigma": 0.5, "L": 0.5})
+    high = Inequality("w_star", ">=", "(1 + C)*2.697917882273567", {"d": [3], "n": [100], "sigma": 0.5, "L": 1.0})
+    shown = merged_displays([low, high])
+    assert shown[0].endswith("(L = 0.5)") and shown[1].endswith("(L = 1)")
+    ranged = [
+        Inequality("w_star", ">=", "8.737", {"d": [3], "n": {"from": 1000, "to": 1250}}),
+        Inequality("w_star", "<=", "11.39", {"d": [3], "n": {"from": 1000, "to": 1249}}),
+    ]
+    assert merged_displays(ranged) == [r"w^* \ge 8.737", r"w^* \le 11.39"]

@@ -573,15 +573,33 @@ def _task_class(record: dict) -> Latex:
 
 
 def merged_displays(forms: list[Inequality]) -> list[Latex]:
-    """One display per distinct bound: the quantities it bounds joined (``P(N >= a), P(N <= a) <= ...``)."""
+    """One display per distinct bound: the quantities it bounds joined (``P(N >= a), P(N <= a) <= ...``); where
+    the pieces sit at different single values of a parameter (``w*(L_low) <= Y`` beside ``w*(L_high) >= (1 +
+    C) Y``), each display says at which (``(L = 0.5)``): without it the two read as one ``w*`` squeezed."""
     by_bound: dict[tuple, list[Inequality]] = {}
     for ineq in forms:
         by_bound.setdefault((ineq.relation, ineq.bound), []).append(ineq)
+    apart = _points_apart(forms)
     out = []
     for (relation, bound), members in by_bound.items():
         lefts = list(dict.fromkeys(quantity_latex(i.quantity) for i in members))
         rel = _RELATIONS.get(relation, _RELATIONS["<="])
-        out.append(Latex(",\\quad ".join(lefts) + f" {rel} " + bound_latex(bound, members[0].domain)))
+        display = ",\\quad ".join(lefts) + f" {rel} " + bound_latex(bound, members[0].domain)
+        at = {name: members[0].domain[name] for name in apart}
+        if apart and all(all(i.domain.get(k) == v for k, v in at.items()) for i in members):
+            display += r"\quad (" + domain_latex(at) + ")"
+        out.append(Latex(display))
+    return out
+
+
+def _points_apart(forms: list[Inequality]) -> list[str]:
+    """The parameters that every piece fixes at one value, not the same for all (printed beside each display)."""
+    names = [name for name in forms[0].domain if all(name in i.domain for i in forms)] if forms else []
+    out = []
+    for name in names:
+        shown = {domain_latex({name: i.domain[name]}) for i in forms}
+        if len(shown) > 1 and not any(r"\in" in text for text in shown):
+            out.append(name)
     return out
 
 
