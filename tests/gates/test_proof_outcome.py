@@ -4,6 +4,8 @@ and further named constants (``fixed``) are set by the alternatives only."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from lipschitz_icl.gates import proof_outcome as po
@@ -83,3 +85,15 @@ def test_the_bracket_keeps_the_certificates_of_the_largest_proved_and_the_smalle
     assert refuting["verdict"] == "refuted"
     outcome.decide(S=1.0)  # refuted, but at C = 0.5 with S moved: not an end of C's bracket
     assert bracket["refuted"]["value"] == 2.0
+
+
+def test_a_refuted_piece_of_the_plan_leaves_the_claim_undecided():
+    """A piece the proof chose (a window meant to hold w*) is a sufficient condition, not the statement: its
+    certified counterexample shows the plan failed, so the claim is undecided, never refuted, and the piece
+    ships no certificate as the claim's."""
+    plan = Piece("cap_tail", "exp(-2*d*h**2)", {"d": [5], "h": [0.01, 0.99]}, plan=True)  # false: rate 2
+    outcome = _outcome([TRUE_CAP, plan])
+    decision = outcome.decide()
+    assert decision.verdict == "undecided" and "a piece of the proof's plan" in outcome.quantities[0].note
+    assert len(outcome.proof["certificates"]) == 1  # the true piece's alone
+    assert _outcome([TRUE_CAP, dataclasses.replace(plan, plan=False)]).decide().verdict == "refuted"

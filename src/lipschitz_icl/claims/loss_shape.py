@@ -306,8 +306,10 @@ def wstar_rises_with_n(
     every minimiser at ``n + 1`` (inside the window by the first two pieces) is at least every one at ``n``.
     The parts share their ends, so the steps chain over the whole range.  The windows are a plan, not a
     premise: ``lo_i = w*(e_i)/(1 + margin)``, ``hi_i = w*(e_(i+1)) (1 + margin)`` from the float exact method,
-    rounded outward to four digits (a window that misses ``w*`` fails its one-sided piece; it cannot make a
-    false statement pass)."""
+    rounded outward to four digits.  The windows are pieces of the plan (:class:`~lipschitz_icl.prover.pieces.Piece`
+    ``plan``): one that misses ``w*`` shows the plan failed, not that ``w*`` falls somewhere, so its refutation
+    leaves the claim undecided.  The step bound is part of the statement (its ``C`` is the resolution's): a
+    certified step above ``-C`` refutes it."""
     from lipschitz_icl.optimum import wstar
     from lipschitz_icl.problem import make_problem
 
@@ -321,8 +323,8 @@ def wstar_rises_with_n(
         window = {"d": [d], "n": {"from": a, "to": b}, "L": L, "sigma": sigma}
         steps = {"d": [d], "n": {"from": a, "to": b - 1}, "L": L, "sigma": sigma, "w": [lo, hi]}
         pieces += [
-            Piece("w_star", repr(lo), window, task=task, relation=">="),
-            Piece("w_star", repr(hi), window, task=task, relation="<="),
+            Piece("w_star", repr(lo), window, task=task, relation=">=", plan=True),
+            Piece("w_star", repr(hi), window, task=task, relation="<=", plan=True),
             Piece("dloss_dw_step", "-C", steps, task=task, relation="<="),
         ]
     return proof_outcome(pieces=pieces, constant="C", stated=stated, max_boxes=max_boxes, seconds=seconds)

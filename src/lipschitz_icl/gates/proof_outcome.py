@@ -37,7 +37,7 @@ def _where(counterexample: dict, relation: str) -> str:
     return f"at {params}: quantity in [{q[0]:.9g}, {q[1]:.9g}] {broken} bound in [{b[0]:.9g}, {b[1]:.9g}]"
 
 
-def _piece(piece: Piece, constants: dict, budget: dict) -> tuple[str, str, int, dict]:
+def _piece(piece: Piece, constants: dict, budget: dict) -> tuple[str, str, int, dict | None]:
     """``(verdict, detail, boxes, certificate)`` of the prover on one piece with the named ``constants``."""
     result = search.prove(
         piece.quantity,
@@ -52,6 +52,8 @@ def _piece(piece: Piece, constants: dict, budget: dict) -> tuple[str, str, int, 
     if result.verdict is Verdict.REFUTED:
         assert result.counterexample is not None  # a refuted proof carries its counterexample
         detail += "; certified counterexample " + _where(result.counterexample, piece.relation)
+        if piece.plan:  # the proof's own choice failed, not the statement: no verdict on the claim
+            return "undecided", detail + " (a piece of the proof's plan: the claim stays undecided)", result.boxes, None
     return result.verdict.value, detail, result.boxes, result.certificate
 
 

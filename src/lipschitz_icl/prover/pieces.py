@@ -18,13 +18,16 @@ __all__ = ["Piece", "Lemma"]
 @dataclass(frozen=True)
 class Piece:
     """A part of a claim's domain: ``quantity relation bound`` on ``domain`` (names as in variant files;
-    ``task`` the class of a loss quantity)."""
+    ``task`` the class of a loss quantity).  ``plan``: a sufficient condition the claim's proof chose (a window
+    that should hold ``w*``), not a part of its statement: its refutation shows the plan failed, not the
+    statement, and leaves the claim undecided."""
 
     quantity: str
     bound: str
     domain: dict
     task: str | None = None
     relation: str = "<="
+    plan: bool = False
 
 
 @dataclass(frozen=True)

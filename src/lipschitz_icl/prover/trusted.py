@@ -464,8 +464,9 @@ def _loss_step_ball(task: str, ends: tuple) -> arb:
         step = enclose_step_in_n(
             _kernel(task, d_lo), w if w[0] != w[1] else w[0], (n_lo, n_hi + 1), box["sigma"], box["L"]
         )
-    except ParameterError as exc:
-        raise NoEnclosure("w" if w[0] != w[1] else None, f"dloss_dw_step: {exc}") from None
+    except ParameterError as exc:  # the certified grid's budget (w): a narrower w may fit it; else nothing to split
+        split = "w" if w[0] != w[1] and exc.name == "w" else None
+        raise NoEnclosure(split, f"dloss_dw_step: {exc}") from None
     return step.loss
 
 
