@@ -141,7 +141,6 @@ def _power(psi: list, log_psi0: arb | None, N: arb, exact_n: int | None) -> arb_
         for _ in range(exact_n):
             out = out * series
         return out
-    _check_exponents(N, length)
     delta = _series_of([arb(0)] + psi[1:])
     out = arb_series([arb(0)], prec=length)
     power = arb_series([arb(1)], prec=length)
@@ -177,7 +176,6 @@ def _power_majorant(psi: list, N: arb, exact_n: int | None) -> list:
         for _ in range(exact_n):
             out = _mul(out, series)
         return out
-    _check_exponents(N, J + 1)
     delta = [arb(0)] + psi[1:]
     out = [arb(0)] * (J + 1)
     power = [arb(1)] + [arb(0)] * J
@@ -188,14 +186,6 @@ def _power_majorant(psi: list, N: arb, exact_n: int | None) -> list:
         power = _mul(power, delta)
         binom = binom * (N - k) / (k + 1)
     return out
-
-
-def _check_exponents(N: arb, length: int) -> None:
-    """The binomial series' bounds of ``psi_0^(N - k)``, ``k < length``, hold for ``N - k >= 0`` only (``psi_0 <= 1``
-    bounds a nonnegative power); today ``n >= 5`` and ``w``-orders up to 3 keep it so: refused otherwise, never a
-    wrong ball."""
-    if not arb(N.lower()) >= length - 1:
-        raise ValueError(f"psi^N by its binomial series needs N >= {length - 1} (got {N})")
 
 
 def _log_psi_bound(om: arb, psi: arb) -> arb:
