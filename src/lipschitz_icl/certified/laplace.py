@@ -133,7 +133,9 @@ def _power(psi: list, log_psi0: arb | None, N: arb, exact_n: int | None) -> arb_
     """``psi^N`` as a Taylor series (python-flint's, :func:`_series_of`): by products for an exact integer ``N``
     at most the order + 1; else the binomial series ``sum_k C(N, k) psi_0^(N-k) delta^k`` (``delta = psi -
     psi_0``; exact as a truncated series) with ``psi_0^(N-k) = exp((N - k) log psi_0)`` or, when ``psi_0`` may be
-    0, the ball ``[0, sup psi_0^(N-k)]`` (``N - k > 0``)."""
+    0, the ball ``[0, sup psi_0^(N-k)]`` (``N - k > 0``).  The bounds need every true exponent ``N - k >= 0``
+    (``n >= 5`` for an interval of ``n`` and ``w``-orders up to 3 keep it so); a ball of ``N`` whose lower end
+    rounding puts below its true values only loosens them, so it is not refused."""
     length = len(psi)
     if exact_n is not None and exact_n <= length:
         series = _series_of(psi)
