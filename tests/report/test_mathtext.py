@@ -16,6 +16,9 @@ from lipschitz_icl.report.mathtext import to_latex, to_mathtext
         ("a window of width 1/w", r"a window of width $1/w$"),
         # ^T is a transpose; T alone is the tightness factor of a band (one symbol per meaning)
         ("c* B B^T and T C_d", r"${c^{*}} B B^{\top}$ and $T C_{d}$"),
+        # a signed exponent keeps the parentheses of a sum: n^{-alpha + delta} would flip delta's sign
+        ("as fast as n^-(alpha + delta)", r"as fast as $n^{-(\alpha + \delta)}$"),
+        ("w^-(p)", r"$w^{-p}$"),
     ],
 )
 def test_ascii_math_is_typeset_and_prose_stays_text(text, latex):

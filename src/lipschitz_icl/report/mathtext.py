@@ -359,8 +359,8 @@ class _Emitter:
         return inner, False
 
     def operand(self, closers: tuple = ()) -> str:
-        """What a ``^`` or ``_`` applies to: an optional sign, then a parenthesised group (its contents),
-        a function with its argument, or one token."""
+        """What a ``^`` or ``_`` applies to: an optional sign, then a parenthesised group (its contents; after a
+        sign, a sum or difference keeps its parentheses), a function with its argument, or one token."""
         sign = ""
         nxt = self.peek(skip_ws=False)
         if nxt is not None and nxt.text in ("-", "+"):
@@ -373,6 +373,8 @@ class _Emitter:
         tok = self.take()
         if tok.text in ("(", "{"):
             inner, _ = self.group(tok.text, closers)
+            if sign and ("+" in inner or "-" in inner):  # n^-(alpha + delta) is n^{-(alpha + delta)}
+                return sign + "(" + inner + ")"
             return sign + inner
         body = self.atom(tok, closers)
         if tok.kind == "ident" and _ident_role(tok.text) == "function" and tok.text != "sqrt":
