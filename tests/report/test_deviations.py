@@ -34,7 +34,7 @@ def test_a_case_that_does_not_hold_comes_first_with_its_number_and_reason():
     items = _items([ok, bad])
     first = items[0]
     assert first.first and "Theorem 3.4" in first.where and "window-law" in first.where
-    assert first.cases == "#2" and r"\verdict{fails}" in first.what and "thm34/window-law/relu/d5" in first.what
+    assert first.cases == "#2" and r"\verdict{fails}" in first.what and "ReLU, $d = 5$: " in first.what
 
 
 def test_exploratory_findings_alternatives_and_reported_numbers_are_each_said():
@@ -116,7 +116,7 @@ def test_an_exploratory_case_that_does_not_hold_is_one_item_first():
     assert len(items) == 1
     (item,) = items
     assert item.first and "Exploratory" in item.what and "after seeing the data" in item.what
-    assert "regularity/window-law/exponential/d3" in item.what and "0.0239" in item.what
+    assert "exponential, $d = 3$: " in item.what and "0.0239" in item.what
 
 
 def test_findings_come_right_after_the_cases_that_do_not_hold():

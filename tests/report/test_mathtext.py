@@ -19,6 +19,8 @@ from lipschitz_icl.report.mathtext import to_latex, to_mathtext
         # a signed exponent keeps the parentheses of a sum: n^{-alpha + delta} would flip delta's sign
         ("as fast as n^-(alpha + delta)", r"as fast as $n^{-(\alpha + \delta)}$"),
         ("w^-(p)", r"$w^{-p}$"),
+        # a derivative dB/dw is one formula, not a word beside one
+        ("(dB/dw <= -C at w)", r"($d B/d w \le  -C$ at $w$)"),
     ],
 )
 def test_ascii_math_is_typeset_and_prose_stays_text(text, latex):
@@ -77,7 +79,16 @@ def test_a_letter_with_a_word_subscript_is_a_symbol_a_program_name_is_code():
         ("the trained layers' value leak", "the trained layers' value leak"),
         ("the exact w*'s stated accuracy", r"the exact ${w^{*}}$'s stated accuracy"),
         ("E(L' = 10L)/E(L' = L)", r"$E(L' = 10L)/E(L' = L)$"),  # a prime stays a prime
+        # a quoted phrase holding a possessive is still one quotation
+        ("from 'they follow as softmax's window does'", "from `they follow as softmax's window does'"),
     ],
 )
 def test_an_apostrophe_that_is_not_a_prime_is_a_quote(text, latex):
     assert str(to_latex(text)) == latex
+
+
+def test_a_renamed_name_with_a_word_subscript_is_one_symbol():
+    rename = {"falls_at": r"w_{\mathrm{fall}}"}
+    assert str(to_latex("at w = falls_at", rename=rename)) == r"at $w = w_{\mathrm{fall}}$"
+    # without the rename it keeps its subscript
+    assert str(to_latex("at w = falls_at")) != r"at $w = w_{\mathrm{fall}}$"

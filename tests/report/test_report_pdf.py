@@ -86,12 +86,30 @@ def test_every_page_renders_and_none_is_blank(tmp_path):
         assert inked > 200, f"{page.name} is (nearly) blank"
 
 
+def _case_numbers(text: str) -> set[int]:
+    """Every case number a page lists (``#50-53, 55``), ranges expanded."""
+    found: set[int] = set()
+    for listed in re.findall(r"#(\d+(?:\s*[-\u2013,]\s*\d+)*)", text):
+        for piece in listed.split(","):
+            ends = [int(x) for x in re.split(r"[-\u2013]", piece.strip())]
+            found.update(range(ends[0], ends[-1] + 1))
+    return found
+
+
 def test_page_one_names_every_case_that_does_not_hold_and_the_commit():
-    page = _squeeze(_text(1, 1))
+    """Each case not holding is on page 1 by its claim's name and its case number (the setting beside it)."""
+    from lipschitz_icl.report.sections import build_sections
+
+    text = _text(1, 1)
+    page = _squeeze(text)
     claims = _claims()
+    ordered = [r for view in build_sections(claims["claims"]) for r in view.records]
+    numbers = {r["claim_id"]: i + 1 for i, r in enumerate(ordered)}
+    listed = _case_numbers(text)
     for record in claims["claims"]:
         if record["verdict"] not in ("holds", "proved"):
-            assert _squeeze(record["claim_id"]) in page, record["claim_id"]
+            assert _squeeze(str(record["key"]).split(".")[-1]) in page, record["claim_id"]
+            assert numbers[record["claim_id"]] in listed, record["claim_id"]
     commit = (claims.get("provenance") or {}).get("commit")
     if commit is None:  # derived when the report was built: the checkout's HEAD
         here = Path(__file__).resolve().parent

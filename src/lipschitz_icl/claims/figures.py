@@ -553,7 +553,7 @@ class _Figure9:
         panel = {
             "d": self.d,
             "rank": self.rank,
-            "B": "first rank coordinate axes",
+            "B": f"the first {self.rank} coordinate axes",
             "n": self.n,
             "L": self.L,
             "sigma": self.sigma,

@@ -152,7 +152,11 @@ def _law_quantities(rho, ws, acc, reg, *, slope: float, setting: dict, verdict: 
             (last.low, last.high),
             theory=last.next_order,
             verdict=verdict,
-            note="theory: derived next-order term" + ("" if reg.k is not None else " (bias part not derived: 0)"),
+            note=(
+                "theory: the derived next-order term"
+                if reg.k is not None
+                else "0 in place of the next-order term, whose coefficient is not derived"
+            ),
         ),
         Quantity.within(
             "alpha: local slope d log w*/d log rho (largest two n)",

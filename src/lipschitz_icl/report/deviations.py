@@ -25,7 +25,7 @@ from lipschitz_icl.report.latex import Latex, escape
 from lipschitz_icl.report.mathtext import to_latex
 from lipschitz_icl.report.paper_map import MapRow, case_list
 from lipschitz_icl.report.profile import unrun_mentions
-from lipschitz_icl.report.scope import record_scope
+from lipschitz_icl.report.scope import checked_scope, record_scope
 from lipschitz_icl.report.sections import SectionView
 from lipschitz_icl.report.summary import NON_HOLDING, caveats, claim_statement, reason
 from lipschitz_icl.report.symbols import rename_for
@@ -71,6 +71,12 @@ def _alternatives(records: list) -> list[tuple[str, list[dict]]]:
     return list(out.items())
 
 
+def _setting(record: dict) -> Latex:
+    """A case named by its setting as it reads (``exponential, d = 3``), its id where it has no parameters."""
+    setting = checked_scope([record]).replace("; ", ", ")
+    return to_latex(setting) if setting else Latex(r"\code{" + escape(record["claim_id"]) + "}")
+
+
 def _claim_items(claim, numbers: dict, where: Latex, run_ids: set) -> list[Deviation]:
     records = claim.records
     rename = rename_for(claim.key)
@@ -89,9 +95,9 @@ def _claim_items(claim, numbers: dict, where: Latex, run_ids: set) -> list[Devia
                     + escape(r["verdict"])
                     + "}"
                     + escape(" (exploratory)" if exploratory else "")
-                    + r" \code{"
-                    + escape(r["claim_id"])
-                    + "}: "
+                    + " "
+                    + _setting(r)
+                    + ": "
                     + reason(r)
                 ),
                 first=True,
@@ -115,7 +121,7 @@ def _claim_items(claim, numbers: dict, where: Latex, run_ids: set) -> list[Devia
     if exploratory:  # one item: the verdicts, why it is exploratory, and what each case not holding measured
         why = str((records[0].get("extra") or {}).get("exploratory_reason", "")) or "its rule was set after seeing data"
         verdicts = ", ".join(sorted({str(r.get("verdict")) for r in records}))
-        measured = "".join(r"; \code{" + escape(r["claim_id"]) + "}: " + reason(r) for r in bad)
+        measured = "".join("; " + _setting(r) + ": " + reason(r) for r in bad)
         out.append(
             Deviation(
                 where,

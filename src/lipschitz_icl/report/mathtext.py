@@ -432,6 +432,8 @@ class _Emitter:
         text = text.rstrip("'")
         star = text.endswith("*")
         text = text.rstrip("*")
+        if "_" in text and text in self.rename:  # a name with a word subscript (falls_at), renamed whole
+            return self.rename[text] + ("^{*}" if star else "") + "'" * primes
         base, _, sub = text.partition("_")
         base = self.rename.get(base, base)
         if base.startswith("\\"):  # renamed to a LaTeX symbol outright
@@ -562,17 +564,19 @@ _FACTOR = re.compile(r"\b(\d+(?:\.\d+)?) ?x(?= [a-z]{2,}|[,;.)]|$)")
 _LEVEL = re.compile(r"(\d+(?:\.\d+)?)% ?t-interval")  # "99%t-interval"
 # apostrophes that are not primes: a quoted phrase ('training ends ...'), a plural possessive (the layers'
 # value leak), the possessive of a starred symbol (w*'s accuracy); each becomes a typographic quote
-_QUOTED = re.compile(r"(?<![\w*'])'([A-Za-z][^'\n]{0,80}?)'(?![\w'])")
+_QUOTED = re.compile(r"(?<![\w*'])'([A-Za-z](?:[^'\n]|(?<=\w)'(?=\w)){0,80}?)'(?![\w'])")  # softmax's inside
 _PLURAL_POSSESSIVE = re.compile(r"(?<=[A-Za-z]{2}s)'(?=[\s,.;:)]|$)")
 _STAR_POSSESSIVE = re.compile(r"(?<=\*)'s\b")
+# a derivative of one capital by one letter (dB/dw, dL/dw): written d B/d w, so both differentials are symbols
+_DERIVATIVE = re.compile(r"\bd([A-Z])/d([a-z])\b")
 
 
 def _reworded(text: str, rename: dict) -> tuple[str, dict]:
     """The record's shorthand written out before it is typeset: phrases of ``rename`` (keys that are not
     identifiers, such as ``w*/law``: replaced as text by their ASCII math), a factor ``2x`` as ``2 times``
     (typeset ``2\\times``), ``99%t-interval`` as ``t-interval at 99%``, apostrophes that are not primes as
-    typographic quotes (a quoted phrase, ``layers'``, ``w*'s``); returns the text and the identifier
-    renames."""
+    typographic quotes (a quoted phrase, ``layers'``, ``w*'s``), a derivative ``dB/dw`` as ``d B/d w``; returns
+    the text and the identifier renames."""
     phrases = {k: v for k, v in rename.items() if not re.fullmatch(r"[A-Za-z_]\w*", k)}
     for phrase, replacement in phrases.items():
         text = text.replace(phrase, replacement)
@@ -581,6 +585,7 @@ def _reworded(text: str, rename: dict) -> tuple[str, dict]:
     text = _QUOTED.sub("\u2018\\1\u2019", text)
     text = _PLURAL_POSSESSIVE.sub("\u2019", text)
     text = _STAR_POSSESSIVE.sub("\u2019s", text)
+    text = _DERIVATIVE.sub(r"d \1/d \2", text)
     return text, {k: v for k, v in rename.items() if k not in phrases}
 
 

@@ -245,7 +245,7 @@ def _status_why(row: MapRow, numbers: dict):
     settings (cases) the statement was checked, so ``checked`` at one setting never reads as checked on the
     statement's whole domain; for ``partly``, which parts lack a confirmatory case and why (exploratory only,
     or no case); for any row, the findings (scope ``finding``: past or
-    against the paper) among its cases, with their numbers, so a finding that bears on a statement is
+    against the paper) among its cases, with their numbers, so a finding that departs from a statement is
     flagged beside it."""
     from lipschitz_icl.report.latex import Latex, escape
 
@@ -266,7 +266,7 @@ def _status_why(row: MapRow, numbers: dict):
             findings.setdefault(str(r.get("key", "")).split(".")[-1], []).append(numbers.get(r["claim_id"], 0))
     if findings:
         lines.append(
-            escape("findings bearing on it: " + "; ".join(f"{name} {case_list(n)}" for name, n in findings.items()))
+            escape("findings departing from it: " + "; ".join(f"{name} {case_list(n)}" for name, n in findings.items()))
         )
     return Latex("".join(r"\newline{\scriptsize " + line + "}" for line in lines))
 

@@ -141,6 +141,12 @@ def _math_symbol(symbol: str) -> str:
 
 
 # ----------------------------------------------------------------------------- figures
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does: a full stop added where it has none."""
+    text = str(text).rstrip()
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
 def _slug(text: str) -> str:
     base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "figure"
     return f"{base}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
@@ -347,7 +353,7 @@ def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int, re
                     + to_latex(paperfigs.caption(spec), rename=rename)
                     + escape(". ")
                     + paperfigs.caption_note(spec)
-                    + (escape(" Exploratory: ") + to_latex(reason, rename=rename) if reason else Latex(""))
+                    + (escape(" Exploratory: ") + to_latex(_sentence(reason), rename=rename) if reason else Latex(""))
                 )
                 out.append(
                     {

@@ -331,6 +331,8 @@ RENAMES: dict[str, dict[str, str]] = {
     "linear": {"k": "K", "B": r"\bar K"},
     # Dasgupta and Gupta's beta = s d/k (beta is the noise power elsewhere)
     "concentration": {"beta": r"\tau"},
+    # the points where the bias part falls and rises (grid parameters falls_at, rises_at)
+    "loss_shape": {"falls_at": r"w_{\mathrm{fall}}", "rises_at": r"w_{\mathrm{rise}}"},
 }
 
 # claim key -> ((regular expression on the figure data's ylabel, axes), ...)
