@@ -16,6 +16,7 @@ from lipschitz_icl.report import build_report, load_claims, power_summary, rende
 from lipschitz_icl.report.figures import FigureDataError, data_figure, spec_panel
 from lipschitz_icl.report.latex import Latex, breakable, escape, num
 from lipschitz_icl.report.mathtext import to_latex
+from lipschitz_icl.report.scope import checked_scope
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "claims_example.json"
 
@@ -108,10 +109,11 @@ def test_tex_has_the_counts_by_scope_the_deviations_and_escaped_statements(tmp_p
     assert "The paper's statements & 4 & 5 & 0 & 2 & 1 & 1 & 1/0/0 & 1" in head
     assert "Lemmas the proofs cite & 1 & 3 & 1 & 2 & 0 & 0 & 0/0/0 & 2" in head
     assert "3 cases of 2 universal statements" in head and "24 grid points" in head
-    not_holding = [r["claim_id"] for r in data["claims"] if r["verdict"] not in ("holds", "proved")]
+    not_holding = [r for r in data["claims"] if r["verdict"] not in ("holds", "proved")]
     assert len(not_holding) == 2
-    for case in not_holding:  # every non-holding case on page 1, among the deviations
-        assert case.replace("_", r"\_").replace("/", r"/\allowbreak{}") in head or case.replace("_", r"\_") in head
+    for case in not_holding:  # every non-holding case on page 1, among the deviations: its claim and setting
+        assert rf"\textit{{{case['key'].split('.')[-1]}}}" in head, case["claim_id"]
+        assert f"{to_latex(checked_scope([case]).replace('; ', ', '))}: " in head, case["claim_id"]
     assert r"\emph{Exploratory}" in head  # the exploratory claim is a deviation, with its reason
     for group in ("Theorem 3.4", "Theorem 3.5", "Sphere concentration"):  # one section per group present
         assert rf"\section{{{group}}}" in tex

@@ -412,7 +412,9 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
         except KeyError:
             sharper = str(claim.records[0].get("sharper", ""))
         if sharper and sharper != view.sharper:
-            notes.append(Latex(head + ": " + to_latex(sharper, rename=rename)))
+            cites = refs.citations(sharper)
+            cited = r"~\cite{" + ",".join(cites) + "}" if cites else ""
+            notes.append(Latex(head + ": " + to_latex(sharper, rename=rename) + cited))
         if claim.status == "exploratory":
             notes.append(Latex(head + " is exploratory: its rule was set after seeing data (why: page 1)."))
         unrun = unrun_phrase(unrun_mentions(claim.key, _statement(claim), run_ids))
