@@ -21,6 +21,10 @@ from lipschitz_icl.report.mathtext import to_latex, to_mathtext
         ("w^-(p)", r"$w^{-p}$"),
         # a derivative dB/dw is one formula, not a word beside one
         ("(dB/dw <= -C at w)", r"($d B/d w \le  -C$ at $w$)"),
+        # a sign before a symbol or number is a minus or plus sign, a hyphen between words or a range stays
+        ("the slope lies above -C here", r"the slope lies above $-C$ here"),
+        ("bias -4.1 at 4-6 along +D_j", r"bias $-4.1$ at 4-6 along $+D_{j}$"),
+        ("a pre-specified 2-sided rule", "a pre-specified 2-sided rule"),
     ],
 )
 def test_ascii_math_is_typeset_and_prose_stays_text(text, latex):

@@ -264,6 +264,18 @@ def _strong(toks) -> bool:
     return False
 
 
+def _unary_sign(toks: list[_Tok], i: int) -> bool:
+    """A ``-`` or ``+`` that signs what follows it (``-C``, ``-4.1``, ``+D_j``): after a space, an opening
+    bracket or at the start, and right before a number or a symbol; never a hyphen between words or a range
+    ``1-3``."""
+    if toks[i].text not in ("-", "+") or i + 1 >= len(toks):
+        return False
+    after = toks[i + 1]
+    if after.kind not in ("num", "ident") or (after.kind == "ident" and after.word):
+        return False
+    return i == 0 or toks[i - 1].kind == "ws" or toks[i - 1].text in ("(", "[")
+
+
 def _segments(text: str):
     """``(is_math, tokens)`` pieces of ``text``."""
     toks = _tokens(text)
@@ -271,13 +283,23 @@ def _segments(text: str):
     plain: list[_Tok] = []
     i = 0
     while i < len(toks):
+        if _unary_sign(toks, i) and toks[i + 1].kind == "num":  # "bias -4.1": a minus sign, not a hyphen
+            if plain:
+                out.append((False, plain))
+                plain = []
+            out.append((True, toks[i : i + 2]))
+            i += 2
+            continue
         if _starts_run(toks, i):
             end = _run_end(toks, i)
             if end > i and _strong(toks[i:end]):
+                start = i - 1 if i and _unary_sign(toks, i - 1) else i  # "above -C": the sign is the formula's
+                if start < i:
+                    plain.pop()
                 if plain:
                     out.append((False, plain))
                     plain = []
-                out.append((True, toks[i:end]))
+                out.append((True, toks[start:end]))
                 i = end
                 continue
         plain.append(toks[i])
