@@ -79,6 +79,7 @@ def test_exploratory_findings_alternatives_and_reported_numbers_are_each_said():
     assert "Finding" in text and "Alternatives not ruled out" in " ".join(d.where for d in _items([finding]))
     assert "expansion (1 of 1; holds)" in text
     assert "Against its direction" in text and "triangle-4" in text
+    assert "below 1, unlike every decided number of this kind" in text  # the side it lies on, said plainly
     where = " ".join(d.where for d in _items([expl, finding, against]))
     assert "Not checked" in text and "Checked in part" in where  # the paper map's gaps follow the claims
 

@@ -266,7 +266,7 @@ def caveats(records: list) -> list[Latex]:
                         + " $=$ "
                         + value
                         + _level(record, q)
-                        + escape(f": on the other side of {ref:g} from every decided number of this kind")
+                        + escape(f": {'below' if high < ref else 'above'} {ref:g}, unlike every decided number of this kind")
                     )
                 )
     return out
