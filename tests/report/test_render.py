@@ -491,3 +491,18 @@ def test_the_libraries_recorded_by_the_run_come_before_those_read_at_report_time
     assert line.startswith(r"Libraries: numpy 2.4.6~\cite{")
     assert line.count("read at report time") == 1 and "(at report time)" not in line
     assert line.index("numpy") < line.index("read at report time") < line.index("scipy")
+
+
+def test_the_proved_statements_of_the_paper_are_listed_by_group_and_w_star_is_defined_where_named():
+    from types import SimpleNamespace
+
+    from lipschitz_icl.certified.wstar_proof import W_SEARCH
+    from lipschitz_icl.report.render import _grouped_keys, _wstar_range
+
+    keys = ["linear.error-floor", "loss_shape.bias-falls", "loss_shape.window-bound"]
+    assert _grouped_keys(keys) == "linear: error-floor; loss_shape: bias-falls, window-bound"
+    named = SimpleNamespace(record={"statement": "T C_d rho^alpha <= w* <= C_d rho^alpha / T"})
+    unnamed = SimpleNamespace(record={"statement": "the noise part rises"})
+    assert _wstar_range([unnamed]) == ""
+    assert W_SEARCH == (1e-3, 1e8)  # the range the sentence prints, read from the prover
+    assert _wstar_range([unnamed, named]) == r"$w \in (10^{-3}, 10^{8})$"

@@ -784,6 +784,26 @@ def _certificates(claims_path, out_dir: Path) -> list:
     return found
 
 
+def _grouped_keys(keys: list[str]) -> str:
+    """Claim keys by group, each group named once: ``linear: error-floor; loss_shape: bias-falls, bias-power``."""
+    groups: dict[str, list[str]] = {}
+    for key in keys:
+        group, _, name = key.partition(".")
+        groups.setdefault(group, []).append(name or group)
+    return "; ".join(f"{group}: {', '.join(names)}" for group, names in groups.items())
+
+
+def _wstar_range(cases) -> Latex:
+    """Where a proved statement names ``w*``: the range of ``w`` over which the certified ``w*`` is the
+    minimiser (:data:`lipschitz_icl.certified.wstar_proof.W_SEARCH`), typeset; else empty."""
+    if not any("w*" in str(c.record.get("statement", "")) for c in cases):
+        return Latex("")
+    from lipschitz_icl.certified.wstar_proof import W_SEARCH
+
+    low, high = (f"10^{{{round(math.log10(v))}}}" if math.log10(v).is_integer() else f"{v:g}" for v in W_SEARCH)
+    return Latex(f"$w \\in ({low}, {high})$")
+
+
 def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=None) -> Rendered:
     """Render the report (module docstring) from claims ``data`` into ``out_dir``."""
     out_dir = Path(out_dir)
@@ -856,7 +876,8 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         "deviations": deviations(views, the_map, numbers, run_ids),
         "paper_map": map_rows(the_map, numbers),
         "proofs": proof_blocks(cases, numbers, claim_statement),
-        "paper_proofs": escape(", ".join(paper_proofs)),
+        "paper_proofs": escape(_grouped_keys(paper_proofs)),
+        "wstar_range": _wstar_range(cases),
         "proof_scopes": escape(", ".join(proof_scopes)),
         "certificates": certificate_rows(certificates, cases, numbers),
         "n_certificates": len(certificates),
