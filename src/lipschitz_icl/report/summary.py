@@ -260,13 +260,14 @@ def caveats(records: list) -> list[Latex]:
             ref = _reference(q)
             if len(sides) == 1 and ((sides == {1.0} and high < ref) or (sides == {-1.0} and low > ref)):
                 value = num(q.get("measured"), low, high, digits=4)
+                side = "below" if high < ref else "above"
                 out.append(
                     Latex(
                         to_latex(str(q.get("name", "")))
                         + " $=$ "
                         + value
                         + _level(record, q)
-                        + escape(f": {'below' if high < ref else 'above'} {ref:g}, unlike every decided number of this kind")
+                        + escape(f": {side} {ref:g}, unlike every decided number of this kind")
                     )
                 )
     return out
