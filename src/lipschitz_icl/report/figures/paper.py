@@ -436,18 +436,19 @@ def eq4(data: dict) -> Figure:
             a.set_yticks(range(d + 1), labels)
             if d <= 3:
                 a.set_xticks(range(d + 1), labels)
-            else:  # the columns are too narrow for every name: the first, the last and the label's
-                a.set_xticks([0, d - 1, d], [labels[0], labels[d - 1], labels[d]])
+            else:  # the columns are too narrow for every name (x_d would touch y): the first and the label's
+                a.set_xticks([0, d], [labels[0], labels[d]])
             a.axhline(d - 0.5, color="black", lw=0.6)
             a.axvline(d - 0.5, color="black", lw=0.6)
-            if j == 0:  # the rows are context tokens in every panel: named once
-                a.set_ylabel("context token")
+            if j == 0:  # the rows are context tokens in every panel: named once per row, on two lines
+                a.set_ylabel("context\ntoken")  # (one line is taller than a panel: the rows' labels would meet)
             a.spines[:].set_visible(True)
         ax[0, j].set_title(f"$d = {d}$, $w = {scales[j]:.3g}$\ndistance {float(np.mean(dist)):.3f}", loc="left")
     # the columns are query tokens in every panel: named once, under the row
     fig.supxlabel("query token (grey: meets the zero label)", fontsize=LABEL_PT)
     fig.colorbar(images[0], ax=list(ax[0]), shrink=0.9, label=r"$W_K^\top W_Q / w$")
-    fig.colorbar(images[1], ax=list(ax[1]), shrink=0.9, label="off the Eq. (4) form, $/w$")
+    # on two lines: on one it is taller than its panel and runs into the label above
+    fig.colorbar(images[1], ax=list(ax[1]), shrink=0.9, label="off the Eq. (4)\nform, $/w$")
     return fig
 
 
