@@ -379,3 +379,19 @@ def test_a_monte_carlo_grid_shares_the_budget_it_is_given(tmp_path):
     )
     with pytest.raises(VariantFileError, match=r"d=3, n=1000000.*within the work budget of 1 s"):
         evaluate_variant(load_variant(write(tmp_path, text)), budget=2.0)
+
+
+def test_every_quantity_of_the_trusted_base_is_a_quantity_a_variant_file_may_name(tmp_path, capsys):
+    """The prover's table (``prover.trusted.QUANTITIES``) is where a quantity is added; a variant file must be able
+    to name each (``dloss_dw_step`` was certified and documented, yet refused by the file reader)."""
+    from lipschitz_icl.gates.variants import QUANTITIES
+    from lipschitz_icl.prover import trusted
+
+    assert set(QUANTITIES) == set(trusted.QUANTITIES)
+    path = tmp_path / "step.toml"
+    path.write_text(
+        'name = "step"\nquantity = "dloss_dw_step"\nrelation = "<="\nbound = "-1e-9"\ntask = "affine"\n'
+        "[domain]\nd = [3]\nL = 1.0\nsigma = 0.5\nw = [9.5, 10.5]\nn = { from = 1000, to = 1050 }\n"
+    )
+    assert main(["prove", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "proved"

@@ -53,6 +53,8 @@ may use, together with the constants and ``pi``):
 ``dbias_dw``                d, n, L, sigma, w        ``d/dw`` of the bias part at ``w``, ``prove`` only
 ``dnoise_dw``               d, n, L, sigma, w        ``d/dw`` of the noise part at ``w``, ``prove`` only
 ``dloss_dw``                d, n, L, sigma, w        ``d/dw`` of the loss at ``w``, ``prove`` only
+``dloss_dw_step``           d, n, L, sigma, w        ``dL/dw(w, n + 1) - dL/dw(w, n)``, ``prove`` only
+``linear_error``            d, n, L, sigma           ICL error of the optimal linear attention, ``prove`` only
 ``cap_tail``                d, h                     ``P(x . q >= h)``, exact (:func:`concentration.cap_tail`)
 ``projection_tail``         d, k, s                  ``P(||P x||^2 >= s)``, ``P`` of rank ``k``, exact Beta law
 ``projection_lower_tail``   d, k, s                  ``P(||P x||^2 <= s)``
@@ -137,14 +139,17 @@ QUANTITIES = {
     "dbias_dw": PROBLEM_PARAMS,
     "dnoise_dw": PROBLEM_PARAMS,
     "dloss_dw": PROBLEM_PARAMS,
+    "dloss_dw_step": PROBLEM_PARAMS,
+    "linear_error": PROBLEM_PARAMS,
     "cap_tail": ("d", "h"),
     "projection_tail": ("d", "k", "s"),
     "projection_lower_tail": ("d", "k", "s"),
     "binomial_tail": ("n", "a", "p"),
     "binomial_lower_tail": ("n", "a", "p"),
 }
-PROVE_ONLY = ("loss", "dbias_dw", "dnoise_dw", "dloss_dw")  # certified at a window w: no [grid] method for them
-OPTIONAL_PARAMS = dict.fromkeys(("bias", "noise", *PROVE_ONLY), ("w",))
+PROVE_AT_W = ("loss", "dbias_dw", "dnoise_dw", "dloss_dw", "dloss_dw_step")  # certified at a window w
+PROVE_ONLY = (*PROVE_AT_W, "linear_error")  # no [grid] method for them
+OPTIONAL_PARAMS = dict.fromkeys(("bias", "noise", *PROVE_AT_W), ("w",))
 TAIL_QUANTITIES = ("cap_tail", "projection_tail", "projection_lower_tail", "binomial_tail", "binomial_lower_tail")
 METHODS = ("exact", "asymptotic", "mc")
 RELATIONS = ("<=", ">=")
