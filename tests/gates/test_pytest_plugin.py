@@ -376,6 +376,31 @@ def test_gates_run_longest_first_by_the_last_cpu_seconds(pytester):
     assert order == [ids[3], ids[1], ids[2], ids[0]]
 
 
+def test_gates_without_a_record_start_with_the_long_proofs_then_training(pytester):
+    """A clean checkout has no record: the loss-shape proofs (tens of CPU seconds each) would otherwise start
+    last, in the registry's order, and end the run alone on one worker."""
+    from lipschitz_icl.gates import registry
+
+    groups = ("thm34", "lemmaB1", "loss_shape")
+    pytester.makeconftest((Path(__file__).resolve().parents[2] / "verify" / "conftest.py").read_text())
+    for group in groups:
+        pytester.makepyfile(**{f"test_{group}": f'GROUP = "{group}"\n\n\ndef test_claim(claim_case):\n    pass\n'})
+    result = run(pytester, "--collect-only", "-q")
+    order = [line.split("[", 1)[1].rstrip("]") for line in result.outlines if "::test_claim[" in line]
+    specs = {c.claim_id: c.spec for group in groups for c in registry.cases("default", group)}
+    assert sorted(order) == sorted(specs)
+    kinds = [
+        "long proof"
+        if specs[i].rule == "proof" and specs[i].design.get("seconds", 0) >= 300
+        else "training"
+        if "protocol" in specs[i].design
+        else "other"
+        for i in order
+    ]
+    assert kinds == sorted(kinds, key=["long proof", "training", "other"].index)
+    assert kinds[0] == "long proof" and "training" in kinds and kinds[-1] == "other"
+
+
 def test_a_claim_without_a_lock_says_how_to_lock_it(tmp_path, monkeypatch):
     """A new confirmatory claim not in the lock read "its design differs from the lock": now its gate says it is not
     locked yet and names the command that locks it."""

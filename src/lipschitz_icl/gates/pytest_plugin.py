@@ -415,20 +415,38 @@ def _claim_id(item) -> str | None:
     return getattr(case, "claim_id", None)
 
 
+def _prior_cost(item) -> float:
+    """A gate's expected cost before any record of it: a proof with a budget of minutes (the loss-shape proofs,
+    tens of CPU seconds each) first, longest budget first, then a claim that trains attention layers (its
+    design names a training ``protocol``), then a stochastic claim, then the rest (exact computations, the
+    tail proofs: well under a second each).  Only the order of the gates depends on it, never a result."""
+    case = getattr(getattr(item, "callspec", None), "params", {}).get("claim_case")
+    spec = getattr(case, "spec", None)
+    if spec is None:
+        return 0.0
+    seconds = spec.design.get("seconds")
+    if spec.rule == "proof" and isinstance(seconds, (int, float)) and seconds >= 300:
+        return 3.0 + seconds / 1e4
+    if "protocol" in spec.design:
+        return 2.0
+    return 1.0 if spec.seeds else 0.0
+
+
 def _longest_first(config, items) -> None:
     """Sort the claim gates by the CPU seconds (else the seconds) of their last records, longest first; gates
-    without a record first; the sort is stable, so ties keep the registry's order (every pytest-xdist
-    worker reads the same file and collects the same order)."""
+    without a record first, among them by :func:`_prior_cost` (a clean checkout has no record: the long proofs
+    would otherwise start last, on the run's critical path); the sort is stable, so ties keep the registry's
+    order (every pytest-xdist worker reads the same file and collects the same order)."""
     last = {r["claim_id"]: r for r in _previous_records(_report_dir(config))[0]}
 
-    def cost(item) -> float:
+    def cost(item) -> tuple:
         record = last.get(_claim_id(item) or "")
-        if record is None:
-            return float("inf")
-        value = record.get("cpu_seconds", record.get("seconds"))
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("inf")
+        value = None if record is None else record.get("cpu_seconds", record.get("seconds"))
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return (0, -_prior_cost(item))
+        return (1, -float(value))
 
-    items.sort(key=lambda item: -cost(item))
+    items.sort(key=cost)
 
 
 def _brief(evidence: Evidence) -> str:
