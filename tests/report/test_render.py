@@ -115,6 +115,8 @@ def test_tex_has_the_counts_by_scope_the_deviations_and_escaped_statements(tmp_p
         assert rf"\textit{{{case['key'].split('.')[-1]}}}" in head, case["claim_id"]
         assert f"{to_latex(checked_scope([case]).replace('; ', ', '))}: " in head, case["claim_id"]
     assert r"\emph{Exploratory}" in head  # the exploratory claim is a deviation, with its reason
+    # the heading counts the claims listed (monotonicity, made-up-bound, noise-part), not the summary rows after them
+    assert r"\textbf{Deviations} (3 claims)" in head
     for group in ("Theorem 3.4", "Theorem 3.5", "Sphere concentration"):  # one section per group present
         assert rf"\section{{{group}}}" in tex
     assert r"\appendix" in tex and r"\section{Every case}" in tex
