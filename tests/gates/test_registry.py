@@ -112,6 +112,9 @@ def test_a_valid_file_loads(tmp_path):
         (('margin = "0"', 'margin = "0"\nseeds = { default = 1, full = 2 }\ndata = "grp/data"'), "misses varying"),
         (('margin = "0"', 'margin = "0"\nseeds = { default = 1, full = 2 }\ndata = ""'), "non-empty"),
         (('margin = "0"', 'margin = "0"\ndata = "grp/data/{task}"'), "stochastic"),
+        (('margin = "0"', 'margin = "0"\nheadline = ""'), "headline"),
+        (('margin = "0"', 'margin = "0"\nheadline = 3'), "headline"),
+        (('margin = "0"', 'margin = "0"\nheadline = "two\\nlines"'), "headline"),
     ],
 )
 def test_bad_entries_are_refused(tmp_path, change, message):
@@ -144,9 +147,12 @@ def test_design_hash_covers_the_design_not_the_prose(tmp_path):
     (prose,) = registry._load_file(
         _write(tmp_path, ENTRY.replace('margin_source = "reason"', 'margin_source = "a better reason"'))
     )
+    (headline,) = registry._load_file(
+        _write(tmp_path, ENTRY.replace('margin = "0"', 'margin = "0"\nheadline = "gist"'))
+    )
     (level,) = registry._load_file(_write(tmp_path, ENTRY.replace("level = 0.01", "level = 0.02")))
     (alt,) = registry._load_file(_write(tmp_path, ENTRY.replace("shift = 0.5", "shift = 0.4")))
-    assert spec.design_hash == prose.design_hash
+    assert spec.design_hash == prose.design_hash == headline.design_hash and headline.headline == "gist"
     assert len({spec.design_hash, level.design_hash, alt.design_hash}) == 3
 
 

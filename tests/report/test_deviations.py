@@ -75,8 +75,11 @@ def test_exploratory_findings_alternatives_and_reported_numbers_are_each_said():
         ],
     )
     text = " ".join(d.what for d in _items([expl, finding, against]))
-    assert "Exploratory" in text and "had not reached" in text  # the reason in full
+    # one line: exploratory, and where its section gives the reason in full (not on page 1)
+    assert "Exploratory" in text and r"(why: Section~\ref{sec:" in text and "had not reached" not in text
     assert "Finding" in text and "Alternatives not ruled out" in " ".join(d.where for d in _items([finding]))
+    # a finding with a registry headline is said in one line; its statement in full is in its section
+    assert "is a saddle along the complement" in text and "changes as derived exactly in" not in text
     assert "expansion (1 of 1; holds)" in text
     assert "Against its direction" in text and "triangle-4" in text
     assert "below 1, unlike every decided number of this kind" in text  # the side it lies on, said plainly

@@ -117,6 +117,10 @@ def test_tex_has_the_counts_by_scope_the_deviations_and_escaped_statements(tmp_p
     assert r"\emph{Exploratory}" in head  # the exploratory claim is a deviation, with its reason
     # the heading counts the claims listed (monotonicity, made-up-bound, noise-part), not the summary rows after them
     assert r"\textbf{Deviations} (3 claims)" in head
+    # page 1 says in one line that noise-part is exploratory and where; its section's note gives the reason in full
+    assert r"(why: Section~\ref{sec:theorem-3-5})" in head and "earlier Monte Carlo run" not in head
+    body = tex[tex.index(r"\section{Theorem 3.5}") :]
+    assert r"\textit{noise-part} is exploratory: the 2\% margin was fixed after seeing" in body
     for group in ("Theorem 3.4", "Theorem 3.5", "Sphere concentration"):  # one section per group present
         assert rf"\section{{{group}}}" in tex
     assert r"\appendix" in tex and r"\section{Every case}" in tex

@@ -16,6 +16,7 @@ A file holds one ``[group]`` table (``name``, ``title``, ``paper_ref``) and ``[[
     paper_ref = "Theorem 3.4"
     statement = "..."                            # THE statement (a case adds its parameters, never replaces it)
     sharper = "..."                              # the project's sharper statement ("" if none)
+    headline = "..."                             # optional, a finding's gist in one line (page 1; prose)
     status = "confirmatory"                      # or "exploratory" (rule set after seeing data)
     scope = "paper"                              # paper | lemma | beyond | finding (evidence.SCOPES)
     exploratory_reason = ""                      # required when exploratory
@@ -118,7 +119,8 @@ GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the pape
 REGISTRY_DIR = Path(__file__).resolve().parents[1] / "claims"  # lipschitz_icl/claims/
 REGISTRY_ENV = "LIPSCHITZ_ICL_REGISTRY"  # a directory of claim TOML files (and its lock) to use instead
 _FIELDS = ("name", "id", "paper_ref", "statement", "status", "scope", "measure", "rule", "margin", "margin_source")
-_KEYS = {*_FIELDS, "sharper", "exploratory_reason", "seeds", "data", "design", "resolution", "alternative", "grid"}
+_PROSE = ("sharper", "headline", "exploratory_reason")  # optional words that document a claim
+_KEYS = {*_FIELDS, *_PROSE, "seeds", "data", "design", "resolution", "alternative", "grid"}
 _RESOLUTION_KEYS = {"parameter", "meaning", "symbol", "arg", "start", "limit", "two_sided", "rel_tol"}
 
 
@@ -157,6 +159,7 @@ class ClaimSpec:
     design: dict = field(hash=False, compare=False)  # every number that shapes the verdict
     directory: str = field(default="", compare=False)  # the registry directory it was read from
     data: str = ""  # the pattern of the data stream's name, when the claim shares one ("": its id)
+    headline: str = field(default="", compare=False)  # a finding's gist in one line (prose: not in the design)
 
     @property
     def key(self) -> str:
@@ -181,7 +184,8 @@ class ClaimSpec:
     def design_record(self) -> dict:
         """Everything the design lock fixes (canonical JSON types): statement, status, scope, measure,
         rule, the design table, grids, seeds, resolution searches and alternatives.  Prose that only
-        documents (references, margin wording and source, the sharper statement) is not part of it."""
+        documents (references, margin wording and source, the sharper statement, the headline) is not part of
+        it."""
         return json.loads(
             json.dumps(
                 {
@@ -217,6 +221,7 @@ class ClaimSpec:
             "paper_ref": self.paper_ref,
             "statement": self.statement,
             "sharper": self.sharper,
+            "headline": self.headline,
             "status": self.status,
             "scope": self.scope,
             "exploratory_reason": self.exploratory_reason,
@@ -411,6 +416,9 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         raise RegistryError(f"{where}: scope {raw['scope']!r} is not one of {SCOPES}")
     if raw["status"] == "exploratory" and not raw.get("exploratory_reason"):
         raise RegistryError(f"{where}: an exploratory claim states why (exploratory_reason)")
+    headline = raw.get("headline", "")
+    if not isinstance(headline, str) or "\n" in headline or ("headline" in raw and not headline.strip()):
+        raise RegistryError(f"{where}: headline is a finding's gist in one line (a non-empty string)")
     grid = raw.get("grid", {})
     if "default" not in grid:
         raise RegistryError(f"{where}: no grid.default")
@@ -462,6 +470,7 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         design,
         str(path.parent),
         data,
+        headline=headline,
     )
 
 

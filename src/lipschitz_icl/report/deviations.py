@@ -5,8 +5,11 @@ the report's order.  A claim yields an item when
 
 * a case does not hold (verdict ``fails``, ``inconclusive``, ``refuted`` or ``undecided``): the cases and
   the compared number that carries the verdict;
-* it is a finding (scope ``finding``: past or against the paper): its statement;
-* it is exploratory (its rule was set after seeing data): the reason, in full;
+* it is a finding (scope ``finding``: past or against the paper): its headline (the registry's one-line gist;
+  the statement in full is in its section), else its statement;
+* it is exploratory (its rule was set after seeing data): one line pointing to its section, where the
+  reason is in full (a note under the section's table, or its figure's caption), and what each case not
+  holding measured;
 * a number reported beside it, not decided, lies on the other side of its direction
   (:func:`lipschitz_icl.report.summary.caveats`);
 * a pre-specified alternative is not ruled out (any claim, any scope, confirmatory or exploratory): one
@@ -26,8 +29,8 @@ from lipschitz_icl.report.mathtext import to_latex
 from lipschitz_icl.report.paper_map import MapRow, case_list
 from lipschitz_icl.report.profile import unrun_mentions
 from lipschitz_icl.report.scope import checked_scope, record_scope
-from lipschitz_icl.report.sections import SectionView
-from lipschitz_icl.report.summary import NON_HOLDING, caveats, claim_statement, reason
+from lipschitz_icl.report.sections import SectionView, section_label
+from lipschitz_icl.report.summary import NON_HOLDING, caveats, claim_headline, claim_statement, reason
 from lipschitz_icl.report.symbols import rename_for
 
 __all__ = ["Deviation", "deviations", "alternatives_item"]
@@ -77,7 +80,7 @@ def _setting(record: dict) -> Latex:
     return to_latex(setting) if setting else Latex(r"\code{" + escape(record["claim_id"]) + "}")
 
 
-def _claim_items(claim, numbers: dict, where: Latex, run_ids: set) -> list[Deviation]:
+def _claim_items(claim, numbers: dict, where: Latex, run_ids: set, section: str = "") -> list[Deviation]:
     records = claim.records
     rename = rename_for(claim.key)
     nums = [numbers[r["claim_id"]] for r in records]
@@ -103,7 +106,7 @@ def _claim_items(claim, numbers: dict, where: Latex, run_ids: set) -> list[Devia
                 first=True,
             )
         )
-    if scope == "finding":
+    if scope == "finding":  # its headline (one line) where the registry has one, else its statement
         statement = claim_statement(claim.key, records)
         unrun = unrun_mentions(claim.key, statement, run_ids)  # said briefly: page 1 has no room to spare
         out.append(
@@ -112,21 +115,27 @@ def _claim_items(claim, numbers: dict, where: Latex, run_ids: set) -> list[Devia
                 case_list(nums),
                 Latex(
                     r"\emph{Finding:} "
-                    + to_latex(statement, rename=rename)
+                    + to_latex(claim_headline(claim.key) or statement, rename=rename)
                     + escape(f" ({', '.join(unrun)}: not in this run.)" if unrun else "")
                 ),
                 finding=True,
             )
         )
-    if exploratory:  # one item: the verdicts, why it is exploratory, and what each case not holding measured
-        why = str((records[0].get("extra") or {}).get("exploratory_reason", "")) or "its rule was set after seeing data"
+    if exploratory:  # one line: the verdicts, where its section says why, and what each case not holding measured
         verdicts = ", ".join(sorted({str(r.get("verdict")) for r in records}))
         measured = "".join("; " + _setting(r) + ": " + reason(r) for r in bad)
         out.append(
             Deviation(
                 where,
                 case_list(nums),
-                Latex(r"\emph{Exploratory} (" + escape(verdicts) + "): " + to_latex(why, rename=rename) + measured),
+                Latex(
+                    r"\emph{Exploratory} ("
+                    + escape(verdicts)
+                    + r"): its rule was set after seeing the data (why: Section~\ref{"
+                    + section
+                    + "})"
+                    + measured
+                ),
                 first=bool(bad),
             )
         )
@@ -189,7 +198,7 @@ def deviations(views: list[SectionView], rows: list[MapRow], numbers: dict, run_
         for claim in view.claims:
             label = _label(claim.key, views, rows)
             where = Latex(r"\textbf{" + escape(label) + r"}, \textit{" + escape(claim.name) + "}")
-            out.extend(_claim_items(claim, numbers, where, run_ids))
+            out.extend(_claim_items(claim, numbers, where, run_ids, section_label(view.name)))
     alternatives = alternatives_item(views, numbers)
     if alternatives is not None:
         out.append(alternatives)

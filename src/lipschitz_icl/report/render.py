@@ -40,7 +40,14 @@ from lipschitz_icl.report.provenance import provenance, run_rows
 from lipschitz_icl.report.quantities import quantities_csv
 from lipschitz_icl.report.remarks import remarks, two_sided_constants
 from lipschitz_icl.report.scope import case_params, record_scope, setting_text
-from lipschitz_icl.report.sections import Claim, SectionView, build_sections, near_misses, verdict_counts
+from lipschitz_icl.report.sections import (
+    Claim,
+    SectionView,
+    build_sections,
+    near_misses,
+    section_label,
+    verdict_counts,
+)
 from lipschitz_icl.report.style import FULL_WIDTH
 from lipschitz_icl.report.summary import claim_statement, headline, point_checks, points_of, scope_counts
 from lipschitz_icl.report.symbols import FIGURE_CAPTIONS, RESOLUTIONS, figure_axes, rename_for, resolution_symbol
@@ -143,6 +150,12 @@ def _math_symbol(symbol: str) -> str:
 
 
 # ----------------------------------------------------------------------------- figures
+def _drawn_with_reason(records: list) -> bool:
+    """Whether a claim's records draw a recomputed paper figure, whose caption states the exploratory reason."""
+    specs = [spec for r in records for spec in _specs(r)]
+    return any(isinstance(spec, dict) and spec.get("name") in paperfigs.RENDERERS for spec in specs)
+
+
 def _sentence(text: str) -> str:
     """``text`` ending as a sentence does: a full stop added where it has none."""
     text = str(text).rstrip()
@@ -417,8 +430,15 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
             cites = refs.citations(sharper)
             cited = r"~\cite{" + ",".join(cites) + "}" if cites else ""
             notes.append(Latex(head + ": " + to_latex(sharper, rename=rename) + cited))
-        if claim.status == "exploratory":
-            notes.append(Latex(head + " is exploratory: its rule was set after seeing data (why: page 1)."))
+        if claim.status == "exploratory":  # why in full here; page 1 says so in one line and points here
+            reason = str((claim.records[0].get("extra") or {}).get("exploratory_reason", ""))
+            if _drawn_with_reason(claim.records):
+                why = escape("its rule was set after seeing data (why: its figure's caption).")
+            elif reason:
+                why = to_latex(_sentence(reason), rename=rename)
+            else:
+                why = escape("its rule was set after seeing data.")
+            notes.append(Latex(head + " is exploratory: " + why))
         unrun = unrun_phrase(unrun_mentions(claim.key, _statement(claim), run_ids))
         if unrun:
             notes.append(Latex(head + escape(": " + unrun + " ") + r"(Appendix~\ref{app:profile})."))
@@ -655,10 +675,6 @@ def _figure_words(key: str) -> Latex:
     return Latex(" " + words) if words else Latex("")
 
 
-def _label(name: str) -> Latex:
-    return Latex("sec:" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"))
-
-
 def _figure_sentence(figures: list[dict]) -> Latex:
     """The text that refers to the section's figure (every figure is referenced from its text); a section
     with several figures refers to each just before it (``fig["sentence"]``), so each stays within a page
@@ -840,7 +856,7 @@ def render_tex(data: dict, out_dir, source: str = "claims.json", claims_path=Non
         sections.append(
             {
                 "name": escape(view.name),
-                "label": _label(view.name),
+                "label": Latex(section_label(view.name)),
                 "paper_ref": escape(view.paper_ref),
                 "statement": to_latex(view.statement, rename=rename),
                 "sharper": to_latex(view.sharper, rename=rename) if view.sharper else Latex(""),

@@ -10,13 +10,14 @@ placed by their ``group``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from lipschitz_icl.gates import registry
 from lipschitz_icl.gates.evidence import VERDICTS
 from lipschitz_icl.report.latex import as_float
 
-__all__ = ["Claim", "SectionView", "build_sections", "resolution_text", "verdict_counts"]
+__all__ = ["Claim", "SectionView", "build_sections", "resolution_text", "section_label", "verdict_counts"]
 
 OTHER = "Other records"
 
@@ -62,6 +63,11 @@ class SectionView:
     @property
     def records(self) -> list:
         return [r for c in self.claims for r in c.records]
+
+
+def section_label(name: str) -> str:
+    """The LaTeX label of the report's section on the group ``name`` (``sec:theorem-3-4``)."""
+    return "sec:" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def _key(record: dict) -> str:

@@ -161,6 +161,14 @@ def claim_statement(key: str, records: list) -> str:
         return str(records[0].get("statement", ""))
 
 
+def claim_headline(key: str) -> str:
+    """A finding's gist in one line as the registry words it (``headline``), else ``""``."""
+    try:
+        return registry.find(key).headline
+    except KeyError:
+        return ""
+
+
 @dataclass
 class ScopeRow:
     group: Latex
