@@ -181,3 +181,17 @@ def test_a_finding_whose_statement_names_a_setting_the_run_did_not_reach_says_so
     ]
     (item,) = [d for d in _items(ran) if "Finding" in str(d.what)]
     assert "not in this run" not in str(item.what)
+
+
+def test_a_case_not_holding_is_named_by_its_setting_in_its_group_s_symbols():
+    """``falls_at`` is printed ``w_fall`` in the loss-shape statements; the setting of a case that does not hold
+    uses the same symbol, not the program's name."""
+    bad = _record(
+        "loss_shape/relu-bias-turns/d3-n20-w2.0-12.0",
+        "loss_shape.relu-bias-turns",
+        paper_ref="Lemmas C.3-C.9",
+        scope="finding",
+        verdict="undecided",
+    )
+    text = " ".join(d.what for d in _items([bad]))
+    assert r"$w_{\mathrm{fall}} = 2.0$" in text and r"\mathrm{falls}" not in text and "falls_" not in text

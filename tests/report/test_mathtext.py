@@ -25,6 +25,11 @@ from lipschitz_icl.report.mathtext import to_latex, to_mathtext
         ("the slope lies above -C here", r"the slope lies above $-C$ here"),
         ("bias -4.1 at 4-6 along +D_j", r"bias $-4.1$ at 4-6 along $+D_{j}$"),
         ("a pre-specified 2-sided rule", "a pre-specified 2-sided rule"),
+        # a formula that starts with a signed number keeps its sign and stays one formula
+        ("at most -1e-6 L^2", r"at most $-10^{-6} L^{2}$"),
+        ("-2^k", r"$-2^{k}$"),
+        ("power -1/2", r"power $-1/2$"),
+        ("n^-(a +- b)", r"$n^{-(a \pm  b)}$"),
     ],
 )
 def test_ascii_math_is_typeset_and_prose_stays_text(text, latex):
@@ -96,3 +101,8 @@ def test_a_renamed_name_with_a_word_subscript_is_one_symbol():
     assert str(to_latex("at w = falls_at", rename=rename)) == r"at $w = w_{\mathrm{fall}}$"
     # without the rename it keeps its subscript
     assert str(to_latex("at w = falls_at")) != r"at $w = w_{\mathrm{fall}}$"
+
+
+def test_a_derivative_reads_alike_in_the_report_and_in_a_figure():
+    assert str(to_latex("slope dL/dw")) == r"slope $d L/d w$"
+    assert to_mathtext("slope dL/dw") == r"slope $d L/d w$"

@@ -74,10 +74,11 @@ def _alternatives(records: list) -> list[tuple[str, list[dict]]]:
     return list(out.items())
 
 
-def _setting(record: dict) -> Latex:
-    """A case named by its setting as it reads (``exponential, d = 3``), its id where it has no parameters."""
+def _setting(record: dict, rename: dict | None = None) -> Latex:
+    """A case named by its setting as it reads (``exponential, d = 3``; typeset with the group's ``rename``),
+    its id where it has no parameters."""
     setting = checked_scope([record]).replace("; ", ", ")
-    return to_latex(setting) if setting else Latex(r"\code{" + escape(record["claim_id"]) + "}")
+    return to_latex(setting, rename=rename) if setting else Latex(r"\code{" + escape(record["claim_id"]) + "}")
 
 
 def _claim_items(claim, numbers: dict, where: Latex, run_ids: set, section: str = "") -> list[Deviation]:
@@ -99,7 +100,7 @@ def _claim_items(claim, numbers: dict, where: Latex, run_ids: set, section: str 
                     + "}"
                     + escape(" (exploratory)" if exploratory else "")
                     + " "
-                    + _setting(r)
+                    + _setting(r, rename)
                     + ": "
                     + reason(r)
                 ),
@@ -123,7 +124,7 @@ def _claim_items(claim, numbers: dict, where: Latex, run_ids: set, section: str 
         )
     if exploratory:  # one line: the verdicts, where its section says why, and what each case not holding measured
         verdicts = ", ".join(sorted({str(r.get("verdict")) for r in records}))
-        measured = "".join("; " + _setting(r) + ": " + reason(r) for r in bad)
+        measured = "".join("; " + _setting(r, rename) + ": " + reason(r) for r in bad)
         out.append(
             Deviation(
                 where,

@@ -276,6 +276,14 @@ def _unary_sign(toks: list[_Tok], i: int) -> bool:
     return i == 0 or toks[i - 1].kind == "ws" or toks[i - 1].text in ("(", "[")
 
 
+def _strong_run_at(toks: list[_Tok], i: int) -> bool:
+    """Whether a math run that :func:`_segments` keeps (a strong one) starts at ``i``."""
+    if not _starts_run(toks, i):
+        return False
+    end = _run_end(toks, i)
+    return end > i and _strong(toks[i:end])
+
+
 def _segments(text: str):
     """``(is_math, tokens)`` pieces of ``text``."""
     toks = _tokens(text)
@@ -283,7 +291,8 @@ def _segments(text: str):
     plain: list[_Tok] = []
     i = 0
     while i < len(toks):
-        if _unary_sign(toks, i) and toks[i + 1].kind == "num":  # "bias -4.1": a minus sign, not a hyphen
+        if _unary_sign(toks, i) and toks[i + 1].kind == "num" and not _strong_run_at(toks, i + 1):
+            # "bias -4.1": a minus sign, not a hyphen (a formula starting there, -2^k, takes its sign below)
             if plain:
                 out.append((False, plain))
                 plain = []
@@ -395,7 +404,7 @@ class _Emitter:
         tok = self.take()
         if tok.text in ("(", "{"):
             inner, _ = self.group(tok.text, closers)
-            if sign and ("+" in inner or "-" in inner):  # n^-(alpha + delta) is n^{-(alpha + delta)}
+            if sign and any(op in inner for op in ("+", "-", r"\pm", r"\mp")):  # n^-(a + b) is n^{-(a + b)}
                 return sign + "(" + inner + ")"
             return sign + inner
         body = self.atom(tok, closers)
@@ -659,7 +668,8 @@ def to_mathtext(text, *, rename: dict | None = None) -> str:
         if len(part) > 2 and part[0] == part[-1] == "$" and _parses(part):
             out.append(part)
             continue
-        for kind, piece in _convert(part, True, rename or {}):
+        ascii_math = _DERIVATIVE.sub(r"d \1/d \2", part)  # dL/dw as to_latex writes it
+        for kind, piece in _convert(ascii_math, True, rename or {}):
             if kind is True and _parses("$" + piece + "$"):
                 out.append("$" + piece + "$")
             else:

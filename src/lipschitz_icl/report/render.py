@@ -123,8 +123,12 @@ def resolution_of(records: list, rename: dict | None = None) -> dict:
     symbol = next((r["symbol"] for r in found if isinstance(r.get("symbol"), str) and r["symbol"]), symbol)
     if own is not None:
         # "(1 + value)" names the resolution itself: written with its symbol, C (1 + delta C/C)
-        pieces = [to_latex(piece, rename=rename) for piece in str(own["meaning"]).split("(1 + value)")]
-        meaning = Latex(f"$(1 + {_math_symbol(symbol)})$".join(pieces))
+        safe = _math_symbol(symbol).strip()
+        if safe:
+            pieces = [to_latex(piece, rename=rename) for piece in str(own["meaning"]).split("(1 + value)")]
+            meaning = Latex(f"$(1 + {safe})$".join(pieces))
+        else:  # a symbol with nothing printable: the words as they are
+            meaning = to_latex(own["meaning"], rename=rename)
     else:  # the mapping's meanings are LaTeX; an unknown parameter's own words are text
         meaning = Latex(mapped) if parameter in RESOLUTIONS else to_latex(parameter)
     values = [v for v in (as_float(r.get("value")) for r in found) if v is not None and math.isfinite(v)]
