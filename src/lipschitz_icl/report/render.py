@@ -154,12 +154,6 @@ def _math_symbol(symbol: str) -> str:
 
 
 # ----------------------------------------------------------------------------- figures
-def _drawn_with_reason(records: list) -> bool:
-    """Whether a claim's records draw a recomputed paper figure, whose caption states the exploratory reason."""
-    specs = [spec for r in records for spec in _specs(r)]
-    return any(isinstance(spec, dict) and spec.get("name") in paperfigs.RENDERERS for spec in specs)
-
-
 def _sentence(text: str) -> str:
     """``text`` ending as a sentence does: a full stop added where it has none."""
     text = str(text).rstrip()
@@ -309,13 +303,19 @@ def _mathtext_to_latex(text: str) -> Latex:
     )
 
 
+def _paper_figure_specs(claim: Claim) -> list[tuple[dict, dict]]:
+    """``(record, spec)`` of every recomputed paper figure a claim draws: those of its first seed's record
+    (a caption states the claim's exploratory reason, if any)."""
+    return [
+        (record, spec)
+        for record in _first_seed(claim)[:1]
+        for spec in _specs(record)
+        if isinstance(spec, dict) and spec.get("name") in paperfigs.RENDERERS
+    ]
+
+
 def _has_paper_figures(view: SectionView) -> bool:
-    return any(
-        isinstance(s, dict) and s.get("name") in paperfigs.RENDERERS
-        for c in view.claims
-        for r in _first_seed(c)[:1]
-        for s in _specs(r)
-    )
+    return any(_paper_figure_specs(c) for c in view.claims)
 
 
 _MISMATCH = re.compile(r"^(?P<probe>[\w.-]+): error ratio E\(L' = (?P<which>L/10|10L)\)/E\(L' = L\)$")
@@ -349,40 +349,37 @@ def _paper_figures(view: SectionView, fig_dir: Path, notes: list, limit: int, re
         if len(out) >= limit:
             notes.append(f"figures of {claim.key} not drawn: the report draws at most {MAX_FIGURES} figures")
             continue
-        for record in _first_seed(claim)[:1]:
-            for spec in _specs(record):
-                if not (isinstance(spec, dict) and spec.get("name") in paperfigs.RENDERERS):
-                    continue
-                stem = _slug(f"{record['claim_id']}-{spec['name']}")
-                if spec["name"] == "fig5" and (mismatch := mismatch_data(records)) is not None:
-                    spec = {**spec, "mismatch": mismatch}  # noqa: PLW2901 -- the figure drawn with its panel
-                try:
-                    paths = paperfigs.write(paperfigs.render(spec), fig_dir, stem)
-                except FigureDataError as exc:
-                    notes.append(f"figure {spec['name']} of {record['claim_id']}: {exc}")
-                    continue
-                number = paperfigs.PAPER_NUMBERS.get(spec["name"], "?")
-                ref = "paper Figure " + number if number != "rebuttal" else "the rebuttal's figure"
-                rename = rename_for(claim.key)
-                reason = (record.get("extra") or {}).get("exploratory_reason", "")
-                caption = Latex(
-                    escape(f"{ref[0].upper() + ref[1:]}, recomputed. {_caption_head(claim)}: ")
-                    + to_latex(_statement(claim), rename=rename)
-                    + escape(" Settings: ")
-                    + to_latex(paperfigs.caption(spec), rename=rename)
-                    + escape(". ")
-                    + paperfigs.caption_note(spec)
-                    + (escape(" Exploratory: ") + to_latex(_sentence(reason), rename=rename) if reason else Latex(""))
-                )
-                out.append(
-                    {
-                        "file": Latex(f"figures/{Path(paths[0]).name}"),
-                        "caption": caption,
-                        "paths": [Path(p) for p in paths],
-                        "label": Latex("fig:" + stem),
-                        "what": escape(f"{ref}, recomputed ({claim.key})"),
-                    }
-                )
+        for record, spec in _paper_figure_specs(claim):
+            stem = _slug(f"{record['claim_id']}-{spec['name']}")
+            if spec["name"] == "fig5" and (mismatch := mismatch_data(records)) is not None:
+                spec = {**spec, "mismatch": mismatch}  # noqa: PLW2901 -- the figure drawn with its panel
+            try:
+                paths = paperfigs.write(paperfigs.render(spec), fig_dir, stem)
+            except FigureDataError as exc:
+                notes.append(f"figure {spec['name']} of {record['claim_id']}: {exc}")
+                continue
+            number = paperfigs.PAPER_NUMBERS.get(spec["name"], "?")
+            ref = "paper Figure " + number if number != "rebuttal" else "the rebuttal's figure"
+            rename = rename_for(claim.key)
+            reason = (record.get("extra") or {}).get("exploratory_reason", "")
+            caption = Latex(
+                escape(f"{ref[0].upper() + ref[1:]}, recomputed. {_caption_head(claim)}: ")
+                + to_latex(_statement(claim), rename=rename)
+                + escape(" Settings: ")
+                + to_latex(paperfigs.caption(spec), rename=rename)
+                + escape(". ")
+                + paperfigs.caption_note(spec)
+                + (escape(" Exploratory: ") + to_latex(_sentence(reason), rename=rename) if reason else Latex(""))
+            )
+            out.append(
+                {
+                    "file": Latex(f"figures/{Path(paths[0]).name}"),
+                    "caption": caption,
+                    "paths": [Path(p) for p in paths],
+                    "label": Latex("fig:" + stem),
+                    "what": escape(f"{ref}, recomputed ({claim.key})"),
+                }
+            )
     return out
 
 
@@ -436,7 +433,7 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
             notes.append(Latex(head + ": " + to_latex(sharper, rename=rename) + cited))
         if claim.status == "exploratory":  # why in full here; page 1 says so in one line and points here
             reason = str((claim.records[0].get("extra") or {}).get("exploratory_reason", ""))
-            if _drawn_with_reason(claim.records):
+            if _paper_figure_specs(claim):
                 why = escape("its rule was set after seeing data (why: its figure's caption).")
             elif reason:
                 why = to_latex(_sentence(reason), rename=rename)
