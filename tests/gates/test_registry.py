@@ -115,6 +115,8 @@ def test_a_valid_file_loads(tmp_path):
         (('margin = "0"', 'margin = "0"\nheadline = ""'), "headline"),
         (('margin = "0"', 'margin = "0"\nheadline = 3'), "headline"),
         (('margin = "0"', 'margin = "0"\nheadline = "two\\nlines"'), "headline"),
+        (('margin = "0"', 'margin = "0"\nnot_proved = ""'), "not_proved"),
+        (('margin = "0"', 'margin = "0"\nnot_proved = "why"'), "decided by proof"),
     ],
 )
 def test_bad_entries_are_refused(tmp_path, change, message):
@@ -150,6 +152,11 @@ def test_design_hash_covers_the_design_not_the_prose(tmp_path):
     (headline,) = registry._load_file(
         _write(tmp_path, ENTRY.replace('margin = "0"', 'margin = "0"\nheadline = "gist"'))
     )
+    (not_proved,) = registry._load_file(
+        _write(tmp_path, ENTRY.replace('rule = "sign"', 'rule = "proof"\nnot_proved = "ReLU: too slow"'))
+    )
+    (proof,) = registry._load_file(_write(tmp_path, ENTRY.replace('rule = "sign"', 'rule = "proof"')))
+    assert not_proved.design_hash == proof.design_hash and not_proved.not_proved == "ReLU: too slow"
     (level,) = registry._load_file(_write(tmp_path, ENTRY.replace("level = 0.01", "level = 0.02")))
     (alt,) = registry._load_file(_write(tmp_path, ENTRY.replace("shift = 0.5", "shift = 0.4")))
     assert spec.design_hash == prose.design_hash == headline.design_hash and headline.headline == "gist"

@@ -17,6 +17,8 @@ A file holds one ``[group]`` table (``name``, ``title``, ``paper_ref``) and ``[[
     statement = "..."                            # THE statement (a case adds its parameters, never replaces it)
     sharper = "..."                              # the project's sharper statement ("" if none)
     headline = "..."                             # optional, a finding's gist in one line (page 1; prose)
+    not_proved = "..."                           # optional, a proved claim: what of the statement is not proved
+                                                 #   and why (those cases stay decided statistically; prose)
     status = "confirmatory"                      # or "exploratory" (rule set after seeing data)
     scope = "paper"                              # paper | lemma | beyond | finding (evidence.SCOPES)
     exploratory_reason = ""                      # required when exploratory
@@ -119,7 +121,7 @@ GROUP_ORDER = ("thm34", "thm35", "linear", "thm44", "concentration")  # the pape
 REGISTRY_DIR = Path(__file__).resolve().parents[1] / "claims"  # lipschitz_icl/claims/
 REGISTRY_ENV = "LIPSCHITZ_ICL_REGISTRY"  # a directory of claim TOML files (and its lock) to use instead
 _FIELDS = ("name", "id", "paper_ref", "statement", "status", "scope", "measure", "rule", "margin", "margin_source")
-_PROSE = ("sharper", "headline", "exploratory_reason")  # optional words that document a claim
+_PROSE = ("sharper", "headline", "exploratory_reason", "not_proved")  # optional words that document a claim
 _KEYS = {*_FIELDS, *_PROSE, "seeds", "data", "design", "resolution", "alternative", "grid"}
 _RESOLUTION_KEYS = {"parameter", "meaning", "symbol", "arg", "start", "limit", "two_sided", "rel_tol"}
 
@@ -160,6 +162,7 @@ class ClaimSpec:
     directory: str = field(default="", compare=False)  # the registry directory it was read from
     data: str = ""  # the pattern of the data stream's name, when the claim shares one ("": its id)
     headline: str = field(default="", compare=False)  # a finding's gist in one line (prose: not in the design)
+    not_proved: str = field(default="", compare=False)  # what of a proved claim's statement is not proved, and why
 
     @property
     def key(self) -> str:
@@ -184,8 +187,8 @@ class ClaimSpec:
     def design_record(self) -> dict:
         """Everything the design lock fixes (canonical JSON types): statement, status, scope, measure,
         rule, the design table, grids, seeds, resolution searches and alternatives.  Prose that only
-        documents (references, margin wording and source, the sharper statement, the headline) is not part of
-        it."""
+        documents (references, margin wording and source, the sharper statement, the headline, what is not
+        proved) is not part of it."""
         return json.loads(
             json.dumps(
                 {
@@ -222,6 +225,7 @@ class ClaimSpec:
             "statement": self.statement,
             "sharper": self.sharper,
             "headline": self.headline,
+            "not_proved": self.not_proved,
             "status": self.status,
             "scope": self.scope,
             "exploratory_reason": self.exploratory_reason,
@@ -419,6 +423,11 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
     headline = raw.get("headline", "")
     if not isinstance(headline, str) or "\n" in headline or ("headline" in raw and not headline.strip()):
         raise RegistryError(f"{where}: headline is a finding's gist in one line (a non-empty string)")
+    not_proved = raw.get("not_proved", "")
+    if not isinstance(not_proved, str) or ("not_proved" in raw and not not_proved.strip()):
+        raise RegistryError(f"{where}: not_proved says what is not proved and why (a non-empty string)")
+    if not_proved and raw["rule"] != "proof":
+        raise RegistryError(f'{where}: not_proved belongs to a claim decided by proof (rule = "proof")')
     grid = raw.get("grid", {})
     if "default" not in grid:
         raise RegistryError(f"{where}: no grid.default")
@@ -471,6 +480,7 @@ def _spec(raw: dict, group: dict, path: Path) -> ClaimSpec:
         str(path.parent),
         data,
         headline=headline,
+        not_proved=not_proved,
     )
 
 
