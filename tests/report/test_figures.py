@@ -303,10 +303,12 @@ def test_figure6_centres_where_theory_says_and_the_general_M_costs_error(figures
     assert flat.decide().verdict in ("fails", "inconclusive")
 
 
-def test_the_rebuttal_figure_names_every_column_only_where_the_names_fit():
-    """At d <= 3 every query column is named (x_1 .. x_d, y); at d = 5 the columns are too narrow for six
-    names side by side (they ran together; x_5 touched y), so the first and the label's column are named; the
-    rows' axis name is on two lines in each row (on one line it is taller than a panel and the two met)."""
+def test_the_rebuttal_figure_names_the_coordinates_of_x_apart_from_the_context_points():
+    """The rows and columns are a covariate's coordinates x^(1) .. x^(d) and the label y (x_i is the i-th context
+    point, one symbol per meaning); the rows name every coordinate, the columns only the first and the label's:
+    side by side the columns' names run together at every d (x^(1) x^(2) touched at d = 2, x_5 touched y at
+    d = 5) and set upright they shrink the panels; the rows' axis name is on two lines in each row (on one line
+    it is taller than a panel and the two met)."""
     data = {
         "name": "eq4",
         "settings": {},
@@ -316,6 +318,7 @@ def test_the_rebuttal_figure_names_every_column_only_where_the_names_fit():
     }
     fig = paperfigs.render(data)
     names = [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes if ax.get_xticklabels()]
-    assert ["$x_{1}$", "$x_{2}$", "$y$"] in names and ["$x_{1}$", "$y$"] in names
-    assert all(len(n) <= 3 for n in names)
+    assert names and all(n == ["$x^{(1)}$", "$y$"] for n in names), names
+    rows = [[t.get_text() for t in ax.get_yticklabels()] for ax in fig.axes if ax.get_yticklabels()]
+    assert ["$x^{(1)}$", "$x^{(2)}$", "$y$"] in rows and [f"$x^{{({j})}}$" for j in range(1, 6)] + ["$y$"] in rows
     assert [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel() == "context\ntoken"]  # two lines, named

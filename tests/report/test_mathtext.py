@@ -11,16 +11,16 @@ from lipschitz_icl.report.mathtext import to_latex, to_mathtext
         ("w* = C_d rho^alpha", r"${w^{*}} = C_{d} \Lambda^{\alpha}$"),
         ("n L^2/sigma^2", r"$n L^{2}/\sigma^{2}$"),
         ("rho(M, B) <= 0.05", r"$\rho(M, B) \le  0.05$"),
-        # a letter group carrying a superscript is a differential, not a word: d^2L/ds^2 stays one formula
-        ("curvature d^2L/ds^2 along Q", r"curvature $d^{2}L/\mathrm{ds}^{2}$ along $Q$"),
+        # a second derivative stays one formula, its differentials upright (never the dimension d)
+        ("curvature d^2L/ds^2 along Q", r"curvature $\mathrm{d}^{2} L/\mathrm{d} s^{2}$ along $Q$"),
         ("a window of width 1/w", r"a window of width $1/w$"),
         # ^T is a transpose; T alone is the tightness factor of a band (one symbol per meaning)
         ("c* B B^T and T C_d", r"${c^{*}} B B^{\top}$ and $T C_{d}$"),
         # a signed exponent keeps the parentheses of a sum: n^{-alpha + delta} would flip delta's sign
         ("as fast as n^-(alpha + delta)", r"as fast as $n^{-(\alpha + \delta)}$"),
         ("w^-(p)", r"$w^{-p}$"),
-        # a derivative dB/dw is one formula, not a word beside one
-        ("(dB/dw <= -C at w)", r"($d B/d w \le  -C$ at $w$)"),
+        # a derivative dB/dw is one formula, not a word beside one; its d is upright, not the dimension
+        ("(dB/dw <= -C at w)", r"($\mathrm{d} B/\mathrm{d} w \le  -C$ at $w$)"),
         # a sign before a symbol or number is a minus or plus sign, a hyphen between words or a range stays
         ("the slope lies above -C here", r"the slope lies above $-C$ here"),
         ("bias -4.1 at 4-6 along +D_j", r"bias $-4.1$ at 4-6 along $+D_{j}$"),
@@ -104,5 +104,53 @@ def test_a_renamed_name_with_a_word_subscript_is_one_symbol():
 
 
 def test_a_derivative_reads_alike_in_the_report_and_in_a_figure():
-    assert str(to_latex("slope dL/dw")) == r"slope $d L/d w$"
-    assert to_mathtext("slope dL/dw") == r"slope $d L/d w$"
+    assert str(to_latex("slope dL/dw")) == r"slope $\mathrm{d} L/\mathrm{d} w$"
+    assert to_mathtext("slope dL/dw") == r"slope $\mathrm{d} L/\mathrm{d} w$"
+
+
+@pytest.mark.parametrize(
+    "text, latex",
+    [
+        # every form of a derivative: its differentials upright, never the dimension d beside them
+        ("d/dw (sigma^2 N) >= 0", r"$\mathrm{d}/\mathrm{d} w (\sigma^{2} N) \ge  0$"),
+        ("local slope d log w*/d log rho", r"local slope $\mathrm{d} \log {w^{*}}/\mathrm{d} \log \Lambda$"),
+        # d log alone (no derivative's "/ d log" after it) is the dimension times a log
+        ("in d = 3, d log", r"in $d = 3$, $d \log$"),
+    ],
+)
+def test_a_derivative_s_d_is_upright_and_the_dimension_is_not(text, latex):
+    assert str(to_latex(text)) == latex
+
+
+def test_a_letter_s_rename_is_of_the_letter_alone():
+    """The bias power p is renamed, the softmax weights p_i and the exponent q' are not; a letter applied to an
+    argument is renamed apart (P(...) a probability, the projector P alone kept)."""
+    rename = {"p": r"\zeta", "q": "q'", "P(": r"\mathbb{P}"}
+    assert str(to_latex("w^-p (1 + O(w^-q'))", rename=rename)) == r"$w^{-\zeta} (1 + O(w^{-q'}))$"
+    assert str(to_latex("n E sum_i p_i^2 and k w0^-q", rename=rename)) == (
+        r"$n \mathbb{E} \sum_{i} p_{i}^{2}$ and $k w_{0}^{-q'}$"
+    )
+    assert str(to_latex("P(||Px||^2 >= s) for a projector P", rename=rename)) == (
+        r"$\mathbb{P}(\|Px\|^{2} \ge  s)$ for a projector $P$"
+    )
+
+
+def test_a_phrase_may_name_a_symbol_no_letter_stands_for():
+    rename = {"Delta L": "Delta calL", "L''": r"\mathcal{L}''", "s": r"\xi"}
+    assert str(to_latex("every Delta L interval; L'' (s^2/2) and L = 1", rename=rename)) == (
+        r"every $\Delta \mathcal{L}$ interval; $\mathcal{L}'' (\xi^{2}/2)$ and $L = 1$"
+    )
+
+
+@pytest.mark.parametrize(
+    "text, latex",
+    [
+        # seconds are a unit (text), not the symbol s
+        ("from 120 s to 300 s; about 70 CPU s; at s = 0", r"from 120 s to 300 s; about 70 CPU s; at $s = 0$"),
+        # an expectation over t is \mathbb{E}, never an error E; the error at L' keeps its prime in the subscript
+        ("a1 = E_t[t k(t)]", r"$a_{1} = \mathbb{E}_{t}[t k(t)]$"),
+        ("log(E_L'/E_L) > 0", r"$\log(E_{L'}/E_{L}) > 0$"),
+    ],
+)
+def test_units_expectations_and_primes(text, latex):
+    assert str(to_latex(text)) == latex

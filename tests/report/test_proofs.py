@@ -4,6 +4,7 @@ and the certificate files beside claims.json."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -69,10 +70,21 @@ def test_bounds_and_domains_are_typeset():
 
 def test_the_loss_slopes_read_as_derivatives():
     for quantity, latex in (
-        ("dbias_dw", r"\mathrm{d}(L^2 B)/\mathrm{d}w"),
-        ("dnoise_dw", r"\mathrm{d}(\sigma^2 N)/\mathrm{d}w"),
+        ("dbias_dw", r"\mathrm{d}(L^2 \mathcal{B})/\mathrm{d}w"),
+        ("dnoise_dw", r"\mathrm{d}(\sigma^2 \mathcal{N})/\mathrm{d}w"),
     ):
         assert QUANTITY_LATEX[quantity] == latex
+
+
+def test_the_proved_quantities_use_the_notation_table_s_symbols():
+    """The bias and noise parts are calligraphic (B is the low-rank basis, N a count of points), a probability is
+    \\mathbb{P} (P is the projector B B^T): no proved quantity prints B(w), N(w) or P(...)."""
+    for quantity, latex in QUANTITY_LATEX.items():
+        assert not re.search(r"(?<![\\{])\b[BN]\(w\)|(?<![\\{\w])P\(", latex), (quantity, latex)
+    assert QUANTITY_LATEX["bias"] == r"L^2 \mathcal{B}(w)" and QUANTITY_LATEX["noise"] == r"\sigma^2 \mathcal{N}(w)"
+    assert QUANTITY_LATEX["cap_tail"].startswith(r"\mathbb{P}(") and QUANTITY_LATEX["binomial_tail"].startswith(
+        r"\mathbb{P}(N"
+    )
 
 
 def test_a_hostile_bound_is_never_evaluated_and_prints_as_code():
@@ -115,7 +127,7 @@ def test_a_loss_quantity_s_band_is_read_typeset_and_bracketed_in_its_own_constan
     (case,) = proof_cases([record], [])
     assert case.stated == 0.5 and case.sharpest == "T* in [0.85, 0.92)"
     (block,) = proof_blocks([case], {record["claim_id"]: 1}, lambda key, records: "the band")
-    assert block["inequalities"][0] == r"L^2 B(w) \ge \frac{L^{2} T}{9 w^{2}}"
+    assert block["inequalities"][0] == r"L^2 \mathcal{B}(w) \ge \frac{L^{2} T}{9 w^{2}}"
     assert "T = 0.5" in block["cases"][0]["domain"]
 
 

@@ -15,6 +15,7 @@ What a referee checks by eye, checked by machine (issues 20 and 31):
   equal to claims.json's to the digits printed, and ``constants.csv`` exists; the two-sided constants
   ``c_lo``, ``c_hi`` of Theorem 3.4 are printed as claims.json has them, each with its interval's half-width;
 * the paper's Figure 6 is in the report, called "paper Figure 6";
+* report.tex prints none of the notation clashes a referee found (one symbol per meaning: :data:`_CLASHES`);
 * every figure file is drawn at the report's text width (or half of it) with 8-9 pt text (mathtext
   scripts at matplotlib's factor 0.7 below that), read from the figure PDFs themselves.
 """
@@ -178,6 +179,30 @@ def _row_block(layout: str, case: int, marker: str) -> str:
             if start is not None:
                 return "\n".join(rows[start:])
     raise AssertionError(f"no row of case {case} with {marker!r}")
+
+
+# the referee's notation clashes (one symbol per meaning, notation.py): what report.tex must never print again
+_CLASHES = {
+    "the bias part as B(w), N(w) (B is the low-rank basis)": r"(?<![{\\A-Za-z])[BN]'?\(w\)",
+    "the bias power as p (p_i are the softmax weights)": r"w\^\{-p\}|\$-?p\$\)|\$p = \\min",
+    "a probability as P (P is the projector)": r"(?<![{\\A-Za-z_])P\((?:\\\||x\\cdot|N |X )",
+    "the ICL loss as L (L is the Lipschitz constant)": r"\\Delta L\b|(?<![{\\A-Za-z])L\(\{?c\^|d\^\{2\}L/",
+    "the window-law constant as C (C is a proved inequality's constant)": r"[(~ ]C \\Lambda\^|\$C\$: ",
+    "the window law's next-order exponent as q (q is the query)": r"w_\{?0\}?\^\{-q\}",
+    "a resolution written s, c, x or gamma": r"& \$(?:s|c|x|\\gamma)\$ \$=\$",
+    "a move's step as s or epsilon": r"\\pm\s*s Q|\\epsilon\b",
+    "the Beta law's a, b and the Beta function B": r"\\mathrm\{Beta\}\(a|\\mathrm\{B\}\(",
+    "Bonferroni's level as alpha": r"\\alpha/m",
+    "a derivative's d as the dimension d": r"\$d\$/dw|\$d B/d w|\\mathrm\{ds\}",
+    "seconds as the symbol s": r"\$\d+ s\$|CPU \$s\$",
+    "a symbol's ASCII name printed as letters": r"\b(?:cal[LBN]|bbP)\b",
+}
+
+
+def test_the_report_prints_one_symbol_per_meaning():
+    tex = (_dir() / "report.tex").read_text()
+    found = {what: m.group(0) for what, pattern in _CLASHES.items() if (m := re.search(pattern, tex))}
+    assert not found, found
 
 
 def test_the_constants_table_prints_C_d_as_claims_json_has_it():

@@ -17,7 +17,15 @@ Everything else stays text (escaped).  Within a run:
 * Greek names become letters (``eps`` is ``\\varepsilon``); one symbol per concept: ``rho`` alone is the
   project's ``n L^2 / sigma^2``, typeset ``\\Lambda``, while ``rho(M, B)`` is the paper's representation error
   ``\\rho(M, B)``;
-* ``exp log sqrt min max tr sum lim`` are operators, ``inf`` is ``\\infty``, ``E`` alone is ``\\mathbb{E}``;
+* ``exp log sqrt min max tr sum lim`` are operators, ``inf`` is ``\\infty``, ``E`` alone (``E f``) and
+  ``E_t[...]`` are ``\\mathbb{E}``; a derivative's differentials (``dB/dw``, ``d/dw``, ``d^2L/ds^2``,
+  ``d log w*/d log rho``) are an upright ``\\mathrm{d}``, never the dimension ``d``; ``120 s`` and ``CPU s`` are
+  seconds (text); ``E_L'`` is ``E_{L'}``;
+* a ``rename`` (:mod:`lipschitz_icl.report.symbols`) maps a letter alone (``p``, never ``p_i`` or ``q'``; key
+  ``N'``: the primed letter), a letter
+  applied to an argument (key ``P(``: ``P(N >= a)``, never the projector ``P``), a name with a word subscript
+  (``falls_at``) or a phrase to another symbol; :data:`SYMBOLS` names what no ASCII letter stands for (``calL``
+  the ICL loss ``\\mathcal{L}``, ``calB``, ``calN``, ``bbP``);
 * ``<= >= -> +- != ~ ...`` are ``\\le \\ge \\to \\pm \\ne \\sim \\dots``; ``||x||`` is ``\\|x\\|``; ``x.q``
   between letters is ``x \\cdot q``; ``1e-06`` is ``10^{-6}``; ``[[a, b], [c, d]]`` is a small matrix.
 
@@ -37,7 +45,7 @@ from dataclasses import dataclass
 
 from lipschitz_icl.report.latex import Latex, breakable, escape
 
-__all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "written_out", "GREEK"]
+__all__ = ["to_latex", "to_mathtext", "mpl_text", "code", "written_out", "GREEK", "SYMBOLS"]
 
 GREEK = {
     name: "\\" + name
@@ -47,6 +55,9 @@ GREEK = {
     ).split()
 }
 GREEK.update({"eps": r"\varepsilon", "rho": r"\Lambda"})  # rho alone: the project's n L^2 / sigma^2
+# names a rename's phrase may write for a symbol no ASCII letter stands for (symbols.RENAMES): the ICL loss
+# (calL), the bias and noise parts (calB, calN), a probability (bbP)
+SYMBOLS = {"calL": r"\mathcal{L}", "calB": r"\mathcal{B}", "calN": r"\mathcal{N}", "bbP": r"\mathbb{P}"}
 FUNCTIONS = {
     "exp": r"\exp",
     "log": r"\log",
@@ -62,6 +73,7 @@ FUNCTIONS = {
     "sin": r"\sin",
     "argmin": r"\operatorname{arg\,min}",
     "argmax": r"\operatorname{arg\,max}",
+    "diff": r"\mathrm{d}",  # the differential of a derivative (d B/d w written out: _reworded), never the dimension d
 }
 OPERATORS = {
     "<=": r"\le ",
@@ -93,7 +105,9 @@ _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
   | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|Eqs?\.|\u2019s\b|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b
-      |\b[A-Z]\.\d+(?:\.\d+)*\b)
+      |\b[A-Z]\.\d+(?:\.\d+)*\b
+      |(?:(?<=\d\ )|(?<=CPU\ ))s\b(?![\^_(/])  # seconds, the unit (120 s, CPU s): never the symbol s
+  )
   | (?P<code>\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b
       |[A-Za-z_][A-Za-z0-9_]{3,}(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\))?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}
       |[a-z][a-z0-9]+_[a-z0-9]{4,}[A-Za-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z][A-Z0-9_]+)
@@ -123,7 +137,7 @@ def _ident_role(text: str) -> str:
     base = text.rstrip("*'").split("_")[0]
     if text in FUNCTIONS:
         return "function"
-    if "_" in text or text.endswith(("*", "'")) or base in GREEK:
+    if "_" in text or text.endswith(("*", "'")) or base in GREEK or base in SYMBOLS:
         return "symbol"
     if re.fullmatch(r"[A-Za-z]\d*", base):
         return "word" if base == "a" else "symbol"
@@ -463,15 +477,20 @@ class _Emitter:
         text = text.rstrip("'")
         star = text.endswith("*")
         text = text.rstrip("*")
+        nxt = self.peek(skip_ws=False)
         if "_" in text and text in self.rename:  # a name with a word subscript (falls_at), renamed whole
             return self.rename[text] + ("^{*}" if star else "") + "'" * primes
         base, _, sub = text.partition("_")
-        base = self.rename.get(base, base)
-        if base.startswith("\\"):  # renamed to a LaTeX symbol outright
+        if not sub and primes and base + "'" * primes in self.rename:  # a primed letter renamed as such (N')
+            return self.rename[base + "'" * primes] + ("^{*}" if star else "")
+        if not sub and not primes:  # a letter's rename is of the letter alone (p, not p_i or q')
+            applied = self.rename.get(base + "(") if nxt is not None and nxt.text == "(" else None
+            base = applied or self.rename.get(base, base)  # "P(": P applied to an argument (a probability)
+        if base.startswith("\\") or not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", base):
+            # renamed to LaTeX outright (\zeta, C_d, q')
             return base + (f"_{{{sub}}}" if sub else "") + ("^{*}" if star else "") + "'" * primes
         if re.fullmatch(r"[A-Za-z]\d+", base) and not sub:
             base, sub = base[0], base[1:]
-        nxt = self.peek(skip_ws=False)
         before, after, spaced = self._neighbours()
         if (
             base == "x"
@@ -486,6 +505,10 @@ class _Emitter:
             return r"\times "  # "C x 1.022": a factor
         if base == "rho" and nxt is not None and nxt.text == "(":
             body = r"\rho"
+        elif base in SYMBOLS:
+            body = SYMBOLS[base]
+        elif base == "E" and len(sub) == 1 and sub.islower() and not star and nxt is not None and nxt.text == "[":
+            return rf"\mathbb{{E}}_{{{sub}}}"  # "E_t[t K(t)]": an expectation over t, not an error E
         elif base in GREEK:
             body = GREEK[base]
         elif base in FUNCTIONS:
@@ -510,6 +533,8 @@ class _Emitter:
             body = r"\mathrm{" + base + "}"
         if sub:
             sub = sub if len(sub) == 1 or sub.isdigit() else r"\mathrm{" + sub + "}"
+            if primes and re.fullmatch(r"[A-Z]", sub):  # E_L': the error at L', not a derivative of E_L
+                sub, primes = sub + "'" * primes, 0
             body = f"{body}_{{{sub}}}"
         if star:  # braced, so a following ^ or _ applies to the whole w^*
             body = f"{{{body}^{{*}}}}"
@@ -598,17 +623,30 @@ _LEVEL = re.compile(r"(\d+(?:\.\d+)?)% ?t-interval")  # "99%t-interval"
 _QUOTED = re.compile(r"(?<![\w*'])'([A-Za-z](?:[^'\n]|(?<=\w)'(?=\w)){0,80}?)'(?![\w'])")  # softmax's inside
 _PLURAL_POSSESSIVE = re.compile(r"(?<=[A-Za-z]{2}s)'(?=[\s,.;:)]|$)")
 _STAR_POSSESSIVE = re.compile(r"(?<=\*)'s\b")
-# a derivative of one capital by one letter (dB/dw, dL/dw): written d B/d w, so both differentials are symbols
-_DERIVATIVE = re.compile(r"\bd([A-Z])/d([a-z])\b")
+# a derivative (dB/dw, d/dw, d^2L/ds^2, d log w*/d log rho): its differentials written "diff", a function typeset
+# upright (\mathrm{d}), so that they never read as the dimension d
+_DERIVATIVES = (
+    (re.compile(r"\bd\^2 ?([A-Za-z]\w*)/d([a-z])\^2(?![\w^])"), r"diff^2 \1/diff \2^2"),
+    (re.compile(r"\bd([A-Z]|cal[A-Z])/d([a-z])\b"), r"diff \1/diff \2"),
+    (re.compile(r"\bd/d([a-z])\b"), r"diff/diff \1"),
+    (re.compile(r"\bd log ([^/;,]+?) ?/ ?d log\b"), r"diff log \1/diff log"),
+)
+
+
+def _derivatives(text: str) -> str:
+    for pattern, written in _DERIVATIVES:
+        text = pattern.sub(written, text)
+    return text
 
 
 def _reworded(text: str, rename: dict) -> tuple[str, dict]:
     """The record's shorthand written out before it is typeset: phrases of ``rename`` (keys that are not
     identifiers, such as ``w*/law``: replaced as text by their ASCII math), a factor ``2x`` as ``2 times``
     (typeset ``2\\times``), ``99%t-interval`` as ``t-interval at 99%``, apostrophes that are not primes as
-    typographic quotes (a quoted phrase, ``layers'``, ``w*'s``), a derivative ``dB/dw`` as ``d B/d w``; returns
+    typographic quotes (a quoted phrase, ``layers'``, ``w*'s``), a derivative's differentials (``dB/dw``, ``d/dw``,
+    ``d^2L/ds^2``, ``d log w*/d log rho``) as upright ``d``s; returns
     the text and the identifier renames."""
-    phrases = {k: v for k, v in rename.items() if not re.fullmatch(r"[A-Za-z_]\w*", k)}
+    phrases = {k: v for k, v in rename.items() if not re.fullmatch(r"[A-Za-z_]\w*(?:\(|'+)?", k)}
     for phrase, replacement in phrases.items():
         text = text.replace(phrase, replacement)
     text = _FACTOR.sub(lambda m: m.group(1) + "\u00d7", text)
@@ -616,7 +654,7 @@ def _reworded(text: str, rename: dict) -> tuple[str, dict]:
     text = _QUOTED.sub("\u2018\\1\u2019", text)
     text = _PLURAL_POSSESSIVE.sub("\u2019", text)
     text = _STAR_POSSESSIVE.sub("\u2019s", text)
-    text = _DERIVATIVE.sub(r"d \1/d \2", text)
+    text = _derivatives(text)
     return text, {k: v for k, v in rename.items() if k not in phrases}
 
 
@@ -668,7 +706,7 @@ def to_mathtext(text, *, rename: dict | None = None) -> str:
         if len(part) > 2 and part[0] == part[-1] == "$" and _parses(part):
             out.append(part)
             continue
-        ascii_math = _DERIVATIVE.sub(r"d \1/d \2", part)  # dL/dw as to_latex writes it
+        ascii_math = _derivatives(part)  # dL/dw as to_latex writes it
         for kind, piece in _convert(ascii_math, True, rename or {}):
             if kind is True and _parses("$" + piece + "$"):
                 out.append("$" + piece + "$")

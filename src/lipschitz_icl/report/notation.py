@@ -1,13 +1,24 @@
 """The report's notation: one symbol per meaning, and the terms of the records defined where they occur.
 
-:data:`NOTATION` lists every symbol the report's text, tables and captions use across sections, each with
-its one meaning (symbols local to one lemma -- the cap height ``h``, the projection threshold ``s``, the
-count threshold ``a`` -- are defined in that lemma's statement).  Where the registry's own words reuse a
-letter, :data:`lipschitz_icl.report.symbols.RENAMES` renames it in that group (the linear group's task
-covariance ``k(s)`` is printed ``K(s)``; Dasgupta and Gupta's ``beta = s d/k`` is printed ``tau``).
-:data:`GLOSSARY` defines the words of the records a reader meets undefined (``gated``, ``signal-matched``,
-``cosine-4``, the rule types, ``Bonferroni``); :func:`glossary` keeps the entries whose term occurs in the
-report's text.
+:data:`NOTATION` lists every symbol the report's text, tables, captions and figure axes use across sections, each
+with its one meaning.  Symbols local to one lemma or one sentence are defined where they occur and collide with no
+symbol of the table: the cap height ``h``; the projection threshold ``s``, ``X = ||Px||^2`` and its Beta
+parameters ``nu_1, nu_2``; the count ``N`` of points in a cap, its threshold ``a``, the cap probability ``p``,
+``mu = n p``, the Chernoff bound's relative deviation ``r`` and the relative entropy ``KL``; ``chi`` in ``1 + chi <=
+e^chi``; the isotropy probe's directions ``D_j``; ``Y`` (an end of a certified interval); the linear closed form's
+``a_0, a_1, a_2`` and ``t = x . q``; the regularity law's ``gamma``, ``u`` and kernel coefficients ``c_gamma, c_1,
+c_2``; the probe tasks' ``u, phi, s_i``.  Where the registry's own words reuse a letter, the render-level renames
+(:data:`lipschitz_icl.report.symbols.RENAMES`) print it as the table's symbol in that group or claim: the bias
+and noise parts ``B(w), N(w)`` as ``\\mathcal{B}(w), \\mathcal{N}(w)`` (``B`` is the low-rank basis); the bias
+power ``p`` (regularity: ``beta``) as ``zeta`` (``p_i`` are the softmax weights, ``beta`` the noise power); the
+window law's next-order exponent ``q`` as ``q'`` (``q`` is the query); a probability ``P(...)`` as
+``\\mathbb{P}`` (``P`` is the projector); the ICL loss ``L(...)``, ``Delta L`` as ``\\mathcal{L}`` (``L`` is the
+Lipschitz constant); a move's step ``s`` as ``xi``; the window-law constant ``C`` as ``C_d`` (``C`` is the constant
+of a proved inequality); the linear group's task covariance ``k(s)`` as ``K(t)``; Dasgupta and Gupta's ``beta =
+s d/k`` as ``tau``; a resolution written ``s``, ``c``, ``x`` or ``gamma`` as ``delta``
+(:data:`lipschitz_icl.report.symbols.RESOLUTION_LETTERS`).  :data:`GLOSSARY` defines the words of the records a
+reader meets undefined (``gated``, ``signal-matched``, ``cosine-4``, the rule types, ``Bonferroni``);
+:func:`glossary` keeps the entries whose term occurs in the report's text.
 """
 
 from __future__ import annotations
@@ -18,11 +29,11 @@ __all__ = ["NOTATION", "GLOSSARY", "glossary"]
 
 # (symbol in LaTeX math, meaning in LaTeX text)
 NOTATION: tuple[tuple[str, str], ...] = (
-    (r"d", r"dimension: covariates and queries are uniform on the sphere $S^{d-1}\subset\mathbb{R}^d$"),
+    (r"d", r"dimension: covariates $x$ and queries $q$ are uniform on the sphere $S^{d-1}\subset\mathbb{R}^d$"),
     (r"n", r"context size (number of labelled examples in a prompt)"),
     (r"L", r"Lipschitz constant of the task class; $L'$ the constant of a mismatched pretraining class"),
     (r"\sigma", r"standard deviation of the label noise"),
-    (r"\Lambda", r"$nL^2/\sigma^2$, the quantity Theorem~3.4 bounds $w^*$ by powers of"),
+    (r"\Lambda", r"$nL^2/\sigma^2$, whose powers bound $w^*$ (Theorem~3.4; $n/\sigma^2$ in the regularity law)"),
     (r"M", r"attention matrix: the top-left block of $W_K^{\top}W_Q$"),
     (r"W_K, W_Q, W_V", r"the attention layer's key, query and value matrices"),
     (r"w,\ w^*", r"window scale ($M = wI$: bandwidth $1/\sqrt{w}$) and its optimum"),
@@ -32,18 +43,19 @@ NOTATION: tuple[tuple[str, str], ...] = (
         r"the two-sided constants of Theorem~3.4: $\min$ and $\max$ of $w^*/\Lambda^{\alpha}$ over a range of $n$",
     ),
     (
-        r"\kappa,\ q",
+        r"\kappa,\ q'",
         r"coefficient and exponent of the next order of the window law, "
-        r"$w^* = C_d\Lambda^{\alpha}(1 + \kappa w_0^{-q})$, $w_0 = C_d\Lambda^{\alpha}$ the leading-order window",
+        r"$w^* = C_d\Lambda^{\alpha}(1 + \kappa w_0^{-q'})$, $w_0 = C_d\Lambda^{\alpha}$; $q'$ is the bias part's "
+        r"relative next order: $1$ (affine), $1/2$ (ReLU)",
     ),
-    (r"p,\ b_d", r"power and constant of the large-$n$ bias part, $b_d L^2 w^{-p}$"),
+    (r"\zeta,\ b_d", r"power and constant of the large-$n$ bias part, $b_d L^2 w^{-\zeta}$"),
     (r"\beta,\ c_R", r"power and constant of the noise part, $\sigma^2 c_R w^{\beta}/n$, $\beta = (d-1)/2$"),
     (r"\Phi_d(w)", r"$\mathbb{E}\exp(w\,x\cdot q)$ for $x$ uniform on the sphere"),
     (r"p_i", r"softmax attention weight of context point $i$"),
     (r"m^*,\ E_{\mathrm{lin}}", r"optimal linear attention $m^*I$ and its ICL error"),
     (
-        r"K(s),\ \bar K",
-        r"task covariance $\mathbb{E}_f f(a)f(b)$ at $a\cdot b = s$, and $\bar K = \mathbb{E}_t[t\,K(t)]$",
+        r"K(t),\ \bar K",
+        r"task covariance $\mathbb{E}_f f(x)f(x')$ at $x\cdot x' = t$, and $\bar K = \mathbb{E}_t[t\,K(t)]$",
     ),
     (
         r"B,\ k,\ P,\ Q",
@@ -51,18 +63,27 @@ NOTATION: tuple[tuple[str, str], ...] = (
     ),
     (r"c^*", r"optimal scale of $c\,BB^{\top}$"),
     (r"\rho(M,B)", r"the paper's representation error $\|M - PMP\|_F/\|M\|_F$"),
-    (r"\mathcal{L}", r"ICL loss (expected squared error of the prediction at the query)"),
+    (r"\mathcal{L},\ E", r"ICL loss: expected squared error of the prediction at the query ($E$: of a given layer)"),
     (
-        r"B(w),\ N(w)",
-        r"bias and noise parts of the ICL loss of $M = wI$, $\mathcal{L}(wI) = L^2 B(w) + \sigma^2 N(w)$ "
-        r"(with its argument; $B$ alone is the low-rank basis)",
+        r"\mathcal{B}(w),\ \mathcal{N}(w)",
+        r"bias and noise parts of the ICL loss of $M = wI$, "
+        r"$\mathcal{L}(wI) = L^2 \mathcal{B}(w) + \sigma^2 \mathcal{N}(w)$",
     ),
-    (r"C", r"rate constant of a concentration bound (the stated value, or the sharpest proved)"),
-    (r"T", r"tightness factor of a proved band, $T f \le g \le f/T$ ($A^{\top}$ is a transpose)"),
-    (r"\tau", r"$s\,d/k$ in the projection-tail bounds"),
+    (r"\mathbb{P},\ \mathbb{E}", r"probability and expectation"),
+    (r"\xi", r"step of a probe move"),
     (
-        r"\delta,\ \varepsilon,\ s,\ \ldots",
-        r"resolutions: the smallest deviation of a claim's parameter that its rule refutes (each claim names its own)",
+        r"C,\ C^*",
+        r"constant of a proved inequality (a rate, floor or factor) and the largest $C$ proved",
+    ),
+    (
+        r"T,\ T^*",
+        r"tightness of a proved band (between $T$ times the law and the law over $T$); the largest $T$ proved",
+    ),
+    (r"\tau", r"$s\,d/k$ in the projection tails ($s$ their threshold)"),
+    (
+        r"\delta,\ \varepsilon,\ \theta",
+        r"a claim's resolution: the smallest change of its parameter its rule refutes ($\delta X$: of $X$; "
+        r"$\varepsilon$ in log scale, $\theta$ an angle)",
     ),
 )
 
@@ -72,7 +93,7 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
     (
         r"signal-matched",
         "signal-matched",
-        r"low-rank problems scaled so that the task is the same function of $z = \sqrt{d/k}\,B^{\top}x$ at every $d$",
+        r"low-rank problems scaled so that the task is the same function of $\sqrt{d/k}\,B^{\top}x$ at every $d$",
     ),
     (
         r"\b(?:cosine|triangle|distance)-\d",
@@ -97,15 +118,10 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
     (
         r"Bonferroni",
         "Bonferroni",
-        r"$m$ intervals each at level $1 - \alpha/m$, all holding with probability $1 - \alpha$",
+        r"intervals each at the family's error rate over their number, all holding together at the family's level",
     ),
     (r"Welch", "Welch", "a two-sample $t$-interval without assuming equal variances"),
     (r"antithetic", "antithetic", "samples paired with their reflections, whose first-order errors cancel"),
-    (
-        r"q'",
-        "$q'$",
-        r"exponent of the next order of the large-$n$ bias part, relative $O(w^{-q'})$: $1$ (affine), $1/2$ (ReLU)",
-    ),
     (
         r"R_\{?d\}?\(|R_\{?d\}?\$",
         "$R_d(w)$",

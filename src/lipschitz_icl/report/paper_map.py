@@ -271,6 +271,15 @@ def _status_why(row: MapRow, numbers: dict):
     return Latex("".join(r"\newline{\scriptsize " + line + "}" for line in lines))
 
 
+def _rename(records: list) -> dict:
+    """The renames (:func:`lipschitz_icl.report.symbols.rename_for`) of records that share one claim group (a
+    group's letters are printed as the report's symbols, ``P(...)`` a probability): ``{}`` when they do not."""
+    from lipschitz_icl.report.symbols import rename_for
+
+    groups = {str(r.get("key", "")).split(".")[0] for r in records}
+    return rename_for(groups.pop()) if len(groups) == 1 else {}
+
+
 def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
     """The map as the report prints it: per item its label, status, statement, note and one line per
     part (``what: domain; method; #cases; verdicts``), LaTeX."""
@@ -285,7 +294,8 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
             continue  # printed in the first row of its group
         parts = []
         for part in row.parts:
-            head = r"\textit{" + to_latex(part.what) + "}"
+            rename = _rename(part.records)
+            head = r"\textit{" + to_latex(part.what, rename=rename) + "}"
             if not part.records:
                 parts.append(Latex(head + ": not checked"))
                 continue
@@ -297,7 +307,7 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
                 Latex(
                     head
                     + ": "
-                    + to_latex(body)
+                    + to_latex(body, rename=rename)
                     + escape(f"; {cases}; {_verdicts(part.records)}")
                     + ("" if part.status == "checked" else escape(f" ({part.status})"))
                     + (escape(f" [scope: {scopes}]") if scopes else "")
@@ -310,8 +320,8 @@ def map_rows(rows: list[MapRow], numbers: dict) -> list[dict]:
             {
                 "label": Latex(escape(label) + (r"~\cite{" + ",".join(cites) + "}" if cites else "")),
                 "status": Latex(status[row.status] + _status_why(row, numbers)),
-                "statement": to_latex(row.item.statement),
-                "note": to_latex(row.item.note) if row.item.note else Latex(""),
+                "statement": to_latex(row.item.statement, rename=_rename(row.records)),
+                "note": to_latex(row.item.note, rename=_rename(row.records)) if row.item.note else Latex(""),
                 "parts": parts,
                 "reason": to_latex(row.item.not_checked or "no record refers to it") if not row.records else Latex(""),
             }

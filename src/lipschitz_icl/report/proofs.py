@@ -49,20 +49,21 @@ MAX_CERTIFICATE_BYTES = 256 * 1024 * 1024
 
 # the prover's quantities (lipschitz_icl.prover.enclosures, loss_enclosures) as they read in the report
 QUANTITY_LATEX = {
-    "cap_tail": r"P(x\cdot q \ge h)",
-    "projection_tail": r"P(\|Px\|^2 \ge s)",
-    "projection_lower_tail": r"P(\|Px\|^2 \le s)",
-    "binomial_tail": r"P(N \ge a)",
-    "binomial_lower_tail": r"P(N \le a)",
+    # a probability is \mathbb{P} (P alone is the projector B B^T)
+    "cap_tail": r"\mathbb{P}(x\cdot q \ge h)",
+    "projection_tail": r"\mathbb{P}(\|Px\|^2 \ge s)",
+    "projection_lower_tail": r"\mathbb{P}(\|Px\|^2 \le s)",
+    "binomial_tail": r"\mathbb{P}(N \ge a)",
+    "binomial_lower_tail": r"\mathbb{P}(N \le a)",
     "w_star": r"w^*",
     "icl_error": r"\mathcal{L}(w^* I)",
-    # the ICL loss of M = wI, its parts and their w-slopes as the registry's statements name them (the bias part
-    # L^2 B(w), the noise part sigma^2 N(w))
-    "bias": r"L^2 B(w)",
-    "noise": r"\sigma^2 N(w)",
+    # the ICL loss of M = wI, its parts and their w-slopes as the report names them (the bias part L^2 B(w), the
+    # noise part sigma^2 N(w) of the registry's statements, printed calligraphic: B is the low-rank basis)
+    "bias": r"L^2 \mathcal{B}(w)",
+    "noise": r"\sigma^2 \mathcal{N}(w)",
     "loss": r"\mathcal{L}(w I)",
-    "dbias_dw": r"\mathrm{d}(L^2 B)/\mathrm{d}w",
-    "dnoise_dw": r"\mathrm{d}(\sigma^2 N)/\mathrm{d}w",
+    "dbias_dw": r"\mathrm{d}(L^2 \mathcal{B})/\mathrm{d}w",
+    "dnoise_dw": r"\mathrm{d}(\sigma^2 \mathcal{N})/\mathrm{d}w",
     "dloss_dw": r"\mathrm{d}\mathcal{L}(w I)/\mathrm{d}w",
     "linear_error": r"E_{\mathrm{lin}}(n)",
     # the step in n of the loss's w-slope: dL/dw(w, n + 1) - dL/dw(w, n)
@@ -513,7 +514,7 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
             records = [c.record for c in cases if str(c.record.get("key") or c.record["claim_id"]) == key]
             ref = str(record.get("paper_ref", ""))
             cites = citations(ref, str(record.get("statement", "")))
-            source = Latex(to_latex(ref) + (r"~\cite{" + ",".join(cites) + "}" if cites else ""))
+            source = Latex(to_latex(ref, rename=rename) + (r"~\cite{" + ",".join(cites) + "}" if cites else ""))
             scope = str(record.get("scope", ""))
             blocks[key] = {
                 "title": Latex(to_latex(_title(record)) + " (" + code(key) + ")"),

@@ -32,7 +32,7 @@ from lipschitz_icl.report.figures import paper as paperfigs
 from lipschitz_icl.report.figures.data import theory_on_diagonal
 from lipschitz_icl.report.intervals import interval_short
 from lipschitz_icl.report.latex import Latex, as_float, breakable, escape, num
-from lipschitz_icl.report.mathtext import code, to_latex, to_mathtext
+from lipschitz_icl.report.mathtext import SYMBOLS, code, to_latex, to_mathtext
 from lipschitz_icl.report.paper_map import map_rows, paper_map
 from lipschitz_icl.report.profile import omissions, unrun_mentions, unrun_phrase
 from lipschitz_icl.report.proofs import certificate_rows, find_certificates, libraries_text, proof_blocks, proof_cases
@@ -50,7 +50,14 @@ from lipschitz_icl.report.sections import (
 )
 from lipschitz_icl.report.style import FULL_WIDTH
 from lipschitz_icl.report.summary import claim_statement, headline, point_checks, points_of, scope_counts
-from lipschitz_icl.report.symbols import FIGURE_CAPTIONS, RESOLUTIONS, figure_axes, rename_for, resolution_symbol
+from lipschitz_icl.report.symbols import (
+    FIGURE_CAPTIONS,
+    RESOLUTIONS,
+    figure_axes,
+    rename_for,
+    resolution_letter,
+    resolution_symbol,
+)
 
 __all__ = ["render_tex", "Rendered", "power_summary", "MAX_FIGURES", "MAX_SERIES", "MAX_TABLE_ROWS", "cases_csv"]
 
@@ -121,6 +128,13 @@ def resolution_of(records: list, rename: dict | None = None) -> dict:
     parameter = str(found[0].get("parameter", ""))
     symbol, mapped = resolution_symbol(parameter)
     symbol = next((r["symbol"] for r in found if isinstance(r.get("symbol"), str) and r["symbol"]), symbol)
+    # a letter meaning something else in the report is printed as the resolution's own symbol, its meaning's words
+    # alike; any other symbol under the group's renames (the regularity group's bias power beta is zeta)
+    # (delta is every resolution's own letter, whatever else a claim's statement calls delta)
+    rename = {k: v for k, v in (rename or {}).items() if k != "delta"}
+    symbol, letter = resolution_letter(symbol)
+    symbol = renamed_symbol(symbol, rename) if not letter else symbol
+    rename = {**rename, **letter}
     if own is not None:
         # "(1 + value)" names the resolution itself: written with its symbol, C (1 + delta C/C)
         safe = _math_symbol(symbol).strip()
@@ -486,10 +500,31 @@ def _named_by_symbol(constant: str, symbol: str) -> bool:
 
 
 def renamed_symbol(symbol: str, rename: dict) -> str:
-    """A record's symbol under its group's renames (the regularity group's ``\\beta`` is its bias power,
-    printed ``p``: ``\\beta`` is the noise power elsewhere); a symbol the group does not rename as it is."""
-    bare = symbol.lstrip("\\")
-    return rename.get(bare, symbol) if bare else symbol
+    """A record's symbol (LaTeX) under its group's renames, letter by letter (the regularity group's bias power
+    ``\\beta`` is printed ``\\zeta``, and ``\\delta\\beta`` ``\\delta\\zeta``: ``\\beta`` is the noise power
+    elsewhere); the letters of an upright name (``\\mathrm{lin}``), of a sub- or superscript and the symbols the
+    group does not rename stay as they are."""
+
+    def one(m: re.Match) -> str:
+        token = m.group(0)
+        if m.group("upright") or m.group("script"):
+            return token
+        value = rename.get(token.lstrip("\\"))
+        if value is None:
+            return token
+        value = SYMBOLS.get(value, value)
+        return value + " " if value[-1].isalpha() and value.startswith("\\") else value
+
+    whole = rename.get(symbol.strip().lstrip("\\"))
+    if whole is not None:  # a name renamed whole (kappa_Q)
+        return SYMBOLS.get(whole, whole)
+    out = re.sub(
+        r"(?P<upright>\\(?:mathrm|operatorname|text)\{[^}]*\})|(?P<script>[_^]\{[^}]*\}|[_^]\\?[A-Za-z])"
+        r"|\\[A-Za-z]+(?![_'])|[A-Za-z]+(?![_'])",
+        one,
+        symbol,
+    )
+    return out.rstrip()
 
 
 def _constant_row(row, shared: list[str]) -> dict:
@@ -608,15 +643,11 @@ def _margins(views: list[SectionView]) -> list[dict]:
             record = claim.records[0]
             rename = rename_for(claim.key)
             margin, source = str(record.get("margin") or "--"), str(record.get("margin_source") or "--")
-            same = (margin, source, str(rename))
-            if same in entries:
-                entries[same]["key"] = Latex(entries[same]["key"] + ", " + code(claim.key))
+            shown = (to_latex(margin, rename=rename), to_latex(PACKAGE_PREFIX.sub("", source), rename=rename))
+            if shown in entries:  # the same words, typeset alike (renames that differ elsewhere do not split them)
+                entries[shown]["key"] = Latex(entries[shown]["key"] + ", " + code(claim.key))
                 continue
-            entries[same] = {
-                "key": code(claim.key),
-                "margin": to_latex(margin, rename=rename),
-                "source": to_latex(PACKAGE_PREFIX.sub("", source), rename=rename),
-            }
+            entries[shown] = {"key": code(claim.key), "margin": shown[0], "source": shown[1]}
     return list(entries.values())
 
 
@@ -640,7 +671,7 @@ def _design_history(data: dict) -> list[dict]:
             "salt": escape(salt),
             "fixed": escape(fixed),
             "commit": escape(commit[:7]),
-            "reason": to_latex(reason),
+            "reason": to_latex(reason, rename=_shared_rename(h.get("key", "") for h in members)),
         }
         for (salt, fixed, commit, reason), members in groups.items()
     ]
@@ -969,7 +1000,17 @@ def _omission_rows(left_out: list) -> list[dict]:
     grouped: dict[str, list[str]] = {}
     for o in left_out:
         grouped.setdefault(o.text(), []).append(o.key)
-    return [{"key": Latex(", ".join(code(k) for k in keys)), "text": to_latex(text)} for text, keys in grouped.items()]
+    return [
+        {"key": Latex(", ".join(code(k) for k in keys)), "text": to_latex(text, rename=_shared_rename(keys))}
+        for text, keys in grouped.items()
+    ]
+
+
+def _shared_rename(keys) -> dict:
+    """The renames of claims of one group (:func:`lipschitz_icl.report.symbols.rename_for`); ``{}`` when the keys
+    span groups (the words of one are then typeset as they are)."""
+    groups = {str(k).split(".")[0] for k in keys}
+    return rename_for(groups.pop()) if len(groups) == 1 else {}
 
 
 def _two_sided_row(t) -> dict:

@@ -106,8 +106,9 @@ def reason(record: dict) -> Latex:
             "no compared number carries the verdict"
             + ("; the rule's resolution was not reached" if isinstance(res, dict) and res.get("value") is None else "")
         )
+    rename = rename_for(str(record.get("key", "")))
     parts = [
-        to_latex(str(q.get("name", ""))),
+        to_latex(str(q.get("name", "")), rename=rename),
         Latex(" $=$ "),
         num(q.get("measured"), q.get("ci_low"), q.get("ci_high"), digits=4),
         _level(record, q),
@@ -116,7 +117,7 @@ def reason(record: dict) -> Latex:
         parts += [Latex(", theory "), num(q.get("theory"), digits=4)]
     note = " ".join(str(q.get("note", "")).split())
     if note:
-        parts += [Latex("; "), to_latex(note)]
+        parts += [Latex("; "), to_latex(note, rename=rename)]
     return Latex("".join(parts))
 
 
@@ -189,7 +190,14 @@ def _checked_lines(view: SectionView, scope: str) -> list[Latex]:
         text = checked_scope(records) + (f"; {how}" if how else "")
         status = "" if claim.status == "confirmatory" else " (exploratory)"
         lines.append(
-            Latex(r"\textit{" + escape(claim.name) + "}" + escape(status) + ": " + to_latex(text or "one case"))
+            Latex(
+                r"\textit{"
+                + escape(claim.name)
+                + "}"
+                + escape(status)
+                + ": "
+                + to_latex(text or "one case", rename=rename_for(claim.key))
+            )
         )
     return lines
 
@@ -271,7 +279,7 @@ def caveats(records: list) -> list[Latex]:
                 side = "below" if high < ref else "above"
                 out.append(
                     Latex(
-                        to_latex(str(q.get("name", "")))
+                        to_latex(str(q.get("name", "")), rename=rename_for(str(record.get("key", ""))))
                         + " $=$ "
                         + value
                         + _level(record, q)

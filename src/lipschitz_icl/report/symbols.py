@@ -16,9 +16,16 @@ simply drops out of the constants table instead of being mislabelled.
   ``measured/theory - 1``) or ``theory`` (only the theory value is the constant; the measured number
   belongs to another setting and is not shown as its measurement).
 * :data:`RESOLUTIONS`: the symbol and meaning of each resolution parameter.
-* :data:`RENAMES`: one symbol per concept across the report (the regularity law calls the bias power
-  ``beta``; Theorem 3.4's records call it ``p`` and use ``beta`` for the noise power; the low-rank claims
-  write ``rho`` alone for the representation error ``rho(M, B)``, elsewhere ``rho`` is ``n L^2/sigma^2``).
+* :data:`RENAMES`: one symbol per meaning across the report, per claim group or claim key, applied when the
+  records' words are typeset (the registry's statements stay as they are): the bias power, ``p`` in Theorem
+  3.4's records and ``beta`` in the regularity law's, is ``zeta`` (``p_i`` are the softmax weights, ``beta`` the
+  noise power); the bias and noise parts ``B(w), N(w)`` are ``\\mathcal{B}(w), \\mathcal{N}(w)`` (``B`` is the
+  low-rank basis); ``P(...)`` is a probability ``\\mathbb{P}`` (``P`` the projector); ``L(...)``, ``Delta L`` the
+  ICL loss ``\\mathcal{L}`` (``L`` the Lipschitz constant); the window law's ``C`` is ``C_d`` and its next-order
+  exponent ``q`` is ``q'`` (``C`` is a proved inequality's constant, ``q`` the query); the low-rank claims write
+  ``rho`` alone for the representation error ``rho(M, B)``, elsewhere ``rho`` is ``n L^2/sigma^2``.
+* :data:`RESOLUTION_LETTERS`: a record's resolution symbol that is a letter meaning something else in the
+  report (``s``, ``c``, ``x``, ``gamma``), printed as a resolution's own ``delta``.
 * :data:`TASKS`: how a class name reads.
 * :data:`FIGURES`: axis labels (mathtext) of the claims' figure data, the theory curve's legend entry,
   and ``transform="deviation"`` where a ratio to a law is better read as its distance to 1 on a log
@@ -44,6 +51,8 @@ __all__ = [
     "resolution_symbol",
     "task_name",
     "rename_for",
+    "resolution_letter",
+    "RESOLUTION_LETTERS",
     "figure_axes",
 ]
 
@@ -83,8 +92,8 @@ CONSTANTS: dict[str, tuple[ConstantSpec, ...]] = {
     "regularity.window-law": _WINDOW[:2],
     "regularity.window-law-rough": _WINDOW[:2],
     "thm34.bias-noise": (
-        ConstantSpec(r"^bias power", "bias power (slope)", r"-p", decided_by=r"^bias power"),
-        ConstantSpec(r"^bias constant b", "bias constant", r"b_d", note=r"bias$/(L^2 w^{-p})$ at the largest $w$"),
+        ConstantSpec(r"^bias power", "bias power (slope)", r"-\zeta", decided_by=r"^bias power"),
+        ConstantSpec(r"^bias constant b", "bias constant", r"b_d", note=r"bias$/(L^2 w^{-\zeta})$ at the largest $w$"),
         ConstantSpec(r"^noise power", "noise power (slope)", r"\beta", decided_by=r"^noise power"),
         ConstantSpec(
             r"^noise constant c_R",
@@ -94,8 +103,8 @@ CONSTANTS: dict[str, tuple[ConstantSpec, ...]] = {
         ),
     ),
     "regularity.bias-power": (
-        ConstantSpec(r"^bias power beta", "bias power", r"p", decided_by=r"^bias power"),
-        ConstantSpec(r"^bias constant b", "bias constant", r"b_d", note=r"bias $\cdot\, w^{p}$ at the largest $w$"),
+        ConstantSpec(r"^bias power beta", "bias power", r"\zeta", decided_by=r"^bias power"),
+        ConstantSpec(r"^bias constant b", "bias constant", r"b_d", note=r"bias $\cdot\, w^{\zeta}$ at the largest $w$"),
     ),
     "thm34.monotonicity": (
         ConstantSpec(
@@ -186,7 +195,7 @@ CONSTANTS: dict[str, tuple[ConstantSpec, ...]] = {
         ConstantSpec(
             r"^linear error limit k\(1\) - d B",
             "linear-attention error limit",
-            r"k(1) - d\,B",
+            r"K(1) - d\,\bar K",
             kind="theory",
             note="derived limit; the finite-$n$ error is compared in the row below",
         ),
@@ -232,8 +241,8 @@ CONSTANTS: dict[str, tuple[ConstantSpec, ...]] = {
 # resolution parameter (as the records word it) -> (symbol, meaning in words)
 RESOLUTIONS: dict[str, tuple[str, str]] = {
     "exponent shift delta": (r"\delta\alpha", r"shift of the exponent $\alpha$ of the law the rule refutes"),
-    "bias power shift": (r"\delta p", "shift of the bias power the rule refutes"),
-    "shift of the bias power beta": (r"\delta p", "shift of the bias power the rule refutes"),
+    "bias power shift": (r"\delta\zeta", "shift of the bias power the rule refutes"),
+    "shift of the bias power beta": (r"\delta\zeta", "shift of the bias power the rule refutes"),
     "elasticity beyond zero on the wrong side (L)": (
         r"\delta\eta",
         "elasticity on the wrong side of zero the rule refutes",
@@ -253,21 +262,24 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
         "tightening of the envelope bound by $1+\\delta$ the rule refutes",
     ),
     "relative change c of the theory: (1 + c) sigma^2 (R_d/n + c_q w^(d-1)/n^2)": (
-        r"c",
+        r"\delta",
         "relative change of the derived noise part the rule refutes",
     ),
     "log error ratio s: the mismatched error exceeds exp(s) x the matched": (
-        r"s",
-        r"log error ratio: mismatched error $> e^{s}\times$ matched is refuted",
+        r"\delta",
+        r"log error ratio: mismatched error $> e^{\delta}\times$ matched is refuted",
     ),
-    "shift s of the required log factor": (r"s", "shift of the required log factor the rule refutes"),
+    "shift s of the required log factor": (r"\delta", "shift of the required log factor the rule refutes"),
     "shift s of the claimed log error ratio (relu@L over affine@L)": (
-        r"s",
+        r"\delta",
         "shift of the log error ratio the rule refutes",
     ),
     "relative change of m*": (r"\delta m^*/m^*", r"relative change of $m^*$ the rule refutes"),
     "relative shift of the base point m* I": (r"\delta", r"relative shift of the base point $m^*I$ the rule refutes"),
-    "relative change of the limit k(1) - d B": (r"\delta", r"relative change of the limit $k(1)-dB$ the rule refutes"),
+    "relative change of the limit k(1) - d B": (
+        r"\delta",
+        r"relative change of the limit $K(1)-d\bar K$ the rule refutes",
+    ),
     "elasticity of the linear window width in L": (
         r"\delta\eta",
         "elasticity of the linear window in $L$ the rule refutes",
@@ -282,7 +294,7 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
         r"tilt of $\mathrm{col}(B)$ (radians) the rule refutes",
     ),
     "exponent gamma: low-rank error bound (1 + margin)(d/d_min)^-gamma": (
-        r"\gamma",
+        r"\delta",
         r"decay exponent of the error bound in $d$ the rule refutes",
     ),
     "rate increase delta (bound -> bound^(1 + delta))": (
@@ -297,19 +309,19 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
     "change of E_class / E_cosine": (r"\delta", r"change of $E_{\mathrm{class}}/E_{\mathrm{cosine}}$ the rule refutes"),
     "rise of softmax's rho beyond zero": (r"\delta\rho", r"rise of $\rho(M,B)$ during pretraining the rule refutes"),
     "distance to the Eq. (4) form the rule refutes": (
-        r"\Delta",
+        r"\delta",
         "distance to the Eq. (4) form refuted as a claim about the trained layers",
     ),
     "value leak the rule refutes as a claim about the trained layers": (
-        r"\Delta",
+        r"\delta",
         "value leak refuted as a claim about the trained layers",
     ),
     "label coupling the rule refutes as a claim about the trained layers": (
-        r"\Delta",
+        r"\delta",
         "label coupling refuted as a claim about the trained layers",
     ),
     "anisotropy of M the rule refutes as a claim about the trained layers": (
-        r"\Delta",
+        r"\delta",
         "anisotropy of $M$ refuted as a claim about the trained layers",
     ),
     "offset of the attention centre of w* I from the query (radians)": (
@@ -318,22 +330,90 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
     ),
 }
 
+# Keys: a claim group ("thm34") or a claim key ("loss_shape.bias-power", merged over its group's); per key, a letter
+# or name as the records write it (renamed alone: p, never p_i or q'), a letter applied to an argument ("P(": the
+# probability of P(N >= a), never the projector P), or a phrase (anything else: replaced as text by ASCII math, then
+# typeset; mathtext.SYMBOLS names what no letter stands for: calL the ICL loss, calB and calN its bias and noise parts).
+# A value is the symbol as LaTeX (or a letter of the records' ASCII math, or a SYMBOLS name).
 RENAMES: dict[str, dict[str, str]] = {
-    "regularity": {"beta": "p", "w*/law": "w*/(C rho^alpha)"},
-    # there "rho" alone is the representation error rho(M, B), not Lambda
-    # and the curvature along Q is its second derivative (kappa is the window law's next-order coefficient)
-    "thm44": {"rho": r"\rho", "kappa_Q": r"\partial_s^2\mathcal{L}_Q"},
-    "figures": {"rho": r"\rho"},
-    # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class); "law" is
-    # the window law C_d Lambda^alpha (a phrase: replaced as text, then typeset)
-    "thm34": {"k": r"\kappa", "w*/law": "w*/(C_d rho^alpha)"},
-    # the linear group's task covariance k(s) and its moment B = E_t[t k(t)] (B is the low-rank basis elsewhere)
-    "linear": {"k": "K", "B": r"\bar K"},
-    # Dasgupta and Gupta's beta = s d/k (beta is the noise power elsewhere)
-    "concentration": {"beta": r"\tau"},
-    # the points where the bias part falls and rises (grid parameters falls_at, rises_at)
-    "loss_shape": {"falls_at": r"w_{\mathrm{fall}}", "rises_at": r"w_{\mathrm{rise}}"},
+    # the bias power is zeta (the records' beta is the noise power elsewhere, their p the softmax weights p_i); their
+    # m = (d-1)/2 is the noise power beta; b the bias constant b_d; c, D1, D2 the kernel's coefficients of u^gamma,
+    # u, u^2; k, q the bias part's next order (kappa is the window law's); C the window-law constant C_d (rho alone
+    # is Lambda: n/sigma^2 here, a zonal prior's scale is in C_d)
+    "regularity": {
+        "beta": r"\zeta",
+        "p": r"\zeta",
+        "m": r"\beta",
+        "b": "b_d",
+        "c": r"c_\gamma",
+        "D1": "c_1",
+        "D2": "c_2",
+        "k": r"\kappa_b",
+        "q": "q'",
+        "C": "C_d",
+        "w*/law": "w*/(C rho^alpha)",
+    },
+    # there "rho" alone is the representation error rho(M, B), not Lambda; s is the step of a move along Q or the
+    # scale (xi: s is the projection threshold of the tail bounds); L(...), Delta L, L'' are the ICL loss (L alone is
+    # the Lipschitz constant); the curvature along Q is its second derivative (kappa is the window law's coefficient)
+    "thm44": {
+        "rho": r"\rho",
+        "s": r"\xi",
+        "L(": r"\mathcal{L}",
+        "Delta L": "Delta calL",
+        "L''": r"\mathcal{L}''",
+        "d^2L/ds^2": "d^2calL/ds^2",
+        "kappa_Q": r"\partial_\xi^2\mathcal{L}_Q",
+    },
+    # a normal law N(0, v) in words (N(w) is the noise part); R(angle) a rotation (R_d is the collision ratio); a
+    # covariate's coordinates x^(j) (x_i is the i-th context point)
+    "figures": {"rho": r"\rho", "N(0,": "Gaussian(0,", "R(": r"\mathrm{Rot}", "x_1..x_d": "x^((1))..x^((d))"},
+    # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class), its exponent q'
+    # (the bias part's: q is the query); the bias power zeta (p_i are the softmax weights); "law" is the window law
+    # C_d Lambda^alpha (a phrase: replaced as text, then typeset); Delta L is a change of the loss
+    "thm34": {
+        "k": r"\kappa",
+        "q": "q'",
+        "p": r"\zeta",
+        "C": "C_d",
+        "w*/law": "w*/(C_d rho^alpha)",
+        "Delta L": "Delta calL",
+    },
+    # the window law's constant (C alone is the constant of a proved inequality)
+    "thm35": {"C": "C_d"},
+    # the linear group's task covariance k(s) and its moment B = E_t[t k(t)] (B is the low-rank basis elsewhere);
+    # m_hat the searched optimum
+    "linear": {"k": "K", "B": r"\bar K", "m_hat": r"\hat m"},
+    # Dasgupta and Gupta's beta = s d/k (beta is the noise power elsewhere); P(...) a probability (P alone is the
+    # projector); D the relative entropy (D_j are the isotropy probe's directions); x in 1 + x <= e^x a real number
+    # (x is a point of the sphere)
+    "concentration": {
+        "beta": r"\tau",
+        "P(": r"\mathbb{P}",
+        "D": r"\mathrm{KL}",
+        "1 + x <= e^x": "1 + chi <= e^chi",
+    },
+    # the multiplicative Chernoff bound's relative deviation (delta is a claim's resolution)
+    "concentration.cap-counts-multiplicative": {"delta": "r"},
+    # the points where the bias part falls and rises (grid parameters falls_at, rises_at); the bias and noise parts
+    # (B is the low-rank basis); dL/dw the loss's slope
+    "loss_shape": {
+        "falls_at": r"w_{\mathrm{fall}}",
+        "rises_at": r"w_{\mathrm{rise}}",
+        "B": r"\mathcal{B}",
+        "N": r"\mathcal{N}",
+        "B'": r"\mathcal{B}'",
+        "N'": r"\mathcal{N}'",
+        "dL/dw": "dcalL/dw",
+    },
+    # the bias power (p alone is the softmax weights' vector elsewhere in the group: Cov_p(p, t))
+    "loss_shape.bias-power": {"p": r"\zeta"},
 }
+
+# a resolution symbol of the records that is a letter meaning something else in the report (s the projection
+# threshold, c the scale of c B B^T, x a point of the sphere, gamma the regularity law's kernel power) -> the
+# resolution's own symbol; its meaning's words are typeset with the same rename
+RESOLUTION_LETTERS: dict[str, str] = {"s": r"\delta", "c": r"\delta", "x": r"\delta", r"\gamma": r"\delta"}
 
 # claim key -> ((regular expression on the figure data's ylabel, axes), ...)
 FIGURES: dict[str, tuple] = {
@@ -343,15 +423,18 @@ FIGURES: dict[str, tuple] = {
             {
                 "xlabel": r"$\Lambda = nL^2/\sigma^2$",
                 "ylabel": r"$w^*/(C_d\Lambda^{\alpha})$",
-                "theory": r"derived $1 + \kappa\,w_0^{-q}$",
+                "theory": r"derived $1 + \kappa\,w_0^{-q'}$",
             },
         ),
     ),
     "regularity.window-law": (
-        (r"w\^\*\s*/\s*\(C", {"xlabel": r"$n/\sigma^2$", "ylabel": r"$w^*/(C\,(n/\sigma^2)^{\alpha})$"}),
+        (r"w\^\*\s*/\s*\(C", {"xlabel": r"$n/\sigma^2$", "ylabel": r"$w^*/(C_d\,(n/\sigma^2)^{\alpha})$"}),
     ),
     "thm34.bias-noise": (
-        (r"^large-n bias", {"xlabel": "$w$", "ylabel": "large-$n$ bias part", "theory": r"theory $b_d L^2 w^{-p}$"}),
+        (
+            r"^large-n bias",
+            {"xlabel": "$w$", "ylabel": "large-$n$ bias part", "theory": r"theory $b_d L^2 w^{-\zeta}$"},
+        ),
         (
             r"^n E sum",
             {"xlabel": "$w$", "ylabel": r"$n\,\mathbb{E}\sum_i p_i^2$", "theory": r"theory $c_R\,w^{\beta}$"},
@@ -375,6 +458,18 @@ FIGURES: dict[str, tuple] = {
     "linear.cannot-adapt": (
         (r"", {"xlabel": "context size $n$", "ylabel": "ICL error", "theory": r"derived $E_{\mathrm{lin}}(n)$"}),
     ),
+    "thm44.saddle": (
+        (
+            r"",
+            {
+                "xlabel": r"derived $\partial_\xi^2\mathcal{L}_Q$",
+                "ylabel": r"measured $2\Delta_Q/\xi^2$",
+            },
+        ),
+    ),
+    "concentration.projection-tails": ((r"", {"xlabel": "$s$", "ylabel": r"$\mathbb{P}(\|Px\|^2 \geq s)$"}),),
+    "concentration.projection-tails-sharp": ((r"", {"xlabel": "$s$", "ylabel": r"$\mathbb{P}(\|Px\|^2 \geq s)$"}),),
+    "concentration.cap-probability": ((r"", {"xlabel": "$h$", "ylabel": r"$\mathbb{P}(x\cdot q \geq h)$"}),),
     "thm44.dimension": (
         (r"", {"xlabel": "dimension $d$", "ylabel": "optimal ICL error", "theory": r"$d$-free limit $L_P(\infty)$"}),
     ),
@@ -383,7 +478,7 @@ FIGURES: dict[str, tuple] = {
 # words a claim's figure needs beside its axis labels (LaTeX, appended to the caption)
 FIGURE_CAPTIONS: dict[str, str] = {
     "concentration.projection-tails": (
-        r"Drawn: the upper tail $P(\|Px\|^2 \ge s)$ of each case and its stated bound; the lower tail and the "
+        r"Drawn: the upper tail $\mathbb{P}(\|Px\|^2 \ge s)$ of each case and its stated bound; the lower tail and the "
         r"sharp form are proved (Section~\ref{sec:proofs}) but not drawn."
     ),
     "thm34.window-law": (
@@ -391,19 +486,19 @@ FIGURE_CAPTIONS: dict[str, str] = {
         r"the note under the table says where it matches the data."
     ),
     "thm34.isotropy": (
-        r"Moves 1-3: $w^*I + \epsilon\|w^*I\|_F D_j$ along three unit-Frobenius directions orthogonal to $I$ "
+        r"Moves 1-3: $w^*I + \xi\|w^*I\|_F D_j$ along three unit-Frobenius directions orthogonal to $I$ "
         r"($D_1$ symmetric traceless, $D_2$ antisymmetric, $D_3$ rank-one traceless); moves 4-6: along $-D_j$; "
-        r"moves 7, 8: $e^{\pm\epsilon}w^*I$; $\Delta\mathcal{L}$ the loss change with its interval "
-        r"($\epsilon$ the registry's step)."
+        r"moves 7, 8: $e^{\pm\xi}w^*I$; $\Delta\mathcal{L}$ the loss change with its interval "
+        r"($\xi$ the registry's step)."
     ),
     "thm34.bias-noise": (
         r"The noise part does not depend on the task class: a series equal for both classes is drawn once, in "
         r"the first class's colour."
     ),
     "thm44.saddle": (
-        r"Axes: $\Delta_Q = \tfrac12[L(c^*BB^T + sQ) + L(c^*BB^T - sQ)] - L(c^*BB^T)$, so $2\Delta_Q/s^2$ is the "
-        r"measured curvature along $Q$ (a finite difference; bars: its confidence interval), against the derived "
-        r"$\partial_s^2 L$."
+        r"Axes: $\Delta_Q = \tfrac12[\mathcal{L}(c^*BB^{\top} + \xi Q) + \mathcal{L}(c^*BB^{\top} - \xi Q)] - "
+        r"\mathcal{L}(c^*BB^{\top})$, so $2\Delta_Q/\xi^2$ is the measured curvature along $Q$ (a finite difference; "
+        r"bars: its confidence interval), against the derived $\partial_\xi^2\mathcal{L}_Q$."
     ),
 }
 
@@ -447,5 +542,15 @@ def figure_axes(key: str, ylabel: str) -> dict:
 
 
 def rename_for(key_or_group: str) -> dict:
-    """The identifier renames (:data:`RENAMES`) of a claim key's group."""
-    return RENAMES.get(str(key_or_group).split(".")[0], {})
+    """The renames (:data:`RENAMES`) of a claim key: its group's, with the key's own over them."""
+    key = str(key_or_group)
+    return {**RENAMES.get(key.split(".")[0], {}), **RENAMES.get(key, {})}
+
+
+def resolution_letter(symbol: str) -> tuple[str, dict]:
+    """``(symbol, rename)``: a record's resolution symbol as the report prints it (:data:`RESOLUTION_LETTERS`) and
+    the rename its meaning's words need (``{"s": "\\delta"}`` for ``s``; ``{}`` for a symbol kept)."""
+    shown = RESOLUTION_LETTERS.get(symbol.strip())
+    if shown is None:
+        return symbol, {}
+    return shown, {symbol.strip().lstrip("\\"): shown}

@@ -349,8 +349,8 @@ def fig6(data: dict) -> Figure:
     right.set_aspect("equal")
     right.set_xlim(-1.6, 1.6)
     right.set_ylim(-1.6, 1.6)
-    right.set_xlabel("$x_1$")
-    right.set_ylabel("$x_2$")
+    right.set_xlabel("$x^{(1)}$")  # coordinates (x_i is the i-th context point)
+    right.set_ylabel("$x^{(2)}$")
     return fig
 
 
@@ -432,12 +432,12 @@ def eq4(data: dict) -> Figure:
             a = ax[row, j]
             images.append(a.imshow(M, cmap="RdBu_r", vmin=-limit, vmax=limit))
             a.axvspan(d - 0.5, d + 0.5, color="0.82", zorder=2, lw=0)
-            labels = [f"$x_{{{i + 1}}}$" for i in range(d)] + ["$y$"]
+            # a covariate's coordinates x^(j) (x_i is the i-th context point), then the label
+            labels = [f"$x^{{({i + 1})}}$" for i in range(d)] + ["$y$"]
             a.set_yticks(range(d + 1), labels)
-            if d <= 3:
-                a.set_xticks(range(d + 1), labels)
-            else:  # the columns are too narrow for every name (x_d would touch y): the first and the label's
-                a.set_xticks([0, d], [labels[0], labels[d]])
+            # the columns are too narrow for every coordinate's name side by side (x^(1) x^(2) run together, and
+            # upright they shrink the panels): the first and the label's column are named, the rows name them all
+            a.set_xticks([0, d], [labels[0], labels[d]])
             a.axhline(d - 0.5, color="black", lw=0.6)
             a.axvline(d - 0.5, color="black", lw=0.6)
             if j == 0:  # the rows are context tokens in every panel: named once per row, on two lines
