@@ -512,3 +512,24 @@ def test_the_proved_statements_of_the_paper_are_listed_by_group_and_w_star_is_de
     assert _wstar_range([unnamed]) == ""
     assert W_SEARCH == (1e-3, 1e8)  # the range the sentence prints, read from the prover
     assert _wstar_range([unnamed, named]) == r"$w \in (10^{-3}, 10^{8})$"
+
+
+def test_a_proved_claim_says_under_its_section_what_it_does_not_prove_and_why():
+    """The registry's ``not_proved`` (the window bound: ReLU and d = 5 stay decided statistically) is printed
+    under the claim's section, typeset, as a sentence; a claim without it gets no such note."""
+    from lipschitz_icl.gates import registry
+    from lipschitz_icl.report.render import _section_notes
+    from lipschitz_icl.report.sections import build_sections
+
+    spec = registry.find("loss_shape.window-bound")
+    assert "ReLU" in spec.not_proved and "counterexample" in spec.not_proved
+    records = [
+        {"key": key, "claim_id": f"{key.replace('.', '/')}/x", "verdict": "proved", "status": "confirmatory"}
+        for key in ("loss_shape.window-bound", "loss_shape.bias-falls")
+    ]
+    (view,) = build_sections(records)
+    notes = _section_notes(view, set())
+    (note,) = [n for n in notes if "not proved" in n]
+    assert note.startswith(r"\textit{window-bound}, not proved: ReLU and $d = 5$ stay with Theorem 3.4")
+    assert note.endswith(".") and r"$T = 0.8$" in note
+    assert not any(n.startswith(r"\textit{bias-falls}, not proved") for n in notes)

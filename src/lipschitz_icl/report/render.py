@@ -427,9 +427,10 @@ def _claim_row(claim: Claim) -> dict:
 
 def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
     """Under a section's table, per claim: the claim's own sharper statement or reconciliation (the
-    registry's ``sharper``), that it is exploratory and that numbers are reported against its direction
-    (both in full among page 1's deviations, printed once), the settings its statement names that the
-    run did not reach, and where theory and practice part."""
+    registry's ``sharper``), what of a proved statement is not proved and why (``not_proved``), that it is
+    exploratory and that numbers are reported against its direction (both in full among page 1's deviations,
+    printed once), the settings its statement names that the run did not reach, and where theory and practice
+    part."""
     from lipschitz_icl.report.summary import caveats
 
     notes = []
@@ -438,13 +439,15 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
         head = r"\textit{" + escape(claim.name) + "}"
         try:
             spec = registry.find(claim.key)
-            sharper = spec.sharper
+            sharper, not_proved = spec.sharper, spec.not_proved
         except KeyError:
-            sharper = str(claim.records[0].get("sharper", ""))
+            sharper, not_proved = str(claim.records[0].get("sharper", "")), ""
         if sharper and sharper != view.sharper:
             cites = refs.citations(sharper)
             cited = r"~\cite{" + ",".join(cites) + "}" if cites else ""
             notes.append(Latex(head + ": " + to_latex(sharper, rename=rename) + cited))
+        if not_proved:  # what of a proved statement is not proved, and why (issue: a proof out of reach says why)
+            notes.append(Latex(head + ", not proved: " + to_latex(_sentence(not_proved), rename=rename)))
         if claim.status == "exploratory":  # why in full here; page 1 says so in one line and points here
             reason = str((claim.records[0].get("extra") or {}).get("exploratory_reason", ""))
             if _paper_figure_specs(claim):
