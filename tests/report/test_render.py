@@ -51,6 +51,24 @@ def test_num_formats_value_and_uncertainty(value, low, high, expected):
     assert num(value, low, high) == expected
 
 
+@pytest.mark.parametrize(
+    "value, half, shown, decade",
+    [
+        (-1.99999999997107, 8.7e-13, "-2", -10),  # the rounding (2.9e-11) dominates the half-width
+        (0.11111111111750, 1e-13, "0.1111111", -7),  # 0.1111111 is 1.2e-8 from the value
+        (-2.0000019542, 1e-15, "-2.000002", -7),
+        (-2.0, 8.7e-16, "-2", -15),  # printed exactly: the half-width alone
+    ],
+)
+def test_a_value_too_precise_for_its_column_prints_a_bound_that_holds_the_computed_interval(value, half, shown, decade):
+    """A constants-table value shown to a few digits with ``+-10^k``: the interval printed, ``shown +- 10^k``, holds
+    the computed one, ``value +- half`` -- the rounding of the value as printed included (it was left out: ``-2
+    +-10^-12`` for -1.99999999997 was a false interval)."""
+    out = num(value, value - half, value + half, digits=7, compact=True, max_digits=7)
+    assert out == rf"\num{{{shown}}}\,{{\tiny$\pm 10^{{{decade}}}$}}"
+    assert abs(float(shown) - value) + half <= 10.0**decade
+
+
 def test_num_uncertainty_is_never_rounded_down():
     out = num(1.0, 0.9, 1.1234)  # half-width 0.1234 -> 0.13
     assert out == r"\num{1.00(13)}"

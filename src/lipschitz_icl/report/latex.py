@@ -193,8 +193,10 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
     the interval's half-width exceeds the value itself, the value and the interval are shown as such
     (with ``compact``, in the parenthesised form all the same: ``1.3(43)e-6``, for narrow columns).
     With ``max_digits``, a value whose uncertainty would need more significant digits than that is shown
-    to ``digits`` digits followed by the power of ten that bounds the half-width (``-2.000002 \\pm 10^{-15}``
-    for a half-width of ``8.7e-16``): the interval is always printed, never dropped.
+    to ``digits`` digits followed by the power of ten that bounds the half-width plus the rounding of the value
+    as printed, so that the printed interval holds the computed one (``-2.000002 \\pm 10^{-15}`` for ``-2.000002``
+    and a half-width of ``8.7e-16``; ``-2 \\pm 10^{-10}`` for ``-1.99999999997`` and a half-width of ``8.7e-13``):
+    the interval is always printed, never dropped.
     ``None`` gives an en dash; non-finite values their symbol.
     """
     v = as_float(value)
@@ -219,7 +221,8 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
     if place > 20 or place < -40:
         return Latex(rf"\num{{{v:.{digits}g}}}")
     if max_digits is not None and vs != 0 and math.floor(math.log10(abs(vs))) - place + 1 > max_digits:
-        return Latex(rf"\num{{{v:.{digits}g}}}\,{{\tiny$\pm 10^{{{_decade(u)}}}$}}")
+        shown = f"{v:.{digits}g}"  # the bound covers the interval around the value as printed, rounding included
+        return Latex(rf"\num{{{shown}}}\,{{\tiny$\pm 10^{{{_decade(abs(v - float(shown)) + u)}}}$}}")
     step = 10.0**place
     u_digits = math.ceil(us / step - 1e-9)  # round the uncertainty up, never down
     if u_digits >= 100:  # ceil carried into a third digit
