@@ -78,7 +78,7 @@ def test_a_statement_checked_without_proof_says_at_how_many_settings():
     assert "none by proof" not in map_rows(paper_map([law, law3, bound]), numbers)[0]["status"]
 
 
-def test_a_finding_under_a_statement_is_flagged_as_departing_from_it():
+def test_a_finding_under_a_statement_is_flagged_as_past_or_against_it():
     """A finding that holds goes past or against the paper: the status cell names it beside the statement,
     and its part carries its scope, so its verdict never reads as the statement holding."""
     direction = _record("thm44/direction/lowrank-linear/d3k1", "thm44.direction", "Theorem 4.4", rule_name="sign")
@@ -87,7 +87,7 @@ def test_a_finding_under_a_statement_is_flagged_as_departing_from_it():
     )
     numbers = {direction["claim_id"]: 1, saddle["claim_id"]: 2}
     row = next(r for r in map_rows(paper_map([direction, saddle]), numbers) if r["label"].startswith("Theorem 4.4"))
-    assert r"findings departing from it: saddle \#2" in row["status"]
+    assert r"findings past or against it: saddle \#2" in row["status"]
     assert any(r"[scope: finding \#2]" in part for part in row["parts"])
 
 

@@ -845,8 +845,8 @@ def document(cases, *, step: float, scale_bounds) -> Document:
             ),
             Step(
                 "The curvature along Q",
-                "`d^2L/ds^2` at `s = 0` and `c = c*` (negative: `c* B B^T` is a saddle, "
-                "against Theorem 4.4's conclusion; positive: a minimum along `Q`):",
+                "`d^2L/ds^2` at `s = 0` and `c = c*` (negative: `c* B B^T` is a saddle, where Theorem 4.4's "
+                "conclusion does not extend to the even links; positive: a minimum along `Q`):",
                 (),
                 Table(("task", "d", "k", "curvature", "bias part", "noise part", "accuracy", "c* B B^T is"), curv),
             ),
