@@ -22,14 +22,15 @@ def test_the_glossary_keeps_only_the_terms_used():
 
 
 def test_the_terms_a_referee_met_undefined_are_defined_where_used():
-    """w0, q', r_1, R_d, c_q, A_d, L_P, the M-form, the registry, its salt and re-lock, the trusted base:
+    """w0, q', r_1, R_d, c_q, A_d, L_P (the optimal low-rank ICL error, a calligraphic L: L is the Lipschitz
+    constant), the M-form, the registry, its salt and re-lock, the trusted base:
     each is defined when the report's text uses it (w0 in the table, beside the window law's next order)."""
     text = (
-        r"$O(w^{-q'})$; $R_{d}(w)$; $r_{1}$; $c_{q}$; $A_{d}(w)$; $L_{P}(d)$; the $M$-form; the registry's salt; "
-        "re-lock; the prover's trusted base"
+        r"$O(w^{-q'})$; $R_{d}(w)$; $r_{1}$; $c_{q}$; $A_{d}(w)$; $\mathcal{L}_P(d)$; the $M$-form; "
+        "the registry's salt; re-lock; the prover's trusted base"
     )
     terms = " ".join(term for term, _ in glossary(text))
-    for shown in ("R_d", "r_1", "c_q", "A_d", "L_P", "M$-form", "registry", "re-lock", "trusted base"):
+    for shown in ("R_d", "r_1", "c_q", "A_d", r"\mathcal{L}_P", "M$-form", "registry", "re-lock", "trusted base"):
         assert shown in terms, shown
     # q' (the bias part's next order, and the window law's) is a symbol of the table, beside kappa
     assert any("w_0 = C_d" in meaning and "q'" in symbol for symbol, meaning in NOTATION)
@@ -185,3 +186,16 @@ def test_the_figure_labels_and_captions_use_the_table_s_symbols():
     assert "q'" in figure_axes("thm34.window-law", "$w^*/(C_d\\,\\rho^\\alpha)$")["theory"]
     captions = " ".join(FIGURE_CAPTIONS.values())
     assert r"\epsilon" not in captions and not re.search(r"(?<![{\\])[LP]\(", captions), captions
+
+
+def test_the_regularity_laws_lambda_and_the_low_rank_errors_have_their_own_symbols():
+    """A referee found Lambda meaning n L^2/sigma^2 and, in the regularity law, n/sigma^2 (Lambda_0 now), and the
+    optimal low-rank error L_P printed with the Lipschitz constant's letter (calligraphic now)."""
+    from lipschitz_icl.report.mathtext import to_latex
+    from lipschitz_icl.report.symbols import rename_for
+
+    assert r"\Lambda_0" in to_latex("w* = C rho^alpha", rename=rename_for("regularity.window-law"))
+    assert r"\Lambda_0" not in to_latex("w* = C_d rho^alpha", rename=rename_for("thm34.window-law"))
+    assert r"\mathcal{L}_P" in to_latex("L_P(d)/L_P(inf) - 1 <= 0.05", rename=rename_for("thm44.dimension"))
+    symbols = [symbol for symbol, _ in NOTATION]
+    assert any(r"\Lambda_0" in s for s in symbols)

@@ -33,7 +33,10 @@ NOTATION: tuple[tuple[str, str], ...] = (
     (r"n", r"context size (number of labelled examples in a prompt)"),
     (r"L", r"Lipschitz constant of the task class; $L'$ the constant of a mismatched pretraining class"),
     (r"\sigma", r"standard deviation of the label noise"),
-    (r"\Lambda", r"$nL^2/\sigma^2$, whose powers bound $w^*$ (Theorem~3.4; $n/\sigma^2$ in the regularity law)"),
+    (
+        r"\Lambda,\ \Lambda_0",
+        r"$nL^2/\sigma^2$, whose powers bound $w^*$ (Theorem~3.4); $\Lambda_0 = n/\sigma^2$ (the regularity law)",
+    ),
     (r"M", r"attention matrix: the top-left block of $W_K^{\top}W_Q$"),
     (r"W_K, W_Q, W_V", r"the attention layer's key, query and value matrices"),
     (r"w,\ w^*", r"window scale ($M = wI$: bandwidth $1/\sqrt{w}$) and its optimum"),
@@ -136,8 +139,8 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
         r"$1 - A_d(w) \approx (d-1)/(2w)$",
     ),
     (
-        r"L_\{?P\}?",
-        r"$L_P(d)$, $L_P(\infty)$",
+        r"\\mathcal\{L\}_\{?P\}?|L_\{?P\}?",
+        r"$\mathcal{L}_P(d)$, $\mathcal{L}_P(\infty)$",
         r"the optimal ICL error of $c\,BB^{\top}$ on the signal-matched low-rank problem at dimension $d$, and "
         r"its $d$-free limit",
     ),

@@ -266,7 +266,9 @@ def _status_why(row: MapRow, numbers: dict):
             findings.setdefault(str(r.get("key", "")).split(".")[-1], []).append(numbers.get(r["claim_id"], 0))
     if findings:
         lines.append(
-            escape("findings past or against it: " + "; ".join(f"{name} {case_list(n)}" for name, n in findings.items()))
+            escape(
+                "findings past or against it: " + "; ".join(f"{name} {case_list(n)}" for name, n in findings.items())
+            )
         )
     return Latex("".join(r"\newline{\scriptsize " + line + "}" for line in lines))
 

@@ -338,8 +338,8 @@ RESOLUTIONS: dict[str, tuple[str, str]] = {
 RENAMES: dict[str, dict[str, str]] = {
     # the bias power is zeta (the records' beta is the noise power elsewhere, their p the softmax weights p_i); their
     # m = (d-1)/2 is the noise power beta; b the bias constant b_d; c, D1, D2 the kernel's coefficients of u^gamma,
-    # u, u^2; k, q the bias part's next order (kappa is the window law's); C the window-law constant C_d (rho alone
-    # is Lambda: n/sigma^2 here, a zonal prior's scale is in C_d)
+    # u, u^2; k, q the bias part's next order (kappa is the window law's); C the window-law constant C_d; rho alone
+    # is n/sigma^2 here, Lambda_0 (Lambda is n L^2/sigma^2: these priors have no L, their scale is in C_d)
     "regularity": {
         "beta": r"\zeta",
         "p": r"\zeta",
@@ -351,11 +351,13 @@ RENAMES: dict[str, dict[str, str]] = {
         "k": r"\kappa_b",
         "q": "q'",
         "C": "C_d",
+        "rho": r"\Lambda_0",
         "w*/law": "w*/(C rho^alpha)",
     },
     # there "rho" alone is the representation error rho(M, B), not Lambda; s is the step of a move along Q or the
     # scale (xi: s is the projection threshold of the tail bounds); L(...), Delta L, L'' are the ICL loss (L alone is
-    # the Lipschitz constant); the curvature along Q is its second derivative (kappa is the window law's coefficient)
+    # the Lipschitz constant); the curvature along Q is its second derivative (kappa is the window law's coefficient);
+    # L_P, L_I the optimal low-rank and isotropic ICL errors
     "thm44": {
         "rho": r"\rho",
         "s": r"\xi",
@@ -364,6 +366,8 @@ RENAMES: dict[str, dict[str, str]] = {
         "L''": r"\mathcal{L}''",
         "d^2L/ds^2": "d^2calL/ds^2",
         "kappa_Q": r"\partial_\xi^2\mathcal{L}_Q",
+        "L_P": r"\mathcal{L}_P",
+        "L_I": r"\mathcal{L}_I",
     },
     # a normal law N(0, v) in words (N(w) is the noise part); R(angle) a rotation (R_d is the collision ratio); a
     # covariate's coordinates x^(j) (x_i is the i-th context point)
@@ -471,7 +475,14 @@ FIGURES: dict[str, tuple] = {
     "concentration.projection-tails-sharp": ((r"", {"xlabel": "$s$", "ylabel": r"$\mathbb{P}(\|Px\|^2 \geq s)$"}),),
     "concentration.cap-probability": ((r"", {"xlabel": "$h$", "ylabel": r"$\mathbb{P}(x\cdot q \geq h)$"}),),
     "thm44.dimension": (
-        (r"", {"xlabel": "dimension $d$", "ylabel": "optimal ICL error", "theory": r"$d$-free limit $L_P(\infty)$"}),
+        (
+            r"",
+            {
+                "xlabel": "dimension $d$",
+                "ylabel": "optimal ICL error",
+                "theory": r"$d$-free limit $\mathcal{L}_P(\infty)$",
+            },
+        ),
     ),
 }
 
