@@ -105,5 +105,5 @@ def test_map_rows_name_domain_method_cases_and_verdicts():
 
 
 def test_case_list_reads_as_ranges():
-    assert case_list([3, 4, 5, 8, 12, 13]) == "#3-5, 8, 12-13"
+    assert case_list([3, 4, 5, 8, 12, 13]) == "#3\u20135, 8, 12\u201313"  # ranges with an en dash
     assert case_list([]) == ""

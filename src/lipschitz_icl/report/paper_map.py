@@ -110,7 +110,7 @@ def method_of(record: dict) -> str:
 
 
 def case_list(numbers: list[int]) -> str:
-    """Case numbers as ranges: ``#3-8, 12`` (``""`` for none)."""
+    """Case numbers as ranges with an en dash: ``#3\u20138, 12`` (``""`` for none)."""
     numbers = sorted(set(numbers))
     if not numbers:
         return ""
@@ -122,7 +122,7 @@ def case_list(numbers: list[int]) -> str:
         spans.append((start, last))
         start = last = x
     spans.append((start, last))
-    return "#" + ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+    return "#" + ", ".join(f"{a}" if a == b else f"{a}\u2013{b}" for a, b in spans)
 
 
 @dataclass
