@@ -107,3 +107,18 @@ def test_map_rows_name_domain_method_cases_and_verdicts():
 def test_case_list_reads_as_ranges():
     assert case_list([3, 4, 5, 8, 12, 13]) == "#3\u20135, 8, 12\u201313"  # ranges with an en dash
     assert case_list([]) == ""
+
+
+def test_a_part_s_domain_names_the_context_sizes_of_a_design_grid():
+    """thm35.generalisation runs n = 100, 1000, 10000 from its design's n_grid (no n in its id): beside
+    thm35.envelope at n = 1000 the map printed n = 1000 alone (a referee read); now every n run."""
+    from lipschitz_icl.report.paper_map import PartRow, part_domain
+
+    records = [
+        {"key": "thm35.generalisation", "claim_id": "thm35/generalisation/affine/d3/seed0"},
+        {"key": "thm35.envelope", "claim_id": "thm35/envelope/affine/d3/n1000/seed0"},
+    ]
+    assert "n = 100, 1000, 10000" in part_domain(PartRow("small error", records))
+    assert "n = 1000" in part_domain(PartRow("envelope", records[1:]))
+    window = [{"key": "thm34.window-law", "claim_id": "thm34/window-law/affine/d3"}]
+    assert "n = 100, 10000, 1e6, 1e8" in part_domain(PartRow("window", window))

@@ -16,12 +16,14 @@ paper figure with its caption's claim decided by a rule) or the rule's name.
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
-from lipschitz_icl.report.scope import checked_scope, record_scope
+from lipschitz_icl.gates import registry
+from lipschitz_icl.report.scope import case_params, checked_scope, record_scope, setting_text
 
 __all__ = [
     "Part",
@@ -177,8 +179,42 @@ def paper_map(records: list) -> list[MapRow]:
 
 
 def part_domain(part: PartRow) -> str:
-    """What the part's cases covered (classes, ``d``, ``n``, ...), plain text with ASCII math."""
-    return checked_scope(part.records) if part.records else ""
+    """What the part's cases covered (classes, ``d``, ``n``, ...), plain text with ASCII math.  A case whose
+    context sizes are its design's grid (``n_grid`` of ``[claim.design]``, not a parameter of the case) adds
+    them to ``n``: the map never shows only the ``n`` of its neighbours (``thm35.generalisation`` runs n = 100,
+    1000, 10000 beside ``thm35.envelope``'s n = 1000)."""
+    if not part.records:
+        return ""
+    segments = checked_scope(part.records).split("; ")
+    grid = [n for r in part.records if "n" not in case_params(r) for n in _design_n_grid(str(r.get("key", "")))]
+    if not grid:
+        return "; ".join(segments)
+    values = [case_params(r)["n"] for r in part.records if "n" in case_params(r)]
+    ns = sorted({float(v) for v in values} | set(grid))
+    text = setting_text("n", [_number_text(n) for n in ns])
+    at = next((i + 1 for i, seg in enumerate(segments) if seg.startswith("d = ")), 0)
+    segments = [seg for seg in segments if not seg.startswith("n = ")]
+    segments.insert(min(at, len(segments)), text)
+    return "; ".join(seg for seg in segments if seg)
+
+
+def _design_n_grid(key: str) -> list[float]:
+    """The context sizes of a claim's design grid (``n_grid``: a flat list of numbers), else ``[]``."""
+    try:
+        grid = registry.find(key).design.get("n_grid")
+    except KeyError:
+        return []
+    if isinstance(grid, list) and grid and all(isinstance(x, (int, float)) for x in grid):
+        return [float(x) for x in grid]
+    return []
+
+
+def _number_text(x: float) -> str:
+    """``1000`` for an integer value below ``1e5``, ``1e6`` for a power of ten from there on (typeset
+    ``10^6``), else the float as Python writes it."""
+    if x >= 1e5 and 10.0 ** round(math.log10(x)) == x:
+        return f"1e{round(math.log10(x))}"
+    return str(int(x)) if x == int(x) and abs(x) < 1e5 else f"{x:g}"
 
 
 def _verdicts(records: list) -> str:
