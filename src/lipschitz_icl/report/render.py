@@ -462,7 +462,8 @@ def _section_notes(view: SectionView, run_ids: set) -> list[Latex]:
             notes.append(Latex(head + escape(": " + unrun + " ") + r"(Appendix~\ref{app:profile})."))
         against = len(caveats(claim.records))
         if against:
-            notes.append(Latex(head + escape(f": {against} number(s) reported against its direction (page 1).")))
+            numbers = "1 number" if against == 1 else f"{against} numbers"
+            notes.append(Latex(head + escape(f": {numbers} reported against its direction (page 1).")))
         notes.extend(Latex(head + ": " + to_latex(text, rename=rename)) for text in remarks(claim.key, claim.records))
     return notes
 
