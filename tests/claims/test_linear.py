@@ -214,3 +214,16 @@ SMALL = {
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_registry_entry_matches_its_measure_and_decide(name, group_registry, check_registry_entry):
     check_registry_entry(lin_claims, group_registry("linear")[name], **SMALL[name])
+
+
+def test_the_isotropic_claim_says_it_is_evaluated_at_its_probe_directions_only():
+    """'No anisotropic M does better' is checked along finitely many directions: ``points`` says how many."""
+    import numpy as np
+
+    from lipschitz_icl.claims.linear import isotropic
+
+    outcome = isotropic(
+        task="affine", d=2, n=20, seed=np.random.SeedSequence(1), L=1.0, sigma=0.5, contexts=500,
+        relative_size=0.3, family_level=1e-3,
+    )  # fmt: skip
+    assert outcome.points == len(outcome.quantities) >= 3

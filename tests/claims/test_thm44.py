@@ -120,3 +120,18 @@ def test_saddle_extra_names_every_rival_law_and_the_kind():
     assert laws == {"exact": -1e-4, "large-n": -2e-4, "infinite-n": -5e-4, "no-information": 2e-4}
     th["curvature"] = _Value(0.01, -0.05, 0.06)
     assert thm44._saddle_extra(th)["kind"] == "minimum"
+
+
+def test_the_direction_claim_says_it_is_evaluated_at_its_moves_only():
+    """'c* B B^T is a minimiser' is checked along finitely many moves: ``points`` counts them (the scale row
+    beside them reports where c* was found, not a move)."""
+    import numpy as np
+
+    from lipschitz_icl.claims.thm44 import direction_optimality
+
+    outcome = direction_optimality(
+        task="lowrank-linear", d=3, k=1, n=20, seed=np.random.SeedSequence(1), L=1.0, sigma=0.3, scale_step=0.04,
+        step=0.04, contexts=500, search_contexts=500, scale_exponents=[-2.0, 2.5], scale_points=7, refine=[0.3],
+        family_level=1e-3,
+    )  # fmt: skip
+    assert outcome.points == len(outcome.quantities) - 1 >= 3

@@ -126,7 +126,7 @@ def test_tex_has_the_counts_by_scope_the_deviations_and_escaped_statements(tmp_p
     # counts by scope: claims, cases, proved, hold, fail, inconclusive, exploratory, at points only
     assert "The paper's statements & 4 & 5 & 0 & 2 & 1 & 1 & 1/0/0 & 1" in head
     assert "Lemmas the proofs cite & 1 & 3 & 1 & 2 & 0 & 0 & 0/0/0 & 2" in head
-    assert "3 cases of 2 universal statements" in head and "24 grid points" in head
+    assert "3 cases of 2 universal statements" in head and "24 points in all (grid points, probe moves)" in head
     not_holding = [r for r in data["claims"] if r["verdict"] not in ("holds", "proved")]
     assert len(not_holding) == 2
     for case in not_holding:  # every non-holding case on page 1, among the deviations: its claim and setting

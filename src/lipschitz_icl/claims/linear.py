@@ -280,6 +280,7 @@ def isotropic(
         f"{family_level:g}) > 0; perturbation size {relative_size:g} ||m* I||_F; {contexts} contexts, common "
         f"random numbers; m* = {m_star:.5g} (derived).",
         extra={"m_star": m_star, "eps": eps},
+        points=len(labels),  # "no anisotropic M does better", evaluated along these probe directions only
     )
 
 

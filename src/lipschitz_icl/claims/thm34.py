@@ -109,6 +109,7 @@ def isotropy(
         f"contexts), scale probes w* e^(+-{scale_step:g}) ({scale_contexts} contexts); w* = {w:.6g} exact.",
         extra={"w_star": w},
         figure=_probe_figure(quantities),
+        points=len(quantities),  # "a minimiser over all M", evaluated along these probe moves only
     )
 
 

@@ -753,7 +753,9 @@ def _points_sentence(claims: list) -> Latex:
     return Latex(
         escape(f"At points only: {len(checks.cases)} cases of {len(checks.claims)} universal statements (")
         + names
-        + escape(f") are evaluated at {checks.points} grid points in all, not on their whole domain.")
+        + escape(
+            f") are evaluated at {checks.points} points in all (grid points, probe moves), not on their whole domain."
+        )
     )
 
 
