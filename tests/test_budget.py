@@ -35,12 +35,18 @@ def _suggested(error: ParameterError, name: str) -> int:
     return int(re.search(rf"{name} <= (\d+)", str(error)).group(1))
 
 
-def _refused_then_within(make_check, name):
-    """The check refuses the request; the setting it suggests passes the same check, one more does not."""
+def _refused_then_within(make_check, name, affordable: int | None = None):
+    """The check refuses the request; the setting it suggests passes the same check, one more does not.  Where
+    the budget ``affordable`` is below the command line's floor of contexts, the refusal suggests a smaller ``n``
+    instead, and ``affordable`` is the count that passes."""
     with pytest.raises(ParameterError) as info:
         make_check(None)
     assert info.value.name == name and "work budget" in str(info.value)
-    largest = _suggested(info.value, name)
+    if affordable is not None and affordable < budget.MIN_CONTEXTS:
+        assert "a cheaper setting: a smaller n" in str(info.value)
+        largest = affordable
+    else:
+        largest = _suggested(info.value, name)
     make_check(largest)
     with pytest.raises(ParameterError):
         make_check(largest + 1)
@@ -64,8 +70,8 @@ def test_the_loss_estimators_refuse_past_the_budget(task, method, n):
     def check(contexts):
         estimators.check_work(problem, 20000 if contexts is None else contexts, per_context, budget.COMMAND_SECONDS)
 
-    largest = _refused_then_within(check, "contexts")
-    assert largest == math.floor(budget.COMMAND_SECONDS / per_context) >= 2
+    affordable = math.floor(budget.COMMAND_SECONDS / per_context)
+    assert _refused_then_within(check, "contexts", affordable) == affordable >= 2
 
 
 def test_the_pairwise_mixture_of_the_issue_is_refused_at_the_command_line(capsys):
@@ -75,7 +81,8 @@ def test_the_pairwise_mixture_of_the_issue_is_refused_at_the_command_line(capsys
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("lipschitz-icl: error: --contexts: must be within the work budget")
-    assert "a cheaper setting: contexts <= " in err[0] and "method 'exact'" in err[0]
+    # it affords about 70 contexts, fewer than the command line's floor of 100: the cheaper setting is a smaller n
+    assert "a cheaper setting: a smaller n" in err[0] and "method 'exact'" in err[0]
     problem = mixture_problem("mix:affine=1,relu=1,cosine=1", 3, 1000, 1.0, 0.5)
     kernel = problem.task_class.kernel
 
@@ -86,8 +93,8 @@ def test_the_pairwise_mixture_of_the_issue_is_refused_at_the_command_line(capsys
 
     with pytest.raises(ParameterError):
         check(None)
-    largest = _suggested(ParameterError("contexts", err[0], 0), "contexts")
-    assert largest == math.floor(budget.COMMAND_SECONDS / (1000**2 * pair_seconds(kernel)))
+    largest = math.floor(budget.COMMAND_SECONDS / (1000**2 * pair_seconds(kernel)))
+    assert largest < budget.MIN_CONTEXTS  # so the refusal suggested a smaller n, not this count
     with pytest.raises(ParameterError, match="work budget"):
         check(largest + 1)
 
@@ -138,3 +145,13 @@ def test_the_train_command_counts_the_held_out_prompts_with_the_training(capsys)
     assert "--steps: must be within the work budget of 60 s" in err and "held-out" in err
     steps = int(re.search(r"steps <= (\d+)", err).group(1))
     assert 0 < steps < 2000
+
+
+def test_a_refusal_never_suggests_fewer_contexts_than_the_command_line_accepts():
+    """``contexts <= k`` only where ``k`` is at least :data:`budget.MIN_CONTEXTS` (``loss --contexts`` refuses fewer:
+    their normal-approximation intervals under-cover); else a smaller ``n``."""
+    assert budget.fewer_contexts(5000) == "contexts <= 5000"
+    assert budget.fewer_contexts(budget.MIN_CONTEXTS) == f"contexts <= {budget.MIN_CONTEXTS}"
+    assert budget.fewer_contexts(budget.MIN_CONTEXTS - 1) == "a smaller n"
+    assert main(["loss", "--task", "affine", "--d", "3", "--n", "100", "--L", "1", "--sigma", "0.5", "--w", "5",
+                 "--contexts", str(budget.MIN_CONTEXTS - 1)]) == 2  # fmt: skip

@@ -65,7 +65,7 @@ NUMERIC = [
         "--method",
         "asymptotic",
     ],
-    ["loss", "--task", "mix:affine=1,relu=1,cosine=1", *SMALL, "--w", "2", "--method", "averaged", "--contexts", "50"],
+    ["loss", "--task", "mix:affine=1,relu=1,cosine=1", *SMALL, "--w", "2", "--method", "averaged", "--contexts", "100"],
 ]
 
 # One interpreter imports the CLI (as ``python -m lipschitz_icl`` does first) and forks a child per command

@@ -28,6 +28,7 @@ HELP = "ICL loss at M = w I with its bias and noise parts"
 
 
 def add_arguments(parser) -> None:
+    from lipschitz_icl.budget import MIN_CONTEXTS
     from lipschitz_icl.commands._common import add_problem_arguments
     from lipschitz_icl.commands._options import integer, real
     from lipschitz_icl.loss.estimators import MAX_CONTEXTS, MAX_W, METHODS
@@ -50,9 +51,10 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--contexts",
-        type=integer("contexts", 2, MAX_CONTEXTS),
+        type=integer("contexts", MIN_CONTEXTS, MAX_CONTEXTS),
         default=20000,
-        help=f"Monte Carlo: number of sampled prompts, 2 <= contexts <= {MAX_CONTEXTS:.0e} (default 20000)",
+        help=f"Monte Carlo: number of sampled prompts, {MIN_CONTEXTS} <= contexts <= {MAX_CONTEXTS:.0e} (default "
+        "20000; fewer make the 95%% interval a poor approximation)",
     )
 
 

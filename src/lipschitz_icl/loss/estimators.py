@@ -239,7 +239,8 @@ def check_work(problem: Problem, contexts: int, seconds_per_context: float, budg
         name=name,
         value=contexts,
         what=f"{contexts} contexts at {where}",
-        cheaper=f"{name} <= {affordable}" + (", or method 'exact'" if problem.task_class.exact_route else ""),
+        cheaper=budgets.fewer_contexts(affordable, name)
+        + (", or method 'exact'" if problem.task_class.exact_route else ""),
     )
 
 

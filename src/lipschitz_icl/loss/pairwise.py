@@ -59,7 +59,7 @@ def pairwise_terms(
         name="contexts",
         value=contexts,
         what=f"the pairwise Monte Carlo of {contexts} contexts at n = {n}, d = {kernel.d}",
-        cheaper=f"contexts <= {budgets.largest_count(budget, per_context)}, or method 'exact'",
+        cheaper=budgets.fewer_contexts(budgets.largest_count(budget, per_context)) + ", or method 'exact'",
     )
     rng = check_rng(rng)
     d = kernel.d
