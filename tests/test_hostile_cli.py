@@ -179,6 +179,9 @@ CASES = [
     ("scaling-d-100", ["scaling", "--task", "affine", "--d", "100"], 2, "--d"),
     ("scaling-d-text", ["scaling", "--task", "affine", "--d", "x"], 2, "--d"),
     ("scaling-task", ["scaling", "--task", "sawtooth", "--d", "3"], 2, "--task"),
+    # a constant kernel has no bias part, so no window law: one line naming --kernel, not a traceback
+    ("scaling-constant-kernel", ["scaling", "--kernel", "1", "--d", "3"], 2, "--kernel: must be a kernel the regul"),
+    ("scaling-constant-kernel-pi", ["scaling", "--kernel", "1+0*t", "--d", "3"], 2, "no bias part"),
     # --- check: variant files (the file and its line are named)
     ("check-dev-zero", ["check", "/dev/zero"], 2, "not a regular file"),
     ("check-fifo", ["check", "{tmp}/fifo.toml"], 2, "not a regular file"),

@@ -165,13 +165,18 @@ def zonal_scaling(args, d: int):
     if kernel.sympy is not None:  # the regularity law's series of the kernel at t = 1, under the symbolic budget
         from lipschitz_icl.derivations.regularity import regularity_of_kernel
 
-        symbolic.within_budget(
-            lambda: regularity_of_kernel(kernel),
-            name="kernel",
-            text=kernel.name,
-            what="the series at t = 1",
-            start=kernel.sympy,
-        )
+        try:
+            symbolic.within_budget(
+                lambda: regularity_of_kernel(kernel),
+                name="kernel",
+                text=kernel.name,
+                what="the series at t = 1",
+                start=kernel.sympy,
+            )
+        except ParameterError:
+            raise
+        except ValueError as exc:  # e.g. a constant kernel: no bias part, so no window law (b = 0)
+            raise ParameterError("kernel", f"a kernel the regularity law applies to ({exc})", kernel.name) from None
     # the registry's window-law claim applied to this kernel: its design, resolutions and alternatives
     ev, judged = kernel_scaling(kernel, find("regularity.window-law"))
     reg, verdict = ev.extra["regularity"], judged.decision.verdict

@@ -142,7 +142,10 @@ def regularity(k_expr, d: int) -> Regularity:
         else:
             q, k = sp.Integer(1), None
     if not b > 0:
-        raise ValueError(f"derived bias constant b = {b} is not positive: not a valid covariance?")
+        raise ValueError(
+            f"its derived bias constant b = {b} is not positive: K(1) - K(t) vanishes (a constant kernel has no bias "
+            "part, hence no window law) or is not a covariance's"
+        )
     _, c_R = window_law.noise_leading(d)
     r_1 = window_law.noise_next_order(d)
     beta, mf = _f(beta), _f(m)
