@@ -179,6 +179,8 @@ CASES = [
     ("scaling-d-100", ["scaling", "--task", "affine", "--d", "100"], 2, "--d"),
     ("scaling-d-text", ["scaling", "--task", "affine", "--d", "x"], 2, "--d"),
     ("scaling-task", ["scaling", "--task", "sawtooth", "--d", "3"], 2, "--task"),
+    # a claims file the user names must exist (a mistyped path listed every claim as never run, exit 0)
+    ("claims-missing-file", ["claims", "--claims", "no/such/claims.json"], 2, "--claims: must be an existing"),
     # a constant kernel has no bias part, so no window law: one line naming --kernel, not a traceback
     ("scaling-constant-kernel", ["scaling", "--kernel", "1", "--d", "3"], 2, "--kernel: must be a kernel the regul"),
     ("scaling-constant-kernel-pi", ["scaling", "--kernel", "1+0*t", "--d", "3"], 2, "no bias part"),

@@ -266,6 +266,8 @@ def test_refusals_are_one_line_and_exit_2(few_documents, tmp_path, capsys):
         (["--out", str(a_file)], "--out"),
         (["--out", str(a_file), "--check"], "--out"),
         (["--out", str(real), "--check", "--force"], "--force"),
+        # a directory that cannot be made is refused before the derivations run (it took 13 s), naming --out
+        (["--out", str(a_file / "sub")], "--out: must be a directory that can be created"),
     ]
     for argv, needle in cases:
         code, out, err = run(capsys, *argv)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lipschitz_icl.validation import ParameterError
+
 NAME = "claims"
 HELP = "list the claims registry (statement, status, rule, margin, resolution from the last run)"
 
@@ -30,18 +32,28 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--claims",
-        default="reports/claims.json",
+        default=None,
         metavar="PATH",
-        help="claims.json of the last run, for resolutions and verdicts (default: reports/claims.json)",
+        help="claims.json of the last run, for resolutions and verdicts (default: reports/claims.json, if there; "
+        "a path given must exist)",
     )
 
 
-def _last_run(path: Path) -> dict:
-    """``claim_id -> record`` of a previous run (none yet: empty), read by the one reader of claims.json
+DEFAULT_CLAIMS = Path("reports/claims.json")
+
+
+def _last_run(path: Path | None) -> dict:
+    """``claim_id -> record`` of a previous run, read by the one reader of claims.json
     (:func:`lipschitz_icl.report.load_claims`: a regular file of bounded size, UTF-8 JSON without
-    ``NaN``/``Infinity`` literals or deep nesting, checked against the schema)."""
-    if not os.path.lexists(path):
-        return {}
+    ``NaN``/``Infinity`` literals or deep nesting, checked against the schema).  The default file not there
+    yet: empty (no run yet); a path the user gave that is not there: refused (a mistyped path must not read as
+    'no run')."""
+    if path is None:
+        path = DEFAULT_CLAIMS
+        if not os.path.lexists(path):
+            return {}
+    elif not os.path.lexists(path):
+        raise ParameterError("claims", "an existing claims.json (written by pytest verify/)", str(path))
     from lipschitz_icl.report import load_claims
 
     data = load_claims(path)
@@ -51,7 +63,7 @@ def _last_run(path: Path) -> dict:
 def run(args):
     from lipschitz_icl.gates import registry
 
-    last = _last_run(Path(args.claims))
+    last = _last_run(None if args.claims is None else Path(args.claims))
     rows = []
     for case in registry.cases(args.profile):
         spec, record = case.spec, last.get(case.claim_id, {})

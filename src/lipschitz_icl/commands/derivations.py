@@ -140,6 +140,11 @@ def run(args):
     from lipschitz_icl.derivations import documents
 
     out = _out_dir(args.out)
+    if not args.check:  # before the derivations run (seconds): an --out that cannot be made is refused at once
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ParameterError("out", f"a directory that can be created ({exc.strerror})", args.out) from None
     generated = documents.files()
     if args.check:
         payload = check(out, generated)
