@@ -244,3 +244,15 @@ def test_held_out_evaluation_counts_against_the_work_budget(capsys, monkeypatch)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "--n: must be within the work budget of 60 s" in lines[0] and "held-out" in lines[0]
     assert "a cheaper setting: n <= 12000 in d = 3" in lines[0]
+
+
+@pytest.mark.parametrize("param, lr", [("M", "10"), ("full", "1000")])
+def test_an_lr_that_overflows_is_refused_in_one_line_without_numpy_warnings(param, lr):
+    """The trainer stops at its first non-finite loss and --lr is refused; numpy's overflow warnings printed
+    four to eight lines before that one (a hostile-input review).  A subprocess: its stderr is the user's."""
+    argv = ["train", "--task", "affine", "--d", "3", "--n", "30", "--L", "1e6", "--sigma", "1e6", "--steps", "50"]
+    argv += ["--attention", "linear", "--param", param, "--optimizer", "sgd", "--lr", lr]
+    done = subprocess.run([sys.executable, "-m", "lipschitz_icl", *argv], capture_output=True, text=True, timeout=120)
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(err) == 1, done.stderr
+    assert err[0].startswith("lipschitz-icl: error: --lr: must be small enough")

@@ -209,24 +209,33 @@ def run(args):
     _check_work(problem, steps, batch)
 
     train_seq, eval_seq = np.random.SeedSequence(seed).spawn(2)
+    # an lr too large overflows: the trainer stops at the first non-finite loss and the command refuses --lr in one
+    # line, so numpy's overflow warnings before it would only be noise on stderr
     try:
-        result = train(
-            problem,
-            param=args.param,
-            attention=args.attention,
-            steps=steps,
-            batch=batch,
-            lr=lr,
-            optimizer=args.optimizer,
-            schedule=args.schedule,
-            average_fraction=average,
-            seed=train_seq,
-        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = train(
+                problem,
+                param=args.param,
+                attention=args.attention,
+                steps=steps,
+                batch=batch,
+                lr=lr,
+                optimizer=args.optimizer,
+                schedule=args.schedule,
+                average_fraction=average,
+                seed=train_seq,
+            )
     except FloatingPointError:
         raise ParameterError("lr", "small enough for training to stay finite", lr) from None
-    held_out = icl_loss(
-        problem, result.param, result.params, np.random.default_rng(eval_seq), kind=result.kind, prompts=EVAL_PROMPTS
-    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        held_out = icl_loss(
+            problem,
+            result.param,
+            result.params,
+            np.random.default_rng(eval_seq),
+            kind=result.kind,
+            prompts=EVAL_PROMPTS,
+        )
     M = result.M
     B = problem.task_class.B
     payload = {
