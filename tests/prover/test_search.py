@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -309,7 +310,8 @@ def test_check_says_it_samples(tmp_path, capsys):
     result = json.loads(out)
     assert code == 0 and result["verdict"] == "holds" and result["mode"] == "grid" and result["points"] == 10
     code, out, _ = run(["check", path], capsys)
-    assert "holds at 10 points (grid sample; `lipschitz-icl prove" in out
+    # no [domain] here: the hint says to add one (prove would refuse this file), never to run prove on it
+    assert "holds at 10 points (grid sample; add a [domain] table for `lipschitz-icl prove`" in out
 
 
 # ----------------------------------------------------------------------------- the ball evaluation
@@ -520,3 +522,10 @@ def test_a_statement_keeps_its_quantity_balls_per_point_and_precision(monkeypatc
             )
     assert calls == [(7, 3, 0.123456789)] * 2  # once per precision
     assert balls[200].rad() < balls[64].rad()
+
+
+def test_check_points_to_prove_only_for_a_file_with_a_domain(capsys):
+    """A variant with both tables (the cap-tail example): the grid sample names `prove FILE` for the domain."""
+    path = Path(__file__).resolve().parents[2] / "variants" / "examples" / "cap_tail_gaussian.toml"
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 0 and f"(grid sample; `lipschitz-icl prove {path}` decides the whole domain)" in out

@@ -12,7 +12,8 @@ that misses its precision), a loss whose ``contexts`` exceed it makes the file e
 
 The grid mode samples: a variant that holds at its grid points is shown at those points only.  The
 text says so ("holds at N points (grid sample; ...)") and points to ``lipschitz-icl prove FILE``, which
-decides a ``[domain]`` (:mod:`lipschitz_icl.prover.search`); a file without a ``[grid]`` is refused here.
+decides a ``[domain]`` (:mod:`lipschitz_icl.prover.search`), or, for a file without one, says to add it; a file
+without a ``[grid]`` is refused here.
 
 Without ``--json``: the overall verdict and one summary line per variant.  JSON keys: ``mode``
 (``"grid"``), ``points`` (grid points evaluated, all files), ``verdict`` (overall: fails if any fails, else
@@ -94,10 +95,11 @@ def _summary(result) -> str:
     """One line per variant for the plain-text output."""
     n = len(result.points)
     if result.verdict == "holds":
-        text = (
-            f"holds at {n} points (grid sample; `lipschitz-icl prove {result.variant.path}` decides the whole "
-            f"domain) ({result.seconds:.2f} s)"
-        )
+        if result.variant.domain is not None:
+            where = f"`lipschitz-icl prove {result.variant.path}` decides the whole domain"
+        else:  # prove needs a [domain] table: say what to add rather than name a command that refuses the file
+            where = "add a [domain] table for `lipschitz-icl prove` to decide a whole domain"
+        text = f"holds at {n} points (grid sample; {where}) ({result.seconds:.2f} s)"
     else:
         text = f"{result.verdict} ({n} grid points, {result.seconds:.2f} s)"
     c = result.counterexample
