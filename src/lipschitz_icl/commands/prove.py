@@ -54,13 +54,13 @@ def add_arguments(parser) -> None:
         "--seconds",
         type=real("seconds", minimum=0.0, strict_minimum=True, maximum=1e6),
         default=budget.SECONDS,
-        help=f"budget: wall-clock seconds of the search or the recheck (default {budget.SECONDS:g})",
+        help=f"budget: wall-clock seconds of the search or the recheck, 0 < S <= 1e6 (default {budget.SECONDS:g})",
     )
     parser.add_argument(
         "--sharpest-rtol",
         type=real("sharpest_rtol", minimum=1e-12, maximum=0.5),
         default=budget.SHARPEST_RTOL,
-        help=f"sharpest constant: stop at this relative width (default {budget.SHARPEST_RTOL:g})",
+        help=f"sharpest constant: stop at this relative width, 1e-12 <= R <= 0.5 (default {budget.SHARPEST_RTOL:g})",
     )
 
 
