@@ -256,3 +256,13 @@ def test_an_lr_that_overflows_is_refused_in_one_line_without_numpy_warnings(para
     err = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(err) == 1, done.stderr
     assert err[0].startswith("lipschitz-icl: error: --lr: must be small enough")
+
+
+@pytest.mark.parametrize("task, L", [("mix:cosine=1", "1"), ("mix:affine=1,cosine=1", "2"), ("affine", "2")])
+def test_the_payload_echoes_the_given_L(capsys, task, L):
+    """A mixture's problem carries its kernel's derived constant as L (1.06 for mix:cosine=1 at --L 1): the
+    payload echoes the --L asked for (a hostile-input review)."""
+    argv = ["train", "--task", task, "--d", "3", "--n", "20", "--L", L, "--sigma", "0.5", "--steps", "5", "--json"]
+    code, out, err = _run(capsys, argv)
+    assert code == 0, err
+    assert json.loads(out)["L"] == float(L)

@@ -249,7 +249,8 @@ def run(args):
         "task": problem.task,
         "d": problem.d,
         "n": problem.n,
-        "L": problem.L,
+        # the scale given (--L); for a mixture the problem's L is its kernel's derived constant, not what was asked
+        "L": problem.L if args.L is None else float(args.L),
         "sigma": problem.sigma,
         "k": problem.task_class.rank if problem.task_class.low_rank else None,
         "param": result.param,
