@@ -266,3 +266,12 @@ def test_the_payload_echoes_the_given_L(capsys, task, L):
     code, out, err = _run(capsys, argv)
     assert code == 0, err
     assert json.loads(out)["L"] == float(L)
+
+
+def test_out_a_directory_is_refused_even_with_force(capsys, tmp_path):
+    """--force replaces a file, never a directory; the message said 'or give --force' to a user who had."""
+    target = tmp_path / "d.npz"
+    target.mkdir()
+    argv = ["train", "--task", "affine", "--d", "3", "--n", "20", "--L", "1", "--sigma", "0.5", "--steps", "5"]
+    code, _, err = _run(capsys, [*argv, "--out", str(target), "--force"])
+    assert code == 2 and "--out: must be a file path (it is a directory" in err and target.is_dir()

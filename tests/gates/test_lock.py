@@ -106,6 +106,13 @@ def test_lock_command_checks_and_relocks(copy, capsys):
     assert main(["lock", "thm34.window-law"]) == 2  # no reason
     assert "--reason" in capsys.readouterr().err
     assert main(["lock", "no.such-claim", "--reason", "x"]) == 2
+    capsys.readouterr()
+    # --reason or --keep-data without a key names the missing keys, not --check (which was not given)
+    for argv in (["lock", "--keep-data"], ["lock", "--reason", "x"]):
+        assert main(argv) == 2
+        assert "must be given with --" in capsys.readouterr().err
+    assert main(["lock", "--check", "--keep-data"]) == 2
+    assert "--check: must be given alone" in capsys.readouterr().err
 
 
 def test_a_malformed_lock_is_refused(copy):

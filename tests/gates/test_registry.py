@@ -222,7 +222,7 @@ def test_each_claims_module_exports_its_measure_functions():
         assert spec.measure in module.__all__, (spec.key, spec.measure)
 
 
-def test_claims_command_lists_the_registry_with_last_resolutions(tmp_path, capsys):
+def test_claims_command_lists_the_registry_with_last_resolutions(tmp_path, capsys, monkeypatch):
     import json
 
     from lipschitz_icl.cli import main
@@ -239,7 +239,11 @@ def test_claims_command_lists_the_registry_with_last_resolutions(tmp_path, capsy
     assert all(keys <= set(r) for r in rows)
     assert rows[0]["claim_id"] == case.claim_id and rows[0]["resolution"]["value"] == 0.01
     assert all(r["resolution"] is None for r in rows[1:])
-    assert main(["claims", "--claims", str(tmp_path / "missing.json")]) == 0  # before any run: no resolutions
+    # a path the user names must exist (a typo must not read as 'no run yet'); the default may be absent
+    assert main(["claims", "--claims", str(tmp_path / "missing.json")]) == 2
+    assert "--claims: must be an existing claims.json" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)  # no reports/claims.json here: before any run, no resolutions
+    assert main(["claims"]) == 0
     assert "resolution: -" in capsys.readouterr().out
     (tmp_path / "bad.json").write_text("{not json")
     assert main(["claims", "--claims", str(tmp_path / "bad.json")]) == 2

@@ -60,8 +60,11 @@ def run(args):
     directory = registry.registry_dir()
     try:
         if args.check or not args.keys:
-            if args.keys or args.reason or args.keep_data:
+            if args.check and (args.keys or args.reason or args.keep_data):
                 raise ParameterError("check", "given alone (no KEY, --reason or --keep-data)", "--check")
+            if args.reason or args.keep_data:  # no key: nothing to (re-)lock
+                option = "--reason" if args.reason else "--keep-data"
+                raise ParameterError("keys", f"given with {option} (the registry keys to (re-)lock)", "")
             changed = lock.checked_changes(registry.load(), directory)
             return {"lock": str(directory / lock.LOCK_NAME), "changed": changed}, 1 if changed else 0
         if not args.reason.strip():

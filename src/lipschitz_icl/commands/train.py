@@ -109,7 +109,9 @@ def _check_out(path, force: bool):
         name_max = 255
     if len(os.fsencode(os.path.basename(path))) > name_max:
         raise ParameterError("out", f"a file name of at most {name_max} bytes", path)
-    if os.path.lexists(path) and (os.path.isdir(path) or not force):
+    if os.path.isdir(path):  # --force replaces a file, never a directory
+        raise ParameterError("out", "a file path (it is a directory; --force replaces files only)", path)
+    if os.path.lexists(path) and not force:
         raise ParameterError("out", "a path where no file exists yet (or give --force to replace a file)", path)
     return path
 
