@@ -434,7 +434,10 @@ def eq4(data: dict) -> Figure:
             a.axvspan(d - 0.5, d + 0.5, color="0.82", zorder=2, lw=0)
             # a covariate's coordinates x^(j) (x_i is the i-th context point), then the label
             labels = [f"$x^{{({i + 1})}}$" for i in range(d)] + ["$y$"]
-            a.set_yticks(range(d + 1), labels)
+            # from d = 4 on the rows are too short for every name (the d = 5 names ran together): the first and
+            # last coordinate and the label are named, the rows between are ticked
+            rows = range(d + 1) if d < 4 else (0, d - 1, d)
+            a.set_yticks(range(d + 1), [labels[i] if i in rows else "" for i in range(d + 1)])
             # the columns are too narrow for every coordinate's name side by side (x^(1) x^(2) run together, and
             # upright they shrink the panels): the first and the label's column are named, the rows name them all
             a.set_xticks([0, d], [labels[0], labels[d]])
@@ -448,7 +451,7 @@ def eq4(data: dict) -> Figure:
     fig.supxlabel("query token (grey: meets the zero label)", fontsize=LABEL_PT)
     fig.colorbar(images[0], ax=list(ax[0]), shrink=0.9, label=r"$W_K^\top W_Q / w$")
     # on two lines: on one it is taller than its panel and runs into the label above
-    fig.colorbar(images[1], ax=list(ax[1]), shrink=0.9, label="off the Eq. (4)\nform, $/w$")
+    fig.colorbar(images[1], ax=list(ax[1]), shrink=0.9, label="off the Eq. (4)\nform, over $w$")
     return fig
 
 
