@@ -102,6 +102,9 @@ CASES = [
     ("contexts-one", loss("--contexts", "1", method="averaged"), 2, "--contexts"),
     # below 100 the normal-approximation interval under-covers (0.72 at 2 contexts): refused, naming the range
     ("contexts-few", loss("--contexts", "99", method="averaged"), 2, "[100, 1000000]"),
+    # a method that samples nothing refuses --contexts rather than ignore it
+    ("contexts-exact", loss("--contexts", "100", method="exact"), 2, "--contexts: must be unset"),
+    ("contexts-asymptotic", loss("--contexts", "100", method="asymptotic"), 2, "--contexts: must be unset"),
     ("contexts-huge", loss("--contexts", "99999999999999", method="averaged"), 2, "--contexts"),
     ("contexts-float", loss("--contexts", "1.5", method="averaged"), 2, "--contexts"),
     ("seed-negative", loss("--seed", "-1", method="averaged"), 2, "--seed"),

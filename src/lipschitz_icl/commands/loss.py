@@ -7,9 +7,11 @@ intervals proved to hold the true values (:mod:`lipschitz_icl.certified.loss`, p
 and ``ci_low``/``ci_high`` are the loss's.  Certified classes: affine, relu, cosine, their mixtures and a
 ``--kernel`` analytic in ``t`` on ``[-1, 1]``; any other is refused (exit 2) naming what is not certified.
 Supported ranges (refused with exit 2 outside): ``0 <= w <= 1e8``; ``averaged``/``naive`` (Monte
-Carlo) ``n <= 1e7``, ``2 <= contexts <= 1e6``, a memory budget
-(:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`) and the work budget of a command
-(:mod:`lipschitz_icl.budget`: estimated seconds; the refusal names the largest ``--contexts`` within it);
+Carlo) ``n <= 1e7``, ``100 <= contexts <= 1e6`` (default 20000; :data:`lipschitz_icl.budget.MIN_CONTEXTS`:
+fewer make the 95% interval a poor approximation; refused with the other methods, which sample nothing), a
+memory budget (:data:`lipschitz_icl.loss.estimators.MEMORY_BUDGET`) and the work budget of a command
+(:mod:`lipschitz_icl.budget`: estimated seconds; the refusal names the largest ``--contexts`` within it, or a
+smaller ``n`` when that is below the floor);
 ``exact`` and ``asymptotic`` any ``n <= 1e150`` (``exact`` relu also a grid budget in ``w`` at small ``n``;
 ``asymptotic`` only inside its regime, ``rho = max(R_d(w)/n, next-order noise term) <= 0.05``: outside, exit 2
 naming the smallest ``--n`` inside it; JSON ``regime`` is ``rho``, :mod:`lipschitz_icl.loss.asymptotic`);
@@ -23,8 +25,12 @@ when unbounded.
 
 from __future__ import annotations
 
+from lipschitz_icl.validation import ParameterError
+
 NAME = "loss"
 HELP = "ICL loss at M = w I with its bias and noise parts"
+MONTE_CARLO = ("naive", "averaged")  # the methods that sample contexts (--contexts)
+DEFAULT_CONTEXTS = 20000
 
 
 def add_arguments(parser) -> None:
@@ -52,9 +58,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--contexts",
         type=integer("contexts", MIN_CONTEXTS, MAX_CONTEXTS),
-        default=20000,
-        help=f"Monte Carlo: number of sampled prompts, {MIN_CONTEXTS} <= contexts <= {MAX_CONTEXTS:.0e} (default "
-        "20000; fewer make the 95%% interval a poor approximation)",
+        default=None,
+        help=f"Monte Carlo (naive, averaged): number of sampled prompts, {MIN_CONTEXTS} <= contexts <= "
+        f"{MAX_CONTEXTS:.0e} (default {DEFAULT_CONTEXTS}; fewer make the 95%% interval a poor approximation)",
     )
 
 
@@ -64,12 +70,15 @@ def run(args):
     from lipschitz_icl.loss.estimators import icl_loss
 
     problem = problem_from_args(args)
+    if args.method not in MONTE_CARLO and args.contexts is not None:  # refused, never silently ignored
+        raise ParameterError(
+            "contexts", "unset for a method that samples nothing (naive or averaged take it)", args.contexts
+        )
+    contexts = DEFAULT_CONTEXTS if args.contexts is None else args.contexts
     if args.method == "certified":
         from lipschitz_icl.certified.loss import problem_enclosure
 
         enclosure = problem_enclosure(problem, args.w)
         return enclosure.to_dict(), 0 if enclosure.converged else 3
-    result = icl_loss(
-        problem, args.w, method=args.method, contexts=args.contexts, rng=args.seed, budget=COMMAND_SECONDS
-    )
+    result = icl_loss(problem, args.w, method=args.method, contexts=contexts, rng=args.seed, budget=COMMAND_SECONDS)
     return result.to_dict(), 3 if result.inconclusive else 0
