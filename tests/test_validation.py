@@ -87,3 +87,13 @@ def test_sphere_arguments_are_checked():
         sphere.log_phi(1, 1.0)
     with pytest.raises(ParameterError, match="'w'"):
         sphere.polar_rule(3, -1.0)
+
+
+def test_an_integer_bound_is_written_short_only_when_exact():
+    """The seed's bound 2**63 - 1 was written '9e18', a number below the bound (9223372036854775807 was accepted
+    while the message said otherwise); powers of ten stay short."""
+    from lipschitz_icl.validation import _describe_bounds
+
+    assert _describe_bounds(0, 2**63 - 1) == " in [0, 9223372036854775807]"
+    assert _describe_bounds(1, 10**150) == " in [1, 1e150]"
+    assert _describe_bounds(0, 10**6) == " in [0, 1000000]"

@@ -173,5 +173,10 @@ def _describe_bounds(minimum, maximum) -> str:
 
 
 def _int_text(value: int) -> str:
-    """Bounds such as ``10**150`` written short."""
-    return str(value) if abs(value) < 10**7 else f"{value:.0e}".replace("+", "")
+    """Bounds such as ``10**150`` written short, when that is exact (``1e150``); any other large bound written
+    in full (``2**63 - 1`` as ``9223372036854775807``, not a rounded ``9e18`` that the bound exceeds)."""
+    if abs(value) < 10**7:
+        return str(value)
+    short = f"{value:.0e}".replace("+", "")
+    mantissa, exponent = short.split("e")
+    return short if int(mantissa) * 10 ** int(exponent) == value else str(value)
