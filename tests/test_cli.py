@@ -108,3 +108,18 @@ def test_a_closed_stdout_is_one_line_and_exit_141():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and err.count("\n") == 1 and "stdout closed" in err
+
+
+def test_scaling_names_the_kernel_when_the_exact_search_cannot_reach_its_w_star(capsys, monkeypatch):
+    """'scaling --kernel exp(50*t)' was refused as "parameter 'method' must be ..." (scaling has no --method): the
+    exact w* search's refusal now names --kernel.  The search itself is stood in for (it takes seconds)."""
+    from lipschitz_icl.claims import regularity
+    from lipschitz_icl.validation import ParameterError
+
+    def out_of_reach(kernel, spec):
+        raise ParameterError("method", "a method that can evaluate the loss near w* for these inputs", "exact")
+
+    monkeypatch.setattr(regularity, "kernel_scaling", out_of_reach)
+    assert main(["scaling", "--kernel", "exp(2*t)", "--d", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("lipschitz-icl: error: --kernel: must be a kernel whose w*"), err

@@ -178,7 +178,14 @@ def zonal_scaling(args, d: int):
         except ValueError as exc:  # e.g. a constant kernel: no bias part, so no window law (b = 0)
             raise ParameterError("kernel", f"a kernel the regularity law applies to ({exc})", kernel.name) from None
     # the registry's window-law claim applied to this kernel: its design, resolutions and alternatives
-    ev, judged = kernel_scaling(kernel, find("regularity.window-law"))
+    try:
+        ev, judged = kernel_scaling(kernel, find("regularity.window-law"))
+    except ParameterError as exc:
+        if exc.name != "method":  # scaling has no --method: the exact w* search it runs is what the kernel defeats
+            raise
+        raise ParameterError(
+            "kernel", f"a kernel whose w* the exact method reaches ({exc.requirement})", kernel.name
+        ) from None
     reg, verdict = ev.extra["regularity"], judged.decision.verdict
     payload = {
         "kernel": kernel.name,
