@@ -34,8 +34,9 @@ def test_escape_makes_every_special_character_literal():
 @pytest.mark.parametrize(
     "value, low, high, expected",
     [
-        (1.234, 1.229, 1.239, r"\num{1.2340(50)}"),
-        (0.3341, 0.3311, 0.3371, r"\num{0.3341(30)}"),
+        # the ends' binary values lie just beyond 1.234 +- 0.005: the printed interval must hold them
+        (1.234, 1.229, 1.239, r"\num{1.2340(51)}"),
+        (0.3341, 0.3311, 0.3371, r"\num{0.3341(31)}"),
         (12345.678, 12322.0, 12368.0, r"\num{1.2346(24)e4}"),
         (1234.5, 1004.0, 1464.0, r"\num{1230(240)}"),
         (5e-15, 4e-15, 6e-15, r"\num{5.0(10)e-15}"),
@@ -66,7 +67,44 @@ def test_a_value_too_precise_for_its_column_prints_a_bound_that_holds_the_comput
     +-10^-12`` for -1.99999999997 was a false interval)."""
     out = num(value, value - half, value + half, digits=7, compact=True, max_digits=7)
     assert out == rf"\num{{{shown}}}\,{{\tiny$\pm 10^{{{decade}}}$}}"
-    assert abs(float(shown) - value) + half <= 10.0**decade
+    _holds(out, value - half, value + half)
+
+
+def _holds(out: str, lo: float, hi: float) -> None:
+    """The interval a reader rebuilds from ``out`` (``v(uu)e k`` or ``v +- 10^k``) holds ``[lo, hi]`` exactly."""
+    from decimal import Decimal, localcontext
+
+    with localcontext(prec=2000):
+        m = re.fullmatch(r"\\num\{([-0-9.]+)\((\d+)\)(?:e(-?\d+))?\}", out)
+        if m:
+            value, digits, e = m.group(1), m.group(2), int(m.group(3) or 0)
+            decimals = len(value.split(".")[1]) if "." in value else 0
+            # uu counts units of the value's last digit (of 10^(uu's trailing zeros) when the value has no decimals)
+            half = Decimal(digits).scaleb(-decimals + e)
+            centre = Decimal(value).scaleb(e)
+        else:
+            m = re.fullmatch(r"\\num\{([-+0-9.e]+)\}\\,\{\\tiny\$\\pm 10\^\{(-?\d+)\}\$\}", out)
+            assert m, out
+            centre, half = Decimal(m.group(1)), Decimal(1).scaleb(int(m.group(2)))
+        assert centre - half <= Decimal(lo) and Decimal(hi) <= centre + half, (out, lo, hi)
+
+
+def test_a_printed_value_and_uncertainty_always_hold_the_computed_interval():
+    """Fuzzed: every ``num`` output, parenthesised or ``+-10^k``, read back as an interval, holds the computed one
+    exactly (the review of the previous form found the printed value's rounding left out)."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(4000):
+        v = rng.uniform(-1, 1) * 10 ** rng.randint(-12, 12)
+        half = abs(v) * 10 ** rng.uniform(-14, -0.5)
+        lo, hi = v - half * rng.uniform(0.2, 1.0), v + half * rng.uniform(0.2, 1.0)
+        if not lo < v < hi:
+            continue
+        _holds(num(v, lo, hi, digits=7, compact=True, max_digits=7), lo, hi)
+        out = num(v, lo, hi, digits=7, compact=True)
+        if "e" not in out or re.search(r"\(\d+\)e", out):
+            _holds(out, lo, hi)
 
 
 def test_num_uncertainty_is_never_rounded_down():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import ROUND_CEILING, Decimal, localcontext
 
 __all__ = ["Latex", "escape", "breakable", "num", "as_float"]
 
@@ -180,10 +181,17 @@ def _exponent(value: float) -> int:
     return 0 if -3 <= e < 4 else e
 
 
-def _decade(u: float) -> int:
-    """The exponent of the smallest power of ten at least ``u > 0`` (``8.7e-16`` -> ``-15``)."""
-    e = math.ceil(math.log10(u))
-    return e - 1 if 10.0 ** (e - 1) >= u else e
+def _reach(shown: Decimal, lo: float, hi: float) -> Decimal:
+    """The larger distance from the printed value ``shown`` to the interval's ends, exactly (the ends' binary
+    values, not their shortest decimals; a double's exact decimal has at most 767 significant digits)."""
+    with localcontext(prec=2000):
+        return max(Decimal(hi) - shown, shown - Decimal(lo), Decimal(0))
+
+
+def _exact_decade(u: Decimal) -> int:
+    """The exponent of the smallest power of ten at least ``u > 0``, exactly."""
+    k = u.adjusted()  # u = d.ddd... x 10^k
+    return k if u == Decimal(1).scaleb(k) else k + 1
 
 
 def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, max_digits: int | None = None) -> Latex:
@@ -191,12 +199,14 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
 
     Without an interval (or a zero-width one) the value is shown to ``digits`` significant digits; when
     the interval's half-width exceeds the value itself, the value and the interval are shown as such
-    (with ``compact``, in the parenthesised form all the same: ``1.3(43)e-6``, for narrow columns).
+    (with ``compact``, in the parenthesised form all the same: ``1.3(43)e-6``, for narrow columns).  Otherwise
+    ``value(uu)``: the value rounded to the place of the uncertainty's second significant digit, and ``uu`` the
+    larger distance from that printed value to the interval's ends, rounded up in units of that place, computed
+    exactly (:class:`decimal.Decimal` of the ends' binary values), so that the interval the reader rebuilds,
+    value +- uu, holds the computed one.
     With ``max_digits``, a value whose uncertainty would need more significant digits than that is shown
-    to ``digits`` digits followed by the power of ten that bounds the half-width plus the rounding of the value
-    as printed, so that the printed interval holds the computed one (``-2.000002 \\pm 10^{-15}`` for ``-2.000002``
-    and a half-width of ``8.7e-16``; ``-2 \\pm 10^{-10}`` for ``-1.99999999997`` and a half-width of ``8.7e-13``):
-    the interval is always printed, never dropped.
+    to ``digits`` digits followed by the smallest power of ten at least that distance (``-2 \\pm 10^{-10}`` for
+    ``-1.99999999997`` and a half-width of ``8.7e-13``): the interval is always printed, never dropped.
     ``None`` gives an en dash; non-finite values their symbol.
     """
     v = as_float(value)
@@ -221,20 +231,17 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
     if place > 20 or place < -40:
         return Latex(rf"\num{{{v:.{digits}g}}}")
     if max_digits is not None and vs != 0 and math.floor(math.log10(abs(vs))) - place + 1 > max_digits:
-        shown = f"{v:.{digits}g}"  # the bound covers the interval around the value as printed, rounding included
-        return Latex(rf"\num{{{shown}}}\,{{\tiny$\pm 10^{{{_decade(abs(v - float(shown)) + u)}}}$}}")
-    step = 10.0**place
-    u_digits = math.ceil(us / step - 1e-9)  # round the uncertainty up, never down
-    if u_digits >= 100:  # ceil carried into a third digit
-        place += 1
-        step = 10.0**place
-        u_digits = math.ceil(us / step - 1e-9)
+        shown = f"{v:.{digits}g}"
+        return Latex(rf"\num{{{shown}}}\,{{\tiny$\pm 10^{{{_exact_decade(_reach(Decimal(shown), lo, hi))}}}$}}")
     suffix = f"e{e}" if e else ""
-    if place >= 0:
-        value_text = f"{round(vs / step) * step:.0f}"
-        unc_text = f"{u_digits * step:.0f}"
-    else:
-        decimals = -place
-        value_text = f"{vs:.{decimals}f}"
-        unc_text = str(u_digits)
+    for _ in range(3):  # the uncertainty's digits from the value as printed; one more place if they carry to three
+        step = 10.0**place
+        value_text = f"{round(vs / step) * step:.0f}" if place >= 0 else f"{vs:.{-place}f}"
+        unit = Decimal(1).scaleb(place + e)
+        with localcontext(prec=2000):  # exact: the unit is a power of ten
+            u_digits = int((_reach(Decimal(value_text).scaleb(e), lo, hi) / unit).to_integral_value(ROUND_CEILING))
+        if u_digits < 100:
+            break
+        place += 1
+    unc_text = f"{u_digits * step:.0f}" if place >= 0 else str(u_digits)
     return Latex(rf"\num{{{value_text}({unc_text}){suffix}}}")
