@@ -199,3 +199,16 @@ def test_the_regularity_laws_lambda_and_the_low_rank_errors_have_their_own_symbo
     assert r"\mathcal{L}_P" in to_latex("L_P(d)/L_P(inf) - 1 <= 0.05", rename=rename_for("thm44.dimension"))
     symbols = [symbol for symbol, _ in NOTATION]
     assert any(r"\Lambda_0" in s for s in symbols)
+
+
+def test_every_resolution_letter_meaning_something_else_is_printed_as_delta():
+    """a (the count threshold), t (x.q) and f (a task) were still printed as resolution symbols (a review)."""
+    from lipschitz_icl.report.symbols import figure_axes, resolution_letter
+
+    for letter in ("s", "c", "x", r"\gamma", "a", "t", "f"):
+        assert resolution_letter(letter)[0] == r"\delta"
+    assert resolution_letter(r"\delta\alpha") == (r"\delta\alpha", {})
+    # the probability is blackboard P on the Levy and normaliser axes too; the rough regularity law's Lambda_0
+    assert r"\mathbb{P}" in figure_axes("concentration.levy-exact", "$P(x\\cdot q \\geq t)$")["ylabel"]
+    assert r"\mathbb{P}" in figure_axes("concentration.softmax-normaliser", "x")["ylabel"]
+    assert r"\Lambda_0" in figure_axes("regularity.window-law-rough", "$w^*/(C\\,\\rho^\\alpha)$")["xlabel"]

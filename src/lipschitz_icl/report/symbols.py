@@ -415,9 +415,18 @@ RENAMES: dict[str, dict[str, str]] = {
 }
 
 # a resolution symbol of the records that is a letter meaning something else in the report (s the projection
-# threshold, c the scale of c B B^T, x a point of the sphere, gamma the regularity law's kernel power) -> the
+# threshold, c the scale of c B B^T, x a point of the sphere, gamma the regularity law's kernel power, a the count
+# threshold, t = x.q, f a task function) -> the
 # resolution's own symbol; its meaning's words are typeset with the same rename
-RESOLUTION_LETTERS: dict[str, str] = {"s": r"\delta", "c": r"\delta", "x": r"\delta", r"\gamma": r"\delta"}
+RESOLUTION_LETTERS: dict[str, str] = {
+    "s": r"\delta",
+    "c": r"\delta",
+    "x": r"\delta",
+    r"\gamma": r"\delta",
+    "a": r"\delta",  # the count threshold of the cap bounds
+    "t": r"\delta",  # t = x.q
+    "f": r"\delta",  # a task function
+}
 
 # claim key -> ((regular expression on the figure data's ylabel, axes), ...)
 FIGURES: dict[str, tuple] = {
@@ -433,6 +442,9 @@ FIGURES: dict[str, tuple] = {
     ),
     "regularity.window-law": (
         (r"w\^\*\s*/\s*\(C", {"xlabel": r"$n/\sigma^2$", "ylabel": r"$w^*/(C_d\,(n/\sigma^2)^{\alpha})$"}),
+    ),
+    "regularity.window-law-rough": (
+        (r"w\^\*\s*/\s*\(C", {"xlabel": r"$\Lambda_0 = n/\sigma^2$", "ylabel": r"$w^*/(C_d\,\Lambda_0^{\alpha})$"}),
     ),
     "thm34.bias-noise": (
         (
@@ -474,6 +486,9 @@ FIGURES: dict[str, tuple] = {
     "concentration.projection-tails": ((r"", {"xlabel": "$s$", "ylabel": r"$\mathbb{P}(\|Px\|^2 \geq s)$"}),),
     "concentration.projection-tails-sharp": ((r"", {"xlabel": "$s$", "ylabel": r"$\mathbb{P}(\|Px\|^2 \geq s)$"}),),
     "concentration.cap-probability": ((r"", {"xlabel": "$h$", "ylabel": r"$\mathbb{P}(x\cdot q \geq h)$"}),),
+    "concentration.levy-exact": ((r"", {"xlabel": "$t$", "ylabel": r"$\mathbb{P}(x\cdot q \geq t)$"}),),
+    "concentration.levy-monte-carlo": ((r"P\(x", {"xlabel": "$t$", "ylabel": r"$\mathbb{P}(x\cdot q \geq t)$"}),),
+    "concentration.softmax-normaliser": ((r"", {"xlabel": "$t$", "ylabel": r"$\mathbb{P}(Z_n - \Phi_d(w) \geq t)$"}),),
     "thm44.dimension": (
         (
             r"",
