@@ -464,3 +464,17 @@ def test_check_accepts_and_write_keeps_a_document_within_its_accuracy(tmp_path, 
     path.write_text(path.read_text().replace("9.6117", "9.7"))
     code, out, _ = run(capsys, "--out", str(tmp_path), "--check", "--json")
     assert code == 1 and json.loads(out)["stale"] == ["d.md"]
+
+
+def test_the_directories_made_for_out_go_again_when_the_run_fails_before_writing(tmp_path, capsys, monkeypatch):
+    """--out is made before the derivations run (so that one that cannot be made is refused at once); a run that
+    fails or is interrupted before writing leaves none of the directories it made (a review)."""
+    from lipschitz_icl.derivations import documents
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(documents, "files", interrupted)
+    out = tmp_path / "a" / "b" / "c"
+    assert cli.main(["derivations", "--out", str(out)]) == 130  # interrupted, as the command line reports it
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

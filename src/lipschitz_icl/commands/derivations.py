@@ -9,16 +9,18 @@ to the digits its stated accuracy warrants and compared numerically, within that
 (:func:`lipschitz_icl.derivations.documents.current`), so the committed ``derivations/`` checks as current on every
 machine.
 
-Writing: every document is computed first; then a missing file is written, a current one left alone (also one
-whose numerically computed numbers differ from this machine's within their accuracy: the committed text does not
-follow each machine's last digit), and a different one is overwritten only with ``--force`` (otherwise exit 2
-naming the files, nothing written).
+Writing: ``DIR`` is made first (one that cannot be made is refused at once; the directories made go again if the
+run fails before writing), then every document is computed; then a missing file is written, a current one left
+alone (also one whose numerically computed numbers differ from this machine's within their accuracy: the committed
+text does not follow each machine's last digit), and a different one is overwritten only with ``--force``
+(otherwise exit 2 naming the files, nothing written).
 Files of ``DIR`` that the command does not make are never touched.  Each file is written by
 :func:`lipschitz_icl.writefile.write_file`: atomically, never through a symbolic link, an overwritten file
 keeping its mode (a new one ``0644`` less the umask).  ``--check`` writes nothing: exit 0 when
 every document in ``DIR`` equals the generated text, exit 1 naming the stale and missing documents (and any
 other ``.md`` file of ``DIR``, which no derivation makes).  Refused (exit 2): an empty ``--out``, an ``--out``
-that is a symbolic link or not a directory, a document path that is a symbolic link or not a regular file.
+that is a symbolic link or not a directory or cannot be made, a document path that is a symbolic link or not a
+regular file.
 
 Payload: ``out``, ``documents`` (``{file, status}``; status ``written``, ``overwritten``, ``unchanged``, or with
 ``--check`` ``current``, ``stale``, ``missing``), ``extra`` (other ``.md`` files of ``DIR``), and with
@@ -27,6 +29,7 @@ Payload: ``out``, ``documents`` (``{file, status}``; status ``written``, ``overw
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from lipschitz_icl.validation import ParameterError
@@ -140,16 +143,36 @@ def run(args):
     from lipschitz_icl.derivations import documents
 
     out = _out_dir(args.out)
-    if not args.check:  # before the derivations run (seconds): an --out that cannot be made is refused at once
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ParameterError("out", f"a directory that can be created ({exc.strerror})", args.out) from None
-    generated = documents.files()
+    made = [] if args.check else _make_dir(out, args.out)
+    try:
+        generated = documents.files()
+    except BaseException:  # interrupted or failed before writing: the directories this run made go again
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
     if args.check:
         payload = check(out, generated)
         return payload, EXIT_STALE if payload["stale"] else EXIT_OK
     return write(out, generated, args.force), EXIT_OK
+
+
+def _make_dir(out: Path, text: str) -> list[Path]:
+    """Make ``--out`` before the derivations run (seconds), so that one that cannot be made is refused at once;
+    returns the directories made, outermost first (removed again if the run fails before writing)."""
+    missing = []
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        for directory in missing:  # a partial mkdir -p: what it made goes again
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise ParameterError("out", f"a directory that can be created ({exc.strerror})", text) from None
+    return list(reversed(missing))
 
 
 def format_text(payload: dict) -> str:

@@ -78,9 +78,9 @@ class ZonalTaskClass:
     def _no_sampler(self, *args, **kwargs):
         raise ParameterError(
             "method",
-            "exact for a mixture or a prior given by its kernel (the task-averaged Monte Carlo, and the w* search "
-            "built on it, needs a single class's features; loss also averages such a prior through its kernel: "
-            "method averaged)",
+            "exact or certified for a mixture or a prior given by its kernel (the task-averaged Monte Carlo, and the "
+            "w* search built on it, needs a single class's features; loss also averages such a prior through its "
+            "kernel: method averaged)",
             self.name,
         )
 
