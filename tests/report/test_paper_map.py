@@ -110,8 +110,8 @@ def test_case_list_reads_as_ranges():
 
 
 def test_a_part_s_domain_names_the_context_sizes_of_a_design_grid():
-    """thm35.generalisation runs n = 100, 1000, 10000 from its design's n_grid (no n in its id): beside
-    thm35.envelope at n = 1000 the map printed n = 1000 alone (a referee read); now every n run."""
+    """thm35.generalisation runs n = 100, 1000, 10000 (no n in its id): beside thm35.envelope at n = 1000 the map
+    printed n = 1000 alone (a referee read); now every n run, from the record, else from the design."""
     from lipschitz_icl.report.paper_map import PartRow, part_domain
 
     records = [
@@ -120,5 +120,11 @@ def test_a_part_s_domain_names_the_context_sizes_of_a_design_grid():
     ]
     assert "n = 100, 1000, 10000" in part_domain(PartRow("small error", records))
     assert "n = 1000" in part_domain(PartRow("envelope", records[1:]))
-    window = [{"key": "thm34.window-law", "claim_id": "thm34/window-law/affine/d3"}]
-    assert "n = 100, 10000, 1e6, 1e8" in part_domain(PartRow("window", window))
+    window = [{"key": "thm34.window-law", "claim_id": "thm34/window-law/affine/d3"}]  # no record of its run
+    assert "n = 100, 10000, 1e6, 1e8" in part_domain(PartRow("window", window))  # the design's grid
+    # the grid as run, extended past the design's (a review found the map printing n up to 80 for a run to 160)
+    ran = [{"key": "linear.cannot-adapt", "claim_id": "linear/cannot-adapt/affine/d3/seed0",
+            "extra": {"n": [10, 20, 40, 80, 160]}}]  # fmt: skip
+    assert "n = 10, 20, 40, 80, 160" in part_domain(PartRow("floor", ran))
+    window[0]["extra"] = {"n_grid": [1e2, 1e14, 1e18]}
+    assert "n = 100, 1e14, 1e18" in part_domain(PartRow("window", window))

@@ -180,13 +180,13 @@ def paper_map(records: list) -> list[MapRow]:
 
 def part_domain(part: PartRow) -> str:
     """What the part's cases covered (classes, ``d``, ``n``, ...), plain text with ASCII math.  A case whose
-    context sizes are its design's grid (``n_grid`` of ``[claim.design]``, not a parameter of the case) adds
-    them to ``n``: the map never shows only the ``n`` of its neighbours (``thm35.generalisation`` runs n = 100,
-    1000, 10000 beside ``thm35.envelope``'s n = 1000)."""
+    context sizes are a grid (not a parameter of the case) adds the grid it ran (:func:`_run_n`) to ``n``: the
+    map never shows only the ``n`` of its neighbours (``thm35.generalisation`` runs n = 100, 1000, 10000 beside
+    ``thm35.envelope``'s n = 1000), nor a design grid that the run extended (``linear.cannot-adapt`` to 160)."""
     if not part.records:
         return ""
     segments = checked_scope(part.records).split("; ")
-    grid = [n for r in part.records if "n" not in case_params(r) for n in _design_n_grid(str(r.get("key", "")))]
+    grid = [n for r in part.records if "n" not in case_params(r) for n in _run_n(r)]
     if not grid:
         return "; ".join(segments)
     values = [case_params(r)["n"] for r in part.records if "n" in case_params(r)]
@@ -196,6 +196,18 @@ def part_domain(part: PartRow) -> str:
     segments = [seg for seg in segments if not seg.startswith("n = ")]
     segments.insert(min(at, len(segments)), text)
     return "; ".join(seg for seg in segments if seg)
+
+
+def _run_n(record: dict) -> list[float]:
+    """The context sizes a record's case ran at: its ``extra`` ``n_grid`` or ``n`` (the grid as run, extended where
+    the claim's rule extends it), else its design's ``n_grid``."""
+    extra = record.get("extra") or {}
+    for name in ("n_grid", "n"):
+        found = extra.get(name)
+        values = found if isinstance(found, list) else [found]
+        if values and all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in values):
+            return [float(x) for x in values]
+    return _design_n_grid(str(record.get("key", "")))
 
 
 def _design_n_grid(key: str) -> list[float]:
