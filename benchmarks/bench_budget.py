@@ -102,6 +102,10 @@ def edges(suggested: dict, scale: float) -> None:
     print("|---|---|---|---|---|---|---|---|")
     cases = []
     for label, argv, option in PATHS:
+        if suggested[label] is None:  # the refusal named a smaller n: the budget affords fewer than --contexts' floor
+            row = f"| {label} | (no edge: the budget affords fewer than the CLI's {option} floor) |"
+            print(row + " - |" * 6)
+            continue
         value = max(1, int(scale * suggested[label]))
         cases.append((label, [*argv, f"--{option}", str(value)], estimate(label, value)))
     for label, argv, estimate_seconds in cases + [(label, argv, 60.0) for label, argv in SEARCHES]:
