@@ -154,3 +154,12 @@ def test_a_phrase_may_name_a_symbol_no_letter_stands_for():
 )
 def test_units_expectations_and_primes(text, latex):
     assert str(to_latex(text)) == latex
+
+
+def test_a_rename_phrase_replaces_whole_phrases_only():
+    """'Delta L' (thm34: the loss change) must not rewrite the start of 'Delta Lambda' (a review found
+    '$\\Delta$ calLambda')."""
+    from lipschitz_icl.report.symbols import rename_for
+
+    out = to_latex("Delta Lambda and Delta L", rename=rename_for("thm34.window-law"))
+    assert r"\Delta \Lambda" in out and r"\Delta \mathcal{L}" in out and "calLambda" not in out

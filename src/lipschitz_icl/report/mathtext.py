@@ -647,8 +647,10 @@ def _reworded(text: str, rename: dict) -> tuple[str, dict]:
     ``d^2L/ds^2``, ``d log w*/d log rho``) as upright ``d``s; returns
     the text and the identifier renames."""
     phrases = {k: v for k, v in rename.items() if not re.fullmatch(r"[A-Za-z_]\w*(?:\(|'+)?", k)}
-    for phrase, replacement in phrases.items():
-        text = text.replace(phrase, replacement)
+    for phrase, replacement in phrases.items():  # whole phrases only: "Delta L" is not the start of "Delta Lambda"
+        before = r"(?<!\w)" if phrase[0].isalnum() else ""
+        after = r"(?!\w)" if phrase[-1].isalnum() else ""
+        text = re.sub(before + re.escape(phrase) + after, lambda _m, r=replacement: r, text)
     text = _FACTOR.sub(lambda m: m.group(1) + "\u00d7", text)
     text = _LEVEL.sub(r"t-interval at \1%", text)
     text = _QUOTED.sub("\u2018\\1\u2019", text)
