@@ -230,6 +230,7 @@ def num(value, low=None, high=None, *, digits: int = 6, compact: bool = False, m
     place = math.floor(math.log10(us)) - 1  # two significant digits of the uncertainty
     if place > 20 or place < -40:
         return Latex(rf"\num{{{v:.{digits}g}}}")
+    assert lo is not None and hi is not None  # u > 0 came from the interval
     if max_digits is not None and vs != 0 and math.floor(math.log10(abs(vs))) - place + 1 > max_digits:
         shown = f"{v:.{digits}g}"
         return Latex(rf"\num{{{shown}}}\,{{\tiny$\pm 10^{{{_exact_decade(_reach(Decimal(shown), lo, hi))}}}$}}")

@@ -650,7 +650,7 @@ def _reworded(text: str, rename: dict) -> tuple[str, dict]:
     for phrase, replacement in phrases.items():  # whole phrases only: "Delta L" is not the start of "Delta Lambda"
         before = r"(?<!\w)" if phrase[0].isalnum() else ""
         after = r"(?!\w)" if phrase[-1].isalnum() else ""
-        text = re.sub(before + re.escape(phrase) + after, lambda _m, r=replacement: r, text)
+        text = re.sub(before + re.escape(phrase) + after, replacement.replace("\\", "\\\\"), text)
     text = _FACTOR.sub(lambda m: m.group(1) + "\u00d7", text)
     text = _LEVEL.sub(r"t-interval at \1%", text)
     text = _QUOTED.sub("\u2018\\1\u2019", text)

@@ -204,9 +204,10 @@ def _run_n(record: dict) -> list[float]:
     extra = record.get("extra") or {}
     for name in ("n_grid", "n"):
         found = extra.get(name)
-        values = found if isinstance(found, list) else [found]
-        if values and all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in values):
-            return [float(x) for x in values]
+        values: list = found if isinstance(found, list) else [found]
+        numbers = [float(x) for x in values if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0]
+        if values and len(numbers) == len(values):
+            return numbers
     return _design_n_grid(str(record.get("key", "")))
 
 
