@@ -71,7 +71,15 @@ def test_the_loss_estimators_refuse_past_the_budget(task, method, n):
         estimators.check_work(problem, 20000 if contexts is None else contexts, per_context, budget.COMMAND_SECONDS)
 
     affordable = math.floor(budget.COMMAND_SECONDS / per_context)
-    assert _refused_then_within(check, "contexts", affordable) == affordable >= 2
+    assert _refused_then_within(check, "contexts") == affordable >= 2  # the library's floor is 2: a count
+
+    def cli_check(contexts):  # the command line's floor: below it the refusal names a smaller n
+        estimators.check_work(
+            problem, 20000 if contexts is None else contexts, per_context, budget.COMMAND_SECONDS,
+            floor=budget.MIN_CONTEXTS,
+        )  # fmt: skip
+
+    assert _refused_then_within(cli_check, "contexts", affordable) == affordable
 
 
 def test_the_pairwise_mixture_of_the_issue_is_refused_at_the_command_line(capsys):
@@ -148,10 +156,13 @@ def test_the_train_command_counts_the_held_out_prompts_with_the_training(capsys)
 
 
 def test_a_refusal_never_suggests_fewer_contexts_than_the_command_line_accepts():
-    """``contexts <= k`` only where ``k`` is at least :data:`budget.MIN_CONTEXTS` (``loss --contexts`` refuses fewer:
-    their normal-approximation intervals under-cover); else a smaller ``n``."""
-    assert budget.fewer_contexts(5000) == "contexts <= 5000"
-    assert budget.fewer_contexts(budget.MIN_CONTEXTS) == f"contexts <= {budget.MIN_CONTEXTS}"
-    assert budget.fewer_contexts(budget.MIN_CONTEXTS - 1) == "a smaller n"
+    """On the command line ``contexts <= k`` only where ``k`` is at least :data:`budget.MIN_CONTEXTS` (``loss
+    --contexts`` refuses fewer: their normal-approximation intervals under-cover), else a smaller ``n``; the
+    library, which accepts 2 contexts, still names the count."""
+    floor = budget.MIN_CONTEXTS
+    assert budget.fewer_contexts(5000, floor=floor) == "contexts <= 5000"
+    assert budget.fewer_contexts(floor, floor=floor) == f"contexts <= {floor}"
+    assert budget.fewer_contexts(floor - 1, floor=floor) == "a smaller n"
+    assert budget.fewer_contexts(floor - 1) == f"contexts <= {floor - 1}"  # the library accepts from 2
     assert main(["loss", "--task", "affine", "--d", "3", "--n", "100", "--L", "1", "--sigma", "0.5", "--w", "5",
                  "--contexts", str(budget.MIN_CONTEXTS - 1)]) == 2  # fmt: skip

@@ -49,11 +49,11 @@ def largest_count(budget: float, seconds_each: float) -> int:
     return max(0, math.floor(budget / seconds_each))
 
 
-def fewer_contexts(affordable: int, name: str = "contexts") -> str:
+def fewer_contexts(affordable: int, name: str = "contexts", floor: int = 2) -> str:
     """The cheaper setting a refusal names for a Monte Carlo estimate that affords ``affordable`` contexts:
-    ``contexts <= affordable``, or a smaller ``n`` when that is below :data:`MIN_CONTEXTS` (fewer contexts would
-    be refused in turn on the command line)."""
-    return f"{name} <= {affordable}" if affordable >= MIN_CONTEXTS else "a smaller n"
+    ``contexts <= affordable``, or a smaller ``n`` when that is below ``floor``, the fewest the caller accepts
+    (the library 2; the command line :data:`MIN_CONTEXTS`, which would refuse fewer in turn)."""
+    return f"{name} <= {affordable}" if affordable >= floor else "a smaller n"
 
 
 def check(seconds: float, budget: float, *, name: str, value, what: str, cheaper: str) -> None:

@@ -65,7 +65,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args):
-    from lipschitz_icl.budget import COMMAND_SECONDS
+    from lipschitz_icl.budget import COMMAND_SECONDS, MIN_CONTEXTS
     from lipschitz_icl.commands._common import problem_from_args
     from lipschitz_icl.loss.estimators import icl_loss
 
@@ -80,5 +80,13 @@ def run(args):
 
         enclosure = problem_enclosure(problem, args.w)
         return enclosure.to_dict(), 0 if enclosure.converged else 3
-    result = icl_loss(problem, args.w, method=args.method, contexts=contexts, rng=args.seed, budget=COMMAND_SECONDS)
+    result = icl_loss(
+        problem,
+        args.w,
+        method=args.method,
+        contexts=contexts,
+        rng=args.seed,
+        budget=COMMAND_SECONDS,
+        min_contexts=MIN_CONTEXTS,  # a refusal past the budget then names a setting this command accepts
+    )
     return result.to_dict(), 3 if result.inconclusive else 0

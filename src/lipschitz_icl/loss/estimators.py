@@ -84,6 +84,7 @@ def icl_loss(
     rng=0,
     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
     budget: float = budgets.ENGINE_SECONDS,
+    min_contexts: int = 2,
 ) -> LossEstimate:
     """The ICL loss of ``problem`` at ``M = w I`` (or a general ``M``) by ``method``.
 
@@ -109,6 +110,9 @@ def icl_loss(
         :class:`~lipschitz_icl.loss.asymptotic.Regime`).
     contexts : int
         Sampled prompts of the Monte Carlo methods, ``2 <= contexts <= 1e6``.
+    min_contexts : int
+        The fewest contexts the caller accepts (the command line: :data:`lipschitz_icl.budget.MIN_CONTEXTS`): a
+        refusal past ``budget`` names ``contexts <= k`` only for ``k`` at least this, else a smaller ``n``.
     rng : int or numpy.random.Generator
         Seed or generator of the Monte Carlo methods.
     chunk_elements : int
@@ -178,7 +182,7 @@ def icl_loss(
 
         arrays = arccosine.ARRAYS_PER_POINT
     check_memory(problem, chunk_elements, reduced, arrays)
-    check_work(problem, contexts, context_seconds(problem, model, method), budget)
+    check_work(problem, contexts, context_seconds(problem, model, method), budget, floor=min_contexts)
     generator = check_rng(rng)
     if method == "naive":
         return naive_loss(problem, model, contexts, generator, chunk_elements)
@@ -218,10 +222,13 @@ def context_seconds(problem: Problem, model: Attention, method: str) -> float:
     return n * (problem.d + 2) * SECONDS_PER_COORDINATE
 
 
-def check_work(problem: Problem, contexts: int, seconds_per_context: float, budget: float, name="contexts") -> None:
+def check_work(
+    problem: Problem, contexts: int, seconds_per_context: float, budget: float, name="contexts", floor: int = 2
+) -> None:
     """Refuse a Monte Carlo estimate of ``contexts`` contexts at ``seconds_per_context`` each beyond ``budget``
-    (:func:`lipschitz_icl.budget.check`): naming ``name`` with the largest number within the budget, or ``n``
-    when not even two contexts fit."""
+    (:func:`lipschitz_icl.budget.check`): naming ``name`` with the largest number within the budget
+    (:func:`lipschitz_icl.budget.fewer_contexts`: a smaller ``n`` when that is below ``floor``, the fewest the
+    caller accepts), or ``n`` when not even two contexts fit."""
     affordable = budgets.largest_count(budget, seconds_per_context)
     where = f"n = {problem.n}, d = {problem.d}"
     if affordable < 2:
@@ -239,7 +246,7 @@ def check_work(problem: Problem, contexts: int, seconds_per_context: float, budg
         name=name,
         value=contexts,
         what=f"{contexts} contexts at {where}",
-        cheaper=budgets.fewer_contexts(affordable, name)
+        cheaper=budgets.fewer_contexts(affordable, name, floor)
         + (", or method 'exact'" if problem.task_class.exact_route else ""),
     )
 
