@@ -212,3 +212,14 @@ def test_every_resolution_letter_meaning_something_else_is_printed_as_delta():
     assert r"\mathbb{P}" in figure_axes("concentration.levy-exact", "$P(x\\cdot q \\geq t)$")["ylabel"]
     assert r"\mathbb{P}" in figure_axes("concentration.softmax-normaliser", "x")["ylabel"]
     assert r"\Lambda_0" in figure_axes("regularity.window-law-rough", "$w^*/(C\\,\\rho^\\alpha)$")["xlabel"]
+
+
+def test_the_window_laws_k_and_q_are_renamed_in_its_claim_only():
+    """k -> kappa and q -> q' are the window law's next order; elsewhere in Theorem 3.4's group k is a rank and
+    q the query (a review: the group-wide rename would print 'rank kappa' and 'x . q'')."""
+    from lipschitz_icl.report.mathtext import to_latex
+    from lipschitz_icl.report.symbols import rename_for
+
+    assert to_latex("(1 + k w0^-q)", rename=rename_for("thm34.window-law")) == r"$(1 + \kappa w_{0}^{-q'})$"
+    out = to_latex("rank k and the query x.q", rename=rename_for("thm34.isotropy"))
+    assert r"\kappa" not in out and "q'" not in out

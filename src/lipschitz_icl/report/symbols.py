@@ -373,16 +373,16 @@ RENAMES: dict[str, dict[str, str]] = {
     # covariate's coordinates x^(j) (x_i is the i-th context point)
     "figures": {"rho": r"\rho", "N(0,": "Gaussian(0,", "R(": r"\mathrm{Rot}", "x_1..x_d": "x^((1))..x^((d))"},
     # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class), its exponent q'
-    # (the bias part's: q is the query); the bias power zeta (p_i are the softmax weights); "law" is the window law
+    # (the bias part's: q is the query), both keyed by the window-law claim below; the bias power zeta (p_i are the softmax weights); "law" is the window law
     # C_d Lambda^alpha (a phrase: replaced as text, then typeset); Delta L is a change of the loss
     "thm34": {
-        "k": r"\kappa",
-        "q": "q'",
         "p": r"\zeta",
         "C": "C_d",
         "w*/law": "w*/(C_d rho^alpha)",
         "Delta L": "Delta calL",
     },
+    # only where the window law's next order is written: k, q elsewhere are a rank and the query
+    "thm34.window-law": {"k": r"\kappa", "q": "q'"},
     # the window law's constant (C alone is the constant of a proved inequality)
     "thm35": {"C": "C_d"},
     # the linear group's task covariance k(s) and its moment B = E_t[t k(t)] (B is the low-rank basis elsewhere);
