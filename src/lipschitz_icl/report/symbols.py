@@ -373,8 +373,9 @@ RENAMES: dict[str, dict[str, str]] = {
     # covariate's coordinates x^(j) (x_i is the i-th context point)
     "figures": {"rho": r"\rho", "N(0,": "Gaussian(0,", "R(": r"\mathrm{Rot}", "x_1..x_d": "x^((1))..x^((d))"},
     # the next-order coefficient of the window law is kappa (k is the rank of a low-rank class), its exponent q'
-    # (the bias part's: q is the query), both keyed by the window-law claim below; the bias power zeta (p_i are the softmax weights); "law" is the window law
-    # C_d Lambda^alpha (a phrase: replaced as text, then typeset); Delta L is a change of the loss
+    # (the bias part's: q is the query), both keyed by the window-law claim below; the bias power zeta (p_i are the
+    # softmax weights); "law" is the window law C_d Lambda^alpha (a phrase: replaced as text, then typeset);
+    # Delta L is a change of the loss
     "thm34": {
         "p": r"\zeta",
         "C": "C_d",
