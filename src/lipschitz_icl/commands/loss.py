@@ -29,7 +29,6 @@ from lipschitz_icl.validation import ParameterError
 
 NAME = "loss"
 HELP = "ICL loss at M = w I with its bias and noise parts"
-MONTE_CARLO = ("naive", "averaged")  # the methods that sample contexts (--contexts)
 DEFAULT_CONTEXTS = 20000
 
 
@@ -67,10 +66,10 @@ def add_arguments(parser) -> None:
 def run(args):
     from lipschitz_icl.budget import COMMAND_SECONDS, MIN_CONTEXTS
     from lipschitz_icl.commands._common import problem_from_args
-    from lipschitz_icl.loss.estimators import icl_loss
+    from lipschitz_icl.loss.estimators import MONTE_CARLO_METHODS, icl_loss
 
     problem = problem_from_args(args)
-    if args.method not in MONTE_CARLO and args.contexts is not None:  # refused, never silently ignored
+    if args.method not in MONTE_CARLO_METHODS and args.contexts is not None:  # refused, never silently ignored
         raise ParameterError(
             "contexts", "unset for a method that samples nothing (naive or averaged take it)", args.contexts
         )

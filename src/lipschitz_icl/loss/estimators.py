@@ -41,6 +41,7 @@ from lipschitz_icl.validation import ParameterError, check_choice, check_int, ch
 
 __all__ = [
     "METHODS",
+    "MONTE_CARLO_METHODS",
     "icl_loss",
     "naive_loss",
     "averaged_loss",
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 METHODS = ("averaged", "naive", "asymptotic", "exact")
+MONTE_CARLO_METHODS = ("averaged", "naive")  # the methods that sample contexts (the others are deterministic)
 DEFAULT_CHUNK_ELEMENTS = 1 << 20  # 8 MiB per float64 array: bounded memory at any n
 MAX_MC_N = 10**7  # Monte Carlo draws every context point; beyond this use 'exact' or 'asymptotic'
 MAX_CONTEXTS = 10**6  # sampled prompts per Monte Carlo estimate
