@@ -123,3 +123,28 @@ def test_scaling_names_the_kernel_when_the_exact_search_cannot_reach_its_w_star(
     assert main(["scaling", "--kernel", "exp(2*t)", "--d", "3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("lipschitz-icl: error: --kernel: must be a kernel whose w*"), err
+
+
+def test_the_plain_text_output_reads_values_as_json_and_lists_of_lists_one_per_line():
+    from lipschitz_icl.cli import plain_text
+
+    text = plain_text(
+        {
+            "w_star": 4.5,
+            "method": "certified",
+            "decided": True,
+            "guess": None,
+            "range": [0.001, 1e8],
+            "pieces": [[0.0, 2.5, "cut"], [2.5, "inf", "cut"]],
+        }
+    )
+    assert text.splitlines() == [
+        "w_star: 4.5",
+        "method: certified",
+        "decided: true",
+        "guess: null",
+        "range: [0.001, 100000000.0]",
+        "pieces:",
+        '  [0.0, 2.5, "cut"]',
+        '  [2.5, "inf", "cut"]',
+    ]

@@ -113,6 +113,27 @@ CASES = [
     ("method-bogus", loss(method="bogus"), 2, "--method"),
     ("task-bogus", loss(base=prob(**{"--task": "sine"})), 2, "--task"),
     ("missing-L", loss(base=prob(**{"--L": None})), 2, "--L"),
+    ("missing-L-not-given", loss(base=prob(**{"--L": None})), 2, "(not given)"),
+    # a negative number argparse alone would take for an option reaches the option's own check
+    ("w-minus-inf", loss(w="-inf"), 2, "argument --w: must be a finite real number"),
+    ("w-minus-nan", loss(w="-nan"), 2, "argument --w: must be a finite real number"),
+    ("w-minus-1e5", loss(w="-1e5"), 2, "argument --w: must be a finite real number >= 0"),
+    ("sigma-minus-inf", loss(base=prob(**{"--sigma": "-inf"})), 2, "argument --sigma"),
+    # a huge n is repeated in scientific form, not as 151 digits
+    ("n-1e150-echo", loss(base=prob(**{"--n": "1e150"}), method="averaged"), 2, "(got 1e+150)"),
+    # the refused option's value is the one given for it, not the problem's name
+    (
+        "wstar-kernel-mc-echoes-method",
+        ["wstar", "--kernel", "exp(t)", "--d", "3", "--n", "100", "--sigma", "0.5", "--method", "mc"],
+        2,
+        "--method: must be exact or certified",
+    ),
+    (
+        "wstar-kernel-mc-got-mc",
+        ["wstar", "--kernel", "exp(t)", "--d", "3", "--n", "100", "--sigma", "0.5", "--method", "mc"],
+        2,
+        "(got 'mc')",
+    ),
     ("no-command", [], 2, "COMMAND"),
     ("unknown-command", ["frobnicate"], 2, "frobnicate"),
     ("mc-n-1e8", loss(base=prob(**{"--n": "1e8"}), method="averaged"), 2, "--n"),

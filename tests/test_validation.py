@@ -97,3 +97,29 @@ def test_an_integer_bound_is_written_short_only_when_exact():
     assert _describe_bounds(0, 2**63 - 1) == " in [0, 9223372036854775807]"
     assert _describe_bounds(1, 10**150) == " in [1, 1e150]"
     assert _describe_bounds(0, 10**6) == " in [0, 1000000]"
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (10**150, "1e+150"),
+        (-(10**30), "-1e+30"),
+        (1234567890123456789012, "1.234568e+21"),
+        (9223372036854775807, "9223372036854775807"),  # 19 digits: repeated whole
+        (5, "5"),
+        (True, "True"),
+        ("x" * 300, "'" + "x" * 79 + "... (302 characters)"),
+    ],
+)
+def test_a_message_repeats_a_value_short(value, text):
+    from lipschitz_icl.validation import shorten
+
+    assert shorten(value) == text
+
+
+def test_a_value_left_out_reads_not_given():
+    from lipschitz_icl.validation import received
+
+    assert received(None) == "not given"
+    assert received(3) == "got 3"
+    assert "(not given)" in str(ParameterError("L", "given", None))

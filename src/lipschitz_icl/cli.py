@@ -28,11 +28,12 @@ import importlib
 import json
 import math
 import os
+import re
 import sys
 import time
 
 from lipschitz_icl import progress
-from lipschitz_icl.validation import ParameterError, shorten
+from lipschitz_icl.validation import ParameterError, received, shorten
 
 __all__ = ["main", "build_parser", "jsonable", "NonFiniteResult"]
 
@@ -141,6 +142,28 @@ def _given(name, args):
     return name
 
 
+def plain_text(payload: dict) -> str:
+    """The text output of a command without its own format: a line ``key: value`` per key, the value as in
+    ``--json`` (``true``, ``null``, ``[0.001, 100000000.0]``) but a string bare; a list of lists (``pieces``) as
+    ``key:`` and one indented line per item."""
+    lines = []
+    for key, value in payload.items():
+        if isinstance(value, list) and value and all(isinstance(item, list) for item in value):
+            lines.append(f"{key}:")
+            lines.extend(f"  {json.dumps(item)}" for item in value)
+        else:
+            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
+    return "\n".join(lines)
+
+
+def _echoed(dest: str, value, args):
+    """The value a refusal of option ``dest`` repeats: what the user gave for that option when it is on the
+    command line (the library may have refused a form it derived from it, or only known the problem's name),
+    else the library's value."""
+    given = getattr(args, str(dest).replace("-", "_"), None)
+    return value if given is None else given
+
+
 def _option_message(exc: ParameterError, options: dict, args=None) -> str:
     """``--sigma: must be ... (got ...)`` when the parameter is an option of the command (the one the user
     gave: :func:`_given`), else the library's own message."""
@@ -148,7 +171,7 @@ def _option_message(exc: ParameterError, options: dict, args=None) -> str:
     option = options.get(name) or options.get(str(name).replace("-", "_"))
     if option is None:
         return str(exc)
-    return f"{option}: must be {exc.requirement} (got {shorten(exc.value)})"
+    return f"{option}: must be {exc.requirement} ({received(_echoed(name, exc.value, args))})"
 
 
 def _one_line(text: str) -> str:
@@ -209,6 +232,34 @@ def main(argv=None) -> int:
         return EXIT_INTERRUPTED
 
 
+_ARGPARSE_NEGATIVE = re.compile(r"-\d+|-\d*\.\d+")  # the negative numbers argparse itself reads as values
+
+
+def _unread_negative(text: str) -> bool:
+    """A negative number argparse would take for an option (``-inf``, ``-nan``, ``-1e5``)."""
+    if not text.startswith("-") or _ARGPARSE_NEGATIVE.fullmatch(text):
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _joined_negatives(argv: list) -> list:
+    """``argv`` with a negative number that argparse would read as an option (``-inf``, ``-nan``, ``-1e5``: its
+    own pattern knows only ``-1`` and ``-1.5``) joined to the long option before it (``--w -inf`` ->
+    ``--w=-inf``), so the option's own check refuses or reads it."""
+    out: list = []
+    for arg in argv:
+        previous = out[-1] if out else ""
+        if _unread_negative(arg) and previous.startswith("--") and "=" not in previous:
+            out[-1] = f"{previous}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def _command_in(argv) -> tuple:
     """The command named in ``argv`` (the first argument that names one), as a tuple of at most one."""
     return tuple(arg for arg in argv if arg in COMMAND_MODULES)[:1]
@@ -228,7 +279,7 @@ def _registry_error() -> type[Exception]:
 
 def _main(argv) -> int:
     started = time.perf_counter()  # a command's wall-clock budget (prove --seconds) counts from here
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = _joined_negatives(sys.argv[1:] if argv is None else list(argv))
     args = None
     try:
         args = build_parser(_command_in(argv)).parse_args(argv)
@@ -244,7 +295,7 @@ def _main(argv) -> int:
         elif args._format is not None:
             text = args._format(payload)
         else:
-            text = "\n".join(f"{key}: {value}" for key, value in payload.items())
+            text = plain_text(payload)
     except (_UsageError, NonFiniteResult) as exc:
         _say(f"error: {exc}")
         return EXIT_BAD_INPUT

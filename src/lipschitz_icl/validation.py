@@ -28,16 +28,34 @@ __all__ = [
     "parse_int",
     "parse_real",
     "shorten",
+    "received",
 ]
 
 MAX_ECHO = 100  # characters of a received value repeated in a message
 MAX_NUMBER_TEXT = 200  # characters of a number given as text (the CLI; 1e150 written out has 151)
+MAX_INT_DIGITS = 19  # digits of an integer a message repeats in full (9223372036854775807, the seed bound, has 19)
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:\.0*)?(?:[eE]\+?[0-9]{1,3})?", re.ASCII)
 _REAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
 
 
+def received(value: object) -> str:
+    """What a message says was received: ``got <value>`` (:func:`shorten`), or ``not given`` for ``None``
+    (an option left out)."""
+    return "not given" if value is None else f"got {shorten(value)}"
+
+
 def shorten(value: object) -> str:
-    """``repr(value)`` cut to :data:`MAX_ECHO` characters (the rest counted), for messages."""
+    """``repr(value)`` cut to :data:`MAX_ECHO` characters (the rest counted), for messages; an integer of
+    more than :data:`MAX_INT_DIGITS` digits in scientific form (``10**150`` as ``1e+150``, its leading digits
+    kept: ``1.234568e+150``)."""
+    if (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, bool)
+        and len(str(abs(int(value)))) > MAX_INT_DIGITS
+    ):
+        mantissa = f"{Decimal(int(value)):.6e}"
+        head, exponent = mantissa.split("e")
+        return f"{head.rstrip('0').rstrip('.')}e{exponent}"
     text = repr(value)
     if len(text) <= MAX_ECHO:
         return text
@@ -51,7 +69,7 @@ class ParameterError(ValueError):
         self.name = name
         self.requirement = requirement
         self.value = value
-        super().__init__(f"parameter '{name}' must be {requirement} (got {shorten(value)})")
+        super().__init__(f"parameter '{name}' must be {requirement} ({received(value)})")
 
 
 def check_int(name: str, value: object, *, minimum: float | None = None, maximum: float | None = None) -> int:
