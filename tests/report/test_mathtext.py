@@ -163,3 +163,15 @@ def test_a_rename_phrase_replaces_whole_phrases_only():
 
     out = to_latex("Delta Lambda and Delta L", rename=rename_for("thm34.window-law"))
     assert r"\Delta \Lambda" in out and r"\Delta \mathcal{L}" in out and "calLambda" not in out
+
+
+def test_a_word_with_a_letter_past_ascii_is_text_not_a_symbol_and_a_word():
+    """'Lévy' was typeset '$L$évy' (its L read as the Lipschitz constant, the rest as text); the locked
+    alternatives' 'Levy's' is printed with its accent."""
+    from lipschitz_icl.report.symbols import rename_for
+
+    assert str(to_latex("Lévy's concentration; Hardy, Littlewood, Pólya; L = 1")) == (
+        "Lévy's concentration; Hardy, Littlewood, Pólya; $L = 1$"
+    )
+    out = str(to_latex("instead of Levy's (d-2)/2", rename=rename_for("concentration.levy-monte-carlo")))
+    assert out.startswith("instead of Lévy") and "$L$" not in out

@@ -104,7 +104,8 @@ _STRONG = set("^_=<>/*~") | {"<=", ">=", "->", "+-", "!=", "||", "..."}
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
-  | (?P<textword>e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|Eqs?\.|\u2019s\b|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b
+  | (?P<textword>[^\W\d_]*[^\x00-\x7f\W\d_][^\W\d_]*(?:'s\b)?  # a word with a letter past ASCII: Lévy's, Pólya
+      |e\.g\.|i\.e\.|i\.i\.d\.|cf\.|vs\.|Eqs?\.|\u2019s\b|[A-Za-z]{2,}'s\b|\d+(?:\.\d+)*'s\b|[A-Z]'s\b
       |\b[A-Z]\.\d+(?:\.\d+)*\b
       |(?:(?<=\d\ )|(?<=CPU\ ))s\b(?![\^_(/])  # seconds, the unit (120 s, CPU s): never the symbol s
   )

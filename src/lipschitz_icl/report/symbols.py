@@ -391,12 +391,13 @@ RENAMES: dict[str, dict[str, str]] = {
     "linear": {"k": "K", "B": r"\bar K", "m_hat": r"\hat m"},
     # Dasgupta and Gupta's beta = s d/k (beta is the noise power elsewhere); P(...) a probability (P alone is the
     # projector); D the relative entropy (D_j are the isotropy probe's directions); x in 1 + x <= e^x a real number
-    # (x is a point of the sphere)
+    # (x is a point of the sphere); the locked alternatives' "Levy's" with its accent
     "concentration": {
         "beta": r"\tau",
         "P(": r"\mathbb{P}",
         "D": r"\mathrm{KL}",
         "1 + x <= e^x": "1 + chi <= e^chi",
+        "Levy's": "L\u00e9vy's",
     },
     # the multiplicative Chernoff bound's relative deviation (delta is a claim's resolution)
     "concentration.cap-counts-multiplicative": {"delta": "r"},
