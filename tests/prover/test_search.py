@@ -529,3 +529,27 @@ def test_check_points_to_prove_only_for_a_file_with_a_domain(capsys):
     path = Path(__file__).resolve().parents[2] / "variants" / "examples" / "cap_tail_gaussian.toml"
     code, out, _ = run(["check", str(path)], capsys)
     assert code == 0 and f"(grid sample; `lipschitz-icl prove {path}` decides the whole domain)" in out
+
+
+@pytest.mark.parametrize(
+    "bound, where",
+    [
+        ("1 + sqrt((h - 0.7)**2 - 0.01)", "h=0.75: sqrt of a negative number"),  # undefined on (0.6, 0.8)
+        ("1/(h - 0.5)**2", "h=0.5: division by zero"),  # undefined at one interior point
+    ],
+)
+def test_a_bound_undefined_inside_the_domain_is_refused_not_searched_to_the_budget(tmp_path, capsys, bound, where):
+    """Defined at the domain's corners, undefined inside: was 20000 boxes and 'budget exhausted' (exit 0 with
+    an undecided verdict); now one line at the bound's line, exit 2, naming the point."""
+    with pytest.raises(prover.UndefinedBound) as info:
+        prover.prove("cap_tail", bound, {"d": [10], "h": [0.5, 1] if "0.7" in bound else [0, 1]})
+    assert where in str(info.value)
+    path = tmp_path / "undefined.toml"
+    domain = "[0.5, 1]" if "0.7" in bound else "[0, 1]"
+    path.write_text(
+        f'name = "u"\nquantity = "cap_tail"\nrelation = "<="\nbound = "{bound}"\n[domain]\nd = [10]\nh = {domain}\n'
+    )
+    assert cli.main(["prove", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "undefined.toml:4: 'bound' must be defined at every point of the domain" in err
+    assert where in err

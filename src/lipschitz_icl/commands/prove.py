@@ -103,17 +103,22 @@ def run(args):
         domain=variant.domain,
         sharpest=variant.sharpest,
     )
-    if variant.sharpest is not None:
-        result = search.sharpest(
-            statement,
-            variant.sharpest,
-            variant.brackets[variant.sharpest],
-            rtol=args.sharpest_rtol,
-            max_boxes=args.max_boxes,
-            until=until,
-        )
-    else:
-        result = search.prove_statement(statement, max_boxes=args.max_boxes, until=until, desc=variant.name)
+    try:
+        if variant.sharpest is not None:
+            result = search.sharpest(
+                statement,
+                variant.sharpest,
+                variant.brackets[variant.sharpest],
+                rtol=args.sharpest_rtol,
+                max_boxes=args.max_boxes,
+                until=until,
+            )
+        else:
+            result = search.prove_statement(statement, max_boxes=args.max_boxes, until=until, desc=variant.name)
+    except search.UndefinedBound as exc:  # a file error at the bound's line, as at a corner of the domain
+        raise VariantFileError(
+            variant.path, variant.lines.get("bound", 1), f"'bound' must be {exc.requirement}"
+        ) from None
     payload = {"name": variant.name, "file": variant.path, "quantity": variant.quantity, **result.to_dict()}
     if args.certificate is not None:
         from lipschitz_icl.prover.certificate import write

@@ -59,6 +59,7 @@ from lipschitz_icl.validation import ParameterError, check_choice, check_int, ch
 __all__ = [
     "Statement",
     "ProofResult",
+    "UndefinedBound",
     "prove",
     "prove_statement",
     "sharpest",
@@ -176,9 +177,22 @@ def _enclosure_pair(st: Statement, box: Box):
     return q, b, split, reason, witnesses
 
 
+class UndefinedBound(ParameterError):
+    """The bound has no value at a point inside the domain (``point``; ``reason``, e.g. the square root of a
+    negative number): the statement says nothing there, so no search can decide it.  A box around that point
+    would otherwise be split until the budget ran out."""
+
+    def __init__(self, bound: Expression, point: dict, reason: str):
+        self.point, self.reason = point, reason
+        where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+        super().__init__("bound", f"defined at every point of the domain (undefined at {where}: {reason})", bound.text)
+
+
 def _point_pair(st: Statement, point: dict):
-    """Point enclosures ``(Q, B, witnesses)`` at ``point`` (B is None where the bound is undefined; the
-    witnesses as in :func:`_enclosure_pair`)."""
+    """Point enclosures ``(Q, B, witnesses)`` at ``point`` (B is None where the bound's ball is not certified
+    to be defined, e.g. an argument of ``sqrt`` straddling 0 by rounding; the witnesses as in
+    :func:`_enclosure_pair`).  Raises :class:`UndefinedBound` where the bound's 30-digit value at the point is
+    undefined as well."""
     witnesses: list[dict] = []
     if st.quantity.witnessed:
         q, entry = witness.point_value(st.quantity, point)
@@ -189,6 +203,10 @@ def _point_pair(st: Statement, point: dict):
         b = st.bound_on({k: arithmetic.exact(v) for k, v in point.items()})
     except ExpressionError:
         b = None
+        try:
+            st.bound.evaluate({**point, **st.constants})
+        except ExpressionError as exc:
+            raise UndefinedBound(st.bound, point, exc.reason) from None
     return q, b, witnesses
 
 
