@@ -306,3 +306,20 @@ def test_pieces_at_different_values_of_a_parameter_say_which_beside_their_displa
         Inequality("w_star", "<=", "11.39", {"d": [3], "n": {"from": 1000, "to": 1249}}),
     ]
     assert merged_displays(ranged) == [r"w^* \ge 8.737", r"w^* \le 11.39"]
+
+
+def test_a_certificate_the_record_names_but_the_folder_lacks_reads_not_found_in_one_short_cell(tmp_path):
+    """A bare claims.json (no certificates/ folder) printed each missing file's whole name, three lines of the
+    table per file: 23 pages for the CI's 20.  The cell now says 'not found'; the note under the tables says
+    where the files belong and how they are named."""
+    record = _record(
+        claim_id="thm34/window-bound/affine/d3",
+        key="thm34.window-bound",
+        proof={"verdict": "proved", "boxes": 40, "certificate": "certificates/thm34-window-bound-d3.json"},
+        resolution=None,
+        alternatives=[],
+    )
+    (case,) = proof_cases([record], find_certificates([tmp_path]))
+    (block,) = proof_blocks([case], {record["claim_id"]: 7}, lambda key, records: records[0]["statement"])
+    cell = str(block["cases"][0]["certificate"])
+    assert cell == r"{\tiny not found}"

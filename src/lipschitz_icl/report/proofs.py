@@ -535,12 +535,11 @@ def proof_blocks(cases: list[ProofCase], numbers: dict, statement_of) -> list[di
                 block["_forms"].append(ineq)
         # every file of the case (a case of several pieces has one each; named after the case id, module
         # docstring of lipschitz_icl.gates.pytest_plugin), each by the first 12 hex digits of its SHA-256
-        # (in the smallest type, two to a line: a case of four pieces takes two lines)
+        # (in the smallest type, two to a line: a case of four pieces takes two lines); a file the record names
+        # that is not in the folder reads "not found" (its name is the case id's, stated under the table)
         shown = [
-            Latex(r"{\tiny " + code(cert.sha256[:12]) + "}")
-            if cert is not None
-            else escape(f"{name} (named, not found)")
-            for name, cert in case.pieces
+            Latex(r"{\tiny " + code(cert.sha256[:12]) + "}") if cert is not None else Latex(r"{\tiny not found}")
+            for _, cert in case.pieces
         ]
         certificate = Latex(" ".join(shown)) if shown else Latex("--")
         sharpest = to_latex(case.sharpest) if case.sharpest else Latex("--")
