@@ -252,7 +252,7 @@ class ThetaGrid:
     mass_bounds: Any = None  # arb_mat panels x 1: factor * sup |mu|
     groups: list = field(default_factory=list)  # the Group products of a row
     type_cols: dict = field(default_factory=dict)  # row type -> the columns its groups read
-    selectors: dict = field(default_factory=dict)  # (group, j) -> 0/1 matrix from the type's columns to the group's
+    positions: dict = field(default_factory=dict)  # (group, j) -> where the group's columns lie in its type's
     majorant_cols: tuple = ()  # the columns a ball row carries
     blocks: dict = field(default_factory=dict)  # columns -> (values, bounds, norms) blocks
     value_rows: dict = field(default_factory=dict)  # columns -> the values block as lists (one per node)
@@ -519,8 +519,8 @@ def _submatrix(mat, rows: int, cols: tuple):
 
 def _prepare(grid: ThetaGrid) -> None:
     """The groups; per row type (``("Y", j)``, ``("Z", j)``) the union of the columns its groups read, with its
-    blocks of values, bounds and norms; per group and term the 0/1 matrix selecting its columns from its
-    type's (so every row type is multiplied once, in C, and the groups combine the small products)."""
+    blocks of values, bounds and norms; per group and term where its columns lie among its type's (so every row
+    type is multiplied once, in C, and the groups combine the columns they read of those products)."""
     grid.groups = _groups(grid)
     grid.majorant_cols = _majorant_columns(grid)
     n_panels = len(grid.panels)
@@ -538,11 +538,11 @@ def _prepare(grid: ThetaGrid) -> None:
         )
     grid.blocks = blocks
     grid.value_rows = {cols: block[0].tolist() for cols, block in blocks.items()}
-    grid.selectors = {}
+    grid.positions = {}
     for g in grid.groups:
         for j, _ in g.recipe:
             cols = grid.type_cols[(g.kind, j)]
-            grid.selectors[(g.name, j)] = arb_mat([[1 if a == b else 0 for b in g.cols] for a in cols])
+            grid.positions[(g.name, j)] = tuple(cols.index(c) for c in g.cols)
 
 
 # ----------------------------------------------------------------------------- rows: the inner integrals
@@ -636,27 +636,27 @@ def _windows(grid: ThetaGrid, w: arb, s_lo: arb, s_hi: arb) -> tuple:
 def _group_products(grid: ThetaGrid, values: dict, errors: dict) -> dict:
     """``{group name: rows x columns lists}``: ``factor * sum_j coef_j (values_j + [-1, 1] |coef_j| errors_j)``
     with each type's products ``values[(kind, j)]`` and error bounds ``errors[(kind, j)]`` (rows x the type's
-    columns, ``arb_mat``) narrowed to the group's columns by its selectors."""
+    columns, ``arb_mat``), of which each term reads the group's columns (:data:`ThetaGrid.positions`: picked from
+    the rows as lists; a product by a 0/1 selecting matrix cost as much as the kernel products themselves)."""
+    rows = {t: (values[t].tolist(), errors[t].tolist()) for t in values}
+
+    def picked(g: Group, j: int, which: int):
+        return arb_mat([[row[k] for k in grid.positions[(g.name, j)]] for row in rows[(g.kind, j)][which]])
+
     out = {}
     for g in grid.groups:
-        terms, bounds = [], []
-        for j, c in g.recipe:
-            select = grid.selectors[(g.name, j)]
-            terms.append((values[(g.kind, j)] * select) * c)
-            bounds.append((errors[(g.kind, j)] * select) * abs(c))
-        total, error = terms[0], bounds[0]
-        for term, bound in zip(terms[1:], bounds[1:]):
-            total, error = total + term, error + bound
-        out[g.name] = ((total + ONE * error) * g.factor).tolist()
+        (j0, c0), *others = g.recipe
+        total, bound = picked(g, j0, 0) * c0, picked(g, j0, 1) * abs(c0)
+        for j, c in others:
+            total, bound = total + picked(g, j, 0) * c, bound + picked(g, j, 1) * abs(c)
+        out[g.name] = ((total + ONE * bound) * g.factor).tolist()
     return out
 
 
 def _scale_rows(mat, factors: list):
-    """``diag(factors) * mat`` (``arb_mat``; a product in C)."""
-    diagonal = arb_mat(len(factors), len(factors))
-    for r, factor in enumerate(factors):
-        diagonal[r, r] = factor
-    return diagonal * mat
+    """``diag(factors) * mat`` (``arb_mat``), one product per entry (the product by a diagonal matrix in C costs
+    rows x rows x columns: more, past about 20 rows)."""
+    return arb_mat([[x * factor for x in row] for row, factor in zip(mat.tolist(), factors)])
 
 
 def _weighted(rows: list, powers: list):
@@ -665,19 +665,40 @@ def _weighted(rows: list, powers: list):
     return arb_mat([[x * factor for x in row] for row, factor in zip(rows, powers)])
 
 
+def _padded(windows: list, width: int):
+    """Rows given on their windows ``(b0, values)`` as an ``arb_mat``, zero outside them."""
+    zero = arb(0)
+    return arb_mat([[zero] * b0 + values + [zero] * (width - b0 - len(values)) for b0, values in windows])
+
+
+def _kernel_matrix(windows: list, node_powers: list, row_powers: list, width: int):
+    """The kernel of a row type ``(kind, j)``, rows x nodes: row ``r`` is ``e^(j s_r) K_r(i) e^(-j w u_i)`` on its
+    window ``(b0, values)`` (``K_r`` = ``e^(-y)`` or ``e^(-2y)`` at the window's nodes ``b0, b0 + 1, ...``), zero
+    elsewhere (two products per node of the window, where scaling the type's columns by ``e^(-j w u_i)`` and its
+    rows by ``e^(j s_r)`` took one per node and column and a product in C)."""
+    zero = arb(0)
+    rows = []
+    for (b0, values), power in zip(windows, row_powers):
+        b1 = b0 + len(values)
+        middle = [x * node * power for x, node in zip(values, node_powers[b0:b1])]
+        rows.append([zero] * b0 + middle + [zero] * (width - b1))
+    return arb_mat(rows)
+
+
 def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> list:
     """The inner integrals at every ``s`` of ``ss`` (points, or real balls when ``ball``) by the panels of their
     windows with every error bound added (module docstring).  With ``y_i = e^s e^(-w u_i)`` the node values are
     ``E = e^(-y)``, ``Y_j = y^j e^(-y)`` and ``Z_j = y^j e^(-2y)``; only ``e^(-y)`` is computed per node: ``Y_j =
-    e^(js) diag(E) e^(-j w u)`` is the row factor ``e^(js)`` times ``E`` times the columns scaled by ``e^(-j w u_i)``
-    (``Z_j`` from ``e^(-2y) = E^2``), so every kernel of every row type is one matrix product in C."""
+    e^(js) E e^(-j w u_i)``, the row factor ``e^(js)`` times ``E`` times the node factor ``e^(-j w u_i)`` on the
+    row's window (``Z_j`` from ``e^(-2y) = E^2``; :func:`_kernel_matrix`), so every kernel of every row type is one
+    matrix product in C."""
     ew = [(-w * u).exp() for u in grid.u]
     ranges = _panel_ranges(grid, w)
     ys, zs = list(grid.y_types), ([] if ball else list(grid.z_types))
     zero = arb(0)
     N, n_panels = grid.size, len(grid.panels)
     types = [("E", 0)] + [("Y", j) for j in ys] + [("Z", j) for j in zs]
-    kernels: dict = {"E": [], "Z": []}  # e^(-y) and e^(-2y) per row, zero outside the window
+    windows: dict = {"E": [], "Z": []}  # e^(-y) and e^(-2y) per row as (first node, values on the window)
     row_powers: dict = {j: [] for j in set(ys) | set(zs)}  # e^(js) per row
     kb: dict = {t: [] for t in types} | {("O", 0): []}
     outside: dict = {t: [] for t in types}
@@ -689,10 +710,9 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
         b1 = grid.stops[stop - 1] if stop > first else b0
         es = s.exp()
         e = [(-(es * x)).exp() for x in ew[b0:b1]]
-        pad_lo, pad_hi = [zero] * b0, [zero] * (N - b1)
-        kernels["E"].append(pad_lo + e + pad_hi)
+        windows["E"].append((b0, e))
         if zs:
-            kernels["Z"].append(pad_lo + [a * a for a in e] + pad_hi)
+            windows["Z"].append((b0, [a * a for a in e]))
         power = arb(1)
         for j in range(1, max(row_powers, default=0) + 1):
             power = power * es
@@ -723,16 +743,27 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
                 bound += r_above**j
             outside[(kind, j)].append([bound])
         meta.append((window_mass, below_mass, above_mass, r_below, r_above))
-    mats = {kind: arb_mat(rows) for kind, rows in kernels.items() if rows}
+    mats = {"E": _padded(windows["E"], N)}
     node_powers = {j: [x**j for x in ew] for j in row_powers}
+    on_windows = sum(len(values) for _, values in windows["E"])
 
     def kernel_products(t, cols):
-        """``K_t * values`` for the row type ``t`` and the column block ``cols`` (the docstring above)."""
+        """``K_t * values`` for the row type ``t`` and the column block ``cols`` (the docstring above): the node
+        and row factors folded into the kernel (two products per node of each row's window) when that is fewer
+        Python products than scaling the block's values (one per node and column, then the rows in C); the
+        same balls' values either way, a choice of speed only."""
         kind, j = t
+        base = "E" if kind != "Z" else "Z"
         if kind == "E":
             return mats["E"] * grid.blocks[cols][0]
+        if 2 * on_windows < N * len(cols):
+            if t not in mats:
+                mats[t] = _kernel_matrix(windows[base], node_powers[j], row_powers[j], N)
+            return mats[t] * grid.blocks[cols][0]
+        if base not in mats:
+            mats[base] = _padded(windows[base], N)
         weighted = _weighted(grid.value_rows[cols], node_powers[j])
-        return _scale_rows(mats["E" if kind == "Y" else "Z"] * weighted, row_powers[j])
+        return _scale_rows(mats[base] * weighted, row_powers[j])
 
     kbs = {t: arb_mat(kb[t]) for t in kb}
     outs = {t: arb_mat(outside[t]) for t in types}
