@@ -95,6 +95,7 @@ __all__ = [
 
 S_SERIES = -4.0  # below it the kernels are exponential series (no theta work per s node)
 SERIES_TERMS = 14  # (2 e^(-4))^14 / 14! < 1e-31
+PICK_FROM = 12  # a row type of more columns hands its groups theirs by position, not by selecting products
 BELOW = 7.0  # a panel whose V lies more than this below s is left out of the row: y >= e^7 there
 IM_MAX = 1.2  # |Im(w u)| on a panel where y can be large: cos(1.2) > 0.36
 H_V = 1.5  # width in V (at the largest w) of the theta panels where y can be large
@@ -253,6 +254,7 @@ class ThetaGrid:
     groups: list = field(default_factory=list)  # the Group products of a row
     type_cols: dict = field(default_factory=dict)  # row type -> the columns its groups read
     positions: dict = field(default_factory=dict)  # (group, j) -> where the group's columns lie in its type's
+    selectors: dict = field(default_factory=dict)  # the same as 0/1 matrices, for a type of few columns (PICK_FROM)
     majorant_cols: tuple = ()  # the columns a ball row carries
     blocks: dict = field(default_factory=dict)  # columns -> (values, bounds, norms) blocks
     value_rows: dict = field(default_factory=dict)  # columns -> the values block as lists (one per node)
@@ -538,11 +540,13 @@ def _prepare(grid: ThetaGrid) -> None:
         )
     grid.blocks = blocks
     grid.value_rows = {cols: block[0].tolist() for cols, block in blocks.items()}
-    grid.positions = {}
+    grid.positions, grid.selectors = {}, {}
     for g in grid.groups:
         for j, _ in g.recipe:
             cols = grid.type_cols[(g.kind, j)]
             grid.positions[(g.name, j)] = tuple(cols.index(c) for c in g.cols)
+            if len(cols) <= PICK_FROM:
+                grid.selectors[(g.name, j)] = arb_mat([[1 if a == b else 0 for b in g.cols] for a in cols])
 
 
 # ----------------------------------------------------------------------------- rows: the inner integrals
@@ -636,12 +640,20 @@ def _windows(grid: ThetaGrid, w: arb, s_lo: arb, s_hi: arb) -> tuple:
 def _group_products(grid: ThetaGrid, values: dict, errors: dict) -> dict:
     """``{group name: rows x columns lists}``: ``factor * sum_j coef_j (values_j + [-1, 1] |coef_j| errors_j)``
     with each type's products ``values[(kind, j)]`` and error bounds ``errors[(kind, j)]`` (rows x the type's
-    columns, ``arb_mat``), of which each term reads the group's columns (:data:`ThetaGrid.positions`: picked from
-    the rows as lists; a product by a 0/1 selecting matrix cost as much as the kernel products themselves)."""
-    rows = {t: (values[t].tolist(), errors[t].tolist()) for t in values}
+    columns, ``arb_mat``), of which each term reads the group's columns: by a product with a 0/1 selecting matrix
+    in C for a type of at most :data:`PICK_FROM` columns, else picked from the rows as lists
+    (:data:`ThetaGrid.positions`; ReLU's ~250 Gegenbauer columns made the selecting products cost as much as the
+    kernel products themselves)."""
+    listed: dict = {}
 
     def picked(g: Group, j: int, which: int):
-        return arb_mat([[row[k] for k in grid.positions[(g.name, j)]] for row in rows[(g.kind, j)][which]])
+        t = (g.kind, j)
+        select = grid.selectors.get((g.name, j))
+        if select is not None:
+            return (values[t] if which == 0 else errors[t]) * select
+        if t not in listed:
+            listed[t] = (values[t].tolist(), errors[t].tolist())
+        return arb_mat([[row[k] for k in grid.positions[(g.name, j)]] for row in listed[t][which]])
 
     out = {}
     for g in grid.groups:
