@@ -239,7 +239,7 @@ CASES = [
     ("prove-seconds-nan", ["prove", "{tmp}/small.toml", "--seconds", "nan"], 2, "--seconds", 2),
     ("prove-seconds-tiny", ["prove", "{tmp}/small.toml", "--seconds", "1e-9", "--json"], 3, None, 2),
     ("prove-rtol-0", ["prove", "{tmp}/small.toml", "--sharpest-rtol", "0"], 2, "--sharpest-rtol", 2),
-    ("prove-no-file", ["prove"], 2, "'FILE' must be a variant file", 2),
+    ("prove-no-file", ["prove"], 2, "FILE: must be a variant file", 2),
     ("prove-two-files", ["prove", "{tmp}/small.toml", "{tmp}/small.toml"], 2, "unrecognized arguments", 2),
     ("prove-file-directory", ["prove", "{tmp}"], 2, "not a regular file", 2),
     ("prove-file-fifo", ["prove", "{tmp}/fifo"], 2, "not a regular file", 2),

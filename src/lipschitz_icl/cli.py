@@ -109,6 +109,8 @@ def build_parser(commands=COMMAND_MODULES) -> argparse.ArgumentParser:
             if action.option_strings and not isinstance(action, argparse._HelpAction):
                 _once(action)
                 options[action.dest] = action.option_strings[0]
+            elif not action.option_strings:  # a positional argument is named as its usage line names it
+                options[action.dest] = str(action.metavar or action.dest.upper())
         command.set_defaults(_run=module.run, _options=options, _format=getattr(module, "format_text", None))
     return parser
 
@@ -158,9 +160,11 @@ def plain_text(payload: dict) -> str:
 
 def _echoed(dest: str, value, args):
     """The value a refusal of option ``dest`` repeats: what the user gave for that option when it is on the
-    command line (the library may have refused a form it derived from it, or only known the problem's name),
-    else the library's value."""
-    given = getattr(args, str(dest).replace("-", "_"), None)
+    command line (the library may have refused a form it derived from it, or only known the problem's name; a
+    positional list as typed), else the library's value."""
+    given = getattr(args, str(dest).replace("-", "_").lower(), None)
+    if isinstance(given, list):  # a positional list (lock's KEY ...): as typed, none given if empty
+        return " ".join(map(str, given)) or None
     return value if given is None else given
 
 
@@ -168,7 +172,7 @@ def _option_message(exc: ParameterError, options: dict, args=None) -> str:
     """``--sigma: must be ... (got ...)`` when the parameter is an option of the command (the one the user
     gave: :func:`_given`), else the library's own message."""
     name = _given(ALIASES.get(exc.name, exc.name), args)
-    option = options.get(name) or options.get(str(name).replace("-", "_"))
+    option = options.get(name) or options.get(str(name).replace("-", "_").lower())
     if option is None:
         return str(exc)
     return f"{option}: must be {exc.requirement} ({received(_echoed(name, exc.value, args))})"

@@ -27,11 +27,12 @@ MAX_FILE_BYTES = 64 * 1024
 
 
 class TomlFileError(ValueError):
-    """A TOML file that cannot be accepted: ``"<file>:<line>: <reason>"``."""
+    """A TOML file that cannot be accepted: ``"<file>:<line>: <reason>"`` (``"<file>: <reason>"`` for the file as
+    a whole, line 0)."""
 
     def __init__(self, path, line: int, reason: str):
         self.path, self.line, self.reason = str(path), int(line), reason
-        super().__init__(f"{path}:{line}: {reason}")
+        super().__init__(f"{path}:{line}: {reason}" if self.line else f"{path}: {reason}")
 
 
 def read_limited(path) -> bytes:

@@ -106,7 +106,10 @@ def test_lock_command_checks_and_relocks(copy, capsys):
     assert main(["lock", "thm34.window-law"]) == 2  # no reason
     assert "--reason" in capsys.readouterr().err
     assert main(["lock", "no.such-claim", "--reason", "x"]) == 2
-    capsys.readouterr()
+    assert "KEY: must be registry keys (unknown: no.such-claim)" in capsys.readouterr().err
+    # an unknown key is named before a missing reason (fixing the reason first would only meet the key next)
+    assert main(["lock", "no.such-claim"]) == 2
+    assert "unknown: no.such-claim" in capsys.readouterr().err
     # --reason or --keep-data without a key names the missing keys, not --check (which was not given)
     for argv in (["lock", "--keep-data"], ["lock", "--reason", "x"]):
         assert main(argv) == 2

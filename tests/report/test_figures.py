@@ -264,7 +264,7 @@ def test_eq4_rule_on_constructed_layers(figures_registry, monkeypatch):
 def test_command_rejects_unknown_names_and_existing_files(figures_registry, tmp_path, capsys):
     assert main(["figures", "--out", str(tmp_path), "--only", "fig2"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--only" in err[0]
+    assert len(err) == 1 and "--only: must be a comma-separated subset" in err[0] and "parameter" not in err[0]
     (tmp_path / "fig1.png").write_bytes(b"")
     assert main(["figures", "--out", str(tmp_path), "--only", "fig1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

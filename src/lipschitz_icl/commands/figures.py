@@ -68,7 +68,7 @@ def _selected(only: str | None) -> list[str]:
     chosen = [x.strip() for x in only.split(",") if x.strip()]
     unknown = [x for x in chosen if x not in names]
     if unknown or not chosen:
-        raise ParameterError("--only", f"a comma-separated subset of {', '.join(names)}", only)
+        raise ParameterError("only", f"a comma-separated subset of {', '.join(names)}", only)
     return [x for x in names if x in chosen]
 
 

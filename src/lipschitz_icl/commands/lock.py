@@ -43,7 +43,9 @@ def _lock(args, directory) -> list:
     from lipschitz_icl.gates import lock, registry
 
     known = {s.key: s for s in registry.load()}
-    specs, gone = _split(args.keys, known, lock.read(directory)[0])
+    specs, gone = _split(args.keys, known, lock.read(directory)[0])  # an unknown key first, then the reason
+    if not args.reason.strip():
+        raise ParameterError("reason", "a non-empty reason for the (re-)lock", args.reason)
     if gone and args.keep_data:
         raise ParameterError("keep-data", "left out when retiring claims that left the registry", True)
     made = []
@@ -67,8 +69,6 @@ def run(args):
                 raise ParameterError("keys", f"given with {option} (the registry keys to (re-)lock)", "")
             changed = lock.checked_changes(registry.load(), directory)
             return {"lock": str(directory / lock.LOCK_NAME), "changed": changed}, 1 if changed else 0
-        if not args.reason.strip():
-            raise ParameterError("reason", "a non-empty reason for the (re-)lock", args.reason)
         made = _lock(args, directory)
     except lock.LockFileError as exc:
         raise registry.RegistryError(str(exc)) from None

@@ -179,12 +179,13 @@ EXIT_CODES = {v: decision.exit_code(v) for v in decision.STATISTICAL}  # verdict
 
 
 class VariantFileError(ParameterError):
-    """A variant file that cannot be accepted: ``"<file>:<line>: <reason>"`` (CLI exit code 2)."""
+    """A variant file that cannot be accepted: ``"<file>:<line>: <reason>"`` (``"<file>: <reason>"`` for the file
+    as a whole, line 0; CLI exit code 2)."""
 
     def __init__(self, path, line: int, reason: str):
         self.path, self.line, self.reason = str(path), int(line), reason
         self.name, self.requirement, self.value = "variant file", reason, str(path)
-        ValueError.__init__(self, f"{path}:{line}: {reason}")
+        ValueError.__init__(self, f"{path}:{line}: {reason}" if self.line else f"{path}: {reason}")
 
 
 # ------------------------------------------------------------------ the variant file
