@@ -106,6 +106,7 @@ def test_an_integer_bound_is_written_short_only_when_exact():
         (-(10**30), "-1e+30"),
         (1234567890123456789012, "1.234568e+21"),
         (9223372036854775807, "9223372036854775807"),  # 19 digits: repeated whole
+        (10**19, "1e+19"),
         (5, "5"),
         (True, "True"),
         ("x" * 300, "'" + "x" * 79 + "... (302 characters)"),
@@ -115,6 +116,15 @@ def test_a_message_repeats_a_value_short(value, text):
     from lipschitz_icl.validation import shorten
 
     assert shorten(value) == text
+
+
+def test_an_integer_past_python_s_4300_digit_str_limit_is_repeated_short():
+    """``repr(10**5000)`` raises ValueError (Python's limit on integer-to-text conversion): a message repeating
+    it failed while being written."""
+    from lipschitz_icl.validation import shorten
+
+    assert shorten(10**5000) == "1e+5000"
+    assert shorten(-3 * 10**9000 + 1) == "-3e+9000"
 
 
 def test_a_value_left_out_reads_not_given():

@@ -48,12 +48,8 @@ def shorten(value: object) -> str:
     """``repr(value)`` cut to :data:`MAX_ECHO` characters (the rest counted), for messages; an integer of
     more than :data:`MAX_INT_DIGITS` digits in scientific form (``10**150`` as ``1e+150``, its leading digits
     kept: ``1.234568e+150``)."""
-    if (
-        isinstance(value, numbers.Integral)
-        and not isinstance(value, bool)
-        and len(str(abs(int(value)))) > MAX_INT_DIGITS
-    ):
-        mantissa = f"{Decimal(int(value)):.6e}"
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**MAX_INT_DIGITS:
+        mantissa = f"{Decimal(int(value)):.6e}"  # never str(): Python refuses integers past 4300 digits there
         head, exponent = mantissa.split("e")
         return f"{head.rstrip('0').rstrip('.')}e{exponent}"
     text = repr(value)
