@@ -206,6 +206,13 @@ def test_the_sympy_form_is_held_to_the_expression_values():
         kernel_form.check_gap(rewritten, exact, points, name="kernel", text="abs(t)", what=what)
 
 
+def test_a_double_form_that_overflows_says_so():
+    """2 exp(700 t) is a double everywhere on [-1, 1] but SymPy's K(1) - K(1 - u) overflows on the way (exp(709 t),
+    whose form does not, is accepted): the refusal says why the two forms differ."""
+    with pytest.raises(ParameterError, match="not inf: an intermediate value of its double form overflows"):
+        zonal.expression_kernel("2*exp(700*t)", 3)
+
+
 @pytest.mark.parametrize(
     "text,fragment",
     [

@@ -143,8 +143,9 @@ def agree(expected: np.ndarray, got: np.ndarray, points: np.ndarray, *, name: st
     bad = np.flatnonzero(~(np.abs(got - expected) <= AGREEMENT_RTOL * scale + 1e-300))
     if bad.size:
         j = int(bad[0])
+        why = "" if np.isfinite(got[j]) else ": an intermediate value of its double form overflows"
         raise ParameterError(
-            name, f"{what} (at t = {points[j]:.6g} K(1) - K(t) is {expected[j]:.6g}, not {got[j]:.6g})", text
+            name, f"{what} (at t = {points[j]:.6g} K(1) - K(t) is {expected[j]:.6g}, not {got[j]:.6g}{why})", text
         )
     return float(np.max(np.abs(got - expected))) / scale if scale > 0 else 0.0
 
