@@ -119,6 +119,11 @@ CASES = [
     ("w-minus-nan", loss(w="-nan"), 2, "argument --w: must be a finite real number"),
     ("w-minus-1e5", loss(w="-1e5"), 2, "argument --w: must be a finite real number >= 0"),
     ("sigma-minus-inf", loss(base=prob(**{"--sigma": "-inf"})), 2, "argument --sigma"),
+    # nothing after "--" is joined to an option, nor is a number after a flag
+    ("double-dash-negative-file", ["check", "--", "-1e5"], 2, "-1e5: cannot read the file"),
+    ("flag-then-negative", loss("--json", "-1e5"), 2, "unrecognized arguments: -1e5"),
+    # a refusal repeats the conflicting value the library names
+    ("recheck-conflict-echo", ["prove", "--recheck", "x.json", "y.toml"], 2, "(got 'y.toml')"),
     # a huge n is repeated in scientific form, not as 151 digits
     ("n-1e150-echo", loss(base=prob(**{"--n": "1e150"}), method="averaged"), 2, "(got 1e+150)"),
     # the refused option's value is the one given for it, not the problem's name

@@ -35,7 +35,7 @@ import time
 from lipschitz_icl import progress
 from lipschitz_icl.validation import ParameterError, received, shorten
 
-__all__ = ["main", "build_parser", "jsonable", "NonFiniteResult"]
+__all__ = ["main", "build_parser", "jsonable", "plain_text", "NonFiniteResult"]
 
 COMMAND_MODULES = (
     "wstar",
@@ -152,20 +152,10 @@ def plain_text(payload: dict) -> str:
     for key, value in payload.items():
         if isinstance(value, list) and value and all(isinstance(item, list) for item in value):
             lines.append(f"{key}:")
-            lines.extend(f"  {json.dumps(item)}" for item in value)
+            lines.extend(f"  {json.dumps(item, ensure_ascii=False)}" for item in value)
         else:
-            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
+            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}")
     return "\n".join(lines)
-
-
-def _echoed(dest: str, value, args):
-    """The value a refusal of option ``dest`` repeats: what the user gave for that option when it is on the
-    command line (the library may have refused a form it derived from it, or only known the problem's name; a
-    positional list as typed), else the library's value."""
-    given = getattr(args, str(dest).replace("-", "_").lower(), None)
-    if isinstance(given, list):  # a positional list (lock's KEY ...): as typed, none given if empty
-        return " ".join(map(str, given)) or None
-    return value if given is None else given
 
 
 def _option_message(exc: ParameterError, options: dict, args=None) -> str:
@@ -175,7 +165,7 @@ def _option_message(exc: ParameterError, options: dict, args=None) -> str:
     option = options.get(name) or options.get(str(name).replace("-", "_").lower())
     if option is None:
         return str(exc)
-    return f"{option}: must be {exc.requirement} ({received(_echoed(name, exc.value, args))})"
+    return f"{option}: must be {exc.requirement} ({received(exc.value)})"
 
 
 def _one_line(text: str) -> str:
@@ -250,14 +240,26 @@ def _unread_negative(text: str) -> bool:
     return True
 
 
-def _joined_negatives(argv: list) -> list:
+def _value_options(parser: argparse.ArgumentParser) -> set:
+    """The option strings of the parser's commands that take a value (not flags such as ``--json``)."""
+    out: set = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                out |= {o for a in command._actions if a.option_strings and a.nargs != 0 for o in a.option_strings}
+    return out
+
+
+def _joined_negatives(argv: list, value_options: set) -> list:
     """``argv`` with a negative number that argparse would read as an option (``-inf``, ``-nan``, ``-1e5``: its
-    own pattern knows only ``-1`` and ``-1.5``) joined to the long option before it (``--w -inf`` ->
-    ``--w=-inf``), so the option's own check refuses or reads it."""
+    own pattern knows only ``-1`` and ``-1.5``) joined to the option before it when that option takes a value
+    (``--w -inf`` -> ``--w=-inf``), so the option's own check refuses or reads it; nothing after ``--``."""
     out: list = []
-    for arg in argv:
+    for k, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[k:]
         previous = out[-1] if out else ""
-        if _unread_negative(arg) and previous.startswith("--") and "=" not in previous:
+        if _unread_negative(arg) and previous in value_options:
             out[-1] = f"{previous}={arg}"
         else:
             out.append(arg)
@@ -283,10 +285,11 @@ def _registry_error() -> type[Exception]:
 
 def _main(argv) -> int:
     started = time.perf_counter()  # a command's wall-clock budget (prove --seconds) counts from here
-    argv = _joined_negatives(sys.argv[1:] if argv is None else list(argv))
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = None
     try:
-        args = build_parser(_command_in(argv)).parse_args(argv)
+        parser = build_parser(_command_in(argv))
+        args = parser.parse_args(_joined_negatives(argv, _value_options(parser)))
         args._started = started
         if getattr(args, "_run", None) is None:
             _say("error: a COMMAND is required (one of " + ", ".join(COMMAND_MODULES) + "; see --help)")

@@ -52,7 +52,10 @@ def shorten(value: object) -> str:
         mantissa = f"{Decimal(int(value)):.6e}"  # never str(): Python refuses integers past 4300 digits there
         head, exponent = mantissa.split("e")
         return f"{head.rstrip('0').rstrip('.')}e{exponent}"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's 4300-digit limit inside a container
+        return f"a {type(value).__name__} too large to print"
     if len(text) <= MAX_ECHO:
         return text
     return f"{text[: MAX_ECHO - 20]}... ({len(text)} characters)"

@@ -66,7 +66,7 @@ def run(args):
                 raise ParameterError("check", "given alone (no KEY, --reason or --keep-data)", "--check")
             if args.reason or args.keep_data:  # no key: nothing to (re-)lock
                 option = "--reason" if args.reason else "--keep-data"
-                raise ParameterError("keys", f"given with {option} (the registry keys to (re-)lock)", "")
+                raise ParameterError("keys", f"given with {option} (the registry keys to (re-)lock)", None)
             changed = lock.checked_changes(registry.load(), directory)
             return {"lock": str(directory / lock.LOCK_NAME), "changed": changed}, 1 if changed else 0
         made = _lock(args, directory)

@@ -58,6 +58,7 @@ def run(args):
     from lipschitz_icl.budget import COMMAND_SECONDS
     from lipschitz_icl.commands._common import problem_from_args
     from lipschitz_icl.optimum import wstar
+    from lipschitz_icl.validation import ParameterError
 
     problem = problem_from_args(args)
     if args.method == "certified":
@@ -70,5 +71,11 @@ def run(args):
         if args.method == "mc"
         else {}
     )
-    result = wstar(problem, args.method, **kwargs)
+    try:
+        result = wstar(problem, args.method, **kwargs)
+    except ParameterError as exc:
+        if exc.name != "method":
+            raise
+        # the library refuses the method knowing only the problem (a prior without a sampler): repeat the method
+        raise ParameterError("method", exc.requirement, args.method) from None
     return result.to_dict(), 3 if result.inconclusive else 0
