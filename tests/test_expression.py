@@ -356,3 +356,16 @@ def test_no_text_reaches_python_evaluation(monkeypatch):
 def test_variants_re_exports_the_reader():
     assert variants.parse_expression is parse_expression and variants.ExpressionError is ExpressionError
     assert variants.MAX_MAGNITUDE_LOG10 == expression.MAX_MAGNITUDE_LOG10
+
+
+def test_undefined_at_names_a_domain_error_at_30_and_60_digits_only():
+    """The prover refuses a bound undefined at a point (sqrt of a negative number, a division by zero); a value
+    that only rounds below 0 at 30 digits, or one out of the magnitude budget, is not 'undefined' (a review
+    found exp(-6000 h) + sqrt(exp(h) - exp(h)) refused as undefined)."""
+    assert parse_expression("sqrt((h - 0.7)**2 - 0.01)", {"h"}).undefined_at({"h": 0.75}) == "sqrt of a negative number"
+    assert parse_expression("1/(h - 0.5)", {"h"}).undefined_at({"h": 0.5}) == "division by zero"
+    rounding = parse_expression("sqrt(h**2 - 1.4*h + 0.49)", {"h"})  # (h - 0.7)^2 >= 0, below 0 at 30 digits
+    with pytest.raises(ExpressionError, match="sqrt of a negative number"):
+        rounding.evaluate({"h": 0.7})
+    assert rounding.undefined_at({"h": 0.7}) is None
+    assert parse_expression("exp(-6000*h) + sqrt(exp(h) - exp(h))", {"h"}).undefined_at({"h": 0.75}) is None

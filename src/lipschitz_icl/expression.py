@@ -61,6 +61,7 @@ _LOG10 = 2.302585092994046  # ln 10 (a bound on the magnitude budget's logarithm
 
 __all__ = [
     "ExpressionError",
+    "UndefinedValue",
     "Expression",
     "parse_expression",
     "FUNCTIONS",
@@ -91,6 +92,12 @@ class ExpressionError(ValueError):
     def __init__(self, reason: str, column: int | None = None):
         self.reason, self.column = reason, column
         super().__init__(reason if column is None else f"{reason} (column {column})")
+
+
+class UndefinedValue(ExpressionError):
+    """An operation outside its domain at a point: ``sqrt`` or ``log`` of a negative number, ``log`` of zero, a
+    division by zero, zero to a negative power, a negative number to a fractional power (not a value out of the
+    magnitude budget, nor an ill-conditioned one: those have a value the evaluation cannot hold)."""
 
 
 # ------------------------------------------------------------------ 1. screen
@@ -407,9 +414,9 @@ def _checked_power(a, b):
     """``a ** b``, refused before it is computed when ``|log10 |a ** b||`` would exceed the budget
     (so ``d**d**d**d`` or ``(1+1e-30)**(1e30)`` cost nothing)."""
     if a == 0 and b < 0:
-        raise ExpressionError("zero to a negative power")
+        raise UndefinedValue("zero to a negative power")
     if a < 0 and b != int(b):
-        raise ExpressionError("negative number to a fractional power")
+        raise UndefinedValue("negative number to a fractional power")
     if a != 0 and abs(b * mpmath.log10(abs(a))) > MAX_MAGNITUDE_LOG10:
         raise ExpressionError(
             f"a power is out of range (|x| must stay within [1e-{MAX_MAGNITUDE_LOG10}, 1e{MAX_MAGNITUDE_LOG10}])"
@@ -438,9 +445,9 @@ def _evaluate_node(node, env, dps: int = EVAL_DPS):
             if name == "abs":
                 return abs(args[0])
             if name in ("sqrt", "log") and args[0] < 0:
-                raise ExpressionError(f"{name} of a negative number")
+                raise UndefinedValue(f"{name} of a negative number")
             if name == "log" and args[0] == 0:
-                raise ExpressionError("log of zero")
+                raise UndefinedValue("log of zero")
             if name == "exp" and abs(args[0]) > MAX_MAGNITUDE_LOG10 * 2.302585:
                 raise ExpressionError(f"exp() argument out of range (|x| <= {MAX_MAGNITUDE_LOG10 * 2.302585:.0f})")
             return _real(getattr(mpmath, name)(args[0]))
@@ -453,7 +460,7 @@ def _evaluate_node(node, env, dps: int = EVAL_DPS):
             return _real(a * b)
         if kind == "div":
             if b == 0:
-                raise ExpressionError("division by zero")
+                raise UndefinedValue("division by zero")
             return _real(a / b)
         return _checked_power(a, b)
 
@@ -663,6 +670,23 @@ class Expression:
         if abs(value - check) > mpmath.mpf("1e-15") * abs(check):
             raise ExpressionError("ill-conditioned: its value changes beyond 1e-15 between 30 and 60 digits")
         return value
+
+    def undefined_at(self, env: dict) -> str | None:
+        """Why the expression has no value at ``env`` (name -> number): an operation outside its domain
+        (:class:`UndefinedValue`) at 30 and again at 60 digits (a value that only rounds below 0 at 30 digits, as
+        ``(h - 0.7)**2`` written out at ``h = 0.7``, is defined); None where it has one, or where the evaluation
+        fails for another reason (out of the magnitude budget, ill-conditioned)."""
+        reason = None
+        for dps in (EVAL_DPS, 2 * EVAL_DPS):
+            try:
+                _evaluate_node(self.tree, env, dps)
+            except UndefinedValue as exc:
+                reason = reason or exc.reason
+            except ExpressionError:
+                return None
+            else:
+                return None
+        return reason
 
     def evaluate_ball(self, env: dict):
         """A python-flint ``arb`` ball containing the value at every point of the balls ``env`` (name ->

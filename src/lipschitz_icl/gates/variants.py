@@ -479,7 +479,8 @@ def _check_bound_on_domain(variant: Variant, fail) -> None:
     bracket): an endpoint where it is singular is a file error at its own line, not a box left undecided.
     Beyond :data:`MAX_CORNER_CHECKS` evaluations (4096 root boxes have up to 131072 corners: minutes of
     evaluation before the search's budget starts) only the corners of the domain's hull are checked, and
-    a singular root box is left to the search (undecided, naming the bound)."""
+    a singular root box is left to the search (which refuses a point it probes where the bound is undefined,
+    :class:`lipschitz_icl.prover.search.UndefinedBound`, and else ends undecided, naming the bound)."""
     assert variant.domain is not None  # called for a variant with a [domain] table only
     ends = [dict(zip(variant.brackets, combo)) for combo in itertools.product(*variant.brackets.values())]
     domain = variant.domain

@@ -178,21 +178,23 @@ def _enclosure_pair(st: Statement, box: Box):
 
 
 class UndefinedBound(ParameterError):
-    """The bound has no value at a point inside the domain (``point``; ``reason``, e.g. the square root of a
-    negative number): the statement says nothing there, so no search can decide it.  A box around that point
-    would otherwise be split until the budget ran out."""
+    """The bound has no value at a point inside the domain (``point``, with the statement's constants: a
+    sharpest constant's current value among them; ``reason``, e.g. the square root of a negative number): the
+    statement says nothing there, so no search can decide it.  A box around that point would otherwise be split
+    until the budget ran out."""
 
     def __init__(self, bound: Expression, point: dict, reason: str):
         self.point, self.reason = point, reason
-        where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+        where = ", ".join(f"{k}={float(v):g}" for k, v in point.items())
         super().__init__("bound", f"defined at every point of the domain (undefined at {where}: {reason})", bound.text)
 
 
 def _point_pair(st: Statement, point: dict):
     """Point enclosures ``(Q, B, witnesses)`` at ``point`` (B is None where the bound's ball is not certified
     to be defined, e.g. an argument of ``sqrt`` straddling 0 by rounding; the witnesses as in
-    :func:`_enclosure_pair`).  Raises :class:`UndefinedBound` where the bound's 30-digit value at the point is
-    undefined as well."""
+    :func:`_enclosure_pair`).  Raises :class:`UndefinedBound` where the bound is undefined at the point
+    (:meth:`~lipschitz_icl.expression.Expression.undefined_at`: an operation outside its domain at 30 and 60
+    digits)."""
     witnesses: list[dict] = []
     if st.quantity.witnessed:
         q, entry = witness.point_value(st.quantity, point)
@@ -203,10 +205,10 @@ def _point_pair(st: Statement, point: dict):
         b = st.bound_on({k: arithmetic.exact(v) for k, v in point.items()})
     except ExpressionError:
         b = None
-        try:
-            st.bound.evaluate({**point, **st.constants})
-        except ExpressionError as exc:
-            raise UndefinedBound(st.bound, point, exc.reason) from None
+        env = {**point, **st.constants}
+        reason = st.bound.undefined_at(env)
+        if reason is not None:
+            raise UndefinedBound(st.bound, env, reason) from None
     return q, b, witnesses
 
 
