@@ -90,7 +90,9 @@ __all__ = [
     "sup_coefficients",
     "estimate_work",
     "window_extent",
+    "folds",
     "S_SERIES",
+    "PICK_FROM",
 ]
 
 S_SERIES = -4.0  # below it the kernels are exponential series (no theta work per s node)
@@ -521,8 +523,9 @@ def _submatrix(mat, rows: int, cols: tuple):
 
 def _prepare(grid: ThetaGrid) -> None:
     """The groups; per row type (``("Y", j)``, ``("Z", j)``) the union of the columns its groups read, with its
-    blocks of values, bounds and norms; per group and term where its columns lie among its type's (so every row
-    type is multiplied once, in C, and the groups combine the columns they read of those products)."""
+    blocks of values, bounds and norms; per group and term where its columns lie among its type's, and for a
+    type of at most :data:`PICK_FROM` columns the 0/1 matrix selecting them (so every row type is multiplied
+    once, in C, and the groups combine the columns they read of those products: :func:`_group_products`)."""
     grid.groups = _groups(grid)
     grid.majorant_cols = _majorant_columns(grid)
     n_panels = len(grid.panels)
@@ -683,6 +686,14 @@ def _padded(windows: list, width: int):
     return arb_mat([[zero] * b0 + values + [zero] * (width - b0 - len(values)) for b0, values in windows])
 
 
+def folds(on_windows: int, nodes: int, columns: int, rows: int) -> bool:
+    """Whether a row type's node and row factors are folded into its kernel (:func:`_kernel_matrix`: two
+    products per node of each row's window, ``on_windows`` in all) rather than applied to its column block and
+    to the product (one product per node and column, then one per row and column): the choice of fewer
+    products.  Speed only: both give enclosures of the same values."""
+    return 2 * on_windows < nodes * columns + rows * columns
+
+
 def _kernel_matrix(windows: list, node_powers: list, row_powers: list, width: int):
     """The kernel of a row type ``(kind, j)``, rows x nodes: row ``r`` is ``e^(j s_r) K_r(i) e^(-j w u_i)`` on its
     window ``(b0, values)`` (``K_r`` = ``e^(-y)`` or ``e^(-2y)`` at the window's nodes ``b0, b0 + 1, ...``), zero
@@ -761,14 +772,14 @@ def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> lis
 
     def kernel_products(t, cols):
         """``K_t * values`` for the row type ``t`` and the column block ``cols`` (the docstring above): the node
-        and row factors folded into the kernel (two products per node of each row's window) when that is fewer
-        Python products than scaling the block's values (one per node and column, then the rows in C); the
-        same balls' values either way, a choice of speed only."""
+        and row factors folded into the kernel (:func:`folds`), or the block's values scaled by the node factors
+        and the product's rows by the row factors; enclosures of the same values either way (their last bits
+        may differ), a choice of speed only."""
         kind, j = t
         base = "E" if kind != "Z" else "Z"
         if kind == "E":
             return mats["E"] * grid.blocks[cols][0]
-        if 2 * on_windows < N * len(cols):
+        if folds(on_windows, N, len(cols), len(ss)):
             if t not in mats:
                 mats[t] = _kernel_matrix(windows[base], node_powers[j], row_powers[j], N)
             return mats[t] * grid.blocks[cols][0]

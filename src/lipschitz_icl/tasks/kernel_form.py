@@ -143,7 +143,7 @@ def agree(expected: np.ndarray, got: np.ndarray, points: np.ndarray, *, name: st
     bad = np.flatnonzero(~(np.abs(got - expected) <= AGREEMENT_RTOL * scale + 1e-300))
     if bad.size:
         j = int(bad[0])
-        why = "" if np.isfinite(got[j]) else ": an intermediate value of its double form overflows"
+        why = ": an intermediate value of its double form overflows" if np.isinf(got[j]) else ""
         raise ParameterError(
             name, f"{what} (at t = {points[j]:.6g} K(1) - K(t) is {expected[j]:.6g}, not {got[j]:.6g}{why})", text
         )
