@@ -697,8 +697,8 @@ def folds(on_windows: int, nodes: int, columns: int, rows: int) -> bool:
 def _kernel_matrix(windows: list, node_powers: list, row_powers: list, width: int):
     """The kernel of a row type ``(kind, j)``, rows x nodes: row ``r`` is ``e^(j s_r) K_r(i) e^(-j w u_i)`` on its
     window ``(b0, values)`` (``K_r`` = ``e^(-y)`` or ``e^(-2y)`` at the window's nodes ``b0, b0 + 1, ...``), zero
-    elsewhere (two products per node of the window, where scaling the type's columns by ``e^(-j w u_i)`` and its
-    rows by ``e^(j s_r)`` took one per node and column and a product in C)."""
+    elsewhere: two products per node of the window, where scaling the type's column block by ``e^(-j w u_i)`` and
+    the product's rows by ``e^(j s_r)`` takes one per node and column and one per row and column (:func:`folds`)."""
     zero = arb(0)
     rows = []
     for (b0, values), power in zip(windows, row_powers):
