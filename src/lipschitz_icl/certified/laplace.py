@@ -699,13 +699,11 @@ def _kernel_matrix(windows: list, node_powers: list, row_powers: list, width: in
     window ``(b0, values)`` (``K_r`` = ``e^(-y)`` or ``e^(-2y)`` at the window's nodes ``b0, b0 + 1, ...``), zero
     elsewhere: two products per node of the window, where scaling the type's column block by ``e^(-j w u_i)`` and
     the product's rows by ``e^(j s_r)`` takes one per node and column and one per row and column (:func:`folds`)."""
-    zero = arb(0)
-    rows = []
-    for (b0, values), power in zip(windows, row_powers):
-        b1 = b0 + len(values)
-        middle = [x * node * power for x, node in zip(values, node_powers[b0:b1])]
-        rows.append([zero] * b0 + middle + [zero] * (width - b1))
-    return arb_mat(rows)
+    scaled = [
+        (b0, [x * node * power for x, node in zip(values, node_powers[b0 : b0 + len(values)])])
+        for (b0, values), power in zip(windows, row_powers)
+    ]
+    return _padded(scaled, width)
 
 
 def direct_rows(grid: ThetaGrid, w: arb, ss: list, *, ball: bool = False) -> list:
